@@ -1,0 +1,203 @@
+package spec
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Action names a step of the algorithm; each is a TLA+ action of
+// tla/ChandyLamport.tla with the same name.
+type Action string
+
+const (
+	// SendApp(p, q, a): p sends amount a to q on channel <<p, q>>.
+	SendApp Action = "SendApp"
+	// RecvApp(p, q): q receives the application message at the head of <<p, q>>.
+	RecvApp Action = "RecvApp"
+	// Initiate(s): the initiator of snapshot s records its state and sends
+	// markers on all its outgoing channels (the Initiator Rule).
+	Initiate Action = "Initiate"
+	// RecvMarker(p, q): q receives the marker at the head of <<p, q>> (the
+	// Receiving Rule, both cases).
+	RecvMarker Action = "RecvMarker"
+)
+
+// Valid reports whether a is one of the spec's actions.
+func (a Action) Valid() bool {
+	switch a {
+	case SendApp, RecvApp, Initiate, RecvMarker:
+		return true
+	}
+	return false
+}
+
+// Event is one step of one process, in the spec's vocabulary. Channel
+// actions name the channel <<From, To>>; Proc is the process that took the
+// step (From for SendApp, To for receives, the initiator for Initiate).
+type Event struct {
+	Proc   ProcID `json:"proc"`
+	Seq    uint64 `json:"seq"` // per-process, from 1, no gaps
+	Action Action `json:"action"`
+	From   ProcID `json:"from,omitempty"`
+	To     ProcID `json:"to,omitempty"`
+	Snap   SnapID `json:"snap,omitempty"`  // Initiate and RecvMarker
+	Amount int64  `json:"amount"`          // SendApp and RecvApp
+	Msg    uint64 `json:"msg,omitempty"`   // SendApp and RecvApp: the message's seq on its channel
+	First  bool   `json:"first,omitempty"` // RecvMarker: the first marker of Snap at Proc (case 1)
+	// Payload is the application's own encoding of the message, if any.
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// After is the abstraction of Proc's state after the step.
+	After LocalState `json:"after"`
+	// VC is Proc's vector clock after the step, indexed like the trace
+	// header's Procs.
+	VC []uint64 `json:"vc"`
+}
+
+// Chan is the event's channel, for channel actions.
+func (e Event) Chan() Channel { return Channel{From: e.From, To: e.To} }
+
+// String renders the event as its TLA+ action, e.g. "RecvMarker(P1, P2) [snap 1]".
+func (e Event) String() string {
+	switch e.Action {
+	case SendApp:
+		return fmt.Sprintf("SendApp(%s, %s, %d) #%d", string(e.From), string(e.To), e.Amount, e.Msg)
+	case RecvApp:
+		return fmt.Sprintf("RecvApp(%s, %s) %d#%d", string(e.From), string(e.To), e.Amount, e.Msg)
+	case Initiate:
+		return fmt.Sprintf("Initiate(%d) at %s", e.Snap, string(e.Proc))
+	case RecvMarker:
+		return fmt.Sprintf("RecvMarker(%s, %s) [snap %d]", string(e.From), string(e.To), e.Snap)
+	}
+	return fmt.Sprintf("%s?", string(e.Action))
+}
+
+// Validate checks the event's fields against the topology.
+func (e Event) Validate(t *Topology) error {
+	if !t.Has(e.Proc) {
+		return fmt.Errorf("unknown process %q", string(e.Proc))
+	}
+	if e.Seq == 0 {
+		return fmt.Errorf("seq must be >= 1")
+	}
+	switch e.Action {
+	case SendApp, RecvApp, RecvMarker:
+		c := e.Chan()
+		if !t.HasChan(c) {
+			return fmt.Errorf("%s on unknown channel %s", string(e.Action), c)
+		}
+		owner := c.To
+		if e.Action == SendApp {
+			owner = c.From
+		}
+		if e.Proc != owner {
+			return fmt.Errorf("%s on %s taken by %s, want %s", string(e.Action), c, string(e.Proc), string(owner))
+		}
+		if e.Action == RecvMarker && e.Snap == 0 {
+			return fmt.Errorf("RecvMarker without a snapshot id")
+		}
+		if e.Action != RecvMarker && (e.Msg == 0 || e.Amount <= 0) {
+			return fmt.Errorf("%s needs a positive amount and message seq", string(e.Action))
+		}
+	case Initiate:
+		if e.Snap == 0 {
+			return fmt.Errorf("Initiate without a snapshot id")
+		}
+	default:
+		return fmt.Errorf("unknown action %q", string(e.Action))
+	}
+	if len(e.VC) != len(t.Procs) {
+		return fmt.Errorf("vector clock has %d entries, want %d", len(e.VC), len(t.Procs))
+	}
+	return nil
+}
+
+// Header opens a trace file: the topology, the model constants the run
+// used, and what produced it.
+type Header struct {
+	Format   string            `json:"format"` // TraceFormat
+	Topology *Topology         `json:"topology"`
+	InitBal  map[ProcID]int64  `json:"init_bal"`
+	Budget   map[ProcID]int    `json:"budget,omitempty"`
+	Snaps    map[SnapID]ProcID `json:"snaps,omitempty"` // snapshot id -> initiator
+	Source   string            `json:"source,omitempty"`
+	Note     string            `json:"note,omitempty"`
+}
+
+// TraceFormat is the version tag of the JSON-lines trace format.
+const TraceFormat = "markerwave-trace/1"
+
+// Trace is a header and its events in a causally consistent order.
+type Trace struct {
+	Header Header
+	Events []Event
+}
+
+// WriteTrace writes t as JSON lines: the header, then one event a line.
+func WriteTrace(w io.Writer, t Trace) error {
+	enc := json.NewEncoder(w)
+	h := t.Header
+	h.Format = TraceFormat
+	if err := enc.Encode(h); err != nil {
+		return err
+	}
+	for _, e := range t.Events {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MaxTraceLine bounds one line of a trace file.
+const MaxTraceLine = 16 << 20
+
+// ReadTrace reads a JSON-lines trace strictly. Errors name the line.
+func ReadTrace(r io.Reader) (Trace, error) {
+	var t Trace
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxTraceLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if t.Header.Topology == nil {
+			if err := dec.Decode(&t.Header); err != nil {
+				return t, fmt.Errorf("trace line %d: header: %w", line, err)
+			}
+			if t.Header.Format != TraceFormat {
+				return t, fmt.Errorf("trace line %d: format %q, want %q", line, t.Header.Format, TraceFormat)
+			}
+			if t.Header.Topology == nil {
+				return t, fmt.Errorf("trace line %d: header has no topology", line)
+			}
+			continue
+		}
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			return t, fmt.Errorf("trace line %d: %w", line, err)
+		}
+		if err := e.Validate(t.Header.Topology); err != nil {
+			return t, fmt.Errorf("trace line %d: %w", line, err)
+		}
+		t.Events = append(t.Events, e)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return t, fmt.Errorf("trace line %d: longer than %d bytes", line+1, MaxTraceLine)
+		}
+		return t, fmt.Errorf("trace line %d: %w", line+1, err)
+	}
+	if t.Header.Topology == nil {
+		return t, fmt.Errorf("trace: empty, no header line")
+	}
+	return t, nil
+}
