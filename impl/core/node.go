@@ -1,0 +1,540 @@
+// Package core is a deterministic, transport-agnostic Chandy-Lamport node.
+// It has no goroutines, clocks, randomness or I/O: a caller drives a Node
+// one step at a time, and each step returns the frames to send and the
+// spec.Event it performed. The steps mirror the actions of
+// tla/ChandyLamport.tla: SendApp, RecvApp, Initiate and RecvMarker.
+//
+// A Node is not safe for concurrent use. It keeps the payload slices it is
+// given in frames and events (callers must not modify them afterwards) but
+// copies payloads it records as channel state.
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Errors a step can return, for errors.Is; the messages name the details.
+var (
+	ErrUnknownChannel  = errors.New("unknown channel")
+	ErrBadFrame        = errors.New("malformed frame")
+	ErrSeq             = errors.New("out-of-order message")
+	ErrBadSnap         = errors.New("invalid snapshot id")
+	ErrDuplicateSnap   = errors.New("duplicate snapshot id")
+	ErrDuplicateMarker = errors.New("duplicate marker")
+	ErrReleased        = errors.New("snapshot already completed and released")
+	ErrApp             = errors.New("application error")
+)
+
+// Config names the node's process, its topology and its application.
+type Config struct {
+	Topology *spec.Topology
+	Self     spec.ProcID
+	App      App
+}
+
+// Step is the outcome of one step: the event performed and the frames to
+// send, ordered by destination channel as in spec.Topology.
+type Step struct {
+	Event spec.Event
+	Out   []wire.Envelope
+	// Completed is the snapshot whose local part this step completed, or 0.
+	// The LocalSnapshot waits in the node until TakeCompleted.
+	Completed spec.SnapID
+}
+
+// Node is one process of the Chandy-Lamport algorithm.
+type Node struct {
+	topo   *spec.Topology
+	self   spec.ProcID
+	idx    int
+	app    App
+	in     []spec.Channel // incoming channels, topology order
+	out    []spec.Channel // outgoing channels, topology order
+	inIdx  map[spec.ProcID]int
+	outIdx map[spec.ProcID]int
+
+	sendSeq []uint64 // next seq per outgoing channel
+	recvSeq []uint64 // next expected seq per incoming channel
+	sent    int
+	rcvd    int
+	steps   uint64
+	vc      spec.VectorClock // replaced, never mutated in place
+
+	snaps     map[spec.SnapID]*snapState // recorded, not released
+	active    []*snapState               // recorded, not complete, by id
+	completed []LocalSnapshot            // complete, not yet taken
+	released  idSet
+	nDone     uint64 // local snapshots completed so far
+}
+
+// New returns a node in its initial state: the application as given, all
+// counters zero, seqs starting at 1.
+func New(cfg Config) (*Node, error) {
+	if cfg.Topology == nil {
+		return nil, fmt.Errorf("core: config has no topology")
+	}
+	if cfg.App == nil {
+		return nil, fmt.Errorf("core: config has no application")
+	}
+	idx := cfg.Topology.ProcIndex(cfg.Self)
+	if idx < 0 {
+		return nil, fmt.Errorf("core: process %q is not in the topology", string(cfg.Self))
+	}
+	n := &Node{
+		topo:   cfg.Topology,
+		self:   cfg.Self,
+		idx:    idx,
+		app:    cfg.App,
+		in:     cfg.Topology.In(cfg.Self),
+		out:    cfg.Topology.Out(cfg.Self),
+		inIdx:  make(map[spec.ProcID]int),
+		outIdx: make(map[spec.ProcID]int),
+		vc:     make(spec.VectorClock, len(cfg.Topology.Procs)),
+		snaps:  make(map[spec.SnapID]*snapState),
+	}
+	n.sendSeq = make([]uint64, len(n.out))
+	n.recvSeq = make([]uint64, len(n.in))
+	for i, c := range n.in {
+		n.inIdx[c.From] = i
+		n.recvSeq[i] = 1
+	}
+	for j, c := range n.out {
+		n.outIdx[c.To] = j
+		n.sendSeq[j] = 1
+	}
+	return n, nil
+}
+
+// Checkpoint is a persisted local state to restart a node from: the
+// application's state, the spec abstraction with the core's counters, the
+// per-channel seqs, and the snapshot ids to treat as released.
+type Checkpoint struct {
+	App   []byte
+	State spec.LocalState
+	// NextSend and NextRecv give the next seq per outgoing / incoming
+	// channel; a channel left out starts at 1.
+	NextSend map[spec.Channel]uint64
+	NextRecv map[spec.Channel]uint64
+	// SnapFloor retires ids 1..SnapFloor: they count as released.
+	SnapFloor spec.SnapID
+}
+
+// Restore builds a node from a checkpoint (LocalSnapshot.Checkpoint gives
+// one). The restored node starts a new event log: Seq from 1, clock zero.
+// The application's abstraction of the restored state must match
+// cp.State.Bal. On error the application is left as it was.
+func Restore(cfg Config, cp Checkpoint) (*Node, error) {
+	n, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cp.State.Sent < 0 || cp.State.Rcvd < 0 {
+		return nil, fmt.Errorf("core: restore %s: negative counters sent=%d rcvd=%d", string(n.self), cp.State.Sent, cp.State.Rcvd)
+	}
+	for c, s := range cp.NextSend {
+		j, ok := n.outIdx[c.To]
+		if c.From != n.self || !ok {
+			return nil, fmt.Errorf("core: restore %s: %w: %s is not an outgoing channel", string(n.self), ErrUnknownChannel, c)
+		}
+		if s == 0 {
+			return nil, fmt.Errorf("core: restore %s: next send seq on %s is 0, seqs start at 1", string(n.self), c)
+		}
+		n.sendSeq[j] = s
+	}
+	for c, s := range cp.NextRecv {
+		i, ok := n.inIdx[c.From]
+		if c.To != n.self || !ok {
+			return nil, fmt.Errorf("core: restore %s: %w: %s is not an incoming channel", string(n.self), ErrUnknownChannel, c)
+		}
+		if s == 0 {
+			return nil, fmt.Errorf("core: restore %s: next receive seq on %s is 0, seqs start at 1", string(n.self), c)
+		}
+		n.recvSeq[i] = s
+	}
+	prev, err := n.app.Capture()
+	if err != nil {
+		return nil, fmt.Errorf("core: restore %s: %w: capture: %w", string(n.self), ErrApp, err)
+	}
+	if err := n.app.Restore(cp.App); err != nil {
+		return nil, fmt.Errorf("core: restore %s: %w: %w", string(n.self), ErrApp, err)
+	}
+	if b := n.app.Balance(); b != cp.State.Bal {
+		_ = n.app.Restore(prev)
+		return nil, fmt.Errorf("core: restore %s: application state has balance %d, checkpoint says %d", string(n.self), b, cp.State.Bal)
+	}
+	n.sent, n.rcvd = cp.State.Sent, cp.State.Rcvd
+	if cp.SnapFloor > 0 {
+		n.released.add(1, cp.SnapFloor)
+	}
+	return n, nil
+}
+
+// SendApp sends payload to peer to. It mirrors SendApp(p, q, a) in
+// tla/ChandyLamport.tla: the application's local effect of the send (which
+// may refuse), sent+1, and one app frame numbered with the channel's next
+// seq. Snapshots being recorded are not affected.
+func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
+	j, ok := n.outIdx[to]
+	if !ok {
+		return Step{}, fmt.Errorf("core %s: send: %w: no channel %s->%s", string(n.self), ErrUnknownChannel, string(n.self), string(to))
+	}
+	c := n.out[j]
+	amt, err := n.amount(payload)
+	if err != nil {
+		return Step{}, fmt.Errorf("core %s: send on %s: %w", string(n.self), c, err)
+	}
+	if err := n.app.Send(to, payload); err != nil {
+		return Step{}, fmt.Errorf("core %s: send on %s refused: %w: %w", string(n.self), c, ErrApp, err)
+	}
+	seq := n.sendSeq[j]
+	n.sendSeq[j]++
+	n.sent++
+	n.vc = n.vc.Tick(n.idx)
+	ev := n.event(spec.SendApp)
+	ev.From, ev.To, ev.Amount, ev.Msg = n.self, to, amt, seq
+	ev.Payload = jsonPayload(payload)
+	out := []wire.Envelope{{Chan: c, Frame: wire.Frame{Kind: wire.KindApp, Seq: seq, Payload: payload, VC: n.vc}}}
+	return Step{Event: ev, Out: out}, nil
+}
+
+// Initiate starts snapshot s here. It mirrors Initiate(s) in
+// tla/ChandyLamport.tla (the Initiator Rule): record the local state, send a
+// marker on every outgoing channel, record every incoming channel.
+func (n *Node) Initiate(s spec.SnapID) (Step, error) {
+	if s == 0 {
+		return Step{}, fmt.Errorf("core %s: initiate: %w: 0", string(n.self), ErrBadSnap)
+	}
+	if n.snaps[s] != nil || n.released.has(s) {
+		return Step{}, fmt.Errorf("core %s: initiate: %w: %s already knows snapshot %d", string(n.self), ErrDuplicateSnap, string(n.self), s)
+	}
+	appState, err := n.app.Capture()
+	if err != nil {
+		return Step{}, fmt.Errorf("core %s: initiate %d: %w: capture: %w", string(n.self), s, ErrApp, err)
+	}
+	st := n.record(s, appState)
+	n.vc = n.vc.Tick(n.idx)
+	step := Step{Out: n.markers(s)}
+	if st.pending == 0 {
+		step.Completed = n.complete(st)
+	}
+	step.Event = n.event(spec.Initiate)
+	step.Event.Snap = s
+	return step, nil
+}
+
+// Deliver takes a frame arriving on incoming channel env.Chan. An app frame
+// mirrors RecvApp(p, q), a marker RecvMarker(p, q) in tla/ChandyLamport.tla.
+// On error the node is unchanged.
+func (n *Node) Deliver(env wire.Envelope) (Step, error) {
+	c := env.Chan
+	if c.To != n.self {
+		return Step{}, fmt.Errorf("core %s: deliver: %w: frame on %s is addressed to %s", string(n.self), ErrUnknownChannel, c, string(c.To))
+	}
+	i, ok := n.inIdx[c.From]
+	if !ok {
+		return Step{}, fmt.Errorf("core %s: deliver: %w: %s is not an incoming channel (unknown peer %q)", string(n.self), ErrUnknownChannel, c, string(c.From))
+	}
+	f := &env.Frame
+	if len(f.VC) != 0 && len(f.VC) != len(n.vc) {
+		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: vector clock has %d entries, want %d", string(n.self), c, ErrBadFrame, len(f.VC), len(n.vc))
+	}
+	switch f.Kind {
+	case wire.KindApp:
+		return n.recvApp(i, f)
+	case wire.KindMarker:
+		return n.recvMarker(i, f)
+	}
+	return Step{}, fmt.Errorf("core %s: deliver on %s: %w: unknown frame kind %d", string(n.self), c, ErrBadFrame, f.Kind)
+}
+
+// recvApp mirrors RecvApp(p, q): apply, rcvd+1, and append the message to
+// every snapshot recording the channel.
+func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
+	c := n.in[i]
+	if f.Snap != 0 {
+		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: app frame carries snapshot id %d", string(n.self), c, ErrBadFrame, f.Snap)
+	}
+	if f.Seq != n.recvSeq[i] {
+		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: expected seq %d, got %d", string(n.self), c, ErrSeq, n.recvSeq[i], f.Seq)
+	}
+	amt, err := n.amount(f.Payload)
+	if err != nil {
+		return Step{}, fmt.Errorf("core %s: deliver on %s, seq %d: %w", string(n.self), c, f.Seq, err)
+	}
+	if err := n.app.Apply(c.From, f.Payload); err != nil {
+		return Step{}, fmt.Errorf("core %s: deliver on %s, seq %d: %w: %w", string(n.self), c, f.Seq, ErrApp, err)
+	}
+	n.recvSeq[i]++
+	n.rcvd++
+	var saved []byte
+	for _, st := range n.active {
+		if st.status[i] == Recording {
+			if saved == nil {
+				saved = append(make([]byte, 0, len(f.Payload)), f.Payload...)
+			}
+			st.recs[i] = append(st.recs[i], RecordedMsg{Seq: f.Seq, Amt: amt, Payload: saved})
+		}
+	}
+	n.vc = n.vc.Merge(f.VC, n.idx)
+	ev := n.event(spec.RecvApp)
+	ev.From, ev.To, ev.Amount, ev.Msg = c.From, c.To, amt, f.Seq
+	ev.Payload = jsonPayload(f.Payload)
+	return Step{Event: ev}, nil
+}
+
+// recvMarker mirrors RecvMarker(p, q) (the Receiving Rule). Case 1, the
+// first marker of the snapshot here: record the local state, the channel is
+// empty, send markers on every outgoing channel, record the other incoming
+// channels. Case 2: the channel's recording stops and becomes its state.
+func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
+	c, s := n.in[i], f.Snap
+	if s == 0 {
+		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: marker with snapshot id 0", string(n.self), c, ErrBadSnap)
+	}
+	if f.Seq != 0 || len(f.Payload) != 0 {
+		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: marker %d carries seq %d and %d payload bytes", string(n.self), c, ErrBadFrame, s, f.Seq, len(f.Payload))
+	}
+	if n.released.has(s) {
+		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: marker for snapshot %d", string(n.self), c, ErrReleased, s)
+	}
+	st := n.snaps[s]
+	first := st == nil
+	if !first && st.status[i] == Done {
+		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: second marker of snapshot %d on this channel", string(n.self), c, ErrDuplicateMarker, s)
+	}
+	if first {
+		appState, err := n.app.Capture()
+		if err != nil {
+			return Step{}, fmt.Errorf("core %s: deliver marker %d on %s: %w: capture: %w", string(n.self), s, c, ErrApp, err)
+		}
+		st = n.record(s, appState)
+	}
+	st.status[i] = Done
+	st.pending--
+	n.vc = n.vc.Merge(f.VC, n.idx)
+	var step Step
+	if first {
+		step.Out = n.markers(s)
+	}
+	if st.pending == 0 {
+		step.Completed = n.complete(st)
+	}
+	step.Event = n.event(spec.RecvMarker)
+	step.Event.From, step.Event.To, step.Event.Snap, step.Event.First = c.From, c.To, s, first
+	return step, nil
+}
+
+// record records the local state for s and starts recording every incoming
+// channel.
+func (n *Node) record(s spec.SnapID, appState []byte) *snapState {
+	st := &snapState{
+		id:      s,
+		app:     appState,
+		state:   n.State(),
+		status:  make([]ChanStatus, len(n.in)),
+		recs:    make([][]RecordedMsg, len(n.in)),
+		recvAt:  append([]uint64(nil), n.recvSeq...),
+		sendAt:  append([]uint64(nil), n.sendSeq...),
+		pending: len(n.in),
+	}
+	for i := range st.status {
+		st.status[i] = Recording
+	}
+	n.snaps[s] = st
+	k := len(n.active)
+	for k > 0 && n.active[k-1].id > s {
+		k--
+	}
+	n.active = append(n.active, nil)
+	copy(n.active[k+1:], n.active[k:])
+	n.active[k] = st
+	return st
+}
+
+// markers returns one marker for s per outgoing channel, carrying the
+// current clock.
+func (n *Node) markers(s spec.SnapID) []wire.Envelope {
+	out := make([]wire.Envelope, len(n.out))
+	for j, c := range n.out {
+		out[j] = wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindMarker, Snap: s, VC: n.vc}}
+	}
+	return out
+}
+
+// complete queues st's local snapshot and takes st off the active list.
+func (n *Node) complete(st *snapState) spec.SnapID {
+	for k, a := range n.active {
+		if a == st {
+			n.active = append(n.active[:k], n.active[k+1:]...)
+			break
+		}
+	}
+	n.completed = append(n.completed, n.view(st))
+	n.nDone++
+	return st.id
+}
+
+// view renders st as a LocalSnapshot sharing its (immutable) recordings.
+func (n *Node) view(st *snapState) LocalSnapshot {
+	ls := LocalSnapshot{
+		Snap:     st.id,
+		Proc:     n.self,
+		App:      st.app,
+		State:    st.state,
+		Chans:    make([]ChanRecording, len(n.in)),
+		NextSend: make([]ChanSeq, len(n.out)),
+	}
+	for i, c := range n.in {
+		r := st.recs[i]
+		ls.Chans[i] = ChanRecording{Chan: c, Status: st.status[i], NextRecv: st.recvAt[i], Msgs: r[:len(r):len(r)]}
+	}
+	for j, c := range n.out {
+		ls.NextSend[j] = ChanSeq{Chan: c, Next: st.sendAt[j]}
+	}
+	return ls
+}
+
+func (n *Node) event(a spec.Action) spec.Event {
+	n.steps++
+	return spec.Event{Proc: n.self, Seq: n.steps, Action: a, After: n.State(), VC: n.vc}
+}
+
+func (n *Node) amount(payload []byte) (int64, error) {
+	amt, err := n.app.Amount(payload)
+	if err != nil {
+		return 0, fmt.Errorf("%w: bad payload: %w", ErrApp, err)
+	}
+	if amt <= 0 {
+		return 0, fmt.Errorf("%w: payload abstracts to amount %d, want > 0", ErrApp, amt)
+	}
+	return amt, nil
+}
+
+// jsonPayload is the payload as an event's Payload, or nil when it is not
+// JSON (events must stay encodable).
+func jsonPayload(p []byte) json.RawMessage {
+	if len(p) == 0 || !json.Valid(p) {
+		return nil
+	}
+	return p
+}
+
+// TakeCompleted hands out the local snapshots completed since the last
+// call, in completion order, and releases them: the node then remembers
+// only their ids, and markers for them are errors.
+func (n *Node) TakeCompleted() []LocalSnapshot {
+	out := n.completed
+	n.completed = nil
+	for _, ls := range out {
+		delete(n.snaps, ls.Snap)
+		n.released.add(ls.Snap, ls.Snap)
+	}
+	return out
+}
+
+// Self is the node's process id.
+func (n *Node) Self() spec.ProcID { return n.self }
+
+// Topology is the node's topology.
+func (n *Node) Topology() *spec.Topology { return n.topo }
+
+// State is the abstraction of the node's current state (TLA+ LocalState).
+func (n *Node) State() spec.LocalState {
+	return spec.LocalState{Bal: n.app.Balance(), Sent: n.sent, Rcvd: n.rcvd}
+}
+
+// Clock is a copy of the node's vector clock.
+func (n *Node) Clock() spec.VectorClock { return append(spec.VectorClock(nil), n.vc...) }
+
+// Steps is the number of steps taken: the Seq of the last event.
+func (n *Node) Steps() uint64 { return n.steps }
+
+// NextSendSeq is the seq the next message to peer to gets.
+func (n *Node) NextSendSeq(to spec.ProcID) (uint64, bool) {
+	j, ok := n.outIdx[to]
+	if !ok {
+		return 0, false
+	}
+	return n.sendSeq[j], true
+}
+
+// NextRecvSeq is the seq expected next from peer from.
+func (n *Node) NextRecvSeq(from spec.ProcID) (uint64, bool) {
+	i, ok := n.inIdx[from]
+	if !ok {
+		return 0, false
+	}
+	return n.recvSeq[i], true
+}
+
+// Phase says where snapshot s stands at this node.
+func (n *Node) Phase(s spec.SnapID) Phase {
+	if st := n.snaps[s]; st != nil {
+		if st.pending == 0 {
+			return Complete
+		}
+		return Active
+	}
+	if n.released.has(s) {
+		return Released
+	}
+	return Unknown
+}
+
+// Snapshot returns this node's part of snapshot s as recorded so far, if
+// it has recorded its state for s and not released it. Channel statuses
+// and messages are as of now.
+func (n *Node) Snapshot(s spec.SnapID) (LocalSnapshot, bool) {
+	st := n.snaps[s]
+	if st == nil {
+		return LocalSnapshot{}, false
+	}
+	return n.view(st), true
+}
+
+// Recorded returns the local state recorded for s, if any (and not released).
+func (n *Node) Recorded(s spec.SnapID) (spec.LocalState, bool) {
+	st := n.snaps[s]
+	if st == nil {
+		return spec.LocalState{}, false
+	}
+	return st.state, true
+}
+
+// ChanState returns incoming channel c's status in snapshot s and the
+// messages recorded on it so far. It is an error if c is not an incoming
+// channel or s was released.
+func (n *Node) ChanState(s spec.SnapID, c spec.Channel) (ChanStatus, []spec.AppMsg, error) {
+	i, ok := n.inIdx[c.From]
+	if !ok || c.To != n.self {
+		return Idle, nil, fmt.Errorf("core %s: %w: %s is not an incoming channel", string(n.self), ErrUnknownChannel, c)
+	}
+	st := n.snaps[s]
+	if st == nil {
+		if n.released.has(s) {
+			return Done, nil, fmt.Errorf("core %s: %w: snapshot %d", string(n.self), ErrReleased, s)
+		}
+		return Idle, nil, nil
+	}
+	r := ChanRecording{Msgs: st.recs[i]}
+	return st.status[i], r.AppMsgs(), nil
+}
+
+// Active lists the snapshots this node has recorded that are not complete,
+// by id.
+func (n *Node) Active() []spec.SnapID {
+	ids := make([]spec.SnapID, len(n.active))
+	for k, st := range n.active {
+		ids[k] = st.id
+	}
+	return ids
+}
+
+// CompletedCount is the number of local snapshots completed so far,
+// including those already taken.
+func (n *Node) CompletedCount() uint64 { return n.nDone }

@@ -1,0 +1,145 @@
+package core
+
+import "github.com/markerwave/markerwave/spec"
+
+// ChanStatus is where one incoming channel stands in one snapshot at this
+// node.
+type ChanStatus uint8
+
+const (
+	// Idle: the node has not recorded its state for the snapshot yet.
+	Idle ChanStatus = iota
+	// Recording: the node recorded its state and awaits the channel's marker;
+	// application messages arriving on it are recorded.
+	Recording
+	// Done: the channel's marker arrived (or, for the channel that brought the
+	// first marker, the channel was recorded empty).
+	Done
+)
+
+func (s ChanStatus) String() string {
+	switch s {
+	case Idle:
+		return "idle"
+	case Recording:
+		return "recording"
+	case Done:
+		return "done"
+	}
+	return "ChanStatus(?)"
+}
+
+// Phase is where a snapshot stands at this node.
+type Phase uint8
+
+const (
+	// Unknown: the node has not recorded its state for the snapshot.
+	Unknown Phase = iota
+	// Active: recorded, some incoming channel is still recording.
+	Active
+	// Complete: every incoming channel is done; awaiting TakeCompleted.
+	Complete
+	// Released: handed out by TakeCompleted (or retired by Restore); only
+	// the id is remembered.
+	Released
+)
+
+func (p Phase) String() string {
+	switch p {
+	case Unknown:
+		return "unknown"
+	case Active:
+		return "active"
+	case Complete:
+		return "complete"
+	case Released:
+		return "released"
+	}
+	return "Phase(?)"
+}
+
+// RecordedMsg is an application message recorded as channel state.
+type RecordedMsg struct {
+	Seq     uint64 // its seq on the channel
+	Amt     int64  // the application's abstraction of Payload
+	Payload []byte // a private copy of the frame's payload
+}
+
+// ChanRecording is one incoming channel's part of a local snapshot.
+type ChanRecording struct {
+	Chan   spec.Channel
+	Status ChanStatus
+	// NextRecv is the seq the node expected next on Chan when it recorded
+	// its state; recorded messages are numbered from it without gaps.
+	NextRecv uint64
+	Msgs     []RecordedMsg
+}
+
+// AppMsgs abstracts the recorded messages to the spec's channel contents.
+func (c ChanRecording) AppMsgs() []spec.AppMsg {
+	out := make([]spec.AppMsg, len(c.Msgs))
+	for i, m := range c.Msgs {
+		out[i] = spec.AppMsg{Amt: m.Amt, Seq: m.Seq}
+	}
+	return out
+}
+
+// ChanSeq pairs an outgoing channel with the seq its next message gets.
+type ChanSeq struct {
+	Chan spec.Channel
+	Next uint64
+}
+
+// LocalSnapshot is one node's part of a snapshot: its recorded state and
+// the state of each of its incoming channels, in topology order.
+type LocalSnapshot struct {
+	Snap  spec.SnapID
+	Proc  spec.ProcID
+	App   []byte          // the application's captured state
+	State spec.LocalState // its abstraction, with the core's counters
+	Chans []ChanRecording // incoming channels, sorted as in spec.Topology
+	// NextSend is, per outgoing channel, the seq of the first message sent
+	// after the node recorded its state.
+	NextSend []ChanSeq
+}
+
+// Chan returns the recording of incoming channel c.
+func (ls *LocalSnapshot) Chan(c spec.Channel) (ChanRecording, bool) {
+	for _, r := range ls.Chans {
+		if r.Chan == c {
+			return r, true
+		}
+	}
+	return ChanRecording{}, false
+}
+
+// Checkpoint is what Restore needs to rebuild this node as recorded. The
+// runtime must then re-deliver each channel's recorded messages first.
+func (ls *LocalSnapshot) Checkpoint() Checkpoint {
+	cp := Checkpoint{
+		App:       ls.App,
+		State:     ls.State,
+		NextSend:  make(map[spec.Channel]uint64, len(ls.NextSend)),
+		NextRecv:  make(map[spec.Channel]uint64, len(ls.Chans)),
+		SnapFloor: ls.Snap,
+	}
+	for _, cs := range ls.NextSend {
+		cp.NextSend[cs.Chan] = cs.Next
+	}
+	for _, r := range ls.Chans {
+		cp.NextRecv[r.Chan] = r.NextRecv
+	}
+	return cp
+}
+
+// snapState is a snapshot this node has recorded and not yet released.
+type snapState struct {
+	id      spec.SnapID
+	app     []byte
+	state   spec.LocalState
+	status  []ChanStatus    // by incoming index
+	recs    [][]RecordedMsg // by incoming index
+	recvAt  []uint64        // next expected seq per incoming channel at record time
+	sendAt  []uint64        // next seq per outgoing channel at record time
+	pending int             // incoming channels not yet done
+}
