@@ -1,0 +1,379 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Wire format of one frame (all integers are unsigned varints unless said
+// otherwise; varints must be minimally encoded):
+//
+//	length  4 bytes, big endian: the number of bytes that follow
+//	version 1 byte, Version
+//	kind    1 byte, KindApp or KindMarker
+//	KindApp:    seq (>= 1), payload length, payload bytes, vc count, vc entries
+//	KindMarker: snap (>= 1), vc count, vc entries
+//
+// The encoding is canonical: a frame has exactly one encoding, so Decode
+// followed by Encode gives back the input bytes.
+
+// Version is the wire protocol version this package speaks.
+const Version byte = 1
+
+const (
+	// MaxFrameSize is the hard limit on a frame's length field (the bytes
+	// after the 4-byte prefix). Nothing larger is encoded or read.
+	MaxFrameSize = 16 << 20
+	// MaxVCLen bounds the number of vector clock entries in a frame.
+	MaxVCLen = 1 << 16
+	// prefixLen is the size of the length prefix.
+	prefixLen = 4
+	// smallBody is the largest body ReadFrame allocates up front; larger
+	// bodies grow with the bytes actually received.
+	smallBody = 64 << 10
+)
+
+// ErrProtocol matches (with errors.Is) every error caused by bytes that
+// break the wire protocol: a peer that sends one should be disconnected.
+var ErrProtocol = errors.New("wire: protocol violation")
+
+// protoErr is a sentinel that also matches ErrProtocol.
+type protoErr struct{ msg string }
+
+func (e *protoErr) Error() string        { return e.msg }
+func (e *protoErr) Is(target error) bool { return target == ErrProtocol }
+
+// Sentinel errors; each also matches ErrProtocol. Returned errors wrap them
+// with detail, so test them with errors.Is.
+var (
+	// ErrTooLarge: a length field exceeds the size limit.
+	ErrTooLarge error = &protoErr{"wire: frame too large"}
+	// ErrTruncated: the bytes end before the frame or a field does.
+	ErrTruncated error = &protoErr{"wire: truncated frame"}
+	// ErrTrailing: bytes remain after the last field or after the frame.
+	ErrTrailing error = &protoErr{"wire: trailing bytes"}
+	// ErrVersion: the version byte is not Version.
+	ErrVersion error = &protoErr{"wire: unsupported version"}
+	// ErrKind: the kind byte is not a known kind for this message.
+	ErrKind error = &protoErr{"wire: unknown kind"}
+	// ErrVarint: a varint overflows 64 bits or is not minimally encoded.
+	ErrVarint error = &protoErr{"wire: bad varint"}
+	// ErrInvalidFrame: the fields break a rule of the protocol, e.g. a
+	// marker with snapshot id 0 or an application message with seq 0.
+	ErrInvalidFrame error = &protoErr{"wire: invalid frame"}
+)
+
+// Validate checks the rules every frame on the wire obeys: a known kind, a
+// marker with Snap >= 1 and no Seq or Payload, an application message with
+// Seq >= 1 and no Snap, and at most MaxVCLen clock entries.
+func (f Frame) Validate() error {
+	switch f.Kind {
+	case KindApp:
+		if f.Seq == 0 {
+			return fmt.Errorf("%w: application message with seq 0", ErrInvalidFrame)
+		}
+		if f.Snap != 0 {
+			return fmt.Errorf("%w: application message with snapshot id %d", ErrInvalidFrame, f.Snap)
+		}
+	case KindMarker:
+		if f.Snap == 0 {
+			return fmt.Errorf("%w: marker with snapshot id 0", ErrInvalidFrame)
+		}
+		if f.Seq != 0 || len(f.Payload) != 0 {
+			return fmt.Errorf("%w: marker with seq or payload", ErrInvalidFrame)
+		}
+	default:
+		return fmt.Errorf("%w %d", ErrKind, f.Kind)
+	}
+	if len(f.VC) > MaxVCLen {
+		return fmt.Errorf("%w: %d vector clock entries, max %d", ErrInvalidFrame, len(f.VC), MaxVCLen)
+	}
+	return nil
+}
+
+// Equal reports whether f and g are the same frame; nil and empty Payload
+// or VC are equal.
+func (f Frame) Equal(g Frame) bool {
+	if f.Kind != g.Kind || f.Snap != g.Snap || f.Seq != g.Seq || !bytes.Equal(f.Payload, g.Payload) || len(f.VC) != len(g.VC) {
+		return false
+	}
+	for i := range f.VC {
+		if f.VC[i] != g.VC[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Clone returns a copy of f that shares no memory with it.
+func (f Frame) Clone() Frame {
+	if f.Payload != nil {
+		f.Payload = append([]byte(nil), f.Payload...)
+	}
+	if f.VC != nil {
+		f.VC = append([]uint64(nil), f.VC...)
+	}
+	return f
+}
+
+// String renders the envelope as "P1->P2 app#3(5 bytes)".
+func (e Envelope) String() string { return e.Chan.String() + " " + e.Frame.String() }
+
+// Encode returns the wire encoding of f, length prefix included. It fails
+// if f is invalid (see Frame.Validate) or its body exceeds MaxFrameSize.
+func Encode(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
+
+// AppendFrame appends the wire encoding of f to dst, like Encode. On error
+// dst is returned unchanged.
+func AppendFrame(dst []byte, f Frame) ([]byte, error) {
+	if err := f.Validate(); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	b := append(dst, 0, 0, 0, 0, Version, byte(f.Kind))
+	switch f.Kind {
+	case KindApp:
+		b = binary.AppendUvarint(b, f.Seq)
+		b = binary.AppendUvarint(b, uint64(len(f.Payload)))
+		b = append(b, f.Payload...)
+	case KindMarker:
+		b = binary.AppendUvarint(b, uint64(f.Snap))
+	}
+	b = binary.AppendUvarint(b, uint64(len(f.VC)))
+	for _, v := range f.VC {
+		b = binary.AppendUvarint(b, v)
+	}
+	n := len(b) - start - prefixLen
+	if n > MaxFrameSize {
+		return dst, fmt.Errorf("%w: %d bytes, max %d", ErrTooLarge, n, MaxFrameSize)
+	}
+	binary.BigEndian.PutUint32(b[start:], uint32(n))
+	return b, nil
+}
+
+// WriteFrame encodes f and writes it to w in one Write call.
+func WriteFrame(w io.Writer, f Frame) error {
+	b, err := Encode(f)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Decode parses b, which must hold exactly one encoded frame (length prefix
+// included). The returned frame does not alias b. Errors match ErrProtocol.
+func Decode(b []byte) (Frame, error) {
+	body, err := splitFrame(b, MaxFrameSize)
+	if err != nil {
+		return Frame{}, err
+	}
+	return decodeBody(body, true)
+}
+
+// splitFrame checks the prefix of the single frame in b and returns its body.
+func splitFrame(b []byte, max int) ([]byte, error) {
+	if len(b) < prefixLen {
+		return nil, fmt.Errorf("%w: %d bytes, the length prefix needs %d", ErrTruncated, len(b), prefixLen)
+	}
+	n := binary.BigEndian.Uint32(b)
+	if uint64(n) > uint64(max) {
+		return nil, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, max)
+	}
+	rest := b[prefixLen:]
+	if uint64(len(rest)) < uint64(n) {
+		return nil, fmt.Errorf("%w: length %d, only %d bytes follow", ErrTruncated, n, len(rest))
+	}
+	if uint64(len(rest)) > uint64(n) {
+		return nil, fmt.Errorf("%w: %d bytes after a frame of length %d", ErrTrailing, uint64(len(rest))-uint64(n), n)
+	}
+	return rest, nil
+}
+
+// ReadFrame reads one frame from r. maxSize bounds the length field; 0, a
+// negative value or anything above MaxFrameSize means MaxFrameSize. A clean
+// end of input before the first byte returns io.EOF; an end inside a frame
+// returns an error matching both ErrTruncated and io.ErrUnexpectedEOF.
+// Other read errors are returned as is. Wrap r in a bufio.Reader for speed.
+func ReadFrame(r io.Reader, maxSize int) (Frame, error) {
+	body, err := readBody(r, maxSize, MaxFrameSize)
+	if err != nil {
+		return Frame{}, err
+	}
+	return decodeBody(body, false)
+}
+
+// readBody reads a length prefix and the body it announces, allocating no
+// more than the bytes that actually arrive (plus smallBody).
+func readBody(r io.Reader, maxSize, hardMax int) ([]byte, error) {
+	if maxSize <= 0 || maxSize > hardMax {
+		maxSize = hardMax
+	}
+	var pre [prefixLen]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("%w: inside the length prefix: %w", ErrTruncated, err)
+		}
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(pre[:])
+	if uint64(n) > uint64(maxSize) {
+		return nil, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, maxSize)
+	}
+	if n <= smallBody {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, truncatedRead(err, n)
+		}
+		return body, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(smallBody)
+	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		return nil, truncatedRead(err, n)
+	}
+	return buf.Bytes(), nil
+}
+
+func truncatedRead(err error, n uint32) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("%w: input ends inside a body of length %d: %w", ErrTruncated, n, io.ErrUnexpectedEOF)
+	}
+	return err
+}
+
+// decoder reads fields from a frame body.
+type decoder struct {
+	b   []byte
+	pos int
+}
+
+// uvarint reads a minimally encoded unsigned varint.
+func (d *decoder) uvarint(field string) (uint64, error) {
+	var x uint64
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		if d.pos >= len(d.b) {
+			return 0, fmt.Errorf("%w: inside %s", ErrTruncated, field)
+		}
+		c := d.b[d.pos]
+		d.pos++
+		if i == binary.MaxVarintLen64-1 && c > 1 {
+			return 0, fmt.Errorf("%w: %s overflows 64 bits", ErrVarint, field)
+		}
+		x |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			if c == 0 && i > 0 {
+				return 0, fmt.Errorf("%w: %s is not minimally encoded", ErrVarint, field)
+			}
+			return x, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %s overflows 64 bits", ErrVarint, field)
+}
+
+// count reads a length and checks that at least count*minEach bytes remain,
+// so no allocation exceeds what the input can back.
+func (d *decoder) count(field string, minEach int, max uint64) (int, error) {
+	n, err := d.uvarint(field)
+	if err != nil {
+		return 0, err
+	}
+	if n > max {
+		return 0, fmt.Errorf("%w: %s %d, max %d", ErrTooLarge, field, n, max)
+	}
+	if rem := uint64(len(d.b) - d.pos); n*uint64(minEach) > rem {
+		return 0, fmt.Errorf("%w: %s %d, only %d bytes remain", ErrTruncated, field, n, rem)
+	}
+	return int(n), nil
+}
+
+func (d *decoder) byte1(field string) (byte, error) {
+	if d.pos >= len(d.b) {
+		return 0, fmt.Errorf("%w: no %s byte", ErrTruncated, field)
+	}
+	c := d.b[d.pos]
+	d.pos++
+	return c, nil
+}
+
+// header reads and checks the version and kind bytes.
+func (d *decoder) header() (byte, error) {
+	v, err := d.byte1("version")
+	if err != nil {
+		return 0, err
+	}
+	if v != Version {
+		return 0, fmt.Errorf("%w %d (want %d)", ErrVersion, v, Version)
+	}
+	return d.byte1("kind")
+}
+
+func (d *decoder) end() error {
+	if d.pos != len(d.b) {
+		return fmt.Errorf("%w: %d bytes after the last field", ErrTrailing, len(d.b)-d.pos)
+	}
+	return nil
+}
+
+// decodeBody parses a frame body. With copyPayload false the payload
+// aliases body.
+func decodeBody(body []byte, copyPayload bool) (Frame, error) {
+	d := decoder{b: body}
+	k, err := d.header()
+	if err != nil {
+		return Frame{}, err
+	}
+	f := Frame{Kind: Kind(k)}
+	switch f.Kind {
+	case KindApp:
+		if f.Seq, err = d.uvarint("seq"); err != nil {
+			return Frame{}, err
+		}
+		if f.Seq == 0 {
+			return Frame{}, fmt.Errorf("%w: application message with seq 0", ErrInvalidFrame)
+		}
+		n, err := d.count("payload length", 1, MaxFrameSize)
+		if err != nil {
+			return Frame{}, err
+		}
+		if n > 0 {
+			f.Payload = body[d.pos : d.pos+n : d.pos+n]
+			if copyPayload {
+				f.Payload = append([]byte(nil), f.Payload...)
+			}
+			d.pos += n
+		}
+	case KindMarker:
+		snap, err := d.uvarint("snap")
+		if err != nil {
+			return Frame{}, err
+		}
+		if snap == 0 {
+			return Frame{}, fmt.Errorf("%w: marker with snapshot id 0", ErrInvalidFrame)
+		}
+		f.Snap = spec.SnapID(snap)
+	default:
+		return Frame{}, fmt.Errorf("%w %d", ErrKind, k)
+	}
+	n, err := d.count("vector clock length", 1, MaxVCLen)
+	if err != nil {
+		return Frame{}, err
+	}
+	if n > 0 {
+		f.VC = make([]uint64, n)
+		for i := range f.VC {
+			if f.VC[i], err = d.uvarint("vector clock entry"); err != nil {
+				return Frame{}, err
+			}
+		}
+	}
+	if err := d.end(); err != nil {
+		return Frame{}, err
+	}
+	return f, nil
+}
