@@ -3,7 +3,6 @@ package core_test
 import (
 	"fmt"
 	"strings"
-	"testing"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,8 +14,14 @@ import (
 
 // fifoNet is a tiny in-test network: one FIFO queue per channel, cores
 // stepped by hand.
+// tb is what the helpers need of *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	require.TestingT
+	Helper()
+}
+
 type fifoNet struct {
-	t       testing.TB
+	t       tb
 	topo    *spec.Topology
 	nodes   map[spec.ProcID]*core.Node
 	banks   map[spec.ProcID]*app.Bank
@@ -33,7 +38,7 @@ type snapChan struct {
 	c spec.Channel
 }
 
-func newNet(t testing.TB, topo *spec.Topology) *fifoNet {
+func newNet(t tb, topo *spec.Topology) *fifoNet {
 	return &fifoNet{
 		t: t, topo: topo,
 		nodes:   map[spec.ProcID]*core.Node{},
@@ -46,7 +51,7 @@ func newNet(t testing.TB, topo *spec.Topology) *fifoNet {
 	}
 }
 
-func newBankNet(t testing.TB, topo *spec.Topology, bal map[spec.ProcID]int64) *fifoNet {
+func newBankNet(t tb, topo *spec.Topology, bal map[spec.ProcID]int64) *fifoNet {
 	n := newNet(t, topo)
 	for _, p := range topo.Procs {
 		b, err := app.NewBank(bal[p])
@@ -57,7 +62,7 @@ func newBankNet(t testing.TB, topo *spec.Topology, bal map[spec.ProcID]int64) *f
 	return n
 }
 
-func newTokenNet(t testing.TB, topo *spec.Topology, holder spec.ProcID) *fifoNet {
+func newTokenNet(t tb, topo *spec.Topology, holder spec.ProcID) *fifoNet {
 	n := newNet(t, topo)
 	for _, p := range topo.Procs {
 		tk := app.NewToken(p == holder)
@@ -67,7 +72,7 @@ func newTokenNet(t testing.TB, topo *spec.Topology, holder spec.ProcID) *fifoNet
 	return n
 }
 
-func mustNode(t testing.TB, topo *spec.Topology, p spec.ProcID, a core.App) *core.Node {
+func mustNode(t tb, topo *spec.Topology, p spec.ProcID, a core.App) *core.Node {
 	nd, err := core.New(core.Config{Topology: topo, Self: p, App: a})
 	require.NoError(t, err)
 	return nd
@@ -208,13 +213,22 @@ func (n *fifoNet) liveTotal() int64 {
 	for _, fs := range n.q {
 		for _, f := range fs {
 			if f.Kind == wire.KindApp {
-				amt, err := app.DecodeTransfer(f.Payload)
-				require.NoError(n.t, err)
-				t += amt
+				t += amountOf(n.t, f.Payload)
 			}
 		}
 	}
 	return t
+}
+
+// amountOf abstracts a bank or token payload.
+func amountOf(t tb, p []byte) int64 {
+	t.Helper()
+	if string(p) == string(app.TokenPayload) {
+		return 1
+	}
+	amt, err := app.DecodeTransfer(p)
+	require.NoError(t, err)
+	return amt
 }
 
 // fingerprint renders everything observable about a node, to check that
