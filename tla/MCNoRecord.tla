@@ -1,0 +1,13 @@
+----------------------------- MODULE MCNoRecord -----------------------------
+(* Counter-example: the article's two accounts with a receiving rule     *)
+(* that records no channel state.  TLC must report Conservation.          *)
+EXTENDS ChandyLamportNoRecord
+
+MCProc      == {"P1", "P2"}
+MCChan      == {<<"P1", "P2">>, <<"P2", "P1">>}
+MCInitBal   == [P1 |-> 100, P2 |-> 50]
+MCAmount    == {30}
+MCBudget    == [P1 |-> 2, P2 |-> 1]
+MCSnap      == {1}
+MCInitiator == <<"P1">>
+=============================================================================
