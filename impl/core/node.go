@@ -38,7 +38,8 @@ type Config struct {
 }
 
 // Step is the outcome of one step: the event performed and the frames to
-// send, ordered by destination channel as in spec.Topology.
+// send, ordered by destination channel as in spec.Topology. The frames and
+// the event share one vector clock slice; treat it as read-only.
 type Step struct {
 	Event spec.Event
 	Out   []wire.Envelope
@@ -435,6 +436,16 @@ func (n *Node) TakeCompleted() []LocalSnapshot {
 		n.released.add(ls.Snap, ls.Snap)
 	}
 	return out
+}
+
+// Completed lists the completed local snapshots not yet taken, in
+// completion order.
+func (n *Node) Completed() []spec.SnapID {
+	ids := make([]spec.SnapID, len(n.completed))
+	for k, ls := range n.completed {
+		ids[k] = ls.Snap
+	}
+	return ids
 }
 
 // Self is the node's process id.
