@@ -1,0 +1,772 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// TCP is a Transport with one TCP connection per directed channel.
+//
+// Protocol. The sender of channel P->Q dials Q's address and writes a
+// wire.Hello naming P->Q. Q's listener checks that Q is served here and
+// that P->Q is a channel of the topology, else it replies with a rejection
+// and closes the connection. If it accepts, it replies with Last, the
+// number of frames of P->Q it has delivered so far, then reads frames and
+// answers with cumulative wire.Acks.
+//
+// Reconnect. The sender numbers the frames of each channel 1, 2, ... and
+// keeps every frame until it is acknowledged. After a cut it re-dials (with
+// backoff) and resends from Last+1; frames on a connection are numbered
+// implicitly from there, so the receiver neither loses, duplicates nor
+// reorders frames across cuts. A new connection for a channel replaces the
+// old one only after the old reader has stopped, so Last is exact.
+//
+// Faults. A connection whose hello or frames break the protocol is closed
+// and reported through Errors and Config.OnError; other connections go on.
+// There is no authentication: run it on a trusted network.
+type TCP struct {
+	top   *spec.Topology
+	cfg   TCPConfig
+	local map[spec.ProcID]bool
+
+	lns     map[spec.ProcID]net.Listener
+	inboxes map[spec.ProcID]*inbox
+	in      map[spec.Channel]*inChan
+	out     map[spec.Channel]*outChan
+
+	mu      sync.RWMutex // Send holds it shared; Close exclusively
+	closing bool
+
+	stop   chan struct{} // closed when the transport stops
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	connMu sync.Mutex
+	conns  map[net.Conn]struct{} // accepted connections
+
+	errMu sync.Mutex
+	errs  []error
+	stats TCPStats
+}
+
+// TCPConfig configures a TCP transport. Zero durations take defaults.
+type TCPConfig struct {
+	// Addrs maps processes to listen addresses ("127.0.0.1:0" picks a
+	// port; see TCP.Addr). A local process listens on its address unless
+	// Listeners has one; a remote process is dialed at its address.
+	Addrs map[spec.ProcID]string
+	// Listeners are pre-bound listeners for local processes (optional).
+	// The transport closes them on Close.
+	Listeners map[spec.ProcID]net.Listener
+	// Local lists the processes this transport serves: it sends on their
+	// outgoing channels and delivers to their inboxes. nil means all.
+	Local []spec.ProcID
+	// MaxFrameSize bounds a frame's length field on send and receive;
+	// default and maximum wire.MaxFrameSize.
+	MaxFrameSize int
+	// DialTimeout bounds a dial and HandshakeTimeout the hello exchange
+	// (defaults 2s). WriteTimeout bounds each write (default 5s).
+	DialTimeout, HandshakeTimeout, WriteTimeout time.Duration
+	// RedialMin and RedialMax bound the backoff between failed dials
+	// (defaults 5ms and 250ms).
+	RedialMin, RedialMax time.Duration
+	// DrainTimeout is how long Close waits for outstanding frames to be
+	// acknowledged before it stops (default 2s).
+	DrainTimeout time.Duration
+	// OnError, if set, is called (from transport goroutines, not
+	// concurrently with itself) with each connection error.
+	OnError func(error)
+}
+
+// TCPStats counts connection events.
+type TCPStats struct {
+	Dials      int // successful handshakes as a sender
+	DialErrors int // failed dials or handshakes as a sender
+	Accepted   int // accepted handshakes as a receiver
+	Rejected   int // hellos rejected or unreadable
+	ConnErrors int // connections closed for a protocol violation
+	Resent     int // frames sent again after a reconnect
+	Cuts       int // CutConnection calls that closed something
+}
+
+// ConnError describes a failed or rejected connection.
+type ConnError struct {
+	Op     string       // "dial", "handshake", "accept", "read", "write", "ack"
+	Chan   spec.Channel // zero if not known yet
+	Remote string       // remote address, if known
+	Err    error
+}
+
+func (e *ConnError) Error() string {
+	s := "transport: " + e.Op
+	if e.Chan != (spec.Channel{}) {
+		s += " " + e.Chan.String()
+	}
+	if e.Remote != "" {
+		s += " (" + e.Remote + ")"
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// ErrRejected is wrapped by dial errors when the receiver refused the hello.
+var ErrRejected = errors.New("transport: hello rejected")
+
+const maxKeptErrors = 64
+
+var _ Transport = (*TCP)(nil)
+
+// NewTCP starts listening for the local processes and returns the running
+// transport. Channels are dialed on their first Send.
+func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
+	cfg = cfg.withDefaults()
+	tr := &TCP{
+		top: t, cfg: cfg, local: map[spec.ProcID]bool{},
+		lns: map[spec.ProcID]net.Listener{}, inboxes: map[spec.ProcID]*inbox{},
+		in: map[spec.Channel]*inChan{}, out: map[spec.Channel]*outChan{},
+		stop: make(chan struct{}), conns: map[net.Conn]struct{}{},
+	}
+	tr.ctx, tr.cancel = context.WithCancel(context.Background())
+	local := cfg.Local
+	if local == nil {
+		local = t.Procs
+	}
+	for _, p := range local {
+		if !t.Has(p) {
+			return nil, fmt.Errorf("%w %q in Local", ErrUnknownProc, string(p))
+		}
+		tr.local[p] = true
+	}
+	for _, c := range t.Chans {
+		if tr.local[c.From] && !tr.local[c.To] && cfg.Addrs[c.To] == "" {
+			return nil, fmt.Errorf("transport: no address for %s, needed by channel %s", string(c.To), c)
+		}
+	}
+	for _, p := range t.Procs {
+		if !tr.local[p] {
+			continue
+		}
+		ln := cfg.Listeners[p]
+		if ln == nil {
+			addr := cfg.Addrs[p]
+			if addr == "" {
+				tr.closeListeners()
+				return nil, fmt.Errorf("transport: no listen address for local process %s", string(p))
+			}
+			var err error
+			if ln, err = net.Listen("tcp", addr); err != nil {
+				tr.closeListeners()
+				return nil, fmt.Errorf("transport: listen for %s: %w", string(p), err)
+			}
+		}
+		tr.lns[p] = ln
+		tr.inboxes[p] = newInbox()
+	}
+	for _, c := range t.Chans {
+		if tr.local[c.To] {
+			tr.in[c] = &inChan{}
+		}
+		if tr.local[c.From] {
+			o := &outChan{t: tr, ch: c}
+			o.cond = sync.NewCond(&o.mu)
+			tr.out[c] = o
+		}
+	}
+	for p, ln := range tr.lns {
+		b := tr.inboxes[p]
+		tr.wg.Add(2)
+		go func() { defer tr.wg.Done(); b.pump(tr.stop) }()
+		go func() { defer tr.wg.Done(); tr.accept(p, ln) }()
+	}
+	for _, o := range tr.out {
+		tr.wg.Add(1)
+		go func() { defer tr.wg.Done(); o.run() }()
+	}
+	return tr, nil
+}
+
+func (c TCPConfig) withDefaults() TCPConfig {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.DialTimeout, 2*time.Second)
+	def(&c.HandshakeTimeout, 2*time.Second)
+	def(&c.WriteTimeout, 5*time.Second)
+	def(&c.RedialMin, 5*time.Millisecond)
+	def(&c.RedialMax, 250*time.Millisecond)
+	def(&c.DrainTimeout, 2*time.Second)
+	if c.MaxFrameSize <= 0 || c.MaxFrameSize > wire.MaxFrameSize {
+		c.MaxFrameSize = wire.MaxFrameSize
+	}
+	return c
+}
+
+func (tr *TCP) closeListeners() {
+	for _, ln := range tr.lns {
+		ln.Close()
+	}
+}
+
+// Addr is the address local process p listens on, or "" if p is not local.
+func (tr *TCP) Addr(p spec.ProcID) string {
+	if ln, ok := tr.lns[p]; ok {
+		return ln.Addr().String()
+	}
+	return ""
+}
+
+func (tr *TCP) addrOf(p spec.ProcID) string {
+	if a := tr.Addr(p); a != "" {
+		return a
+	}
+	return tr.cfg.Addrs[p]
+}
+
+// Send implements Transport. env.Chan.From must be a local process.
+func (tr *TCP) Send(env wire.Envelope) error {
+	if err := checkSend(tr.top, env); err != nil {
+		return err
+	}
+	o := tr.out[env.Chan]
+	if o == nil {
+		return fmt.Errorf("transport: send on %s: %s is not served by this transport", env.Chan, string(env.Chan.From))
+	}
+	b, err := wire.Encode(env.Frame)
+	if err != nil {
+		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
+	}
+	if len(b)-4 > tr.cfg.MaxFrameSize {
+		return fmt.Errorf("transport: send on %s: %w: %d bytes, max %d", env.Chan, wire.ErrTooLarge, len(b)-4, tr.cfg.MaxFrameSize)
+	}
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	if tr.closing {
+		return ErrClosed
+	}
+	o.mu.Lock()
+	o.frames = append(o.frames, b)
+	o.cond.Broadcast()
+	o.mu.Unlock()
+	return nil
+}
+
+// Inbox implements Transport. p must be a local process.
+func (tr *TCP) Inbox(p spec.ProcID) (<-chan wire.Envelope, error) {
+	b, ok := tr.inboxes[p]
+	if !ok {
+		return nil, fmt.Errorf("%w %q: not served by this transport", ErrUnknownProc, string(p))
+	}
+	return b.out, nil
+}
+
+// CutConnection closes the current connections of ch at both ends served
+// here, as a network fault would; the transport reconnects by itself. It
+// is for tests and fault injection and reports whether it closed anything.
+func (tr *TCP) CutConnection(ch spec.Channel) bool {
+	cut := false
+	if o := tr.out[ch]; o != nil {
+		o.mu.Lock()
+		if o.conn != nil {
+			o.conn.Close()
+			cut = true
+		}
+		o.mu.Unlock()
+	}
+	if in := tr.in[ch]; in != nil {
+		in.mu.Lock()
+		if in.conn != nil {
+			in.conn.Close()
+			cut = true
+		}
+		in.mu.Unlock()
+	}
+	if cut {
+		tr.errMu.Lock()
+		tr.stats.Cuts++
+		tr.errMu.Unlock()
+	}
+	return cut
+}
+
+// Errors returns the most recent connection errors (at most 64), oldest
+// first.
+func (tr *TCP) Errors() []error {
+	tr.errMu.Lock()
+	defer tr.errMu.Unlock()
+	return append([]error(nil), tr.errs...)
+}
+
+// Stats returns the connection counters.
+func (tr *TCP) Stats() TCPStats {
+	tr.errMu.Lock()
+	defer tr.errMu.Unlock()
+	return tr.stats
+}
+
+func (tr *TCP) record(err *ConnError, count *int) {
+	tr.errMu.Lock()
+	defer tr.errMu.Unlock()
+	if count != nil {
+		*count++
+	}
+	tr.errs = append(tr.errs, err)
+	if len(tr.errs) > maxKeptErrors {
+		tr.errs = tr.errs[len(tr.errs)-maxKeptErrors:]
+	}
+	if tr.cfg.OnError != nil {
+		tr.cfg.OnError(err)
+	}
+}
+
+func (tr *TCP) count(f func(*TCPStats)) {
+	tr.errMu.Lock()
+	f(&tr.stats)
+	tr.errMu.Unlock()
+}
+
+func (tr *TCP) stopped() bool {
+	select {
+	case <-tr.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close implements Transport. It first waits up to DrainTimeout for every
+// sent frame to be acknowledged, then closes listeners and connections and
+// waits for all goroutines. Frames still unacknowledged are reported in
+// ShutdownError.Unacked, frames delivered here but not read from an Inbox
+// in ShutdownError.Undelivered.
+func (tr *TCP) Close() error {
+	tr.mu.Lock()
+	if tr.closing {
+		tr.mu.Unlock()
+		return nil
+	}
+	tr.closing = true
+	tr.mu.Unlock()
+
+	deadline := time.Now().Add(tr.cfg.DrainTimeout)
+	for _, o := range tr.out {
+		o.waitAcked(deadline)
+	}
+
+	close(tr.stop)
+	tr.cancel()
+	tr.closeListeners()
+	tr.connMu.Lock()
+	for c := range tr.conns {
+		c.Close()
+	}
+	tr.connMu.Unlock()
+	for _, o := range tr.out {
+		o.mu.Lock()
+		if o.conn != nil {
+			o.conn.Close()
+		}
+		o.cond.Broadcast()
+		o.mu.Unlock()
+	}
+	tr.wg.Wait()
+
+	se := &ShutdownError{}
+	for _, p := range tr.top.Procs {
+		if b := tr.inboxes[p]; b != nil {
+			se.Undelivered = append(se.Undelivered, b.shut()...)
+		}
+	}
+	for _, c := range tr.top.Chans {
+		o := tr.out[c]
+		if o == nil {
+			continue
+		}
+		o.mu.Lock()
+		for _, b := range o.frames {
+			f, err := wire.Decode(b)
+			if err == nil {
+				se.Unacked = append(se.Unacked, wire.Envelope{Chan: c, Frame: f})
+			}
+		}
+		o.mu.Unlock()
+	}
+	if len(se.Undelivered) > 0 || len(se.Unacked) > 0 {
+		return se
+	}
+	return nil
+}
+
+// ---- receiving side ----
+
+// inChan is the receiving state of one channel.
+type inChan struct {
+	hsMu      sync.Mutex // serializes connection takeovers
+	mu        sync.Mutex
+	delivered uint64   // frames delivered to the inbox so far
+	conn      net.Conn // current connection, nil if none
+	done      chan struct{}
+}
+
+func (tr *TCP) accept(p spec.ProcID, ln net.Listener) {
+	backoff := time.Millisecond
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if tr.stopped() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			tr.record(&ConnError{Op: "accept", Err: err}, nil)
+			select {
+			case <-time.After(backoff):
+			case <-tr.stop:
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = time.Millisecond
+		tr.connMu.Lock()
+		if tr.stopped() {
+			tr.connMu.Unlock()
+			c.Close()
+			return
+		}
+		tr.conns[c] = struct{}{}
+		tr.wg.Add(1)
+		tr.connMu.Unlock()
+		go func() {
+			defer tr.wg.Done()
+			tr.serveConn(p, c)
+			c.Close()
+			tr.connMu.Lock()
+			delete(tr.conns, c)
+			tr.connMu.Unlock()
+		}()
+	}
+}
+
+// serveConn runs the receiving end of one connection to local process p.
+func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
+	remote := c.RemoteAddr().String()
+	c.SetDeadline(time.Now().Add(tr.cfg.HandshakeTimeout))
+	br := bufio.NewReaderSize(c, 64<<10)
+	h, err := wire.ReadHello(br)
+	if err != nil {
+		if errors.Is(err, wire.ErrVersion) {
+			c.Write(wire.EncodeHelloReply(wire.HelloReply{Reason: err.Error()}))
+		}
+		tr.record(&ConnError{Op: "handshake", Remote: remote, Err: err}, &tr.stats.Rejected)
+		return
+	}
+	ch := h.Chan()
+	var reason string
+	switch {
+	case h.To != p:
+		reason = fmt.Sprintf("this listener serves %s, not %s", string(p), string(h.To))
+	case !tr.top.Has(h.From):
+		reason = fmt.Sprintf("unknown peer %q", string(h.From))
+	case !tr.top.HasChan(ch):
+		reason = fmt.Sprintf("no channel %s in the topology", ch)
+	}
+	if reason != "" {
+		c.Write(wire.EncodeHelloReply(wire.HelloReply{Reason: reason}))
+		tr.record(&ConnError{Op: "handshake", Chan: ch, Remote: remote, Err: fmt.Errorf("%w: %s", ErrRejected, reason)}, &tr.stats.Rejected)
+		return
+	}
+	in := tr.in[ch]
+
+	// Take the channel over: stop the previous reader, then read Last.
+	in.hsMu.Lock()
+	in.mu.Lock()
+	old, oldDone := in.conn, in.done
+	in.mu.Unlock()
+	if old != nil {
+		old.Close()
+		<-oldDone
+	}
+	in.mu.Lock()
+	if tr.stopped() {
+		in.mu.Unlock()
+		in.hsMu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	in.conn, in.done = c, done
+	last := in.delivered
+	in.mu.Unlock()
+	in.hsMu.Unlock()
+	defer func() {
+		c.Close()
+		in.mu.Lock()
+		if in.conn == c {
+			in.conn, in.done = nil, nil
+		}
+		in.mu.Unlock()
+		close(done)
+	}()
+
+	if _, err := c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Last: last})); err != nil {
+		return
+	}
+	tr.count(func(s *TCPStats) { s.Accepted++ })
+	c.SetDeadline(time.Time{})
+	b := tr.inboxes[p]
+	acked := last
+	for {
+		f, err := wire.ReadFrame(br, tr.cfg.MaxFrameSize)
+		if err != nil {
+			if errors.Is(err, wire.ErrProtocol) {
+				tr.record(&ConnError{Op: "read", Chan: ch, Remote: remote, Err: err}, &tr.stats.ConnErrors)
+			}
+			return
+		}
+		in.mu.Lock()
+		in.delivered++
+		n := in.delivered
+		b.push(wire.Envelope{Chan: ch, Frame: f})
+		in.mu.Unlock()
+		if br.Buffered() == 0 || n-acked >= 256 {
+			c.SetWriteDeadline(time.Now().Add(tr.cfg.WriteTimeout))
+			if _, err := c.Write(wire.EncodeAck(n)); err != nil {
+				return
+			}
+			acked = n
+		}
+	}
+}
+
+// ---- sending side ----
+
+// outChan is the sending state of one channel. frames[i] is the encoding
+// of frame base+i+1; frames up to base are acknowledged and dropped.
+type outChan struct {
+	t  *TCP
+	ch spec.Channel
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	frames  [][]byte
+	base    uint64
+	written uint64 // highest frame handed to the current connection
+	// maxWritten is the highest frame ever handed to a connection.
+	maxWritten uint64
+	conn       net.Conn // current connection, nil if none
+	broken     bool     // the current connection failed
+}
+
+// waitAcked waits until every frame is acknowledged or the deadline passes.
+func (o *outChan) waitAcked(deadline time.Time) {
+	timer := time.AfterFunc(time.Until(deadline), func() {
+		o.mu.Lock()
+		o.cond.Broadcast()
+		o.mu.Unlock()
+	})
+	defer timer.Stop()
+	o.mu.Lock()
+	for len(o.frames) > 0 && time.Now().Before(deadline) {
+		o.cond.Wait()
+	}
+	o.mu.Unlock()
+}
+
+// run connects when there is something to send and reconnects after cuts.
+func (o *outChan) run() {
+	tr := o.t
+	backoff := tr.cfg.RedialMin
+	for {
+		o.mu.Lock()
+		for len(o.frames) == 0 && !tr.stopped() {
+			o.cond.Wait()
+		}
+		o.mu.Unlock()
+		if tr.stopped() {
+			return
+		}
+		conn, br, last, err := o.connect()
+		if err != nil {
+			if tr.stopped() {
+				return
+			}
+			tr.record(&ConnError{Op: "dial", Chan: o.ch, Err: err}, &tr.stats.DialErrors)
+			select {
+			case <-time.After(backoff):
+			case <-tr.stop:
+				return
+			}
+			backoff = min(2*backoff, tr.cfg.RedialMax)
+			continue
+		}
+		backoff = tr.cfg.RedialMin
+		o.serve(conn, br, last)
+	}
+}
+
+// connect dials the receiver and exchanges hellos.
+func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
+	tr := o.t
+	d := net.Dialer{Timeout: tr.cfg.DialTimeout}
+	conn, err := d.DialContext(tr.ctx, "tcp", tr.addrOf(o.ch.To))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	// Register the connection so that Close and CutConnection reach it.
+	o.mu.Lock()
+	if tr.stopped() {
+		o.mu.Unlock()
+		conn.Close()
+		return nil, nil, 0, net.ErrClosed
+	}
+	o.conn, o.broken = conn, false
+	o.mu.Unlock()
+	fail := func(err error) (net.Conn, *bufio.Reader, uint64, error) {
+		conn.Close()
+		o.mu.Lock()
+		o.conn = nil
+		o.mu.Unlock()
+		return nil, nil, 0, err
+	}
+	hello, err := wire.EncodeHello(wire.Hello{From: o.ch.From, To: o.ch.To})
+	if err != nil {
+		return fail(err)
+	}
+	conn.SetDeadline(time.Now().Add(tr.cfg.HandshakeTimeout))
+	br := bufio.NewReaderSize(conn, 4096)
+	var rep wire.HelloReply
+	if _, err = conn.Write(hello); err == nil {
+		rep, err = wire.ReadHelloReply(br)
+	}
+	if err == nil && !rep.Accepted {
+		err = fmt.Errorf("%w: %s", ErrRejected, rep.Reason)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	conn.SetDeadline(time.Time{})
+	o.mu.Lock()
+	base, sent := o.base, o.base+uint64(len(o.frames))
+	o.mu.Unlock()
+	if rep.Last < base || rep.Last > sent {
+		return fail(fmt.Errorf("%w: receiver holds %d frames, but %d are acknowledged and %d sent", wire.ErrProtocol, rep.Last, base, sent))
+	}
+	return conn, br, rep.Last, nil
+}
+
+// ack drops frames up to n, which must lie in [base, written].
+func (o *outChan) ack(n uint64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if n < o.base || n > o.written {
+		return fmt.Errorf("%w: ack %d outside [%d, %d]", wire.ErrProtocol, n, o.base, o.written)
+	}
+	k := int(n - o.base)
+	clear(o.frames[:k])
+	o.frames = o.frames[k:]
+	if len(o.frames) == 0 {
+		o.frames = nil
+	}
+	o.base = n
+	o.cond.Broadcast()
+	return nil
+}
+
+// serve writes frames from last+1 on conn until it fails or Close.
+func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
+	tr := o.t
+	o.mu.Lock()
+	if last > o.base {
+		k := int(last - o.base)
+		clear(o.frames[:k])
+		o.frames = o.frames[k:]
+		o.base = last
+	}
+	o.written = last
+	resend := 0
+	if o.maxWritten > last {
+		resend = int(o.maxWritten - last)
+	}
+	o.mu.Unlock()
+	tr.count(func(s *TCPStats) { s.Dials++; s.Resent += resend })
+
+	ackDone := make(chan struct{})
+	go func() {
+		defer close(ackDone)
+		for {
+			n, err := wire.ReadAck(br)
+			if err == nil {
+				err = o.ack(n)
+			}
+			if err != nil {
+				if errors.Is(err, wire.ErrProtocol) {
+					tr.record(&ConnError{Op: "ack", Chan: o.ch, Err: err}, &tr.stats.ConnErrors)
+				}
+				o.mu.Lock()
+				o.broken = true
+				o.cond.Broadcast()
+				o.mu.Unlock()
+				conn.Close()
+				return
+			}
+		}
+	}()
+
+	bw := bufio.NewWriterSize(conn, 64<<10)
+	next := last + 1
+	var batch [][]byte
+	for {
+		o.mu.Lock()
+		for !o.broken && !tr.stopped() && next > o.base+uint64(len(o.frames)) {
+			o.cond.Wait()
+		}
+		if o.broken || tr.stopped() {
+			o.mu.Unlock()
+			break
+		}
+		i := int(next - o.base - 1)
+		j := min(len(o.frames), i+256)
+		batch = append(batch[:0], o.frames[i:j]...)
+		// Acks may arrive as soon as the bytes leave: raise written first.
+		o.written = next - 1 + uint64(j-i)
+		o.maxWritten = max(o.maxWritten, o.written)
+		o.mu.Unlock()
+
+		conn.SetWriteDeadline(time.Now().Add(tr.cfg.WriteTimeout))
+		var err error
+		for _, b := range batch {
+			if _, err = bw.Write(b); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		clear(batch)
+		if err != nil {
+			break
+		}
+		next += uint64(j - i)
+	}
+	conn.Close()
+	<-ackDone
+	o.mu.Lock()
+	o.conn = nil
+	o.mu.Unlock()
+}

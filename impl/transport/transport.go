@@ -1,0 +1,99 @@
+// Package transport carries wire.Envelopes on the directed FIFO channels of
+// a spec.Topology: reliably, without duplication, in send order per channel.
+// Memory is an in-process transport (optionally with random delays); TCP
+// runs one TCP connection per channel and survives connection cuts.
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Transport moves envelopes between the nodes of one topology.
+//
+// A runtime runs one goroutine per node that reads that node's Inbox and
+// calls Send for the node's outgoing channels. Envelopes of one channel
+// arrive in the order their Sends returned; envelopes of different channels
+// are not ordered.
+type Transport interface {
+	// Send accepts env for delivery on env.Chan and never blocks on the
+	// receiver. nil means accepted: the envelope reaches the receiver's
+	// Inbox exactly once, or Close reports it. Send copies env's slices.
+	// Errors: an unknown channel (ErrUnknownChannel), an invalid frame,
+	// a channel this transport does not send on, or ErrClosed.
+	Send(env wire.Envelope) error
+	// Inbox is p's inbound stream, the same channel on every call. It is
+	// closed by Close. p must be a process this transport delivers to.
+	Inbox(p spec.ProcID) (<-chan wire.Envelope, error)
+	// Close stops the transport and all its goroutines without hanging;
+	// Sends after it fail with ErrClosed and the inboxes are closed.
+	// Accepted envelopes that did not reach their node's Inbox reader are
+	// not dropped silently: Close returns a *ShutdownError listing them.
+	// Calls after the first return nil.
+	Close() error
+}
+
+var (
+	// ErrClosed is returned by Send after Close.
+	ErrClosed = errors.New("transport: closed")
+	// ErrUnknownChannel is wrapped by errors naming a channel that is not
+	// in the topology.
+	ErrUnknownChannel = errors.New("transport: unknown channel")
+	// ErrUnknownProc is wrapped by errors naming a process that is not in
+	// the topology or not served here.
+	ErrUnknownProc = errors.New("transport: unknown process")
+)
+
+// ShutdownError is Close's report of accepted envelopes that were not
+// handed to their receiver, each list in per-channel send order.
+type ShutdownError struct {
+	// Undelivered reached the receiving side but no Inbox reader took them.
+	Undelivered []wire.Envelope
+	// Unacked were sent but never acknowledged by the receiver (TCP only);
+	// the receiver may or may not hold them.
+	Unacked []wire.Envelope
+}
+
+func (e *ShutdownError) Error() string {
+	var parts []string
+	if len(e.Undelivered) > 0 {
+		parts = append(parts, fmt.Sprintf("%d undelivered (%s)", len(e.Undelivered), countByChan(e.Undelivered)))
+	}
+	if len(e.Unacked) > 0 {
+		parts = append(parts, fmt.Sprintf("%d unacknowledged (%s)", len(e.Unacked), countByChan(e.Unacked)))
+	}
+	return "transport: closed with " + strings.Join(parts, ", ")
+}
+
+func countByChan(envs []wire.Envelope) string {
+	n := map[spec.Channel]int{}
+	for _, e := range envs {
+		n[e.Chan]++
+	}
+	chans := make([]spec.Channel, 0, len(n))
+	for c := range n {
+		chans = append(chans, c)
+	}
+	sort.Slice(chans, func(i, j int) bool { return spec.ChannelLess(chans[i], chans[j]) })
+	parts := make([]string, len(chans))
+	for i, c := range chans {
+		parts[i] = fmt.Sprintf("%s: %d", c, n[c])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkSend validates env against the topology.
+func checkSend(top *spec.Topology, env wire.Envelope) error {
+	if !top.HasChan(env.Chan) {
+		return fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
+	}
+	if err := env.Frame.Validate(); err != nil {
+		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
+	}
+	return nil
+}
