@@ -250,4 +250,3 @@ func suite(t *testing.T, mk func(t *testing.T, top *spec.Topology) Transport) {
 		}
 	})
 }
-

@@ -293,7 +293,10 @@ func TestTCPTwoTransports(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); sendAll(t, a, top.Out("P1"), n, nil) }()
-	go func() { defer wg.Done(); sendAll(t, b, append(append([]spec.Channel(nil), top.Out("P2")...), top.Out("P3")...), n, nil) }()
+	go func() {
+		defer wg.Done()
+		sendAll(t, b, append(append([]spec.Channel(nil), top.Out("P2")...), top.Out("P3")...), n, nil)
+	}()
 	wg.Wait()
 	ca.wait(t, top.In("P1"), n, 10*time.Second)
 	cb.wait(t, append(append([]spec.Channel(nil), top.In("P2")...), top.In("P3")...), n, 10*time.Second)
