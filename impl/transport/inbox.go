@@ -37,8 +37,11 @@ func (q *fifo) drain() []wire.Envelope {
 	return out
 }
 
-// inbox is a node's unbounded inbound queue, pumped into out by one
-// goroutine so that pushes never block.
+// inboxBuffer is the capacity of an inbox's channel.
+const inboxBuffer = 64
+
+// inbox is a node's unbounded inbound queue, pumped into out (a buffered
+// channel) by one goroutine so that pushes never block.
 type inbox struct {
 	mu     sync.Mutex
 	q      fifo
@@ -47,7 +50,7 @@ type inbox struct {
 }
 
 func newInbox() *inbox {
-	return &inbox{notify: make(chan struct{}, 1), out: make(chan wire.Envelope)}
+	return &inbox{notify: make(chan struct{}, 1), out: make(chan wire.Envelope, inboxBuffer)}
 }
 
 // push appends e; it never blocks.
@@ -61,9 +64,8 @@ func (b *inbox) push(e wire.Envelope) {
 	}
 }
 
-// pump feeds out until done is closed. An envelope stays queued until a
-// reader takes it, so after pump returns the queue holds exactly the
-// envelopes nobody received.
+// pump feeds out until done is closed. After it returns, the envelopes
+// nobody received are those in out's buffer followed by the queue.
 func (b *inbox) pump(done <-chan struct{}) {
 	for {
 		b.mu.Lock()
@@ -89,12 +91,23 @@ func (b *inbox) pump(done <-chan struct{}) {
 	}
 }
 
-// shut returns the envelopes left in the queue and closes out. Call it
-// after pump has returned.
+// shut closes out and returns the envelopes no reader took, in order. Call
+// it after pump has returned. A reader racing with shut gets each envelope
+// or leaves it to the result, never both.
 func (b *inbox) shut() []wire.Envelope {
-	b.mu.Lock()
-	left := b.q.drain()
-	b.mu.Unlock()
+	var left []wire.Envelope
+	for {
+		select {
+		case e := <-b.out:
+			left = append(left, e)
+			continue
+		default:
+		}
+		break
+	}
 	close(b.out)
+	b.mu.Lock()
+	left = append(left, b.q.drain()...)
+	b.mu.Unlock()
 	return left
 }

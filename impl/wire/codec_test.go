@@ -264,3 +264,20 @@ func TestHandshakeErrors(t *testing.T) {
 	_, err = ReadAck(bytes.NewReader(frameBytes(1, byte(kindAck), 1, 0)))
 	assert.ErrorIs(t, err, ErrTrailing)
 }
+
+func BenchmarkEncode(b *testing.B) {
+	f := Frame{Kind: KindApp, Seq: 12345, Payload: make([]byte, 32), VC: []uint64{10, 20, 30}}
+	var buf []byte
+	for b.Loop() {
+		buf, _ = AppendFrame(buf[:0], f)
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	in, _ := Encode(Frame{Kind: KindApp, Seq: 12345, Payload: make([]byte, 32), VC: []uint64{10, 20, 30}})
+	for b.Loop() {
+		if _, err := Decode(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
