@@ -53,9 +53,10 @@ type TCP struct {
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{} // accepted connections
 
-	errMu sync.Mutex
-	errs  []error
-	stats TCPStats
+	errMu   sync.Mutex
+	errs    []error
+	stats   TCPStats
+	onErrMu sync.Mutex // serializes OnError calls
 }
 
 // TCPConfig configures a TCP transport. Zero durations take defaults.
@@ -82,8 +83,9 @@ type TCPConfig struct {
 	// DrainTimeout is how long Close waits for outstanding frames to be
 	// acknowledged before it stops (default 2s).
 	DrainTimeout time.Duration
-	// OnError, if set, is called (from transport goroutines, not
-	// concurrently with itself) with each connection error.
+	// OnError, if set, is called with each connection error, from
+	// transport goroutines, one call at a time. It must not block for long
+	// and must not call Close.
 	OnError func(error)
 }
 
@@ -241,7 +243,7 @@ func (tr *TCP) Send(env wire.Envelope) error {
 	}
 	o := tr.out[env.Chan]
 	if o == nil {
-		return fmt.Errorf("transport: send on %s: %s is not served by this transport", env.Chan, string(env.Chan.From))
+		return fmt.Errorf("transport: send on %s: %w %s: not served by this transport", env.Chan, ErrUnknownProc, string(env.Chan.From))
 	}
 	b, err := wire.Encode(env.Frame)
 	if err != nil {
@@ -317,7 +319,6 @@ func (tr *TCP) Stats() TCPStats {
 
 func (tr *TCP) record(err *ConnError, count *int) {
 	tr.errMu.Lock()
-	defer tr.errMu.Unlock()
 	if count != nil {
 		*count++
 	}
@@ -325,8 +326,11 @@ func (tr *TCP) record(err *ConnError, count *int) {
 	if len(tr.errs) > maxKeptErrors {
 		tr.errs = tr.errs[len(tr.errs)-maxKeptErrors:]
 	}
+	tr.errMu.Unlock()
 	if tr.cfg.OnError != nil {
+		tr.onErrMu.Lock()
 		tr.cfg.OnError(err)
+		tr.onErrMu.Unlock()
 	}
 }
 

@@ -307,7 +307,7 @@ func TestTCPTwoTransports(t *testing.T) {
 
 	// A does not serve P2.
 	err := a.Send(wire.Envelope{Chan: spec.Channel{From: "P2", To: "P1"}, Frame: appFrame(spec.Channel{}, 1)})
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, ErrUnknownProc)
 	_, err = a.Inbox("P2")
 	assert.ErrorIs(t, err, ErrUnknownProc)
 
