@@ -1,0 +1,132 @@
+package spec
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// twoBankTrace is the article's transfer: P1 sends $30, initiates, P2
+// receives the marker then the transfer... in per-process logs with clocks.
+func twoBankLogs() (*Topology, map[ProcID][]Event) {
+	top := Complete(2)
+	p1 := []Event{
+		{Proc: "P1", Seq: 1, Action: SendApp, From: "P1", To: "P2", Amount: 30, Msg: 1, After: LocalState{Bal: 70, Sent: 1}, VC: []uint64{1, 0}},
+		{Proc: "P1", Seq: 2, Action: Initiate, Snap: 1, After: LocalState{Bal: 70, Sent: 1}, VC: []uint64{2, 0}},
+	}
+	p2 := []Event{
+		{Proc: "P2", Seq: 1, Action: RecvApp, From: "P1", To: "P2", Amount: 30, Msg: 1, After: LocalState{Bal: 80, Rcvd: 1}, VC: []uint64{1, 1}},
+		{Proc: "P2", Seq: 2, Action: RecvMarker, From: "P1", To: "P2", Snap: 1, First: true, After: LocalState{Bal: 80, Rcvd: 1}, VC: []uint64{2, 2}},
+	}
+	return top, map[ProcID][]Event{"P1": p1, "P2": p2}
+}
+
+func TestMergeCausalPutsSendsBeforeReceives(t *testing.T) {
+	top, logs := twoBankLogs()
+	merged, err := MergeCausal(top, logs)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range merged {
+		got = append(got, e.String())
+	}
+	assert.Equal(t, []string{
+		"SendApp(P1, P2, 30) #1",
+		"Initiate(1) at P1",
+		"RecvApp(P1, P2) 30#1",
+		"RecvMarker(P1, P2) [snap 1]",
+	}, got)
+}
+
+func TestMergeCausalRejectsBadClocks(t *testing.T) {
+	top, logs := twoBankLogs()
+	logs["P2"][0].VC = []uint64{5, 1} // depends on P1 events that do not exist
+	_, err := MergeCausal(top, logs)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "waits for events no log holds")
+
+	top, logs = twoBankLogs()
+	logs["P1"][1].VC = []uint64{3, 0}
+	_, err = MergeCausal(top, logs)
+	assert.ErrorContains(t, err, "does not count it")
+
+	_, err = MergeCausal(top, map[ProcID][]Event{"P9": nil})
+	assert.ErrorContains(t, err, `unknown process "P9"`)
+}
+
+func TestTraceRoundTrip(t *testing.T) {
+	top, logs := twoBankLogs()
+	merged, err := MergeCausal(top, logs)
+	require.NoError(t, err)
+	tr := Trace{Header: Header{Topology: top, InitBal: map[ProcID]int64{"P1": 100, "P2": 50}, Snaps: map[SnapID]ProcID{1: "P1"}}, Events: merged}
+	var buf bytes.Buffer
+	require.NoError(t, WriteTrace(&buf, tr))
+	back, err := ReadTrace(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, TraceFormat, back.Header.Format)
+	assert.Equal(t, tr.Header.InitBal, back.Header.InitBal)
+	assert.Equal(t, top.Chans, back.Header.Topology.Chans)
+	assert.Equal(t, merged, back.Events)
+}
+
+func TestReadTraceErrorsNameTheLine(t *testing.T) {
+	header := `{"format":"markerwave-trace/1","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50}}`
+	ok := `{"proc":"P1","seq":1,"action":"SendApp","from":"P1","to":"P2","amount":30,"msg":1,"after":{"bal":70,"sent":1,"rcvd":0},"vc":[1,0]}`
+	cases := map[string]string{
+		"":                                 "empty, no header",
+		"{not json":                        "trace line 1: header",
+		`{"format":"other","topology":{}}`: "trace line 1",
+		header + "\n" + ok + "\n" + `{"proc":"P1"`:                                                     "trace line 3",
+		header + "\n" + strings.Replace(ok, `"SendApp"`, `"Teleport"`, 1):                              `trace line 2: unknown action "Teleport"`,
+		header + "\n" + strings.Replace(ok, `"to":"P2"`, `"to":"P3"`, 1):                               "trace line 2: SendApp on unknown channel P1->P3",
+		header + "\n" + strings.Replace(ok, `"proc":"P1"`, `"proc":"P2"`, 1):                           "taken by P2, want P1",
+		header + "\n" + strings.Replace(ok, `[1,0]`, `[1]`, 1):                                         "vector clock has 1 entries, want 2",
+		header + "\n" + strings.Replace(ok, `"seq":1`, `"seq":0`, 1):                                   "seq must be >= 1",
+		header + "\n" + strings.Replace(ok, `"amount":30`, `"amount":30,"bogus":1`, 1):                 `unknown field "bogus"`,
+		header + "\n" + `{"proc":"P1","seq":1,"action":"Initiate","after":{"bal":1},"vc":[1,0]}`:       "Initiate without a snapshot id",
+		header + "\n" + `{"proc":"P2","seq":1,"action":"RecvMarker","from":"P1","to":"P2","vc":[0,1]}`: "RecvMarker without a snapshot id",
+	}
+	for in, want := range cases {
+		_, err := ReadTrace(strings.NewReader(in))
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+	}
+	_, err := ReadTrace(strings.NewReader(header + "\n\n" + ok + "\n"))
+	assert.NoError(t, err)
+}
+
+func TestGlobalStateDiffAndTotal(t *testing.T) {
+	c := Channel{"P1", "P2"}
+	g := GlobalState{Procs: map[ProcID]LocalState{"P1": {Bal: 70, Sent: 1}, "P2": {Bal: 50}}, Chans: map[Channel][]AppMsg{c: {{Amt: 30, Seq: 1}}}}
+	assert.EqualValues(t, 150, g.Total())
+	h := g.Clone()
+	assert.True(t, g.Equal(h))
+	h.Chans[c] = nil
+	h.Procs["P2"] = LocalState{Bal: 80, Rcvd: 1}
+	assert.Equal(t, "proc P2: [bal=50 sent=0 rcvd=0] vs [bal=80 sent=0 rcvd=1]\nchan P1->P2: <<30#1>> vs <<>>", g.Diff(h))
+	assert.EqualValues(t, 150, g.Total(), "Clone is deep")
+}
+
+func TestStableCatalogue(t *testing.T) {
+	cat := StableCatalogue([]ProcID{"P1", "P2"}, 2)
+	require.Len(t, cat, 5)
+	assert.Equal(t, "Terminated", cat[0].String())
+	assert.Equal(t, "RcvdAtLeast(P2, 2)", cat[4].String())
+	budget := map[ProcID]int{"P1": 1, "P2": 0}
+	g := GlobalState{Procs: map[ProcID]LocalState{"P1": {Sent: 1}, "P2": {Rcvd: 1}}}
+	assert.True(t, cat[0].Holds(g, budget))
+	g.Chans = map[Channel][]AppMsg{{"P1", "P2"}: {{Amt: 1, Seq: 1}}}
+	assert.False(t, cat[0].Holds(g, budget), "a message in flight")
+	assert.True(t, StablePredicate{Name: "RcvdAtLeast", Proc: "P2", K: 1}.Holds(g, budget))
+	assert.False(t, StablePredicate{Name: "RcvdAtLeast", Proc: "P2", K: 2}.Holds(g, budget))
+}
+
+func TestVectorClock(t *testing.T) {
+	a := VectorClock{1, 0, 0}
+	b := a.Tick(0)
+	assert.Equal(t, VectorClock{1, 0, 0}, a, "Tick copies")
+	assert.Equal(t, VectorClock{2, 0, 0}, b)
+	assert.Equal(t, VectorClock{2, 4, 1}, VectorClock{0, 3, 1}.Merge(VectorClock{2, 1, 0}, 1))
+}
