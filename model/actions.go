@@ -1,0 +1,399 @@
+package model
+
+import (
+	"github.com/markerwave/markerwave/spec"
+)
+
+// This file mirrors the actions of tla/ChandyLamport.tla (lines 84-253)
+// and of the variant modules, definition by definition. Line numbers refer
+// to tla/ChandyLamport.tla unless another module is named.
+//
+// Every action takes the current state and returns the successor and
+// whether the action is enabled; it never modifies its input. Exported
+// actions take process ids and amounts as the TLA+ operators do; the
+// unexported ones take channel and snapshot indexes and are what the
+// explorer runs.
+
+// InitLocal mirrors InitLocal == [p \in Proc |-> [bal |-> InitBal[p],
+// sent |-> 0, rcvd |-> 0]] (line 100).
+func InitLocal(cfg *Config) []spec.LocalState {
+	l := make([]spec.LocalState, cfg.NumProcs())
+	for p := range l {
+		l[p] = spec.LocalState{Bal: cfg.InitBal[p]}
+	}
+	return l
+}
+
+// InitApp mirrors InitApp == [ok |-> TRUE, proc |-> InitLocal, chan |->
+// [c \in Chan |-> <<>>]] (line 101).
+func InitApp(cfg *Config) Shadow {
+	return Shadow{OK: true, Proc: InitLocal(cfg), Chan: make([][]spec.AppMsg, cfg.NumChans())}
+}
+
+// Init mirrors Init (lines 143-155): the single initial state.
+func Init(cfg *Config) *State {
+	nc, ns := cfg.NumChans(), cfg.NumSnaps()
+	st := &State{
+		Proc:     InitLocal(cfg),
+		Chan:     make([][]Msg, nc),
+		NSent:    make([]uint64, nc),
+		Got:      make([][]uint64, nc),
+		Recorded: make([]ProcSet, ns),
+		RecProc:  make([][]spec.LocalState, ns),
+		RecChan:  make([][]Status, ns),
+		RecMsgs:  make([][][]spec.AppMsg, ns),
+		CutSent:  make([][]uint64, ns),
+		CutGot:   make([][][]uint64, ns),
+		Pre:      make([]Shadow, ns),
+		Post:     make([]Shadow, ns),
+	}
+	for s := 0; s < ns; s++ {
+		st.RecProc[s] = InitLocal(cfg)
+		st.RecChan[s] = make([]Status, nc)
+		st.RecMsgs[s] = make([][]spec.AppMsg, nc)
+		st.CutSent[s] = make([]uint64, nc)
+		st.CutGot[s] = make([][]uint64, nc)
+		st.Pre[s] = InitApp(cfg)
+		st.Post[s] = InitApp(cfg)
+	}
+	return st
+}
+
+// Initiated mirrors Initiated(s) == Initiator[s] \in recorded[s] (line
+// 107); s is a snapshot index.
+func Initiated(cfg *Config, st *State, s int) bool {
+	return st.Recorded[s].Has(cfg.Initiator[s])
+}
+
+// Complete mirrors Complete(s) == recorded[s] = Proc /\ \A c \in Chan :
+// recChan[s][c] = "done" (line 108); s is a snapshot index.
+func Complete(cfg *Config, st *State, s int) bool {
+	if st.Recorded[s].Len() != cfg.NumProcs() {
+		return false
+	}
+	for _, x := range st.RecChan[s] {
+		if x != Done {
+			return false
+		}
+	}
+	return true
+}
+
+// SentBeforeCut mirrors SentBeforeCut(s, c, m) == c[1] \notin recorded[s]
+// \/ m.seq <= cutSent[s][c] (line 111): message m sent on channel c was
+// sent before c's sender recorded for snapshot s.
+func SentBeforeCut(cfg *Config, st *State, s, c int, m spec.AppMsg) bool {
+	return !st.Recorded[s].Has(cfg.from[c]) || m.Seq <= st.CutSent[s][c]
+}
+
+// ShadowSend mirrors ShadowSend(sh, c, m) (lines 116-121): replay sending m
+// on channel c in shadow sh; if the send is not enabled there, ok becomes
+// FALSE and nothing else changes.
+func ShadowSend(cfg *Config, sh Shadow, c int, m spec.AppMsg) Shadow {
+	p := cfg.from[c]
+	if sh.Proc[p].Sent < cfg.Budget[p] && sh.Proc[p].Bal >= m.Amt {
+		n := sh.clone()
+		n.Proc[p].Bal -= m.Amt
+		n.Proc[p].Sent++
+		n.Chan[c] = appendCopy(sh.Chan[c], m)
+		return n
+	}
+	return Shadow{OK: false, Proc: sh.Proc, Chan: sh.Chan}
+}
+
+// ShadowRecv mirrors ShadowRecv(sh, c, m) (lines 123-128): replay
+// receiving m from the head of channel c in shadow sh; if m is not at the
+// head there, ok becomes FALSE and nothing else changes.
+func ShadowRecv(cfg *Config, sh Shadow, c int, m spec.AppMsg) Shadow {
+	if len(sh.Chan[c]) > 0 && sh.Chan[c][0] == m {
+		q := cfg.to[c]
+		n := sh.clone()
+		n.Proc[q].Bal += m.Amt
+		n.Proc[q].Rcvd++
+		n.Chan[c] = sh.Chan[c][1:len(sh.Chan[c]):len(sh.Chan[c])]
+		return n
+	}
+	return Shadow{OK: false, Proc: sh.Proc, Chan: sh.Chan}
+}
+
+// postRecv mirrors PostRecv(s, c, m) (lines 134-140): the post shadow of
+// snapshot s after q = c[2] (already recorded) receives m on c. While c is
+// being recorded the message was taken into the recording, so it must have
+// been sent before the cut and is applied to q alone; otherwise it is an
+// ordinary ShadowRecv.
+func postRecv(cfg *Config, st *State, s, c int, m spec.AppMsg) Shadow {
+	post := st.Post[s]
+	if st.RecChan[s][c] == Recording {
+		if SentBeforeCut(cfg, st, s, c, m) {
+			n := Shadow{OK: post.OK, Proc: cloneSlice(post.Proc), Chan: post.Chan}
+			q := cfg.to[c]
+			n.Proc[q].Bal += m.Amt
+			n.Proc[q].Rcvd++
+			return n
+		}
+		return Shadow{OK: false, Proc: post.Proc, Chan: post.Chan}
+	}
+	return ShadowRecv(cfg, post, c, m)
+}
+
+// sendApp mirrors SendApp(p, q, a) (lines 159-169) for c = <<p, q>>.
+func sendApp(cfg *Config, st *State, c int, a int64) (*State, bool) {
+	p := cfg.from[c]
+	if !(st.Proc[p].Sent < cfg.Budget[p]) || !(st.Proc[p].Bal >= a) {
+		return nil, false
+	}
+	m := spec.AppMsg{Amt: a, Seq: st.NSent[c] + 1} // m == AppMsg(a, nSent[c] + 1)
+	n := *st
+	n.Proc = cloneSlice(st.Proc)
+	n.Proc[p].Bal -= a
+	n.Proc[p].Sent++
+	n.Chan = cloneSlice(st.Chan)
+	n.Chan[c] = appendCopy(st.Chan[c], Msg{Kind: KindApp, AppMsg: m})
+	n.NSent = cloneSlice(st.NSent)
+	n.NSent[c]++
+	ns := cfg.NumSnaps()
+	n.Pre = make([]Shadow, ns)
+	n.Post = make([]Shadow, ns)
+	for s := 0; s < ns; s++ {
+		if st.Recorded[s].Has(p) {
+			n.Pre[s] = st.Pre[s]
+			n.Post[s] = ShadowSend(cfg, st.Post[s], c, m)
+		} else {
+			n.Pre[s] = ShadowSend(cfg, st.Pre[s], c, m)
+			n.Post[s] = st.Post[s]
+		}
+	}
+	return &n, true
+}
+
+// SendApp mirrors SendApp(p, q, a) (lines 159-169): p transfers amount a to
+// q. Disabled when <<p, q>> is not a channel.
+func SendApp(cfg *Config, st *State, p, q spec.ProcID, a int64) (*State, bool) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, false
+	}
+	return sendApp(cfg, st, c, a)
+}
+
+// consume mirrors Consume(p, q, i) (lines 174-182) for c = <<p, q>>: it sets
+// proc', chan', got', pre' and post' in n from st; the caller decides
+// recMsgs'. The caller has checked that position i holds an app message.
+func consume(cfg *Config, st, n *State, c, i int) {
+	q := cfg.to[c]
+	m := st.Chan[c][i-1].AppMsg
+	n.Proc = cloneSlice(st.Proc)
+	n.Proc[q].Bal += m.Amt
+	n.Proc[q].Rcvd++
+	n.Chan = cloneSlice(st.Chan)
+	n.Chan[c] = removeAt(st.Chan[c], i)
+	n.Got = cloneSlice(st.Got)
+	n.Got[c] = appendCopy(st.Got[c], m.Seq)
+	ns := cfg.NumSnaps()
+	n.Pre = make([]Shadow, ns)
+	n.Post = make([]Shadow, ns)
+	for s := 0; s < ns; s++ {
+		if st.Recorded[s].Has(q) {
+			n.Pre[s] = st.Pre[s]
+			n.Post[s] = postRecv(cfg, st, s, c, m)
+		} else {
+			n.Pre[s] = ShadowRecv(cfg, st.Pre[s], c, m)
+			n.Post[s] = st.Post[s]
+		}
+	}
+}
+
+// recordInFlight mirrors RecordInFlight(c, m) (lines 186-189): m joins the
+// recording of c in every snapshot in which c is being recorded.
+func recordInFlight(cfg *Config, st, n *State, c int, m spec.AppMsg) {
+	ns := cfg.NumSnaps()
+	n.RecMsgs = st.RecMsgs
+	copied := false
+	for s := 0; s < ns; s++ {
+		if st.RecChan[s][c] == Recording {
+			if !copied {
+				n.RecMsgs = cloneSlice(st.RecMsgs)
+				copied = true
+			}
+			n.RecMsgs[s] = cloneSlice(st.RecMsgs[s])
+			n.RecMsgs[s][c] = appendCopy(st.RecMsgs[s][c], m)
+		}
+	}
+}
+
+// recvAppAt mirrors RecvAppAt(p, q, i) (lines 191-195) for c = <<p, q>>.
+func recvAppAt(cfg *Config, st *State, c, i int) (*State, bool) {
+	if i < 1 || i > len(st.Chan[c]) || st.Chan[c][i-1].Kind != KindApp {
+		return nil, false
+	}
+	n := *st
+	consume(cfg, st, &n, c, i)
+	recordInFlight(cfg, st, &n, c, st.Chan[c][i-1].AppMsg)
+	return &n, true
+}
+
+// RecvAppAt mirrors RecvAppAt(p, q, i) (lines 191-195): q takes the
+// application message at position i (from 1) of <<p, q>>.
+func RecvAppAt(cfg *Config, st *State, p, q spec.ProcID, i int) (*State, bool) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, false
+	}
+	return recvAppAt(cfg, st, c, i)
+}
+
+// RecvApp mirrors RecvApp(p, q) == RecvAppAt(p, q, 1) (line 198).
+func RecvApp(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
+	return RecvAppAt(cfg, st, p, q, 1)
+}
+
+// recordState mirrors RecordState(q, s, closed) (lines 202-213): q records
+// its local state for snapshot s; channel closed (-1 for none, the spec's
+// <<p, p>>) is recorded as empty and every other incoming channel of q
+// starts recording. It sets recorded', recProc', recChan', cutSent',
+// cutGot' and post' in n from st.
+func recordState(cfg *Config, st, n *State, q, s, closed int) {
+	n.Recorded = cloneSlice(st.Recorded)
+	n.Recorded[s] = st.Recorded[s].With(q)
+	n.RecProc = cloneSlice(st.RecProc)
+	n.RecProc[s] = cloneSlice(st.RecProc[s])
+	n.RecProc[s][q] = st.Proc[q]
+	n.RecChan = cloneSlice(st.RecChan)
+	rc := cloneSlice(st.RecChan[s])
+	for c := range rc {
+		if c == closed {
+			rc[c] = Done
+		} else if cfg.to[c] == q {
+			rc[c] = Recording
+		}
+	}
+	n.RecChan[s] = rc
+	n.CutSent = cloneSlice(st.CutSent)
+	cs := cloneSlice(st.CutSent[s])
+	for _, c := range cfg.out[q] {
+		cs[c] = st.NSent[c]
+	}
+	n.CutSent[s] = cs
+	n.CutGot = cloneSlice(st.CutGot)
+	cg := cloneSlice(st.CutGot[s])
+	for _, c := range cfg.in[q] {
+		cg[c] = st.Got[c]
+	}
+	n.CutGot[s] = cg
+	n.Post = cloneSlice(st.Post)
+	post := st.Post[s]
+	n.Post[s] = Shadow{OK: post.OK, Proc: cloneSlice(post.Proc), Chan: post.Chan}
+	n.Post[s].Proc[q] = st.Proc[q]
+}
+
+// withMarkers mirrors WithMarkers(sq, q, s) (line 216): sq with a marker
+// for s appended on every outgoing channel of q. sq is not modified.
+func withMarkers(cfg *Config, sq [][]Msg, q, s int) [][]Msg {
+	n := cloneSlice(sq)
+	for _, c := range cfg.out[q] {
+		n[c] = appendCopy(sq[c], MarkerOf(s))
+	}
+	return n
+}
+
+// initiate mirrors Initiate(s) (lines 221-226) for snapshot index s.
+func initiate(cfg *Config, st *State, s int) (*State, bool) {
+	p := cfg.Initiator[s]
+	if st.Recorded[s].Has(p) {
+		return nil, false
+	}
+	n := *st
+	recordState(cfg, st, &n, p, s, -1)
+	n.Chan = withMarkers(cfg, st.Chan, p, s)
+	return &n, true
+}
+
+// Initiate mirrors Initiate(s) (lines 221-226), the Initiator Rule.
+// Disabled for an id not in Snap.
+func Initiate(cfg *Config, st *State, s spec.SnapID) (*State, bool) {
+	si := cfg.SnapIndex(s)
+	if si < 0 {
+		return nil, false
+	}
+	return initiate(cfg, st, si)
+}
+
+// recvMarkerAt mirrors RecvMarkerAt(p, q, i) (lines 230-244) for c = <<p,
+// q>>; forward is false for RecvMarkerNoForward
+// (tla/ChandyLamportNoForward.tla lines 9-20), which is RecvMarkerAt(p, q,
+// 1) without the WithMarkers of case 1.
+func recvMarkerAt(cfg *Config, st *State, c, i int, forward bool) (*State, bool) {
+	if i < 1 || i > len(st.Chan[c]) || st.Chan[c][i-1].Kind != KindMarker {
+		return nil, false
+	}
+	q := cfg.to[c]
+	s := st.Chan[c][i-1].Snap
+	rest := cloneSlice(st.Chan)
+	rest[c] = removeAt(st.Chan[c], i)
+	n := *st
+	if !st.Recorded[s].Has(q) {
+		// Case 1, first marker: record, c is empty, forward markers.
+		recordState(cfg, st, &n, q, s, c)
+		if forward {
+			n.Chan = withMarkers(cfg, rest, q, s)
+		} else {
+			n.Chan = rest
+		}
+	} else {
+		// Case 2: stop recording c; what it recorded is c's state.
+		n.RecChan = cloneSlice(st.RecChan)
+		n.RecChan[s] = cloneSlice(st.RecChan[s])
+		n.RecChan[s][c] = Done
+		n.Chan = rest
+	}
+	return &n, true
+}
+
+// RecvMarkerAt mirrors RecvMarkerAt(p, q, i) (lines 230-244), the
+// Receiving Rule for q on <<p, q>> for the marker at position i.
+func RecvMarkerAt(cfg *Config, st *State, p, q spec.ProcID, i int) (*State, bool) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, false
+	}
+	return recvMarkerAt(cfg, st, c, i, true)
+}
+
+// RecvMarker mirrors RecvMarker(p, q) == RecvMarkerAt(p, q, 1) (line 247).
+func RecvMarker(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
+	return RecvMarkerAt(cfg, st, p, q, 1)
+}
+
+// recvAppNoRecord mirrors RecvAppNoRecord(p, q)
+// (tla/ChandyLamportNoRecord.tla lines 9-13): Consume(p, q, 1) with recMsgs
+// unchanged.
+func recvAppNoRecord(cfg *Config, st *State, c int) (*State, bool) {
+	if len(st.Chan[c]) == 0 || st.Chan[c][0].Kind != KindApp {
+		return nil, false
+	}
+	n := *st
+	consume(cfg, st, &n, c, 1)
+	return &n, true
+}
+
+// RecvAppNoRecord mirrors RecvAppNoRecord(p, q) of
+// tla/ChandyLamportNoRecord.tla (lines 9-13): like RecvApp, but the message
+// never joins a recording.
+func RecvAppNoRecord(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, false
+	}
+	return recvAppNoRecord(cfg, st, c)
+}
+
+// RecvMarkerNoForward mirrors RecvMarkerNoForward(p, q) of
+// tla/ChandyLamportNoForward.tla (lines 9-20): like RecvMarker, but case 1
+// sends no markers.
+func RecvMarkerNoForward(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, false
+	}
+	return recvMarkerAt(cfg, st, c, 1, false)
+}

@@ -1,0 +1,255 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Variant names the behaviour specification a model checks: the Spec of
+// tla/ChandyLamport.tla or one of the counter-example specs of the variant
+// modules, which differ from it only in their next-state relation (and
+// fairness).
+type Variant string
+
+const (
+	// VariantSpec is Spec == Init /\ [][Next]_vars /\ Fairness
+	// (tla/ChandyLamport.tla lines 249-260).
+	VariantSpec Variant = "Spec"
+	// VariantNonFIFO is SpecNonFIFO (tla/ChandyLamportNonFIFO.tla): any
+	// queued message may be received; no fairness.
+	VariantNonFIFO Variant = "SpecNonFIFO"
+	// VariantNoRecord is SpecNoRecord (tla/ChandyLamportNoRecord.tla):
+	// RecvAppNoRecord replaces RecvApp; no fairness.
+	VariantNoRecord Variant = "SpecNoRecord"
+	// VariantNoForward is SpecNoForward (tla/ChandyLamportNoForward.tla):
+	// RecvMarkerNoForward replaces RecvMarker; weak fairness on RecvApp and
+	// RecvMarkerNoForward.
+	VariantNoForward Variant = "SpecNoForward"
+)
+
+// Valid reports whether v is one of the four specifications.
+func (v Variant) Valid() bool {
+	switch v {
+	case VariantSpec, VariantNonFIFO, VariantNoRecord, VariantNoForward:
+		return true
+	}
+	return false
+}
+
+// Constants are the CONSTANTS of tla/ChandyLamport.tla (lines 22-29) in Go
+// form. Snap is DOMAIN Initiator when left nil.
+type Constants struct {
+	Topo      *spec.Topology               // Proc and Chan
+	InitBal   map[spec.ProcID]int64        // [Proc -> Nat]
+	Amount    []int64                      // a finite set of positive amounts
+	Budget    map[spec.ProcID]int          // [Proc -> Nat]
+	Snap      []spec.SnapID                // a finite set of positive ids
+	Initiator map[spec.SnapID]spec.ProcID // [Snap -> Proc]
+}
+
+// Config is one model: the constants (in dense, sorted form: processes and
+// channels indexed as in Topo, snapshots as in Snap), the specification
+// variant, and what to check (the .cfg's INVARIANTS and PROPERTIES, in
+// order). Build it with NewConfig or LoadModel; it is read-only afterwards.
+type Config struct {
+	Name          string
+	Topo          *spec.Topology // Proc = Topo.Procs, Chan = Topo.Chans (both sorted)
+	InitBal       []int64        // by process index
+	Amount        []int64        // sorted ascending
+	Budget        []int          // by process index
+	Snap          []spec.SnapID  // sorted ascending
+	Initiator     []int          // by snapshot index: the initiator's process index
+	Variant       Variant
+	Invariants    []string
+	Properties    []string
+	CheckDeadlock bool
+
+	// Derived from the constants.
+	from, to   []int   // channel index -> sender, receiver process index
+	in, out    [][]int // process index -> incoming, outgoing channel indexes
+	chanIdx    []int   // from*nProc+to -> channel index or -1
+	amountSet  map[int64]bool
+	totalMoney int64 // TotalMoney (line 93)
+	maxRcvd    int   // MaxRcvd (line 336)
+}
+
+// MaxProcs bounds the number of processes (recorded sets are bit masks).
+const MaxProcs = 64
+
+// NewConfig validates k against the ASSUME of tla/ChandyLamport.tla (lines
+// 42-50; the topology itself checks ids, self-loops and strong
+// connectivity) and the names to check, and returns the model.
+func NewConfig(k Constants, v Variant, invariants, properties []string) (*Config, error) {
+	if k.Topo == nil {
+		return nil, fmt.Errorf("model: no topology")
+	}
+	if !v.Valid() {
+		return nil, fmt.Errorf("model: unknown specification %q (want Spec, SpecNonFIFO, SpecNoRecord or SpecNoForward)", string(v))
+	}
+	t := k.Topo
+	np, nc := len(t.Procs), len(t.Chans)
+	if np > MaxProcs {
+		return nil, fmt.Errorf("model: %d processes, at most %d supported", np, MaxProcs)
+	}
+	cfg := &Config{Topo: t, Variant: v, CheckDeadlock: false,
+		Invariants: append([]string(nil), invariants...), Properties: append([]string(nil), properties...)}
+	for _, name := range invariants {
+		if _, ok := invariantFuncs[name]; !ok {
+			return nil, fmt.Errorf("model: unknown invariant %q (known: %s)", name, knownInvariants())
+		}
+	}
+	for _, name := range properties {
+		if name != "SnapshotsComplete" {
+			return nil, fmt.Errorf("model: unknown property %q (known: SnapshotsComplete)", name)
+		}
+	}
+	// InitBal \in [Proc -> Nat], Budget \in [Proc -> Nat]
+	if err := checkDomain("InitBal", len(k.InitBal), func(f func(spec.ProcID) bool) bool {
+		for p := range k.InitBal {
+			if !f(p) {
+				return false
+			}
+		}
+		return true
+	}, t); err != nil {
+		return nil, err
+	}
+	if err := checkDomain("Budget", len(k.Budget), func(f func(spec.ProcID) bool) bool {
+		for p := range k.Budget {
+			if !f(p) {
+				return false
+			}
+		}
+		return true
+	}, t); err != nil {
+		return nil, err
+	}
+	cfg.InitBal = make([]int64, np)
+	cfg.Budget = make([]int, np)
+	for i, p := range t.Procs {
+		if k.InitBal[p] < 0 {
+			return nil, fmt.Errorf("model: InitBal[%q] = %d is not a natural number", string(p), k.InitBal[p])
+		}
+		if k.Budget[p] < 0 {
+			return nil, fmt.Errorf("model: Budget[%q] = %d is not a natural number", string(p), k.Budget[p])
+		}
+		cfg.InitBal[i] = k.InitBal[p]
+		cfg.Budget[i] = k.Budget[p]
+		cfg.totalMoney += k.InitBal[p]
+		cfg.maxRcvd += k.Budget[p]
+	}
+	// Amount \subseteq Nat \ {0}
+	cfg.amountSet = map[int64]bool{}
+	for _, a := range k.Amount {
+		if a <= 0 {
+			return nil, fmt.Errorf("model: Amount holds %d, want positive amounts only", a)
+		}
+		if !cfg.amountSet[a] {
+			cfg.amountSet[a] = true
+			cfg.Amount = append(cfg.Amount, a)
+		}
+	}
+	sort.Slice(cfg.Amount, func(i, j int) bool { return cfg.Amount[i] < cfg.Amount[j] })
+	// Snap \subseteq Nat \ {0}, Initiator \in [Snap -> Proc]
+	snaps := k.Snap
+	if snaps == nil {
+		for s := range k.Initiator {
+			snaps = append(snaps, s)
+		}
+	}
+	seen := map[spec.SnapID]bool{}
+	for _, s := range snaps {
+		if s == 0 {
+			return nil, fmt.Errorf("model: Snap holds 0, want positive ids only")
+		}
+		if !seen[s] {
+			seen[s] = true
+			cfg.Snap = append(cfg.Snap, s)
+		}
+	}
+	sort.Slice(cfg.Snap, func(i, j int) bool { return cfg.Snap[i] < cfg.Snap[j] })
+	if len(k.Initiator) != len(cfg.Snap) {
+		return nil, fmt.Errorf("model: Initiator's domain has %d ids, Snap has %d: want Initiator \\in [Snap -> Proc]", len(k.Initiator), len(cfg.Snap))
+	}
+	for _, s := range cfg.Snap {
+		p, ok := k.Initiator[s]
+		if !ok {
+			return nil, fmt.Errorf("model: Initiator has no entry for snapshot %d", s)
+		}
+		pi := t.ProcIndex(p)
+		if pi < 0 {
+			return nil, fmt.Errorf("model: Initiator[%d] = %q is not a process", s, string(p))
+		}
+		cfg.Initiator = append(cfg.Initiator, pi)
+	}
+	cfg.from = make([]int, nc)
+	cfg.to = make([]int, nc)
+	cfg.in = make([][]int, np)
+	cfg.out = make([][]int, np)
+	cfg.chanIdx = make([]int, np*np)
+	for i := range cfg.chanIdx {
+		cfg.chanIdx[i] = -1
+	}
+	for ci, c := range t.Chans {
+		f, g := t.ProcIndex(c.From), t.ProcIndex(c.To)
+		cfg.from[ci], cfg.to[ci] = f, g
+		cfg.out[f] = append(cfg.out[f], ci)
+		cfg.in[g] = append(cfg.in[g], ci)
+		cfg.chanIdx[f*np+g] = ci
+	}
+	return cfg, nil
+}
+
+func checkDomain(name string, n int, each func(func(spec.ProcID) bool) bool, t *spec.Topology) error {
+	var bad spec.ProcID
+	if !each(func(p spec.ProcID) bool { bad = p; return t.Has(p) }) {
+		return fmt.Errorf("model: %s has an entry for %q, which is not a process", name, string(bad))
+	}
+	if n != len(t.Procs) {
+		return fmt.Errorf("model: %s has %d entries, want one for each of the %d processes", name, n, len(t.Procs))
+	}
+	return nil
+}
+
+// NumProcs, NumChans and NumSnaps are |Proc|, |Chan| and |Snap|.
+func (cfg *Config) NumProcs() int { return len(cfg.Topo.Procs) }
+
+// NumChans is |Chan|.
+func (cfg *Config) NumChans() int { return len(cfg.Topo.Chans) }
+
+// NumSnaps is |Snap|.
+func (cfg *Config) NumSnaps() int { return len(cfg.Snap) }
+
+// TotalMoney mirrors TotalMoney == SumOver(InitBal, Proc) (line 93).
+func (cfg *Config) TotalMoney() int64 { return cfg.totalMoney }
+
+// MaxRcvd mirrors MaxRcvd == SumOver(Budget, Proc) (line 336).
+func (cfg *Config) MaxRcvd() int { return cfg.maxRcvd }
+
+// ChanIndex is the index of channel <<p, q>>, or -1 if it is not in Chan.
+func (cfg *Config) ChanIndex(p, q spec.ProcID) int {
+	pi, qi := cfg.Topo.ProcIndex(p), cfg.Topo.ProcIndex(q)
+	if pi < 0 || qi < 0 {
+		return -1
+	}
+	return cfg.chanIdx[pi*len(cfg.Topo.Procs)+qi]
+}
+
+// SnapIndex is the index of snapshot id s in Snap, or -1.
+func (cfg *Config) SnapIndex(s spec.SnapID) int {
+	for i, x := range cfg.Snap {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// Fair reports whether the variant's specification has weak fairness on
+// the receive actions (Spec and SpecNoForward do; the other two have no
+// fairness conjunct).
+func (cfg *Config) Fair() bool {
+	return cfg.Variant == VariantSpec || cfg.Variant == VariantNoForward
+}

@@ -1,0 +1,337 @@
+package model
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// This file mirrors the properties of tla/ChandyLamport.tla (lines
+// 262-347). Each invariant is a func(*Config, *State) bool with the TLA+
+// name.
+
+// Invariant is a state predicate.
+type Invariant func(cfg *Config, st *State) bool
+
+var invariantFuncs = map[string]Invariant{
+	"TypeOK":               TypeOK,
+	"ConsistentCut":        ConsistentCut,
+	"ExactChannelState":    ExactChannelState,
+	"Conservation":         Conservation,
+	"SnapshotReachable":    SnapshotReachable,
+	"CurrentReachable":     CurrentReachable,
+	"ChandyLamportTheorem": ChandyLamportTheorem,
+	"StableCatalogue":      StableCatalogue,
+}
+
+// InvariantByName returns the invariant with that TLA+ name.
+func InvariantByName(name string) (Invariant, bool) {
+	f, ok := invariantFuncs[name]
+	return f, ok
+}
+
+func knownInvariants() string {
+	var names []string
+	for n := range invariantFuncs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func natLocal(l spec.LocalState) bool { return l.Bal >= 0 && l.Sent >= 0 && l.Rcvd >= 0 }
+
+// TypeOK mirrors TypeOK (lines 267-281).
+func TypeOK(cfg *Config, st *State) bool {
+	np, nc, ns := cfg.NumProcs(), cfg.NumChans(), cfg.NumSnaps()
+	if len(st.Proc) != np || len(st.Chan) != nc || len(st.NSent) != nc || len(st.Got) != nc ||
+		len(st.Recorded) != ns || len(st.RecProc) != ns || len(st.RecChan) != ns || len(st.RecMsgs) != ns ||
+		len(st.CutSent) != ns || len(st.CutGot) != ns || len(st.Pre) != ns || len(st.Post) != ns {
+		return false
+	}
+	for _, l := range st.Proc { // proc \in [Proc -> LocalState]
+		if !natLocal(l) {
+			return false
+		}
+	}
+	for _, ms := range st.Chan { // every message is an app message or a marker
+		for _, m := range ms {
+			switch m.Kind {
+			case KindApp:
+				if !cfg.amountSet[m.Amt] || m.Seq == 0 {
+					return false
+				}
+			case KindMarker:
+				if m.Snap < 0 || m.Snap >= ns {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	// nSent \in [Chan -> Nat] holds by construction (uint64).
+	for _, g := range st.Got { // got \in [Chan -> Seq(Nat \ {0})]
+		for _, x := range g {
+			if x == 0 {
+				return false
+			}
+		}
+	}
+	full := ProcSet(1<<uint(np) - 1)
+	if np == 64 {
+		full = ^ProcSet(0)
+	}
+	for s := 0; s < ns; s++ {
+		if st.Recorded[s]&^full != 0 { // recorded \in [Snap -> SUBSET Proc]
+			return false
+		}
+		if len(st.RecProc[s]) != np || len(st.RecChan[s]) != nc || len(st.RecMsgs[s]) != nc ||
+			len(st.CutSent[s]) != nc || len(st.CutGot[s]) != nc {
+			return false
+		}
+		for _, l := range st.RecProc[s] {
+			if !natLocal(l) {
+				return false
+			}
+		}
+		for _, x := range st.RecChan[s] {
+			if x > Done {
+				return false
+			}
+		}
+		// recMsgs holds app messages only, by construction.
+		for _, g := range st.CutGot[s] {
+			for _, x := range g {
+				if x == 0 {
+					return false
+				}
+			}
+		}
+		if !shadowOK(cfg, st.Pre[s]) || !shadowOK(cfg, st.Post[s]) {
+			return false
+		}
+	}
+	return true
+}
+
+// shadowOK is sh \in Shadow (line 66).
+func shadowOK(cfg *Config, sh Shadow) bool {
+	if len(sh.Proc) != cfg.NumProcs() || len(sh.Chan) != cfg.NumChans() {
+		return false
+	}
+	for _, l := range sh.Proc {
+		if !natLocal(l) {
+			return false
+		}
+	}
+	for _, ms := range sh.Chan {
+		for _, m := range ms {
+			if !cfg.amountSet[m.Amt] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ConsistentCut mirrors ConsistentCut (lines 287-292): once both ends of c
+// have recorded for s, the messages the receiver had consumed when it
+// recorded are 1..k with k <= the number the sender had sent.
+func ConsistentCut(cfg *Config, st *State) bool {
+	for s := range cfg.Snap {
+		for c := range cfg.Topo.Chans {
+			if !(st.Recorded[s].Has(cfg.from[c]) && st.Recorded[s].Has(cfg.to[c])) {
+				continue
+			}
+			g := st.CutGot[s][c]
+			k := uint64(len(g))
+			if k > st.CutSent[s][c] {
+				return false
+			}
+			for i, x := range g {
+				if x != uint64(i+1) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// ExactChannelState mirrors ExactChannelState (lines 297-302): a done
+// channel's recorded messages are numbers k+1 .. cutSent[s][c], in order.
+func ExactChannelState(cfg *Config, st *State) bool {
+	for s := range cfg.Snap {
+		for c := range cfg.Topo.Chans {
+			if st.RecChan[s][c] != Done {
+				continue
+			}
+			k := int64(len(st.CutGot[s][c]))
+			rec := st.RecMsgs[s][c]
+			want := int64(st.CutSent[s][c]) - k // 1..(cutSent - k) is empty when negative
+			if want < 0 {
+				want = 0
+			}
+			if int64(len(rec)) != want {
+				return false
+			}
+			for j, m := range rec {
+				if int64(m.Seq) != k+int64(j)+1 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// Conservation mirrors Conservation (lines 306-309): a complete snapshot
+// holds all the money.
+func Conservation(cfg *Config, st *State) bool {
+	for s := range cfg.Snap {
+		if !Complete(cfg, st, s) {
+			continue
+		}
+		var sum int64
+		for _, l := range st.RecProc[s] {
+			sum += l.Bal
+		}
+		for _, ms := range st.RecMsgs[s] {
+			for _, m := range ms { // SeqSum (lines 90-91)
+				sum += m.Amt
+			}
+		}
+		if sum != cfg.totalMoney {
+			return false
+		}
+	}
+	return true
+}
+
+// RecordedApp mirrors RecordedApp(s) (line 105): the state snapshot s
+// recorded, as a Shadow with ok TRUE.
+func RecordedApp(st *State, s int) Shadow {
+	return Shadow{OK: true, Proc: st.RecProc[s], Chan: st.RecMsgs[s]}
+}
+
+// CurrentApp mirrors CurrentApp (line 104): the application state now,
+// every channel reduced to its app messages (AppOnly, line 98).
+func CurrentApp(st *State) Shadow {
+	ch := make([][]spec.AppMsg, len(st.Chan))
+	for c, ms := range st.Chan {
+		for _, m := range ms {
+			if m.Kind == KindApp {
+				ch[c] = append(ch[c], m.AppMsg)
+			}
+		}
+	}
+	return Shadow{OK: true, Proc: st.Proc, Chan: ch}
+}
+
+// SnapshotReachable mirrors SnapshotReachable (lines 317-319).
+func SnapshotReachable(cfg *Config, st *State) bool {
+	for s := range cfg.Snap {
+		if !st.Pre[s].OK {
+			return false
+		}
+		if Complete(cfg, st, s) && !st.Pre[s].Equal(RecordedApp(st, s)) {
+			return false
+		}
+	}
+	return true
+}
+
+// CurrentReachable mirrors CurrentReachable (lines 321-323).
+func CurrentReachable(cfg *Config, st *State) bool {
+	var cur *Shadow
+	for s := range cfg.Snap {
+		if !st.Post[s].OK {
+			return false
+		}
+		if Complete(cfg, st, s) {
+			if cur == nil {
+				c := CurrentApp(st)
+				cur = &c
+			}
+			if !st.Post[s].Equal(*cur) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ChandyLamportTheorem mirrors ChandyLamportTheorem == SnapshotReachable
+// /\ CurrentReachable (line 325).
+func ChandyLamportTheorem(cfg *Config, st *State) bool {
+	return SnapshotReachable(cfg, st) && CurrentReachable(cfg, st)
+}
+
+// Terminated mirrors Terminated(st) (lines 331-332) on an application
+// state: every budget spent, no transfer in flight.
+func Terminated(cfg *Config, sh Shadow) bool {
+	for p, l := range sh.Proc {
+		if l.Sent != cfg.Budget[p] {
+			return false
+		}
+	}
+	for _, ms := range sh.Chan {
+		if len(ms) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// RcvdAtLeast mirrors RcvdAtLeast(st, p, k) == st.proc[p].rcvd >= k (line
+// 334); p is a process index.
+func RcvdAtLeast(sh Shadow, p, k int) bool { return sh.Proc[p].Rcvd >= k }
+
+// StableCatalogue mirrors StableCatalogue (lines 338-344): in every
+// complete snapshot, each catalogued stable predicate that holds in the
+// recorded state holds now, and each that fails there failed initially.
+// The catalogue is spec.StableCatalogue(Proc, MaxRcvd).
+func StableCatalogue(cfg *Config, st *State) bool {
+	var cur, init Shadow
+	ready := false
+	for s := range cfg.Snap {
+		if !Complete(cfg, st, s) {
+			continue
+		}
+		if !ready {
+			cur, init, ready = CurrentApp(st), InitApp(cfg), true
+		}
+		rec := RecordedApp(st, s)
+		if Terminated(cfg, rec) && !Terminated(cfg, cur) {
+			return false
+		}
+		if !Terminated(cfg, rec) && Terminated(cfg, init) {
+			return false
+		}
+		for p := range cfg.Topo.Procs {
+			for k := 1; k <= cfg.maxRcvd; k++ {
+				if RcvdAtLeast(rec, p, k) && !RcvdAtLeast(cur, p, k) {
+					return false
+				}
+				if !RcvdAtLeast(rec, p, k) && RcvdAtLeast(init, p, k) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// SnapshotDone is the state part of SnapshotsComplete (line 347) at a
+// state a fair behaviour ends in: \A s \in Snap : Initiated(s) =>
+// Complete(s). It returns the first snapshot index violating it, or -1.
+func SnapshotDone(cfg *Config, st *State) int {
+	for s := range cfg.Snap {
+		if Initiated(cfg, st, s) && !Complete(cfg, st, s) {
+			return s
+		}
+	}
+	return -1
+}

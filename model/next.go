@@ -1,0 +1,180 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// ActionKind names the TLA+ action an instance belongs to.
+type ActionKind uint8
+
+const (
+	ActSendApp ActionKind = iota
+	ActRecvApp
+	ActRecvAppAt
+	ActInitiate
+	ActRecvMarker
+	ActRecvMarkerAt
+	ActRecvAppNoRecord
+	ActRecvMarkerNoForward
+)
+
+var actionNames = [...]string{"SendApp", "RecvApp", "RecvAppAt", "Initiate", "RecvMarker", "RecvMarkerAt", "RecvAppNoRecord", "RecvMarkerNoForward"}
+
+func (k ActionKind) String() string {
+	if int(k) < len(actionNames) {
+		return actionNames[k]
+	}
+	return "?"
+}
+
+// Receive reports whether the action is a receive: the actions under weak
+// fairness in Spec (RecvApp, RecvMarker; line 257) and SpecNoForward
+// (RecvApp, RecvMarkerNoForward).
+func (k ActionKind) Receive() bool { return k != ActSendApp && k != ActInitiate }
+
+// Action is one instance of an action: the action and its parameters.
+// Chan is a channel index (for channel actions), Amt an amount (SendApp),
+// Snap a snapshot index (Initiate), Pos a position from 1 (the ...At
+// actions).
+type Action struct {
+	Kind ActionKind
+	Chan int
+	Amt  int64
+	Snap int
+	Pos  int
+}
+
+// Label renders the instance as a TLA+ action, e.g. RecvMarker("P1", "P2").
+func (a Action) Label(cfg *Config) string {
+	pq := func() string {
+		c := cfg.Topo.Chans[a.Chan]
+		return strconv.Quote(string(c.From)) + ", " + strconv.Quote(string(c.To))
+	}
+	switch a.Kind {
+	case ActSendApp:
+		return fmt.Sprintf("SendApp(%s, %d)", pq(), a.Amt)
+	case ActInitiate:
+		return fmt.Sprintf("Initiate(%d)", cfg.Snap[a.Snap])
+	case ActRecvAppAt, ActRecvMarkerAt:
+		return fmt.Sprintf("%s(%s, %d)", a.Kind, pq(), a.Pos)
+	}
+	return fmt.Sprintf("%s(%s)", a.Kind, pq())
+}
+
+// Apply runs the instance on st.
+func (a Action) Apply(cfg *Config, st *State) (*State, bool) {
+	switch a.Kind {
+	case ActSendApp:
+		return sendApp(cfg, st, a.Chan, a.Amt)
+	case ActRecvApp:
+		return recvAppAt(cfg, st, a.Chan, 1)
+	case ActRecvAppAt:
+		return recvAppAt(cfg, st, a.Chan, a.Pos)
+	case ActInitiate:
+		return initiate(cfg, st, a.Snap)
+	case ActRecvMarker:
+		return recvMarkerAt(cfg, st, a.Chan, 1, true)
+	case ActRecvMarkerAt:
+		return recvMarkerAt(cfg, st, a.Chan, a.Pos, true)
+	case ActRecvAppNoRecord:
+		return recvAppNoRecord(cfg, st, a.Chan)
+	case ActRecvMarkerNoForward:
+		return recvMarkerAt(cfg, st, a.Chan, 1, false)
+	}
+	return nil, false
+}
+
+// Transition is an enabled action instance and the state it leads to.
+type Transition struct {
+	Label  string
+	Action Action
+	State  *State
+}
+
+// Next returns every enabled instance of the variant's next-state relation
+// in st with its successor, in the order TLC enumerates the disjuncts and
+// quantifiers (Chan, Amount and Snap in sorted order), duplicates kept:
+//
+//	Next (lines 249-253):        SendApp for each c \in Chan, a \in Amount;
+//	                             RecvApp for each c; Initiate for each s;
+//	                             RecvMarker for each c.
+//	NextNonFIFO:                 RecvAppAt and RecvMarkerAt for each c and
+//	                             each i \in 1..Len(chan[c]).
+//	NextNoRecord, NextNoForward: RecvAppNoRecord, RecvMarkerNoForward in
+//	                             place of RecvApp, RecvMarker.
+func Next(cfg *Config, st *State) []Transition {
+	var out []Transition
+	forEachSuccessor(cfg, st, func(a Action, n *State) {
+		out = append(out, Transition{Label: a.Label(cfg), Action: a, State: n})
+	})
+	return out
+}
+
+// forEachSuccessor calls f for every enabled instance, in Next's order.
+func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
+	nc := cfg.NumChans()
+	for c := 0; c < nc; c++ {
+		for _, a := range cfg.Amount {
+			if n, ok := sendApp(cfg, st, c, a); ok {
+				f(Action{Kind: ActSendApp, Chan: c, Amt: a}, n)
+			}
+		}
+	}
+	for c := 0; c < nc; c++ {
+		switch cfg.Variant {
+		case VariantNonFIFO:
+			for i := 1; i <= len(st.Chan[c]); i++ {
+				if n, ok := recvAppAt(cfg, st, c, i); ok {
+					f(Action{Kind: ActRecvAppAt, Chan: c, Pos: i}, n)
+				}
+			}
+		case VariantNoRecord:
+			if n, ok := recvAppNoRecord(cfg, st, c); ok {
+				f(Action{Kind: ActRecvAppNoRecord, Chan: c}, n)
+			}
+		default:
+			if n, ok := recvAppAt(cfg, st, c, 1); ok {
+				f(Action{Kind: ActRecvApp, Chan: c}, n)
+			}
+		}
+	}
+	for s := range cfg.Snap {
+		if n, ok := initiate(cfg, st, s); ok {
+			f(Action{Kind: ActInitiate, Snap: s}, n)
+		}
+	}
+	for c := 0; c < nc; c++ {
+		switch cfg.Variant {
+		case VariantNonFIFO:
+			for i := 1; i <= len(st.Chan[c]); i++ {
+				if n, ok := recvMarkerAt(cfg, st, c, i, true); ok {
+					f(Action{Kind: ActRecvMarkerAt, Chan: c, Pos: i}, n)
+				}
+			}
+		case VariantNoForward:
+			if n, ok := recvMarkerAt(cfg, st, c, 1, false); ok {
+				f(Action{Kind: ActRecvMarkerNoForward, Chan: c}, n)
+			}
+		default:
+			if n, ok := recvMarkerAt(cfg, st, c, 1, true); ok {
+				f(Action{Kind: ActRecvMarker, Chan: c}, n)
+			}
+		}
+	}
+}
+
+// fairEnabled reports whether some action under weak fairness is enabled
+// in st: a receive in Spec or SpecNoForward (every receive there is fair);
+// never in SpecNonFIFO and SpecNoRecord, which have no fairness.
+func fairEnabled(cfg *Config, st *State) bool {
+	if !cfg.Fair() {
+		return false
+	}
+	for _, ms := range st.Chan {
+		if len(ms) > 0 { // the head is an app message (RecvApp) or a marker (RecvMarker...)
+			return true
+		}
+	}
+	return false
+}
