@@ -1,0 +1,365 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/trace"
+	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// ClusterConfig configures a Cluster.
+type ClusterConfig struct {
+	Topology *spec.Topology
+	// NewApp returns a fresh application for process p.
+	NewApp func(p spec.ProcID) (core.App, error)
+	// Transport carries every node's frames, unless NodeTransports names
+	// one for the node (e.g. one TCP transport per node, as separate
+	// processes would have). The cluster closes them all on Stop.
+	Transport      transport.Transport
+	NodeTransports map[spec.ProcID]transport.Transport
+	// Traces, if set, holds one sink per process (see OpenTraces).
+	Traces map[spec.ProcID]*trace.Sink
+	// From, if set, restores every node from this snapshot; new snapshot
+	// ids then start after From.ID.
+	From *GlobalSnapshot
+	// OnError, if set, is called with every node error (from node
+	// goroutines, possibly concurrently).
+	OnError func(error)
+}
+
+// Cluster runs one Node per process of a topology in this process.
+type Cluster struct {
+	topo  *spec.Topology
+	nodes map[spec.ProcID]*Node
+	trs   []transport.Transport
+	col   *Collector
+	stats *Stats
+
+	nextSnap atomic.Uint64
+	mu       sync.Mutex
+	snaps    map[spec.SnapID]spec.ProcID // snapshot -> initiator
+	stopped  bool
+	report   *StopReport
+}
+
+// NewCluster builds and starts the nodes. On error, whatever was started
+// is stopped and the transports are closed.
+func NewCluster(cfg ClusterConfig) (*Cluster, error) {
+	if cfg.Topology == nil {
+		return nil, fmt.Errorf("runtime: cluster config has no topology")
+	}
+	if cfg.NewApp == nil {
+		return nil, fmt.Errorf("runtime: cluster config has no NewApp")
+	}
+	c := &Cluster{
+		topo: cfg.Topology, nodes: map[spec.ProcID]*Node{}, col: NewCollector(cfg.Topology),
+		stats: &Stats{}, snaps: map[spec.SnapID]spec.ProcID{},
+	}
+	seen := map[transport.Transport]bool{}
+	addTr := func(tr transport.Transport) {
+		if tr != nil && !seen[tr] {
+			seen[tr] = true
+			c.trs = append(c.trs, tr)
+		}
+	}
+	addTr(cfg.Transport)
+	for _, p := range cfg.Topology.Procs {
+		addTr(cfg.NodeTransports[p])
+	}
+	if cfg.From != nil {
+		if err := cfg.From.Validate(); err != nil {
+			c.closeTransports()
+			return nil, fmt.Errorf("runtime: restore: %w", err)
+		}
+		c.nextSnap.Store(uint64(cfg.From.ID))
+	}
+	for _, p := range cfg.Topology.Procs {
+		tr := cfg.NodeTransports[p]
+		if tr == nil {
+			tr = cfg.Transport
+		}
+		if tr == nil {
+			c.abort()
+			return nil, fmt.Errorf("runtime: no transport for %s", string(p))
+		}
+		a, err := cfg.NewApp(p)
+		if err != nil {
+			c.abort()
+			return nil, fmt.Errorf("runtime: application for %s: %w", string(p), err)
+		}
+		n, err := NewNode(NodeConfig{
+			Topology: cfg.Topology, Self: p, App: a, Transport: tr,
+			Collector: c.col, Trace: cfg.Traces[p], From: cfg.From,
+			OnError: cfg.OnError, Stats: c.stats,
+		})
+		if err != nil {
+			c.abort()
+			return nil, err
+		}
+		c.nodes[p] = n
+	}
+	return c, nil
+}
+
+func (c *Cluster) abort() {
+	for _, n := range c.nodes {
+		n.Stop()
+	}
+	c.closeTransports()
+}
+
+func (c *Cluster) closeTransports() []error {
+	errs := make([]error, len(c.trs))
+	var wg sync.WaitGroup
+	for i, tr := range c.trs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = tr.Close() }()
+	}
+	wg.Wait()
+	return errs
+}
+
+// Topology is the cluster's topology.
+func (c *Cluster) Topology() *spec.Topology { return c.topo }
+
+// Node returns p's node, or nil.
+func (c *Cluster) Node(p spec.ProcID) *Node { return c.nodes[p] }
+
+// Collector is the cluster's collector.
+func (c *Cluster) Collector() *Collector { return c.col }
+
+// Stats are the cluster's frame counters.
+func (c *Cluster) Stats() *Stats { return c.stats }
+
+// Transfer sends amount from one process to another.
+func (c *Cluster) Transfer(from, to spec.ProcID, amount int64) error {
+	n := c.nodes[from]
+	if n == nil {
+		return fmt.Errorf("runtime: transfer from unknown process %q", string(from))
+	}
+	return n.Transfer(to, amount)
+}
+
+// Snapshot starts a new snapshot at initiator with a fresh id and returns
+// the id. Snapshots started concurrently get distinct ids.
+func (c *Cluster) Snapshot(initiator spec.ProcID) (spec.SnapID, error) {
+	n := c.nodes[initiator]
+	if n == nil {
+		return 0, fmt.Errorf("runtime: snapshot at unknown process %q", string(initiator))
+	}
+	s := spec.SnapID(c.nextSnap.Add(1))
+	c.mu.Lock()
+	c.snaps[s] = initiator
+	c.mu.Unlock()
+	if err := n.Initiate(s); err != nil {
+		return 0, err
+	}
+	return s, nil
+}
+
+// Collect waits for snapshot s (see Collector.Collect).
+func (c *Cluster) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot, error) {
+	return c.col.Collect(ctx, s)
+}
+
+// Initiators maps every snapshot started through Snapshot to its
+// initiator, for a trace header.
+func (c *Cluster) Initiators() map[spec.SnapID]spec.ProcID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[spec.SnapID]spec.ProcID, len(c.snaps))
+	for s, p := range c.snaps {
+		out[s] = p
+	}
+	return out
+}
+
+// Quiesce waits until every frame sent has been delivered to its node or
+// ctx ends, polling the counters.
+func (c *Cluster) Quiesce(ctx context.Context) error {
+	for c.stats.InFlight() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("runtime: quiesce: %d frames still in flight: %w", c.stats.InFlight(), ctx.Err())
+		case <-time.After(200 * time.Microsecond):
+		}
+	}
+	return nil
+}
+
+// StopTheWorld is the baseline Chandy-Lamport avoids: hold every node's
+// application sends, wait until no application message is in flight,
+// record every node's state (channels are then empty), and resume. Senders
+// block meanwhile. It returns the recorded snapshot with id s.
+func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g GlobalSnapshot, err error) {
+	g = GlobalSnapshot{ID: s, Topology: c.topo}
+	paused := make([]*Node, 0, len(c.nodes))
+	defer func() {
+		for _, n := range paused {
+			if e := n.resume(); e != nil && err == nil {
+				err = e
+			}
+		}
+	}()
+	for _, p := range c.topo.Procs {
+		n := c.nodes[p]
+		if err := n.pause(); err != nil {
+			return g, err
+		}
+		paused = append(paused, n)
+	}
+	for c.stats.AppSent.Load() != c.stats.AppDelivered.Load() {
+		select {
+		case <-ctx.Done():
+			return g, fmt.Errorf("runtime: stop-the-world: channels did not drain: %w", ctx.Err())
+		default:
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+	for _, p := range c.topo.Procs {
+		ns, err := c.nodes[p].capture()
+		if err != nil {
+			return g, err
+		}
+		g.Nodes = append(g.Nodes, ns)
+	}
+	// Drained: every channel is empty, its receiver expects what its
+	// sender sends next.
+	next := map[spec.Channel]uint64{}
+	for _, ns := range g.Nodes {
+		for _, cs := range ns.NextSend {
+			next[cs.Chan] = cs.Next
+		}
+	}
+	for _, ch := range c.topo.Chans {
+		g.Chans = append(g.Chans, ChanState{Chan: ch, NextRecv: next[ch]})
+	}
+	return g, nil
+}
+
+// StopReport is what Stop found: frames that were accepted but never
+// delivered, frames the transports refused, and node errors. It is an
+// error when any of those lists is non-empty.
+type StopReport struct {
+	Undelivered []wire.Envelope // reached a transport but no node took them
+	Unacked     []wire.Envelope // sent on TCP, receipt unknown
+	Unsent      []wire.Envelope // a transport refused them
+	NodeErrors  []error         // the first errors of each node
+	Errors      int             // total node errors
+	Hung        []spec.ProcID   // nodes that did not stop in time
+	Other       []error         // other transport close errors
+}
+
+func (r *StopReport) Error() string {
+	var parts []string
+	if len(r.Undelivered) > 0 {
+		parts = append(parts, fmt.Sprintf("%d frames undelivered (%s)", len(r.Undelivered), byChan(r.Undelivered)))
+	}
+	if len(r.Unacked) > 0 {
+		parts = append(parts, fmt.Sprintf("%d frames unacknowledged (%s)", len(r.Unacked), byChan(r.Unacked)))
+	}
+	if len(r.Unsent) > 0 {
+		parts = append(parts, fmt.Sprintf("%d frames refused by the transport (%s)", len(r.Unsent), byChan(r.Unsent)))
+	}
+	if r.Errors > 0 {
+		parts = append(parts, fmt.Sprintf("%d node errors, first: %v", r.Errors, r.NodeErrors[0]))
+	}
+	if len(r.Hung) > 0 {
+		parts = append(parts, fmt.Sprintf("nodes did not stop: %v", r.Hung))
+	}
+	for _, e := range r.Other {
+		parts = append(parts, e.Error())
+	}
+	return "runtime: stopped with " + strings.Join(parts, "; ")
+}
+
+func (r *StopReport) empty() bool {
+	return len(r.Undelivered)+len(r.Unacked)+len(r.Unsent)+r.Errors+len(r.Hung)+len(r.Other) == 0
+}
+
+func byChan(envs []wire.Envelope) string {
+	n := map[spec.Channel]int{}
+	for _, e := range envs {
+		n[e.Chan]++
+	}
+	cs := make([]spec.Channel, 0, len(n))
+	for ch := range n {
+		cs = append(cs, ch)
+	}
+	sort.Slice(cs, func(i, j int) bool { return spec.ChannelLess(cs[i], cs[j]) })
+	parts := make([]string, len(cs))
+	for i, ch := range cs {
+		parts[i] = fmt.Sprintf("%s: %d", ch, n[ch])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Stop first waits (until ctx ends) for frames in flight to be delivered,
+// then stops every node and closes the transports. Each wait is bounded:
+// by ctx, and the node stops by one second more. It returns nil or a
+// *StopReport listing the frames that were not delivered and the node
+// errors. Later calls return the first call's result.
+func (c *Cluster) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		if c.report == nil {
+			return nil
+		}
+		return c.report
+	}
+	c.stopped = true
+	_ = c.Quiesce(ctx)
+	rep := &StopReport{}
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.Stop() }()
+	}
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(time.Second):
+		for _, p := range c.topo.Procs {
+			select {
+			case <-c.nodes[p].Done():
+			default:
+				rep.Hung = append(rep.Hung, p)
+			}
+		}
+	}
+	for _, err := range c.closeTransports() {
+		var se *transport.ShutdownError
+		switch {
+		case err == nil:
+		case errors.As(err, &se):
+			rep.Undelivered = append(rep.Undelivered, se.Undelivered...)
+			rep.Unacked = append(rep.Unacked, se.Unacked...)
+		default:
+			rep.Other = append(rep.Other, err)
+		}
+	}
+	for _, p := range c.topo.Procs {
+		n := c.nodes[p]
+		rep.Unsent = append(rep.Unsent, n.Unsent()...)
+		errs, k := n.Errors()
+		rep.NodeErrors = append(rep.NodeErrors, errs...)
+		rep.Errors += k
+	}
+	if rep.empty() {
+		return nil
+	}
+	c.report = rep
+	return rep
+}

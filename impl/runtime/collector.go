@@ -1,0 +1,200 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// ErrNodeStopped is the Cause of an IncompleteError when a node that had
+// not completed its part stopped, so the snapshot can never complete here.
+var ErrNodeStopped = errors.New("a node that had not completed its part stopped")
+
+// ErrCollected is returned by Collect for a snapshot it already handed out.
+var ErrCollected = errors.New("snapshot already collected")
+
+// Collector assembles the local parts nodes report into global snapshots.
+// Nodes also report their progress (state recorded, channel closed) so
+// that an incomplete snapshot can be described exactly. It is safe for
+// concurrent use.
+type Collector struct {
+	topo *spec.Topology
+
+	mu        sync.Mutex
+	snaps     map[spec.SnapID]*progress
+	stopped   map[spec.ProcID]bool
+	collected map[spec.SnapID]bool
+	waiters   int
+	changed   chan struct{} // closed and replaced on updates while waiters > 0
+}
+
+// progress is what the collector knows of one snapshot.
+type progress struct {
+	recorded map[spec.ProcID]bool
+	closed   map[spec.Channel]bool
+	parts    map[spec.ProcID]LocalPart
+}
+
+// NewCollector returns a collector for the processes of t.
+func NewCollector(t *spec.Topology) *Collector {
+	return &Collector{
+		topo:      t,
+		snaps:     map[spec.SnapID]*progress{},
+		stopped:   map[spec.ProcID]bool{},
+		collected: map[spec.SnapID]bool{},
+		changed:   make(chan struct{}),
+	}
+}
+
+func (c *Collector) get(s spec.SnapID) *progress {
+	pr := c.snaps[s]
+	if pr == nil {
+		pr = &progress{recorded: map[spec.ProcID]bool{}, closed: map[spec.Channel]bool{}, parts: map[spec.ProcID]LocalPart{}}
+		c.snaps[s] = pr
+	}
+	return pr
+}
+
+// notify wakes waiters; c.mu must be held.
+func (c *Collector) notify() {
+	if c.waiters > 0 {
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
+}
+
+// Recorded notes that p recorded its state for s.
+func (c *Collector) Recorded(s spec.SnapID, p spec.ProcID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.collected[s] {
+		return
+	}
+	c.get(s).recorded[p] = true
+	c.notify()
+}
+
+// Closed notes that the recording of channel ch for s closed.
+func (c *Collector) Closed(s spec.SnapID, ch spec.Channel) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.collected[s] {
+		return
+	}
+	c.get(s).closed[ch] = true
+	c.notify()
+}
+
+// Add takes a node's completed part.
+func (c *Collector) Add(part LocalPart) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.collected[part.Snap] {
+		return
+	}
+	pr := c.get(part.Snap)
+	pr.recorded[part.Node.Proc] = true
+	for _, cs := range part.In {
+		pr.closed[cs.Chan] = true
+	}
+	pr.parts[part.Node.Proc] = part
+	c.notify()
+}
+
+// NodeStopped notes that p's node stopped: snapshots it has not completed
+// can no longer complete, and Collect reports them at once.
+func (c *Collector) NodeStopped(p spec.ProcID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped[p] = true
+	c.notify()
+}
+
+// Collect waits until every node has reported its part of s and returns
+// the assembled snapshot, handing it out once. When ctx ends first, or a
+// node missing from s has stopped, it returns an *IncompleteError naming
+// what is missing. It never waits past ctx.
+func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot, error) {
+	c.mu.Lock()
+	c.waiters++
+	defer func() { c.waiters--; c.mu.Unlock() }()
+	for {
+		if c.collected[s] {
+			return GlobalSnapshot{}, fmt.Errorf("collect snapshot %d: %w", s, ErrCollected)
+		}
+		pr := c.snaps[s]
+		if pr != nil && len(pr.parts) == len(c.topo.Procs) {
+			parts := make([]LocalPart, 0, len(pr.parts))
+			for _, p := range c.topo.Procs {
+				parts = append(parts, pr.parts[p])
+			}
+			delete(c.snaps, s)
+			c.collected[s] = true
+			return Assemble(c.topo, s, parts)
+		}
+		if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
+			inc.Cause = ErrNodeStopped
+			return GlobalSnapshot{}, inc
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+			c.mu.Lock()
+		case <-ctx.Done():
+			c.mu.Lock()
+			inc := c.incomplete(s, c.snaps[s])
+			if pr := c.snaps[s]; pr != nil && len(pr.parts) == len(c.topo.Procs) {
+				continue // completed meanwhile
+			}
+			inc.Cause = ctx.Err()
+			return GlobalSnapshot{}, inc
+		}
+	}
+}
+
+// Forget drops what the collector holds of s, e.g. after giving up on it.
+func (c *Collector) Forget(s spec.SnapID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.snaps, s)
+	c.collected[s] = true
+}
+
+// Pending lists the snapshots with reports not yet collected.
+func (c *Collector) Pending() []spec.SnapID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]spec.SnapID, 0, len(c.snaps))
+	for s := range c.snaps {
+		out = append(out, s)
+	}
+	return out
+}
+
+// incomplete describes what s lacks; c.mu must be held. pr may be nil.
+func (c *Collector) incomplete(s spec.SnapID, pr *progress) *IncompleteError {
+	e := &IncompleteError{Snap: s}
+	for _, p := range c.topo.Procs {
+		if pr != nil {
+			if _, ok := pr.parts[p]; ok {
+				continue
+			}
+		}
+		if pr == nil || !pr.recorded[p] {
+			e.NeverRecorded = append(e.NeverRecorded, p)
+		}
+		for _, ch := range c.topo.In(p) {
+			if pr == nil || !pr.closed[ch] {
+				e.Open = append(e.Open, ch)
+			}
+		}
+		if c.stopped[p] {
+			e.Stopped = append(e.Stopped, p)
+		}
+	}
+	return e
+}

@@ -1,0 +1,402 @@
+// Package runtime runs markerwave nodes: each core.Node in its own
+// goroutine, fed by a transport, driven through a safe API, reporting its
+// local snapshots to a Collector that assembles global snapshots. A
+// Cluster runs all the nodes of a topology in one process; RunProcess runs
+// one node of a multi-process cluster.
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/markerwave/markerwave/impl/app"
+	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/trace"
+	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// ErrStopped is returned by the commands of a stopped node.
+var ErrStopped = errors.New("runtime: node stopped")
+
+// NodeConfig configures a Node.
+type NodeConfig struct {
+	Topology  *spec.Topology
+	Self      spec.ProcID
+	App       core.App
+	Transport transport.Transport // must serve Self's inbox and outgoing channels
+	// Collector, if set, receives the node's progress and completed parts.
+	Collector *Collector
+	// OnPart, if set, is called on the node goroutine with each completed
+	// part (after the Collector); it must not block for long.
+	OnPart func(LocalPart)
+	// Trace, if set, receives every event; frames then carry vector
+	// clocks. Without it frames carry none (the core keeps only its own
+	// ticks), which is cheaper.
+	Trace *trace.Sink
+	// From, if set, restores the node from this snapshot: its recorded
+	// state, then its incoming channels' recorded messages delivered first,
+	// in order, before anything from the transport.
+	From *GlobalSnapshot
+	// OnError, if set, is called on the node goroutine with each error a
+	// step or a send met; the node goes on.
+	OnError func(error)
+	// Stats, if set, is where the node counts frames (shared by a cluster).
+	Stats *Stats
+}
+
+// Stats counts frames; all fields are updated atomically.
+type Stats struct {
+	AppSent, AppDelivered         atomic.Uint64
+	MarkersSent, MarkersDelivered atomic.Uint64
+	// Recorded counts application messages recorded as channel state.
+	Recorded atomic.Uint64
+}
+
+// InFlight is the number of frames sent and not yet delivered.
+func (s *Stats) InFlight() uint64 {
+	sent := s.AppSent.Load() + s.MarkersSent.Load()
+	del := s.AppDelivered.Load() + s.MarkersDelivered.Load()
+	if del > sent {
+		return 0
+	}
+	return sent - del
+}
+
+// Node runs one core.Node in its own goroutine. Its methods may be called
+// from any goroutine; they run on the node goroutine, so the core stays
+// single-threaded.
+type Node struct {
+	self  spec.ProcID
+	core  *core.Node
+	tr    transport.Transport
+	inbox <-chan wire.Envelope
+	col   *Collector
+	sink  *trace.Sink
+	cfg   NodeConfig
+	stats *Stats
+
+	cmds     chan *command
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+
+	// node goroutine only
+	replay    []wire.Envelope
+	initiated map[spec.SnapID]bool
+	paused    bool
+	deferred  []*command
+	clocks    bool
+
+	mu     sync.Mutex
+	errs   []error
+	nErrs  int
+	unsent []wire.Envelope
+}
+
+type command struct {
+	run  func()
+	send bool // an application send: held while the node is paused
+	done chan struct{}
+}
+
+const maxKeptErrors = 100
+
+// NewNode builds the node (restoring it if cfg.From is set) and starts its
+// goroutine.
+func NewNode(cfg NodeConfig) (*Node, error) {
+	if cfg.Transport == nil {
+		return nil, fmt.Errorf("runtime: node %s: no transport", string(cfg.Self))
+	}
+	ccfg := core.Config{Topology: cfg.Topology, Self: cfg.Self, App: cfg.App}
+	var (
+		cn     *core.Node
+		err    error
+		replay []wire.Envelope
+	)
+	if cfg.From != nil {
+		ls, ok := cfg.From.Local(cfg.Self)
+		if !ok {
+			return nil, fmt.Errorf("runtime: restore %s: snapshot %d has no state for it", string(cfg.Self), cfg.From.ID)
+		}
+		if cn, err = core.Restore(ccfg, ls.Checkpoint()); err != nil {
+			return nil, fmt.Errorf("runtime: restore from snapshot %d: %w", cfg.From.ID, err)
+		}
+		for _, r := range ls.Chans {
+			for _, m := range r.Msgs {
+				replay = append(replay, wire.Envelope{Chan: r.Chan, Frame: wire.Frame{Kind: wire.KindApp, Seq: m.Seq, Payload: m.Payload}})
+			}
+		}
+	} else if cn, err = core.New(ccfg); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	inbox, err := cfg.Transport.Inbox(cfg.Self)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: node %s: %w", string(cfg.Self), err)
+	}
+	st := cfg.Stats
+	if st == nil {
+		st = &Stats{}
+	}
+	n := &Node{
+		self: cfg.Self, core: cn, tr: cfg.Transport, inbox: inbox,
+		col: cfg.Collector, sink: cfg.Trace, cfg: cfg, stats: st,
+		cmds: make(chan *command), stop: make(chan struct{}), done: make(chan struct{}),
+		replay: replay, initiated: map[spec.SnapID]bool{}, clocks: cfg.Trace.Enabled(),
+	}
+	go n.run()
+	return n, nil
+}
+
+// ID is the node's process id.
+func (n *Node) ID() spec.ProcID { return n.self }
+
+func (n *Node) run() {
+	defer close(n.done)
+	defer func() {
+		if n.col != nil {
+			n.col.NodeStopped(n.self)
+		}
+	}()
+	for _, env := range n.replay {
+		n.deliver(env)
+	}
+	n.replay = nil
+	inbox := n.inbox
+	for {
+		select {
+		case <-n.stop:
+			return
+		case c := <-n.cmds:
+			if c.send && n.paused {
+				n.deferred = append(n.deferred, c)
+				continue
+			}
+			c.run()
+			close(c.done)
+		case env, ok := <-inbox:
+			if !ok {
+				inbox = nil
+				continue
+			}
+			if env.Frame.Kind == wire.KindMarker {
+				n.stats.MarkersDelivered.Add(1)
+			} else {
+				n.stats.AppDelivered.Add(1)
+			}
+			n.deliver(env)
+		}
+	}
+}
+
+// exec runs f on the node goroutine and waits for it.
+func (n *Node) exec(send bool, f func()) error {
+	c := &command{run: f, send: send, done: make(chan struct{})}
+	select {
+	case n.cmds <- c:
+	case <-n.done:
+		return ErrStopped
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-n.done:
+		select {
+		case <-c.done:
+			return nil
+		default:
+			return ErrStopped
+		}
+	}
+}
+
+func (n *Node) deliver(env wire.Envelope) {
+	step, err := n.core.Deliver(env)
+	if err != nil {
+		n.fail(err)
+		return
+	}
+	n.after(step)
+}
+
+// after sends a step's frames, traces its event and reports progress.
+func (n *Node) after(step core.Step) {
+	for _, env := range step.Out {
+		if !n.clocks {
+			env.Frame.VC = nil
+		}
+		if err := n.tr.Send(env); err != nil {
+			n.mu.Lock()
+			n.unsent = append(n.unsent, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
+			n.mu.Unlock()
+			n.fail(fmt.Errorf("runtime %s: send %s: %w", string(n.self), env, err))
+			continue
+		}
+		if env.Frame.Kind == wire.KindMarker {
+			n.stats.MarkersSent.Add(1)
+		} else {
+			n.stats.AppSent.Add(1)
+		}
+	}
+	ev := step.Event
+	if err := n.sink.Emit(ev); err != nil {
+		n.fail(err)
+	}
+	switch ev.Action {
+	case spec.Initiate:
+		if n.col != nil {
+			n.col.Recorded(ev.Snap, n.self)
+		}
+	case spec.RecvMarker:
+		if n.col != nil {
+			if ev.First {
+				n.col.Recorded(ev.Snap, n.self)
+			}
+			n.col.Closed(ev.Snap, ev.Chan())
+		}
+	}
+	if step.Completed != 0 {
+		for _, ls := range n.core.TakeCompleted() {
+			part := partOf(ls, n.initiated[ls.Snap])
+			delete(n.initiated, ls.Snap)
+			var rec uint64
+			for _, cs := range part.In {
+				rec += uint64(len(cs.Msgs))
+			}
+			n.stats.Recorded.Add(rec)
+			if n.col != nil {
+				n.col.Add(part)
+			}
+			if n.cfg.OnPart != nil {
+				n.cfg.OnPart(part)
+			}
+		}
+	}
+}
+
+func (n *Node) fail(err error) {
+	n.mu.Lock()
+	n.nErrs++
+	if len(n.errs) < maxKeptErrors {
+		n.errs = append(n.errs, err)
+	}
+	n.mu.Unlock()
+	if n.cfg.OnError != nil {
+		n.cfg.OnError(err)
+	}
+}
+
+// SendApp sends payload to peer to (the application's local effect
+// first, which may refuse). The payload is copied.
+func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
+	payload = append([]byte(nil), payload...)
+	var err error
+	if e := n.exec(true, func() {
+		var step core.Step
+		if step, err = n.core.SendApp(to, payload); err == nil {
+			n.after(step)
+		}
+	}); e != nil {
+		return e
+	}
+	return err
+}
+
+// Transfer sends amount to peer to as a bank transfer.
+func (n *Node) Transfer(to spec.ProcID, amount int64) error {
+	if amount <= 0 {
+		return fmt.Errorf("runtime %s: transfer of %d: amount must be positive", string(n.self), amount)
+	}
+	return n.SendApp(to, app.Transfer(amount))
+}
+
+// Initiate starts snapshot s at this node (the Initiator Rule).
+func (n *Node) Initiate(s spec.SnapID) error {
+	var err error
+	if e := n.exec(false, func() {
+		var step core.Step
+		n.initiated[s] = true
+		if step, err = n.core.Initiate(s); err != nil {
+			delete(n.initiated, s)
+			return
+		}
+		n.after(step)
+	}); e != nil {
+		return e
+	}
+	return err
+}
+
+// State is the abstraction of the node's current state.
+func (n *Node) State() (spec.LocalState, error) {
+	var st spec.LocalState
+	err := n.exec(false, func() { st = n.core.State() })
+	return st, err
+}
+
+// Inspect runs f with the core on the node goroutine; f must not keep it.
+func (n *Node) Inspect(f func(*core.Node)) error {
+	return n.exec(false, func() { f(n.core) })
+}
+
+// pause holds application sends until resume; other work goes on.
+func (n *Node) pause() error { return n.exec(false, func() { n.paused = true }) }
+
+// resume runs the held sends, in order, and accepts new ones.
+func (n *Node) resume() error {
+	return n.exec(false, func() {
+		n.paused = false
+		for _, c := range n.deferred {
+			c.run()
+			close(c.done)
+		}
+		n.deferred = nil
+	})
+}
+
+// capture records the node's state directly (for stop-the-world).
+func (n *Node) capture() (NodeState, error) {
+	var (
+		ns  NodeState
+		err error
+	)
+	if e := n.exec(false, func() {
+		ns.Proc, ns.State = n.self, n.core.State()
+		ns.App, err = n.cfg.App.Capture()
+		for _, ch := range n.core.Topology().Out(n.self) {
+			next, _ := n.core.NextSendSeq(ch.To)
+			ns.NextSend = append(ns.NextSend, ChanSeq{Chan: ch, Next: next})
+		}
+	}); e != nil {
+		return ns, e
+	}
+	return ns, err
+}
+
+// Errors returns the errors the node met (the first 100) and their count.
+func (n *Node) Errors() ([]error, int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]error(nil), n.errs...), n.nErrs
+}
+
+// Unsent returns the frames the transport refused (e.g. after it closed).
+func (n *Node) Unsent() []wire.Envelope {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]wire.Envelope(nil), n.unsent...)
+}
+
+// Stop stops the node goroutine and waits for it. Held sends fail with
+// ErrStopped; frames left in the inbox stay with the transport, which
+// reports them when it closes.
+func (n *Node) Stop() {
+	n.stopOnce.Do(func() { close(n.stop) })
+	<-n.done
+}
+
+// Done is closed when the node goroutine has stopped.
+func (n *Node) Done() <-chan struct{} { return n.done }

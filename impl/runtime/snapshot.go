@@ -1,0 +1,363 @@
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Msg is an application message recorded as channel state.
+type Msg struct {
+	Seq     uint64 `json:"seq"`
+	Amt     int64  `json:"amt"`
+	Payload []byte `json:"payload"`
+}
+
+// ChanSeq pairs an outgoing channel with the seq its next message gets.
+type ChanSeq struct {
+	Chan spec.Channel `json:"chan"`
+	Next uint64       `json:"next"`
+}
+
+// NodeState is one node's recorded state in a snapshot.
+type NodeState struct {
+	Proc  spec.ProcID     `json:"proc"`
+	App   []byte          `json:"app"`   // the application's captured state
+	State spec.LocalState `json:"state"` // its abstraction
+	// NextSend is, per outgoing channel, the seq of the first message sent
+	// after the node recorded its state.
+	NextSend []ChanSeq `json:"next_send"`
+}
+
+// ChanState is one channel's recorded state: the messages that were in
+// flight across the cut, in order.
+type ChanState struct {
+	Chan spec.Channel `json:"chan"`
+	// NextRecv is the seq the receiver expected next when it recorded its
+	// state; Msgs are numbered from it without gaps.
+	NextRecv uint64 `json:"next_recv"`
+	Msgs     []Msg  `json:"msgs"`
+}
+
+// LocalPart is one node's completed part of a snapshot: its state and the
+// states of its incoming channels. It is what a node reports to a
+// Collector or persists in a multi-process cluster.
+type LocalPart struct {
+	Snap      spec.SnapID `json:"snap"`
+	Initiated bool        `json:"initiated"` // this node initiated the snapshot
+	Node      NodeState   `json:"node"`
+	In        []ChanState `json:"in"` // incoming channels, topology order
+}
+
+// partOf converts a core local snapshot.
+func partOf(ls core.LocalSnapshot, initiated bool) LocalPart {
+	p := LocalPart{
+		Snap:      ls.Snap,
+		Initiated: initiated,
+		Node:      NodeState{Proc: ls.Proc, App: ls.App, State: ls.State, NextSend: make([]ChanSeq, len(ls.NextSend))},
+		In:        make([]ChanState, len(ls.Chans)),
+	}
+	for j, cs := range ls.NextSend {
+		p.Node.NextSend[j] = ChanSeq{Chan: cs.Chan, Next: cs.Next}
+	}
+	for i, r := range ls.Chans {
+		ms := make([]Msg, len(r.Msgs))
+		for k, m := range r.Msgs {
+			ms[k] = Msg{Seq: m.Seq, Amt: m.Amt, Payload: m.Payload}
+		}
+		p.In[i] = ChanState{Chan: r.Chan, NextRecv: r.NextRecv, Msgs: ms}
+	}
+	return p
+}
+
+// GlobalSnapshot is an assembled Chandy-Lamport snapshot: every node's
+// recorded state and every channel's recorded messages, in topology order.
+type GlobalSnapshot struct {
+	ID        spec.SnapID    `json:"id"`
+	Initiator spec.ProcID    `json:"initiator,omitempty"`
+	Topology  *spec.Topology `json:"topology"`
+	Nodes     []NodeState    `json:"nodes"`
+	Chans     []ChanState    `json:"chans"`
+}
+
+// Assemble builds the global snapshot s from one part per process of t.
+// It checks that the parts fit together (see GlobalSnapshot.Validate).
+func Assemble(t *spec.Topology, s spec.SnapID, parts []LocalPart) (GlobalSnapshot, error) {
+	byProc := make(map[spec.ProcID]LocalPart, len(parts))
+	g := GlobalSnapshot{ID: s, Topology: t}
+	for _, p := range parts {
+		if p.Snap != s {
+			return g, fmt.Errorf("assemble snapshot %d: part of %s belongs to snapshot %d", s, string(p.Node.Proc), p.Snap)
+		}
+		if _, dup := byProc[p.Node.Proc]; dup {
+			return g, fmt.Errorf("assemble snapshot %d: two parts of %s", s, string(p.Node.Proc))
+		}
+		byProc[p.Node.Proc] = p
+		if p.Initiated {
+			if g.Initiator != "" {
+				return g, fmt.Errorf("assemble snapshot %d: both %s and %s initiated it", s, string(g.Initiator), string(p.Node.Proc))
+			}
+			g.Initiator = p.Node.Proc
+		}
+	}
+	chans := make(map[spec.Channel]ChanState, len(t.Chans))
+	for _, q := range t.Procs {
+		p, ok := byProc[q]
+		if !ok {
+			return g, fmt.Errorf("assemble snapshot %d: no part from %s", s, string(q))
+		}
+		g.Nodes = append(g.Nodes, p.Node)
+		for _, cs := range p.In {
+			chans[cs.Chan] = cs
+		}
+	}
+	if len(byProc) != len(t.Procs) {
+		return g, fmt.Errorf("assemble snapshot %d: %d parts for %d processes", s, len(byProc), len(t.Procs))
+	}
+	for _, c := range t.Chans {
+		cs, ok := chans[c]
+		if !ok {
+			return g, fmt.Errorf("assemble snapshot %d: no state for channel %s", s, c)
+		}
+		g.Chans = append(g.Chans, cs)
+	}
+	return g, g.Validate()
+}
+
+// Validate checks that the snapshot is well formed and its cut consistent:
+// one state per process and per channel in topology order, and on every
+// channel P->Q the recorded messages are exactly those P sent before its
+// cut and Q received after its own (seqs Q.NextRecv .. P.NextSend-1): no
+// orphan message, no lost one.
+func (g *GlobalSnapshot) Validate() error {
+	t := g.Topology
+	if t == nil {
+		return fmt.Errorf("snapshot %d: no topology", g.ID)
+	}
+	if g.ID == 0 {
+		return fmt.Errorf("snapshot id 0")
+	}
+	if g.Initiator != "" && !t.Has(g.Initiator) {
+		return fmt.Errorf("snapshot %d: unknown initiator %q", g.ID, string(g.Initiator))
+	}
+	if len(g.Nodes) != len(t.Procs) {
+		return fmt.Errorf("snapshot %d: %d node states for %d processes", g.ID, len(g.Nodes), len(t.Procs))
+	}
+	if len(g.Chans) != len(t.Chans) {
+		return fmt.Errorf("snapshot %d: %d channel states for %d channels", g.ID, len(g.Chans), len(t.Chans))
+	}
+	nextSend := make(map[spec.Channel]uint64, len(t.Chans))
+	for i, n := range g.Nodes {
+		if n.Proc != t.Procs[i] {
+			return fmt.Errorf("snapshot %d: node state %d is %q, want %s", g.ID, i, string(n.Proc), string(t.Procs[i]))
+		}
+		if n.State.Sent < 0 || n.State.Rcvd < 0 {
+			return fmt.Errorf("snapshot %d: %s has negative counters", g.ID, string(n.Proc))
+		}
+		out := t.Out(n.Proc)
+		if len(n.NextSend) != len(out) {
+			return fmt.Errorf("snapshot %d: %s has %d send seqs for %d outgoing channels", g.ID, string(n.Proc), len(n.NextSend), len(out))
+		}
+		for j, cs := range n.NextSend {
+			if cs.Chan != out[j] || cs.Next == 0 {
+				return fmt.Errorf("snapshot %d: %s: bad send seq %d for %s", g.ID, string(n.Proc), cs.Next, cs.Chan)
+			}
+			nextSend[cs.Chan] = cs.Next
+		}
+	}
+	for i, cs := range g.Chans {
+		c := t.Chans[i]
+		if cs.Chan != c {
+			return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, i, cs.Chan, c)
+		}
+		if cs.NextRecv == 0 {
+			return fmt.Errorf("snapshot %d: channel %s: receive seq 0", g.ID, c)
+		}
+		ns := nextSend[c]
+		if cs.NextRecv > ns {
+			return fmt.Errorf("snapshot %d: channel %s: orphan messages: %s received up to seq %d but %s had sent only up to %d at its cut",
+				g.ID, c, string(c.To), cs.NextRecv-1, string(c.From), ns-1)
+		}
+		if want := ns - cs.NextRecv; uint64(len(cs.Msgs)) != want {
+			return fmt.Errorf("snapshot %d: channel %s: %d messages recorded, but %d were in flight across the cut (seqs %d..%d)",
+				g.ID, c, len(cs.Msgs), want, cs.NextRecv, ns-1)
+		}
+		for k, m := range cs.Msgs {
+			if m.Seq != cs.NextRecv+uint64(k) {
+				return fmt.Errorf("snapshot %d: channel %s: message %d has seq %d, want %d", g.ID, c, k, m.Seq, cs.NextRecv+uint64(k))
+			}
+			if m.Amt <= 0 {
+				return fmt.Errorf("snapshot %d: channel %s: message seq %d has amount %d", g.ID, c, m.Seq, m.Amt)
+			}
+		}
+	}
+	return nil
+}
+
+// Node returns the recorded state of p.
+func (g *GlobalSnapshot) Node(p spec.ProcID) (NodeState, bool) {
+	for _, n := range g.Nodes {
+		if n.Proc == p {
+			return n, true
+		}
+	}
+	return NodeState{}, false
+}
+
+// Local rebuilds p's core.LocalSnapshot, e.g. for core.Restore via its
+// Checkpoint.
+func (g *GlobalSnapshot) Local(p spec.ProcID) (core.LocalSnapshot, bool) {
+	n, ok := g.Node(p)
+	if !ok {
+		return core.LocalSnapshot{}, false
+	}
+	ls := core.LocalSnapshot{Snap: g.ID, Proc: p, App: n.App, State: n.State}
+	for _, cs := range n.NextSend {
+		ls.NextSend = append(ls.NextSend, core.ChanSeq{Chan: cs.Chan, Next: cs.Next})
+	}
+	for _, cs := range g.Chans {
+		if cs.Chan.To != p {
+			continue
+		}
+		r := core.ChanRecording{Chan: cs.Chan, Status: core.Done, NextRecv: cs.NextRecv}
+		for _, m := range cs.Msgs {
+			r.Msgs = append(r.Msgs, core.RecordedMsg{Seq: m.Seq, Amt: m.Amt, Payload: m.Payload})
+		}
+		ls.Chans = append(ls.Chans, r)
+	}
+	return ls, true
+}
+
+// Abstract is the snapshot as the spec's global state.
+func (g *GlobalSnapshot) Abstract() spec.GlobalState {
+	st := spec.GlobalState{Procs: make(map[spec.ProcID]spec.LocalState, len(g.Nodes)), Chans: make(map[spec.Channel][]spec.AppMsg, len(g.Chans))}
+	for _, n := range g.Nodes {
+		st.Procs[n.Proc] = n.State
+	}
+	for _, cs := range g.Chans {
+		ms := make([]spec.AppMsg, len(cs.Msgs))
+		for k, m := range cs.Msgs {
+			ms[k] = spec.AppMsg{Amt: m.Amt, Seq: m.Seq}
+		}
+		st.Chans[cs.Chan] = ms
+	}
+	return st
+}
+
+// Total is the money the snapshot holds: balances plus amounts in flight.
+func (g *GlobalSnapshot) Total() int64 {
+	var t int64
+	for _, n := range g.Nodes {
+		t += n.State.Bal
+	}
+	return t + g.InFlight()
+}
+
+// InFlight is the money recorded in channels.
+func (g *GlobalSnapshot) InFlight() int64 {
+	var t int64
+	for _, cs := range g.Chans {
+		for _, m := range cs.Msgs {
+			t += m.Amt
+		}
+	}
+	return t
+}
+
+// String renders the snapshot for people: balances, money in flight per
+// non-empty channel, and the total.
+func (g GlobalSnapshot) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "snapshot %d", g.ID)
+	if g.Initiator != "" {
+		fmt.Fprintf(&b, " (initiated by %s)", string(g.Initiator))
+	}
+	b.WriteString("\n")
+	w := 4
+	for _, n := range g.Nodes {
+		w = max(w, len(n.Proc))
+	}
+	var bal int64
+	for _, n := range g.Nodes {
+		fmt.Fprintf(&b, "  %-*s balance %10d   (sent %d, received %d)\n", w, string(n.Proc), n.State.Bal, n.State.Sent, n.State.Rcvd)
+		bal += n.State.Bal
+	}
+	busy := 0
+	for _, cs := range g.Chans {
+		if len(cs.Msgs) == 0 {
+			continue
+		}
+		busy++
+		var amt int64
+		amts := make([]string, len(cs.Msgs))
+		for k, m := range cs.Msgs {
+			amt += m.Amt
+			amts[k] = fmt.Sprint(m.Amt)
+		}
+		if len(amts) > 6 {
+			amts = append(amts[:5], "...")
+		}
+		fmt.Fprintf(&b, "  in flight %-*s %10d   (%d msgs: %s)\n", 2*w+2, cs.Chan.String(), amt, len(cs.Msgs), strings.Join(amts, " "))
+	}
+	if busy == 0 {
+		b.WriteString("  in flight: nothing (all channels recorded empty)\n")
+	}
+	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
+	return b.String()
+}
+
+// IncompleteError says what a snapshot still lacks when Collect gives up.
+type IncompleteError struct {
+	Snap spec.SnapID
+	// NeverRecorded lists the processes that never recorded their state.
+	NeverRecorded []spec.ProcID
+	// Open lists the channels whose recording never closed (their marker
+	// never arrived), including those into processes that never recorded.
+	Open []spec.Channel
+	// Stopped lists the processes, among those missing, whose node stopped.
+	Stopped []spec.ProcID
+	// Cause is why Collect stopped waiting: the context's error, or
+	// ErrNodeStopped.
+	Cause error
+}
+
+func (e *IncompleteError) Error() string {
+	var parts []string
+	stopped := map[spec.ProcID]bool{}
+	for _, p := range e.Stopped {
+		stopped[p] = true
+	}
+	for _, p := range e.NeverRecorded {
+		s := string(p) + " never recorded"
+		if stopped[p] {
+			s += " (node stopped)"
+			delete(stopped, p)
+		}
+		parts = append(parts, s)
+	}
+	for _, c := range e.Open {
+		parts = append(parts, "channel "+c.String()+" never closed")
+	}
+	for _, p := range sortedIDs(stopped) {
+		parts = append(parts, string(p)+" stopped before completing")
+	}
+	s := fmt.Sprintf("snapshot %d incomplete: %s", e.Snap, strings.Join(parts, ", "))
+	if e.Cause != nil {
+		s += " (" + e.Cause.Error() + ")"
+	}
+	return s
+}
+
+func (e *IncompleteError) Unwrap() error { return e.Cause }
+
+func sortedIDs(set map[spec.ProcID]bool) []spec.ProcID {
+	out := make([]spec.ProcID, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/markerwave/markerwave/impl/trace"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// NodeTracePath is where OpenTraces writes p's log in dir.
+func NodeTracePath(dir string, p spec.ProcID) string {
+	return filepath.Join(dir, string(p)+".jsonl")
+}
+
+// OpenTraces creates dir and one JSON-lines sink per process of h.Topology
+// (dir/P1.jsonl, ...), each starting with header h. Close them with
+// CloseTraces.
+func OpenTraces(dir string, h spec.Header) (map[spec.ProcID]*trace.Sink, error) {
+	if h.Topology == nil {
+		return nil, fmt.Errorf("runtime: trace header has no topology")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("runtime: trace dir: %w", err)
+	}
+	sinks := map[spec.ProcID]*trace.Sink{}
+	for _, p := range h.Topology.Procs {
+		s, err := OpenTrace(dir, p, h)
+		if err != nil {
+			CloseTraces(sinks)
+			return nil, err
+		}
+		sinks[p] = s
+	}
+	return sinks, nil
+}
+
+// OpenTrace creates p's log in dir (see OpenTraces).
+func OpenTrace(dir string, p spec.ProcID, h spec.Header) (*trace.Sink, error) {
+	f, err := os.Create(NodeTracePath(dir, p))
+	if err != nil {
+		return nil, fmt.Errorf("runtime: trace of %s: %w", string(p), err)
+	}
+	hp := h
+	hp.Source = "markerwave runtime, node " + string(p)
+	s, err := trace.NewSink(f, hp)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// CloseTraces flushes and closes the sinks; it returns the first error.
+func CloseTraces(sinks map[spec.ProcID]*trace.Sink) error {
+	var first error
+	for p, s := range sinks {
+		if err := s.Close(); err != nil && first == nil {
+			first = fmt.Errorf("runtime: trace of %s: %w", string(p), err)
+		}
+	}
+	return first
+}
+
+// ReadNodeTraces reads the per-node logs OpenTraces wrote in dir. A
+// missing log counts as empty.
+func ReadNodeTraces(dir string, t *spec.Topology) (map[spec.ProcID][]spec.Event, error) {
+	logs := map[spec.ProcID][]spec.Event{}
+	for _, p := range t.Procs {
+		path := NodeTracePath(dir, p)
+		f, err := os.Open(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		tr, err := spec.ReadTrace(bufio.NewReader(f))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		logs[p] = tr.Events
+	}
+	return logs, nil
+}
+
+// MergeTraces merges the per-node logs in dir into one causally consistent
+// order (spec.MergeCausal) and writes it with header h to out. It returns
+// the number of events.
+func MergeTraces(dir string, h spec.Header, out string) (int, error) {
+	logs, err := ReadNodeTraces(dir, h.Topology)
+	if err != nil {
+		return 0, err
+	}
+	evs, err := spec.MergeCausal(h.Topology, logs)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return 0, err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := spec.WriteTrace(bw, spec.Trace{Header: h, Events: evs}); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	return len(evs), nil
+}
