@@ -1,0 +1,202 @@
+package store_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// sample is a consistent snapshot of a 3-ring with 30 in flight on P1->P2.
+func sample(id spec.SnapID) runtime.GlobalSnapshot {
+	topo := spec.Ring(3)
+	return runtime.GlobalSnapshot{
+		ID: id, Initiator: "P1", Topology: topo,
+		Nodes: []runtime.NodeState{
+			{Proc: "P1", App: []byte(`{"bal":70}`), State: spec.LocalState{Bal: 70, Sent: 1}, NextSend: []runtime.ChanSeq{{Chan: spec.Channel{From: "P1", To: "P2"}, Next: 2}}},
+			{Proc: "P2", App: []byte(`{"bal":100}`), State: spec.LocalState{Bal: 100}, NextSend: []runtime.ChanSeq{{Chan: spec.Channel{From: "P2", To: "P3"}, Next: 1}}},
+			{Proc: "P3", App: []byte(`{"bal":100}`), State: spec.LocalState{Bal: 100}, NextSend: []runtime.ChanSeq{{Chan: spec.Channel{From: "P3", To: "P1"}, Next: 1}}},
+		},
+		Chans: []runtime.ChanState{
+			{Chan: spec.Channel{From: "P1", To: "P2"}, NextRecv: 1, Msgs: []runtime.Msg{{Seq: 1, Amt: 30, Payload: []byte("30")}}},
+			{Chan: spec.Channel{From: "P2", To: "P3"}, NextRecv: 1},
+			{Chan: spec.Channel{From: "P3", To: "P1"}, NextRecv: 1},
+		},
+	}
+}
+
+func TestSaveLoadList(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "snaps"))
+	require.NoError(t, err)
+	ids, err := st.List()
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+	for _, id := range []spec.SnapID{12, 3, 7} {
+		_, err := st.Save(sample(id))
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(st.Dir(), "notes.txt"), []byte("x"), 0o644))
+	ids, err = st.List()
+	require.NoError(t, err)
+	assert.Equal(t, []spec.SnapID{3, 7, 12}, ids)
+	g, err := st.Load(7)
+	require.NoError(t, err)
+	want := sample(7)
+	assert.Equal(t, want.Abstract(), g.Abstract())
+	assert.Equal(t, want.Nodes, g.Nodes)
+	assert.Equal(t, want.Chans, g.Chans)
+	assert.Equal(t, spec.ProcID("P1"), g.Initiator)
+	assert.Equal(t, int64(300), g.Total())
+	// no temp files left behind
+	ents, _ := os.ReadDir(st.Dir())
+	for _, e := range ents {
+		assert.False(t, strings.HasPrefix(e.Name(), ".tmp"), e.Name())
+	}
+	_, err = st.Load(99)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestSaveRefusesInconsistent(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	g := sample(1)
+	g.Chans[0].Msgs = nil // P1 sent seq 1 before its cut, nobody holds it
+	_, err = st.Save(g)
+	assert.ErrorContains(t, err, "channel P1->P2: 0 messages recorded, but 1 were in flight")
+}
+
+// Each kind of damage is refused with an error naming the file and fault.
+func TestLoadRefusesDamage(t *testing.T) {
+	good := func(t *testing.T) (*store.Store, string, []byte) {
+		st, err := store.Open(t.TempDir())
+		require.NoError(t, err)
+		path, err := st.Save(sample(5))
+		require.NoError(t, err)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return st, path, b
+	}
+	cases := []struct {
+		name   string
+		damage func(b []byte) []byte
+		want   string
+	}{
+		{"empty", func([]byte) []byte { return nil }, "empty file"},
+		{"truncated header", func(b []byte) []byte { return b[:20] }, "truncated header"},
+		{"truncated body", func(b []byte) []byte { return b[:len(b)-40] }, "truncated: body has"},
+		{"trailing data", func(b []byte) []byte { return append(b, "xx"...) }, "2 bytes of trailing data"},
+		{"tampered body", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"amt":30`), []byte(`"amt":90`), 1)
+		}, "checksum mismatch"},
+		{"flipped bit", func(b []byte) []byte { b[len(b)-5] ^= 1; return b }, "checksum mismatch"},
+		{"wrong version", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"version":1`), []byte(`"version":2`), 1)
+		}, "format version 2, this build reads version 1"},
+		{"wrong format", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`markerwave-snapshot`), []byte(`markerwave-snapsh0t`), 1)
+		}, `format "markerwave-snapsh0t"`},
+		{"damaged header", func(b []byte) []byte { b[0] = '['; return b }, "damaged header"},
+		{"wrong id", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"id":5,"length"`), []byte(`"id":6,"length"`), 1)
+		}, "header says snapshot 6, want 5"},
+		{"bad checksum field", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"sha256":"`), []byte(`"sha256":"zz`), 1)
+		}, "not a sha256 hex digest"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, path, b := good(t)
+			require.NoError(t, os.WriteFile(path, tc.damage(b), 0o644))
+			_, err := st.Load(5)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, store.ErrCorrupt)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// A body whose checksum is right but whose content breaks the snapshot's
+// rules (e.g. hand-edited, checksum recomputed) is still refused.
+func TestLoadRefusesInvalidBody(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	path := st.Path(4)
+	_, err = st.Save(sample(4))
+	require.NoError(t, err)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	hdr := raw[:bytes.IndexByte(raw, '\n')+1]
+	body := raw[len(hdr):]
+	bad := bytes.Replace(body, []byte(`"amt":30`), []byte(`"amt":-3`), 1)
+	require.NotEqual(t, body, bad)
+	hdr = rehash(t, hdr, bad)
+	require.NoError(t, os.WriteFile(path, append(hdr, bad...), 0o644))
+	_, err = st.Load(4)
+	assert.ErrorIs(t, err, store.ErrCorrupt)
+	assert.ErrorContains(t, err, "message seq 1 has amount -3")
+}
+
+func TestParts(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	g := sample(2)
+	topo := g.Topology
+	parts := []runtime.LocalPart{}
+	for i, n := range g.Nodes {
+		p := runtime.LocalPart{Snap: 2, Initiated: n.Proc == "P1", Node: n}
+		for _, cs := range g.Chans {
+			if cs.Chan.To == n.Proc {
+				p.In = append(p.In, cs)
+			}
+		}
+		parts = append(parts, p)
+		if i < 2 {
+			_, err := st.SavePart(p)
+			require.NoError(t, err)
+		}
+	}
+	got, missing, err := st.LoadParts(topo, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []spec.ProcID{"P3"}, missing)
+	assert.Len(t, got, 2)
+	_, err = st.SavePart(parts[2])
+	require.NoError(t, err)
+	got, missing, err = st.LoadParts(topo, 2)
+	require.NoError(t, err)
+	assert.Empty(t, missing)
+	a, err := runtime.Assemble(topo, 2, got)
+	require.NoError(t, err)
+	assert.Equal(t, g.Abstract(), a.Abstract())
+	assert.Equal(t, spec.ProcID("P1"), a.Initiator)
+
+	// a part file under the wrong name is refused
+	b, err := os.ReadFile(st.PartPath(2, "P1"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(st.PartPath(2, "P2"), b, 0o644))
+	_, _, err = st.LoadParts(topo, 2)
+	assert.ErrorContains(t, err, "holds P1's part of snapshot 2, want P2's")
+}
+
+// rehash returns hdr with length and sha256 recomputed for body.
+func rehash(t *testing.T, hdr, body []byte) []byte {
+	var h map[string]any
+	require.NoError(t, json.Unmarshal(hdr, &h))
+	sum := sha256.Sum256(body)
+	h["sha256"] = hex.EncodeToString(sum[:])
+	h["length"] = len(body)
+	out, err := json.Marshal(h)
+	require.NoError(t, err)
+	return append(out, '\n')
+}
