@@ -41,11 +41,11 @@ func (v Variant) Valid() bool {
 // Constants are the CONSTANTS of tla/ChandyLamport.tla (lines 22-29) in Go
 // form. Snap is DOMAIN Initiator when left nil.
 type Constants struct {
-	Topo      *spec.Topology               // Proc and Chan
-	InitBal   map[spec.ProcID]int64        // [Proc -> Nat]
-	Amount    []int64                      // a finite set of positive amounts
-	Budget    map[spec.ProcID]int          // [Proc -> Nat]
-	Snap      []spec.SnapID                // a finite set of positive ids
+	Topo      *spec.Topology              // Proc and Chan
+	InitBal   map[spec.ProcID]int64       // [Proc -> Nat]
+	Amount    []int64                     // a finite set of positive amounts
+	Budget    map[spec.ProcID]int         // [Proc -> Nat]
+	Snap      []spec.SnapID               // a finite set of positive ids
 	Initiator map[spec.SnapID]spec.ProcID // [Snap -> Proc]
 }
 

@@ -45,19 +45,20 @@ type Action struct {
 	Pos  int
 }
 
-// Label renders the instance as a TLA+ action, e.g. RecvMarker("P1", "P2").
+// Label renders the instance as a TLA+ action, e.g. RecvMarker("P1","P2") (as TLC prints
+// instances).
 func (a Action) Label(cfg *Config) string {
 	pq := func() string {
 		c := cfg.Topo.Chans[a.Chan]
-		return strconv.Quote(string(c.From)) + ", " + strconv.Quote(string(c.To))
+		return strconv.Quote(string(c.From)) + "," + strconv.Quote(string(c.To))
 	}
 	switch a.Kind {
 	case ActSendApp:
-		return fmt.Sprintf("SendApp(%s, %d)", pq(), a.Amt)
+		return fmt.Sprintf("SendApp(%s,%d)", pq(), a.Amt)
 	case ActInitiate:
 		return fmt.Sprintf("Initiate(%d)", cfg.Snap[a.Snap])
 	case ActRecvAppAt, ActRecvMarkerAt:
-		return fmt.Sprintf("%s(%s, %d)", a.Kind, pq(), a.Pos)
+		return fmt.Sprintf("%s(%s,%d)", a.Kind, pq(), a.Pos)
 	}
 	return fmt.Sprintf("%s(%s)", a.Kind, pq())
 }

@@ -273,7 +273,7 @@ type parser struct {
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
-func (p *parser) next() token  { t := p.toks[p.pos]; p.pos++; return t }
+func (p *parser) next() token { t := p.toks[p.pos]; p.pos++; return t }
 func (p *parser) is(text string) bool {
 	t := p.peek()
 	return t.kind == tPunct && t.text == text

@@ -1,0 +1,149 @@
+package model
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Printing states as TLC does: each variable as /\ name = value, values in
+// TLA+ syntax. A function whose domain is 1..n prints as a tuple (as TLC
+// prints [Snap -> ...] when Snap = 1..n); other functions print as
+// (k1 :> v1 @@ k2 :> v2).
+
+// VarNames lists the spec's variables in declaration order (line 82).
+var VarNames = []string{"proc", "chan", "nSent", "got", "recorded", "recProc", "recChan", "recMsgs", "cutSent", "cutGot", "pre", "post"}
+
+// FormatVars renders every variable of st as TLA+, in VarNames order.
+func FormatVars(cfg *Config, st *State) []string {
+	procFn := func(f func(p int) string) string {
+		parts := make([]string, cfg.NumProcs())
+		for p, id := range cfg.Topo.Procs {
+			parts[p] = strconv.Quote(string(id)) + " :> " + f(p)
+		}
+		return "(" + strings.Join(parts, " @@ ") + ")"
+	}
+	chanFn := func(f func(c int) string) string {
+		if cfg.NumChans() == 0 {
+			return "<<>>"
+		}
+		parts := make([]string, cfg.NumChans())
+		for c, ch := range cfg.Topo.Chans {
+			parts[c] = fmt.Sprintf("<<%q, %q>> :> %s", string(ch.From), string(ch.To), f(c))
+		}
+		return "(" + strings.Join(parts, " @@ ") + ")"
+	}
+	snapTuple := true
+	for i, s := range cfg.Snap {
+		if s != spec.SnapID(i+1) {
+			snapTuple = false
+		}
+	}
+	snapFn := func(f func(s int) string) string {
+		parts := make([]string, cfg.NumSnaps())
+		for s, id := range cfg.Snap {
+			if snapTuple {
+				parts[s] = f(s)
+			} else {
+				parts[s] = fmt.Sprintf("%d :> %s", id, f(s))
+			}
+		}
+		if snapTuple {
+			return "<<" + strings.Join(parts, ", ") + ">>"
+		}
+		if len(parts) == 0 {
+			return "<<>>"
+		}
+		return "(" + strings.Join(parts, " @@ ") + ")"
+	}
+	local := func(l spec.LocalState) string {
+		return fmt.Sprintf("[bal |-> %d, sent |-> %d, rcvd |-> %d]", l.Bal, l.Sent, l.Rcvd)
+	}
+	app := func(m spec.AppMsg) string {
+		return fmt.Sprintf("[kind |-> \"app\", amt |-> %d, seq |-> %d]", m.Amt, m.Seq)
+	}
+	seq := func(n int, f func(i int) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = f(i)
+		}
+		return "<<" + strings.Join(parts, ", ") + ">>"
+	}
+	nats := func(g []uint64) string {
+		return seq(len(g), func(i int) string { return strconv.FormatUint(g[i], 10) })
+	}
+	appSeq := func(ms []spec.AppMsg) string { return seq(len(ms), func(i int) string { return app(ms[i]) }) }
+	shadow := func(sh Shadow) string {
+		return fmt.Sprintf("[ok |-> %s, proc |-> %s, chan |-> %s]", strings.ToUpper(strconv.FormatBool(sh.OK)),
+			procFn(func(p int) string { return local(sh.Proc[p]) }),
+			chanFn(func(c int) string { return appSeq(sh.Chan[c]) }))
+	}
+	return []string{
+		procFn(func(p int) string { return local(st.Proc[p]) }),
+		chanFn(func(c int) string {
+			ms := st.Chan[c]
+			return seq(len(ms), func(i int) string {
+				if ms[i].Kind == KindMarker {
+					return fmt.Sprintf("[kind |-> \"marker\", snap |-> %d]", cfg.Snap[ms[i].Snap])
+				}
+				return app(ms[i].AppMsg)
+			})
+		}),
+		chanFn(func(c int) string { return strconv.FormatUint(st.NSent[c], 10) }),
+		chanFn(func(c int) string { return nats(st.Got[c]) }),
+		snapFn(func(s int) string {
+			var ps []string
+			for p, id := range cfg.Topo.Procs {
+				if st.Recorded[s].Has(p) {
+					ps = append(ps, strconv.Quote(string(id)))
+				}
+			}
+			return "{" + strings.Join(ps, ", ") + "}"
+		}),
+		snapFn(func(s int) string { return procFn(func(p int) string { return local(st.RecProc[s][p]) }) }),
+		snapFn(func(s int) string { return chanFn(func(c int) string { return strconv.Quote(st.RecChan[s][c].String()) }) }),
+		snapFn(func(s int) string { return chanFn(func(c int) string { return appSeq(st.RecMsgs[s][c]) }) }),
+		snapFn(func(s int) string { return chanFn(func(c int) string { return strconv.FormatUint(st.CutSent[s][c], 10) }) }),
+		snapFn(func(s int) string { return chanFn(func(c int) string { return nats(st.CutGot[s][c]) }) }),
+		snapFn(func(s int) string { return shadow(st.Pre[s]) }),
+		snapFn(func(s int) string { return shadow(st.Post[s]) }),
+	}
+}
+
+// FormatState renders st as TLC prints a state: one /\ var = value line
+// per variable.
+func FormatState(cfg *Config, st *State) string {
+	var b strings.Builder
+	for i, v := range FormatVars(cfg, st) {
+		fmt.Fprintf(&b, "/\\ %s = %s\n", VarNames[i], v)
+	}
+	return b.String()
+}
+
+// WriteTrace prints a counterexample as TLC does: numbered states, each
+// with the action that led to it; the first state in full, later ones with
+// only the variables that changed.
+func WriteTrace(w io.Writer, cfg *Config, v *Violation) {
+	var prev []string
+	for i, step := range v.Trace {
+		vars := FormatVars(cfg, step.State)
+		if i == 0 {
+			fmt.Fprintf(w, "State 1: <Initial predicate>\n")
+		} else {
+			fmt.Fprintf(w, "State %d: <%s>\n", i+1, step.Label)
+		}
+		for j, val := range vars {
+			if prev == nil || prev[j] != val {
+				fmt.Fprintf(w, "/\\ %s = %s\n", VarNames[j], val)
+			}
+		}
+		fmt.Fprintln(w)
+		prev = vars
+	}
+	if v.Stutter {
+		fmt.Fprintf(w, "State %d: Stuttering\n", len(v.Trace)+1)
+	}
+}
