@@ -104,9 +104,13 @@ func FormatVars(cfg *Config, st *State) []string {
 			return "{" + strings.Join(ps, ", ") + "}"
 		}),
 		snapFn(func(s int) string { return procFn(func(p int) string { return local(st.RecProc[s][p]) }) }),
-		snapFn(func(s int) string { return chanFn(func(c int) string { return strconv.Quote(st.RecChan[s][c].String()) }) }),
+		snapFn(func(s int) string {
+			return chanFn(func(c int) string { return strconv.Quote(st.RecChan[s][c].String()) })
+		}),
 		snapFn(func(s int) string { return chanFn(func(c int) string { return appSeq(st.RecMsgs[s][c]) }) }),
-		snapFn(func(s int) string { return chanFn(func(c int) string { return strconv.FormatUint(st.CutSent[s][c], 10) }) }),
+		snapFn(func(s int) string {
+			return chanFn(func(c int) string { return strconv.FormatUint(st.CutSent[s][c], 10) })
+		}),
 		snapFn(func(s int) string { return chanFn(func(c int) string { return nats(st.CutGot[s][c]) }) }),
 		snapFn(func(s int) string { return shadow(st.Pre[s]) }),
 		snapFn(func(s int) string { return shadow(st.Post[s]) }),

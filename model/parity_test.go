@@ -1,0 +1,164 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// manifest is tla/manifest.json, read tolerantly: unknown fields are
+// ignored.
+type manifest struct {
+	Models []struct {
+		Name            string `json:"name"`
+		Cfg             string `json:"cfg"`
+		Kind            string `json:"kind"`
+		ExpectViolation string `json:"expect_violation"`
+		TLC             struct {
+			Distinct  int64 `json:"distinct"`
+			Generated int64 `json:"generated"`
+			Depth     int   `json:"depth"`
+		} `json:"tlc"`
+	} `json:"models"`
+}
+
+const manifestPath = "../tla/manifest.json"
+
+func readManifest(t *testing.T) manifest {
+	t.Helper()
+	b, err := os.ReadFile(manifestPath)
+	if os.IsNotExist(err) {
+		t.Skipf("%s not there yet", manifestPath)
+	}
+	require.NoError(t, err)
+	var m manifest
+	require.NoError(t, json.Unmarshal(b, &m), "%s", manifestPath)
+	require.NotEmpty(t, m.Models, "%s lists no models", manifestPath)
+	return m
+}
+
+// The explorer reproduces TLC's counts for every positive model of the
+// manifest, and fails every negative model with the property TLC reports.
+func TestParityWithTLC(t *testing.T) {
+	for _, e := range readManifest(t).Models {
+		t.Run(e.Name, func(t *testing.T) {
+			cfg, err := LoadModel(filepath.Join(filepath.Dir(manifestPath), e.Cfg))
+			require.NoError(t, err)
+			res, err := Explore(cfg, Options{})
+			require.NoError(t, err)
+			t.Logf("%s: %d generated, %d distinct, depth %d in %s (TLC: %d, %d, %d)", e.Name,
+				res.Generated, res.Distinct, res.Depth, res.Duration, e.TLC.Generated, e.TLC.Distinct, e.TLC.Depth)
+			switch e.Kind {
+			case "positive":
+				require.Nil(t, res.Violation, "a positive model must hold")
+				assert.Equal(t, e.TLC.Distinct, res.Distinct, "distinct states")
+				assert.Equal(t, e.TLC.Generated, res.Generated, "states generated")
+				assert.Equal(t, e.TLC.Depth, res.Depth, "depth")
+				assert.Zero(t, res.Left)
+			case "negative":
+				require.NotNil(t, res.Violation, "a negative model must fail")
+				assert.Equal(t, e.ExpectViolation, res.Violation.Property)
+				assertTraceValid(t, cfg, res.Violation)
+			default:
+				t.Fatalf("unknown kind %q", e.Kind)
+			}
+		})
+	}
+}
+
+// assertTraceValid replays a counterexample: it starts in Init, each step
+// is its labelled action, and its last state breaks the property.
+func assertTraceValid(t *testing.T, cfg *Config, v *Violation) {
+	t.Helper()
+	require.NotEmpty(t, v.Trace)
+	assert.Equal(t, Key(cfg, Init(cfg)), Key(cfg, v.Trace[0].State))
+	for i := 1; i < len(v.Trace); i++ {
+		require.NotNil(t, v.Trace[i].Action)
+		n, ok := v.Trace[i].Action.Apply(cfg, v.Trace[i-1].State)
+		require.True(t, ok, "step %d (%s) is not enabled", i+1, v.Trace[i].Label)
+		assert.Equal(t, Key(cfg, v.Trace[i].State), Key(cfg, n), "step %d", i+1)
+	}
+	last := v.Trace[len(v.Trace)-1].State
+	switch v.Kind {
+	case "invariant":
+		f, _ := InvariantByName(v.Property)
+		assert.False(t, f(cfg, last))
+		for _, st := range v.Trace[:len(v.Trace)-1] {
+			assert.True(t, f(cfg, st.State), "the counterexample should stop at the first violation")
+		}
+	case "property":
+		assert.True(t, v.Stutter)
+		assert.False(t, fairEnabled(cfg, last))
+		assert.GreaterOrEqual(t, SnapshotDone(cfg, last), 0)
+	}
+}
+
+// The result, counterexamples included, does not depend on the number of
+// workers.
+func TestExploreDeterministic(t *testing.T) {
+	for _, name := range []string{"MCTwoBank", "MCNonFIFO", "MCNoRecord", "MCNoForward"} {
+		cfg := loadTLA(t, name)
+		r1, err := Explore(cfg, Options{Workers: 1})
+		require.NoError(t, err)
+		r4, err := Explore(cfg, Options{Workers: 4})
+		require.NoError(t, err)
+		assert.Equal(t, r1.Generated, r4.Generated, name)
+		assert.Equal(t, r1.Distinct, r4.Distinct, name)
+		assert.Equal(t, r1.Depth, r4.Depth, name)
+		if r1.Violation != nil {
+			require.NotNil(t, r4.Violation)
+			var b1, b4 bytes.Buffer
+			WriteTrace(&b1, cfg, r1.Violation)
+			WriteTrace(&b4, cfg, r4.Violation)
+			assert.Equal(t, b1.String(), b4.String(), name)
+		}
+	}
+}
+
+// Shortest counterexamples: BFS finds the orphan message in 5 states (as
+// TLC does) and the vanished $30 in 6.
+func TestShortestCounterexamples(t *testing.T) {
+	want := map[string][]string{
+		"MCNonFIFO":   {"", "Initiate(1)", `SendApp("P1","P2",30)`, `RecvAppAt("P1","P2",2)`, `RecvMarkerAt("P1","P2",1)`},
+		"MCNoForward": {"", "Initiate(1)", `RecvMarkerNoForward("P1","P2")`},
+	}
+	for name, labels := range want {
+		cfg := loadTLA(t, name)
+		res, err := Explore(cfg, Options{})
+		require.NoError(t, err)
+		require.NotNil(t, res.Violation)
+		var got []string
+		for _, s := range res.Violation.Trace {
+			got = append(got, s.Label)
+		}
+		assert.Equal(t, labels, got, name)
+	}
+	cfg := loadTLA(t, "MCNoRecord")
+	res, err := Explore(cfg, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, res.Violation)
+	assert.Len(t, res.Violation.Trace, 6)
+	var b bytes.Buffer
+	WriteTrace(&b, cfg, res.Violation)
+	assert.True(t, strings.HasPrefix(b.String(), "State 1: <Initial predicate>\n/\\ proc = "), b.String())
+}
+
+// With CHECK_DEADLOCK TRUE every model deadlocks once budgets are spent
+// and channels drained.
+func TestDeadlock(t *testing.T) {
+	cfg := loadTLA(t, "MCRing")
+	d := *cfg
+	d.CheckDeadlock = true
+	res, err := Explore(&d, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, res.Violation)
+	assert.Equal(t, "deadlock", res.Violation.Kind)
+	last := res.Violation.Trace[len(res.Violation.Trace)-1].State
+	assert.Empty(t, Next(&d, last))
+}
