@@ -1,0 +1,142 @@
+package runtime_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/spec"
+)
+
+func balances(t *testing.T, cl *mwrt.Cluster) map[spec.ProcID]spec.LocalState {
+	out := map[spec.ProcID]spec.LocalState{}
+	for _, p := range cl.Topology().Procs {
+		st, err := cl.Node(p).State()
+		require.NoError(t, err)
+		out[p] = st
+	}
+	return out
+}
+
+func sumBal(m map[spec.ProcID]spec.LocalState) int64 {
+	var s int64
+	for _, l := range m {
+		s += l.Bal
+	}
+	return s
+}
+
+// A snapshot with money in flight is persisted, loaded, and a new cluster
+// restored from it: recorded messages are re-delivered first, the total
+// is kept, and the restored cluster takes new consistent snapshots.
+func TestRestoreFromPersistedSnapshot(t *testing.T) {
+	checkNoLeak(t)
+	topo := spec.Complete(3)
+	cl, ct := memCluster(t, topo, 100, 0, 0)
+	require.NoError(t, cl.Transfer("P3", "P1", 5))
+	require.NoError(t, cl.Quiesce(ctxFor(t, 5*time.Second)))
+	// Money in flight on P1->P2 across the cut.
+	ct.Gate(spec.Channel{From: "P1", To: "P2"})
+	require.NoError(t, cl.Transfer("P1", "P2", 30))
+	require.NoError(t, cl.Transfer("P1", "P2", 20))
+	s, err := cl.Snapshot("P1")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 2*time.Second, time.Millisecond)
+	require.NoError(t, ct.Release())
+	g, err := cl.Collect(ctxFor(t, 5*time.Second), s)
+	require.NoError(t, err)
+	require.Equal(t, int64(50), g.InFlight())
+	// Keep working after the snapshot; the restore must forget this.
+	require.NoError(t, cl.Transfer("P2", "P3", 70))
+	require.NoError(t, cl.Stop(ctxFor(t, 5*time.Second)))
+
+	st, err := store.Open(filepath.Join(t.TempDir(), "snaps"))
+	require.NoError(t, err)
+	_, err = st.Save(g)
+	require.NoError(t, err)
+	loaded, err := st.Load(s)
+	require.NoError(t, err)
+
+	cl2, err := mwrt.NewCluster(mwrt.ClusterConfig{
+		Topology: topo, NewApp: bankApps(0), From: &loaded,
+		Transport: transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 200 * time.Microsecond, Seed: 3}),
+	})
+	require.NoError(t, err)
+	require.NoError(t, cl2.Quiesce(ctxFor(t, 5*time.Second)))
+	bal := balances(t, cl2)
+	assert.Equal(t, int64(300), sumBal(bal))
+	// P2 recorded 100 and gets the two re-delivered transfers; the 70 it
+	// sent after the snapshot is forgotten.
+	assert.Equal(t, int64(150), bal["P2"].Bal)
+	assert.Equal(t, 2, bal["P2"].Rcvd)
+	assert.Equal(t, int64(55), bal["P1"].Bal)
+	assert.Equal(t, int64(95), bal["P3"].Bal)
+
+	// Work and snapshots go on, consistent and conserving.
+	snaps := snapshotsDuring(t, cl2, 9, 300, 4)
+	require.NoError(t, cl2.Stop(ctxFor(t, 5*time.Second)))
+	require.Len(t, snaps, 6)
+	for _, g2 := range snaps {
+		require.NoError(t, g2.Validate())
+		assert.Greater(t, g2.ID, s, "new ids come after the restored one")
+		assert.Equal(t, int64(300), g2.Total(), "%s", g2)
+	}
+}
+
+func TestRestoreRejectsBadSnapshot(t *testing.T) {
+	topo := spec.Ring(3)
+	g := mwrt.GlobalSnapshot{ID: 1, Topology: topo}
+	_, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(0), From: &g,
+		Transport: transport.NewMemory(topo, transport.MemoryConfig{})})
+	assert.ErrorContains(t, err, "restore: snapshot 1: 0 node states for 3 processes")
+}
+
+// Every node writes its own log; the merge is causally consistent and
+// readable by spec.ReadTrace.
+func TestTracesMerge(t *testing.T) {
+	checkNoLeak(t)
+	topo := spec.Complete(4)
+	dir := t.TempDir()
+	h := spec.Header{Topology: topo, InitBal: map[spec.ProcID]int64{"P1": 100, "P2": 100, "P3": 100, "P4": 100}}
+	sinks, err := mwrt.OpenTraces(filepath.Join(dir, "nodes"), h)
+	require.NoError(t, err)
+	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(100), Traces: sinks,
+		Transport: transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 200 * time.Microsecond, Seed: 5})})
+	require.NoError(t, err)
+	snaps := snapshotsDuring(t, cl, 4, 200, 4)
+	require.NoError(t, cl.Stop(ctxFor(t, 5*time.Second)))
+	require.NoError(t, mwrt.CloseTraces(sinks))
+	h.Snaps = cl.Initiators()
+	out := filepath.Join(dir, "trace.jsonl")
+	n, err := mwrt.MergeTraces(filepath.Join(dir, "nodes"), h, out)
+	require.NoError(t, err)
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	tr, err := spec.ReadTrace(f)
+	require.NoError(t, err)
+	require.Len(t, tr.Events, n)
+	assert.Len(t, tr.Header.Snaps, len(snaps))
+	// Every receive comes after its send; markers: one RecvMarker per
+	// channel per snapshot.
+	sent := map[spec.Channel]uint64{}
+	markers := map[snapChan]int{}
+	for _, e := range tr.Events {
+		switch e.Action {
+		case spec.SendApp:
+			sent[e.Chan()] = e.Msg
+		case spec.RecvApp:
+			require.LessOrEqual(t, e.Msg, sent[e.Chan()], "receive before send: %s", e)
+		case spec.RecvMarker:
+			markers[snapChan{e.Snap, e.Chan()}]++
+		}
+	}
+	assert.Len(t, markers, len(snaps)*len(topo.Chans))
+}
