@@ -267,6 +267,15 @@ func (g *GlobalSnapshot) InFlight() int64 {
 	return t
 }
 
+// Recorded is the number of messages recorded in channels.
+func (g *GlobalSnapshot) Recorded() int {
+	n := 0
+	for _, cs := range g.Chans {
+		n += len(cs.Msgs)
+	}
+	return n
+}
+
 // String renders the snapshot for people: balances, money in flight per
 // non-empty channel, and the total.
 func (g GlobalSnapshot) String() string {
