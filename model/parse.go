@@ -143,6 +143,15 @@ func lex(file, src string) ([]token, error) {
 				i++
 			}
 			toks = append(toks, token{tEquals, "====", line})
+		case c == '\\' && i+1 < len(src) && isIdent(src[i+1]):
+			// a TLA+ operator such as \in or \cup: lexed so that the
+			// parser can say it is not supported
+			j := i + 1
+			for j < len(src) && isIdent(src[j]) {
+				j++
+			}
+			toks = append(toks, token{tPunct, src[i:j], line})
+			i = j
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(src) && isIdent(src[j]) {
