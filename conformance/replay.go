@@ -1,0 +1,492 @@
+package conformance
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Invariants are the spec invariants Replay checks after every step, in
+// this order (tla/ChandyLamport.tla).
+var Invariants = []string{"TypeOK", "ConsistentCut", "ExactChannelState", "Conservation", "ChandyLamportTheorem", "StableCatalogue"}
+
+// Names of the checks that are not spec invariants.
+const (
+	// PropEnabled: the step must be enabled in the model.
+	PropEnabled = "Enabled"
+	// PropMessage: a step's message must be the model's (SendApp's seq,
+	// RecvApp's amount and seq, RecvMarker's snapshot and case).
+	PropMessage = "Message"
+	// PropState: after a step, the model's proc[event.Proc] must equal
+	// the event's After.
+	PropState = "State"
+	// PropRecorded: a recorded state the implementation reports must equal
+	// the model's recProc and recMsgs once the model's snapshot is complete.
+	PropRecorded = "RecordedState"
+	// PropComplete: a drained run ends with every channel empty and every
+	// initiated snapshot complete (the state part of SnapshotsComplete).
+	PropComplete = "SnapshotsComplete"
+	// PropWellFormed: an event must name known processes and channels.
+	PropWellFormed = "WellFormed"
+)
+
+// DrainedTag in a trace header's note claims the run was drained: every
+// channel ended empty, so every initiated snapshot must be complete.
+const DrainedTag = "[drained]"
+
+// Options tune Replay.
+type Options struct {
+	// Drained claims the run ended drained (also claimed by DrainedTag in
+	// the header's note).
+	Drained bool
+	// Recorded holds the implementation's recorded global states, by
+	// snapshot id. Nil: they are derived from the events.
+	Recorded map[spec.SnapID]spec.GlobalState
+	// Lines[i] is the trace file line of event i (0-based), for reports.
+	Lines []int
+}
+
+// Divergence is the first point where the implementation's run leaves the
+// spec.
+type Divergence struct {
+	Step     int    // 1-based event number; 0 after the last event
+	Line     int    // trace file line, 0 if unknown
+	Action   string // the event, as its TLA+ action
+	Property string // the check that failed: an invariant name or a Prop* name
+	Detail   string // what is wrong, one sentence
+	Expected string // what the model has
+	Reported string // what the implementation reported
+	Diff     string // spec.GlobalState.Diff lines (model vs implementation), if any
+}
+
+// Report is Replay's verdict.
+type Report struct {
+	Steps     int // events replayed
+	Snapshots int // snapshots complete in the model at the end
+	// Err means the trace could not be replayed at all (bad constants).
+	Err error
+	// Divergence is the model replay's first divergence, nil if none.
+	Divergence *Divergence
+	// Violations are the run properties (CheckRun) that fail on the
+	// completed snapshots, computed from the events alone.
+	Violations []Violation
+}
+
+// OK reports whether the trace conforms.
+func (r Report) OK() bool { return r.Err == nil && r.Divergence == nil && len(r.Violations) == 0 }
+
+// Property names the property the trace violates, "" if it conforms. A
+// divergence on a spec invariant names it; a step the model cannot take
+// (or a mismatching state) is explained by the first run property that
+// fails, if any, else named by the Prop* check.
+func (r Report) Property() string {
+	switch {
+	case r.OK() || r.Err != nil:
+		return ""
+	case r.Divergence != nil && isInvariant(r.Divergence.Property):
+		return r.Divergence.Property
+	case len(r.Violations) > 0:
+		return r.Violations[0].Property
+	}
+	return r.Divergence.Property
+}
+
+func isInvariant(name string) bool {
+	for _, n := range Invariants {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders the verdict for people.
+func (r Report) String() string {
+	var b strings.Builder
+	if r.Err != nil {
+		fmt.Fprintf(&b, "cannot replay: %v\n", r.Err)
+		return b.String()
+	}
+	if r.OK() {
+		fmt.Fprintf(&b, "conforms: %d steps, %d snapshots, all properties hold\n", r.Steps, r.Snapshots)
+		return b.String()
+	}
+	if d := r.Divergence; d != nil {
+		if d.Step > 0 {
+			fmt.Fprintf(&b, "diverges at step %d", d.Step)
+			if d.Line > 0 {
+				fmt.Fprintf(&b, " (trace line %d)", d.Line)
+			}
+			fmt.Fprintf(&b, ": %s\n", d.Action)
+		} else {
+			fmt.Fprintf(&b, "diverges at the end of the trace (after %d steps)\n", r.Steps)
+		}
+		fmt.Fprintf(&b, "  check:    %s\n", d.Property)
+		fmt.Fprintf(&b, "  why:      %s\n", d.Detail)
+		if d.Expected != "" || d.Reported != "" {
+			fmt.Fprintf(&b, "  model:    %s\n", d.Expected)
+			fmt.Fprintf(&b, "  reported: %s\n", d.Reported)
+		}
+		if d.Diff != "" {
+			b.WriteString("  diff (model vs reported):\n")
+			for _, l := range strings.Split(d.Diff, "\n") {
+				fmt.Fprintf(&b, "    %s\n", l)
+			}
+		}
+	} else {
+		fmt.Fprintf(&b, "the model replays all %d steps, but a recorded snapshot is wrong\n", r.Steps)
+	}
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "  violates %s\n", v)
+	}
+	fmt.Fprintf(&b, "property: %s\n", r.Property())
+	return b.String()
+}
+
+// ConfigFromTrace builds the model a trace is replayed against: the
+// header's topology and initial balances; Budget from the header, else
+// each process's number of SendApp events; Amount the amounts in the
+// trace; Snap and Initiator from the header, else from the Initiate
+// events.
+func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
+	h := tr.Header
+	if h.Topology == nil {
+		return nil, fmt.Errorf("trace header has no topology")
+	}
+	k := model.Constants{Topo: h.Topology, InitBal: h.InitBal, Budget: h.Budget}
+	if k.Budget == nil {
+		k.Budget = map[spec.ProcID]int{}
+		for _, p := range h.Topology.Procs {
+			k.Budget[p] = 0
+		}
+		for _, e := range tr.Events {
+			if e.Action == spec.SendApp {
+				k.Budget[e.Proc]++
+			}
+		}
+	}
+	seen := map[int64]bool{}
+	for _, e := range tr.Events {
+		if (e.Action == spec.SendApp || e.Action == spec.RecvApp) && e.Amount > 0 && !seen[e.Amount] {
+			seen[e.Amount] = true
+			k.Amount = append(k.Amount, e.Amount)
+		}
+	}
+	k.Initiator = map[spec.SnapID]spec.ProcID{}
+	if h.Snaps != nil {
+		for s, p := range h.Snaps {
+			k.Initiator[s] = p
+		}
+	} else {
+		for _, e := range tr.Events {
+			if _, ok := k.Initiator[e.Snap]; e.Action == spec.Initiate && e.Snap != 0 && !ok {
+				k.Initiator[e.Snap] = e.Proc
+			}
+		}
+	}
+	return model.NewConfig(k, model.VariantSpec, Invariants, nil)
+}
+
+// Replay steps the model through the trace's events and checks, after
+// every step, that it was enabled, that its message and the process's
+// state match the model, and the spec invariants; at the end of a drained
+// run, that every initiated snapshot completed. Independently it checks
+// the run properties (CheckRun) on every completed snapshot.
+func Replay(tr spec.Trace, opts Options) Report {
+	var r Report
+	cfg, err := ConfigFromTrace(tr)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	st := model.Init(cfg)
+	if d := checkInvariants(cfg, st); d != nil {
+		r.Divergence = d
+	}
+	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
+		e := tr.Events[i]
+		next, d := step(cfg, st, e)
+		if d == nil {
+			d = checkInvariants(cfg, next)
+		}
+		if d == nil {
+			d = checkRecorded(cfg, st, next, opts.Recorded)
+		}
+		if d != nil {
+			d.Step, d.Action = i+1, e.String()
+			if i < len(opts.Lines) {
+				d.Line = opts.Lines[i]
+			}
+			r.Divergence = d
+			break
+		}
+		st = next
+		r.Steps++
+	}
+	if r.Divergence == nil && (opts.Drained || strings.Contains(tr.Header.Note, DrainedTag)) {
+		r.Divergence = checkDrained(cfg, st)
+	}
+	for s := range cfg.Snap {
+		if model.Complete(cfg, st, s) {
+			r.Snapshots++
+		}
+	}
+	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: opts.Recorded})
+	return r
+}
+
+// step takes event e in the model from st.
+func step(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
+	if err := e.Validate(cfg.Topo); err != nil {
+		return nil, &Divergence{Property: PropWellFormed, Detail: err.Error()}
+	}
+	var (
+		n  *model.State
+		ok bool
+	)
+	c := cfg.ChanIndex(e.From, e.To)
+	switch e.Action {
+	case spec.SendApp:
+		p := cfg.Topo.ProcIndex(e.From)
+		n, ok = model.SendApp(cfg, st, e.From, e.To, e.Amount)
+		if !ok {
+			l := st.Proc[p]
+			why := fmt.Sprintf("%s's balance %d is less than %d", string(e.From), l.Bal, e.Amount)
+			if l.Sent >= cfg.Budget[p] {
+				why = fmt.Sprintf("%s has spent its budget (%d sends of %d)", string(e.From), l.Sent, cfg.Budget[p])
+			}
+			return nil, &Divergence{Property: PropEnabled, Detail: "SendApp is not enabled: " + why,
+				Expected: fmtLocal(e.From, l), Reported: fmt.Sprintf("%s sent %d", string(e.From), e.Amount)}
+		}
+		if want := n.NSent[c]; e.Msg != want {
+			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the message on %s is number %d in the model", e.Chan(), want),
+				Expected: fmt.Sprintf("%d#%d", e.Amount, want), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
+		}
+	case spec.RecvApp:
+		q := st.Chan[c]
+		if len(q) == 0 || q[0].Kind != model.KindApp {
+			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("RecvApp is not enabled: %s", headWhy(cfg, e.Chan(), q, "an application message")),
+				Expected: fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), Reported: fmt.Sprintf("%s received %d#%d", string(e.To), e.Amount, e.Msg)}
+		}
+		if h := q[0].AppMsg; h.Amt != e.Amount || h.Seq != e.Msg {
+			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the head of %s is not the message received", e.Chan()),
+				Expected: fmt.Sprintf("%d#%d", h.Amt, h.Seq), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
+		}
+		n, ok = model.RecvApp(cfg, st, e.From, e.To)
+	case spec.Initiate:
+		s := cfg.SnapIndex(e.Snap)
+		if s < 0 {
+			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("snapshot %d is not in Snap", e.Snap)}
+		}
+		if init := cfg.Topo.Procs[cfg.Initiator[s]]; init != e.Proc {
+			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("Initiate(%d) is taken by Initiator[%d] = %s, not %s", e.Snap, e.Snap, string(init), string(e.Proc))}
+		}
+		n, ok = model.Initiate(cfg, st, e.Snap)
+		if !ok {
+			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("Initiate(%d) is not enabled: %s already recorded for it", e.Snap, string(e.Proc))}
+		}
+	case spec.RecvMarker:
+		q := st.Chan[c]
+		if len(q) == 0 || q[0].Kind != model.KindMarker {
+			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("RecvMarker is not enabled: %s", headWhy(cfg, e.Chan(), q, "a marker")),
+				Expected: fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), Reported: fmt.Sprintf("%s received Marker(%d)", string(e.To), e.Snap)}
+		}
+		if s := cfg.Snap[q[0].Snap]; s != e.Snap {
+			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the head of %s is a marker of another snapshot", e.Chan()),
+				Expected: fmt.Sprintf("Marker(%d)", s), Reported: fmt.Sprintf("Marker(%d)", e.Snap)}
+		}
+		first := !st.Recorded[q[0].Snap].Has(cfg.Topo.ProcIndex(e.To))
+		if first != e.First {
+			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the event says first=%t (case %d of the Receiving Rule), the model is in case %d", e.First, caseOf(e.First), caseOf(first)),
+				Expected: fmt.Sprintf("first=%t", first), Reported: fmt.Sprintf("first=%t", e.First)}
+		}
+		n, ok = model.RecvMarker(cfg, st, e.From, e.To)
+	}
+	if !ok {
+		return nil, &Divergence{Property: PropEnabled, Detail: e.String() + " is not enabled"}
+	}
+	p := cfg.Topo.ProcIndex(e.Proc)
+	if got := n.Proc[p]; got != e.After {
+		m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: got}}
+		i := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: e.After}}
+		return nil, &Divergence{Property: PropState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(e.Proc)),
+			Expected: fmtLocal(e.Proc, got), Reported: fmtLocal(e.Proc, e.After), Diff: m.Diff(i)}
+	}
+	return n, nil
+}
+
+func caseOf(first bool) int {
+	if first {
+		return 1
+	}
+	return 2
+}
+
+func headWhy(cfg *model.Config, c spec.Channel, q []model.Msg, want string) string {
+	if len(q) == 0 {
+		return fmt.Sprintf("channel %s is empty in the model", c)
+	}
+	return fmt.Sprintf("the head of %s is %s, not %s", c, fmtMsg(cfg, q[0]), want)
+}
+
+func fmtLocal(p spec.ProcID, l spec.LocalState) string {
+	return fmt.Sprintf("%s = [bal=%d sent=%d rcvd=%d]", string(p), l.Bal, l.Sent, l.Rcvd)
+}
+
+func fmtMsg(cfg *model.Config, m model.Msg) string {
+	if m.Kind == model.KindMarker {
+		return fmt.Sprintf("Marker(%d)", cfg.Snap[m.Snap])
+	}
+	return fmt.Sprintf("%d#%d", m.Amt, m.Seq)
+}
+
+func fmtChan(cfg *model.Config, q []model.Msg) string {
+	parts := make([]string, len(q))
+	for i, m := range q {
+		parts[i] = fmtMsg(cfg, m)
+	}
+	return "<<" + strings.Join(parts, ", ") + ">>"
+}
+
+// checkInvariants evaluates the spec invariants on st.
+func checkInvariants(cfg *model.Config, st *model.State) *Divergence {
+	for _, name := range Invariants {
+		f, _ := model.InvariantByName(name)
+		if !f(cfg, st) {
+			return &Divergence{Property: name, Detail: explainInvariant(cfg, st, name)}
+		}
+	}
+	return nil
+}
+
+// explainInvariant says which snapshot breaks invariant name, and how.
+func explainInvariant(cfg *model.Config, st *model.State, name string) string {
+	f, _ := model.InvariantByName(name)
+	for s, id := range cfg.Snap {
+		c1, s1 := onlySnap(cfg, st, s)
+		if f(c1, s1) {
+			continue
+		}
+		rec := RecordedState(cfg, st, s)
+		switch name {
+		case "Conservation":
+			return fmt.Sprintf("snapshot %d holds %d, the system holds %d", id, rec.Total(), cfg.TotalMoney())
+		case "ChandyLamportTheorem":
+			return fmt.Sprintf("snapshot %d: pre shadow ok=%t, post shadow ok=%t; recorded vs pre: %s", id, st.Pre[s].OK, st.Post[s].OK,
+				oneLine(rec.Diff(shadowState(cfg, st.Pre[s]))))
+		}
+		return fmt.Sprintf("%s fails for snapshot %d (recorded %s)", name, id, oneLine(FormatState(rec)))
+	}
+	return name + " fails"
+}
+
+// onlySnap is the model and state restricted to snapshot index s, so that
+// an invariant can be evaluated for s alone.
+func onlySnap(cfg *model.Config, st *model.State, s int) (*model.Config, *model.State) {
+	c := *cfg
+	c.Snap, c.Initiator = cfg.Snap[s:s+1], cfg.Initiator[s:s+1]
+	n := *st
+	n.Recorded, n.RecProc, n.RecChan, n.RecMsgs = st.Recorded[s:s+1], st.RecProc[s:s+1], st.RecChan[s:s+1], st.RecMsgs[s:s+1]
+	n.CutSent, n.CutGot, n.Pre, n.Post = st.CutSent[s:s+1], st.CutGot[s:s+1], st.Pre[s:s+1], st.Post[s:s+1]
+	return &c, &n
+}
+
+// checkRecorded compares the implementation's recorded states with the
+// model's for every snapshot the step completed.
+func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.SnapID]spec.GlobalState) *Divergence {
+	for s, id := range cfg.Snap {
+		got, ok := rec[id]
+		if !ok || model.Complete(cfg, before, s) || !model.Complete(cfg, after, s) {
+			continue
+		}
+		want := RecordedState(cfg, after, s)
+		if d := want.Diff(got); d != "" {
+			return &Divergence{Property: PropRecorded, Detail: fmt.Sprintf("snapshot %d completes, and the implementation recorded another state than the model", id),
+				Expected: oneLine(FormatState(want)), Reported: oneLine(FormatState(got)), Diff: d}
+		}
+	}
+	return nil
+}
+
+// checkDrained is the state part of SnapshotsComplete at the end of a
+// drained run.
+func checkDrained(cfg *model.Config, st *model.State) *Divergence {
+	var busy []string
+	for c, q := range st.Chan {
+		if len(q) > 0 {
+			busy = append(busy, fmt.Sprintf("%s = %s", cfg.Topo.Chans[c], fmtChan(cfg, q)))
+		}
+	}
+	if len(busy) > 0 {
+		return &Divergence{Property: PropComplete, Detail: "the trace claims a drained run, but the model's channels still hold messages",
+			Expected: strings.Join(busy, "; "), Reported: "drained: every channel empty"}
+	}
+	if s := model.SnapshotDone(cfg, st); s >= 0 {
+		var miss []string
+		for p, id := range cfg.Topo.Procs {
+			if !st.Recorded[s].Has(p) {
+				miss = append(miss, string(id)+" never recorded")
+			}
+		}
+		for c, x := range st.RecChan[s] {
+			if x != model.Done {
+				miss = append(miss, cfg.Topo.Chans[c].String()+" "+x.String())
+			}
+		}
+		return &Divergence{Property: PropComplete, Detail: fmt.Sprintf("snapshot %d was initiated but never completed: %s", cfg.Snap[s], strings.Join(miss, ", "))}
+	}
+	return nil
+}
+
+// AppState is the application part of a model state (TLA+ CurrentApp).
+func AppState(cfg *model.Config, st *model.State) spec.GlobalState {
+	return shadowState(cfg, model.CurrentApp(st))
+}
+
+// RecordedState is what the model recorded for snapshot index s (TLA+
+// RecordedApp(s)).
+func RecordedState(cfg *model.Config, st *model.State, s int) spec.GlobalState {
+	return shadowState(cfg, model.RecordedApp(st, s))
+}
+
+func shadowState(cfg *model.Config, sh model.Shadow) spec.GlobalState {
+	g := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
+	for i, p := range cfg.Topo.Procs {
+		g.Procs[p] = sh.Proc[i]
+	}
+	for i, c := range cfg.Topo.Chans {
+		if len(sh.Chan[i]) > 0 {
+			g.Chans[c] = append([]spec.AppMsg(nil), sh.Chan[i]...)
+		}
+	}
+	return g
+}
+
+// FormatState renders a global state on one line per process and channel.
+func FormatState(g spec.GlobalState) string {
+	var ps []string
+	for p := range g.Procs {
+		ps = append(ps, string(p))
+	}
+	sort.Strings(ps)
+	var lines []string
+	for _, p := range ps {
+		lines = append(lines, fmtLocal(spec.ProcID(p), g.Procs[spec.ProcID(p)]))
+	}
+	var cs []spec.Channel
+	for c, ms := range g.Chans {
+		if len(ms) > 0 {
+			cs = append(cs, c)
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return spec.ChannelLess(cs[i], cs[j]) })
+	for _, c := range cs {
+		lines = append(lines, fmt.Sprintf("%s = %s", c, spec.FormatMsgs(g.Chans[c])))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }

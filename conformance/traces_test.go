@@ -1,0 +1,105 @@
+package conformance
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite traces/ from Scenarios()")
+
+const tracesDir = "../traces"
+
+// TestScenarios replays every article scenario and checks its verdict.
+func TestScenarios(t *testing.T) {
+	scs, err := Scenarios()
+	require.NoError(t, err)
+	for _, sc := range scs {
+		t.Run(sc.Name, func(t *testing.T) {
+			r := Replay(sc.Trace, Options{Recorded: sc.Recorded})
+			assert.Equal(t, sc.Want, r.Property(), "%s", r)
+		})
+	}
+}
+
+// TestTracesUpToDate checks that traces/ holds exactly what Scenarios()
+// generates (run with -update to rewrite it). Files under
+// traces/regressions/ are kept by hand.
+func TestTracesUpToDate(t *testing.T) {
+	scs, err := Scenarios()
+	require.NoError(t, err)
+	files := map[string][]byte{}
+	for _, sc := range scs {
+		var b bytes.Buffer
+		require.NoError(t, writeTrace(&b, sc))
+		files[sc.Name] = b.Bytes()
+		if sc.Recorded != nil {
+			var s bytes.Buffer
+			require.NoError(t, WriteSnapshots(&s, sc.Recorded))
+			files[SnapshotsFile(sc.Name)] = s.Bytes()
+		}
+	}
+	if *update {
+		for name, b := range files {
+			p := filepath.Join(tracesDir, name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, b, 0o644))
+		}
+	}
+	for name, b := range files {
+		got, err := os.ReadFile(filepath.Join(tracesDir, name))
+		require.NoError(t, err, "run go test ./conformance -run TestTracesUpToDate -update")
+		assert.Equal(t, string(b), string(got), "%s is stale: run go test ./conformance -run TestTracesUpToDate -update", name)
+	}
+}
+
+// TestTraces replays every trace file under traces/ and checks the verdict
+// its path encodes: traces/conforms/*.jsonl conform; a file named
+// <Property>-*.jsonl anywhere else is rejected with that property.
+func TestTraces(t *testing.T) {
+	var paths []string
+	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			paths = append(paths, p)
+		}
+		return err
+	}))
+	sort.Strings(paths)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		rel, _ := filepath.Rel(tracesDir, p)
+		t.Run(rel, func(t *testing.T) {
+			want, err := WantFromPath(rel)
+			require.NoError(t, err)
+			r, err := AuditFile(p, Options{})
+			require.NoError(t, err)
+			assert.Equal(t, want, r.Property(), "%s", r)
+		})
+	}
+}
+
+// WantFromPath is the verdict a trace path under traces/ encodes.
+func WantFromPath(rel string) (string, error) {
+	rel = filepath.ToSlash(rel)
+	if strings.HasPrefix(rel, "conforms/") {
+		return "", nil
+	}
+	base := filepath.Base(rel)
+	if i := strings.Index(base, "-"); i > 0 {
+		return base[:i], nil
+	}
+	return "", fmt.Errorf("trace %s: want traces/conforms/NAME.jsonl or .../PROPERTY-NAME.jsonl", rel)
+}
+
+func writeTrace(w *bytes.Buffer, sc Scenario) error { return spec.WriteTrace(w, sc.Trace) }
