@@ -58,7 +58,8 @@ func (c *Collector) get(s spec.SnapID) *progress {
 	return pr
 }
 
-// notify wakes waiters; c.mu must be held.
+// notify wakes waiters; c.mu must be held. Only completed parts and
+// stopped nodes wake them: progress reports cannot change Collect's answer.
 func (c *Collector) notify() {
 	if c.waiters > 0 {
 		close(c.changed)
@@ -74,7 +75,6 @@ func (c *Collector) Recorded(s spec.SnapID, p spec.ProcID) {
 		return
 	}
 	c.get(s).recorded[p] = true
-	c.notify()
 }
 
 // Closed notes that the recording of channel ch for s closed.
@@ -85,7 +85,6 @@ func (c *Collector) Closed(s spec.SnapID, ch spec.Channel) {
 		return
 	}
 	c.get(s).closed[ch] = true
-	c.notify()
 }
 
 // Add takes a node's completed part.
@@ -135,9 +134,11 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot,
 			c.collected[s] = true
 			return Assemble(c.topo, s, parts)
 		}
-		if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
-			inc.Cause = ErrNodeStopped
-			return GlobalSnapshot{}, inc
+		if len(c.stopped) > 0 {
+			if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
+				inc.Cause = ErrNodeStopped
+				return GlobalSnapshot{}, inc
+			}
 		}
 		ch := c.changed
 		c.mu.Unlock()
