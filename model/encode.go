@@ -189,32 +189,69 @@ func (d *decoder) local() spec.LocalState {
 	return spec.LocalState{Bal: d.varint(), Sent: int(d.uvarint()), Rcvd: int(d.uvarint())}
 }
 
-func (d *decoder) nats() []uint64 {
-	n := d.length()
+// arena hands out the slices of decoded states from a few large buffers.
+// A worker that decodes one state at a time and drops it (and every
+// successor computed from it) before decoding the next can reuse one arena
+// for all of them; reset makes the buffers reusable. Slices handed out
+// have cap == len, so nothing appends into a neighbour.
+type arena struct {
+	locals  []spec.LocalState
+	nats    []uint64
+	apps    []spec.AppMsg
+	msgs    []Msg
+	stats   []Status
+	sets    []ProcSet
+	shadows []Shadow
+	msgSeqs [][]Msg
+	natSeqs [][]uint64
+	appSeqs [][]spec.AppMsg
+	locSeqs [][]spec.LocalState
+	statSqs [][]Status
+	natSSqs [][][]uint64
+	appSSqs [][][]spec.AppMsg
+	state   []State
+}
+
+func (a *arena) reset() {
+	a.locals, a.nats, a.apps, a.msgs, a.stats, a.sets, a.shadows = a.locals[:0], a.nats[:0], a.apps[:0], a.msgs[:0], a.stats[:0], a.sets[:0], a.shadows[:0]
+	a.msgSeqs, a.natSeqs, a.appSeqs, a.locSeqs, a.statSqs, a.natSSqs, a.appSSqs, a.state = a.msgSeqs[:0], a.natSeqs[:0], a.appSeqs[:0], a.locSeqs[:0], a.statSqs[:0], a.natSSqs[:0], a.appSSqs[:0], a.state[:0]
+}
+
+// take returns n elements from *buf, growing it (into a fresh array, so
+// earlier slices stay valid) when it is full.
+func take[T any](buf *[]T, n int) []T {
 	if n == 0 {
 		return nil
 	}
-	g := make([]uint64, n)
+	b := *buf
+	if cap(b)-len(b) < n {
+		b = make([]T, 0, max(2*cap(b), n, 64))
+	}
+	l := len(b)
+	*buf = b[:l+n]
+	return b[l : l+n : l+n]
+}
+
+func (d *decoder) nats(a *arena) []uint64 {
+	n := d.length()
+	g := take(&a.nats, n)
 	for i := range g {
 		g[i] = d.uvarint()
 	}
 	return g
 }
 
-func (d *decoder) appMsgs() []spec.AppMsg {
+func (d *decoder) appMsgs(a *arena) []spec.AppMsg {
 	n := d.length()
-	if n == 0 {
-		return nil
-	}
-	ms := make([]spec.AppMsg, n)
+	ms := take(&a.apps, n)
 	for i := range ms {
 		ms[i] = spec.AppMsg{Amt: d.varint(), Seq: d.uvarint()}
 	}
 	return ms
 }
 
-func (d *decoder) shadow(np, nc int) Shadow {
-	sh := Shadow{Proc: make([]spec.LocalState, np), Chan: make([][]spec.AppMsg, nc)}
+func (d *decoder) shadow(a *arena, np, nc int) Shadow {
+	sh := Shadow{Proc: take(&a.locals, np), Chan: take(&a.appSeqs, nc)}
 	switch d.byte() {
 	case 0:
 	case 1:
@@ -228,39 +265,39 @@ func (d *decoder) shadow(np, nc int) Shadow {
 		sh.Proc[p] = d.local()
 	}
 	for c := range sh.Chan {
-		sh.Chan[c] = d.appMsgs()
+		sh.Chan[c] = d.appMsgs(a)
 	}
 	return sh
 }
 
 // Decode is the inverse of Encode. It rejects bytes that are not an
 // encoding of a state of cfg's shape (the state need not be reachable).
-func Decode(cfg *Config, b []byte) (*State, error) {
+func Decode(cfg *Config, b []byte) (*State, error) { return new(arena).decode(cfg, b) }
+
+func (a *arena) decode(cfg *Config, b []byte) (*State, error) {
 	np, nc, ns := cfg.NumProcs(), cfg.NumChans(), cfg.NumSnaps()
 	d := &decoder{b: b}
-	st := &State{
-		Proc:     make([]spec.LocalState, np),
-		Chan:     make([][]Msg, nc),
-		NSent:    make([]uint64, nc),
-		Got:      make([][]uint64, nc),
-		Recorded: make([]ProcSet, ns),
-		RecProc:  make([][]spec.LocalState, ns),
-		RecChan:  make([][]Status, ns),
-		RecMsgs:  make([][][]spec.AppMsg, ns),
-		CutSent:  make([][]uint64, ns),
-		CutGot:   make([][][]uint64, ns),
-		Pre:      make([]Shadow, ns),
-		Post:     make([]Shadow, ns),
+	st := &take(&a.state, 1)[0]
+	*st = State{
+		Proc:     take(&a.locals, np),
+		Chan:     take(&a.msgSeqs, nc),
+		NSent:    take(&a.nats, nc),
+		Got:      take(&a.natSeqs, nc),
+		Recorded: take(&a.sets, ns),
+		RecProc:  take(&a.locSeqs, ns),
+		RecChan:  take(&a.statSqs, ns),
+		RecMsgs:  take(&a.appSSqs, ns),
+		CutSent:  take(&a.natSeqs, ns),
+		CutGot:   take(&a.natSSqs, ns),
+		Pre:      take(&a.shadows, ns),
+		Post:     take(&a.shadows, ns),
 	}
 	for p := range st.Proc {
 		st.Proc[p] = d.local()
 	}
 	for c := range st.Chan {
 		n := d.length()
-		if n == 0 {
-			continue
-		}
-		ms := make([]Msg, n)
+		ms := take(&a.msgs, n)
 		for i := range ms {
 			tag := d.uvarint()
 			if tag == 0 {
@@ -278,20 +315,20 @@ func Decode(cfg *Config, b []byte) (*State, error) {
 		st.NSent[c] = d.uvarint()
 	}
 	for c := range st.Got {
-		st.Got[c] = d.nats()
+		st.Got[c] = d.nats(a)
 	}
 	for s := range st.Recorded {
 		st.Recorded[s] = ProcSet(d.uvarint())
 	}
 	for s := range st.RecProc {
-		rp := make([]spec.LocalState, np)
+		rp := take(&a.locals, np)
 		for p := range rp {
 			rp[p] = d.local()
 		}
 		st.RecProc[s] = rp
 	}
 	for s := range st.RecChan {
-		rc := make([]Status, nc)
+		rc := take(&a.stats, nc)
 		var acc byte
 		for i := range rc {
 			if i%4 == 0 {
@@ -308,31 +345,31 @@ func Decode(cfg *Config, b []byte) (*State, error) {
 		st.RecChan[s] = rc
 	}
 	for s := range st.RecMsgs {
-		rm := make([][]spec.AppMsg, nc)
+		rm := take(&a.appSeqs, nc)
 		for c := range rm {
-			rm[c] = d.appMsgs()
+			rm[c] = d.appMsgs(a)
 		}
 		st.RecMsgs[s] = rm
 	}
 	for s := range st.CutSent {
-		cs := make([]uint64, nc)
+		cs := take(&a.nats, nc)
 		for c := range cs {
 			cs[c] = d.uvarint()
 		}
 		st.CutSent[s] = cs
 	}
 	for s := range st.CutGot {
-		cg := make([][]uint64, nc)
+		cg := take(&a.natSeqs, nc)
 		for c := range cg {
-			cg[c] = d.nats()
+			cg[c] = d.nats(a)
 		}
 		st.CutGot[s] = cg
 	}
 	for s := range st.Pre {
-		st.Pre[s] = d.shadow(np, nc)
+		st.Pre[s] = d.shadow(a, np, nc)
 	}
 	for s := range st.Post {
-		st.Post[s] = d.shadow(np, nc)
+		st.Post[s] = d.shadow(a, np, nc)
 	}
 	if d.err != nil {
 		return nil, d.err

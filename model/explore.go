@@ -109,9 +109,9 @@ type Result struct {
 	Left      int64
 	Violation *Violation
 	Duration  time.Duration
-	// BytesPerState is the heap in use at the end of the search divided
-	// by Distinct (a rough figure).
-	BytesPerState float64
+	// StateBytes is the total size of the stored state encodings (each
+	// distinct state is kept once, encoded, with a 4-byte parent index).
+	StateBytes int64
 }
 
 const numShards = 256
@@ -225,6 +225,7 @@ func Explore(cfg *Config, opt Options) (*Result, error) {
 			go func() {
 				defer wg.Done()
 				buf := make([]byte, 0, 512)
+				var ar arena
 				for {
 					ci := int(nextChunk.Add(1) - 1)
 					if ci >= nchunks {
@@ -234,7 +235,8 @@ func Explore(cfg *Config, opt Options) (*Result, error) {
 					out.invState, out.liveState, out.deadState = -1, -1, -1
 					end := min(lo+(ci+1)*chunkSize, hi)
 					for id := lo + ci*chunkSize; id < end; id++ {
-						st, err := Decode(cfg, []byte(states[id]))
+						ar.reset() // the previous state and its successors are dead
+						st, err := ar.decode(cfg, []byte(states[id]))
 						if err != nil {
 							out.err = err
 							return
@@ -354,9 +356,9 @@ func Explore(cfg *Config, opt Options) (*Result, error) {
 		lo, hi = hi, len(states)
 	}
 	res.Distinct = int64(len(states))
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	res.BytesPerState = float64(ms.HeapInuse) / float64(res.Distinct)
+	for _, k := range states {
+		res.StateBytes += int64(len(k))
+	}
 	if liveState >= 0 {
 		tr, err := rebuildTrace(cfg, states, parents, uint32(liveState))
 		if err != nil {
