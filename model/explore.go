@@ -10,40 +10,8 @@ import (
 	"time"
 )
 
-// Liveness (SnapshotsComplete, line 347) is checked without a tableau or
-// an SCC search, by an argument specific to this state graph:
-//
-//  1. Every action strictly decreases the measure
-//     (unspent budget, unrecorded (snapshot, process) pairs, messages in
-//     channels) in the lexicographic order on N^3: SendApp spends one unit
-//     of budget; RecvApp, RecvAppAt, RecvAppNoRecord and case 2 of the
-//     marker rules take one message off a channel and change neither of
-//     the first two; Initiate and case 1 of the marker rules record one
-//     more process for a snapshot (spending no budget). So the reachable
-//     state graph is a DAG, every behaviour takes finitely many non-
-//     stuttering steps, and from some point on it stutters in one final
-//     state F forever. The explorer asserts this measure decrease on every
-//     transition it computes, and fails if it ever does not hold.
-//  2. The specification's fairness is weak fairness on every receive action
-//     (RecvApp and RecvMarker for Spec, line 257; RecvApp and
-//     RecvMarkerNoForward for SpecNoForward); SpecNonFIFO and SpecNoRecord
-//     have none. A behaviour stuttering forever in F is fair iff no fair
-//     action is enabled in F (an enabled one would be continuously enabled
-//     and never taken). Conversely every finite path from the initial state
-//     to such an F, then stuttering, is a fair behaviour of the spec.
-//  3. On a behaviour that ends stuttering in F, Initiated(s) ~> Complete(s)
-//     holds iff Initiated(s) => Complete(s) holds in F: if Initiated(s)
-//     held at some point, Complete(s) holds from there on at F, which is
-//     repeated forever; if Initiated(s) holds in F but Complete(s) does
-//     not, the suffix stuttering in F never reaches Complete(s) (and if
-//     Initiated(s) never held, the implication is vacuous; Initiated is
-//     monotone, so it never held iff it fails in F).
-//
-// Hence SnapshotsComplete holds of the spec iff every reachable state with
-// no fair action enabled satisfies \A s \in Snap : Initiated(s) =>
-// Complete(s). A counterexample is the shortest path to such a state,
-// followed by stuttering. For SpecNonFIFO and SpecNoRecord (no fairness)
-// every reachable state counts.
+// The liveness check (SnapshotsComplete) rests on the argument in the
+// package documentation, "Liveness without a tableau".
 
 // measure is the progress measure of the liveness argument above.
 type measure struct{ budget, unrecorded, msgs int }

@@ -1,0 +1,71 @@
+// Package model is an executable mirror of tla/ChandyLamport.tla and its
+// variant modules, and an explicit-state model checker for it that reads
+// TLC's own model files and reproduces TLC's state counts.
+//
+// # Reading it beside the spec
+//
+// State has one field per TLA+ variable (proc, chan, nSent, got, recorded,
+// recProc, recChan, recMsgs, cutSent, cutGot, pre, post), with functions
+// over Proc, Chan and Snap stored as slices by process, channel and
+// snapshot index (the sorted order of spec.Topology and Config.Snap).
+// Every TLA+ action is a function of the same name and parameters that
+// returns the successor and whether the action is enabled, leaving its
+// input untouched: Init, SendApp, RecvApp, RecvAppAt, Initiate,
+// RecvMarker, RecvMarkerAt, and the variants' RecvAppNoRecord and
+// RecvMarkerNoForward. The helper operators are mirrored too: the pure
+// ones exported (ShadowSend, ShadowRecv, SentBeforeCut, InitApp, CurrentApp,
+// RecordedApp), the ones that write part of a successor unexported (postRecv,
+// consume, recordInFlight, recordState, withMarkers). So is every
+// property (TypeOK, ConsistentCut, ExactChannelState, Conservation,
+// SnapshotReachable, CurrentReachable, ChandyLamportTheorem,
+// StableCatalogue, SnapshotDone for SnapshotsComplete) and Initiated and
+// Complete. Each doc comment gives the line numbers of its TLA+
+// definition. Next lists the enabled action instances in TLC's order.
+//
+// # Checking
+//
+// LoadModel reads a TLC model (tla/MCRing.cfg and the module tla/MCRing.tla
+// beside it); Explore searches its state graph breadth-first, in parallel,
+// keeping each distinct state once as its canonical encoding (Encode) with
+// a parent index, and reports TLC's numbers (states generated, distinct
+// states, depth) and a shortest counterexample on violation. Simulate
+// checks random behaviours instead. RunCheck is the command-line entry
+// point ("markerwave check --model tla/MCRing.cfg").
+//
+// # Liveness without a tableau
+//
+// SnapshotsComplete (tla/ChandyLamport.tla line 347) is checked without a
+// tableau or an SCC search, by an argument specific to this state graph:
+//
+//  1. Every action strictly decreases the measure
+//     (unspent budget, unrecorded (snapshot, process) pairs, messages in
+//     channels) in the lexicographic order on N^3: SendApp spends one unit
+//     of budget; RecvApp, RecvAppAt, RecvAppNoRecord and case 2 of the
+//     marker rules take one message off a channel and change neither of
+//     the first two; Initiate and case 1 of the marker rules record one
+//     more process for a snapshot (spending no budget). So the reachable
+//     state graph is a DAG, every behaviour takes finitely many
+//     non-stuttering steps, and from some point on it stutters in one final
+//     state F forever. The explorer asserts this measure decrease on every
+//     transition it computes, and fails if it ever does not hold.
+//  2. The specification's fairness is weak fairness on every receive action
+//     (RecvApp and RecvMarker for Spec, line 257; RecvApp and
+//     RecvMarkerNoForward for SpecNoForward); SpecNonFIFO and SpecNoRecord
+//     have none. A behaviour stuttering forever in F is fair iff no fair
+//     action is enabled in F (an enabled one would be continuously enabled
+//     and never taken). Conversely every finite path from the initial state
+//     to such an F, then stuttering, is a fair behaviour of the spec.
+//  3. On a behaviour that ends stuttering in F, Initiated(s) ~> Complete(s)
+//     holds iff Initiated(s) => Complete(s) holds in F: if Initiated(s)
+//     held at some point, Complete(s) holds from there on at F, which is
+//     repeated forever; if Initiated(s) holds in F but Complete(s) does
+//     not, the suffix stuttering in F never reaches Complete(s) (and if
+//     Initiated(s) never held, the implication is vacuous; Initiated is
+//     monotone, so it never held iff it fails in F).
+//
+// Hence SnapshotsComplete holds of the spec iff every reachable state with
+// no fair action enabled satisfies \A s \in Snap : Initiated(s) =>
+// Complete(s). A counterexample is the shortest path to such a state,
+// followed by stuttering. For SpecNonFIFO and SpecNoRecord (no fairness)
+// every reachable state counts.
+package model
