@@ -37,8 +37,11 @@ func OpenTraces(dir string, h spec.Header) (map[spec.ProcID]*trace.Sink, error) 
 	return sinks, nil
 }
 
-// OpenTrace creates p's log in dir (see OpenTraces).
+// OpenTrace creates dir if needed and p's log in it (see OpenTraces).
 func OpenTrace(dir string, p spec.ProcID, h spec.Header) (*trace.Sink, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("runtime: trace dir: %w", err)
+	}
 	f, err := os.Create(NodeTracePath(dir, p))
 	if err != nil {
 		return nil, fmt.Errorf("runtime: trace of %s: %w", string(p), err)

@@ -1,0 +1,132 @@
+package runtime_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/spec"
+)
+
+func sampleConfig(t *testing.T) []byte {
+	b, err := os.ReadFile("testdata/cluster.json")
+	require.NoError(t, err)
+	return b
+}
+
+func TestParseSampleConfig(t *testing.T) {
+	cfg, err := mwrt.ParseConfig(sampleConfig(t))
+	require.NoError(t, err)
+	assert.Len(t, cfg.Topology.Chans, 6)
+	assert.Equal(t, "127.0.0.1:7102", cfg.Nodes["P2"].Listen)
+	assert.Equal(t, int64(3000), cfg.Header().InitBal["P1"]+cfg.Header().InitBal["P2"]+cfg.Header().InitBal["P3"])
+}
+
+func TestParseConfigErrorsNameTheField(t *testing.T) {
+	good := string(sampleConfig(t))
+	cases := []struct{ from, to, want string }{
+		{`"P3": {"listen": "127.0.0.1:7103"}`, `"P3": {"listen": ""}`, "nodes.P3.listen: missing"},
+		{`"P3": {"listen": "127.0.0.1:7103"}`, `"P3": {"listen": "localhost"}`, `nodes.P3.listen: "localhost" is not host:port`},
+		{`"P3": {"listen": "127.0.0.1:7103"}`, `"P9": {"listen": "127.0.0.1:7103"}`, "nodes.P9: not a process of the topology (P1, P2, P3)"},
+		{`"P3": 1000}`, `"P3": -5}`, "app.balances.P3: negative balance -5"},
+		{`"P3": 1000}`, `"P4": 1000}`, "app.balances.P4: not a process"},
+		{`"kind": "bank"`, `"kind": "bonk"`, `app.kind: "bonk", want "bank" or "token"`},
+		{`"snapshot_dir": "out/cluster/snapshots",`, ``, `field "snapshot_dir" is missing`},
+		{`"every_ms": 250`, `"every_ms": 0`, "snapshots.every_ms: 0, want > 0"},
+		{`"initiators": ["P1", "P3"]`, `"initiators": ["P1", "X"]`, `snapshots.initiators[1]: "X" is not a process`},
+		{`"transfers": 400`, `"transfers": -1`, "workload.transfers: -1 is negative"},
+		{`{"from": "P1", "to": "P3"}`, `{"from": "P1", "to": "P1"}`, `field "topology": topology: channel P1->P1 is a self-loop`},
+		{`"trace_dir"`, `"trace_dri"`, `unknown field "trace_dri"`},
+		{`"seed": 1}`, `"seed": 1}}`, "config:"},
+	}
+	for _, tc := range cases {
+		bad := strings.Replace(good, tc.from, tc.to, 1)
+		require.NotEqual(t, good, bad, tc.from)
+		_, err := mwrt.ParseConfig([]byte(bad))
+		if assert.Error(t, err, tc.want) {
+			assert.Contains(t, err.Error(), tc.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "config: "), err.Error())
+		}
+	}
+	_, err := mwrt.ParseConfig([]byte(`{"nodes": {}}`))
+	assert.ErrorContains(t, err, `field "topology" is missing`)
+	_, err = mwrt.ParseConfig(nil)
+	assert.Error(t, err)
+}
+
+// Three node processes (here goroutines, each with its own TCP transport
+// serving only itself) form a cluster from one config; their parts are
+// persisted and the global snapshots assembled on disk conserve money.
+func TestRunProcessCluster(t *testing.T) {
+	checkNoLeak(t)
+	cfg, err := mwrt.ParseConfig(sampleConfig(t))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cfg.TraceDir = filepath.Join(dir, "nodes")
+	cfg.SnapshotDir = filepath.Join(dir, "snaps")
+	cfg.Workload.Transfers = 150
+	cfg.Workload.PauseMS = 1
+	cfg.Snapshots.EveryMS = 60
+	// Free loopback ports instead of the fixed ones.
+	lns := map[spec.ProcID]net.Listener{}
+	for _, p := range cfg.Topology.Procs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		lns[p] = ln
+		cfg.Nodes[p] = mwrt.NodeAddress{Listen: ln.Addr().String()}
+	}
+	st, err := store.Open(cfg.SnapshotDir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		log strings.Builder
+	)
+	w := writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return log.Write(b) })
+	errs := make([]error, 3)
+	for i, p := range cfg.Topology.Procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = mwrt.RunProcess(ctx, cfg, p, mwrt.ProcessOptions{Store: st, Out: w, Listener: lns[p]})
+		}()
+	}
+	wg.Wait()
+	t.Log(log.String())
+	for _, err := range errs {
+		// Processes stop at slightly different moments; frames to a
+		// stopped peer are reported, not lost. No other error is expected.
+		if err != nil {
+			assert.Contains(t, err.Error(), "unacknowledged")
+		}
+	}
+	ids, err := st.List()
+	require.NoError(t, err)
+	assert.Len(t, ids, 6, "3 snapshots from each of P1 and P3")
+	for _, id := range ids {
+		g, err := st.Load(id)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3000), g.Total(), "%s", g)
+	}
+	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), filepath.Join(dir, "trace.jsonl"))
+	assert.NoError(t, err)
+
+	err = mwrt.RunProcess(ctx, cfg, "P7", mwrt.ProcessOptions{Store: st})
+	assert.ErrorContains(t, err, "config: --id P7 is not a process of the topology (P1, P2, P3)")
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
