@@ -16,6 +16,7 @@ import (
 type Net struct {
 	Topo    *spec.Topology
 	Nodes   map[spec.ProcID]*core.Node
+	Apps    map[spec.ProcID]core.App
 	InitBal map[spec.ProcID]int64
 	Queues  map[spec.Channel][]wire.Frame
 	// Events lists every step in execution order (a causally consistent
@@ -75,6 +76,7 @@ func newNet(topo *spec.Topology, kind string) *Net {
 	return &Net{
 		Topo:    topo,
 		Nodes:   map[spec.ProcID]*core.Node{},
+		Apps:    map[spec.ProcID]core.App{},
 		InitBal: map[spec.ProcID]int64{},
 		Queues:  map[spec.Channel][]wire.Frame{},
 		Logs:    map[spec.ProcID][]spec.Event{},
@@ -89,7 +91,7 @@ func (n *Net) add(p spec.ProcID, a core.App) error {
 	if err != nil {
 		return err
 	}
-	n.Nodes[p] = nd
+	n.Nodes[p], n.Apps[p] = nd, a
 	return nil
 }
 
