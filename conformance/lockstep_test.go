@@ -80,13 +80,16 @@ func (l *lockstep) fail(format string, args ...any) {
 	if err != nil {
 		l.t.Fatalf("after %d steps: %s\n(could not write the trace: %v)", l.steps, msg, err)
 	}
-	l.t.Fatalf("after %d steps: %s\nfailing run written to %s\nreplay it: go run ./cmd/markerwave audit %s", l.steps, msg, path, filepath.Join("conformance", path))
+	replay := path
+	if !filepath.IsAbs(path) {
+		replay = filepath.Join("conformance", path) // from the module root
+	}
+	l.t.Fatalf("after %d steps: %s\nfailing run written to %s\nreplay it: go run ./cmd/markerwave audit %s", l.steps, msg, path, replay)
 }
 
 // take has the model take the implementation's step ev.
 func (l *lockstep) take(ev spec.Event) {
 	l.t.Helper()
-	l.steps++
 	next, d := step(l.cfg, l.st, ev)
 	if d == nil {
 		d = checkInvariants(l.cfg, next)
@@ -95,6 +98,7 @@ func (l *lockstep) take(ev spec.Event) {
 		l.fail("step %s: %s: %s (model: %s; implementation: %s)", ev, d.Property, d.Detail, d.Expected, d.Reported)
 	}
 	l.st = next
+	l.steps++
 }
 
 // send has c.From send a on c if its budget allows; the implementation
@@ -397,12 +401,21 @@ func drawLockstep(t *rapid.T, name string) *lockstep {
 // snapshot. Soak: go test ./conformance -run TestLockstep
 // -rapid.checks=20000 -rapid.steps=200.
 func TestLockstep(t *testing.T) {
-	var runs, events, snaps, recMsgs int
+	var st lockstepStats
 	defer func() {
-		t.Logf("%d runs, %d events, %d completed snapshots, %d recorded in-flight messages", runs, events, snaps, recMsgs)
+		t.Logf("%d runs, %d events, %d completed snapshots, %d recorded in-flight messages", st.runs, st.events, st.snaps, st.recMsgs)
 	}()
-	rapid.Check(t, func(rt *rapid.T) {
-		l := drawLockstep(rt, t.Name())
+	rapid.Check(t, lockstepProp(t.Name(), false, &st))
+}
+
+type lockstepStats struct{ runs, events, snaps, recMsgs int }
+
+// lockstepProp is one random lockstep run. nonFIFO lets deliveries take
+// any frame of a channel, not just its head: a broken network, for
+// testing that the harness catches what it must.
+func lockstepProp(name string, nonFIFO bool, st *lockstepStats) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		l := drawLockstep(rt, name)
 		rt.Repeat(map[string]func(*rapid.T){
 			"send": func(rt *rapid.T) {
 				var cs []spec.Channel
@@ -421,7 +434,12 @@ func TestLockstep(t *testing.T) {
 				if len(cs) == 0 {
 					rt.Skip("nothing in flight")
 				}
-				l.deliver(rapid.SampledFrom(cs).Draw(rt, "deliver"), 0)
+				c := rapid.SampledFrom(cs).Draw(rt, "deliver")
+				i := 0
+				if nonFIFO {
+					i = rapid.IntRange(0, len(l.net.Queues[c])-1).Draw(rt, "position")
+				}
+				l.deliver(c, i)
 			},
 			"initiate": func(rt *rapid.T) {
 				var fresh []spec.SnapID
@@ -444,13 +462,13 @@ func TestLockstep(t *testing.T) {
 			"": func(*rapid.T) { l.check() },
 		})
 		l.finish(func(cs []spec.Channel) spec.Channel { return rapid.SampledFrom(cs).Draw(rt, "drain") })
-		runs++
-		events += len(l.net.Events)
+		st.runs++
+		st.events += len(l.net.Events)
 		for _, g := range l.net.Recorded() {
-			snaps++
+			st.snaps++
 			for _, ms := range g.Chans {
-				recMsgs += len(ms)
+				st.recMsgs += len(ms)
 			}
 		}
-	})
+	}
 }

@@ -1,0 +1,141 @@
+package conformance
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// recorder is a checker (and a rapid.TB) that records failures instead
+// of failing the test, so that tests can assert the harness fails.
+type recorder struct {
+	name   string
+	failed []string
+	logs   []string
+}
+
+type stopNow struct{}
+
+func (r *recorder) Helper()      {}
+func (r *recorder) Name() string { return r.name }
+func (r *recorder) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Log(args ...any) { r.logs = append(r.logs, fmt.Sprint(args...)) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failed = append(r.failed, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Error(args ...any) { r.failed = append(r.failed, fmt.Sprint(args...)) }
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	panic(stopNow{})
+}
+func (r *recorder) Fatal(args ...any)             { r.Error(args...); panic(stopNow{}) }
+func (r *recorder) FailNow()                      {}
+func (r *recorder) Fail()                         { r.failed = append(r.failed, "Fail") }
+func (r *recorder) Failed() bool                  { return len(r.failed) > 0 }
+func (r *recorder) Skipf(format string, a ...any) {}
+func (r *recorder) Skip(args ...any)              {}
+func (r *recorder) SkipNow()                      {}
+
+// expectFailure runs f and returns the failure it reported to r.
+func expectFailure(t *testing.T, r *recorder, f func()) string {
+	t.Helper()
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(stopNow); !ok {
+					panic(p)
+				}
+			}
+		}()
+		f()
+	}()
+	require.NotEmpty(t, r.failed, "the harness did not fail")
+	return r.failed[0]
+}
+
+var tracePath = regexp.MustCompile(`failing run written to (\S+\.jsonl)`)
+
+// TestLockstepCatchesNonFIFO: the article's orphan, produced by the real
+// core on a network that lets the $30 overtake P1's marker, stops the
+// lockstep harness at that delivery, and the trace it writes replays to
+// the same divergence.
+func TestLockstepCatchesNonFIFO(t *testing.T) {
+	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
+	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	require.NoError(t, err)
+	r := &recorder{}
+	l := newLockstep(r, "orphan", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p1})
+	msg := expectFailure(t, r, func() {
+		l.initiate(1)
+		l.send(c12, 30)
+		l.check()
+		l.deliver(c12, 1) // the $30 overtakes the marker
+	})
+	assert.Contains(t, msg, "after 2 steps: step RecvApp(P1, P2) 30#1: Enabled: RecvApp is not enabled: the head of P1->P2 is Marker(1)")
+	m := tracePath.FindStringSubmatch(msg)
+	require.NotNil(t, m, msg)
+	rep, err := AuditFile(m[1], Options{})
+	require.NoError(t, err)
+	require.NotNil(t, rep.Divergence, "%s", rep)
+	assert.Equal(t, 3, rep.Divergence.Step)
+	assert.Equal(t, PropEnabled, rep.Divergence.Property)
+}
+
+// TestLockstepCatchesStateMismatch: an abstraction that disagrees with the
+// model (here the network loses a frame) fails the per-step comparison.
+func TestLockstepCatchesStateMismatch(t *testing.T) {
+	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
+	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	require.NoError(t, err)
+	r := &recorder{}
+	l := newLockstep(r, "lost", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p1})
+	msg := expectFailure(t, r, func() {
+		l.send(c12, 30)
+		net.Queues[c12] = nil // the network loses the transfer
+		l.check()
+	})
+	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1>>, network <<>>")
+}
+
+// TestLockstepRapidFindsNonFIFO runs the rapid lockstep property on a
+// non-FIFO network: rapid must find a failure, shrink it, and the trace
+// the harness writes for the minimal run must be rejected by audit.
+func TestLockstepRapidFindsNonFIFO(t *testing.T) {
+	if testing.Short() {
+		t.Skip("shrinks a failing run")
+	}
+	dir := t.TempDir()
+	t.Setenv("MARKERWAVE_FAIL_DIR", dir)
+	for name, v := range map[string]string{"rapid.nofailfile": "true", "rapid.checks": "1000"} {
+		old := flag.Lookup(name).Value.String()
+		require.NoError(t, flag.Set(name, v))
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
+	r := &recorder{name: "nonfifo"}
+	var st lockstepStats
+	rapid.Check(r, lockstepProp("nonfifo", true, &st))
+	require.True(t, r.Failed(), "rapid found no failure on a non-FIFO network")
+	path := filepath.Join(dir, "nonfifo.jsonl")
+	require.FileExists(t, path)
+	tr, _, _, err := ReadTraceFile(path)
+	require.NoError(t, err)
+	t.Logf("minimal failing run: %d events; %s", len(tr.Events), strings.SplitN(tr.Header.Note, "\n", 2)[0])
+	rep, err := AuditFile(path, Options{})
+	require.NoError(t, err)
+	require.False(t, rep.OK(), "audit accepts the failing run:\n%s", rep)
+	assert.LessOrEqual(t, len(tr.Events), 8, "rapid should shrink to a few steps")
+	_, err = os.Stat(filepath.Join("testdata", "rapid", "nonfifo"))
+	assert.True(t, os.IsNotExist(err), "no rapid fail file written")
+}

@@ -1,0 +1,238 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// richRun is a drained bank run with two concurrent snapshots and
+// messages in flight across both cuts.
+func richRun(t *testing.T) (spec.Trace, map[spec.SnapID]spec.GlobalState) {
+	t.Helper()
+	s := bankScript(spec.Complete(3), map[spec.ProcID]int64{p1: 100, p2: 50, p3: 10})
+	s.send(p1, p2, 30)
+	s.send(p2, p3, 20)
+	s.initiate(p1, 1)
+	s.send(p3, p1, 5)
+	s.initiate(p3, 2)
+	s.send(p1, p3, 10)
+	s.deliver(c12) // 30, recorded by no one yet
+	s.deliver(spec.Channel{From: p3, To: p1})
+	s.deliver(spec.Channel{From: p2, To: p3})
+	require.NoError(t, s.err)
+	require.NoError(t, s.n.Drain())
+	tr := s.n.Trace(DrainedTag)
+	rec := s.n.Recorded()
+	require.Len(t, rec, 2)
+	return tr, rec
+}
+
+func TestReplayConforms(t *testing.T) {
+	tr, rec := richRun(t)
+	r := Replay(tr, Options{Recorded: rec})
+	require.True(t, r.OK(), "%s", r)
+	assert.Equal(t, len(tr.Events), r.Steps)
+	assert.Equal(t, 2, r.Snapshots)
+	assert.Equal(t, fmt.Sprintf("conforms: %d steps, 2 snapshots, all properties hold\n", len(tr.Events)), r.String())
+	// Without the reported states they are derived from the events.
+	assert.True(t, Replay(tr, Options{}).OK())
+	assert.Empty(t, CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Events: tr.Events, Recorded: rec}))
+}
+
+// find returns the index of the first event matching f.
+func find(t *testing.T, evs []spec.Event, f func(spec.Event) bool) int {
+	t.Helper()
+	for i, e := range evs {
+		if f(e) {
+			return i
+		}
+	}
+	t.Fatal("no such event")
+	return -1
+}
+
+// TestReplayMutations breaks a conforming run in one place at a time and
+// checks that Replay reports the right step and check.
+func TestReplayMutations(t *testing.T) {
+	isRecvApp := func(e spec.Event) bool { return e.Action == spec.RecvApp }
+	isRecvMarker := func(e spec.Event) bool { return e.Action == spec.RecvMarker }
+	cases := []struct {
+		name     string
+		mutate   func(tr *spec.Trace, rec map[spec.SnapID]spec.GlobalState) int // returns the diverging event index, -1 for the end
+		check    string                                                         // the divergence's check
+		property string                                                         // Report.Property()
+	}{
+		{"wrong state after a receive", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			i := find(t, tr.Events, isRecvApp)
+			tr.Events[i].After.Bal += 30 // credited twice
+			return i
+		}, PropState, PropState},
+		{"wrong amount received", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			i := find(t, tr.Events, isRecvApp)
+			tr.Events[i].Amount++
+			return i
+		}, PropMessage, "ChandyLamportTheorem"},
+		{"wrong message number sent", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			tr.Events[0].Msg = 7
+			return 0
+		}, PropMessage, PropWellFormed},
+		{"wrong case of the receiving rule", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			i := find(t, tr.Events, isRecvMarker)
+			tr.Events[i].First = !tr.Events[i].First
+			return i
+		}, PropMessage, PropMessage},
+		{"marker of another snapshot", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			i := find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.RecvMarker && e.Snap == 1 })
+			tr.Events[i].Snap = 2
+			return i
+		}, PropMessage, PropCompleteClaim},
+		{"initiated by another process", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			tr.Header.Snaps = map[spec.SnapID]spec.ProcID{1: p2, 2: p3}
+			return find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.Initiate })
+		}, PropEnabled, PropEnabled},
+		{"budget exceeded", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			tr.Header.Budget = map[spec.ProcID]int{p1: 1, p2: 1, p3: 1}
+			return find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.SendApp && e.Proc == p1 && e.Msg == 1 && e.To == p3 })
+		}, PropEnabled, "ChandyLamportTheorem"},
+		{"receive before its send", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			i := find(t, tr.Events, isRecvApp)
+			j := find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.SendApp && e.Chan() == tr.Events[i].Chan() })
+			e := tr.Events[i]
+			copy(tr.Events[j+1:i+1], tr.Events[j:i])
+			tr.Events[j] = e
+			return j
+		}, PropEnabled, "ChandyLamportTheorem"},
+		{"a marker never received", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+			i := len(tr.Events) - 1
+			for tr.Events[i].Action != spec.RecvMarker {
+				i--
+			}
+			tr.Events = append(tr.Events[:i], tr.Events[i+1:]...)
+			return -1
+		}, PropComplete, PropCompleteClaim},
+		{"recorded balance wrong", func(tr *spec.Trace, rec map[spec.SnapID]spec.GlobalState) int {
+			g := rec[2].Clone()
+			l := g.Procs[p2]
+			l.Bal += 1
+			g.Procs[p2] = l
+			rec[2] = g
+			// the step that completes snapshot 2 in the model
+			i := len(tr.Events) - 1
+			for tr.Events[i].Snap != 2 {
+				i--
+			}
+			return i
+		}, PropRecorded, "Conservation"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, rec := richRun(t)
+			tr.Events = append([]spec.Event(nil), tr.Events...)
+			i := tc.mutate(&tr, rec)
+			r := Replay(tr, Options{Recorded: rec})
+			require.False(t, r.OK())
+			require.NotNil(t, r.Divergence, "%s", r)
+			assert.Equal(t, tc.check, r.Divergence.Property, "%s", r)
+			assert.Equal(t, i+1, r.Divergence.Step, "%s", r)
+			assert.Equal(t, tc.property, r.Property(), "%s", r)
+			assert.Contains(t, r.String(), "property: "+tc.property)
+		})
+	}
+}
+
+// TestCheckRunTheoremAlone shows the constructive theorem check catching
+// what the other checks cannot see: a recorded state whose total is right
+// but that no reordering of the run reaches (money moved between balances).
+func TestCheckRunTheoremAlone(t *testing.T) {
+	tr, rec := richRun(t)
+	g := rec[1].Clone()
+	a, b := g.Procs[p1], g.Procs[p2]
+	a.Bal, b.Bal = a.Bal-1, b.Bal+1
+	g.Procs[p1], g.Procs[p2] = a, b
+	rec[1] = g
+	vs := CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Events: tr.Events, Recorded: rec})
+	require.Len(t, vs, 1, "%v", vs)
+	assert.Equal(t, "ChandyLamportTheorem", vs[0].Property)
+	assert.Equal(t, spec.SnapID(1), vs[0].Snap)
+	assert.Contains(t, vs[0].Detail, "pre-recording steps end in another state")
+}
+
+// TestCheckRunStable: a snapshot that claims termination while the run
+// had not terminated violates StableCatalogue.
+func TestCheckRunStable(t *testing.T) {
+	s := twoAccounts()
+	s.send(p1, p2, 30)
+	s.initiate(p1, 1)
+	require.NoError(t, s.err)
+	require.NoError(t, s.n.Drain())
+	tr := s.n.Trace("")
+	rec := s.n.Recorded()
+	// Budget 1 each: P2 has not sent, so nothing has terminated; claim P2
+	// spent its budget in the snapshot.
+	g := rec[1].Clone()
+	l := g.Procs[p2]
+	l.Sent = 1
+	g.Procs[p2] = l
+	rec[1] = g
+	vs := CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: map[spec.ProcID]int{p1: 1, p2: 1}, Events: tr.Events, Recorded: rec})
+	var props []string
+	for _, v := range vs {
+		props = append(props, v.Property)
+	}
+	assert.Contains(t, props, "StableCatalogue", "%v", vs)
+}
+
+func TestConfigFromTrace(t *testing.T) {
+	tr, _ := richRun(t)
+	cfg, err := ConfigFromTrace(tr)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{5, 10, 20, 30}, cfg.Amount)
+	assert.Equal(t, []int{2, 1, 1}, cfg.Budget) // P1 sent twice
+	assert.Equal(t, []spec.SnapID{1, 2}, []spec.SnapID(cfg.Snap))
+	// Without the header's snaps, initiators come from Initiate events.
+	tr.Header.Snaps = nil
+	cfg, err = ConfigFromTrace(tr)
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 2}, cfg.Initiator)
+	// A header missing a balance cannot be replayed.
+	delete(tr.Header.InitBal, p3)
+	r := Replay(tr, Options{})
+	require.Error(t, r.Err)
+	assert.Contains(t, r.String(), "cannot replay")
+}
+
+func TestTraceFileRoundTrip(t *testing.T) {
+	tr, rec := richRun(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	require.NoError(t, WriteTraceFile(path, tr, rec))
+	got, lines, grec, err := ReadTraceFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, len(tr.Events), len(got.Events))
+	assert.Equal(t, 2, lines[0])
+	assert.Len(t, grec, 2)
+	for s, g := range rec {
+		assert.Empty(t, g.Diff(grec[s]))
+	}
+	// Without states the stale sidecar goes away.
+	require.NoError(t, WriteTraceFile(path, tr, nil))
+	_, err = os.Stat(SnapshotsFile(path))
+	assert.True(t, os.IsNotExist(err))
+	// Blank lines shift the reported lines.
+	b, _ := os.ReadFile(path)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), "\n", "\n\n", 2)), 0o644))
+	_, lines, _, err = ReadTraceFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 5, 6}, lines[:3])
+	// A malformed sidecar is an error naming it.
+	require.NoError(t, os.WriteFile(SnapshotsFile(path), []byte(`{"snapshots":[{"snap":0}]}`), 0o644))
+	_, _, _, err = ReadTraceFile(path)
+	assert.ErrorContains(t, err, "snapshots.json")
+}
