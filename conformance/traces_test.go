@@ -103,3 +103,25 @@ func WantFromPath(rel string) (string, error) {
 }
 
 func writeTrace(w *bytes.Buffer, sc Scenario) error { return spec.WriteTrace(w, sc.Trace) }
+
+// TestTracesReadme checks that traces/README.md lists every trace file
+// with the verdict its path encodes.
+func TestTracesReadme(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(tracesDir, "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return err
+		}
+		rel, _ := filepath.Rel(tracesDir, p)
+		want, err := WantFromPath(rel)
+		require.NoError(t, err)
+		verdict := "conforms"
+		if want != "" {
+			verdict = "rejects: " + want
+		}
+		assert.Contains(t, readme, fmt.Sprintf("| `%s` | %s |", filepath.ToSlash(rel), verdict), "traces/README.md must list %s", rel)
+		return nil
+	}))
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func audit(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := dispatch(append([]string{"audit"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestAuditConforms(t *testing.T) {
+	code, out, errs := audit("../../traces/conforms/token-ring.jsonl")
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, "conforms: 6 steps, 1 snapshots, all properties hold\n", out)
+}
+
+func TestAuditDiverges(t *testing.T) {
+	code, out, _ := audit("../../traces/rejects/ConsistentCut-orphan.jsonl")
+	assert.Equal(t, 1, code)
+	for _, want := range []string{
+		"diverges at step 3 (trace line 4): RecvApp(P1, P2) 30#1",
+		"check:    Enabled",
+		"model:    P1->P2 = <<Marker(1), 30#1>>",
+		"violates ConsistentCut (snapshot 1): P2 received 30#1 on P1->P2 before recording, but P1 sent it after recording: an orphan",
+		"property: ConsistentCut",
+	} {
+		assert.Contains(t, out, want)
+	}
+	code, out, _ = audit("../../traces/rejects/ExactChannelState-missing-message.jsonl")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "chan P1->P2: <<30#1>> vs <<>>")
+	assert.Contains(t, out, "property: ExactChannelState")
+}
+
+// The sidecar is read by default; -snapshots overrides it.
+func TestAuditSnapshotsFlag(t *testing.T) {
+	code, out, errs := audit("-snapshots", "../../traces/conforms/two-account-transfer.snapshots.json", "../../traces/rejects/ExactChannelState-missing-message.jsonl")
+	assert.Equal(t, 0, code, out+errs)
+}
+
+// -drained demands complete snapshots of a trace that does not claim it.
+func TestAuditDrainedFlag(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../traces/rejects/SnapshotsComplete-lost-marker.jsonl")
+	require.NoError(t, err)
+	p := filepath.Join(dir, "t.jsonl")
+	require.NoError(t, os.WriteFile(p, bytes.ReplaceAll(b, []byte(" [drained]"), nil), 0o644))
+	code, _, _ := audit(p)
+	assert.Equal(t, 0, code)
+	code, out, _ := audit("-drained", p)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "property: SnapshotsComplete")
+}
+
+func TestAuditMalformed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+		return p
+	}
+	header := `{"format":"markerwave-trace/1","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":1,"P2":0}}` + "\n"
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"missing file":    {[]string{filepath.Join(dir, "none.jsonl")}, "no such file"},
+		"no arguments":    {nil, "usage: markerwave audit"},
+		"bad flag":        {[]string{"-nope", "x"}, "flag provided but not defined"},
+		"bad event":       {[]string{write("e.jsonl", header+"{\"proc\":\"P1\",\"seq\":1,\"action\":\"Fly\",\"vc\":[1,0]}\n")}, "trace line 2: unknown action"},
+		"bad json":        {[]string{write("j.jsonl", header+"{\n")}, "trace line 2"},
+		"bad header":      {[]string{write("h.jsonl", `{"format":"other"}`+"\n")}, "trace line 1"},
+		"bad constants":   {[]string{write("c.jsonl", strings.Replace(header, `,"P2":0`, ``, 1))}, "InitBal"},
+		"bad sidecar":     {[]string{"-snapshots", write("s.json", "[]"), "../../traces/conforms/puzzle.jsonl"}, "s.json"},
+		"missing sidecar": {[]string{"-snapshots", filepath.Join(dir, "none.json"), "../../traces/conforms/puzzle.jsonl"}, "no such file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := audit(tc.args...)
+			assert.Equal(t, 2, code, out+errs)
+			assert.Contains(t, errs, tc.want)
+		})
+	}
+}
