@@ -2,7 +2,7 @@
 GO ?= go
 TLA2TOOLS ?=
 
-.PHONY: run test vet tlc tlc-trace bench fmt
+.PHONY: run test vet tlc tlc-trace fifo bench fmt
 
 run:
 	$(GO) run ./cmd/markerwave demo
@@ -18,6 +18,17 @@ vet:
 # counts. TLA2TOOLS must name tla2tools.jar.
 tlc:
 	$(GO) run ./cmd/tlcrun -jar "$(TLA2TOOLS)" -manifest tla/manifest.json
+
+# Validate a recorded trace against tla/ChandyLamport.tla with TLC:
+#   make tlc-trace TRACE=traces/conforms/token-ring.jsonl TLA2TOOLS=/path/to/tla2tools.jar
+tlc-trace:
+	@test -n "$(TRACE)" || { echo "usage: make tlc-trace TRACE=trace.jsonl TLA2TOOLS=/path/to/tla2tools.jar"; exit 2; }
+	@test -n "$(TLA2TOOLS)" || { $(GO) run ./cmd/tlcrun -jar ""; exit 2; }
+	$(GO) run ./cmd/markerwave export --tlc out/tlc-trace --run-tlc "$(TLA2TOOLS)" $(TRACE)
+
+# Porcupine: the transports' channels are linearizable FIFO queues.
+fifo:
+	$(GO) test -count=1 ./conformance/fifo/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
