@@ -1,0 +1,34 @@
+// Package conformance checks that runs of the implementation (impl/core,
+// impl/runtime) are runs of the spec, tla/ChandyLamport.tla, using the Go
+// model (model/) as the spec's executable form.
+//
+// Two independent verdicts on every run:
+//
+//   - Replay steps the model through a trace's events: each must be
+//     enabled, carry the model's message and leave its process in the
+//     model's state; the spec invariants (Invariants) must hold after each
+//     step, and a drained run must end with every initiated snapshot
+//     complete. It reports the first divergence.
+//   - CheckRun checks every completed snapshot from the events and the
+//     implementation's recorded states alone, not the model's ghost
+//     variables: consistent cut, exact channel state, conservation, the
+//     Chandy-Lamport theorem executed constructively (reorder the run into
+//     pre- and post-recording steps and replay both) and the stable
+//     property catalogue.
+//
+// Replay runs both; markerwave audit prints its Report. Net drives real
+// core nodes over a hand-scheduled network; Scenarios builds the article's
+// runs, committed under traces/.
+//
+// The tests drive the implementation against the model: TestLockstep (a
+// rapid state machine over core nodes, compared with the model after
+// every step), TestRuntimeMemory and TestRuntimeTCP (goroutine clusters,
+// logs merged by vector clocks and replayed), TestTraces (every file in
+// traces/). A failing lockstep run is written as a trace under FailDir
+// ($MARKERWAVE_FAIL_DIR, else testdata/failures) for markerwave audit.
+// Soak runs use rapid's flags, e.g.
+//
+//	go test ./conformance -run TestLockstep -rapid.checks=20000 -rapid.steps=200
+//
+// and -rapid.seed / -rapid.failfile to reproduce a failure.
+package conformance
