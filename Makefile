@@ -2,7 +2,7 @@
 GO ?= go
 TLA2TOOLS ?=
 
-.PHONY: run test vet tlc tlc-trace fifo bench fmt
+.PHONY: run test vet tlc tlc-trace fifo soak bench fmt
 
 run:
 	$(GO) run ./cmd/markerwave demo
@@ -29,6 +29,10 @@ tlc-trace:
 # Porcupine: the transports' channels are linearizable FIFO queues.
 fifo:
 	$(GO) test -count=1 ./conformance/fifo/
+
+# A long lockstep soak of the core against the model (about a minute on 2 cores).
+soak:
+	$(GO) test -count=1 ./conformance -run TestLockstep -rapid.checks=20000 -rapid.steps=200
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

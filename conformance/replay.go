@@ -355,52 +355,11 @@ func fmtChan(cfg *model.Config, q []model.Msg) string {
 func checkInvariants(cfg *model.Config, st *model.State) *Divergence {
 	for _, name := range Invariants {
 		f, _ := model.InvariantByName(name)
-		if name == "StableCatalogue" && cfg.NumProcs()*cfg.MaxRcvd() > fastStableAbove {
-			f = stableCatalogue
-		}
 		if !f(cfg, st) {
 			return &Divergence{Property: name, Detail: explainInvariant(cfg, st, name)}
 		}
 	}
 	return nil
-}
-
-// fastStableAbove is the size (|Proc| * MaxRcvd) above which Replay
-// evaluates StableCatalogue with stableCatalogue rather than the model's
-// literal quantification over k \in 1..MaxRcvd, which is quadratic in a
-// long trace.
-const fastStableAbove = 1000
-
-// stableCatalogue is model.StableCatalogue with each quantification
-// \A k \in 1..MaxRcvd : RcvdAtLeast(x, p, k) => RcvdAtLeast(y, p, k)
-// decided at once: it fails iff some k in max(1, y+1)..min(x, MaxRcvd)
-// exists. TestStableCatalogueFast checks the two agree.
-func stableCatalogue(cfg *model.Config, st *model.State) bool {
-	var cur, init model.Shadow
-	ready := false
-	m := cfg.MaxRcvd()
-	someK := func(x, y int) bool { return max(1, y+1) <= min(x, m) } // x >= k > y for some k
-	for s := range cfg.Snap {
-		if !model.Complete(cfg, st, s) {
-			continue
-		}
-		if !ready {
-			cur, init, ready = model.CurrentApp(st), model.InitApp(cfg), true
-		}
-		rec := model.RecordedApp(st, s)
-		if model.Terminated(cfg, rec) && !model.Terminated(cfg, cur) {
-			return false
-		}
-		if !model.Terminated(cfg, rec) && model.Terminated(cfg, init) {
-			return false
-		}
-		for p := range cfg.Topo.Procs {
-			if someK(rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || someK(init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // explainInvariant says which snapshot breaks invariant name, and how.

@@ -9,9 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
 
-	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -237,40 +235,4 @@ func TestTraceFileRoundTrip(t *testing.T) {
 	require.NoError(t, os.WriteFile(SnapshotsFile(path), []byte(`{"snapshots":[{"snap":0}]}`), 0o644))
 	_, _, _, err = ReadTraceFile(path)
 	assert.ErrorContains(t, err, "snapshots.json")
-}
-
-// TestStableCatalogueFast checks that stableCatalogue, which Replay uses
-// on long traces, agrees with model.StableCatalogue on random states with
-// one complete snapshot.
-func TestStableCatalogueFast(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		topo := spec.Ring(rapid.IntRange(2, 4).Draw(rt, "procs"))
-		k := model.Constants{Topo: topo, InitBal: map[spec.ProcID]int64{}, Budget: map[spec.ProcID]int{}, Amount: []int64{1}, Initiator: map[spec.SnapID]spec.ProcID{1: topo.Procs[0]}}
-		for _, p := range topo.Procs {
-			k.InitBal[p] = 0
-			k.Budget[p] = rapid.IntRange(0, 4).Draw(rt, "budget")
-		}
-		cfg, err := model.NewConfig(k, model.VariantSpec, nil, nil)
-		require.NoError(rt, err)
-		st := model.Init(cfg)
-		local := func(label string) spec.LocalState {
-			return spec.LocalState{Sent: rapid.IntRange(0, 5).Draw(rt, label+" sent"), Rcvd: rapid.IntRange(0, 20).Draw(rt, label+" rcvd")}
-		}
-		for i := range topo.Procs {
-			st.Proc[i] = local("cur")
-			st.RecProc[0][i] = local("rec")
-			st.Recorded[0] = st.Recorded[0].With(i)
-		}
-		for c := range topo.Chans {
-			st.RecChan[0][c] = model.Done
-			if rapid.Bool().Draw(rt, "rec msg") {
-				st.RecMsgs[0][c] = []spec.AppMsg{{Amt: 1, Seq: 1}}
-			}
-			if rapid.Bool().Draw(rt, "cur msg") {
-				st.Chan[c] = []model.Msg{model.AppMsgOf(1, 1)}
-			}
-		}
-		require.True(rt, model.Complete(cfg, st, 0))
-		assert.Equal(rt, model.StableCatalogue(cfg, st), stableCatalogue(cfg, st))
-	})
 }
