@@ -123,22 +123,49 @@ type Header struct {
 	InitBal  map[ProcID]int64  `json:"init_bal"`
 	Budget   map[ProcID]int    `json:"budget,omitempty"`
 	Snaps    map[SnapID]ProcID `json:"snaps,omitempty"` // snapshot id -> initiator
-	Source   string            `json:"source,omitempty"`
-	Note     string            `json:"note,omitempty"`
+	// Drained claims the run ended with every channel empty: every
+	// initiated snapshot must then be complete.
+	Drained bool   `json:"drained,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // TraceFormat is the version tag of the JSON-lines trace format.
-const TraceFormat = "markerwave-trace/1"
+const TraceFormat = "markerwave-trace/2"
 
-// Trace is a header and its events in a causally consistent order.
+// Trace is a header, its events in a causally consistent order, and the
+// snapshots the implementation reported recorded.
 type Trace struct {
 	Header Header
 	Events []Event
+	// Recorded lists what the implementation reported for every snapshot
+	// it completed. Empty: the trace does not say, and a reader derives
+	// the recorded states from the events.
+	Recorded []RecordedSnapshot
 }
 
-// WriteTrace writes t as JSON lines: the header, then one event a line.
+// RecordedStates is t.Recorded by snapshot id; nil if t carries none.
+func (t Trace) RecordedStates() map[SnapID]GlobalState {
+	if len(t.Recorded) == 0 {
+		return nil
+	}
+	out := make(map[SnapID]GlobalState, len(t.Recorded))
+	for _, r := range t.Recorded {
+		out[r.Snap] = r.State()
+	}
+	return out
+}
+
+// recordedLine is the form of a recorded-snapshot line.
+type recordedLine struct {
+	Recorded *RecordedSnapshot `json:"recorded"`
+}
+
+// WriteTrace writes t as JSON lines: the header, one event a line, then
+// one {"recorded": ...} line per recorded snapshot.
 func WriteTrace(w io.Writer, t Trace) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	h := t.Header
 	h.Format = TraceFormat
 	if err := enc.Encode(h); err != nil {
@@ -149,15 +176,43 @@ func WriteTrace(w io.Writer, t Trace) error {
 			return err
 		}
 	}
+	for i := range t.Recorded {
+		if err := enc.Encode(recordedLine{Recorded: &t.Recorded[i]}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // MaxTraceLine bounds one line of a trace file.
 const MaxTraceLine = 16 << 20
 
-// ReadTrace reads a JSON-lines trace strictly. Errors name the line.
+// TraceLines numbers the lines (from 1) ReadTraceLines read a trace's
+// events and recorded snapshots from: Events[i] is the line of event i,
+// Recorded[i] that of recorded snapshot i.
+type TraceLines struct {
+	Events   []int
+	Recorded []int
+}
+
+// ReadTrace reads a JSON-lines trace strictly (see ReadTraceLines).
 func ReadTrace(r io.Reader) (Trace, error) {
-	var t Trace
+	t, _, err := ReadTraceLines(r)
+	return t, err
+}
+
+// ReadTraceLines reads a JSON-lines trace strictly and numbers its lines.
+// The first non-blank line is the header; every later one is an event or,
+// if its first key is "recorded", a recorded snapshot. Unknown fields are
+// errors; events and recorded snapshots are validated against the
+// topology, recorded snapshot ids must be distinct and their initiators
+// agree with the header's snaps. Errors name the line.
+func ReadTraceLines(r io.Reader) (Trace, TraceLines, error) {
+	var (
+		t     Trace
+		lines TraceLines
+		seen  = map[SnapID]int{}
+	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxTraceLine)
 	line := 0
@@ -167,37 +222,83 @@ func ReadTrace(r io.Reader) (Trace, error) {
 		if len(b) == 0 {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
 		if t.Header.Topology == nil {
-			if err := dec.Decode(&t.Header); err != nil {
-				return t, fmt.Errorf("trace line %d: header: %w", line, err)
+			if err := decodeLine(b, &t.Header); err != nil {
+				return t, lines, fmt.Errorf("trace line %d: header: %w", line, err)
 			}
 			if t.Header.Format != TraceFormat {
-				return t, fmt.Errorf("trace line %d: format %q, want %q", line, t.Header.Format, TraceFormat)
+				return t, lines, fmt.Errorf("trace line %d: format %q, want %q", line, t.Header.Format, TraceFormat)
 			}
 			if t.Header.Topology == nil {
-				return t, fmt.Errorf("trace line %d: header has no topology", line)
+				return t, lines, fmt.Errorf("trace line %d: header has no topology", line)
 			}
 			continue
 		}
+		if isRecordedLine(b) {
+			var rl recordedLine
+			if err := decodeLine(b, &rl); err != nil {
+				return t, lines, fmt.Errorf("trace line %d: recorded snapshot: %w", line, err)
+			}
+			if rl.Recorded == nil {
+				return t, lines, fmt.Errorf("trace line %d: recorded snapshot is null", line)
+			}
+			rs := *rl.Recorded
+			if err := rs.Validate(t.Header.Topology); err != nil {
+				return t, lines, fmt.Errorf("trace line %d: recorded snapshot: %w", line, err)
+			}
+			if prev, dup := seen[rs.Snap]; dup {
+				return t, lines, fmt.Errorf("trace line %d: snapshot %d recorded twice (also line %d)", line, rs.Snap, prev)
+			}
+			if p, ok := t.Header.Snaps[rs.Snap]; ok && p != rs.Initiator {
+				return t, lines, fmt.Errorf("trace line %d: snapshot %d recorded with initiator %s, the header's snaps say %s", line, rs.Snap, string(rs.Initiator), string(p))
+			}
+			seen[rs.Snap] = line
+			t.Recorded = append(t.Recorded, rs)
+			lines.Recorded = append(lines.Recorded, line)
+			continue
+		}
 		var e Event
-		if err := dec.Decode(&e); err != nil {
-			return t, fmt.Errorf("trace line %d: %w", line, err)
+		if err := decodeLine(b, &e); err != nil {
+			return t, lines, fmt.Errorf("trace line %d: %w", line, err)
 		}
 		if err := e.Validate(t.Header.Topology); err != nil {
-			return t, fmt.Errorf("trace line %d: %w", line, err)
+			return t, lines, fmt.Errorf("trace line %d: %w", line, err)
 		}
 		t.Events = append(t.Events, e)
+		lines.Events = append(lines.Events, line)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return t, fmt.Errorf("trace line %d: longer than %d bytes", line+1, MaxTraceLine)
+			return t, lines, fmt.Errorf("trace line %d: longer than %d bytes", line+1, MaxTraceLine)
 		}
-		return t, fmt.Errorf("trace line %d: %w", line+1, err)
+		return t, lines, fmt.Errorf("trace line %d: %w", line+1, err)
 	}
 	if t.Header.Topology == nil {
-		return t, fmt.Errorf("trace: empty, no header line")
+		return t, lines, fmt.Errorf("trace: empty, no header line")
 	}
-	return t, nil
+	return t, lines, nil
+}
+
+// decodeLine decodes one JSON value, b with no surrounding space, into v
+// strictly: unknown fields and trailing data are errors.
+func decodeLine(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.InputOffset() != int64(len(b)) {
+		return fmt.Errorf("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// isRecordedLine reports whether the object on line b (trimmed) has
+// "recorded" as its first key. Other keys on such a line, or "recorded"
+// elsewhere on an event line, are unknown fields to the decoder.
+func isRecordedLine(b []byte) bool {
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	return bytes.HasPrefix(bytes.TrimLeft(b[1:], " \t\r\n"), []byte(`"recorded"`))
 }

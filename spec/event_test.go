@@ -60,19 +60,72 @@ func TestTraceRoundTrip(t *testing.T) {
 	top, logs := twoBankLogs()
 	merged, err := MergeCausal(top, logs)
 	require.NoError(t, err)
-	tr := Trace{Header: Header{Topology: top, InitBal: map[ProcID]int64{"P1": 100, "P2": 50}, Snaps: map[SnapID]ProcID{1: "P1"}}, Events: merged}
+	rec := NewRecordedSnapshot(1, "P1", GlobalState{
+		Procs: map[ProcID]LocalState{"P1": {Bal: 70, Sent: 1}, "P2": {Bal: 50}},
+		Chans: map[Channel][]AppMsg{{"P1", "P2"}: {{Amt: 30, Seq: 1}}, {"P2", "P1"}: nil},
+	})
+	tr := Trace{Header: Header{Topology: top, InitBal: map[ProcID]int64{"P1": 100, "P2": 50}, Snaps: map[SnapID]ProcID{1: "P1"}, Drained: true},
+		Events: merged, Recorded: []RecordedSnapshot{rec}}
 	var buf bytes.Buffer
 	require.NoError(t, WriteTrace(&buf, tr))
-	back, err := ReadTrace(&buf)
+	text := buf.String()
+	assert.Contains(t, text, `"drained":true`)
+	assert.Contains(t, text, `{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":70,"sent":1,"rcvd":0},"P2":{"bal":50,"sent":0,"rcvd":0}},"chans":{"P1->P2":[{"amt":30,"seq":1}],"P2->P1":[]}}}`)
+	back, lines, err := ReadTraceLines(&buf)
 	require.NoError(t, err)
 	assert.Equal(t, TraceFormat, back.Header.Format)
+	assert.True(t, back.Header.Drained)
 	assert.Equal(t, tr.Header.InitBal, back.Header.InitBal)
 	assert.Equal(t, top.Chans, back.Header.Topology.Chans)
 	assert.Equal(t, merged, back.Events)
+	assert.Equal(t, []int{2, 3, 4, 5}, lines.Events)
+	assert.Equal(t, []int{6}, lines.Recorded)
+	require.Len(t, back.Recorded, 1)
+	assert.Empty(t, rec.State().Diff(back.Recorded[0].State()))
+	assert.Equal(t, "P1", string(back.Recorded[0].Initiator))
+	assert.Equal(t, map[SnapID]GlobalState{1: back.Recorded[0].State()}, back.RecordedStates())
+	assert.Nil(t, Trace{}.RecordedStates(), "no recorded lines: nil, derive them")
+}
+
+// Recorded snapshots may come anywhere after the header; they are told
+// from events strictly and validated against the topology.
+func TestReadTraceRecorded(t *testing.T) {
+	header := `{"format":"markerwave-trace/2","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50},"snaps":{"1":"P1"}}`
+	ev := `{"proc":"P1","seq":1,"action":"SendApp","from":"P1","to":"P2","amount":30,"msg":1,"after":{"bal":70,"sent":1,"rcvd":0},"vc":[1,0]}`
+	rec := `{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":70,"sent":1,"rcvd":0},"P2":{"bal":50,"sent":0,"rcvd":0}},"chans":{"P1->P2":[{"amt":30,"seq":1}]}}}`
+	tr, lines, err := ReadTraceLines(strings.NewReader(header + "\n" + rec + "\n\n" + ev + "\n"))
+	require.NoError(t, err)
+	assert.Len(t, tr.Events, 1)
+	assert.Equal(t, []int{4}, lines.Events)
+	assert.Equal(t, []int{2}, lines.Recorded)
+	assert.Equal(t, []AppMsg{{Amt: 30, Seq: 1}}, tr.Recorded[0].Chans[Channel{"P1", "P2"}])
+	_, err = ReadTrace(strings.NewReader(header + "\n" + strings.Replace(rec, `{"recorded":`, ` { "recorded" :`, 1)))
+	assert.NoError(t, err, "space before the key")
+
+	cases := map[string]string{
+		rec + "\n" + rec: "trace line 3: snapshot 1 recorded twice (also line 2)",
+		strings.Replace(rec, `"P1->P2"`, `"P1->P3"`, 1):                   "trace line 2: recorded snapshot: snapshot 1: unknown channel P1->P3",
+		strings.Replace(rec, `"P1->P2"`, `"P1P2"`, 1):                     `trace line 2: recorded snapshot: channel key "P1P2"`,
+		strings.Replace(rec, `"P2":{"bal":50`, `"P9":{"bal":50`, 1):       `trace line 2: recorded snapshot: snapshot 1: unknown process "P9"`,
+		strings.Replace(rec, `,"P2":{"bal":50,"sent":0,"rcvd":0}`, ``, 1): "trace line 2: recorded snapshot: snapshot 1: no recorded state for P2",
+		strings.Replace(rec, `"initiator":"P1"`, `"initiator":"P7"`, 1):   `trace line 2: recorded snapshot: snapshot 1: unknown initiator "P7"`,
+		strings.Replace(rec, `"initiator":"P1"`, `"initiator":"P2"`, 1):   "trace line 2: snapshot 1 recorded with initiator P2, the header's snaps say P1",
+		strings.Replace(rec, `"snap":1`, `"snap":0`, 1):                   "trace line 2: recorded snapshot: snapshot id 0",
+		strings.Replace(rec, `"snap":1`, `"snap":1,"bogus":2`, 1):         `trace line 2: recorded snapshot: json: unknown field "bogus"`,
+		strings.Replace(rec, `}}}`, `}},"proc":"P1"}`, 1):                 `trace line 2: recorded snapshot: json: unknown field "proc"`,
+		`{"recorded":null}`: "trace line 2: recorded snapshot is null",
+		strings.Replace(ev, `"vc":[1,0]`, `"vc":[1,0],"recorded":{}`, 1): `trace line 2: json: unknown field "recorded"`,
+		ev + " {}": "trace line 2: trailing data",
+	}
+	for in, want := range cases {
+		_, err := ReadTrace(strings.NewReader(header + "\n" + in + "\n"))
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+	}
 }
 
 func TestReadTraceErrorsNameTheLine(t *testing.T) {
-	header := `{"format":"markerwave-trace/1","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50}}`
+	header := `{"format":"markerwave-trace/2","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50}}`
 	ok := `{"proc":"P1","seq":1,"action":"SendApp","from":"P1","to":"P2","amount":30,"msg":1,"after":{"bal":70,"sent":1,"rcvd":0},"vc":[1,0]}`
 	cases := map[string]string{
 		"":                                 "empty, no header",
