@@ -75,7 +75,7 @@ func (l *lockstep) fail(format string, args ...any) {
 	tr.Header.Budget = l.budget
 	err := os.MkdirAll(FailDir(), 0o755)
 	if err == nil {
-		err = WriteTraceFile(path, tr, l.net.Recorded())
+		err = WriteTraceFile(path, tr)
 	}
 	if err != nil {
 		l.t.Fatalf("after %d steps: %s\n(could not write the trace: %v)", l.steps, msg, err)
@@ -311,9 +311,9 @@ func (l *lockstep) finish(pick func([]spec.Channel) spec.Channel) {
 	if vs := CheckRun(Run{Topo: l.net.Topo, InitBal: l.net.InitBal, Budget: l.budget, Events: l.net.Events, Recorded: rec, End: &end}); len(vs) > 0 {
 		l.fail("run properties: %v", vs)
 	}
-	tr := l.net.Trace(DrainedTag)
-	tr.Header.Budget = l.budget
-	if r := Replay(tr, Options{Recorded: rec}); !r.OK() {
+	tr := l.net.Trace("")
+	tr.Header.Budget, tr.Header.Drained = l.budget, true
+	if r := Replay(tr, Options{}); !r.OK() {
 		l.fail("replay of the run: %s", r)
 	}
 	merged, err := spec.MergeCausal(l.net.Topo, l.net.Logs)
@@ -321,7 +321,7 @@ func (l *lockstep) finish(pick func([]spec.Channel) spec.Channel) {
 		l.fail("merging the per-process logs: %v", err)
 	}
 	tr.Events = merged
-	if r := Replay(tr, Options{Recorded: rec}); !r.OK() {
+	if r := Replay(tr, Options{}); !r.OK() {
 		l.fail("replay of the causally merged logs: %s", r)
 	}
 }

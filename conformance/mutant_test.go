@@ -129,7 +129,7 @@ func TestLockstepRapidFindsNonFIFO(t *testing.T) {
 	require.True(t, r.Failed(), "rapid found no failure on a non-FIFO network")
 	path := filepath.Join(dir, "nonfifo.jsonl")
 	require.FileExists(t, path)
-	tr, _, _, err := ReadTraceFile(path)
+	tr, _, err := ReadTraceFile(path)
 	require.NoError(t, err)
 	t.Logf("minimal failing run: %d events; %s", len(tr.Events), strings.SplitN(tr.Header.Note, "\n", 2)[0])
 	rep, err := AuditFile(path, Options{})

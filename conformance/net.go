@@ -221,7 +221,8 @@ func Assemble(parts map[spec.ProcID]core.LocalSnapshot) spec.GlobalState {
 }
 
 // Trace is the run so far as a trace: its events in execution order, the
-// initial balances, and the initiators seen.
+// initial balances, the initiators seen, and the recorded state of every
+// snapshot the nodes completed.
 func (n *Net) Trace(note string) spec.Trace {
 	h := spec.Header{Topology: n.Topo, InitBal: map[spec.ProcID]int64{}, Source: n.source, Note: note}
 	for p, b := range n.InitBal {
@@ -233,5 +234,5 @@ func (n *Net) Trace(note string) spec.Trace {
 			h.Snaps[s] = p
 		}
 	}
-	return spec.Trace{Header: h, Events: append([]spec.Event(nil), n.Events...)}
+	return spec.Trace{Header: h, Events: append([]spec.Event(nil), n.Events...), Recorded: RecordedSnapshots(n.Recorded(), n.Snaps)}
 }

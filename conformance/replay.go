@@ -33,18 +33,11 @@ const (
 	PropWellFormed = "WellFormed"
 )
 
-// DrainedTag in a trace header's note claims the run was drained: every
-// channel ended empty, so every initiated snapshot must be complete.
-const DrainedTag = "[drained]"
-
-// Options tune Replay.
+// Options tune Replay. The recorded snapshots and the drained claim come
+// from the trace (spec.Trace.Recorded, spec.Header.Drained).
 type Options struct {
-	// Drained claims the run ended drained (also claimed by DrainedTag in
-	// the header's note).
+	// Drained claims the run ended drained even if the header does not.
 	Drained bool
-	// Recorded holds the implementation's recorded global states, by
-	// snapshot id. Nil: they are derived from the events.
-	Recorded map[spec.SnapID]spec.GlobalState
 	// Lines[i] is the trace file line of event i (0-based), for reports.
 	Lines []int
 }
@@ -192,11 +185,19 @@ func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
 
 // Replay steps the model through the trace's events and checks, after
 // every step, that it was enabled, that its message and the process's
-// state match the model, and the spec invariants; at the end of a drained
-// run, that every initiated snapshot completed. Independently it checks
-// the run properties (CheckRun) on every completed snapshot.
+// state match the model, the spec invariants, and that a snapshot the
+// step completes has the recorded state the trace reports; at the end of a
+// drained run (Header.Drained or opts.Drained), that every channel is
+// empty and every initiated snapshot completed. Independently it checks
+// the run properties (CheckRun) on every completed snapshot. Without
+// recorded snapshots in the trace they are derived from the events.
 func Replay(tr spec.Trace, opts Options) Report {
 	var r Report
+	rec := tr.RecordedStates()
+	initiators := map[spec.SnapID]spec.ProcID{}
+	for _, rs := range tr.Recorded {
+		initiators[rs.Snap] = rs.Initiator
+	}
 	cfg, err := ConfigFromTrace(tr)
 	if err != nil {
 		r.Err = err
@@ -213,7 +214,7 @@ func Replay(tr spec.Trace, opts Options) Report {
 			d = checkInvariants(cfg, next)
 		}
 		if d == nil {
-			d = checkRecorded(cfg, st, next, opts.Recorded)
+			d = checkRecorded(cfg, st, next, rec, initiators)
 		}
 		if d != nil {
 			d.Step, d.Action = i+1, e.String()
@@ -226,7 +227,7 @@ func Replay(tr spec.Trace, opts Options) Report {
 		st = next
 		r.Steps++
 	}
-	if r.Divergence == nil && (opts.Drained || strings.Contains(tr.Header.Note, DrainedTag)) {
+	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = checkDrained(cfg, st)
 	}
 	for s := range cfg.Snap {
@@ -234,7 +235,7 @@ func Replay(tr spec.Trace, opts Options) Report {
 			r.Snapshots++
 		}
 	}
-	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: opts.Recorded})
+	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec})
 	return r
 }
 
@@ -394,13 +395,17 @@ func onlySnap(cfg *model.Config, st *model.State, s int) (*model.Config, *model.
 	return &c, &n
 }
 
-// checkRecorded compares the implementation's recorded states with the
-// model's for every snapshot the step completed.
-func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.SnapID]spec.GlobalState) *Divergence {
+// checkRecorded compares the implementation's recorded states (and their
+// initiators) with the model's for every snapshot the step completed.
+func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID) *Divergence {
 	for s, id := range cfg.Snap {
 		got, ok := rec[id]
 		if !ok || model.Complete(cfg, before, s) || !model.Complete(cfg, after, s) {
 			continue
+		}
+		if want := cfg.Topo.Procs[cfg.Initiator[s]]; initiators[id] != "" && initiators[id] != want {
+			return &Divergence{Property: PropRecorded, Detail: fmt.Sprintf("snapshot %d completes, and the implementation reports another initiator than the model's", id),
+				Expected: "initiator " + string(want), Reported: "initiator " + string(initiators[id])}
 		}
 		want := RecordedState(cfg, after, s)
 		if d := want.Diff(got); d != "" {

@@ -14,8 +14,8 @@ import (
 )
 
 // richRun is a drained bank run with two concurrent snapshots and
-// messages in flight across both cuts.
-func richRun(t *testing.T) (spec.Trace, map[spec.SnapID]spec.GlobalState) {
+// messages in flight across both cuts, with the nodes' recorded states.
+func richRun(t *testing.T) spec.Trace {
 	t.Helper()
 	s := bankScript(spec.Complete(3), map[spec.ProcID]int64{p1: 100, p2: 50, p3: 10})
 	s.send(p1, p2, 30)
@@ -29,22 +29,24 @@ func richRun(t *testing.T) (spec.Trace, map[spec.SnapID]spec.GlobalState) {
 	s.deliver(spec.Channel{From: p2, To: p3})
 	require.NoError(t, s.err)
 	require.NoError(t, s.n.Drain())
-	tr := s.n.Trace(DrainedTag)
-	rec := s.n.Recorded()
-	require.Len(t, rec, 2)
-	return tr, rec
+	tr := s.n.Trace("")
+	tr.Header.Drained = true
+	require.Len(t, tr.Recorded, 2)
+	return tr
 }
 
 func TestReplayConforms(t *testing.T) {
-	tr, rec := richRun(t)
-	r := Replay(tr, Options{Recorded: rec})
+	tr := richRun(t)
+	r := Replay(tr, Options{})
 	require.True(t, r.OK(), "%s", r)
 	assert.Equal(t, len(tr.Events), r.Steps)
 	assert.Equal(t, 2, r.Snapshots)
 	assert.Equal(t, fmt.Sprintf("conforms: %d steps, 2 snapshots, all properties hold\n", len(tr.Events)), r.String())
 	// Without the reported states they are derived from the events.
-	assert.True(t, Replay(tr, Options{}).OK())
-	assert.Empty(t, CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Events: tr.Events, Recorded: rec}))
+	derived := tr
+	derived.Recorded = nil
+	assert.True(t, Replay(derived, Options{}).OK())
+	assert.Empty(t, CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Events: tr.Events, Recorded: tr.RecordedStates()}))
 }
 
 // find returns the index of the first event matching f.
@@ -66,43 +68,43 @@ func TestReplayMutations(t *testing.T) {
 	isRecvMarker := func(e spec.Event) bool { return e.Action == spec.RecvMarker }
 	cases := []struct {
 		name     string
-		mutate   func(tr *spec.Trace, rec map[spec.SnapID]spec.GlobalState) int // returns the diverging event index, -1 for the end
-		check    string                                                         // the divergence's check
-		property string                                                         // Report.Property()
+		mutate   func(tr *spec.Trace) int // returns the diverging event index, -1 for the end
+		check    string                   // the divergence's check
+		property string                   // Report.Property()
 	}{
-		{"wrong state after a receive", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"wrong state after a receive", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvApp)
 			tr.Events[i].After.Bal += 30 // credited twice
 			return i
 		}, PropState, PropState},
-		{"wrong amount received", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"wrong amount received", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvApp)
 			tr.Events[i].Amount++
 			return i
 		}, PropMessage, "ChandyLamportTheorem"},
-		{"wrong message number sent", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"wrong message number sent", func(tr *spec.Trace) int {
 			tr.Events[0].Msg = 7
 			return 0
 		}, PropMessage, PropWellFormed},
-		{"wrong case of the receiving rule", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"wrong case of the receiving rule", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvMarker)
 			tr.Events[i].First = !tr.Events[i].First
 			return i
 		}, PropMessage, PropMessage},
-		{"marker of another snapshot", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"marker of another snapshot", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.RecvMarker && e.Snap == 1 })
 			tr.Events[i].Snap = 2
 			return i
 		}, PropMessage, PropCompleteClaim},
-		{"initiated by another process", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"initiated by another process", func(tr *spec.Trace) int {
 			tr.Header.Snaps = map[spec.SnapID]spec.ProcID{1: p2, 2: p3}
 			return find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.Initiate })
 		}, PropEnabled, PropEnabled},
-		{"budget exceeded", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"budget exceeded", func(tr *spec.Trace) int {
 			tr.Header.Budget = map[spec.ProcID]int{p1: 1, p2: 1, p3: 1}
 			return find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.SendApp && e.Proc == p1 && e.Msg == 1 && e.To == p3 })
 		}, PropEnabled, "ChandyLamportTheorem"},
-		{"receive before its send", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"receive before its send", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvApp)
 			j := find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.SendApp && e.Chan() == tr.Events[i].Chan() })
 			e := tr.Events[i]
@@ -110,7 +112,7 @@ func TestReplayMutations(t *testing.T) {
 			tr.Events[j] = e
 			return j
 		}, PropEnabled, "ChandyLamportTheorem"},
-		{"a marker never received", func(tr *spec.Trace, _ map[spec.SnapID]spec.GlobalState) int {
+		{"a marker never received", func(tr *spec.Trace) int {
 			i := len(tr.Events) - 1
 			for tr.Events[i].Action != spec.RecvMarker {
 				i--
@@ -118,12 +120,11 @@ func TestReplayMutations(t *testing.T) {
 			tr.Events = append(tr.Events[:i], tr.Events[i+1:]...)
 			return -1
 		}, PropComplete, PropCompleteClaim},
-		{"recorded balance wrong", func(tr *spec.Trace, rec map[spec.SnapID]spec.GlobalState) int {
-			g := rec[2].Clone()
-			l := g.Procs[p2]
+		{"recorded balance wrong", func(tr *spec.Trace) int {
+			r := recordedOf(t, tr, 2)
+			l := r.Procs[p2]
 			l.Bal += 1
-			g.Procs[p2] = l
-			rec[2] = g
+			r.Procs[p2] = l
 			// the step that completes snapshot 2 in the model
 			i := len(tr.Events) - 1
 			for tr.Events[i].Snap != 2 {
@@ -134,10 +135,9 @@ func TestReplayMutations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, rec := richRun(t)
-			tr.Events = append([]spec.Event(nil), tr.Events...)
-			i := tc.mutate(&tr, rec)
-			r := Replay(tr, Options{Recorded: rec})
+			tr := richRun(t)
+			i := tc.mutate(&tr)
+			r := Replay(tr, Options{})
 			require.False(t, r.OK())
 			require.NotNil(t, r.Divergence, "%s", r)
 			assert.Equal(t, tc.check, r.Divergence.Property, "%s", r)
@@ -152,8 +152,9 @@ func TestReplayMutations(t *testing.T) {
 // what the other checks cannot see: a recorded state whose total is right
 // but that no reordering of the run reaches (money moved between balances).
 func TestCheckRunTheoremAlone(t *testing.T) {
-	tr, rec := richRun(t)
-	g := rec[1].Clone()
+	tr := richRun(t)
+	rec := tr.RecordedStates()
+	g := rec[1]
 	a, b := g.Procs[p1], g.Procs[p2]
 	a.Bal, b.Bal = a.Bal-1, b.Bal+1
 	g.Procs[p1], g.Procs[p2] = a, b
@@ -191,7 +192,7 @@ func TestCheckRunStable(t *testing.T) {
 }
 
 func TestConfigFromTrace(t *testing.T) {
-	tr, _ := richRun(t)
+	tr := richRun(t)
 	cfg, err := ConfigFromTrace(tr)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{5, 10, 20, 30}, cfg.Amount)
@@ -209,30 +210,68 @@ func TestConfigFromTrace(t *testing.T) {
 	assert.Contains(t, r.String(), "cannot replay")
 }
 
+// recordedOf is trace tr's recorded snapshot s, to mutate in place.
+func recordedOf(t *testing.T, tr *spec.Trace, s spec.SnapID) *spec.RecordedSnapshot {
+	t.Helper()
+	for i := range tr.Recorded {
+		if tr.Recorded[i].Snap == s {
+			return &tr.Recorded[i]
+		}
+	}
+	t.Fatalf("no recorded snapshot %d", s)
+	return nil
+}
+
+// A recorded snapshot whose initiator is not the model's diverges when the
+// snapshot completes.
+func TestReplayRecordedInitiator(t *testing.T) {
+	tr := richRun(t)
+	recordedOf(t, &tr, 1).Initiator = p2
+	r := Replay(tr, Options{})
+	require.NotNil(t, r.Divergence, "%s", r)
+	assert.Equal(t, PropRecorded, r.Divergence.Property)
+	assert.Contains(t, r.String(), "model:    initiator P1")
+	assert.Contains(t, r.String(), "reported: initiator P2")
+}
+
+// The drained claim is the header's; Options.Drained adds it.
+func TestReplayDrained(t *testing.T) {
+	s := twoAccounts()
+	s.initiate(p1, 1)
+	s.deliver(c12) // P2's marker to P1 is never delivered
+	require.NoError(t, s.err)
+	tr := s.n.Trace("")
+	assert.True(t, Replay(tr, Options{}).OK())
+	assert.Equal(t, PropComplete, Replay(tr, Options{Drained: true}).Property())
+	tr.Header.Drained = true
+	assert.Equal(t, PropComplete, Replay(tr, Options{}).Property())
+}
+
 func TestTraceFileRoundTrip(t *testing.T) {
-	tr, rec := richRun(t)
+	tr := richRun(t)
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	require.NoError(t, WriteTraceFile(path, tr, rec))
-	got, lines, grec, err := ReadTraceFile(path)
+	require.NoError(t, WriteTraceFile(path, tr))
+	got, lines, err := ReadTraceFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, len(tr.Events), len(got.Events))
-	assert.Equal(t, 2, lines[0])
-	assert.Len(t, grec, 2)
-	for s, g := range rec {
-		assert.Empty(t, g.Diff(grec[s]))
+	assert.True(t, got.Header.Drained)
+	assert.Equal(t, 2, lines.Events[0])
+	assert.Equal(t, []int{len(tr.Events) + 2, len(tr.Events) + 3}, lines.Recorded)
+	require.Len(t, got.Recorded, 2)
+	for s, g := range tr.RecordedStates() {
+		assert.Empty(t, g.Diff(got.RecordedStates()[s]))
 	}
-	// Without states the stale sidecar goes away.
-	require.NoError(t, WriteTraceFile(path, tr, nil))
-	_, err = os.Stat(SnapshotsFile(path))
-	assert.True(t, os.IsNotExist(err))
+	r, err := AuditFile(path, Options{})
+	require.NoError(t, err)
+	assert.True(t, r.OK(), "%s", r)
 	// Blank lines shift the reported lines.
 	b, _ := os.ReadFile(path)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), "\n", "\n\n", 2)), 0o644))
-	_, lines, _, err = ReadTraceFile(path)
+	_, lines, err = ReadTraceFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, []int{3, 5, 6}, lines[:3])
-	// A malformed sidecar is an error naming it.
-	require.NoError(t, os.WriteFile(SnapshotsFile(path), []byte(`{"snapshots":[{"snap":0}]}`), 0o644))
-	_, _, _, err = ReadTraceFile(path)
-	assert.ErrorContains(t, err, "snapshots.json")
+	assert.Equal(t, []int{3, 5, 6}, lines.Events[:3])
+	// A malformed recorded snapshot is an error naming the file and line.
+	require.NoError(t, os.WriteFile(path, append(b, `{"recorded":{"snap":1,"initiator":"P1","procs":{},"chans":{}}}`+"\n"...), 0o644))
+	_, _, err = ReadTraceFile(path)
+	assert.ErrorContains(t, err, fmt.Sprintf("run.jsonl: trace line %d: recorded snapshot: snapshot 1: no recorded state for P1", len(tr.Events)+4))
 }

@@ -125,9 +125,9 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	}
 	merged, err := spec.MergeCausal(topo, logs)
 	require.NoError(t, err)
-	h.Snaps, h.Note = c.Initiators(), DrainedTag
-	tr2 := spec.Trace{Header: h, Events: merged}
-	r := Replay(tr2, Options{Recorded: rec})
+	h.Snaps, h.Drained = c.Initiators(), true
+	tr2 := spec.Trace{Header: h, Events: merged, Recorded: RecordedSnapshots(rec, h.Snaps)}
+	r := Replay(tr2, Options{})
 	inFlight := 0
 	for _, g := range rec {
 		for _, ms := range g.Chans {
@@ -138,7 +138,7 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	if !r.OK() {
 		require.NoError(t, os.MkdirAll(FailDir(), 0o755))
 		path := filepath.Join(FailDir(), fmt.Sprintf("%s-seed%d.jsonl", filepath.Base(t.Name()), w.seed))
-		require.NoError(t, WriteTraceFile(path, tr2, rec))
+		require.NoError(t, WriteTraceFile(path, tr2))
 		t.Errorf("runtime run (seed %d) does not conform; written to %s\n%s", w.seed, path, r)
 	}
 	return r

@@ -7,15 +7,14 @@ import (
 )
 
 // Scenario is a named run for traces/: a trace of real impl/core nodes
-// (mutated, for the rejected ones, as its Doc says), the recorded states
-// the nodes reported (nil: derive from the events), and the verdict
-// Replay must reach: "" for conforms, else the violated property.
+// with the recorded states the nodes reported (mutated, for the rejected
+// ones, as its Doc says), and the verdict Replay must reach: "" for
+// conforms, else the violated property.
 type Scenario struct {
-	Name     string // path under traces/, e.g. "conforms/token-ring.jsonl"
-	Doc      string
-	Trace    spec.Trace
-	Recorded map[spec.SnapID]spec.GlobalState
-	Want     string
+	Name  string // path under traces/, e.g. "conforms/token-ring.jsonl"
+	Doc   string
+	Trace spec.Trace
+	Want  string
 }
 
 var (
@@ -54,11 +53,9 @@ func (s *script) scenario(name, doc, want string, drained bool) (Scenario, error
 	if s.err != nil {
 		return Scenario{}, fmt.Errorf("scenario %s: %w", name, s.err)
 	}
-	note := doc
-	if drained {
-		note += " " + DrainedTag
-	}
-	return Scenario{Name: name, Doc: doc, Trace: s.n.Trace(note), Recorded: s.n.Recorded(), Want: want}, nil
+	tr := s.n.Trace(doc)
+	tr.Header.Drained = drained
+	return Scenario{Name: name, Doc: doc, Trace: tr, Want: want}, nil
 }
 
 func bankScript(topo *spec.Topology, bal map[spec.ProcID]int64) *script {
@@ -101,9 +98,10 @@ func Scenarios() ([]Scenario, error) {
 	sc := out[len(out)-1]
 	sc.Name = "rejects/ExactChannelState-missing-message.jsonl"
 	sc.Doc = "Article, missing message: the two-account transfer with P1->P2's recorded $30 dropped from the reported snapshot (a receiving rule that records no channel state); the snapshot holds $70 + $50 = $120."
-	sc.Trace.Header.Note = sc.Doc + " " + DrainedTag
-	sc.Recorded = map[spec.SnapID]spec.GlobalState{1: sc.Recorded[1].Clone()}
-	delete(sc.Recorded[1].Chans, c12)
+	sc.Trace.Header.Note = sc.Doc
+	g := sc.Trace.Recorded[0].State()
+	g.Chans[c12] = nil
+	sc.Trace.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, p2, g)}
 	sc.Want = "ExactChannelState"
 	out = append(out, sc)
 

@@ -41,9 +41,21 @@ func TestAuditDiverges(t *testing.T) {
 	assert.Contains(t, out, "property: ExactChannelState")
 }
 
-// The sidecar is read by default; -snapshots overrides it.
-func TestAuditSnapshotsFlag(t *testing.T) {
-	code, out, errs := audit("-snapshots", "../../traces/conforms/two-account-transfer.snapshots.json", "../../traces/rejects/ExactChannelState-missing-message.jsonl")
+// The recorded snapshots are the trace's own: the missing-message run
+// with its recorded line taken from the conforming run conforms.
+func TestAuditRecordedLines(t *testing.T) {
+	good, err := os.ReadFile("../../traces/conforms/two-account-transfer.jsonl")
+	require.NoError(t, err)
+	bad, err := os.ReadFile("../../traces/rejects/ExactChannelState-missing-message.jsonl")
+	require.NoError(t, err)
+	last := func(b []byte) string {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		return lines[len(lines)-1]
+	}
+	require.True(t, strings.HasPrefix(last(good), `{"recorded":`))
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(bad), last(bad), last(good), 1)), 0o644))
+	code, out, errs := audit(p)
 	assert.Equal(t, 0, code, out+errs)
 }
 
@@ -53,7 +65,7 @@ func TestAuditDrainedFlag(t *testing.T) {
 	b, err := os.ReadFile("../../traces/rejects/SnapshotsComplete-lost-marker.jsonl")
 	require.NoError(t, err)
 	p := filepath.Join(dir, "t.jsonl")
-	require.NoError(t, os.WriteFile(p, bytes.ReplaceAll(b, []byte(" [drained]"), nil), 0o644))
+	require.NoError(t, os.WriteFile(p, bytes.ReplaceAll(b, []byte(`"drained":true,`), nil), 0o644))
 	code, _, _ := audit(p)
 	assert.Equal(t, 0, code)
 	code, out, _ := audit("-drained", p)
@@ -68,20 +80,21 @@ func TestAuditMalformed(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 		return p
 	}
-	header := `{"format":"markerwave-trace/1","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":1,"P2":0}}` + "\n"
+	header := `{"format":"markerwave-trace/2","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":1,"P2":0}}` + "\n"
 	for name, tc := range map[string]struct {
 		args []string
 		want string
 	}{
-		"missing file":    {[]string{filepath.Join(dir, "none.jsonl")}, "no such file"},
-		"no arguments":    {nil, "usage: markerwave audit"},
-		"bad flag":        {[]string{"-nope", "x"}, "flag provided but not defined"},
-		"bad event":       {[]string{write("e.jsonl", header+"{\"proc\":\"P1\",\"seq\":1,\"action\":\"Fly\",\"vc\":[1,0]}\n")}, "trace line 2: unknown action"},
-		"bad json":        {[]string{write("j.jsonl", header+"{\n")}, "trace line 2"},
-		"bad header":      {[]string{write("h.jsonl", `{"format":"other"}`+"\n")}, "trace line 1"},
-		"bad constants":   {[]string{write("c.jsonl", strings.Replace(header, `,"P2":0`, ``, 1))}, "InitBal"},
-		"bad sidecar":     {[]string{"-snapshots", write("s.json", "[]"), "../../traces/conforms/puzzle.jsonl"}, "s.json"},
-		"missing sidecar": {[]string{"-snapshots", filepath.Join(dir, "none.json"), "../../traces/conforms/puzzle.jsonl"}, "no such file"},
+		"missing file":   {[]string{filepath.Join(dir, "none.jsonl")}, "no such file"},
+		"no arguments":   {nil, "usage: markerwave audit"},
+		"bad flag":       {[]string{"-nope", "x"}, "flag provided but not defined"},
+		"bad event":      {[]string{write("e.jsonl", header+"{\"proc\":\"P1\",\"seq\":1,\"action\":\"Fly\",\"vc\":[1,0]}\n")}, "trace line 2: unknown action"},
+		"bad json":       {[]string{write("j.jsonl", header+"{\n")}, "trace line 2"},
+		"bad header":     {[]string{write("h.jsonl", `{"format":"other"}`+"\n")}, "trace line 1"},
+		"bad constants":  {[]string{write("c.jsonl", strings.Replace(header, `,"P2":0`, ``, 1))}, "InitBal"},
+		"bad recorded":   {[]string{write("r.jsonl", header+`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{"P1->P3":[]}}}`+"\n")}, "r.jsonl: trace line 2: recorded snapshot: snapshot 1: unknown channel P1->P3"},
+		"twice recorded": {[]string{write("d.jsonl", header+strings.Repeat(`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{}}}`+"\n", 2))}, "trace line 3: snapshot 1 recorded twice (also line 2)"},
+		"snapshots flag": {[]string{"-snapshots", "x.json", "../../traces/conforms/puzzle.jsonl"}, "flag provided but not defined: -snapshots"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errs := audit(tc.args...)
