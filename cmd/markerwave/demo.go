@@ -269,7 +269,7 @@ loop:
 	swg.Wait()
 
 	qctx, qcancel := context.WithTimeout(context.Background(), 3*time.Second)
-	_ = cl.Quiesce(qctx)
+	quiesceErr := cl.Quiesce(qctx)
 	qcancel()
 	var final int64
 	for _, p := range topo.Procs {
@@ -345,16 +345,19 @@ loop:
 		}
 	}
 
-	hdr.Snaps = cl.Initiators()
+	// The trace of this cluster (the restored one above writes none): the
+	// merged per-node logs and the snapshots collected; drained if every
+	// frame was delivered before the nodes stopped.
+	hdr.Snaps, hdr.Drained = cl.Initiators(), quiesceErr == nil
 	tracePath := filepath.Join(o.out, "trace.jsonl")
 	if traceErr != nil {
 		allOK = false
 		fmt.Fprintf(w, "✗ node traces: %v\n", traceErr)
-	} else if n, err := runtime.MergeTraces(nodeDir, hdr, tracePath); err != nil {
+	} else if n, err := runtime.MergeTraces(nodeDir, hdr, results, tracePath); err != nil {
 		allOK = false
 		fmt.Fprintf(w, "✗ merge traces: %v\n", err)
 	} else {
-		fmt.Fprintf(w, "\nwrote %s: merged trace, %d events in causal order\n", tracePath, n)
+		fmt.Fprintf(w, "\nwrote %s: merged trace, %d events in causal order, %d recorded snapshots (markerwave audit %s)\n", tracePath, n, len(results), tracePath)
 		fmt.Fprintf(w, "      %s/: per-node logs; %s/: persisted snapshots\n", nodeDir, st.Dir())
 	}
 	if allOK {

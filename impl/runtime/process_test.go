@@ -120,7 +120,7 @@ func TestRunProcessCluster(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(3000), g.Total(), "%s", g)
 	}
-	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), filepath.Join(dir, "trace.jsonl"))
+	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), nil, filepath.Join(dir, "trace.jsonl"))
 	assert.NoError(t, err)
 
 	err = mwrt.RunProcess(ctx, cfg, "P7", mwrt.ProcessOptions{Store: st})

@@ -98,8 +98,8 @@ func TestRestoreRejectsBadSnapshot(t *testing.T) {
 	assert.ErrorContains(t, err, "restore: snapshot 1: 0 node states for 3 processes")
 }
 
-// Every node writes its own log; the merge is causally consistent and
-// readable by spec.ReadTrace.
+// Every node writes its own log; the merge is causally consistent,
+// readable by spec.ReadTrace, and carries the collected snapshots.
 func TestTracesMerge(t *testing.T) {
 	checkNoLeak(t)
 	topo := spec.Complete(4)
@@ -115,7 +115,7 @@ func TestTracesMerge(t *testing.T) {
 	require.NoError(t, mwrt.CloseTraces(sinks))
 	h.Snaps = cl.Initiators()
 	out := filepath.Join(dir, "trace.jsonl")
-	n, err := mwrt.MergeTraces(filepath.Join(dir, "nodes"), h, out)
+	n, err := mwrt.MergeTraces(filepath.Join(dir, "nodes"), h, snaps, out)
 	require.NoError(t, err)
 	f, err := os.Open(out)
 	require.NoError(t, err)
@@ -124,6 +124,21 @@ func TestTracesMerge(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tr.Events, n)
 	assert.Len(t, tr.Header.Snaps, len(snaps))
+	require.Len(t, tr.Recorded, len(snaps))
+	byID := map[spec.SnapID]mwrt.GlobalSnapshot{}
+	for _, g := range snaps {
+		byID[g.ID] = g
+	}
+	for i, r := range tr.Recorded {
+		if i > 0 {
+			assert.Less(t, tr.Recorded[i-1].Snap, r.Snap, "by id")
+		}
+		g, ok := byID[r.Snap]
+		require.True(t, ok, "snapshot %d", r.Snap)
+		assert.Equal(t, g.Initiator, r.Initiator)
+		assert.Equal(t, h.Snaps[r.Snap], r.Initiator)
+		assert.Empty(t, g.Abstract().Diff(r.State()))
+	}
 	// Every receive comes after its send; markers: one RecvMarker per
 	// channel per snapshot.
 	sent := map[spec.Channel]uint64{}
@@ -139,4 +154,9 @@ func TestTracesMerge(t *testing.T) {
 		}
 	}
 	assert.Len(t, markers, len(snaps)*len(topo.Chans))
+
+	// A header without every initial balance cannot be audited.
+	delete(h.InitBal, "P3")
+	_, err = mwrt.MergeTraces(filepath.Join(dir, "nodes"), h, snaps, out)
+	assert.ErrorContains(t, err, "no initial balance for P3")
 }

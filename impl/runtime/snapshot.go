@@ -247,6 +247,13 @@ func (g *GlobalSnapshot) Abstract() spec.GlobalState {
 	return st
 }
 
+// RecordedSnapshot is the snapshot as a trace's recorded snapshot
+// (spec.RecordedSnapshot): its id, initiator and Abstract state.
+func (g *GlobalSnapshot) RecordedSnapshot() spec.RecordedSnapshot {
+	a := g.Abstract()
+	return spec.RecordedSnapshot{Snap: g.ID, Initiator: g.Initiator, Procs: a.Procs, Chans: a.Chans}
+}
+
 // Total is the money the snapshot holds: balances plus amounts in flight.
 func (g *GlobalSnapshot) Total() int64 {
 	var t int64

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/spec"
@@ -91,9 +92,22 @@ func ReadNodeTraces(dir string, t *spec.Topology) (map[spec.ProcID][]spec.Event,
 }
 
 // MergeTraces merges the per-node logs in dir into one causally consistent
-// order (spec.MergeCausal) and writes it with header h to out. It returns
-// the number of events.
-func MergeTraces(dir string, h spec.Header, out string) (int, error) {
+// order (spec.MergeCausal) and writes it to out with header h and, as the
+// trace's recorded snapshots, snaps: the snapshots the cluster collected
+// (every one it completed, for markerwave audit to check them all; none:
+// audit derives them from the events). A snapshot without an initiator
+// takes h.Snaps'. h needs InitBal for every process; a nil Budget is
+// derived by the reader (each process's number of sends). It returns the
+// number of events.
+func MergeTraces(dir string, h spec.Header, snaps []GlobalSnapshot, out string) (int, error) {
+	if h.Topology == nil {
+		return 0, fmt.Errorf("runtime: trace header has no topology")
+	}
+	for _, p := range h.Topology.Procs {
+		if _, ok := h.InitBal[p]; !ok {
+			return 0, fmt.Errorf("runtime: trace header has no initial balance for %s", string(p))
+		}
+	}
 	logs, err := ReadNodeTraces(dir, h.Topology)
 	if err != nil {
 		return 0, err
@@ -102,12 +116,21 @@ func MergeTraces(dir string, h spec.Header, out string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	rec := make([]spec.RecordedSnapshot, 0, len(snaps))
+	for i := range snaps {
+		r := snaps[i].RecordedSnapshot()
+		if r.Initiator == "" {
+			r.Initiator = h.Snaps[r.Snap]
+		}
+		rec = append(rec, r)
+	}
+	sort.Slice(rec, func(i, j int) bool { return rec[i].Snap < rec[j].Snap })
 	f, err := os.Create(out)
 	if err != nil {
 		return 0, err
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := spec.WriteTrace(bw, spec.Trace{Header: h, Events: evs}); err != nil {
+	if err := spec.WriteTrace(bw, spec.Trace{Header: h, Events: evs, Recorded: rec}); err != nil {
 		f.Close()
 		return 0, err
 	}
