@@ -47,7 +47,16 @@ type lockstep struct {
 	amounts []int64
 	steps   int
 	failing bool
+	// last is the last step taken (an event, or a release of completed
+	// snapshots): after a state mismatch, the first divergent step, since
+	// the states were compared after every earlier one.
+	last string
+	// drained: finish has drained the network in lockstep.
+	drained bool
 }
+
+// drainLimit bounds the deliveries of a failing run's drain.
+const drainLimit = 100000
 
 func newLockstep(t checker, name string, net *Net, amounts []int64, budget map[spec.ProcID]int, initiator map[spec.SnapID]spec.ProcID) *lockstep {
 	t.Helper()
@@ -61,30 +70,81 @@ func newLockstep(t checker, name string, net *Net, amounts []int64, budget map[s
 	return l
 }
 
-// fail writes the run so far as a trace file that markerwave audit
-// replays, and fails the test.
+// fail reports a failure that is not a divergent event (a state
+// mismatch, a refused or extra step, a failing end-of-run check): the
+// implementation is drained alone first, and the drained run is written.
 func (l *lockstep) fail(format string, args ...any) {
 	l.t.Helper()
-	msg := fmt.Sprintf(format, args...)
+	l.report(true, fmt.Sprintf(format, args...))
+}
+
+// report writes the failing run as a trace file that markerwave audit
+// replays, and fails the test with msg, the property audit names on that
+// file, its report, and the command to replay it.
+//
+// With drain (unless finish drained the run already), the implementation
+// runs on alone first (Net.DrainDropping): every channel delivered FIFO
+// until all are empty, a frame its receiver refuses dropped and listed,
+// and the frames behind it on its channel left stranded (delivering them
+// would overtake a frame the spec's receiver must take first, and the
+// replay would stop there on a message mismatch instead of reaching the
+// end of the run). The drained run, marked
+// drained (spec.Header.Drained) and carrying the snapshots the nodes
+// completed (spec.Trace.Recorded), is what is written and checked: a state
+// mismatch shows in it as the property it breaks (a wrong recording, a
+// snapshot that cannot complete), found by Replay and the run properties
+// (CheckRun) alone, exactly as audit finds it. Without drain (a step the
+// model cannot take, which the trace already holds), the run so far is
+// written as it is.
+func (l *lockstep) report(drain bool, msg string) {
+	l.t.Helper()
 	if l.failing { // a failure while dumping
 		l.t.Fatalf("%s", msg)
 	}
 	l.failing = true
+	var b strings.Builder
+	fmt.Fprintf(&b, "after %d steps: %s", l.steps, msg)
+	drained, kind := l.drained, "run so far"
+	if l.drained {
+		kind = "drained run"
+	}
+	if drain && !l.drained {
+		n := len(l.net.Events)
+		refused, ok := l.net.DrainDropping(drainLimit)
+		drained, kind = ok, "drained run"
+		fmt.Fprintf(&b, "\nthe implementation drained alone (every channel delivered FIFO): %d more steps", len(l.net.Events)-n)
+		for _, r := range refused {
+			fmt.Fprintf(&b, "\n  refused, dropped: %s", r)
+			if q := l.net.Queues[r.Chan]; len(q) > 0 {
+				fmt.Fprintf(&b, " (%d frames stranded behind it)", len(q))
+			}
+		}
+		if !ok {
+			kind = "run so far"
+			fmt.Fprintf(&b, "\n  the network did not drain within %d deliveries: written undrained", drainLimit)
+		}
+	}
+	tr := l.net.Trace("lockstep failure (" + kind + "): " + msg)
+	tr.Header.Budget, tr.Header.Drained = l.budget, drained
+	rep := Replay(tr, Options{})
+	prop := rep.Property()
+	if prop == "" {
+		prop = "none: the " + kind + " conforms"
+	}
+	fmt.Fprintf(&b, "\nproperty: %s\naudit of the %s:\n  %s", prop, kind, strings.ReplaceAll(strings.TrimRight(rep.String(), "\n"), "\n", "\n  "))
 	path := filepath.Join(FailDir(), strings.NewReplacer("/", "_", " ", "_").Replace(l.name)+".jsonl")
-	tr := l.net.Trace("lockstep failure: " + msg)
-	tr.Header.Budget = l.budget
 	err := os.MkdirAll(FailDir(), 0o755)
 	if err == nil {
 		err = WriteTraceFile(path, tr)
 	}
 	if err != nil {
-		l.t.Fatalf("after %d steps: %s\n(could not write the trace: %v)", l.steps, msg, err)
+		l.t.Fatalf("%s\n(could not write the trace: %v)", b.String(), err)
 	}
 	replay := path
 	if !filepath.IsAbs(path) {
 		replay = filepath.Join("conformance", path) // from the module root
 	}
-	l.t.Fatalf("after %d steps: %s\nfailing run written to %s\nreplay it: go run ./cmd/markerwave audit %s", l.steps, msg, path, replay)
+	l.t.Fatalf("%s\nfailing run (%s) written to %s\nreplay it: go run ./cmd/markerwave audit %s", b.String(), kind, path, replay)
 }
 
 // take has the model take the implementation's step ev.
@@ -95,10 +155,17 @@ func (l *lockstep) take(ev spec.Event) {
 		d = checkInvariants(l.cfg, next)
 	}
 	if d != nil {
-		l.fail("step %s: %s: %s (model: %s; implementation: %s)", ev, d.Property, d.Detail, d.Expected, d.Reported)
+		l.report(false, fmt.Sprintf("step %s: %s: %s (model: %s; implementation: %s)", ev, d.Property, d.Detail, d.Expected, d.Reported))
 	}
 	l.st = next
 	l.steps++
+	l.last = fmt.Sprintf("step %d, %s", l.steps, ev)
+}
+
+// release has the nodes hand out their completed local snapshots (Net.Take).
+func (l *lockstep) release() {
+	l.net.Take()
+	l.last = "the release of completed snapshots (Take) after step " + fmt.Sprint(l.steps)
 }
 
 // send has c.From send a on c if its budget allows; the implementation
@@ -188,21 +255,92 @@ func (l *lockstep) busy() []spec.Channel {
 
 // check compares the abstraction of the nodes and the network with the
 // model: proc, chan, recorded, recProc, recChan, recMsgs, and the ghost
-// counters nSent and Len(got) through the nodes' next seqs.
+// counters nSent and Len(got) through the nodes' next seqs. A mismatch
+// names the first divergent step (the states agreed after every earlier
+// one), each differing variable with the property it bears on
+// (varProperty), and, from the drained run, the property broken.
 func (l *lockstep) check() {
 	l.t.Helper()
 	if diff := l.mismatches(); len(diff) > 0 {
-		l.fail("the implementation's state is not the model's:\n  %s", strings.Join(diff, "\n  "))
+		at := l.last
+		if at == "" {
+			at = "the initial state"
+		}
+		lines := make([]string, len(diff))
+		for i, m := range diff {
+			lines[i] = fmt.Sprintf("%s  [bears on %s]", m.text, m.prop)
+		}
+		l.fail("the implementation's state is not the model's\n  first divergent step: %s\n  %s", at, strings.Join(lines, "\n  "))
 	}
 }
 
-func (l *lockstep) mismatches() []string {
+// A mismatch is one model variable the implementation's abstraction
+// disagrees on.
+type mismatch struct {
+	v    string // the variable: proc, chan, nSent, Len(got), recorded, recProc, recChan, recMsgs
+	prop string // the property it bears on (varProperty)
+	text string
+}
+
+// varProperty is the property of tla/ChandyLamport.tla a mismatch in
+// model variable v bears on (for chan: whether the markers in flight
+// differ; for recProc: whether the recorded balance differs):
+//
+//   - proc[p], the process's state: State (the step's effect; take
+//     usually catches it first, from the event's After);
+//   - chan[c], the frames in flight: SnapshotsComplete when the markers
+//     differ (a marker the model sent that the network lacks, or carries
+//     under another snapshot's id, is never received as the model's: its
+//     snapshot cannot complete, a liveness failure); otherwise Message
+//     (an application message lost, duplicated or reordered: the channel
+//     is not reliable FIFO);
+//   - nSent[c], Len(got[c]), message numbering: Message;
+//   - recorded[s], who recorded s: ConsistentCut (where the cut lies);
+//   - recProc[s][p], the recorded local state: Conservation when its
+//     balance differs (the recorded money does not add up), otherwise
+//     ChandyLamportTheorem (a state the run could not pass through there);
+//   - recChan[s][c], whether c records for s, and recMsgs[s][c], what it
+//     recorded: ExactChannelState (the window of the channel's recording
+//     and its content).
+//
+// The mapping says where to look. The property a failure reports comes
+// from the drained run (report), and may differ: a channel that stops
+// recording at the wrong marker (recChan) makes its node refuse the real
+// marker later as a duplicate, so the drained run shows the snapshot
+// never completing (SnapshotsComplete) before any recorded state is wrong.
+func varProperty(v string, markersDiffer, balDiffers bool) string {
+	switch v {
+	case "proc":
+		return PropState
+	case "chan":
+		if markersDiffer {
+			return PropComplete
+		}
+		return PropMessage
+	case "nSent", "Len(got)":
+		return PropMessage
+	case "recorded":
+		return "ConsistentCut"
+	case "recProc":
+		if balDiffers {
+			return "Conservation"
+		}
+		return "ChandyLamportTheorem"
+	case "recChan", "recMsgs":
+		return "ExactChannelState"
+	}
+	return PropState
+}
+
+func (l *lockstep) mismatches() []mismatch {
 	cfg, st, net := l.cfg, l.st, l.net
-	var out []string
-	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	var out []mismatch
+	bad := func(v, prop, format string, args ...any) {
+		out = append(out, mismatch{v: v, prop: prop, text: fmt.Sprintf(format, args...)})
+	}
 	for i, p := range cfg.Topo.Procs {
 		if got := net.Nodes[p].State(); got != st.Proc[i] {
-			bad("proc[%s]: model %+v, implementation %+v", p, st.Proc[i], got)
+			bad("proc", varProperty("proc", false, false), "proc[%s]: model %+v, implementation %+v", p, st.Proc[i], got)
 		}
 	}
 	for ci, c := range cfg.Topo.Chans {
@@ -212,27 +350,28 @@ func (l *lockstep) mismatches() []string {
 			case wire.KindApp:
 				amt, err := net.Apps[c.To].Amount(f.Payload)
 				if err != nil {
-					bad("chan[%s]: frame %s: %v", c, f, err)
+					bad("chan", PropMessage, "chan[%s]: frame %s: %v", c, f, err)
 				}
 				got = append(got, model.AppMsgOf(amt, f.Seq))
 			case wire.KindMarker:
 				si := cfg.SnapIndex(f.Snap)
 				if si < 0 {
-					bad("chan[%s]: marker of unknown snapshot %d", c, f.Snap)
+					bad("chan", PropComplete, "chan[%s]: marker of unknown snapshot %d", c, f.Snap)
 				}
 				got = append(got, model.MarkerOf(si))
 			default:
-				bad("chan[%s]: frame of kind %d", c, f.Kind)
+				bad("chan", PropMessage, "chan[%s]: frame of kind %d", c, f.Kind)
 			}
 		}
 		if fmtChan(cfg, got) != fmtChan(cfg, st.Chan[ci]) {
-			bad("chan[%s]: model %s, network %s", c, fmtChan(cfg, st.Chan[ci]), fmtChan(cfg, got))
+			bad("chan", varProperty("chan", fmtMarkers(cfg, got) != fmtMarkers(cfg, st.Chan[ci]), false),
+				"chan[%s]: model %s, network %s", c, fmtChan(cfg, st.Chan[ci]), fmtChan(cfg, got))
 		}
 		if ns, _ := net.Nodes[c.From].NextSendSeq(c.To); ns-1 != st.NSent[ci] {
-			bad("nSent[%s]: model %d, %s's next send seq %d", c, st.NSent[ci], c.From, ns)
+			bad("nSent", varProperty("nSent", false, false), "nSent[%s]: model %d, %s's next send seq %d", c, st.NSent[ci], c.From, ns)
 		}
 		if nr, _ := net.Nodes[c.To].NextRecvSeq(c.From); nr-1 != uint64(len(st.Got[ci])) {
-			bad("Len(got[%s]): model %d, %s's next receive seq %d", c, len(st.Got[ci]), c.To, nr)
+			bad("Len(got)", varProperty("Len(got)", false, false), "Len(got[%s]): model %d, %s's next receive seq %d", c, len(st.Got[ci]), c.To, nr)
 		}
 	}
 	for si, s := range cfg.Snap {
@@ -240,7 +379,7 @@ func (l *lockstep) mismatches() []string {
 			nd := net.Nodes[p]
 			ph := nd.Phase(s)
 			if rec := ph != core.Unknown; rec != st.Recorded[si].Has(i) {
-				bad("recorded[%d]: model has %s: %t, %s is %s", s, p, st.Recorded[si].Has(i), p, ph)
+				bad("recorded", varProperty("recorded", false, false), "recorded[%d]: model has %s: %t, %s is %s", s, p, st.Recorded[si].Has(i), p, ph)
 				continue
 			}
 			if ph == core.Unknown {
@@ -250,12 +389,13 @@ func (l *lockstep) mismatches() []string {
 			if ph == core.Released {
 				ls, ok = net.Parts[s][p].State, net.Parts[s][p].Proc == p
 			}
-			if !ok || ls != st.RecProc[si][i] {
-				bad("recProc[%d][%s]: model %+v, implementation %+v", s, p, st.RecProc[si][i], ls)
+			if want := st.RecProc[si][i]; !ok || ls != want {
+				bad("recProc", varProperty("recProc", false, !ok || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
 			}
 		}
 		for ci, c := range cfg.Topo.Chans {
 			nd := net.Nodes[c.To]
+			recChan := varProperty("recChan", false, false)
 			status, msgs := core.Idle.String(), []spec.AppMsg(nil)
 			switch nd.Phase(s) {
 			case core.Unknown:
@@ -263,25 +403,36 @@ func (l *lockstep) mismatches() []string {
 				ls := net.Parts[s][c.To]
 				r, ok := ls.Chan(c)
 				if !ok {
-					bad("recChan[%d][%s]: missing from %s's local snapshot", s, c, c.To)
+					bad("recChan", recChan, "recChan[%d][%s]: missing from %s's local snapshot", s, c, c.To)
 				}
 				status, msgs = r.Status.String(), r.AppMsgs()
 			default:
 				x, ms, err := nd.ChanState(s, c)
 				if err != nil {
-					bad("recChan[%d][%s]: %v", s, c, err)
+					bad("recChan", recChan, "recChan[%d][%s]: %v", s, c, err)
 				}
 				status, msgs = x.String(), ms
 			}
 			if want := st.RecChan[si][ci].String(); status != want {
-				bad("recChan[%d][%s]: model %s, implementation %s", s, c, want, status)
+				bad("recChan", recChan, "recChan[%d][%s]: model %s, implementation %s", s, c, want, status)
 			}
 			if !sameMsgs(msgs, st.RecMsgs[si][ci]) {
-				bad("recMsgs[%d][%s]: model %s, implementation %s", s, c, spec.FormatMsgs(st.RecMsgs[si][ci]), spec.FormatMsgs(msgs))
+				bad("recMsgs", varProperty("recMsgs", false, false), "recMsgs[%d][%s]: model %s, implementation %s", s, c, spec.FormatMsgs(st.RecMsgs[si][ci]), spec.FormatMsgs(msgs))
 			}
 		}
 	}
 	return out
+}
+
+// fmtMarkers renders the markers of a channel's contents, in order.
+func fmtMarkers(cfg *model.Config, q []model.Msg) string {
+	var ms []model.Msg
+	for _, m := range q {
+		if m.Kind == model.KindMarker {
+			ms = append(ms, m)
+		}
+	}
+	return fmtChan(cfg, ms)
 }
 
 // finish drains the network in lockstep (pick chooses the next channel),
@@ -295,6 +446,7 @@ func (l *lockstep) finish(pick func([]spec.Channel) spec.Channel) {
 		l.deliver(pick(cs), 0)
 		l.check()
 	}
+	l.drained = true
 	if s := model.SnapshotDone(l.cfg, l.st); s >= 0 {
 		l.fail("drained, but snapshot %d is not complete in the model", l.cfg.Snap[s])
 	}
@@ -457,7 +609,7 @@ func lockstepProp(name string, nonFIFO bool, st *lockstepStats) func(*rapid.T) {
 				if l.completed() == 0 {
 					rt.Skip("nothing to take")
 				}
-				l.net.Take()
+				l.release()
 			},
 			"": func(*rapid.T) { l.check() },
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -65,7 +66,10 @@ func expectFailure(t *testing.T, r *recorder, f func()) string {
 	return r.failed[0]
 }
 
-var tracePath = regexp.MustCompile(`failing run written to (\S+\.jsonl)`)
+var (
+	tracePath    = regexp.MustCompile(`failing run \([^)]*\) written to (\S+\.jsonl)`)
+	propertyLine = regexp.MustCompile(`\nproperty: (\S+)\n`)
+)
 
 // TestLockstepCatchesNonFIFO: the article's orphan, produced by the real
 // core on a network that lets the $30 overtake P1's marker, stops the
@@ -106,7 +110,59 @@ func TestLockstepCatchesStateMismatch(t *testing.T) {
 		net.Queues[c12] = nil // the network loses the transfer
 		l.check()
 	})
-	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1>>, network <<>>")
+	assert.Contains(t, msg, "first divergent step: step 1, SendApp(P1, P2, 30) #1")
+	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1>>, network <<>>  [bears on Message]")
+	// Drained alone, the run ends with the transfer still in the model's
+	// channel: the drained claim fails.
+	m := propertyLine.FindStringSubmatch(msg)
+	require.NotNil(t, m, msg)
+	assert.Equal(t, PropComplete, m[1])
+	p := tracePath.FindStringSubmatch(msg)
+	require.NotNil(t, p, msg)
+	tr, _, err := ReadTraceFile(p[1])
+	require.NoError(t, err)
+	assert.True(t, tr.Header.Drained, "the written run is marked drained")
+	rep, err := AuditFile(p[1], Options{})
+	require.NoError(t, err)
+	assert.Equal(t, m[1], rep.Property(), "%s", rep)
+}
+
+// TestLockstepStateMismatchReportsProperty: a network that forges a
+// marker (P1->P2 gains a Marker(1) ahead of the $30 P2 must record) fails
+// the per-step comparison on chan; the implementation then drains alone:
+// P2 stops recording P1->P2 at the forged marker, so the snapshot misses
+// the $30, and refuses the real marker as a duplicate. The failure names
+// the property the drained run breaks, and audit of the written trace,
+// marked drained, names the same.
+func TestLockstepStateMismatchReportsProperty(t *testing.T) {
+	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
+	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	require.NoError(t, err)
+	r := &recorder{}
+	l := newLockstep(r, "forged", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p2})
+	msg := expectFailure(t, r, func() {
+		l.send(c12, 30)
+		l.initiate(1)
+		l.deliver(c21, 0) // P1 records, its marker follows the $30
+		l.check()
+		net.Queues[c12] = append([]wire.Frame{{Kind: wire.KindMarker, Snap: 1}}, net.Queues[c12]...)
+		l.check()
+	})
+	assert.Contains(t, msg, "first divergent step: step 3, RecvMarker(P2, P1)")
+	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1, Marker(1)>>, network <<Marker(1), 30#1, Marker(1)>>  [bears on SnapshotsComplete]")
+	assert.Contains(t, msg, "refused, dropped: marker(1) on P1->P2")
+	m := propertyLine.FindStringSubmatch(msg)
+	require.NotNil(t, m, msg)
+	assert.Equal(t, "ExactChannelState", m[1], msg)
+	p := tracePath.FindStringSubmatch(msg)
+	require.NotNil(t, p, msg)
+	tr, _, err := ReadTraceFile(p[1])
+	require.NoError(t, err)
+	assert.True(t, tr.Header.Drained, "the written run is marked drained")
+	assert.Len(t, tr.Recorded, 1, "the written run carries the snapshot the nodes completed")
+	rep, err := AuditFile(p[1], Options{})
+	require.NoError(t, err)
+	assert.Equal(t, m[1], rep.Property(), "%s", rep)
 }
 
 // TestLockstepRapidFindsNonFIFO runs the rapid lockstep property on a

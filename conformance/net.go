@@ -153,8 +153,7 @@ func (n *Net) DeliverAt(c spec.Channel, i int) (spec.Event, error) {
 	if err != nil {
 		return spec.Event{}, err
 	}
-	nq := append(append([]wire.Frame(nil), q[:i]...), q[i+1:]...)
-	n.Queues[c] = nq
+	_, _ = n.Drop(c, i)
 	return n.apply(st), nil
 }
 
@@ -180,6 +179,57 @@ func (n *Net) Drain() error {
 		}
 	}
 	return nil
+}
+
+// Refusal is a frame its receiver refused: DrainDropping and the
+// scenario scripts drop it from its channel.
+type Refusal struct {
+	Chan  spec.Channel
+	Frame wire.Frame
+	Err   error
+}
+
+func (r Refusal) String() string { return fmt.Sprintf("%s on %s: %v", r.Frame, r.Chan, r.Err) }
+
+// Drop removes frame i (from 0) of channel c without delivering it.
+func (n *Net) Drop(c spec.Channel, i int) (wire.Frame, error) {
+	q := n.Queues[c]
+	if i < 0 || i >= len(q) {
+		return wire.Frame{}, fmt.Errorf("net: channel %s holds %d frames, no frame %d", c, len(q), i)
+	}
+	f := q[i]
+	n.Queues[c] = append(append([]wire.Frame(nil), q[:i]...), q[i+1:]...)
+	return f, nil
+}
+
+// DrainDropping delivers heads, channel by channel in topology order,
+// until no frame can be delivered, as a reliable FIFO network would. A
+// frame its receiver refuses is dropped and listed, and its channel is
+// blocked from then on: the frames behind it stay queued (stranded), since
+// delivering them would overtake a frame the spec's receiver must take
+// first. drained reports that every channel is empty or blocked; it is
+// false if the drain gave up after limit deliveries (nodes that keep
+// sending).
+func (n *Net) DrainDropping(limit int) (refused []Refusal, drained bool) {
+	blocked := map[spec.Channel]bool{}
+	for k, moved := 0, true; moved; {
+		moved = false
+		for _, c := range n.Topo.Chans {
+			if len(n.Queues[c]) == 0 || blocked[c] {
+				continue
+			}
+			if k++; k > limit {
+				return refused, false
+			}
+			moved = true
+			if _, err := n.Deliver(c); err != nil {
+				f, _ := n.Drop(c, 0)
+				refused = append(refused, Refusal{Chan: c, Frame: f, Err: err})
+				blocked[c] = true
+			}
+		}
+	}
+	return refused, true
 }
 
 // Take collects every node's completed local snapshots into Parts; the
