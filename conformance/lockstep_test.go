@@ -83,19 +83,13 @@ func (l *lockstep) fail(format string, args ...any) {
 // file, its report, and the command to replay it.
 //
 // With drain (unless finish drained the run already), the implementation
-// runs on alone first (Net.DrainDropping): every channel delivered FIFO
-// until all are empty, a frame its receiver refuses dropped and listed,
-// and the frames behind it on its channel left stranded (delivering them
-// would overtake a frame the spec's receiver must take first, and the
-// replay would stop there on a message mismatch instead of reaching the
-// end of the run). The drained run, marked
-// drained (spec.Header.Drained) and carrying the snapshots the nodes
-// completed (spec.Trace.Recorded), is what is written and checked: a state
-// mismatch shows in it as the property it breaks (a wrong recording, a
-// snapshot that cannot complete), found by Replay and the run properties
-// (CheckRun) alone, exactly as audit finds it. Without drain (a step the
-// model cannot take, which the trace already holds), the run so far is
-// written as it is.
+// runs on alone first (drainAlone), and the drained run, marked drained
+// (spec.Header.Drained) and carrying the snapshots the nodes completed
+// (spec.Trace.Recorded), is what is written and checked: a state mismatch
+// shows in it as the property it breaks (a wrong recording, a snapshot
+// that cannot complete), found by Replay and the run properties (CheckRun)
+// alone, exactly as audit finds it. Without drain (a step the model cannot
+// take, which the trace already holds), the run so far is written as it is.
 func (l *lockstep) report(drain bool, msg string) {
 	l.t.Helper()
 	if l.failing { // a failure while dumping
@@ -109,19 +103,10 @@ func (l *lockstep) report(drain bool, msg string) {
 		kind = "drained run"
 	}
 	if drain && !l.drained {
-		n := len(l.net.Events)
-		refused, ok := l.net.DrainDropping(drainLimit)
-		drained, kind = ok, "drained run"
-		fmt.Fprintf(&b, "\nthe implementation drained alone (every channel delivered FIFO): %d more steps", len(l.net.Events)-n)
-		for _, r := range refused {
-			fmt.Fprintf(&b, "\n  refused, dropped: %s", r)
-			if q := l.net.Queues[r.Chan]; len(q) > 0 {
-				fmt.Fprintf(&b, " (%d frames stranded behind it)", len(q))
-			}
-		}
-		if !ok {
+		drained = l.drainAlone(&b)
+		kind = "drained run"
+		if !drained {
 			kind = "run so far"
-			fmt.Fprintf(&b, "\n  the network did not drain within %d deliveries: written undrained", drainLimit)
 		}
 	}
 	tr := l.net.Trace("lockstep failure (" + kind + "): " + msg)
@@ -145,6 +130,74 @@ func (l *lockstep) report(drain bool, msg string) {
 		replay = filepath.Join("conformance", path) // from the module root
 	}
 	l.t.Fatalf("%s\nfailing run (%s) written to %s\nreplay it: go run ./cmd/markerwave audit %s", b.String(), kind, path, replay)
+}
+
+// drainAlone delivers the implementation's frames, channel by channel in
+// topology order, until no frame can be delivered (Net.DrainDropping),
+// the model taking each step too, and writes what happened to b. It
+// reports whether the run ended drained: every channel empty, or blocked.
+//
+// A channel is blocked, its frames stranded, when its receiver refuses
+// its head (the frame is dropped), or when its head is not the model's
+// head of that channel (a marker the implementation lost or mislabelled):
+// delivering past it would be a step the spec cannot take, and the replay
+// would stop there on a message mismatch instead of reaching the end of
+// the run, where a snapshot left incomplete is a liveness failure
+// (SnapshotsComplete) and a completed one is checked by CheckRun. If the
+// model cannot take a delivered step (the implementation's event itself
+// diverges), the drain stops there: that step is the verdict.
+func (l *lockstep) drainAlone(b *strings.Builder) bool {
+	n := len(l.net.Events)
+	var stop *Divergence
+	admit := func(c spec.Channel, f wire.Frame) bool {
+		q := l.st.Chan[l.cfg.ChanIndex(c.From, c.To)]
+		if len(q) == 0 {
+			return false
+		}
+		switch h := q[0]; f.Kind {
+		case wire.KindMarker:
+			return h.Kind == model.KindMarker && l.cfg.Snap[h.Snap] == f.Snap
+		case wire.KindApp:
+			amt, err := l.net.Apps[c.To].Amount(f.Payload)
+			return err == nil && h.Kind == model.KindApp && h.Seq == f.Seq && h.Amt == amt
+		}
+		return false
+	}
+	took := func(ev spec.Event) bool {
+		next, d := step(l.cfg, l.st, ev)
+		if d != nil {
+			d.Action = ev.String()
+			stop = d
+			return false
+		}
+		l.st = next
+		return true
+	}
+	refused, ok := l.net.DrainDropping(drainLimit, admit, took)
+	fmt.Fprintf(b, "\nthe implementation drained alone (every channel delivered FIFO while its head is the model's): %d more steps", len(l.net.Events)-n)
+	for _, r := range refused {
+		q := l.net.Queues[r.Chan]
+		if r.Err != nil {
+			fmt.Fprintf(b, "\n  %s, dropped; %s blocked", r, r.Chan)
+		} else {
+			head := "none"
+			if mq := l.st.Chan[l.cfg.ChanIndex(r.Chan.From, r.Chan.To)]; len(mq) > 0 {
+				head = fmtMsg(l.cfg, mq[0])
+			}
+			fmt.Fprintf(b, "\n  %s (the model's head: %s); %s blocked", r, head, r.Chan)
+			q = q[1:]
+		}
+		if len(q) > 0 {
+			fmt.Fprintf(b, ", %d frames stranded behind", len(q))
+		}
+	}
+	switch {
+	case stop != nil:
+		fmt.Fprintf(b, "\n  stopped: the model cannot take %s (%s: %s): written undrained", stop.Action, stop.Property, stop.Detail)
+	case !ok:
+		fmt.Fprintf(b, "\n  the network did not drain within %d deliveries: written undrained", drainLimit)
+	}
+	return ok
 }
 
 // take has the model take the implementation's step ev.
@@ -198,11 +251,16 @@ func (l *lockstep) send(c spec.Channel, a int64) bool {
 	return true
 }
 
-// deliver hands frame i (0: the head) of c to its receiver.
+// deliver hands frame i (0: the head) of c to its receiver. An
+// application message that overtakes another (i > 0, a broken network)
+// must be refused by its seq, and then nothing happens.
 func (l *lockstep) deliver(c spec.Channel, i int) {
 	l.t.Helper()
 	f := l.net.Queues[c][i]
 	ev, err := l.net.DeliverAt(c, i)
+	if err != nil && i > 0 && f.Kind == wire.KindApp && errors.Is(err, core.ErrSeq) {
+		return
+	}
 	if err != nil {
 		l.fail("delivering %s on %s: the implementation refused: %v", f, c, err)
 	}

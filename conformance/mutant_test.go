@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -127,14 +128,55 @@ func TestLockstepCatchesStateMismatch(t *testing.T) {
 	assert.Equal(t, m[1], rep.Property(), "%s", rep)
 }
 
-// TestLockstepStateMismatchReportsProperty: a network that forges a
-// marker (P1->P2 gains a Marker(1) ahead of the $30 P2 must record) fails
-// the per-step comparison on chan; the implementation then drains alone:
-// P2 stops recording P1->P2 at the forged marker, so the snapshot misses
-// the $30, and refuses the real marker as a duplicate. The failure names
-// the property the drained run breaks, and audit of the written trace,
-// marked drained, names the same.
+// TestLockstepStateMismatchReportsProperty: a snapshot part that loses
+// the message it recorded (P2's recording of P1->P2, after the nodes
+// released it) fails the per-step comparison on recMsgs; the failure
+// names the property the drained run breaks, and audit of the written
+// trace, marked drained and carrying the recorded snapshot, names the same.
 func TestLockstepStateMismatchReportsProperty(t *testing.T) {
+	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
+	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	require.NoError(t, err)
+	r := &recorder{}
+	l := newLockstep(r, "lost-recording", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p2})
+	msg := expectFailure(t, r, func() {
+		l.send(c12, 30)
+		l.initiate(1)
+		l.deliver(c21, 0) // P1 records
+		l.deliver(c12, 0) // the $30, recorded by P2
+		l.deliver(c12, 0) // P1's marker: snapshot 1 completes
+		l.check()
+		l.release()
+		l.check()
+		part := net.Parts[1][p2]
+		part.Chans = []core.ChanRecording{{Chan: c12, Status: core.Done}}
+		net.Parts[1][p2] = part
+		l.check()
+	})
+	assert.Contains(t, msg, "first divergent step: the release of completed snapshots (Take) after step 5")
+	assert.Contains(t, msg, "recMsgs[1][P1->P2]: model <<30#1>>, implementation <<>>  [bears on ExactChannelState]")
+	m := propertyLine.FindStringSubmatch(msg)
+	require.NotNil(t, m, msg)
+	assert.Equal(t, "ExactChannelState", m[1], msg)
+	p := tracePath.FindStringSubmatch(msg)
+	require.NotNil(t, p, msg)
+	tr, _, err := ReadTraceFile(p[1])
+	require.NoError(t, err)
+	assert.True(t, tr.Header.Drained, "the written run is marked drained")
+	require.Len(t, tr.Recorded, 1, "the written run carries the snapshot the nodes completed")
+	assert.Empty(t, tr.Recorded[0].State().Chans[c12])
+	rep, err := AuditFile(p[1], Options{})
+	require.NoError(t, err)
+	assert.Equal(t, m[1], rep.Property(), "%s", rep)
+}
+
+// TestLockstepDrainBlocksForeignHead: a network that forges a marker
+// (P1->P2 gains a Marker(1) ahead of the $30 P2 must record) fails the
+// per-step comparison on chan. Drained alone, P1->P2 is blocked: its head
+// is not the model's, so delivering it would stop the replay on a message
+// mismatch; the run ends with snapshot 1 incomplete, which the failure
+// and audit of the written trace name: SnapshotsComplete.
+func TestLockstepDrainBlocksForeignHead(t *testing.T) {
 	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
 	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
 	require.NoError(t, err)
@@ -150,16 +192,12 @@ func TestLockstepStateMismatchReportsProperty(t *testing.T) {
 	})
 	assert.Contains(t, msg, "first divergent step: step 3, RecvMarker(P2, P1)")
 	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1, Marker(1)>>, network <<Marker(1), 30#1, Marker(1)>>  [bears on SnapshotsComplete]")
-	assert.Contains(t, msg, "refused, dropped: marker(1) on P1->P2")
+	assert.Contains(t, msg, "marker(1) on P1->P2: not delivered (the model's head: 30#1); P1->P2 blocked, 2 frames stranded behind")
 	m := propertyLine.FindStringSubmatch(msg)
 	require.NotNil(t, m, msg)
-	assert.Equal(t, "ExactChannelState", m[1], msg)
+	assert.Equal(t, PropComplete, m[1], msg)
 	p := tracePath.FindStringSubmatch(msg)
 	require.NotNil(t, p, msg)
-	tr, _, err := ReadTraceFile(p[1])
-	require.NoError(t, err)
-	assert.True(t, tr.Header.Drained, "the written run is marked drained")
-	assert.Len(t, tr.Recorded, 1, "the written run carries the snapshot the nodes completed")
 	rep, err := AuditFile(p[1], Options{})
 	require.NoError(t, err)
 	assert.Equal(t, m[1], rep.Property(), "%s", rep)

@@ -181,15 +181,21 @@ func (n *Net) Drain() error {
 	return nil
 }
 
-// Refusal is a frame its receiver refused: DrainDropping and the
-// scenario scripts drop it from its channel.
+// Refusal is a frame its receiver refused (Err), which DrainDropping and
+// the scenario scripts drop from its channel, or a head they do not
+// deliver (Err nil), which stays queued.
 type Refusal struct {
 	Chan  spec.Channel
 	Frame wire.Frame
 	Err   error
 }
 
-func (r Refusal) String() string { return fmt.Sprintf("%s on %s: %v", r.Frame, r.Chan, r.Err) }
+func (r Refusal) String() string {
+	if r.Err == nil {
+		return fmt.Sprintf("%s on %s: not delivered", r.Frame, r.Chan)
+	}
+	return fmt.Sprintf("%s on %s: refused: %v", r.Frame, r.Chan, r.Err)
+}
 
 // Drop removes frame i (from 0) of channel c without delivering it.
 func (n *Net) Drop(c spec.Channel, i int) (wire.Frame, error) {
@@ -207,25 +213,39 @@ func (n *Net) Drop(c spec.Channel, i int) (wire.Frame, error) {
 // frame its receiver refuses is dropped and listed, and its channel is
 // blocked from then on: the frames behind it stay queued (stranded), since
 // delivering them would overtake a frame the spec's receiver must take
-// first. drained reports that every channel is empty or blocked; it is
-// false if the drain gave up after limit deliveries (nodes that keep
+// first. admit, if not nil, is asked before each delivery; a head it does
+// not admit blocks its channel too (and is listed with a nil Err). took,
+// if not nil, sees each event delivered; false stops the drain. drained
+// reports that every channel ended empty or blocked; it is false if took
+// stopped the drain or it gave up after limit deliveries (nodes that keep
 // sending).
-func (n *Net) DrainDropping(limit int) (refused []Refusal, drained bool) {
+func (n *Net) DrainDropping(limit int, admit func(spec.Channel, wire.Frame) bool, took func(spec.Event) bool) (refused []Refusal, drained bool) {
 	blocked := map[spec.Channel]bool{}
 	for k, moved := 0, true; moved; {
 		moved = false
 		for _, c := range n.Topo.Chans {
-			if len(n.Queues[c]) == 0 || blocked[c] {
+			q := n.Queues[c]
+			if len(q) == 0 || blocked[c] {
+				continue
+			}
+			if admit != nil && !admit(c, q[0]) {
+				refused = append(refused, Refusal{Chan: c, Frame: q[0]})
+				blocked[c] = true
 				continue
 			}
 			if k++; k > limit {
 				return refused, false
 			}
 			moved = true
-			if _, err := n.Deliver(c); err != nil {
+			ev, err := n.Deliver(c)
+			if err != nil {
 				f, _ := n.Drop(c, 0)
 				refused = append(refused, Refusal{Chan: c, Frame: f, Err: err})
 				blocked[c] = true
+				continue
+			}
+			if took != nil && !took(ev) {
+				return refused, false
 			}
 		}
 	}
