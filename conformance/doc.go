@@ -24,8 +24,17 @@
 // rapid state machine over core nodes, compared with the model after
 // every step), TestRuntimeMemory and TestRuntimeTCP (goroutine clusters,
 // logs merged by vector clocks and replayed), TestTraces (every file in
-// traces/). A failing lockstep run is written as a trace under FailDir
-// ($MARKERWAVE_FAIL_DIR, else testdata/failures) for markerwave audit.
+// traces/). A lockstep failure names the first divergent step and, for a
+// state mismatch, each differing model variable with the property it bears
+// on; the implementation then drains alone (every channel delivered FIFO
+// while its head is the model's, a refused frame dropped and its channel
+// blocked), and the failure names the property that drained run breaks
+// (Replay and CheckRun, as markerwave audit finds it). rapid shrinks the
+// schedule, and the minimal failing run is written, marked drained with
+// the nodes' recorded snapshots, as a trace under FailDir
+// ($MARKERWAVE_FAIL_DIR, else testdata/failures): markerwave audit on it
+// names the same property. conformance/mutation checks all of this
+// against deliberately broken copies of impl/core.
 // Soak runs use rapid's flags, e.g.
 //
 //	go test ./conformance -run TestLockstep -rapid.checks=20000 -rapid.steps=200
