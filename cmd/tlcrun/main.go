@@ -9,7 +9,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -258,16 +257,14 @@ func check(java, jar, dir string, m Model, log io.Writer) (Result, error) {
 		"-workers", "auto", "-cleanup", "-metadir", filepath.Join(work, "states"),
 		"-config", cfg, module)
 	tlc.Dir = work
-	var buf bytes.Buffer
-	progress, done := progressFilter(log)
-	tlc.Stdout = io.MultiWriter(&buf, progress)
-	tlc.Stderr = &buf
+	out := &progressWriter{log: log}
+	tlc.Stdout = out
+	tlc.Stderr = out
 	runErr := tlc.Run()
-	done()
 	secs := time.Since(start).Seconds()
-	res, err := Parse(buf.String())
+	res, err := Parse(out.buf.String())
 	if err != nil {
-		return res, fmt.Errorf("%v (TLC exit: %v)\n%s", err, runErr, tail(buf.String(), 30))
+		return res, fmt.Errorf("%v (TLC exit: %v)\n%s", err, runErr, tail(out.buf.String(), 30))
 	}
 	res.Seconds = float64(int(secs*10)) / 10
 	if ru, ok := tlc.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -276,22 +273,29 @@ func check(java, jar, dir string, m Model, log io.Writer) (Result, error) {
 	return res, nil
 }
 
-// progressFilter passes TLC's Progress lines through so long runs show life.
-// The returned func closes the filter and waits for it.
-func progressFilter(w io.Writer) (io.Writer, func()) {
-	pr, pw := io.Pipe()
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "Progress(") {
-				fmt.Fprintf(w, "   %s\n", sc.Text())
-			}
+// progressWriter keeps all of TLC's output and passes its Progress lines
+// through to log as they come, so long runs show life. exec calls Write
+// from one goroutine at a time because Stdout and Stderr are the same.
+type progressWriter struct {
+	log     io.Writer
+	buf     bytes.Buffer
+	partial []byte
+}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
 		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	return pw, func() { pw.Close(); <-finished }
+		if line := string(w.partial[:i]); strings.HasPrefix(line, "Progress(") {
+			fmt.Fprintf(w.log, "   %s\n", line)
+		}
+		w.partial = w.partial[i+1:]
+	}
+	return len(p), nil
 }
 
 func tail(s string, n int) string {

@@ -98,3 +98,16 @@ func TestManifestIsWellFormed(t *testing.T) {
 	assert.GreaterOrEqual(t, kinds["positive"], 4)
 	assert.GreaterOrEqual(t, kinds["negative"], 3)
 }
+
+func TestProgressWriterKeepsEverythingAndEchoesProgress(t *testing.T) {
+	var log bytes.Buffer
+	w := &progressWriter{log: &log}
+	for _, chunk := range []string{"TLC2 Version x\nProg", "ress(3) at t: 5 states generated\n", okOutput} {
+		_, err := w.Write([]byte(chunk))
+		require.NoError(t, err)
+	}
+	r, err := Parse(w.buf.String())
+	require.NoError(t, err)
+	assert.EqualValues(t, 158, r.Distinct)
+	assert.Equal(t, "   Progress(3) at t: 5 states generated\n   Progress(10) at 2026-11-29 15:50:09: 285 states generated, 158 distinct states found, 0 states left on queue.\n", log.String())
+}
