@@ -451,7 +451,7 @@ func (a *analysis) stable(rec, end spec.GlobalState) string {
 		maxRcvd += b
 	}
 	var bad []string
-	for _, sp := range spec.StableCatalogue(a.r.Topo.Procs, maxRcvd) {
+	for _, sp := range spec.StableCatalogue(a.r.Topo.Procs, maxRcvd, a.init.Total()) {
 		inRec := sp.Holds(rec, a.budget)
 		switch {
 		case inRec && !sp.Holds(end, a.budget):

@@ -72,7 +72,7 @@ type Config struct {
 	chanIdx    []int   // from*nProc+to -> channel index or -1
 	amountSet  map[int64]bool
 	totalMoney int64 // TotalMoney (line 93)
-	maxRcvd    int   // MaxRcvd (line 336)
+	maxRcvd    int   // MaxRcvd (line 342)
 }
 
 // MaxProcs bounds the number of processes (recorded sets are bit masks).
@@ -225,7 +225,7 @@ func (cfg *Config) NumSnaps() int { return len(cfg.Snap) }
 // TotalMoney mirrors TotalMoney == SumOver(InitBal, Proc) (line 93).
 func (cfg *Config) TotalMoney() int64 { return cfg.totalMoney }
 
-// MaxRcvd mirrors MaxRcvd == SumOver(Budget, Proc) (line 336).
+// MaxRcvd mirrors MaxRcvd == SumOver(Budget, Proc) (line 342).
 func (cfg *Config) MaxRcvd() int { return cfg.maxRcvd }
 
 // ChanIndex is the index of channel <<p, q>>, or -1 if it is not in Chan.

@@ -34,7 +34,7 @@
 //
 // # Liveness without a tableau
 //
-// SnapshotsComplete (tla/ChandyLamport.tla line 347) is checked without a
+// SnapshotsComplete (tla/ChandyLamport.tla line 355) is checked without a
 // tableau or an SCC search, by an argument specific to this state graph:
 //
 //  1. Every action strictly decreases the measure

@@ -269,7 +269,7 @@ func ChandyLamportTheorem(cfg *Config, st *State) bool {
 	return SnapshotReachable(cfg, st) && CurrentReachable(cfg, st)
 }
 
-// Terminated mirrors Terminated(st) (lines 331-332) on an application
+// Terminated mirrors Terminated(st) (lines 334-335) on an application
 // state: every budget spent, no transfer in flight.
 func Terminated(cfg *Config, sh Shadow) bool {
 	for p, l := range sh.Proc {
@@ -286,10 +286,25 @@ func Terminated(cfg *Config, sh Shadow) bool {
 }
 
 // RcvdAtLeast mirrors RcvdAtLeast(st, p, k) == st.proc[p].rcvd >= k (line
-// 334); p is a process index.
+// 337); p is a process index.
 func RcvdAtLeast(sh Shadow, p, k int) bool { return sh.Proc[p].Rcvd >= k }
 
-// StableCatalogue mirrors StableCatalogue (lines 338-344): in every
+// Conserved mirrors Conserved(st) (lines 339-340): balances plus amounts
+// in flight equal TotalMoney.
+func Conserved(cfg *Config, sh Shadow) bool {
+	var sum int64
+	for _, l := range sh.Proc {
+		sum += l.Bal
+	}
+	for _, ms := range sh.Chan {
+		for _, m := range ms {
+			sum += m.Amt
+		}
+	}
+	return sum == cfg.totalMoney
+}
+
+// StableCatalogue mirrors StableCatalogue (lines 344-353): in every
 // complete snapshot, each catalogued stable predicate that holds in the
 // recorded state holds now, and each that fails there failed initially.
 // The catalogue is spec.StableCatalogue(Proc, MaxRcvd). The quantifier
@@ -316,6 +331,12 @@ func StableCatalogue(cfg *Config, st *State) bool {
 		if !Terminated(cfg, rec) && Terminated(cfg, init) {
 			return false
 		}
+		if Conserved(cfg, rec) && !Conserved(cfg, cur) {
+			return false
+		}
+		if !Conserved(cfg, rec) && Conserved(cfg, init) {
+			return false
+		}
 		for p := range cfg.Topo.Procs {
 			if someK(rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || someK(init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
 				return false
@@ -325,7 +346,7 @@ func StableCatalogue(cfg *Config, st *State) bool {
 	return true
 }
 
-// SnapshotDone is the state part of SnapshotsComplete (line 347) at a
+// SnapshotDone is the state part of SnapshotsComplete (line 355) at a
 // state a fair behaviour ends in: \A s \in Snap : Initiated(s) =>
 // Complete(s). It returns the first snapshot index violating it, or -1.
 func SnapshotDone(cfg *Config, st *State) int {

@@ -25,6 +25,12 @@ func stableCatalogueLiteral(cfg *Config, st *State) bool {
 		if !Terminated(cfg, rec) && Terminated(cfg, init) {
 			return false
 		}
+		if Conserved(cfg, rec) && !Conserved(cfg, cur) {
+			return false
+		}
+		if !Conserved(cfg, rec) && Conserved(cfg, init) {
+			return false
+		}
 		for p := range cfg.Topo.Procs {
 			for k := 1; k <= cfg.maxRcvd; k++ {
 				if RcvdAtLeast(rec, p, k) && !RcvdAtLeast(cur, p, k) {
@@ -46,14 +52,14 @@ func TestStableCatalogueMatchesLiteral(t *testing.T) {
 		topo := spec.Ring(rapid.IntRange(2, 4).Draw(rt, "procs"))
 		k := Constants{Topo: topo, InitBal: map[spec.ProcID]int64{}, Budget: map[spec.ProcID]int{}, Amount: []int64{1}, Initiator: map[spec.SnapID]spec.ProcID{1: topo.Procs[0]}}
 		for _, p := range topo.Procs {
-			k.InitBal[p] = 0
+			k.InitBal[p] = int64(rapid.IntRange(0, 2).Draw(rt, "bal"))
 			k.Budget[p] = rapid.IntRange(0, 4).Draw(rt, "budget")
 		}
 		cfg, err := NewConfig(k, VariantSpec, nil, nil)
 		require.NoError(rt, err)
 		st := Init(cfg)
 		local := func(label string) spec.LocalState {
-			return spec.LocalState{Sent: rapid.IntRange(0, 5).Draw(rt, label+" sent"), Rcvd: rapid.IntRange(0, 20).Draw(rt, label+" rcvd")}
+			return spec.LocalState{Bal: int64(rapid.IntRange(0, 3).Draw(rt, label+" bal")), Sent: rapid.IntRange(0, 5).Draw(rt, label+" sent"), Rcvd: rapid.IntRange(0, 20).Draw(rt, label+" rcvd")}
 		}
 		for i := range topo.Procs {
 			st.Proc[i] = local("cur")

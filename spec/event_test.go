@@ -163,16 +163,19 @@ func TestGlobalStateDiffAndTotal(t *testing.T) {
 }
 
 func TestStableCatalogue(t *testing.T) {
-	cat := StableCatalogue([]ProcID{"P1", "P2"}, 2)
-	require.Len(t, cat, 5)
+	cat := StableCatalogue([]ProcID{"P1", "P2"}, 2, 10)
+	require.Len(t, cat, 6)
 	assert.Equal(t, "Terminated", cat[0].String())
-	assert.Equal(t, "RcvdAtLeast(P2, 2)", cat[4].String())
+	assert.Equal(t, "Conserved", cat[1].String())
+	assert.Equal(t, "RcvdAtLeast(P2, 2)", cat[5].String())
 	budget := map[ProcID]int{"P1": 1, "P2": 0}
 	g := GlobalState{Procs: map[ProcID]LocalState{"P1": {Sent: 1}, "P2": {Rcvd: 1}}}
 	assert.True(t, cat[0].Holds(g, budget))
 	g.Chans = map[Channel][]AppMsg{{"P1", "P2"}: {{Amt: 1, Seq: 1}}}
 	assert.False(t, cat[0].Holds(g, budget), "a message in flight")
 	assert.True(t, StablePredicate{Name: "RcvdAtLeast", Proc: "P2", K: 1}.Holds(g, budget))
+	assert.True(t, StablePredicate{Name: "Conserved", Total: 1}.Holds(g, budget))
+	assert.False(t, StablePredicate{Name: "Conserved", Total: 2}.Holds(g, budget))
 	assert.False(t, StablePredicate{Name: "RcvdAtLeast", Proc: "P2", K: 2}.Holds(g, budget))
 }
 

@@ -5,9 +5,10 @@ import "fmt"
 // StablePredicate is one entry of the spec's catalogue of stable properties
 // (tla/ChandyLamport.tla, StableCatalogue): once true in a run, true forever.
 type StablePredicate struct {
-	Name string // "Terminated" or "RcvdAtLeast"
-	Proc ProcID // RcvdAtLeast only
-	K    int    // RcvdAtLeast only
+	Name  string // "Terminated", "Conserved" or "RcvdAtLeast"
+	Proc  ProcID // RcvdAtLeast only
+	K     int    // RcvdAtLeast only
+	Total int64  // Conserved only: the money the system holds (TotalMoney)
 }
 
 func (sp StablePredicate) String() string {
@@ -23,6 +24,8 @@ func (sp StablePredicate) Holds(g GlobalState, budget map[ProcID]int) bool {
 	switch sp.Name {
 	case "Terminated":
 		return Terminated(g, budget)
+	case "Conserved":
+		return g.Total() == sp.Total
 	case "RcvdAtLeast":
 		return g.Procs[sp.Proc].Rcvd >= sp.K
 	}
@@ -45,10 +48,11 @@ func Terminated(g GlobalState, budget map[ProcID]int) bool {
 	return true
 }
 
-// StableCatalogue mirrors TLA+ StableCatalogue: Terminated, and
+// StableCatalogue mirrors TLA+ StableCatalogue: Terminated, Conserved
+// (balances plus amounts in flight equal total, true initially), and
 // RcvdAtLeast(p, k) for every process p and 1 <= k <= maxRcvd.
-func StableCatalogue(procs []ProcID, maxRcvd int) []StablePredicate {
-	cat := []StablePredicate{{Name: "Terminated"}}
+func StableCatalogue(procs []ProcID, maxRcvd int, total int64) []StablePredicate {
+	cat := []StablePredicate{{Name: "Terminated"}, {Name: "Conserved", Total: total}}
 	for _, p := range procs {
 		for k := 1; k <= maxRcvd; k++ {
 			cat = append(cat, StablePredicate{Name: "RcvdAtLeast", Proc: p, K: k})

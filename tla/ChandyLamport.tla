@@ -325,13 +325,19 @@ CurrentReachable ==
 ChandyLamportTheorem == SnapshotReachable /\ CurrentReachable
 
 (* 5. Stable properties.  A predicate is stable if once true it stays true. *)
-(* The catalogue: Terminated (every budget spent, no transfer in flight)   *)
-(* and RcvdAtLeast(p, k) (a monotone counter).  If one holds in a complete *)
-(* snapshot it holds now; if it fails there it failed initially.           *)
+(* The catalogue: Terminated (every budget spent, no transfer in flight),  *)
+(* RcvdAtLeast(p, k) (a monotone counter), and Conserved (all the money is *)
+(* in balances and channels: true initially, so stable because invariant). *)
+(* If one holds in a complete snapshot it holds now; if it fails there it  *)
+(* failed initially.  Conserved is the entry for which the second half can *)
+(* fail: no predicate that is false initially can make it.                 *)
 Terminated(st) == /\ \A p \in Proc : st.proc[p].sent = Budget[p]
                   /\ \A c \in Chan : st.chan[c] = <<>>
 
 RcvdAtLeast(st, p, k) == st.proc[p].rcvd >= k
+
+Conserved(st) == SumOver([p \in Proc |-> st.proc[p].bal], Proc)
+                   + SumOver([c \in Chan |-> SeqSum(st.chan[c])], Chan) = TotalMoney
 
 MaxRcvd == SumOver(Budget, Proc)
 
@@ -339,6 +345,8 @@ StableCatalogue ==
     \A s \in Snap : Complete(s) =>
         /\ Terminated(RecordedApp(s)) => Terminated(CurrentApp)
         /\ ~Terminated(RecordedApp(s)) => ~Terminated(InitApp)
+        /\ Conserved(RecordedApp(s)) => Conserved(CurrentApp)
+        /\ ~Conserved(RecordedApp(s)) => ~Conserved(InitApp)
         /\ \A p \in Proc, k \in 1..MaxRcvd :
                /\ RcvdAtLeast(RecordedApp(s), p, k) => RcvdAtLeast(CurrentApp, p, k)
                /\ ~RcvdAtLeast(RecordedApp(s), p, k) => ~RcvdAtLeast(InitApp, p, k)
