@@ -32,6 +32,16 @@ import (
 // Faults. A connection whose hello or frames break the protocol is closed
 // and reported through Errors and Config.OnError; other connections go on.
 // There is no authentication: run it on a trusted network.
+//
+// Restarts. The frame counts live in memory. If the peer process restarts
+// (or this one did and the peer did not), the receiver's Last falls
+// outside [acknowledged, sent]: the channel's history is gone and cannot
+// be resumed. The channel then fails for good: a *PeerRestartedError
+// (matching ErrPeerRestarted and wire.ErrProtocol) is reported once, the
+// channel is not dialed again, later Sends on it fail with that error, and
+// Close lists its unacknowledged frames in ShutdownError.Unacked. Crash
+// recovery is not done by the transport: restart every node from one
+// snapshot (runtime's restore).
 type TCP struct {
 	top   *spec.Topology
 	cfg   TCPConfig
@@ -96,6 +106,7 @@ type TCPStats struct {
 	Accepted   int // accepted handshakes as a receiver
 	Rejected   int // hellos rejected or unreadable
 	ConnErrors int // connections closed for a protocol violation
+	Failed     int // channels stopped for good (PeerRestartedError)
 	Resent     int // frames sent again after a reconnect
 	Cuts       int // CutConnection calls that closed something
 }
@@ -123,6 +134,29 @@ func (e *ConnError) Unwrap() error { return e.Err }
 
 // ErrRejected is wrapped by dial errors when the receiver refused the hello.
 var ErrRejected = errors.New("transport: hello rejected")
+
+// ErrPeerRestarted is matched by a *PeerRestartedError: a channel whose
+// receiver's frame count does not fit the sender's, because one end
+// restarted. It wraps wire.ErrProtocol.
+var ErrPeerRestarted = fmt.Errorf("transport: peer restarted (channel state lost): %w", wire.ErrProtocol)
+
+// PeerRestartedError reports a channel stopped by a restart: the receiver
+// answered Last, but the sender had Acked frames acknowledged and Sent
+// sent, so Last must lie in [Acked, Sent]. Pending frames stay
+// unacknowledged and are listed by Close.
+type PeerRestartedError struct {
+	Chan        spec.Channel
+	Acked, Sent uint64 // the range Last had to lie in
+	Last        uint64 // what the receiver said it holds
+	Unacked     int    // frames kept, never to be delivered
+}
+
+func (e *PeerRestartedError) Error() string {
+	return fmt.Sprintf("transport: channel %s stopped: receiver holds %d frames, expected %d..%d (%d acknowledged, %d sent): peer restarted, its channel state is lost; %d frames kept unacknowledged",
+		e.Chan, e.Last, e.Acked, e.Sent, e.Acked, e.Sent, e.Unacked)
+}
+
+func (e *PeerRestartedError) Unwrap() error { return ErrPeerRestarted }
 
 const maxKeptErrors = 64
 
@@ -258,9 +292,12 @@ func (tr *TCP) Send(env wire.Envelope) error {
 		return ErrClosed
 	}
 	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failed != nil {
+		return fmt.Errorf("transport: send on %s: %w", env.Chan, o.failed)
+	}
 	o.frames = append(o.frames, b)
 	o.cond.Broadcast()
-	o.mu.Unlock()
 	return nil
 }
 
@@ -575,6 +612,9 @@ type outChan struct {
 	maxWritten uint64
 	conn       net.Conn // current connection, nil if none
 	broken     bool     // the current connection failed
+	// failed, once set, stops the channel for good: no more dials or
+	// sends; frames stay unacknowledged.
+	failed *PeerRestartedError
 }
 
 // waitAcked waits until every frame is acknowledged or the deadline passes.
@@ -586,7 +626,7 @@ func (o *outChan) waitAcked(deadline time.Time) {
 	})
 	defer timer.Stop()
 	o.mu.Lock()
-	for len(o.frames) > 0 && time.Now().Before(deadline) {
+	for len(o.frames) > 0 && o.failed == nil && time.Now().Before(deadline) {
 		o.cond.Wait()
 	}
 	o.mu.Unlock()
@@ -608,6 +648,16 @@ func (o *outChan) run() {
 		conn, br, last, err := o.connect()
 		if err != nil {
 			if tr.stopped() {
+				return
+			}
+			var pr *PeerRestartedError
+			if errors.As(err, &pr) {
+				o.mu.Lock()
+				pr.Unacked = len(o.frames)
+				o.failed = pr
+				o.cond.Broadcast()
+				o.mu.Unlock()
+				tr.record(&ConnError{Op: "handshake", Chan: o.ch, Remote: tr.addrOf(o.ch.To), Err: pr}, &tr.stats.Failed)
 				return
 			}
 			tr.record(&ConnError{Op: "dial", Chan: o.ch, Err: err}, &tr.stats.DialErrors)
@@ -669,7 +719,7 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 	base, sent := o.base, o.base+uint64(len(o.frames))
 	o.mu.Unlock()
 	if rep.Last < base || rep.Last > sent {
-		return fail(fmt.Errorf("%w: receiver holds %d frames, but %d are acknowledged and %d sent", wire.ErrProtocol, rep.Last, base, sent))
+		return fail(&PeerRestartedError{Chan: o.ch, Acked: base, Sent: sent, Last: rep.Last})
 	}
 	return conn, br, rep.Last, nil
 }

@@ -377,3 +377,127 @@ func TestTCPConfigErrors(t *testing.T) {
 	_, err = NewTCP(top, TCPConfig{Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0"}})
 	assert.ErrorContains(t, err, "P2")
 }
+
+// A receiver that restarts has lost the channel's count: the sender's
+// handshake finds Last outside [acked, sent]. The channel fails for good:
+// one typed error naming the channel and the range, no redialling, Sends
+// refused, and the pending frame listed by Close. A sender that restarts
+// (the receiver holds more than it sent) fails the same way.
+func TestTCPPeerRestartFailsChannel(t *testing.T) {
+	checkNoLeak(t)
+	top := spec.Ring(2)
+	ch := spec.Channel{From: "P1", To: "P2"}
+	listen := func(addr string) net.Listener {
+		ln, err := net.Listen("tcp", addr)
+		require.NoError(t, err)
+		return ln
+	}
+	var (
+		mu     sync.Mutex
+		onErrs []error
+	)
+	lnB := listen("127.0.0.1:0")
+	addrB := lnB.Addr().String()
+	newA := func() *TCP {
+		return newTCP(t, top, TCPConfig{
+			Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": addrB}, Local: []spec.ProcID{"P1"},
+			RedialMin: time.Millisecond, RedialMax: 5 * time.Millisecond, DrainTimeout: 100 * time.Millisecond,
+			OnError: func(err error) { mu.Lock(); onErrs = append(onErrs, err); mu.Unlock() },
+		})
+	}
+	newB := func(ln net.Listener) *TCP {
+		return newTCP(t, top, TCPConfig{
+			Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:1", "P2": addrB}, Local: []spec.ProcID{"P2"},
+			Listeners: map[spec.ProcID]net.Listener{"P2": ln},
+		})
+	}
+	acked := func(tr *TCP) uint64 {
+		o := tr.out[ch]
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		return o.base
+	}
+	recv := func(tr *TCP, n uint64) {
+		t.Helper()
+		in, err := tr.Inbox("P2")
+		require.NoError(t, err)
+		select {
+		case env := <-in:
+			require.True(t, appFrame(ch, n).Equal(env.Frame), "got %v, want #%d", env.Frame, n)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("frame %d not delivered", n)
+		}
+	}
+	peerErrs := func() (n int, last error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range onErrs {
+			if errors.Is(e, ErrPeerRestarted) {
+				n, last = n+1, e
+			}
+		}
+		return n, last
+	}
+
+	// 1. The receiver restarts.
+	a, b := newA(), newB(lnB)
+	for i := uint64(1); i <= 3; i++ {
+		require.NoError(t, a.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, i)}))
+		recv(b, i)
+	}
+	eventually(t, func() bool { return acked(a) == 3 }, "3 frames acknowledged")
+	require.NoError(t, closeBounded(t, b, 5*time.Second))
+	b2 := newB(listen(addrB)) // same address, fresh state
+	require.NoError(t, a.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, 4)}))
+	eventually(t, func() bool { n, _ := peerErrs(); return n > 0 }, "ErrPeerRestarted")
+	time.Sleep(100 * time.Millisecond) // time for many redials, were there any
+	n, err := peerErrs()
+	assert.Equal(t, 1, n, "reported once")
+	assert.ErrorIs(t, err, wire.ErrProtocol)
+	var pr *PeerRestartedError
+	require.ErrorAs(t, err, &pr)
+	assert.Equal(t, PeerRestartedError{Chan: ch, Acked: 3, Sent: 4, Last: 0, Unacked: 1}, *pr)
+	assert.Contains(t, err.Error(), "channel P1->P2 stopped: receiver holds 0 frames, expected 3..4")
+	st := a.Stats()
+	assert.Equal(t, 0, st.DialErrors, "no redialling")
+	assert.Equal(t, 1, st.Failed)
+	assert.Equal(t, 1, st.Dials)
+	assert.True(t, hasErr(a, ErrPeerRestarted))
+	err = a.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, 5)})
+	assert.ErrorIs(t, err, ErrPeerRestarted)
+	in2, _ := b2.Inbox("P2")
+	select {
+	case env := <-in2:
+		t.Fatalf("restarted receiver got %v", env)
+	case <-time.After(20 * time.Millisecond):
+	}
+	start := time.Now()
+	err = closeBounded(t, a, 5*time.Second)
+	assert.Less(t, time.Since(start), 90*time.Millisecond, "no drain wait on a failed channel")
+	var se *ShutdownError
+	require.ErrorAs(t, err, &se)
+	require.Len(t, se.Unacked, 1, "the pending frame is reported, not lost")
+	assert.True(t, appFrame(ch, 4).Equal(se.Unacked[0].Frame))
+
+	// 2. The sender restarts: the receiver (b2, now holding 2 frames)
+	// holds more than the new sender sent.
+	mu.Lock()
+	onErrs = nil
+	mu.Unlock()
+	a2 := newA()
+	for i := uint64(1); i <= 2; i++ {
+		require.NoError(t, a2.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, i)}))
+		recv(b2, i)
+	}
+	require.NoError(t, closeBounded(t, a2, 5*time.Second))
+	a3 := newA()
+	require.NoError(t, a3.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, 1)}))
+	eventually(t, func() bool { n, _ := peerErrs(); return n > 0 }, "ErrPeerRestarted")
+	_, err = peerErrs()
+	require.ErrorAs(t, err, &pr)
+	assert.Equal(t, PeerRestartedError{Chan: ch, Acked: 0, Sent: 1, Last: 2, Unacked: 1}, *pr)
+	err = closeBounded(t, a3, 5*time.Second)
+	require.ErrorAs(t, err, &se)
+	assert.Len(t, se.Unacked, 1)
+	require.NoError(t, closeBounded(t, b2, 5*time.Second))
+}
