@@ -185,9 +185,14 @@ func (c *Cluster) Initiators() map[spec.SnapID]spec.ProcID {
 }
 
 // Quiesce waits until every frame sent has been delivered to its node or
-// ctx ends, polling the counters.
+// ctx ends, polling the counters. Frames held on a failed channel (see
+// ChannelError) are never delivered: Quiesce then fails at once, naming
+// the channels.
 func (c *Cluster) Quiesce(ctx context.Context) error {
 	for c.stats.InFlight() > 0 {
+		if err := c.failedErr(); err != nil {
+			return fmt.Errorf("runtime: quiesce: %d frames still in flight: %w", c.stats.InFlight(), err)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("runtime: quiesce: %d frames still in flight: %w", c.stats.InFlight(), ctx.Err())
@@ -219,6 +224,9 @@ func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g GlobalSnap
 		paused = append(paused, n)
 	}
 	for c.stats.AppSent.Load() != c.stats.AppDelivered.Load() {
+		if err := c.failedErr(); err != nil {
+			return g, fmt.Errorf("runtime: stop-the-world: channels cannot drain: %w", err)
+		}
 		select {
 		case <-ctx.Done():
 			return g, fmt.Errorf("runtime: stop-the-world: channels did not drain: %w", ctx.Err())
@@ -247,23 +255,54 @@ func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g GlobalSnap
 	return g, nil
 }
 
+// FailedChannels lists the channels of every node stopped because the
+// core rejected a frame, in topology order.
+func (c *Cluster) FailedChannels() []*ChannelError {
+	var out []*ChannelError
+	for _, p := range c.topo.Procs {
+		out = append(out, c.nodes[p].FailedChannels()...)
+	}
+	return out
+}
+
+// failedErr is nil, or an error naming the failed channels.
+func (c *Cluster) failedErr() error {
+	fs := c.FailedChannels()
+	if len(fs) == 0 {
+		return nil
+	}
+	errs := make([]error, len(fs))
+	for i, f := range fs {
+		errs[i] = f
+	}
+	return errors.Join(errs...)
+}
+
 // StopReport is what Stop found: frames that were accepted but never
-// delivered, frames the transports refused, and node errors. It is an
-// error when any of those lists is non-empty.
+// delivered, frames the transports refused, failed channels and node
+// errors. It is an error when any of those lists is non-empty.
 type StopReport struct {
-	Undelivered []wire.Envelope // reached a transport but no node took them
-	Unacked     []wire.Envelope // sent on TCP, receipt unknown
-	Unsent      []wire.Envelope // a transport refused them
-	NodeErrors  []error         // the first errors of each node
-	Errors      int             // total node errors
-	Hung        []spec.ProcID   // nodes that did not stop in time
-	Other       []error         // other transport close errors
+	// Undelivered reached a transport but no node took them, including
+	// the frames held on failed channels.
+	Undelivered []wire.Envelope
+	// Failed are the channels stopped by a rejected frame (their frames
+	// from that one on are in Undelivered).
+	Failed     []*ChannelError
+	Unacked    []wire.Envelope // sent on TCP, receipt unknown
+	Unsent     []wire.Envelope // a transport refused them
+	NodeErrors []error         // the first errors of each node
+	Errors     int             // total node errors
+	Hung       []spec.ProcID   // nodes that did not stop in time
+	Other      []error         // other transport close errors
 }
 
 func (r *StopReport) Error() string {
 	var parts []string
 	if len(r.Undelivered) > 0 {
 		parts = append(parts, fmt.Sprintf("%d frames undelivered (%s)", len(r.Undelivered), byChan(r.Undelivered)))
+	}
+	for _, f := range r.Failed {
+		parts = append(parts, f.Error())
 	}
 	if len(r.Unacked) > 0 {
 		parts = append(parts, fmt.Sprintf("%d frames unacknowledged (%s)", len(r.Unacked), byChan(r.Unacked)))
@@ -284,7 +323,7 @@ func (r *StopReport) Error() string {
 }
 
 func (r *StopReport) empty() bool {
-	return len(r.Undelivered)+len(r.Unacked)+len(r.Unsent)+r.Errors+len(r.Hung)+len(r.Other) == 0
+	return len(r.Undelivered)+len(r.Failed)+len(r.Unacked)+len(r.Unsent)+r.Errors+len(r.Hung)+len(r.Other) == 0
 }
 
 func byChan(envs []wire.Envelope) string {
@@ -352,6 +391,8 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	}
 	for _, p := range c.topo.Procs {
 		n := c.nodes[p]
+		rep.Undelivered = append(rep.Undelivered, n.Held()...)
+		rep.Failed = append(rep.Failed, n.FailedChannels()...)
 		rep.Unsent = append(rep.Unsent, n.Unsent()...)
 		errs, k := n.Errors()
 		rep.NodeErrors = append(rep.NodeErrors, errs...)

@@ -26,6 +26,7 @@ type Collector struct {
 	mu        sync.Mutex
 	snaps     map[spec.SnapID]*progress
 	stopped   map[spec.ProcID]bool
+	failed    map[spec.Channel]*ChannelError
 	collected map[spec.SnapID]bool
 	waiters   int
 	changed   chan struct{} // closed and replaced on updates while waiters > 0
@@ -44,6 +45,7 @@ func NewCollector(t *spec.Topology) *Collector {
 		topo:      t,
 		snaps:     map[spec.SnapID]*progress{},
 		stopped:   map[spec.ProcID]bool{},
+		failed:    map[spec.Channel]*ChannelError{},
 		collected: map[spec.SnapID]bool{},
 		changed:   make(chan struct{}),
 	}
@@ -112,10 +114,23 @@ func (c *Collector) NodeStopped(p spec.ProcID) {
 	c.notify()
 }
 
+// ChannelFailed notes that a node stopped delivering from a channel (see
+// ChannelError): snapshots whose marker on it has not arrived can no
+// longer complete, and Collect reports them at once.
+func (c *Collector) ChannelFailed(e *ChannelError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.failed[e.Chan]; !ok {
+		c.failed[e.Chan] = e
+	}
+	c.notify()
+}
+
 // Collect waits until every node has reported its part of s and returns
 // the assembled snapshot, handing it out once. When ctx ends first, or a
-// node missing from s has stopped, it returns an *IncompleteError naming
-// what is missing. It never waits past ctx.
+// node missing from s has stopped, or a channel whose marker s lacks has
+// failed, it returns an *IncompleteError naming what is missing. It never
+// waits past ctx.
 func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot, error) {
 	c.mu.Lock()
 	c.waiters++
@@ -134,9 +149,12 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot,
 			c.collected[s] = true
 			return Assemble(c.topo, s, parts)
 		}
-		if len(c.stopped) > 0 {
+		if len(c.stopped) > 0 || len(c.failed) > 0 {
 			if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
 				inc.Cause = ErrNodeStopped
+				return GlobalSnapshot{}, inc
+			} else if len(inc.Failed) > 0 {
+				inc.Cause = inc.Failed[0]
 				return GlobalSnapshot{}, inc
 			}
 		}
@@ -191,6 +209,9 @@ func (c *Collector) incomplete(s spec.SnapID, pr *progress) *IncompleteError {
 		for _, ch := range c.topo.In(p) {
 			if pr == nil || !pr.closed[ch] {
 				e.Open = append(e.Open, ch)
+				if f := c.failed[ch]; f != nil {
+					e.Failed = append(e.Failed, f)
+				}
 			}
 		}
 		if c.stopped[p] {

@@ -42,7 +42,8 @@ type NodeConfig struct {
 	// in order, before anything from the transport.
 	From *GlobalSnapshot
 	// OnError, if set, is called on the node goroutine with each error a
-	// step or a send met; the node goes on.
+	// step or a send met; the node goes on. A frame the core rejects fails
+	// its channel (see ChannelError): reported once, then held.
 	OnError func(error)
 	// Stats, if set, is where the node counts frames (shared by a cluster).
 	Stats *Stats
@@ -95,7 +96,44 @@ type Node struct {
 	errs   []error
 	nErrs  int
 	unsent []wire.Envelope
+	// failed and held (written on the node goroutine, under mu): the
+	// incoming channels stopped, and their frames from the rejected one on.
+	failed map[spec.Channel]*ChannelError
+	held   map[spec.Channel][]wire.Envelope
 }
+
+// ErrChannelFailed is matched by a *ChannelError.
+var ErrChannelFailed = errors.New("channel failed")
+
+// ChannelError reports an incoming channel stopped because the core
+// rejected one of its frames (e.g. the application refused it, or its
+// sequence number or clock was wrong). The rejected frame's effects were
+// not applied, so every later frame of the channel would be out of order:
+// the node holds the rejected frame and all later ones instead of
+// delivering them. They are listed by Held, by the cluster's StopReport
+// (Undelivered), and a snapshot whose marker is held is reported
+// incomplete naming the channel.
+type ChannelError struct {
+	Chan  spec.Channel
+	Frame wire.Frame // the rejected frame
+	Err   error      // the core's reason
+}
+
+func (e *ChannelError) Error() string {
+	return fmt.Sprintf("runtime: channel %s failed at %s, it and later frames held undelivered: %v", e.Chan, e.at(), e.Err)
+}
+
+// at names the rejected frame.
+func (e *ChannelError) at() string {
+	if e.Frame.Kind == wire.KindMarker {
+		return fmt.Sprintf("the marker of snapshot %d", e.Frame.Snap)
+	}
+	return fmt.Sprintf("seq %d", e.Frame.Seq)
+}
+
+func (e *ChannelError) Is(target error) bool { return target == ErrChannelFailed }
+
+func (e *ChannelError) Unwrap() error { return e.Err }
 
 type command struct {
 	run  func()
@@ -182,12 +220,13 @@ func (n *Node) run() {
 				inbox = nil
 				continue
 			}
-			if env.Frame.Kind == wire.KindMarker {
-				n.stats.MarkersDelivered.Add(1)
-			} else {
-				n.stats.AppDelivered.Add(1)
+			if n.deliver(env) {
+				if env.Frame.Kind == wire.KindMarker {
+					n.stats.MarkersDelivered.Add(1)
+				} else {
+					n.stats.AppDelivered.Add(1)
+				}
 			}
-			n.deliver(env)
 		}
 	}
 }
@@ -213,13 +252,43 @@ func (n *Node) exec(send bool, f func()) error {
 	}
 }
 
-func (n *Node) deliver(env wire.Envelope) {
+// deliver hands env to the core and reports whether it took it. A frame
+// on a failed channel is held; a frame the core rejects fails its channel.
+func (n *Node) deliver(env wire.Envelope) bool {
+	if n.failed != nil {
+		n.mu.Lock()
+		h, ok := n.held[env.Chan]
+		if ok {
+			n.held[env.Chan] = append(h, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
+		}
+		n.mu.Unlock()
+		if ok {
+			return false
+		}
+	}
 	step, err := n.core.Deliver(env)
 	if err != nil {
-		n.fail(err)
-		return
+		if env.Chan.To != n.self || !n.core.Topology().HasChan(env.Chan) {
+			n.fail(err) // not one of our channels: nothing to stop
+			return false
+		}
+		ce := &ChannelError{Chan: env.Chan, Frame: env.Frame.Clone(), Err: err}
+		n.mu.Lock()
+		if n.failed == nil {
+			n.failed = map[spec.Channel]*ChannelError{}
+			n.held = map[spec.Channel][]wire.Envelope{}
+		}
+		n.failed[env.Chan] = ce
+		n.held[env.Chan] = []wire.Envelope{{Chan: env.Chan, Frame: ce.Frame}}
+		n.mu.Unlock()
+		if n.col != nil {
+			n.col.ChannelFailed(ce)
+		}
+		n.fail(ce)
+		return false
 	}
 	n.after(step)
+	return true
 }
 
 // after sends a step's frames, traces its event and reports progress.
@@ -381,6 +450,32 @@ func (n *Node) Errors() ([]error, int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append([]error(nil), n.errs...), n.nErrs
+}
+
+// FailedChannels returns the incoming channels stopped because the core
+// rejected a frame, in topology order.
+func (n *Node) FailedChannels() []*ChannelError {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*ChannelError
+	for _, ch := range n.core.Topology().In(n.self) {
+		if ce := n.failed[ch]; ce != nil {
+			out = append(out, ce)
+		}
+	}
+	return out
+}
+
+// Held returns the frames held on failed channels (each channel's
+// rejected frame and every later one), in topology then arrival order.
+func (n *Node) Held() []wire.Envelope {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []wire.Envelope
+	for _, ch := range n.core.Topology().In(n.self) {
+		out = append(out, n.held[ch]...)
+	}
+	return out
 }
 
 // Unsent returns the frames the transport refused (e.g. after it closed).

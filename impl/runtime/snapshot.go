@@ -182,8 +182,8 @@ func (g *GlobalSnapshot) Validate() error {
 				g.ID, c, string(c.To), cs.NextRecv-1, string(c.From), ns-1)
 		}
 		if want := ns - cs.NextRecv; uint64(len(cs.Msgs)) != want {
-			return fmt.Errorf("snapshot %d: channel %s: %d messages recorded, but %d were in flight across the cut (seqs %d..%d)",
-				g.ID, c, len(cs.Msgs), want, cs.NextRecv, ns-1)
+			return fmt.Errorf("snapshot %d: channel %s: %d messages recorded, but %d were in flight across the cut (%s)",
+				g.ID, c, len(cs.Msgs), want, seqRange(cs.NextRecv, ns))
 		}
 		for k, m := range cs.Msgs {
 			if m.Seq != cs.NextRecv+uint64(k) {
@@ -195,6 +195,18 @@ func (g *GlobalSnapshot) Validate() error {
 		}
 	}
 	return nil
+}
+
+// seqRange describes the seqs from..to-1: "none (...)", "seq 5",
+// "seqs 5..9".
+func seqRange(from, to uint64) string {
+	switch {
+	case to <= from:
+		return fmt.Sprintf("none: the receiver expected seq %d, the sender's next was seq %d", from, to)
+	case to == from+1:
+		return fmt.Sprintf("seq %d", from)
+	}
+	return fmt.Sprintf("seqs %d..%d", from, to-1)
 }
 
 // Node returns the recorded state of p.
@@ -335,8 +347,11 @@ type IncompleteError struct {
 	Open []spec.Channel
 	// Stopped lists the processes, among those missing, whose node stopped.
 	Stopped []spec.ProcID
-	// Cause is why Collect stopped waiting: the context's error, or
-	// ErrNodeStopped.
+	// Failed lists the channels, among Open, that failed (see
+	// ChannelError): their marker is held and will never be delivered.
+	Failed []*ChannelError
+	// Cause is why Collect stopped waiting: the context's error,
+	// ErrNodeStopped, or the first of Failed (matching ErrChannelFailed).
 	Cause error
 }
 
@@ -354,14 +369,22 @@ func (e *IncompleteError) Error() string {
 		}
 		parts = append(parts, s)
 	}
+	failed := map[spec.Channel]*ChannelError{}
+	for _, f := range e.Failed {
+		failed[f.Chan] = f
+	}
 	for _, c := range e.Open {
-		parts = append(parts, "channel "+c.String()+" never closed")
+		s := "channel " + c.String() + " never closed"
+		if f := failed[c]; f != nil {
+			s += " (channel failed at " + f.at() + ": " + f.Err.Error() + ")"
+		}
+		parts = append(parts, s)
 	}
 	for _, p := range sortedIDs(stopped) {
 		parts = append(parts, string(p)+" stopped before completing")
 	}
 	s := fmt.Sprintf("snapshot %d incomplete: %s", e.Snap, strings.Join(parts, ", "))
-	if e.Cause != nil {
+	if _, isFailure := e.Cause.(*ChannelError); e.Cause != nil && !isFailure {
 		s += " (" + e.Cause.Error() + ")"
 	}
 	return s
