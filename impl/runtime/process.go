@@ -175,6 +175,9 @@ func (c *FileConfig) validate() error {
 		if s.Count < 0 {
 			return fmt.Errorf("config: snapshots.count: %d is negative", s.Count)
 		}
+		if limit := (1<<SnapSeqBits - 1) / len(t.Procs); s.Count > limit {
+			return fmt.Errorf("config: snapshots.count: %d, at most %d for %d processes", s.Count, limit, len(t.Procs))
+		}
 	}
 	return nil
 }
@@ -224,7 +227,8 @@ type PartStore interface {
 type ProcessOptions struct {
 	Store PartStore
 	// From, if set, restores the node from this snapshot. New snapshot ids
-	// then start after From.ID.
+	// are picked as on a fresh start (see RunProcess), so they cannot be
+	// From.ID or any other id of the store.
 	From *GlobalSnapshot
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
@@ -240,6 +244,21 @@ type ProcessOptions struct {
 // global snapshot assembled and saved by whichever node completes the
 // last part. On return the node and transport are stopped; frames not
 // delivered are reported in the error.
+//
+// Snapshot ids. Every start of an initiating node draws a random run tag
+// (one the store holds no id of: 31 bits on a fresh start; on a restore,
+// one of the 2^16 tags just above the restored snapshot's, since restored
+// nodes retire every smaller id) and numbers its snapshots
+// tag<<SnapSeqBits | (k*N + idx + 1) for its k-th snapshot, idx its index
+// among the N processes. The markers carry the id, so the other nodes
+// need no coordination: every part of snapshot X comes from the run that
+// created X, and parts of different runs (or of a run and a restored
+// one) sharing a snapshot directory are never assembled together. The
+// store never overwrites a part or snapshot with a different one either.
+//
+// A node that crashes loses its channel state: its peers' transports
+// report ErrPeerRestarted and stop those channels. Recovery means
+// restarting every node from one stored snapshot (ProcessOptions.From).
 func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt ProcessOptions) error {
 	t := cfg.Topology
 	idx := t.ProcIndex(self)
@@ -263,7 +282,20 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	for p, n := range cfg.Nodes {
 		addrs[p] = n.Listen
 	}
-	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{self}}
+	var (
+		trFatal int
+		trMu    sync.Mutex
+	)
+	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{self}, OnError: func(err error) {
+		// Dial errors are normal while peers start; a restarted peer is
+		// not.
+		if errors.Is(err, transport.ErrPeerRestarted) {
+			trMu.Lock()
+			trFatal++
+			trMu.Unlock()
+			say("error: %v (restart every node from a snapshot: --restore ID)", err)
+		}
+	}}
 	if opt.Listener != nil {
 		tcfg.Listeners = map[spec.ProcID]net.Listener{self: opt.Listener}
 	}
@@ -365,11 +397,21 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 			}
 		}()
 	}
-	if s := cfg.Snapshots; s != nil {
-		var base spec.SnapID
+	var tag uint64
+	if s := cfg.Snapshots; s != nil && s.Count > 0 && isInitiator(s, self) {
+		var from spec.SnapID
 		if opt.From != nil {
-			base = opt.From.ID
+			from = opt.From.ID
 		}
+		if tag, err = runTag(opt.Store, from); err != nil {
+			node.Stop()
+			tr.Close()
+			sink.Close()
+			return err
+		}
+		say("snapshot ids of this run: %d + k*%d + %d", tag<<SnapSeqBits, len(t.Procs), idx+1)
+	}
+	if s := cfg.Snapshots; s != nil && tag != 0 {
 		for _, p := range s.Initiators {
 			if p != self {
 				continue
@@ -383,8 +425,8 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 						return
 					case <-time.After(time.Duration(s.EveryMS) * time.Millisecond):
 					}
-					// Ids are unique across initiators: base + k*N + idx + 1.
-					id := base + spec.SnapID(k*len(t.Procs)+idx+1)
+					// Unique across runs (tag) and initiators (idx).
+					id := spec.SnapID(tag<<SnapSeqBits | uint64(k*len(t.Procs)+idx+1))
 					if err := node.Initiate(id); err != nil {
 						say("initiate %d: %v", id, err)
 						continue
@@ -412,6 +454,11 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	} else if trErr != nil {
 		problems = append(problems, trErr.Error())
 	}
+	trMu.Lock()
+	if trFatal > 0 {
+		problems = append(problems, fmt.Sprintf("%d channels stopped because a peer restarted", trFatal))
+	}
+	trMu.Unlock()
 	if u := node.Unsent(); len(u) > 0 {
 		problems = append(problems, fmt.Sprintf("%d frames refused by the transport", len(u)))
 	}
@@ -428,4 +475,73 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 		return fmt.Errorf("node %s: %s", string(self), strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// SnapSeqBits is the number of low bits of a multi-process snapshot id
+// that number the snapshots of one run; the bits above are the run tag.
+const SnapSeqBits = 20
+
+const (
+	// freshTags bounds the tags of a fresh start: [1, freshTags].
+	freshTags = 1<<31 - 1
+	// restoreWindow is how far above the restored snapshot's tag a
+	// restored run's tag may lie: restored nodes retire every id up to
+	// the snapshot's (core.Checkpoint.SnapFloor), so their ids must be
+	// larger, and a small window leaves room for chains of restores.
+	restoreWindow = 1 << 16
+	// maxTag keeps ids below 2^53, exact as JSON numbers.
+	maxTag = 1<<(53-SnapSeqBits) - 1
+)
+
+func isInitiator(s *Schedule, p spec.ProcID) bool {
+	for _, q := range s.Initiators {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// idLister is implemented by stores that can list the ids they hold
+// (impl/store's Used).
+type idLister interface {
+	Used() ([]spec.SnapID, error)
+}
+
+// runTag draws a random run tag that no id in st has: in [1, freshTags]
+// on a fresh start, and just above from's tag when restoring from snapshot
+// from (so that every new id is larger than from).
+func runTag(st PartStore, from spec.SnapID) (uint64, error) {
+	taken := map[uint64]bool{}
+	if l, ok := st.(idLister); ok {
+		ids, err := l.Used()
+		if err != nil {
+			return 0, fmt.Errorf("runtime: pick snapshot ids: %w", err)
+		}
+		for _, id := range ids {
+			taken[uint64(id)>>SnapSeqBits] = true
+		}
+	}
+	lo, n := uint64(1), uint64(freshTags)
+	if from != 0 {
+		lo = uint64(from)>>SnapSeqBits + 1
+		n = min(restoreWindow, maxTag-lo+1)
+		if lo > maxTag {
+			return 0, fmt.Errorf("runtime: no snapshot ids left above the restored snapshot %d", from)
+		}
+	}
+	free := uint64(0)
+	for t := lo; t < lo+n && free == 0; t++ {
+		if !taken[t] {
+			free = t
+		}
+	}
+	if free == 0 {
+		return 0, fmt.Errorf("runtime: no free snapshot ids above %d: the store holds ids of all %d run tags", uint64(lo)<<SnapSeqBits, n)
+	}
+	for {
+		if t := lo + rand.Uint64N(n); !taken[t] {
+			return t, nil
+		}
+	}
 }

@@ -64,20 +64,23 @@ func TestParseConfigErrorsNameTheField(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// Three node processes (here goroutines, each with its own TCP transport
-// serving only itself) form a cluster from one config; their parts are
-// persisted and the global snapshots assembled on disk conserve money.
-func TestRunProcessCluster(t *testing.T) {
-	checkNoLeak(t)
+// testConfig is the sample config writing under dir, with a short
+// workload and free loopback ports (fresh listeners for each run).
+func testConfig(t *testing.T, dir string) *mwrt.FileConfig {
 	cfg, err := mwrt.ParseConfig(sampleConfig(t))
 	require.NoError(t, err)
-	dir := t.TempDir()
 	cfg.TraceDir = filepath.Join(dir, "nodes")
 	cfg.SnapshotDir = filepath.Join(dir, "snaps")
 	cfg.Workload.Transfers = 150
 	cfg.Workload.PauseMS = 1
 	cfg.Snapshots.EveryMS = 60
-	// Free loopback ports instead of the fixed ones.
+	return cfg
+}
+
+// runNodes runs every node of cfg as RunProcess (each with its own TCP
+// transport serving only itself) for d, and returns their log and errors.
+func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *mwrt.GlobalSnapshot) (string, []error) {
+	t.Helper()
 	lns := map[spec.ProcID]net.Listener{}
 	for _, p := range cfg.Topology.Procs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -85,9 +88,7 @@ func TestRunProcessCluster(t *testing.T) {
 		lns[p] = ln
 		cfg.Nodes[p] = mwrt.NodeAddress{Listen: ln.Addr().String()}
 	}
-	st, err := store.Open(cfg.SnapshotDir)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var (
 		wg  sync.WaitGroup
@@ -95,12 +96,12 @@ func TestRunProcessCluster(t *testing.T) {
 		log strings.Builder
 	)
 	w := writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return log.Write(b) })
-	errs := make([]error, 3)
+	errs := make([]error, len(cfg.Topology.Procs))
 	for i, p := range cfg.Topology.Procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = mwrt.RunProcess(ctx, cfg, p, mwrt.ProcessOptions{Store: st, Out: w, Listener: lns[p]})
+			errs[i] = mwrt.RunProcess(ctx, cfg, p, mwrt.ProcessOptions{Store: st, Out: w, Listener: lns[p], From: from})
 		}()
 	}
 	wg.Wait()
@@ -110,8 +111,23 @@ func TestRunProcessCluster(t *testing.T) {
 		// stopped peer are reported, not lost. No other error is expected.
 		if err != nil {
 			assert.Contains(t, err.Error(), "unacknowledged")
+			assert.NotContains(t, err.Error(), "node errors")
 		}
 	}
+	assert.NotContains(t, log.String(), "error:")
+	return log.String(), errs
+}
+
+// Three node processes (here goroutines) form a cluster from one config;
+// their parts are persisted and the global snapshots assembled on disk
+// conserve money.
+func TestRunProcessCluster(t *testing.T) {
+	checkNoLeak(t)
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	st, err := store.Open(cfg.SnapshotDir)
+	require.NoError(t, err)
+	runNodes(t, cfg, st, 1500*time.Millisecond, nil)
 	ids, err := st.List()
 	require.NoError(t, err)
 	assert.Len(t, ids, 6, "3 snapshots from each of P1 and P3")
@@ -123,8 +139,81 @@ func TestRunProcessCluster(t *testing.T) {
 	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), nil, filepath.Join(dir, "trace.jsonl"))
 	assert.NoError(t, err)
 
-	err = mwrt.RunProcess(ctx, cfg, "P7", mwrt.ProcessOptions{Store: st})
+	err = mwrt.RunProcess(context.Background(), cfg, "P7", mwrt.ProcessOptions{Store: st})
 	assert.ErrorContains(t, err, "config: --id P7 is not a process of the topology (P1, P2, P3)")
+}
+
+// Two fresh runs of the same cluster into one snapshot directory (the
+// README's commands run twice), then a run restored from one of the first
+// run's snapshots: every run takes ids of its own, so no snapshot is
+// assembled from parts of different runs and no file is overwritten.
+func TestRunProcessRunsNeverMix(t *testing.T) {
+	checkNoLeak(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.TraceDir = ""
+	st, err := store.Open(cfg.SnapshotDir)
+	require.NoError(t, err)
+	files := func() map[string][]byte {
+		out := map[string][]byte{}
+		err := filepath.WalkDir(st.Dir(), func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				b, err := os.ReadFile(path)
+				require.NoError(t, err)
+				out[path] = b
+			}
+			return err
+		})
+		require.NoError(t, err)
+		return out
+	}
+	var runs [][]spec.SnapID
+	seen := map[spec.SnapID]int{}
+	run := func(from *mwrt.GlobalSnapshot) {
+		before := files()
+		runNodes(t, cfg, st, 900*time.Millisecond, from)
+		used, err := st.Used()
+		require.NoError(t, err)
+		var ids []spec.SnapID
+		for _, id := range used {
+			if _, old := seen[id]; !old {
+				seen[id] = len(runs)
+				ids = append(ids, id)
+			}
+		}
+		runs = append(runs, ids)
+		assert.Len(t, ids, 6, "run %d: 3 snapshots from each of P1 and P3, all new ids", len(runs))
+		after := files()
+		for path, b := range before {
+			assert.Equal(t, b, after[path], "run %d changed %s", len(runs), path)
+		}
+		// The ids of one run share their initiator's run tag.
+		tags := map[uint64]bool{}
+		for _, id := range ids {
+			tags[uint64(id)>>mwrt.SnapSeqBits] = true
+		}
+		assert.Len(t, tags, 2, "one tag per initiator (P1, P3) and run")
+	}
+	run(nil)
+	run(nil)
+	first, err := st.Load(runs[0][0])
+	require.NoError(t, err)
+	run(&first)
+	for k, ids := range runs {
+		for _, id := range ids {
+			g, err := st.Load(id)
+			require.NoError(t, err, "run %d snapshot %d", k, id)
+			assert.Equal(t, int64(3000), g.Total(), "%s", g)
+			parts, missing, err := st.LoadParts(cfg.Topology, id)
+			require.NoError(t, err)
+			assert.Empty(t, missing)
+			a, err := mwrt.Assemble(cfg.Topology, id, parts)
+			require.NoError(t, err)
+			assert.Equal(t, g.Abstract(), a.Abstract())
+		}
+	}
+	for _, id := range runs[2] {
+		assert.Greater(t, id, first.ID, "a restored run's ids lie above the snapshot it restored")
+	}
 }
 
 type writerFunc func([]byte) (int, error)

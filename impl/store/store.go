@@ -7,7 +7,10 @@
 //	<length bytes of JSON body>
 //
 // Writes go to a temporary file in the same directory, which is fsynced,
-// renamed into place, and the directory fsynced. Loads refuse a file whose
+// linked into place, and the directory fsynced. A file is never replaced:
+// writing a snapshot or part whose file already exists succeeds only if
+// the file holds the same body (two nodes may assemble the same snapshot),
+// and otherwise fails with ErrExists naming the file. Loads refuse a file whose
 // header is damaged, whose version is not this one, whose body is truncated
 // or longer than said, whose checksum does not match, or whose body does
 // not decode or validate; the error names the file and the fault.
@@ -49,6 +52,11 @@ var ErrCorrupt = errors.New("corrupt snapshot file")
 // ErrNotFound is wrapped when no file holds the asked id.
 var ErrNotFound = errors.New("snapshot not found")
 
+// ErrExists is wrapped when a save finds the file already holding a
+// different snapshot or part (e.g. one of another run): it is not
+// overwritten.
+var ErrExists = errors.New("file exists with a different body")
+
 type header struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
@@ -87,6 +95,8 @@ func (s *Store) PartPath(id spec.SnapID, p spec.ProcID) string {
 var snapName = regexp.MustCompile(`^snap-([1-9][0-9]{0,19})\.json$`)
 
 // Save writes g durably after validating it, and returns the file's path.
+// If the file exists it is left alone: Save succeeds if it holds the same
+// snapshot, byte for byte, and otherwise fails with ErrExists.
 func (s *Store) Save(g runtime.GlobalSnapshot) (string, error) {
 	if err := g.Validate(); err != nil {
 		return "", fmt.Errorf("store: refusing to save: %w", err)
@@ -96,7 +106,7 @@ func (s *Store) Save(g runtime.GlobalSnapshot) (string, error) {
 		return "", fmt.Errorf("store: encode snapshot %d: %w", g.ID, err)
 	}
 	path := s.Path(g.ID)
-	return path, writeDurably(path, header{Format: formatSnapshot, ID: uint64(g.ID)}, body)
+	return path, writeDurably(path, formatSnapshot, header{Format: formatSnapshot, ID: uint64(g.ID)}, body)
 }
 
 // Load reads and checks snapshot id.
@@ -150,7 +160,36 @@ func (s *Store) List() ([]spec.SnapID, error) {
 	return ids, nil
 }
 
-// SavePart writes a node's local part durably.
+// Used returns every snapshot id the store holds anything of: assembled
+// snapshots and parts, ascending. A node that picks new snapshot ids uses
+// it to avoid ids of earlier runs.
+func (s *Store) Used() ([]spec.SnapID, error) {
+	ids, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[spec.SnapID]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	ents, err := os.ReadDir(filepath.Join(s.dir, "parts"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	for _, e := range ents {
+		id, err := strconv.ParseUint(e.Name(), 10, 64)
+		if err != nil || id == 0 || !e.IsDir() || seen[spec.SnapID(id)] {
+			continue
+		}
+		seen[spec.SnapID(id)] = true
+		ids = append(ids, spec.SnapID(id))
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// SavePart writes a node's local part durably. Like Save, it never
+// replaces an existing part with a different one (ErrExists).
 func (s *Store) SavePart(p runtime.LocalPart) (string, error) {
 	if p.Snap == 0 {
 		return "", fmt.Errorf("store: refusing to save a part of snapshot 0")
@@ -166,7 +205,7 @@ func (s *Store) SavePart(p runtime.LocalPart) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("store: %w", err)
 	}
-	return path, writeDurably(path, header{Format: formatPart, ID: uint64(p.Snap), Proc: string(p.Node.Proc)}, body)
+	return path, writeDurably(path, formatPart, header{Format: formatPart, ID: uint64(p.Snap), Proc: string(p.Node.Proc)}, body)
 }
 
 // LoadParts reads the parts of snapshot id present for the processes of
@@ -195,13 +234,22 @@ func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []runtime.Loc
 }
 
 // writeDurably writes header h (completed with version, length and
-// checksum) and body to path via a synced temporary file and rename.
-func writeDurably(path string, h header, body []byte) error {
+// checksum) and body to path via a synced temporary file, linked into
+// place so that an existing file is never replaced. If path exists and
+// holds body, it is left as is; if it holds anything else, the error wraps
+// ErrExists and names the file.
+func writeDurably(path, format string, h header, body []byte) error {
 	sum := sha256.Sum256(body)
 	h.Version, h.Length, h.SHA256 = Version, int64(len(body)), hex.EncodeToString(sum[:])
 	hb, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("store: %s: encode header: %w", path, err)
+	}
+	if err := sameOrAbsent(path, format, body); err != nil {
+		if errors.Is(err, errSame) {
+			return nil
+		}
+		return err
 	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
@@ -209,9 +257,9 @@ func writeDurably(path string, h header, body []byte) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	tmp := f.Name()
+	defer os.Remove(tmp)
 	fail := func(err error) error {
 		f.Close()
-		os.Remove(tmp)
 		return fmt.Errorf("store: write %s: %w", path, err)
 	}
 	w := bufio.NewWriter(f)
@@ -225,12 +273,24 @@ func writeDurably(path string, h header, body []byte) error {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("store: write %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("store: write %s: %w", path, err)
+	// Link fails if path exists, unlike rename: a concurrent writer of
+	// the same file cannot be overwritten between the check and here.
+	if err := os.Link(tmp, path); err != nil {
+		if _, statErr := os.Lstat(path); statErr == nil {
+			if err := sameOrAbsent(path, format, body); err != nil {
+				if errors.Is(err, errSame) {
+					return nil
+				}
+				return err
+			}
+		}
+		// No hard links here (some file systems): rename, after the
+		// check above.
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("store: write %s: %w", path, err)
+		}
 	}
 	d, err := os.Open(dir)
 	if err != nil {
@@ -241,6 +301,32 @@ func writeDurably(path string, h header, body []byte) error {
 		return fmt.Errorf("store: sync dir %s: %w", dir, err)
 	}
 	return nil
+}
+
+// errSame is sameOrAbsent's answer when path already holds body.
+var errSame = errors.New("same body")
+
+// sameOrAbsent returns nil if path does not exist, errSame if it holds
+// body, and an error wrapping ErrExists if it holds anything else
+// (including a damaged file).
+func sameOrAbsent(path, format string, body []byte) error {
+	_, old, err := readChecked(path, format)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("store: %s: %w, refusing to overwrite it: %w", path, ErrExists, err)
+	case !bytes.Equal(old, body):
+		return fmt.Errorf("store: %s: %w (a %s of another run?); refusing to overwrite it", path, ErrExists, describe(format))
+	}
+	return errSame
+}
+
+func describe(format string) string {
+	if format == formatPart {
+		return "part"
+	}
+	return "snapshot"
 }
 
 // readChecked reads path and checks its header and body against format.

@@ -200,3 +200,53 @@ func rehash(t *testing.T, hdr, body []byte) []byte {
 	require.NoError(t, err)
 	return append(out, '\n')
 }
+
+// A file is never replaced: saving the same snapshot or part again is a
+// no-op, saving a different one under the same id (e.g. from another run
+// sharing the directory) fails naming the file and leaves it untouched.
+func TestSaveNeverOverwrites(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	path, err := st.Save(sample(5))
+	require.NoError(t, err)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	again, err := st.Save(sample(5))
+	require.NoError(t, err, "same body: idempotent (two nodes may assemble it)")
+	assert.Equal(t, path, again)
+
+	other := sample(5)
+	other.Initiator = "P2"
+	_, err = st.Save(other)
+	assert.ErrorIs(t, err, store.ErrExists)
+	assert.ErrorContains(t, err, path)
+	assert.ErrorContains(t, err, "refusing to overwrite")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+
+	g := sample(7)
+	part := runtime.LocalPart{Snap: 7, Node: g.Nodes[1], In: []runtime.ChanState{g.Chans[0]}}
+	ppath, err := st.SavePart(part)
+	require.NoError(t, err)
+	_, err = st.SavePart(part)
+	require.NoError(t, err)
+	part.Initiated = true
+	_, err = st.SavePart(part)
+	assert.ErrorIs(t, err, store.ErrExists)
+	assert.ErrorContains(t, err, ppath)
+
+	// A damaged file is not replaced either.
+	require.NoError(t, os.WriteFile(path, []byte("junk"), 0o644))
+	_, err = st.Save(sample(5))
+	assert.ErrorIs(t, err, store.ErrExists)
+	assert.ErrorContains(t, err, path)
+
+	used, err := st.Used()
+	require.NoError(t, err)
+	assert.Equal(t, []spec.SnapID{5, 7}, used)
+	ents, _ := os.ReadDir(st.Dir())
+	for _, e := range ents {
+		assert.False(t, strings.HasPrefix(e.Name(), ".tmp"), e.Name())
+	}
+}
