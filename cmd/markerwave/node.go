@@ -25,7 +25,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "cluster config file (JSON; see impl/runtime/testdata/cluster.json)")
 	id := fs.String("id", "", "this node's process id, e.g. P1")
 	duration := fs.Duration("duration", 0, "stop after this long (default: run until SIGINT/SIGTERM)")
-	restore := fs.Uint64("restore", 0, "restore from this stored global snapshot id")
+	restore := fs.Uint64("restore", 0, "restore from this stored global snapshot id (restart every node with the same id; new snapshot ids lie above it)")
 	check := fs.Bool("check", false, "only validate the config and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
