@@ -312,8 +312,10 @@ func (l *lockstep) busy() []spec.Channel {
 }
 
 // check compares the abstraction of the nodes and the network with the
-// model: proc, chan, recorded, recProc, recChan, recMsgs, and the ghost
-// counters nSent and Len(got) through the nodes' next seqs. A mismatch
+// model: proc, chan, recorded, recProc, recChan, recMsgs, the ghost
+// counters nSent and Len(got) through the nodes' next seqs, and the ghost
+// cut cutSent and Len(cutGot) through each recorded process's local
+// snapshot part (its NextSend and NextRecv, active or released). A mismatch
 // names the first divergent step (the states agreed after every earlier
 // one), each differing variable with the property it bears on
 // (varProperty), and, from the drained run, the property broken.
@@ -335,7 +337,7 @@ func (l *lockstep) check() {
 // A mismatch is one model variable the implementation's abstraction
 // disagrees on.
 type mismatch struct {
-	v    string // the variable: proc, chan, nSent, Len(got), recorded, recProc, recChan, recMsgs
+	v    string // the variable: proc, chan, nSent, Len(got), recorded, recProc, recChan, recMsgs, cutSent, Len(cutGot)
 	prop string // the property it bears on (varProperty)
 	text string
 }
@@ -359,7 +361,17 @@ type mismatch struct {
 //     ChandyLamportTheorem (a state the run could not pass through there);
 //   - recChan[s][c], whether c records for s, and recMsgs[s][c], what it
 //     recorded: ExactChannelState (the window of the channel's recording
-//     and its content).
+//     and its content);
+//   - cutSent[s][c] and Len(cutGot[s][c]), the ghost cut (compared with a
+//     recorded process's local snapshot part: NextSend-1 on its outgoing
+//     channels, NextRecv-1 on its incoming ones): ConsistentCut, the
+//     property defined on them (ExactChannelState's window is defined on
+//     them too). They are also where core.Restore resumes each channel's
+//     numbering from a checkpoint (LocalSnapshot.Checkpoint), and what the
+//     runtime's collector checks recorded channels against. The trace
+//     format carries no seqs, so the drained run's audit cannot see a
+//     mismatch here that changes nothing else: the failure's property may
+//     then be "none", and the variable line is the verdict.
 //
 // The mapping says where to look. The property a failure reports comes
 // from the drained run (report), and may differ: a channel that stops
@@ -386,6 +398,8 @@ func varProperty(v string, markersDiffer, balDiffers bool) string {
 		return "ChandyLamportTheorem"
 	case "recChan", "recMsgs":
 		return "ExactChannelState"
+	case "cutSent", "Len(cutGot)":
+		return "ConsistentCut"
 	}
 	return PropState
 }
@@ -450,6 +464,11 @@ func (l *lockstep) mismatches() []mismatch {
 			if want := st.RecProc[si][i]; !ok || ls != want {
 				bad("recProc", varProperty("recProc", false, !ok || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
 			}
+			part, ok := nd.Snapshot(s)
+			if ph == core.Released {
+				part, ok = net.Parts[s][p]
+			}
+			l.cutMismatches(bad, s, si, p, part, ok)
 		}
 		for ci, c := range cfg.Topo.Chans {
 			nd := net.Nodes[c.To]
@@ -480,6 +499,49 @@ func (l *lockstep) mismatches() []mismatch {
 		}
 	}
 	return out
+}
+
+// cutMismatches compares p's cut seqs for snapshot s, as its local
+// snapshot part holds them (NextSend per outgoing channel, NextRecv per
+// incoming one: what core.LocalSnapshot.Checkpoint hands Restore), with
+// the model's ghost cut: on every outgoing channel c, NextSend-1 must be
+// cutSent[s][c], the number of messages p had sent on c when it recorded;
+// on every incoming channel c, NextRecv-1 must be Len(cutGot[s][c]), the
+// number it had received. ok is false when p has no part for s although
+// both agree it recorded s.
+func (l *lockstep) cutMismatches(bad func(v, prop, format string, args ...any), s spec.SnapID, si int, p spec.ProcID, part core.LocalSnapshot, ok bool) {
+	cfg, st := l.cfg, l.st
+	if !ok {
+		bad("cutSent", varProperty("cutSent", false, false), "cutSent[%d][*]: %s recorded snapshot %d but has no local snapshot part holding its cut seqs", s, p, s)
+		return
+	}
+	for _, c := range cfg.Topo.Out(p) {
+		ci := cfg.ChanIndex(c.From, c.To)
+		next, found := uint64(0), false
+		for _, cs := range part.NextSend {
+			if cs.Chan == c {
+				next, found = cs.Next, true
+				break
+			}
+		}
+		switch want := st.CutSent[si][ci]; {
+		case !found:
+			bad("cutSent", varProperty("cutSent", false, false), "cutSent[%d][%s]: model %d, %s's local snapshot has no next send seq for %s (restore cannot resume it)", s, c, want, p, c)
+		case next == 0 || next-1 != want:
+			bad("cutSent", varProperty("cutSent", false, false), "cutSent[%d][%s]: model %d, %s's local snapshot has next send seq %d (restore resumes %s at it)", s, c, want, p, next, c)
+		}
+	}
+	for _, c := range cfg.Topo.In(p) {
+		ci := cfg.ChanIndex(c.From, c.To)
+		want := uint64(len(st.CutGot[si][ci]))
+		r, found := part.Chan(c)
+		switch {
+		case !found:
+			bad("Len(cutGot)", varProperty("Len(cutGot)", false, false), "Len(cutGot[%d][%s]): model %d, %s's local snapshot has no recording of %s (restore cannot resume it)", s, c, want, p, c)
+		case r.NextRecv == 0 || r.NextRecv-1 != want:
+			bad("Len(cutGot)", varProperty("Len(cutGot)", false, false), "Len(cutGot[%d][%s]): model %d, %s's local snapshot has next receive seq %d (restore resumes %s at it)", s, c, want, p, r.NextRecv, c)
+		}
+	}
 }
 
 // fmtMarkers renders the markers of a channel's contents, in order.

@@ -170,6 +170,68 @@ func TestLockstepStateMismatchReportsProperty(t *testing.T) {
 	assert.Equal(t, m[1], rep.Property(), "%s", rep)
 }
 
+// TestLockstepChecksCutSeqs: the per-step comparison checks each recorded
+// process's cut seqs (the NextSend and NextRecv of its local snapshot
+// part, what Restore resumes from) against the model's ghost cut: here,
+// after the nodes released snapshot 1, P1's part claims it had sent
+// nothing on P1->P2 when it recorded (it had sent the $30, #1), and P2's
+// that it had already received the $30 on P1->P2 (it recorded it in
+// flight). Both mismatches bear on ConsistentCut. The trace format
+// carries no seqs, so the drained run (otherwise right) conforms.
+func TestLockstepChecksCutSeqs(t *testing.T) {
+	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
+	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	require.NoError(t, err)
+	r := &recorder{}
+	l := newLockstep(r, "cut-seqs", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p2})
+	msg := expectFailure(t, r, func() {
+		l.send(c12, 30)
+		l.initiate(1)
+		l.check()         // P2's part is active: NextSend 1 on P2->P1, NextRecv 1 on P1->P2
+		l.deliver(c21, 0) // P1 records, having sent #1
+		l.check()
+		l.deliver(c12, 0) // the $30, recorded by P2
+		l.deliver(c12, 0) // P1's marker: snapshot 1 completes
+		l.check()
+		l.release()
+		l.check()
+		p1Part, p2Part := net.Parts[1][p1], net.Parts[1][p2]
+		require.Equal(t, []core.ChanSeq{{Chan: c12, Next: 2}}, p1Part.NextSend)
+		require.Equal(t, uint64(1), p2Part.Chans[0].NextRecv)
+		p1Part.NextSend = []core.ChanSeq{{Chan: c12, Next: 1}}
+		p2Part.Chans = []core.ChanRecording{{Chan: c12, Status: core.Done, NextRecv: 2, Msgs: p2Part.Chans[0].Msgs}}
+		net.Parts[1][p1], net.Parts[1][p2] = p1Part, p2Part
+		l.check()
+	})
+	assert.Contains(t, msg, "first divergent step: the release of completed snapshots (Take) after step 5")
+	assert.Contains(t, msg, "cutSent[1][P1->P2]: model 1, P1's local snapshot has next send seq 1 (restore resumes P1->P2 at it)  [bears on ConsistentCut]")
+	assert.Contains(t, msg, "Len(cutGot[1][P1->P2]): model 0, P2's local snapshot has next receive seq 2 (restore resumes P1->P2 at it)  [bears on ConsistentCut]")
+	assert.NotContains(t, msg, "recMsgs[", "the recordings themselves agree")
+	assert.Contains(t, msg, "\nproperty: none: the drained run conforms\n", "the drained run, which carries no seqs, conforms")
+}
+
+// TestLockstepCutSeqsMissingPart: a recorded process whose local snapshot
+// part is gone (or lacks a channel) fails the cut comparison too.
+func TestLockstepCutSeqsMissingPart(t *testing.T) {
+	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
+	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	require.NoError(t, err)
+	r := &recorder{}
+	l := newLockstep(r, "cut-seqs-missing", net, nil, map[spec.ProcID]int{p1: 0, p2: 0}, map[spec.SnapID]spec.ProcID{1: p1})
+	msg := expectFailure(t, r, func() {
+		l.initiate(1)
+		l.deliver(c12, 0)
+		l.deliver(c21, 0)
+		l.release()
+		l.check()
+		part := net.Parts[1][p2]
+		part.NextSend = nil
+		net.Parts[1][p2] = part
+		l.check()
+	})
+	assert.Contains(t, msg, "cutSent[1][P2->P1]: model 0, P2's local snapshot has no next send seq for P2->P1 (restore cannot resume it)  [bears on ConsistentCut]")
+}
+
 // TestLockstepDrainBlocksForeignHead: a network that forges a marker
 // (P1->P2 gains a Marker(1) ahead of the $30 P2 must record) fails the
 // per-step comparison on chan. Drained alone, P1->P2 is blocked: its head
