@@ -35,9 +35,29 @@
 // ($MARKERWAVE_FAIL_DIR, else testdata/failures): markerwave audit on it
 // names the same property. conformance/mutation checks all of this
 // against deliberately broken copies of impl/core.
+// The per-step comparison covers proc, chan, recorded, recProc, recChan,
+// recMsgs, the ghost counters nSent and Len(got), and the ghost cut:
+// every recorded process's cut seqs (its local snapshot's NextSend and
+// NextRecv, what core.Restore resumes from) against cutSent and
+// Len(cutGot), bearing on ConsistentCut. The trace format carries no
+// seqs, so a failure there alone prints "property: none" for the drained
+// run: the mismatch line is the verdict.
+//
 // Soak runs use rapid's flags, e.g.
 //
 //	go test ./conformance -run TestLockstep -rapid.checks=20000 -rapid.steps=200
 //
 // and -rapid.seed / -rapid.failfile to reproduce a failure.
+//
+// TestRuntimeMemory and TestRuntimeTCP draw every random choice (each
+// workload, each transport's delays) from seeds derived from one root
+// seed: $MARKERWAVE_SEED, or the -markerwave.seed flag (which wins), else
+// the clock. The root seed is logged, and printed on failure with the
+// command that replays it:
+//
+//	MARKERWAVE_SEED=12345 go test ./conformance -count=1 -run '^TestRuntimeMemory$'
+//	go test ./conformance -count=1 -run '^TestRuntimeMemory$' -args -markerwave.seed=12345
+//
+// That replays the workloads and delays, not the goroutine scheduling, so
+// a failure that depends on an interleaving may need a few runs.
 package conformance

@@ -3,10 +3,13 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,9 +28,69 @@ import (
 // random neighbours from its own goroutine while snapshots start at random
 // initiators, in pairs at the same moment.
 type workload struct {
-	seed      uint64
-	transfers int // per process
-	pairs     int // snapshot pairs started concurrently
+	seed      uint64 // the workload's draws (derived from the root seed)
+	transfers int    // per process
+	pairs     int    // snapshot pairs started concurrently
+	// root is the test's root seed (rootSeed) and delay the transport's
+	// delay seed derived from it (0: none), for the failure message.
+	root, delay uint64
+}
+
+// seedEnv names the environment variable that sets the root seed of the
+// randomized runtime tests; the -markerwave.seed flag overrides it.
+const seedEnv = "MARKERWAVE_SEED"
+
+var seedFlag = flag.String("markerwave.seed", "", "root seed of TestRuntimeMemory and TestRuntimeTCP (every workload and delay seed derives from it); overrides $"+seedEnv+"; default: the clock")
+
+// parseSeed picks the root seed: the flag's value, else the environment
+// variable's, else now(). It says where the seed came from.
+func parseSeed(flagVal, envVal string, now func() uint64) (uint64, string, error) {
+	v, src := flagVal, "-markerwave.seed"
+	if v == "" {
+		v, src = envVal, "$"+seedEnv
+	}
+	if v == "" {
+		return now(), "the clock", nil
+	}
+	seed, err := strconv.ParseUint(strings.TrimSpace(v), 0, 64)
+	if err != nil {
+		return 0, src, fmt.Errorf("%s=%q is not a seed (an unsigned 64-bit integer): %w", src, v, err)
+	}
+	return seed, src, nil
+}
+
+// rootSeed is t's root seed (parseSeed), logged, and printed again with
+// the command that replays it if t fails.
+func rootSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed, src, err := parseSeed(*seedFlag, os.Getenv(seedEnv), func() uint64 { return uint64(time.Now().UnixNano()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("root seed %d (from %s)", seed, src)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s failed with root seed %d; replay its random draws (workloads, transport delays; not the goroutine scheduling):\n  %s=%d go test ./conformance -count=1 -run '^%s$'", t.Name(), seed, seedEnv, seed, t.Name())
+		}
+	})
+	return seed
+}
+
+// subSeed derives the seed of random source (i, stream) from root
+// (splitmix64 of root, i and stream): every random source of a test draws
+// from its own seed, and all of them are fixed by the root.
+func subSeed(root uint64, i int, stream string) uint64 {
+	mix := func(z uint64) uint64 {
+		z += 0x9e3779b97f4a7c15
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		return z ^ (z >> 31)
+	}
+	h := mix(root ^ mix(uint64(i)))
+	for _, b := range []byte(stream) {
+		h = mix(h ^ uint64(b))
+	}
+	return h
 }
 
 // runCluster runs w on a runtime.Cluster of banks over tr, collects every
@@ -139,27 +202,39 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 		require.NoError(t, os.MkdirAll(FailDir(), 0o755))
 		path := filepath.Join(FailDir(), fmt.Sprintf("%s-seed%d.jsonl", filepath.Base(t.Name()), w.seed))
 		require.NoError(t, WriteTraceFile(path, tr2))
-		t.Errorf("runtime run (seed %d) does not conform; written to %s\n%s", w.seed, path, r)
+		t.Errorf("runtime run (root seed %d: workload seed %d, delay seed %d) does not conform; written to %s\nreplay: %s=%d go test ./conformance -count=1 -run '^%s$'\n%s",
+			w.root, w.seed, w.delay, path, seedEnv, w.root, rootName(t), r)
 	}
 	return r
 }
 
+// rootName is the name of t's top-level test.
+func rootName(t *testing.T) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	return name
+}
+
 // TestRuntimeMemory runs the concurrent runtime over the in-memory
-// transport with random delays, several seeds and topologies.
+// transport with random delays on several topologies. Every workload and
+// delay seed derives from one root seed (rootSeed: $MARKERWAVE_SEED or
+// -markerwave.seed, else the clock), printed on failure.
 func TestRuntimeMemory(t *testing.T) {
+	root := rootSeed(t)
 	topos := []*spec.Topology{spec.Complete(4), spec.Ring(5), spec.Complete(3)}
 	for i, topo := range topos {
-		seed := uint64(time.Now().UnixNano())
+		w := workload{root: root, seed: subSeed(root, i, "workload"), delay: subSeed(root, i, "delay"), transfers: 60, pairs: 3}
 		t.Run(fmt.Sprintf("%dprocs-%dchans", len(topo.Procs), len(topo.Chans)), func(t *testing.T) {
-			tr := transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 300 * time.Microsecond, Seed: seed})
-			r := runCluster(t, topo, tr, workload{seed: seed + uint64(i), transfers: 60, pairs: 3})
-			t.Logf("seed %d: %s", seed, r)
+			tr := transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 300 * time.Microsecond, Seed: w.delay})
+			r := runCluster(t, topo, tr, w)
+			t.Logf("root seed %d (workload %d, delays %d): %s", root, w.seed, w.delay, r)
 		})
 	}
 }
 
-// TestRuntimeTCP runs the concurrent runtime once over loopback TCP.
+// TestRuntimeTCP runs the concurrent runtime once over loopback TCP; its
+// workload seed derives from the root seed as in TestRuntimeMemory.
 func TestRuntimeTCP(t *testing.T) {
+	root := rootSeed(t)
 	topo := spec.Complete(3)
 	addrs := map[spec.ProcID]string{}
 	for _, p := range topo.Procs {
@@ -167,7 +242,49 @@ func TestRuntimeTCP(t *testing.T) {
 	}
 	tr, err := transport.NewTCP(topo, transport.TCPConfig{Addrs: addrs})
 	require.NoError(t, err)
-	seed := uint64(time.Now().UnixNano())
-	r := runCluster(t, topo, tr, workload{seed: seed, transfers: 40, pairs: 2})
-	t.Logf("seed %d: %s", seed, r)
+	w := workload{root: root, seed: subSeed(root, 0, "workload"), transfers: 40, pairs: 2}
+	r := runCluster(t, topo, tr, w)
+	t.Logf("root seed %d (workload %d): %s", root, w.seed, r)
+}
+
+// TestSeeds: the root seed comes from the flag, else the environment, else
+// the clock, and a bad value is an error; derived seeds are fixed by the
+// root and differ across sources.
+func TestSeeds(t *testing.T) {
+	now := func() uint64 { return 7 }
+	for _, tc := range []struct {
+		flag, env string
+		want      uint64
+		src       string
+	}{
+		{"", "", 7, "the clock"},
+		{"", "42", 42, "$MARKERWAVE_SEED"},
+		{"9", "42", 9, "-markerwave.seed"},
+		{"", "0x10", 16, "$MARKERWAVE_SEED"},
+		{"", " 1770000000000000000 ", 1770000000000000000, "$MARKERWAVE_SEED"},
+	} {
+		got, src, err := parseSeed(tc.flag, tc.env, now)
+		require.NoError(t, err, "flag %q env %q", tc.flag, tc.env)
+		require.Equal(t, tc.want, got, "flag %q env %q", tc.flag, tc.env)
+		require.Equal(t, tc.src, src)
+	}
+	for _, bad := range []string{"abc", "-1", "1.5"} {
+		_, _, err := parseSeed("", bad, now)
+		require.ErrorContains(t, err, "$MARKERWAVE_SEED=", "env %q", bad)
+	}
+	_, _, err := parseSeed("x", "", now)
+	require.ErrorContains(t, err, "-markerwave.seed=")
+
+	require.Equal(t, subSeed(5, 1, "delay"), subSeed(5, 1, "delay"))
+	seen := map[uint64]string{}
+	for _, root := range []uint64{0, 5} {
+		for i := range 3 {
+			for _, stream := range []string{"workload", "delay"} {
+				s := subSeed(root, i, stream)
+				k := fmt.Sprint(root, i, stream)
+				require.NotContains(t, seen, s, "%s collides with %s", k, seen[s])
+				seen[s] = k
+			}
+		}
+	}
 }
