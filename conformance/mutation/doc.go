@@ -7,7 +7,8 @@
 // they fail naming the mutant's property. A control copy, unmutated, must
 // pass the same tests.
 //
-// For a mutant of impl/core it asserts three things:
+// For a mutant of impl/core (all but cut-late, below) it asserts three
+// things:
 //
 //   - TestLockstep (rapid, fixed seed) fails on a per-step state
 //     mismatch and its failure prints "property: P": the property the
@@ -30,11 +31,15 @@
 //	no-forward      on its first marker a process sends a marker   SnapshotsComplete   TestLockstep (chan) + audit;
 //	                on every outgoing channel                                          TestScenarios (every conforming trace)
 //	fifo-swap       channels deliver in FIFO order (in-memory      FIFO (porcupine),   TestMemoryChannelsAreLinearizableFIFO;
-//	                transport)                                     collector check     TestRuntimeMemory (Collect)
+//	                transport)                                     collector check     TestRuntimeMemory (Collect: cut check
+//	                                                               or refused seq      or a channel failed on a refused seq)
 //	marker-id       a marker carries the id of its snapshot        SnapshotsComplete   TestLockstep (chan) + audit;
 //	                                                                                   TestScenarios (concurrent-snapshots only)
 //	wrong-snapshot  a message is recorded by the snapshots         ExactChannelState   TestLockstep (recMsgs) + audit;
 //	                recording its channel                                              TestScenarios (concurrent-snapshots only)
+//	cut-late        a snapshot's cut seqs are the channels' seqs   ConsistentCut       TestLockstep (cutSent);
+//	                when the state was recorded                    (cutSent),          TestRuntimeMemory (Collect)
+//	                                                               collector check
 //
 // Why those properties. record-late counts the message's amount twice
 // (in the recorded balance, and in flight or at its sender): the channel
@@ -49,7 +54,15 @@
 // completes. fifo-swap is no rule of impl/core: the porcupine check of the
 // transport finds the reordering, and in a cluster the collector rejects
 // the snapshot (a recorded channel differs from what was in flight across
-// the cut) before any trace is written.
+// the cut) before any trace is written, or, when two messages swap, the
+// receiver refuses the out-of-order seq and its channel fails. cut-late
+// leaves every event and recorded state right and moves only the cut seqs
+// a checkpoint restores
+// from (LocalSnapshot.NextSend): the lockstep comparison of the ghost cut
+// (cutSent, bearing on ConsistentCut) sees it, but the trace format
+// carries no seqs, so the drained run and audit of its trace conform (the
+// failure says "property: none"); it is asserted by the mismatch line, and
+// in a cluster by the collector.
 //
 // Nothing here is compiled into the implementation: the mutants exist
 // only in the temporary copies. The package has no exported API.
@@ -60,6 +73,9 @@
 //
 // Under -short it is skipped. MUTATION_ONLY=name1,name2 restricts the run
 // to some mutants (the control always runs); MUTATION_SEED=n runs
-// TestLockstep with another rapid seed; MUTATION_KEEP=1 keeps the copies
-// and prints where they are.
+// TestLockstep with another rapid seed; MARKERWAVE_SEED=n the runtime
+// tests with another root seed (fixed otherwise); MUTATION_KEEP=1 keeps
+// the copies and prints where they are. Outside a git work tree (a
+// tarball) the test cannot list the tracked files: it fails when CI=true
+// and skips, saying so, otherwise.
 package mutation

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +36,17 @@ var lockstepArgs = []string{"-rapid.seed=" + lockstepSeed(), "-rapid.checks=500"
 
 func lockstepSeed() string {
 	if s := os.Getenv("MUTATION_SEED"); s != "" {
+		return s
+	}
+	return "20261201"
+}
+
+// runtimeSeed is the root seed of the conformance runtime tests in the
+// copies (MARKERWAVE_SEED, see the conformance package doc): the caller's
+// $MARKERWAVE_SEED if set, else fixed, so that the workloads and delays
+// are the same on every run (the goroutine scheduling is not).
+func runtimeSeed() string {
+	if s := os.Getenv("MARKERWAVE_SEED"); s != "" {
 		return s
 	}
 	return "20261201"
@@ -104,8 +116,26 @@ func section(out, name string) (string, bool) {
 var (
 	lockstepProperty = regexp.MustCompile(`\n\s*property: (\S+)\n`)
 	lockstepTrace    = regexp.MustCompile(`failing run \(([^)]*)\) written to (\S+\.jsonl)`)
-	lockstepVars     = regexp.MustCompile(`\n\s+(\w+(?:\(\w+\))?)\[[^\n]*\[bears on (\w+)\]`)
+	// lockstepVars matches a mismatch line: "v[...]" or "Len(v[...])",
+	// and the property it bears on.
+	lockstepVars = regexp.MustCompile(`\n\s+(\w+(?:\(\w+)?)\[[^\n]*\[bears on (\w+)\]`)
 )
+
+// mismatchVars lists the variable->property pairs of the mismatch lines
+// in sec, in order, once each ("Len(cutGot)->ConsistentCut").
+func mismatchVars(sec string) []string {
+	var vars []string
+	for _, m := range lockstepVars.FindAllStringSubmatch(sec, -1) {
+		name := m[1]
+		if strings.Contains(name, "(") {
+			name += ")"
+		}
+		if v := name + "->" + m[2]; !slices.Contains(vars, v) {
+			vars = append(vars, v)
+		}
+	}
+	return vars
+}
 
 // lockstepProp: TestLockstep fails on a per-step state mismatch
 // (conformance/lockstep_test.go, check), names want as the property the
@@ -122,12 +152,7 @@ func lockstepProp(want string) expect {
 		if !strings.Contains(sec, "the implementation's state is not the model's") {
 			return "", fmt.Errorf("TestLockstep does not fail on a state mismatch")
 		}
-		var vars []string
-		for _, m := range lockstepVars.FindAllStringSubmatch(sec, -1) {
-			if v := m[1] + "->" + m[2]; !slices.Contains(vars, v) {
-				vars = append(vars, v)
-			}
-		}
+		vars := mismatchVars(sec)
 		m := lockstepProperty.FindStringSubmatch(sec)
 		if m == nil {
 			return "", fmt.Errorf("TestLockstep names no property")
@@ -157,6 +182,31 @@ func lockstepProp(want string) expect {
 			return "", fmt.Errorf("audit of the failure trace %s names %q, want %s:\n%s", tm[2], got, want, rep)
 		}
 		return fmt.Sprintf("TestLockstep: %s (%s; %d-event drained trace, audit: %s)", m[1], strings.Join(vars, ", "), len(tr.Events), rep.Property()), nil
+	}}
+}
+
+// lockstepVar: TestLockstep fails on a per-step state mismatch in which
+// model variable v differs, bearing on want. For a mutant whose damage the
+// trace format cannot carry (the cut seqs): the drained run, and so audit
+// of the failure trace, may conform; the variable is the verdict.
+func lockstepVar(v, want string) expect {
+	return expect{Check: "TestLockstep", Find: func(out string) (string, error) {
+		sec, ok := section(out, "TestLockstep")
+		if !ok {
+			return "", fmt.Errorf("TestLockstep did not run")
+		}
+		if !strings.Contains(sec, "the implementation's state is not the model's") {
+			return "", fmt.Errorf("TestLockstep does not fail on a state mismatch")
+		}
+		vars := mismatchVars(sec)
+		if !slices.Contains(vars, v+"->"+want) {
+			return "", fmt.Errorf("TestLockstep's mismatch names %v, want %s->%s", vars, v, want)
+		}
+		prop := "?"
+		if m := regexp.MustCompile(`\n\s*property: ([^\n]+)\n`).FindStringSubmatch(sec); m != nil {
+			prop = m[1]
+		}
+		return fmt.Sprintf("TestLockstep: %s (drained run: %s)", strings.Join(vars, ", "), prop), nil
 	}}
 }
 
@@ -300,13 +350,16 @@ var mutants = []mutant{
 		// alone says so; in a running cluster, the collector's check of
 		// each recorded channel against the seqs in flight across the cut
 		// (impl/runtime, through Collect) rejects the snapshot before any
-		// trace exists.
+		// trace exists when a marker and a message swap; when two messages
+		// swap, the receiving node refuses the out-of-order seq, its
+		// channel fails and Collect reports that. Which comes first in a
+		// run is down to the delays and the scheduling, so either counts.
 		Want: "FIFO channels (porcupine); collected channel state",
 		Expect: []expect{
 			outputHas("TestMemoryChannelsAreLinearizableFIFO", "porcupine: Illegal w.r.t. per-channel FIFO queues",
 				regexp.MustCompile(`is Illegal w\.r\.t\. per-channel FIFO queues`)),
-			outputHas("TestRuntimeMemory", "collector: recorded channel state is not what was in flight across the cut",
-				regexp.MustCompile(`\d+ messages recorded, but \d+ were in flight across the cut`)),
+			outputHas("TestRuntimeMemory", "the runtime notices the reordering (collector: recorded channel state is not what was in flight across the cut; or a node refuses an out-of-order seq)",
+				regexp.MustCompile(`\d+ messages recorded, but \d+ were in flight across the cut|out-of-order message: expected seq \d+, got \d+`)),
 		},
 	},
 	coreMutant(mutant{
@@ -326,6 +379,32 @@ var mutants = []mutant{
 		// so the snapshot they belonged to never completes.
 		Want: "SnapshotsComplete",
 	}),
+	{
+		Name: "cut-late",
+		Rule: "a snapshot's cut seqs are the channels' seqs when the state was recorded",
+		Doc:  "SendApp: every send moves the next send seq of the snapshots still recording at the sender, as if the cut lay after it",
+		Patches: []patch{{
+			File: "impl/core/node.go",
+			Old:  "\tseq := n.sendSeq[j]\n\tn.sendSeq[j]++\n",
+			New: "\tseq := n.sendSeq[j]\n\tn.sendSeq[j]++\n" +
+				"\tfor _, st := range n.active { // MUTANT cut-late: the cut's send seq follows later sends\n" +
+				"\t\tst.sendAt[j] = n.sendSeq[j]\n" +
+				"\t}\n",
+		}},
+		Runs: []goTest{{Pkg: "./conformance", Tests: []string{"TestLockstep"}, Args: lockstepArgs}, runtimeRun},
+		// The recorded states and channels stay right, so the events and
+		// the abstraction conform: only the seqs a checkpoint restores
+		// from (LocalSnapshot.NextSend) are wrong. The lockstep comparison
+		// of the ghost cut sees cutSent differ (it bears on
+		// ConsistentCut); in a cluster, the collector finds more messages
+		// in flight across the cut than were recorded.
+		Want: "ConsistentCut (cutSent); collected channel state",
+		Expect: []expect{
+			lockstepVar("cutSent", "ConsistentCut"),
+			outputHas("TestRuntimeMemory", "collector: recorded channel state is not what was in flight across the cut",
+				regexp.MustCompile(`\d+ messages recorded, but \d+ were in flight across the cut`)),
+		},
+	},
 	coreMutant(mutant{
 		Name: "wrong-snapshot",
 		Rule: "a message is recorded by the snapshots recording its channel",
@@ -553,6 +632,7 @@ func runAll(goBin, dir string, runs []goTest) (string, bool, error) {
 		cmd := exec.CommandContext(ctx, goBin, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(),
+			"MARKERWAVE_SEED="+runtimeSeed(),
 			"MARKERWAVE_FAIL_DIR="+filepath.Join(dir, ".failures"),
 			"MARKERWAVE_FIFO_OUT="+filepath.Join(dir, ".fifo"),
 		)
@@ -641,16 +721,18 @@ type tree map[string][]byte
 func trackedFiles(t *testing.T, root string) tree {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skipf("git is not installed: the mutation test copies the repository's tracked files")
+		noGitTree(t, inCI(), fmt.Sprintf("git is not installed (%v)", err))
 	}
 	if rev := os.Getenv("MUTATION_REV"); rev != "" {
 		return filesAt(t, root, rev)
 	}
 	cmd := exec.Command("git", "ls-files", "-z")
 	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Skipf("%s is not a git work tree (git ls-files: %v): the mutation test copies the repository's tracked files", root, err)
+		noGitTree(t, inCI(), fmt.Sprintf("%s is not a git work tree (git ls-files: %v: %s)", root, err, strings.TrimSpace(stderr.String())))
 	}
 	files := tree{}
 	for _, f := range strings.Split(string(out), "\x00") {
@@ -671,6 +753,33 @@ func trackedFiles(t *testing.T, root string) tree {
 		t.Fatalf("git ls-files lists no files in %s", root)
 	}
 	return files
+}
+
+// skipper is what noGitTree needs of *testing.T.
+type skipper interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+}
+
+// inCI reports whether the test runs in CI: $CI is true (GitHub Actions,
+// GitLab CI and most others set CI=true).
+func inCI() bool {
+	v, err := strconv.ParseBool(os.Getenv("CI"))
+	return err == nil && v
+}
+
+// noGitTree stops the test when the tracked files cannot be listed: a
+// failure in CI, where the mutation test must run, and a skip saying why
+// and what to do otherwise (a tree from a tarball has no git metadata).
+func noGitTree(t skipper, ci bool, why string) {
+	t.Helper()
+	const what = "the mutation test copies the repository's tracked files (git ls-files), so it needs a git checkout"
+	if ci {
+		t.Fatalf("%s: %s; CI=true, so this is a failure, not a skip: check out the repository with git (not an archive)", why, what)
+		return
+	}
+	t.Skipf("SKIPPED, NOT RUN: %s: %s; run it from a git clone, or set MUTATION_REV=<commit> in one (CI=true makes this a failure)", why, what)
 }
 
 // filesAt is the tree of commit rev (git archive).
@@ -748,6 +857,68 @@ func applyPatch(dir string, p patch) error {
 		return fmt.Errorf("anchor snippet occurs %d times in %s: the mutant must be updated to a unique snippet\nsnippet:\n%s", n, p.File, p.Old)
 	}
 	return os.WriteFile(path, []byte(strings.Replace(string(b), p.Old, p.New, 1)), 0o644)
+}
+
+// skipRecorder records noGitTree's verdict.
+type skipRecorder struct{ fatal, skip string }
+
+func (r *skipRecorder) Helper()                           {}
+func (r *skipRecorder) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
+func (r *skipRecorder) Skipf(format string, args ...any)  { r.skip = fmt.Sprintf(format, args...) }
+
+// TestNoGitTree: outside a git work tree, the mutation test fails in CI
+// and skips loudly elsewhere; CI is read from $CI.
+func TestNoGitTree(t *testing.T) {
+	var r skipRecorder
+	noGitTree(&r, true, "/src is not a git work tree")
+	if r.skip != "" || !strings.Contains(r.fatal, "/src is not a git work tree") || !strings.Contains(r.fatal, "CI=true") {
+		t.Errorf("in CI: fatal %q, skip %q; want a failure naming the cause and CI", r.fatal, r.skip)
+	}
+	r = skipRecorder{}
+	noGitTree(&r, false, "/src is not a git work tree")
+	if r.fatal != "" || !strings.HasPrefix(r.skip, "SKIPPED, NOT RUN: /src is not a git work tree") {
+		t.Errorf("outside CI: fatal %q, skip %q; want a skip naming the cause", r.fatal, r.skip)
+	}
+	for v, want := range map[string]bool{"true": true, "1": true, "TRUE": true, "false": false, "": false, "yes": false} {
+		t.Setenv("CI", v)
+		if got := inCI(); got != want {
+			t.Errorf("CI=%q: inCI() = %t, want %t", v, got, want)
+		}
+	}
+}
+
+// TestMutantsOutsideGit: TestMutants' listing of the tracked files, run
+// on a directory that is no git work tree, skips (CI unset) with the
+// cause, and fails under CI=true.
+func TestMutantsOutsideGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
+	t.Setenv("MUTATION_REV", "")
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTrackedFilesHelper$", "-test.v")
+		cmd.Env = append(os.Environ(), "MUTATION_HELPER_ROOT="+dir)
+		out, _ := cmd.CombinedOutput()
+		switch {
+		case ci == "" && !strings.Contains(string(out), "--- SKIP: TestTrackedFilesHelper") || ci == "" && !strings.Contains(string(out), "SKIPPED, NOT RUN: "+dir+" is not a git work tree"):
+			t.Errorf("CI unset: want a skip naming %s:\n%s", dir, out)
+		case ci == "true" && !strings.Contains(string(out), "--- FAIL: TestTrackedFilesHelper"):
+			t.Errorf("CI=true: want a failure:\n%s", out)
+		}
+	}
+}
+
+// TestTrackedFilesHelper runs trackedFiles on $MUTATION_HELPER_ROOT, for
+// TestMutantsOutsideGit; without it, it does nothing.
+func TestTrackedFilesHelper(t *testing.T) {
+	root := os.Getenv("MUTATION_HELPER_ROOT")
+	if root == "" {
+		return
+	}
+	trackedFiles(t, root)
 }
 
 // TestMutantAnchors checks, cheaply and also under -short, that every
