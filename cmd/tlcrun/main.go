@@ -10,6 +10,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,9 +30,51 @@ import (
 
 // Manifest is tla/manifest.json.
 type Manifest struct {
-	Comment string  `json:"comment,omitempty"`
-	Machine string  `json:"machine,omitempty"`
-	Models  []Model `json:"models"`
+	Comment string `json:"comment,omitempty"`
+	Machine string `json:"machine,omitempty"`
+	// SpecSHA256 is the sha256 of every .tla and .cfg file beside the
+	// manifest when TLC's numbers were recorded: a changed spec or model
+	// means the numbers must be measured again (make tlc ... -update).
+	SpecSHA256 map[string]string `json:"spec_sha256"`
+	Models     []Model           `json:"models"`
+}
+
+// SpecHashes returns the sha256 of every .tla and .cfg file in dir.
+func SpecHashes(dir string) (map[string]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	h := map[string]string{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".tla") && !strings.HasSuffix(e.Name(), ".cfg") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		h[e.Name()] = fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	return h, nil
+}
+
+// StaleFiles lists the files whose hash differs from the manifest's, or
+// that one side lacks.
+func (m Manifest) StaleFiles(now map[string]string) []string {
+	var stale []string
+	for name, sum := range now {
+		if m.SpecSHA256[name] != sum {
+			stale = append(stale, name)
+		}
+	}
+	for name := range m.SpecSHA256 {
+		if _, ok := now[name]; !ok {
+			stale = append(stale, name)
+		}
+	}
+	sort.Strings(stale)
+	return stale
 }
 
 // Model is one TLC model and what TLC said of it.
@@ -145,7 +189,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := filepath.Dir(*manifestPath)
+	hashes, err := SpecHashes(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
+		return 2
+	}
 	failed := 0
+	if stale := man.StaleFiles(hashes); len(stale) > 0 && !*update {
+		fmt.Fprintf(stdout, "FAIL the manifest's numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
+		failed++
+	}
 	for i := range man.Models {
 		m := &man.Models[i]
 		if *only != "" && m.Name != *only {
@@ -175,6 +228,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *update {
 		man.Machine = fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+		if *only == "" {
+			man.SpecSHA256 = hashes
+		}
 		out, _ := json.MarshalIndent(man, "", "  ")
 		if err := os.WriteFile(*manifestPath, append(out, '\n'), 0o644); err != nil {
 			fmt.Fprintf(stderr, "tlcrun: %v\n", err)
