@@ -115,17 +115,7 @@ func TestLockstepCatchesStateMismatch(t *testing.T) {
 	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1>>, network <<>>  [bears on Message]")
 	// Drained alone, the run ends with the transfer still in the model's
 	// channel: the drained claim fails.
-	m := propertyLine.FindStringSubmatch(msg)
-	require.NotNil(t, m, msg)
-	assert.Equal(t, PropComplete, m[1])
-	p := tracePath.FindStringSubmatch(msg)
-	require.NotNil(t, p, msg)
-	tr, _, err := ReadTraceFile(p[1])
-	require.NoError(t, err)
-	assert.True(t, tr.Header.Drained, "the written run is marked drained")
-	rep, err := AuditFile(p[1], Options{})
-	require.NoError(t, err)
-	assert.Equal(t, m[1], rep.Property(), "%s", rep)
+	assertFailureNames(t, msg, PropComplete)
 }
 
 // TestLockstepStateMismatchReportsProperty: a snapshot part that loses
@@ -155,19 +145,9 @@ func TestLockstepStateMismatchReportsProperty(t *testing.T) {
 	})
 	assert.Contains(t, msg, "first divergent step: the release of completed snapshots (Take) after step 5")
 	assert.Contains(t, msg, "recMsgs[1][P1->P2]: model <<30#1>>, implementation <<>>  [bears on ExactChannelState]")
-	m := propertyLine.FindStringSubmatch(msg)
-	require.NotNil(t, m, msg)
-	assert.Equal(t, "ExactChannelState", m[1], msg)
-	p := tracePath.FindStringSubmatch(msg)
-	require.NotNil(t, p, msg)
-	tr, _, err := ReadTraceFile(p[1])
-	require.NoError(t, err)
-	assert.True(t, tr.Header.Drained, "the written run is marked drained")
+	tr := assertFailureNames(t, msg, "ExactChannelState")
 	require.Len(t, tr.Recorded, 1, "the written run carries the snapshot the nodes completed")
 	assert.Empty(t, tr.Recorded[0].State().Chans[c12])
-	rep, err := AuditFile(p[1], Options{})
-	require.NoError(t, err)
-	assert.Equal(t, m[1], rep.Property(), "%s", rep)
 }
 
 // TestLockstepChecksCutSeqs: the per-step comparison checks each recorded
@@ -255,14 +235,7 @@ func TestLockstepDrainBlocksForeignHead(t *testing.T) {
 	assert.Contains(t, msg, "first divergent step: step 3, RecvMarker(P2, P1)")
 	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1, Marker(1)>>, network <<Marker(1), 30#1, Marker(1)>>  [bears on SnapshotsComplete]")
 	assert.Contains(t, msg, "marker(1) on P1->P2: not delivered (the model's head: 30#1); P1->P2 blocked, 2 frames stranded behind")
-	m := propertyLine.FindStringSubmatch(msg)
-	require.NotNil(t, m, msg)
-	assert.Equal(t, PropComplete, m[1], msg)
-	p := tracePath.FindStringSubmatch(msg)
-	require.NotNil(t, p, msg)
-	rep, err := AuditFile(p[1], Options{})
-	require.NoError(t, err)
-	assert.Equal(t, m[1], rep.Property(), "%s", rep)
+	assertFailureNames(t, msg, PropComplete)
 }
 
 // TestLockstepRapidFindsNonFIFO runs the rapid lockstep property on a
@@ -294,4 +267,23 @@ func TestLockstepRapidFindsNonFIFO(t *testing.T) {
 	assert.LessOrEqual(t, len(tr.Events), 8, "rapid should shrink to a few steps")
 	_, err = os.Stat(filepath.Join("testdata", "rapid", "nonfifo"))
 	assert.True(t, os.IsNotExist(err), "no rapid fail file written")
+}
+
+// assertFailureNames checks that a lockstep failure message names prop as
+// the property the drained run breaks, and that audit of the trace it
+// wrote (marked drained) names the same; it returns that trace.
+func assertFailureNames(t *testing.T, msg, prop string) spec.Trace {
+	t.Helper()
+	m := propertyLine.FindStringSubmatch(msg)
+	require.NotNil(t, m, msg)
+	assert.Equal(t, prop, m[1], msg)
+	p := tracePath.FindStringSubmatch(msg)
+	require.NotNil(t, p, msg)
+	tr, _, err := ReadTraceFile(p[1])
+	require.NoError(t, err)
+	assert.True(t, tr.Header.Drained, "the written run is marked drained")
+	rep, err := AuditFile(p[1], Options{})
+	require.NoError(t, err)
+	assert.Equal(t, prop, rep.Property(), "%s", rep)
+	return tr
 }
