@@ -5,7 +5,11 @@
 //
 // The exports read only the trace. They do not trust it: Analyze reports
 // orphan and missing messages instead of assuming the run was correct, and
-// TLC is the judge of whether it was.
+// TLC is the judge of whether it was. When the trace carries the
+// snapshots the implementation reported (spec.Trace.Recorded), a
+// snapshot's channel states are the reported ones, checked against the
+// cut the events draw: a message in flight across the cut and not
+// reported is missing, a reported message not in flight is spurious.
 package export
 
 import (
@@ -25,10 +29,20 @@ const (
 	// Recorded: in flight at the cut (sent before the sender's cut,
 	// received after the receiver's) and received while the receiver was
 	// recording its channel: it is part of the recorded channel state.
+	// When the trace carries the implementation's report of the
+	// snapshot: in flight at the cut and in the reported channel state.
 	Recorded Status = "recorded"
 	// Missing: in flight at the cut but received after the channel's
 	// marker (or never, though the marker came): the snapshot lost it.
+	// When the trace carries the implementation's report of the
+	// snapshot: in flight at the cut but not in the reported state of
+	// its channel.
 	Missing Status = "missing"
+	// Spurious: in the reported state of its channel but not in flight
+	// at the cut (sent after the sender's cut, or received before the
+	// receiver's): the implementation recorded a message it should not
+	// have. Only with a report of the snapshot.
+	Spurious Status = "spurious"
 	// Pending: in flight at the cut and the channel's recording is still
 	// open when the trace ends.
 	Pending Status = "pending"
@@ -48,9 +62,10 @@ type Message struct {
 }
 
 // Worst is the message's most serious status over all snapshots, and the
-// snapshot it belongs to: orphan, then missing, recorded, pending.
+// snapshot it belongs to: orphan, then missing, spurious, recorded,
+// pending.
 func (m Message) Worst() (Status, spec.SnapID) {
-	rank := map[Status]int{Orphan: 4, Missing: 3, Recorded: 2, Pending: 1}
+	rank := map[Status]int{Orphan: 5, Missing: 4, Spurious: 3, Recorded: 2, Pending: 1}
 	var best Status
 	var bs spec.SnapID
 	for _, s := range sortedSnaps(m.Status) {
@@ -78,10 +93,37 @@ type Cut struct {
 	Rec       map[spec.ProcID]int
 	// Complete: every process recorded and every channel's marker arrived.
 	Complete bool
-	// Recorded is the global state the algorithm recorded, if Complete:
-	// each process's state at its recording point and each channel's
-	// Recorded messages.
+	// Recorded is the global state the events imply the algorithm
+	// recorded, if Complete: each process's state at its recording point
+	// and each channel's messages received while it was recorded.
 	Recorded spec.GlobalState
+	// Reported is the state the implementation reported for the
+	// snapshot, nil if the trace carries no report of it.
+	Reported *spec.GlobalState
+	// Spurious lists the reported channel messages that were not in
+	// flight at the cut, in channel order: orphans, messages sent after
+	// the sender's cut or received before the receiver's, and messages
+	// the events never send.
+	Spurious []ChanMsg
+}
+
+// ChanMsg is an application message on a channel.
+type ChanMsg struct {
+	Chan spec.Channel
+	Msg  spec.AppMsg
+}
+
+// String renders the message as "P1->P2 #1 (30)".
+func (m ChanMsg) String() string { return fmt.Sprintf("%s #%d (%d)", m.Chan, m.Msg.Seq, m.Msg.Amt) }
+
+// Total is the snapshot's total as shown: the reported state's, if the
+// trace carries a report, else the one the events imply (0 if the cut is
+// incomplete).
+func (c Cut) Total() int64 {
+	if c.Reported != nil {
+		return c.Reported.Total()
+	}
+	return c.Recorded.Total()
 }
 
 // Analysis is a trace with its messages, markers and cuts matched up.
@@ -126,6 +168,13 @@ func Analyze(tr spec.Trace) (*Analysis, error) {
 	snapSet := map[spec.SnapID]spec.ProcID{}
 	for s, p := range tr.Header.Snaps {
 		snapSet[s] = p
+	}
+	reported := map[spec.SnapID]spec.GlobalState{}
+	for _, r := range tr.Recorded {
+		reported[r.Snap] = r.State()
+		if snapSet[r.Snap] == "" {
+			snapSet[r.Snap] = r.Initiator
+		}
 	}
 	rec := map[spec.SnapID]map[spec.ProcID]int{}
 	recOf := func(s spec.SnapID) map[spec.ProcID]int {
@@ -227,6 +276,26 @@ func Analyze(tr spec.Trace) (*Analysis, error) {
 				cut.Complete = false
 			}
 		}
+		// implied lists the messages the events imply s recorded.
+		var implied []ChanMsg
+		rep, hasRep := reported[s]
+		// used marks the reported messages matched by one in flight.
+		used := map[spec.Channel][]bool{}
+		if hasRep {
+			cut.Reported = &rep
+			for c, ms := range rep.Chans {
+				used[c] = make([]bool, len(ms))
+			}
+		}
+		inReport := func(m *Message) bool {
+			for j, rm := range rep.Chans[m.Chan] {
+				if !used[m.Chan][j] && rm.Seq == m.Seq && rm.Amt == m.Amount {
+					used[m.Chan][j] = true
+					return true
+				}
+			}
+			return false
+		}
 		for i := range a.Messages {
 			m := &a.Messages[i]
 			rs, rr := pos(s, m.Chan.From), pos(s, m.Chan.To)
@@ -248,6 +317,15 @@ func Analyze(tr spec.Trace) (*Analysis, error) {
 				default:
 					st = Pending
 				}
+				if st == Recorded {
+					implied = append(implied, ChanMsg{Chan: m.Chan, Msg: spec.AppMsg{Amt: m.Amount, Seq: m.Seq}})
+				}
+				if hasRep {
+					st = Missing
+					if inReport(m) {
+						st = Recorded
+					}
+				}
 			}
 			if st != "" {
 				if m.Status == nil {
@@ -256,15 +334,40 @@ func Analyze(tr spec.Trace) (*Analysis, error) {
 				m.Status[s] = st
 			}
 		}
+		if hasRep {
+			chans := append([]spec.Channel(nil), top.Chans...)
+			for c := range rep.Chans {
+				if !top.HasChan(c) {
+					chans = append(chans, c)
+				}
+			}
+			for _, c := range chans {
+				for j, rm := range rep.Chans[c] {
+					if used[c][j] {
+						continue
+					}
+					cut.Spurious = append(cut.Spurious, ChanMsg{Chan: c, Msg: rm})
+					i, ok := msgIdx[key{c, rm.Seq}]
+					if !ok {
+						a.Problems = append(a.Problems, fmt.Sprintf("snapshot %d: the reported state of %s holds message #%d (%d), which the events never send", s, c, rm.Seq, rm.Amt))
+						continue
+					}
+					if m := &a.Messages[i]; m.Status[s] == "" {
+						if m.Status == nil {
+							m.Status = map[spec.SnapID]Status{}
+						}
+						m.Status[s] = Spurious
+					}
+				}
+			}
+		}
 		if cut.Complete {
 			g := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
 			for _, p := range top.Procs {
 				g.Procs[p] = tr.Events[cut.Rec[p]].After
 			}
-			for _, m := range a.Messages {
-				if m.Status[s] == Recorded {
-					g.Chans[m.Chan] = append(g.Chans[m.Chan], spec.AppMsg{Amt: m.Amount, Seq: m.Seq})
-				}
+			for _, m := range implied {
+				g.Chans[m.Chan] = append(g.Chans[m.Chan], m.Msg)
 			}
 			for c := range g.Chans {
 				ms := g.Chans[c]
@@ -275,6 +378,41 @@ func Analyze(tr spec.Trace) (*Analysis, error) {
 		a.Cuts = append(a.Cuts, cut)
 	}
 	return a, nil
+}
+
+// Count is how many messages have status st for snapshot s; for
+// Spurious, how many reported messages were not in flight at the cut,
+// including those the events never send.
+func (a *Analysis) Count(s spec.SnapID, st Status) int {
+	if st == Spurious {
+		for _, c := range a.Cuts {
+			if c.Snap == s {
+				return len(c.Spurious)
+			}
+		}
+		return 0
+	}
+	n := 0
+	for _, m := range a.Messages {
+		if m.Status[s] == st {
+			n++
+		}
+	}
+	return n
+}
+
+// countAny is how many messages have status st for some snapshot.
+func (a *Analysis) countAny(st Status) int {
+	n := 0
+	for _, m := range a.Messages {
+		for _, x := range m.Status {
+			if x == st {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // Orphans lists the messages that are orphans of some snapshot.

@@ -1,6 +1,8 @@
 package export
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,4 +83,102 @@ func (b *builder) recvMarkerAt(p, q spec.ProcID, i int) *builder {
 	rest := append([]inFlight{m}, b.chans[c][:i]...)
 	b.chans[c] = append(rest, b.chans[c][i+1:]...)
 	return b.recvMarker(p, q)
+}
+
+func readTraceFile(t *testing.T, path string) spec.Trace {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", path))
+	require.NoError(t, err)
+	defer f.Close()
+	tr, err := spec.ReadTrace(f)
+	require.NoError(t, err)
+	return tr
+}
+
+func TestAnalyzeUsesReportedSnapshot(t *testing.T) {
+	// The implementation reported the two-account snapshot without the
+	// $30 the events show in flight and received before P1->P2's marker.
+	tr := readTraceFile(t, "traces/rejects/ExactChannelState-missing-message.jsonl")
+	require.Len(t, tr.Recorded, 1)
+	a, err := Analyze(tr)
+	require.NoError(t, err)
+	c := a.Cuts[0]
+	require.NotNil(t, c.Reported)
+	assert.EqualValues(t, 120, c.Total(), "the reported total")
+	assert.EqualValues(t, 150, c.Recorded.Total(), "what the events imply")
+	st, s := a.Messages[0].Worst()
+	assert.Equal(t, Missing, st, "in flight across the cut, not reported")
+	assert.EqualValues(t, 1, s)
+	assert.Equal(t, 1, a.Count(1, Missing))
+	assert.Zero(t, a.Count(1, Orphan))
+	assert.Empty(t, c.Spurious)
+	assert.Equal(t, "snapshot 1 (initiator P2): complete, reported total 120, the events imply 150", c.Summary())
+
+	// Without the recorded line the events decide, as before.
+	tr.Recorded = nil
+	a, err = Analyze(tr)
+	require.NoError(t, err)
+	st, _ = a.Messages[0].Worst()
+	assert.Equal(t, Recorded, st)
+	assert.Nil(t, a.Cuts[0].Reported)
+	assert.Equal(t, "snapshot 1 (initiator P2): complete, recorded total 150", a.Cuts[0].Summary())
+
+	// A report that agrees with the events changes nothing but the words.
+	tr = readTraceFile(t, "traces/conforms/two-account-transfer.jsonl")
+	a, err = Analyze(tr)
+	require.NoError(t, err)
+	st, _ = a.Messages[0].Worst()
+	assert.Equal(t, Recorded, st)
+	assert.Equal(t, "snapshot 1 (initiator P2): complete, reported total 150", a.Cuts[0].Summary())
+	assert.Empty(t, a.Cuts[0].Spurious)
+	assert.Empty(t, a.Problems)
+}
+
+func TestAnalyzeSpuriousReportedMessages(t *testing.T) {
+	// twoBank: P2's $20 is in flight at the cut and recorded. Report it,
+	// plus P1's $30 (received before P2's cut, so already in P2's
+	// balance) and a message the events never send.
+	tr := twoBank(t)
+	a, err := Analyze(tr)
+	require.NoError(t, err)
+	g := a.Cuts[0].Recorded.Clone()
+	p1p2 := spec.Channel{From: "P1", To: "P2"}
+	g.Chans[p1p2] = []spec.AppMsg{{Amt: 30, Seq: 1}, {Amt: 5, Seq: 9}}
+	tr.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, "P1", g)}
+	a, err = Analyze(tr)
+	require.NoError(t, err)
+	c := a.Cuts[0]
+	assert.EqualValues(t, 185, c.Total())
+	assert.Equal(t, "snapshot 1 (initiator P1): complete, reported total 185, the events imply 150", c.Summary())
+	assert.Equal(t, []ChanMsg{{Chan: p1p2, Msg: spec.AppMsg{Amt: 30, Seq: 1}}, {Chan: p1p2, Msg: spec.AppMsg{Amt: 5, Seq: 9}}}, c.Spurious)
+	assert.Equal(t, 2, a.Count(1, Spurious))
+	for _, m := range a.Messages {
+		st, _ := m.Worst()
+		if m.Chan == p1p2 {
+			assert.Equal(t, Spurious, st, "reported, not in flight")
+		} else {
+			assert.Equal(t, Recorded, st, "reported and in flight")
+		}
+	}
+	require.Len(t, a.Problems, 1)
+	assert.Contains(t, a.Problems[0], "#9 (5), which the events never send")
+
+	els := parse(t, render(t, tr, SVG))
+	sp := withClass(els, "spurious")
+	require.Len(t, sp, 1)
+	assert.Equal(t, red, sp[0].attrs["stroke"])
+	assert.Equal(t, spuriousDash, sp[0].attrs["stroke-dasharray"])
+	parse(t, render(t, tr, HTML))
+
+	// The same total from another state is not passed off as agreement.
+	g = a.Cuts[0].Recorded.Clone()
+	l := g.Procs["P1"]
+	l.Bal += 20
+	g.Procs["P1"] = l
+	g.Chans[spec.Channel{From: "P2", To: "P1"}] = nil
+	tr.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, "P1", g)}
+	a, err = Analyze(tr)
+	require.NoError(t, err)
+	assert.Equal(t, "snapshot 1 (initiator P1): complete, reported total 150, the events imply the same total from another state", a.Cuts[0].Summary())
+	assert.Equal(t, 1, a.Count(1, Missing))
 }

@@ -17,7 +17,10 @@ const Usage = `usage: markerwave export [flags] TRACE
 
 Exports a trace (JSON lines, as written by the runtime) as:
   --diagram FILE     a space-time diagram with every snapshot's cut;
-                     FILE ending in .svg (SVG) or .html (XHTML page)
+                     FILE ending in .svg (SVG) or .html (XHTML page);
+                     prints each snapshot's total (the reported one if
+                     the trace has recorded lines) and its orphan and
+                     missing messages
   --shiviz FILE      a ShiViz log (parser regex on its first line)
   --tlc DIR          a TLC trace-validation model: DIR/MCTrace.tla, .cfg
                      and the spec modules tla/ChandyLamport.tla and
@@ -122,10 +125,20 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		}
 		if a, err := Analyze(tr); err == nil {
 			for _, c := range a.Cuts {
-				fmt.Fprintf(stdout, "  %s\n", c.Summary())
+				line := fmt.Sprintf("  %s; %d orphan, %d missing", c.Summary(), a.Count(c.Snap, Orphan), a.Count(c.Snap, Missing))
+				if n := a.Count(c.Snap, Spurious); n > 0 {
+					line += fmt.Sprintf(", %d spurious", n)
+				}
+				fmt.Fprintln(stdout, line)
 			}
 			if n := len(a.Orphans()); n > 0 {
 				fmt.Fprintf(stdout, "  %d orphan message(s), drawn in red\n", n)
+			}
+			if n := a.countAny(Missing); n > 0 {
+				fmt.Fprintf(stdout, "  %d missing message(s), drawn in red dashed\n", n)
+			}
+			if n := a.countAny(Spurious); n > 0 {
+				fmt.Fprintf(stdout, "  %d spurious message(s), drawn in red dotted\n", n)
 			}
 		}
 	}

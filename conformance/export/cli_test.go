@@ -55,6 +55,17 @@ func TestCommandWritesEveryExport(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(b), ShiVizRegex+"\n"))
 }
 
+func TestCommandDiagramReportsTotalsAndCounts(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "d.svg")
+	code, out, errs := cli("--diagram", svg, filepath.Join("..", "..", "traces", "rejects", "ExactChannelState-missing-message.jsonl"))
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "snapshot 1 (initiator P2): complete, reported total 120, the events imply 150; 0 orphan, 1 missing\n")
+	assert.Contains(t, out, "1 missing message(s), drawn in red dashed")
+	code, out, errs = cli("--diagram", svg, filepath.Join("..", "..", "traces", "rejects", "ConsistentCut-orphan.jsonl"))
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "snapshot 1 (initiator P1): complete, reported total 180; 1 orphan, 0 missing\n")
+}
+
 func TestCommandErrors(t *testing.T) {
 	good := writeTrace(t, twoBank(t))
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")

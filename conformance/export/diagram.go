@@ -32,7 +32,7 @@ func FormatOf(path string) (Format, error) {
 	return 0, fmt.Errorf("export: %s: diagram file must end in .svg or .html", path)
 }
 
-// Colours. Red is kept for orphans and missing messages.
+// Colours. Red is kept for orphan, missing and spurious messages.
 const (
 	red  = "#d62728"
 	grey = "#999999"
@@ -41,7 +41,12 @@ const (
 
 var palette = []string{"#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22"}
 
-const legendOrphan = "orphan: received before the receiver's cut, sent after the sender's (inconsistent cut)"
+const (
+	legendOrphan   = "orphan: received before the receiver's cut, sent after the sender's (inconsistent cut)"
+	legendSpurious = "spurious: in the reported channel state but not in flight at the cut"
+	// spuriousDash is the dash pattern of spurious messages.
+	spuriousDash = "1 3"
+)
 
 // SnapColor is the colour snapshot number k (0-based, in id order) is
 // drawn in.
@@ -66,8 +71,18 @@ const (
 // messages (received before the receiver's cut, sent after the sender's)
 // and missing ones (in flight at the cut but not recorded) are red.
 //
+// When the trace carries the implementation's report of a snapshot
+// (spec.Trace.Recorded), the report decides what was recorded: a message
+// in flight at the cut is recorded if it is in the reported state of its
+// channel and missing (red, dashed) if not; a reported message that was
+// not in flight is spurious (red, dotted); and the snapshot's total in the
+// legend is the reported one, with the total the events imply beside it
+// when the two differ. Without a report the recorded state is the one the
+// events imply.
+//
 // Elements carry classes for tools and tests: proc-line, event, msg (with
-// app and a status: orphan, missing, recorded, pending), marker, cut, and
+// app and a status: orphan, missing, spurious, recorded, pending), marker,
+// cut, and
 // data-* attributes naming the process, channel, sequence or snapshot.
 func Diagram(tr spec.Trace, w io.Writer, f Format) error {
 	a, err := Analyze(tr)
@@ -108,7 +123,7 @@ func (a *Analysis) y(p spec.ProcID) int {
 func (a *Analysis) width() int {
 	w := left + (len(a.Trace.Events)+2)*dx
 	// Room for the legend's longest line, about 7px a character.
-	longest := len(legendOrphan)
+	longest := max(len(legendOrphan), len(legendSpurious))
 	for _, c := range a.Cuts {
 		longest = max(longest, len("cut of "+c.Summary()))
 	}
@@ -136,7 +151,25 @@ func (a *Analysis) snapColor(s spec.SnapID) string {
 	return grey
 }
 
-func (a *Analysis) legendItems() int { return len(a.Cuts) + 6 }
+// anySpurious reports whether some snapshot's report holds a message that
+// was not in flight at its cut; the legend explains spurious messages only
+// then.
+func (a *Analysis) anySpurious() bool {
+	for _, c := range a.Cuts {
+		if len(c.Spurious) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Analysis) legendItems() int {
+	n := len(a.Cuts) + 6
+	if a.anySpurious() {
+		n++
+	}
+	return n
+}
 
 func (a *Analysis) height() int {
 	return top + (len(a.Top.Procs)-1)*dy + 50 + a.legendItems()*legendLine + 10
@@ -200,6 +233,7 @@ func (a *Analysis) svg(b *strings.Builder) {
 		if !c.Complete {
 			dash = ` stroke-dasharray="2 3"`
 		}
+		notes = append(notes, c.reportNotes()...)
 		fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="3" opacity="0.6"%s><title>%s</title></polyline>`+"\n",
 			c.Snap, strings.Join(pts, " "), color, dash, esc(fmt.Sprintf("cut of snapshot %d\n%s", c.Snap, strings.Join(notes, "\n"))))
 		first := a.Top.Procs[0]
@@ -241,6 +275,8 @@ func (a *Analysis) svg(b *strings.Builder) {
 			color, head, width = red, "arrow-red", "2.5"
 		case Missing:
 			color, head, width, extra = red, "arrow-red", "2.5", ` stroke-dasharray="8 3"`
+		case Spurious:
+			color, head, width, extra = red, "arrow-red", "2.5", ` stroke-dasharray="`+spuriousDash+`"`
 		case Recorded:
 			for k, c := range a.Cuts {
 				if c.Snap == s {
@@ -260,7 +296,7 @@ func (a *Analysis) svg(b *strings.Builder) {
 			x2, y2 = shorten(x1, y1, a.x(m.Recv), y2)
 		} else {
 			color, head, extra = grey, "arrow-grey", ` stroke-dasharray="2 3"`
-			if st == Orphan || st == Missing {
+			if st == Orphan || st == Missing || st == Spurious {
 				color, head = red, "arrow-red"
 			}
 		}
@@ -303,9 +339,19 @@ func (m Message) title(a *Analysis) string {
 		case Orphan:
 			s += fmt.Sprintf("\nsnapshot %d: ORPHAN, received before the receiver's cut but sent after the sender's", snap)
 		case Missing:
-			s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the recorded channel state", snap)
+			if a.reported(snap) {
+				s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the reported channel state", snap)
+			} else {
+				s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the recorded channel state", snap)
+			}
+		case Spurious:
+			s += fmt.Sprintf("\nsnapshot %d: SPURIOUS, in the reported channel state but not in flight at the cut", snap)
 		case Recorded:
-			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, recorded in the channel state", snap)
+			if a.reported(snap) {
+				s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, in the reported channel state", snap)
+			} else {
+				s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, recorded in the channel state", snap)
+			}
 		case Pending:
 			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, channel still recording", snap)
 		}
@@ -317,19 +363,64 @@ func (a *Analysis) caption() string {
 	return fmt.Sprintf("markerwave space-time diagram: %d processes, %d events, %d snapshots", len(a.Top.Procs), len(a.Trace.Events), len(a.Cuts))
 }
 
-// Summary describes a cut in one line: its initiator and, when it is
-// complete, the recorded total.
+// reported reports whether the trace carries a report of snapshot s.
+func (a *Analysis) reported(s spec.SnapID) bool {
+	for _, c := range a.Cuts {
+		if c.Snap == s {
+			return c.Reported != nil
+		}
+	}
+	return false
+}
+
+// Summary describes a cut in one line: its initiator and its total. With
+// a report of the snapshot that is the reported total, followed by the
+// total the events imply when the cut is complete and the two differ;
+// without one, the total the events imply, when the cut is complete.
 func (c Cut) Summary() string {
 	s := fmt.Sprintf("snapshot %d", c.Snap)
 	if c.Initiator != "" {
 		s += fmt.Sprintf(" (initiator %s)", string(c.Initiator))
 	}
-	if c.Complete {
+	switch {
+	case c.Reported != nil && c.Complete:
+		rt, et := c.Reported.Total(), c.Recorded.Total()
+		s += fmt.Sprintf(": complete, reported total %d", rt)
+		if rt != et {
+			s += fmt.Sprintf(", the events imply %d", et)
+		} else if !c.Recorded.Equal(*c.Reported) {
+			s += ", the events imply the same total from another state"
+		}
+	case c.Reported != nil:
+		s += fmt.Sprintf(": incomplete in the events, reported total %d", c.Reported.Total())
+	case c.Complete:
 		s += fmt.Sprintf(": complete, recorded total %d", c.Recorded.Total())
-	} else {
+	default:
 		s += ": incomplete"
 	}
 	return s
+}
+
+// reportNotes describes, for the cut's hover title, how the reported
+// state differs from the one the events imply, and what it holds that was
+// not in flight.
+func (c Cut) reportNotes() []string {
+	if c.Reported == nil {
+		return nil
+	}
+	var out []string
+	if c.Complete {
+		if d := c.Recorded.Diff(*c.Reported); d != "" {
+			out = append(out, "the events imply vs the implementation reported:")
+			out = append(out, strings.Split(d, "\n")...)
+		} else {
+			out = append(out, "the reported state is the one the events imply")
+		}
+	}
+	for _, m := range c.Spurious {
+		out = append(out, fmt.Sprintf("reported %s, not in flight at the cut", m))
+	}
+	return out
 }
 
 func (a *Analysis) legend(b *strings.Builder) {
@@ -348,6 +439,9 @@ func (a *Analysis) legend(b *strings.Builder) {
 	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+SnapColor(0)+`" stroke-width="3.5"/>`+"\n", "in flight at the cut, recorded in the channel state (snapshot's colour)")
 	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+red+`" stroke-width="2.5"/>`+"\n", legendOrphan)
 	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+red+`" stroke-width="2.5" stroke-dasharray="8 3"/>`+"\n", "missing: in flight at the cut but not recorded")
+	if a.anySpurious() {
+		item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+red+`" stroke-width="2.5" stroke-dasharray="`+spuriousDash+`"/>`+"\n", legendSpurious)
+	}
 	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+grey+`" stroke-width="1.5" stroke-dasharray="2 3"/>`+"\n", "not received by the end of the trace")
 	b.WriteString("</g>\n")
 }
@@ -363,7 +457,7 @@ func (a *Analysis) html(b *strings.Builder) {
 	b.WriteString("<p>Time runs left to right in the trace's causal order. Hover over events, arrows and cuts for details.</p>\n")
 	b.WriteString(`<div class="scroll">` + "\n")
 	a.svg(b)
-	b.WriteString("</div>\n<h2>Snapshots</h2>\n<table>\n<tr><th>snapshot</th><th>recording points</th><th>orphans</th><th>in flight, recorded</th><th>missing</th></tr>\n")
+	b.WriteString("</div>\n<h2>Snapshots</h2>\n<table>\n<tr><th>snapshot</th><th>recording points</th><th>orphans</th><th>in flight, recorded</th><th>missing</th><th>spurious</th></tr>\n")
 	for _, c := range a.Cuts {
 		var recs []string
 		for _, p := range a.Top.Procs {
@@ -375,21 +469,24 @@ func (a *Analysis) html(b *strings.Builder) {
 		}
 		count := map[Status][]string{}
 		for _, m := range a.Messages {
-			if st := m.Status[c.Snap]; st != "" {
+			if st := m.Status[c.Snap]; st != "" && st != Spurious {
 				count[st] = append(count[st], fmt.Sprintf("%s#%d", m.Chan, m.Seq))
 			}
+		}
+		for _, m := range c.Spurious {
+			count[Spurious] = append(count[Spurious], fmt.Sprintf("%s#%d", m.Chan, m.Msg.Seq))
 		}
 		cell := func(st Status) string {
 			if len(count[st]) == 0 {
 				return "<td>none</td>"
 			}
 			cls := ""
-			if st == Orphan || st == Missing {
+			if st == Orphan || st == Missing || st == Spurious {
 				cls = ` class="bad"`
 			}
 			return fmt.Sprintf("<td%s>%s</td>", cls, esc(strings.Join(count[st], ", ")))
 		}
-		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td>%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing))
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td>%s%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing), cell(Spurious))
 	}
 	b.WriteString("</table>\n")
 	if len(a.Problems) > 0 {

@@ -167,3 +167,35 @@ func TestDiagramEscapesAndIncompleteSnapshots(t *testing.T) {
 	_, err := FormatOf("x.png")
 	assert.Error(t, err)
 }
+
+func TestDiagramReportedMissingMessage(t *testing.T) {
+	tr := readTraceFile(t, "traces/rejects/ExactChannelState-missing-message.jsonl")
+	doc := render(t, tr, SVG)
+	els := parse(t, doc)
+	missing := withClass(els, "missing")
+	require.Len(t, missing, 1, "the $30 the report drops")
+	assert.Equal(t, red, missing[0].attrs["stroke"])
+	assert.NotEmpty(t, missing[0].attrs["stroke-dasharray"], "missing messages are dashed")
+	assert.Equal(t, "P1->P2", missing[0].attrs["data-chan"])
+	assert.Empty(t, withClass(els, "recorded"))
+	assert.Contains(t, string(doc), "not in the reported channel state")
+	assert.Contains(t, string(doc), "cut of snapshot 1 (initiator P2): complete, reported total 120, the events imply 150")
+	parse(t, render(t, tr, HTML))
+}
+
+// TestDocsDiagramsUpToDate checks the README's diagrams are what
+// `markerwave export --diagram docs/X.svg TRACE` writes today.
+func TestDocsDiagramsUpToDate(t *testing.T) {
+	for svg, trace := range map[string]string{
+		"docs/token-ring.svg": "traces/conforms/token-ring.jsonl",
+		"docs/orphan.svg":     "traces/rejects/ConsistentCut-orphan.jsonl",
+	} {
+		want, err := os.ReadFile(filepath.Join("..", "..", svg))
+		require.NoError(t, err)
+		var got bytes.Buffer
+		require.NoError(t, Diagram(readTraceFile(t, trace), &got, SVG))
+		if got.String() != string(want) {
+			t.Errorf("%s is stale; regenerate it: go run ./cmd/markerwave export --diagram %s %s", svg, svg, trace)
+		}
+	}
+}
