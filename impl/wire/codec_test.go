@@ -213,18 +213,28 @@ func TestStreamRoundTripProperty(t *testing.T) {
 }
 
 func TestHandshakeRoundTrip(t *testing.T) {
-	h := Hello{From: "P1", To: "P2"}
+	h := Hello{From: "P1", To: "P2", Incarnation: 0xfeedc0de12345678}
 	b, err := EncodeHello(h)
 	require.NoError(t, err)
+	assert.Equal(t, frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0xfe, 0xed, 0xc0, 0xde, 0x12, 0x34, 0x56, 0x78), b)
 	got, err := ReadHello(bytes.NewReader(b))
 	require.NoError(t, err)
-	assert.Equal(t, Hello{Version: Version, From: "P1", To: "P2"}, got)
+	assert.Equal(t, Hello{Version: HandshakeVersion, From: "P1", To: "P2", Incarnation: 0xfeedc0de12345678}, got)
 	assert.Equal(t, spec.Channel{From: "P1", To: "P2"}, got.Chan())
 
-	for _, r := range []HelloReply{{Accepted: true, Last: 0}, {Accepted: true, Last: 1 << 40}, {Reason: "unknown peer"}} {
-		got, err := ReadHelloReply(bytes.NewReader(EncodeHelloReply(r)))
+	for _, r := range []HelloReply{
+		{Accepted: true, Incarnation: 1, Last: 0},
+		{Accepted: true, Incarnation: 1 << 63, Last: 1 << 40},
+		{Stale: true, Incarnation: 7, Known: 9, Reason: "sender restarted"},
+		{Reason: "unknown peer"},
+	} {
+		enc := EncodeHelloReply(r)
+		got, err := ReadHelloReply(bytes.NewReader(enc))
 		require.NoError(t, err)
+		r.Version = HandshakeVersion
 		assert.Equal(t, r, got)
+		again := EncodeHelloReply(got)
+		assert.Equal(t, enc, again, "canonical")
 	}
 	long := HelloReply{Reason: string(bytes.Repeat([]byte{'x'}, 2*MaxReasonLen))}
 	got2, err := ReadHelloReply(bytes.NewReader(EncodeHelloReply(long)))
@@ -236,20 +246,58 @@ func TestHandshakeRoundTrip(t *testing.T) {
 	assert.Equal(t, uint64(12345), a)
 }
 
+// Old (version 1, no incarnations) and new peers refuse each other with a
+// readable reason.
+func TestHandshakeVersionMismatch(t *testing.T) {
+	// A version 1 hello as an old sender writes it.
+	v1 := frameBytes(1, byte(kindHello), 2, 'P', '1', 2, 'P', '2')
+	h, err := ReadHello(bytes.NewReader(v1))
+	require.ErrorIs(t, err, ErrVersion)
+	assert.Contains(t, err.Error(), "version 1 of the hello (want 2)")
+	assert.Equal(t, byte(1), h.Version)
+	// The new receiver answers in the old sender's version: its layout
+	// for a rejection is the same, so the old peer reads the reason.
+	rej := EncodeHelloReply(HelloReply{Version: h.Version, Reason: err.Error()})
+	assert.Equal(t, byte(1), rej[4])
+	assert.Equal(t, []byte{1, byte(len(err.Error()))}, rej[6:8])
+
+	// An old receiver's rejection of a version 2 hello is read with its
+	// reason; an old receiver's acceptance is ErrVersion.
+	rep, err := ReadHelloReply(bytes.NewReader(frameBytes(1, byte(kindReply), 1, 2, 'n', 'o')))
+	require.NoError(t, err)
+	assert.Equal(t, HelloReply{Version: 1, Reason: "no"}, rep)
+	_, err = ReadHelloReply(bytes.NewReader(frameBytes(1, byte(kindReply), 0, 5)))
+	assert.ErrorIs(t, err, ErrVersion)
+	_, err = ReadHelloReply(bytes.NewReader(frameBytes(3, byte(kindReply), 1, 2, 'n', 'o')))
+	assert.ErrorIs(t, err, ErrVersion)
+	// Accepted or stale replies are never encoded as version 1.
+	rep, err = ReadHelloReply(bytes.NewReader(EncodeHelloReply(HelloReply{Version: 1, Accepted: true, Incarnation: 3})))
+	require.NoError(t, err)
+	assert.False(t, rep.Accepted)
+	assert.Contains(t, rep.Reason, "receiver error")
+}
+
 func TestHandshakeErrors(t *testing.T) {
-	for _, h := range []Hello{{From: "", To: "P2"}, {From: "P1", To: "1x"}, {From: "P1", To: "P1"}} {
+	for _, h := range []Hello{{From: "", To: "P2", Incarnation: 1}, {From: "P1", To: "1x", Incarnation: 1}, {From: "P1", To: "P1", Incarnation: 1}, {From: "P1", To: "P2"}} {
 		_, err := EncodeHello(h)
 		assert.ErrorIs(t, err, ErrInvalidFrame, "%+v", h)
 	}
-	v9, err := EncodeHello(Hello{Version: 9, From: "P1", To: "P2"})
+	v9, err := EncodeHello(Hello{Version: 9, From: "P1", To: "P2", Incarnation: 1})
 	require.NoError(t, err)
 	_, err = ReadHello(bytes.NewReader(v9))
 	assert.ErrorIs(t, err, ErrVersion)
 
 	// A hello whose ids are not valid process ids.
-	bad := frameBytes(1, byte(kindHello), 2, 'P', ' ', 2, 'P', '2')
+	bad := frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', ' ', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1)
 	_, err = ReadHello(bytes.NewReader(bad))
 	assert.ErrorIs(t, err, ErrInvalidFrame)
+	// Incarnation 0, a truncated incarnation, trailing bytes.
+	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 0)))
+	assert.ErrorIs(t, err, ErrInvalidFrame)
+	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 1)))
+	assert.ErrorIs(t, err, ErrTruncated)
+	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1, 0)))
+	assert.ErrorIs(t, err, ErrTrailing)
 
 	// A frame where a hello belongs, garbage, an oversized control message.
 	fr, _ := Encode(Frame{Kind: KindMarker, Snap: 1})
@@ -259,10 +307,16 @@ func TestHandshakeErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTooLarge)
 	_, err = ReadHello(bytes.NewReader(binary.BigEndian.AppendUint32(nil, MaxControlSize+1)))
 	assert.ErrorIs(t, err, ErrTooLarge)
-	_, err = ReadHelloReply(bytes.NewReader(frameBytes(1, byte(kindReply), 7)))
+	_, err = ReadHelloReply(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindReply), 7)))
 	assert.ErrorIs(t, err, ErrInvalidFrame)
+	_, err = ReadHelloReply(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindReply), 0, 0, 0, 0, 0, 0, 0, 0, 0, 5)))
+	assert.ErrorIs(t, err, ErrInvalidFrame, "accepted with incarnation 0")
+	_, err = ReadHelloReply(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindReply), 0, 0, 0, 1)))
+	assert.ErrorIs(t, err, ErrTruncated)
 	_, err = ReadAck(bytes.NewReader(frameBytes(1, byte(kindAck), 1, 0)))
 	assert.ErrorIs(t, err, ErrTrailing)
+	_, err = ReadAck(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindAck), 1)))
+	assert.ErrorIs(t, err, ErrVersion)
 }
 
 func BenchmarkEncode(b *testing.B) {

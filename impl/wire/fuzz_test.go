@@ -103,19 +103,42 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func FuzzReadHello(f *testing.F) {
-	h, _ := EncodeHello(Hello{From: "P1", To: "P2"})
-	f.Add(h)
-	f.Add(EncodeHelloReply(HelloReply{Accepted: true, Last: 9}))
-	f.Add(EncodeAck(3))
+	for _, b := range seedHandshake() {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if h, err := ReadHello(bytes.NewReader(in)); err == nil {
-			if _, err := EncodeHello(h); err != nil {
+			out, err := EncodeHello(h)
+			if err != nil {
 				t.Fatalf("accepted hello %+v does not encode: %v", h, err)
 			}
+			if !bytes.HasPrefix(in, out) { // bytes after the message are not read
+				t.Fatalf("hello not canonical:\n in  %x\n out %x", in, out)
+			}
+		} else if !errors.Is(err, ErrProtocol) && !errors.Is(err, io.ErrUnexpectedEOF) && err != io.EOF {
+			t.Fatalf("ReadHello error %v is neither EOF nor a protocol error", err)
 		}
-		_, _ = ReadHelloReply(bytes.NewReader(in))
+		if rep, err := ReadHelloReply(bytes.NewReader(in)); err == nil {
+			if out := EncodeHelloReply(rep); !bytes.HasPrefix(in, out) {
+				t.Fatalf("reply %+v not canonical:\n in  %x\n out %x", rep, in, out)
+			}
+		}
 		_, _ = ReadAck(bytes.NewReader(in))
 	})
+}
+
+// seedHandshake are valid control messages FuzzReadHello starts from.
+func seedHandshake() [][]byte {
+	h, err := EncodeHello(Hello{From: "P1", To: "P2", Incarnation: 0x0123456789abcdef})
+	if err != nil {
+		panic(err)
+	}
+	return [][]byte{
+		h,
+		EncodeHelloReply(HelloReply{Accepted: true, Incarnation: 42, Last: 9}),
+		EncodeHelloReply(HelloReply{Stale: true, Incarnation: 42, Known: 7, Reason: "sender restarted"}),
+		EncodeAck(3),
+	}
 }
 
 // TestWriteSeedCorpus regenerates testdata/fuzz when WIRE_WRITE_CORPUS=1.
@@ -164,8 +187,14 @@ func TestWriteSeedCorpus(t *testing.T) {
 	write("FuzzReadFrame", "stream-small-limit", stream, uint16(6))
 	write("FuzzReadFrame", "stream-cut", stream[:len(stream)-3], uint16(0))
 	write("FuzzReadFrame", "stream-garbage-tail", append(append([]byte(nil), stream...), 0xde, 0xad, 0xbe, 0xef, 1), uint16(0))
-	h, _ := EncodeHello(Hello{From: "P1", To: "P2"})
-	write("FuzzReadHello", "hello", h)
+	hs := seedHandshake()
+	write("FuzzReadHello", "hello", hs[0])
+	write("FuzzReadHello", "reply-accept", hs[1])
+	write("FuzzReadHello", "reply-stale", hs[2])
+	write("FuzzReadHello", "reply-accept-then-more", append(append([]byte(nil), hs[1]...), '0'))
 	write("FuzzReadHello", "reply-reject", EncodeHelloReply(HelloReply{Reason: "no"}))
-	write("FuzzReadHello", "hello-bad-id", frameBytes(1, byte(kindHello), 2, 'P', ' ', 2, 'P', '2'))
+	write("FuzzReadHello", "reply-reject-v1", EncodeHelloReply(HelloReply{Version: 1, Reason: "no"}))
+	write("FuzzReadHello", "hello-bad-id", frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', ' ', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1))
+	write("FuzzReadHello", "hello-incarnation-0", frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 0))
+	write("FuzzReadHello", "hello-v1", frameBytes(1, byte(kindHello), 2, 'P', '1', 2, 'P', '2'))
 }
