@@ -3,6 +3,8 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -33,19 +35,32 @@ import (
 // and reported through Errors and Config.OnError; other connections go on.
 // There is no authentication: run it on a trusted network.
 //
-// Restarts. The frame counts live in memory. If the peer process restarts
-// (or this one did and the peer did not), the receiver's Last falls
-// outside [acknowledged, sent]: the channel's history is gone and cannot
-// be resumed. The channel then fails for good: a *PeerRestartedError
-// (matching ErrPeerRestarted and wire.ErrProtocol) is reported once, the
-// channel is not dialed again, later Sends on it fail with that error, and
-// Close lists its unacknowledged frames in ShutdownError.Unacked. Crash
-// recovery is not done by the transport: restart every node from one
-// snapshot (runtime's restore).
+// Restarts. The frame counts live in memory, so a channel can only be
+// resumed between the same two incarnations of its ends. Each TCP draws a
+// random nonzero 64-bit incarnation when it is created (Incarnation); the
+// Hello carries the sender's, an accepting HelloReply the receiver's. Per
+// channel, the sender remembers the first receiver incarnation it saw and
+// the receiver the first sender incarnation. When a later handshake shows
+// another one, that end restarted and the channel's history is gone:
+//
+//   - the receiver restarted: the sender fails the channel;
+//   - the sender restarted: the receiver fails the channel and answers
+//     this and every later hello on it with a "stale" HelloReply, on which
+//     the (new) sender fails its channel too.
+//
+// A channel that fails stops for good: a *PeerRestartedError (matching
+// ErrPeerRestarted and wire.ErrProtocol) naming the restarted end and both
+// incarnations is reported once, the channel is not dialed again, later
+// Sends on it fail with that error, and Close lists its unacknowledged
+// frames in ShutdownError.Unacked. As a further check the sender also
+// fails the channel if the receiver's Last falls outside [acknowledged,
+// sent]. Crash recovery is not done by the transport: restart every node
+// from one snapshot (runtime's restore).
 type TCP struct {
 	top   *spec.Topology
 	cfg   TCPConfig
 	local map[spec.ProcID]bool
+	inc   uint64 // this transport's incarnation
 
 	lns     map[spec.ProcID]net.Listener
 	inboxes map[spec.ProcID]*inbox
@@ -104,9 +119,9 @@ type TCPStats struct {
 	Dials      int // successful handshakes as a sender
 	DialErrors int // failed dials or handshakes as a sender
 	Accepted   int // accepted handshakes as a receiver
-	Rejected   int // hellos rejected or unreadable
+	Rejected   int // hellos rejected or unreadable, stale ones included
 	ConnErrors int // connections closed for a protocol violation
-	Failed     int // channels stopped for good (PeerRestartedError)
+	Failed     int // channels stopped for good (PeerRestartedError), either end
 	Resent     int // frames sent again after a reconnect
 	Cuts       int // CutConnection calls that closed something
 }
@@ -135,25 +150,75 @@ func (e *ConnError) Unwrap() error { return e.Err }
 // ErrRejected is wrapped by dial errors when the receiver refused the hello.
 var ErrRejected = errors.New("transport: hello rejected")
 
-// ErrPeerRestarted is matched by a *PeerRestartedError: a channel whose
-// receiver's frame count does not fit the sender's, because one end
-// restarted. It wraps wire.ErrProtocol.
+// ErrPeerRestarted is matched by a *PeerRestartedError: a channel one of
+// whose ends restarted, so that its state is lost. It wraps
+// wire.ErrProtocol.
 var ErrPeerRestarted = fmt.Errorf("transport: peer restarted (channel state lost): %w", wire.ErrProtocol)
 
-// PeerRestartedError reports a channel stopped by a restart: the receiver
-// answered Last, but the sender had Acked frames acknowledged and Sent
-// sent, so Last must lie in [Acked, Sent]. Pending frames stay
-// unacknowledged and are listed by Close.
+// Side is one end of a channel.
+type Side uint8
+
+const (
+	SideUnknown  Side = iota
+	SideSender        // the channel's From
+	SideReceiver      // the channel's To
+)
+
+func (s Side) String() string {
+	switch s {
+	case SideSender:
+		return "sender"
+	case SideReceiver:
+		return "receiver"
+	}
+	return "unknown side"
+}
+
+// PeerRestartedError reports a channel stopped by a restart, seen by the
+// end At. Restarted is the end that restarted: its incarnation was Was the
+// first time this end saw it on the channel and is Now (0 if not known: a
+// sender told by the receiver that a later incarnation of its own process
+// took the channel over). Restarted is
+// SideUnknown (and Was, Now 0) when the incarnations agreed but the
+// receiver's Last did not fit: Last must lie in [Acked, Sent], the frames
+// the sender had acknowledged and sent. Acked, Sent and Unacked are set
+// when At is SideSender; Last when the receiver's count is known. Pending
+// frames stay unacknowledged and are listed by Close.
 type PeerRestartedError struct {
 	Chan        spec.Channel
+	At          Side   // the end reporting
+	Restarted   Side   // the end that restarted
+	Was, Now    uint64 // its incarnation: first seen, seen now
 	Acked, Sent uint64 // the range Last had to lie in
-	Last        uint64 // what the receiver said it holds
+	Last        uint64 // what the receiver holds
 	Unacked     int    // frames kept, never to be delivered
 }
 
 func (e *PeerRestartedError) Error() string {
-	return fmt.Sprintf("transport: channel %s stopped: receiver holds %d frames, expected %d..%d (%d acknowledged, %d sent): peer restarted, its channel state is lost; %d frames kept unacknowledged",
-		e.Chan, e.Last, e.Acked, e.Sent, e.Acked, e.Sent, e.Unacked)
+	s := "transport: channel " + e.Chan.String() + " stopped: "
+	switch e.Restarted {
+	case SideSender, SideReceiver:
+		p := e.Chan.From
+		if e.Restarted == SideReceiver {
+			p = e.Chan.To
+		}
+		if e.Now == 0 {
+			s += fmt.Sprintf("another incarnation of %s %s (this one is %016x) reached the receiver", e.Restarted, string(p), e.Was)
+		} else {
+			s += fmt.Sprintf("%s %s restarted (incarnation %016x, was %016x)", e.Restarted, string(p), e.Now, e.Was)
+		}
+		s += ": its channel state is lost"
+		if e.At == SideReceiver {
+			s += fmt.Sprintf("; its hellos are refused, %d frames were delivered", e.Last)
+		}
+	default:
+		s += fmt.Sprintf("receiver holds %d frames, expected %d..%d (%d acknowledged, %d sent): peer restarted, its channel state is lost",
+			e.Last, e.Acked, e.Sent, e.Acked, e.Sent)
+	}
+	if e.At == SideSender {
+		s += fmt.Sprintf("; %d frames kept unacknowledged", e.Unacked)
+	}
+	return s
 }
 
 func (e *PeerRestartedError) Unwrap() error { return ErrPeerRestarted }
@@ -167,7 +232,7 @@ var _ Transport = (*TCP)(nil)
 func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 	cfg = cfg.withDefaults()
 	tr := &TCP{
-		top: t, cfg: cfg, local: map[spec.ProcID]bool{},
+		top: t, cfg: cfg, local: map[spec.ProcID]bool{}, inc: newIncarnation(),
 		lns: map[spec.ProcID]net.Listener{}, inboxes: map[spec.ProcID]*inbox{},
 		in: map[spec.Channel]*inChan{}, out: map[spec.Channel]*outChan{},
 		stop: make(chan struct{}), conns: map[net.Conn]struct{}{},
@@ -230,6 +295,21 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 	}
 	return tr, nil
 }
+
+// newIncarnation draws a random nonzero incarnation.
+func newIncarnation() uint64 {
+	var b [8]byte
+	for {
+		rand.Read(b[:]) // never fails
+		if x := binary.BigEndian.Uint64(b[:]); x != 0 {
+			return x
+		}
+	}
+}
+
+// Incarnation is the random id this transport drew when it was created:
+// its peers tell a restarted process from a reconnecting one by it.
+func (tr *TCP) Incarnation() uint64 { return tr.inc }
 
 func (c TCPConfig) withDefaults() TCPConfig {
 	def := func(d *time.Duration, v time.Duration) {
@@ -458,6 +538,10 @@ type inChan struct {
 	delivered uint64   // frames delivered to the inbox so far
 	conn      net.Conn // current connection, nil if none
 	done      chan struct{}
+	// peer is the sender incarnation first seen, 0 before the first
+	// hello; failed, once set, refuses every later hello.
+	peer   uint64
+	failed *PeerRestartedError
 }
 
 func (tr *TCP) accept(p spec.ProcID, ln net.Listener) {
@@ -513,7 +597,13 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	h, err := wire.ReadHello(br)
 	if err != nil {
 		if errors.Is(err, wire.ErrVersion) {
-			c.Write(wire.EncodeHelloReply(wire.HelloReply{Reason: err.Error()}))
+			// Answer in the peer's version if it is the old one: the
+			// rejection layout is the same, so it reads the reason.
+			v := h.Version
+			if v != 1 {
+				v = 0
+			}
+			c.Write(wire.EncodeHelloReply(wire.HelloReply{Version: v, Reason: err.Error()}))
 		}
 		tr.record(&ConnError{Op: "handshake", Remote: remote, Err: err}, &tr.stats.Rejected)
 		return
@@ -536,8 +626,19 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	in := tr.in[ch]
 
 	// Take the channel over: stop the previous reader, then read Last.
+	// A hello from another sender incarnation than the first one seen
+	// stops the channel for good, the current connection included.
 	in.hsMu.Lock()
 	in.mu.Lock()
+	if in.peer == 0 {
+		in.peer = h.Incarnation
+	}
+	var restarted *PeerRestartedError
+	if in.failed == nil && h.Incarnation != in.peer {
+		restarted = &PeerRestartedError{Chan: ch, At: SideReceiver, Restarted: SideSender, Was: in.peer, Now: h.Incarnation}
+		in.failed = restarted
+	}
+	stale := in.failed
 	old, oldDone := in.conn, in.done
 	in.mu.Unlock()
 	if old != nil {
@@ -548,6 +649,20 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	if tr.stopped() {
 		in.mu.Unlock()
 		in.hsMu.Unlock()
+		return
+	}
+	if stale != nil {
+		if restarted != nil {
+			restarted.Last = in.delivered
+		}
+		in.mu.Unlock()
+		in.hsMu.Unlock()
+		c.Write(wire.EncodeHelloReply(wire.HelloReply{Stale: true, Incarnation: tr.inc, Known: stale.Was,
+			Reason: fmt.Sprintf("channel %s stopped: it carried sender incarnation %016x, this hello has %016x", ch, stale.Was, h.Incarnation)}))
+		if restarted != nil {
+			tr.record(&ConnError{Op: "handshake", Chan: ch, Remote: remote, Err: restarted}, &tr.stats.Failed)
+		}
+		tr.count(func(s *TCPStats) { s.Rejected++ })
 		return
 	}
 	done := make(chan struct{})
@@ -565,7 +680,7 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 		close(done)
 	}()
 
-	if _, err := c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Last: last})); err != nil {
+	if _, err := c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Incarnation: tr.inc, Last: last})); err != nil {
 		return
 	}
 	tr.count(func(s *TCPStats) { s.Accepted++ })
@@ -612,6 +727,7 @@ type outChan struct {
 	maxWritten uint64
 	conn       net.Conn // current connection, nil if none
 	broken     bool     // the current connection failed
+	peer       uint64   // the receiver incarnation first seen, 0 before
 	// failed, once set, stops the channel for good: no more dials or
 	// sends; frames stay unacknowledged.
 	failed *PeerRestartedError
@@ -653,6 +769,7 @@ func (o *outChan) run() {
 			var pr *PeerRestartedError
 			if errors.As(err, &pr) {
 				o.mu.Lock()
+				pr.Acked, pr.Sent = o.base, o.base+uint64(len(o.frames))
 				pr.Unacked = len(o.frames)
 				o.failed = pr
 				o.cond.Broadcast()
@@ -698,7 +815,7 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 		o.mu.Unlock()
 		return nil, nil, 0, err
 	}
-	hello, err := wire.EncodeHello(wire.Hello{From: o.ch.From, To: o.ch.To})
+	hello, err := wire.EncodeHello(wire.Hello{From: o.ch.From, To: o.ch.To, Incarnation: tr.inc})
 	if err != nil {
 		return fail(err)
 	}
@@ -708,7 +825,21 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 	if _, err = conn.Write(hello); err == nil {
 		rep, err = wire.ReadHelloReply(br)
 	}
-	if err == nil && !rep.Accepted {
+	switch {
+	case err != nil:
+	case rep.Stale:
+		// The receiver has stopped the channel. Usually it holds the
+		// channel of an earlier incarnation of this sender, and this
+		// process is the restarted one. If it names this incarnation, a
+		// later one of this sender's process reached it (Now unknown).
+		pr := &PeerRestartedError{Chan: o.ch, At: SideSender, Restarted: SideSender, Was: rep.Known, Now: tr.inc}
+		if rep.Known == tr.inc {
+			pr.Now = 0
+		}
+		return fail(pr)
+	case !rep.Accepted && rep.Version == 1:
+		err = fmt.Errorf("%w: %w: the receiver speaks handshake version 1: %s", ErrRejected, wire.ErrVersion, rep.Reason)
+	case !rep.Accepted:
 		err = fmt.Errorf("%w: %s", ErrRejected, rep.Reason)
 	}
 	if err != nil {
@@ -716,10 +847,17 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 	}
 	conn.SetDeadline(time.Time{})
 	o.mu.Lock()
+	if o.peer == 0 {
+		o.peer = rep.Incarnation
+	}
+	peer := o.peer
 	base, sent := o.base, o.base+uint64(len(o.frames))
 	o.mu.Unlock()
+	if rep.Incarnation != peer {
+		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Restarted: SideReceiver, Was: peer, Now: rep.Incarnation, Last: rep.Last})
+	}
 	if rep.Last < base || rep.Last > sent {
-		return fail(&PeerRestartedError{Chan: o.ch, Acked: base, Sent: sent, Last: rep.Last})
+		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Last: rep.Last})
 	}
 	return conn, br, rep.Last, nil
 }
