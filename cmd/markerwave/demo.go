@@ -69,6 +69,10 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if o.out == "" {
 		o.out = filepath.Join("out", "demo-"+time.Now().Format("20060102-150405"))
 	}
+	if entries, err := os.ReadDir(o.out); err == nil && len(entries) > 0 {
+		fmt.Fprintf(stderr, "demo: --out %s already holds a run (%d entries); a run never overwrites another's snapshots: remove it or choose another folder\n", o.out, len(entries))
+		return 2
+	}
 	ok, err := demo(o, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)

@@ -36,3 +36,14 @@ func TestDemoTraceAudits(t *testing.T) {
 	assert.True(t, strings.HasPrefix(aout, "conforms: "), aout)
 	assert.Contains(t, aout, "7 snapshots")
 }
+
+// A second run into the same folder is refused up front, not half-run.
+func TestDemoRefusesAUsedFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "trace.jsonl"), []byte("{}\n"), 0o644))
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"demo", "--out", dir}, &out, &errb)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errb.String(), "already holds a run")
+	assert.Empty(t, out.String())
+}
