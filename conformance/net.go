@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
@@ -278,6 +279,50 @@ func (n *Net) Recorded() map[spec.SnapID]spec.GlobalState {
 	return out
 }
 
+// RecordedSnapshots takes completed local snapshots and returns every
+// snapshot complete at every process as the nodes report it, by id: its
+// initiator (from the Initiate steps seen), recorded state and cut seqs.
+func (n *Net) RecordedSnapshots() []spec.RecordedSnapshot {
+	n.Take()
+	var out []spec.RecordedSnapshot
+	for s, parts := range n.Parts {
+		if len(parts) == len(n.Topo.Procs) {
+			out = append(out, spec.NewRecordedSnapshot(s, n.Snaps[s], Assemble(parts), AssembleCut(parts)))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Snap < out[j].Snap })
+	return out
+}
+
+// AssembleCut is one snapshot's cut seqs from its local parts: a
+// channel's Sent from its sender's NextSend, its Got from its receiver's
+// NextRecv (each less one, as the seqs count from 1).
+func AssembleCut(parts map[spec.ProcID]core.LocalSnapshot) map[spec.Channel]spec.ChanCut {
+	k := map[spec.Channel]spec.ChanCut{}
+	for _, ls := range parts {
+		for _, cs := range ls.NextSend {
+			c := k[cs.Chan]
+			c.Sent = seqsBefore(cs.Next)
+			k[cs.Chan] = c
+		}
+		for _, r := range ls.Chans {
+			c := k[r.Chan]
+			c.Got = seqsBefore(r.NextRecv)
+			k[r.Chan] = c
+		}
+	}
+	return k
+}
+
+// seqsBefore is the number of seqs before next (seqs count from 1; 0 if
+// next is, which no node reports).
+func seqsBefore(next uint64) uint64 {
+	if next == 0 {
+		return 0
+	}
+	return next - 1
+}
+
 // Assemble abstracts one snapshot's local parts to the spec's global state.
 func Assemble(parts map[spec.ProcID]core.LocalSnapshot) spec.GlobalState {
 	g := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
@@ -304,5 +349,5 @@ func (n *Net) Trace(note string) spec.Trace {
 			h.Snaps[s] = p
 		}
 	}
-	return spec.Trace{Header: h, Events: append([]spec.Event(nil), n.Events...), Recorded: RecordedSnapshots(n.Recorded(), n.Snaps)}
+	return spec.Trace{Header: h, Events: append([]spec.Event(nil), n.Events...), Recorded: n.RecordedSnapshots()}
 }

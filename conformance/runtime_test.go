@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,11 +168,14 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	rec := map[spec.SnapID]spec.GlobalState{}
+	var recorded []spec.RecordedSnapshot
 	for _, s := range ids {
 		g, err := c.Collect(ctx, s)
 		require.NoError(t, err, "collect snapshot %d", s)
 		rec[s] = g.Abstract()
+		recorded = append(recorded, g.RecordedSnapshot())
 	}
+	sort.Slice(recorded, func(i, j int) bool { return recorded[i].Snap < recorded[j].Snap })
 	require.NoError(t, c.Quiesce(ctx))
 	require.NoError(t, c.Stop(ctx))
 	for _, s := range sinks {
@@ -189,7 +193,12 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	merged, err := spec.MergeCausal(topo, logs)
 	require.NoError(t, err)
 	h.Snaps, h.Drained = c.Initiators(), true
-	tr2 := spec.Trace{Header: h, Events: merged, Recorded: RecordedSnapshots(rec, h.Snaps)}
+	for i := range recorded {
+		if recorded[i].Initiator == "" {
+			recorded[i].Initiator = h.Snaps[recorded[i].Snap]
+		}
+	}
+	tr2 := spec.Trace{Header: h, Events: merged, Recorded: recorded}
 	r := Replay(tr2, Options{})
 	inFlight := 0
 	for _, g := range rec {

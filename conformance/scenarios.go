@@ -157,9 +157,10 @@ func Scenarios() ([]Scenario, error) {
 	sc.Doc = "Article, missing message: the two-account transfer with P1->P2's recorded $30 dropped from the reported snapshot (a receiving rule that records no channel state); the snapshot holds $70 + $50 = $120."
 	sc.Trace.Header.Note = sc.Doc
 	if len(sc.Trace.Recorded) > 0 { // none if a broken node never completes it
-		g := sc.Trace.Recorded[0].State()
-		g.Chans[c12] = nil
-		sc.Trace.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, p2, g)}
+		r := sc.Trace.Recorded[0]
+		g := r.State()
+		g.Chans[c12] = nil // the cut seqs stay: P1->P2 had $30 (#1) in flight
+		sc.Trace.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, p2, g, r.Cut)}
 	}
 	sc.Want = "ExactChannelState"
 	out = append(out, sc)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"sort"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -46,15 +45,4 @@ func AuditFile(path string, opts Options) (Report, error) {
 	}
 	opts.Lines = lines.Events
 	return Replay(tr, opts), nil
-}
-
-// RecordedSnapshots lists recorded global states by id for a trace, each
-// with its initiator from initiators.
-func RecordedSnapshots(rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID) []spec.RecordedSnapshot {
-	out := make([]spec.RecordedSnapshot, 0, len(rec))
-	for s, g := range rec {
-		out = append(out, spec.NewRecordedSnapshot(s, initiators[s], g))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Snap < out[j].Snap })
-	return out
 }

@@ -131,7 +131,7 @@ type Header struct {
 }
 
 // TraceFormat is the version tag of the JSON-lines trace format.
-const TraceFormat = "markerwave-trace/2"
+const TraceFormat = "markerwave-trace/3"
 
 // Trace is a header, its events in a causally consistent order, and the
 // snapshots the implementation reported recorded.

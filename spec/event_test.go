@@ -63,14 +63,14 @@ func TestTraceRoundTrip(t *testing.T) {
 	rec := NewRecordedSnapshot(1, "P1", GlobalState{
 		Procs: map[ProcID]LocalState{"P1": {Bal: 70, Sent: 1}, "P2": {Bal: 50}},
 		Chans: map[Channel][]AppMsg{{"P1", "P2"}: {{Amt: 30, Seq: 1}}, {"P2", "P1"}: nil},
-	})
+	}, map[Channel]ChanCut{{"P1", "P2"}: {Sent: 1, Got: 0}, {"P2", "P1"}: {}})
 	tr := Trace{Header: Header{Topology: top, InitBal: map[ProcID]int64{"P1": 100, "P2": 50}, Snaps: map[SnapID]ProcID{1: "P1"}, Drained: true},
 		Events: merged, Recorded: []RecordedSnapshot{rec}}
 	var buf bytes.Buffer
 	require.NoError(t, WriteTrace(&buf, tr))
 	text := buf.String()
 	assert.Contains(t, text, `"drained":true`)
-	assert.Contains(t, text, `{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":70,"sent":1,"rcvd":0},"P2":{"bal":50,"sent":0,"rcvd":0}},"chans":{"P1->P2":[{"amt":30,"seq":1}],"P2->P1":[]}}}`)
+	assert.Contains(t, text, `{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":70,"sent":1,"rcvd":0},"P2":{"bal":50,"sent":0,"rcvd":0}},"chans":{"P1->P2":{"msgs":[{"amt":30,"seq":1}],"sent":1,"got":0},"P2->P1":{"msgs":[],"sent":0,"got":0}}}}`)
 	back, lines, err := ReadTraceLines(&buf)
 	require.NoError(t, err)
 	assert.Equal(t, TraceFormat, back.Header.Format)
@@ -83,6 +83,7 @@ func TestTraceRoundTrip(t *testing.T) {
 	require.Len(t, back.Recorded, 1)
 	assert.Empty(t, rec.State().Diff(back.Recorded[0].State()))
 	assert.Equal(t, "P1", string(back.Recorded[0].Initiator))
+	assert.Equal(t, rec.Cut, back.Recorded[0].Cut)
 	assert.Equal(t, map[SnapID]GlobalState{1: back.Recorded[0].State()}, back.RecordedStates())
 	assert.Nil(t, Trace{}.RecordedStates(), "no recorded lines: nil, derive them")
 }
@@ -90,9 +91,9 @@ func TestTraceRoundTrip(t *testing.T) {
 // Recorded snapshots may come anywhere after the header; they are told
 // from events strictly and validated against the topology.
 func TestReadTraceRecorded(t *testing.T) {
-	header := `{"format":"markerwave-trace/2","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50},"snaps":{"1":"P1"}}`
+	header := `{"format":"markerwave-trace/3","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50},"snaps":{"1":"P1"}}`
 	ev := `{"proc":"P1","seq":1,"action":"SendApp","from":"P1","to":"P2","amount":30,"msg":1,"after":{"bal":70,"sent":1,"rcvd":0},"vc":[1,0]}`
-	rec := `{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":70,"sent":1,"rcvd":0},"P2":{"bal":50,"sent":0,"rcvd":0}},"chans":{"P1->P2":[{"amt":30,"seq":1}]}}}`
+	rec := `{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":70,"sent":1,"rcvd":0},"P2":{"bal":50,"sent":0,"rcvd":0}},"chans":{"P1->P2":{"msgs":[{"amt":30,"seq":1}],"sent":1,"got":0},"P2->P1":{"msgs":[],"sent":0,"got":0}}}}`
 	tr, lines, err := ReadTraceLines(strings.NewReader(header + "\n" + rec + "\n\n" + ev + "\n"))
 	require.NoError(t, err)
 	assert.Len(t, tr.Events, 1)
@@ -104,15 +105,20 @@ func TestReadTraceRecorded(t *testing.T) {
 
 	cases := map[string]string{
 		rec + "\n" + rec: "trace line 3: snapshot 1 recorded twice (also line 2)",
-		strings.Replace(rec, `"P1->P2"`, `"P1->P3"`, 1):                   "trace line 2: recorded snapshot: snapshot 1: unknown channel P1->P3",
-		strings.Replace(rec, `"P1->P2"`, `"P1P2"`, 1):                     `trace line 2: recorded snapshot: channel key "P1P2"`,
-		strings.Replace(rec, `"P2":{"bal":50`, `"P9":{"bal":50`, 1):       `trace line 2: recorded snapshot: snapshot 1: unknown process "P9"`,
-		strings.Replace(rec, `,"P2":{"bal":50,"sent":0,"rcvd":0}`, ``, 1): "trace line 2: recorded snapshot: snapshot 1: no recorded state for P2",
-		strings.Replace(rec, `"initiator":"P1"`, `"initiator":"P7"`, 1):   `trace line 2: recorded snapshot: snapshot 1: unknown initiator "P7"`,
-		strings.Replace(rec, `"initiator":"P1"`, `"initiator":"P2"`, 1):   "trace line 2: snapshot 1 recorded with initiator P2, the header's snaps say P1",
-		strings.Replace(rec, `"snap":1`, `"snap":0`, 1):                   "trace line 2: recorded snapshot: snapshot id 0",
-		strings.Replace(rec, `"snap":1`, `"snap":1,"bogus":2`, 1):         `trace line 2: recorded snapshot: json: unknown field "bogus"`,
-		strings.Replace(rec, `}}}`, `}},"proc":"P1"}`, 1):                 `trace line 2: recorded snapshot: json: unknown field "proc"`,
+		strings.Replace(rec, `"P1->P2"`, `"P1->P3"`, 1):                                                   "trace line 2: recorded snapshot: snapshot 1: unknown channel P1->P3",
+		strings.Replace(rec, `"P1->P2"`, `"P1P2"`, 1):                                                     `trace line 2: recorded snapshot: channel key "P1P2"`,
+		strings.Replace(rec, `"P2":{"bal":50`, `"P9":{"bal":50`, 1):                                       `trace line 2: recorded snapshot: snapshot 1: unknown process "P9"`,
+		strings.Replace(rec, `,"P2":{"bal":50,"sent":0,"rcvd":0}`, ``, 1):                                 "trace line 2: recorded snapshot: snapshot 1: no recorded state for P2",
+		strings.Replace(rec, `"initiator":"P1"`, `"initiator":"P7"`, 1):                                   `trace line 2: recorded snapshot: snapshot 1: unknown initiator "P7"`,
+		strings.Replace(rec, `"initiator":"P1"`, `"initiator":"P2"`, 1):                                   "trace line 2: snapshot 1 recorded with initiator P2, the header's snaps say P1",
+		strings.Replace(rec, `"snap":1`, `"snap":0`, 1):                                                   "trace line 2: recorded snapshot: snapshot id 0",
+		strings.Replace(rec, `"snap":1`, `"snap":1,"bogus":2`, 1):                                         `trace line 2: recorded snapshot: json: unknown field "bogus"`,
+		strings.Replace(rec, `}}}}`, `}}},"proc":"P1"}`, 1):                                               `trace line 2: recorded snapshot: json: unknown field "proc"`,
+		strings.Replace(rec, `"sent":1,"got":0`, `"sent":1,"got":-1`, 1):                                  "trace line 2: recorded snapshot: channel P1->P2: negative cut seq (sent 1, got -1)",
+		strings.Replace(rec, `,"sent":1,"got":0`, `,"sent":1`, 1):                                         `trace line 2: recorded snapshot: channel P1->P2: want its cut seqs "sent" and "got"`,
+		strings.Replace(rec, `,"P2->P1":{"msgs":[],"sent":0,"got":0}`, ``, 1):                             "trace line 2: recorded snapshot: snapshot 1: channel P2->P1 has no cut seqs (sent, got)",
+		strings.Replace(rec, `[{"amt":30,"seq":1}]`, `[{"amt":30,"seq":1}],"lost":1`, 1):                  `trace line 2: recorded snapshot: json: unknown field "lost"`,
+		strings.Replace(rec, `{"msgs":[{"amt":30,"seq":1}],"sent":1,"got":0}`, `[{"amt":30,"seq":1}]`, 1): "trace line 2: recorded snapshot: json: cannot unmarshal array",
 		`{"recorded":null}`: "trace line 2: recorded snapshot is null",
 		strings.Replace(ev, `"vc":[1,0]`, `"vc":[1,0],"recorded":{}`, 1): `trace line 2: json: unknown field "recorded"`,
 		ev + " {}": "trace line 2: trailing data",
@@ -124,8 +130,35 @@ func TestReadTraceRecorded(t *testing.T) {
 	}
 }
 
+// CutProblems: the recorded messages must be exactly Got+1 .. Sent; a
+// receiver that got more than its sender sent is an orphan.
+func TestRecordedCutProblems(t *testing.T) {
+	top, _ := twoBankLogs()
+	c12, c21 := Channel{"P1", "P2"}, Channel{"P2", "P1"}
+	mk := func(ms []AppMsg, k12 ChanCut) RecordedSnapshot {
+		return NewRecordedSnapshot(1, "P1", GlobalState{Procs: map[ProcID]LocalState{"P1": {}, "P2": {}}, Chans: map[Channel][]AppMsg{c12: ms}},
+			map[Channel]ChanCut{c12: k12, c21: {}})
+	}
+	o, x := mk([]AppMsg{{30, 2}, {10, 3}}, ChanCut{Sent: 3, Got: 1}).CutProblems(top)
+	assert.Empty(t, o)
+	assert.Empty(t, x)
+	_, x = mk(nil, ChanCut{Sent: 1, Got: 0}).CutProblems(top)
+	assert.Equal(t, []string{"P1->P2 recorded <<>>, but the cut (sent 1, got 0) puts #1..#1 in flight"}, x)
+	_, x = mk([]AppMsg{{30, 1}}, ChanCut{Sent: 2, Got: 0}).CutProblems(top)
+	assert.Len(t, x, 1, "a cut seq too late")
+	_, x = mk([]AppMsg{{30, 2}}, ChanCut{Sent: 2, Got: 0}).CutProblems(top)
+	assert.Len(t, x, 1, "wrong seqs")
+	o, x = mk(nil, ChanCut{Sent: 0, Got: 1}).CutProblems(top)
+	assert.Equal(t, []string{"P1->P2: P2 got 1 messages when it recorded, P1 had sent 0 when it recorded"}, o)
+	assert.Empty(t, x)
+	require.NoError(t, mk(nil, ChanCut{}).Validate(top))
+	r := mk(nil, ChanCut{})
+	delete(r.Cut, c21)
+	assert.EqualError(t, r.Validate(top), "snapshot 1: channel P2->P1 has no cut seqs (sent, got)")
+}
+
 func TestReadTraceErrorsNameTheLine(t *testing.T) {
-	header := `{"format":"markerwave-trace/2","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50}}`
+	header := `{"format":"markerwave-trace/3","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":100,"P2":50}}`
 	ok := `{"proc":"P1","seq":1,"action":"SendApp","from":"P1","to":"P2","amount":30,"msg":1,"after":{"bal":70,"sent":1,"rcvd":0},"vc":[1,0]}`
 	cases := map[string]string{
 		"":                                 "empty, no header",

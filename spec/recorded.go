@@ -9,25 +9,85 @@ import (
 )
 
 // RecordedSnapshot is what the implementation reported for one snapshot:
-// its id and initiator, every process's recorded local state and every
-// channel's recorded application messages (a channel left out recorded
-// none). A trace carries one per line, {"recorded": {...}}, in the form
+// its id and initiator, every process's recorded local state, every
+// channel's recorded application messages (a channel left out of Chans
+// recorded none) and every channel's cut seqs. A trace carries one per
+// line, {"recorded": {...}}, in the form
 //
 //	{"snap": 1, "initiator": "P1",
 //	 "procs": {"P1": {"bal": 70, "sent": 1, "rcvd": 0}, ...},
-//	 "chans": {"P1->P2": [{"amt": 30, "seq": 1}], "P2->P1": [], ...}}
+//	 "chans": {"P1->P2": {"msgs": [{"amt": 30, "seq": 1}], "sent": 1, "got": 0},
+//	           "P2->P1": {"msgs": [], "sent": 0, "got": 0}, ...}}
+//
+// where every channel of the topology has an entry.
 type RecordedSnapshot struct {
 	Snap      SnapID
 	Initiator ProcID
 	Procs     map[ProcID]LocalState
 	Chans     map[Channel][]AppMsg
+	// Cut holds every channel's cut seqs; a trace must give every
+	// channel's.
+	Cut map[Channel]ChanCut
 }
 
+// ChanCut is where a snapshot's cut crosses channel c = <<p, q>>: Sent is
+// the number of application messages p had sent on c when p recorded
+// (the spec's ghost cutSent[s][c]; impl/core LocalSnapshot.NextSend-1),
+// Got the number q had received on c when q recorded (Len(cutGot[s][c]);
+// core ChanRecording.NextRecv-1). Restoring the snapshot resumes c at
+// them: p's next send is Sent+1, q's next receive Got+1, and the channel
+// holds messages Got+1 .. Sent.
+type ChanCut struct {
+	Sent uint64
+	Got  uint64
+}
+
+func (k ChanCut) String() string { return fmt.Sprintf("sent %d, got %d", k.Sent, k.Got) }
+
 // NewRecordedSnapshot is snapshot s, initiated by initiator, that recorded
-// g (copied).
-func NewRecordedSnapshot(s SnapID, initiator ProcID, g GlobalState) RecordedSnapshot {
+// g with cut seqs cut (both copied).
+func NewRecordedSnapshot(s SnapID, initiator ProcID, g GlobalState, cut map[Channel]ChanCut) RecordedSnapshot {
 	c := g.Clone()
-	return RecordedSnapshot{Snap: s, Initiator: initiator, Procs: c.Procs, Chans: c.Chans}
+	k := make(map[Channel]ChanCut, len(cut))
+	for ch, v := range cut {
+		k[ch] = v
+	}
+	return RecordedSnapshot{Snap: s, Initiator: initiator, Procs: c.Procs, Chans: c.Chans, Cut: k}
+}
+
+// CutProblems lists, by channel in topology order, where r's recorded
+// messages are not what its cut seqs say was in flight: messages Got+1 ..
+// Sent, in order (ExactChannelState expressed on the record), and a
+// channel whose receiver got more than its sender sent (an orphan:
+// ConsistentCut). A channel with no cut seqs is not checked.
+func (r RecordedSnapshot) CutProblems(t *Topology) (orphans, inexact []string) {
+	for _, c := range t.Chans {
+		k, ok := r.Cut[c]
+		if !ok {
+			continue
+		}
+		ms := r.Chans[c]
+		if k.Got > k.Sent {
+			orphans = append(orphans, fmt.Sprintf("%s: %s got %d messages when it recorded, %s had sent %d when it recorded",
+				c, string(c.To), k.Got, string(c.From), k.Sent))
+			if len(ms) > 0 {
+				inexact = append(inexact, fmt.Sprintf("%s recorded %s, but the cut (%s) leaves nothing in flight", c, FormatMsgs(ms), k))
+			}
+			continue
+		}
+		exact := uint64(len(ms)) == k.Sent-k.Got
+		for i, m := range ms {
+			if !exact {
+				break
+			}
+			exact = m.Seq == k.Got+1+uint64(i)
+		}
+		if !exact {
+			inexact = append(inexact, fmt.Sprintf("%s recorded %s, but the cut (%s) puts #%d..#%d in flight",
+				c, FormatMsgs(ms), k, k.Got+1, k.Sent))
+		}
+	}
+	return orphans, inexact
 }
 
 // State is the recorded global state (a copy).
@@ -36,7 +96,9 @@ func (r RecordedSnapshot) State() GlobalState {
 }
 
 // Validate checks r against the topology: a snapshot id, a known
-// initiator, a state for every process and no other, known channels.
+// initiator, a state for every process and no other, known channels, cut
+// seqs for every channel. Whether the messages agree with the cut seqs
+// is a property of the run, not of the form (CutProblems).
 func (r RecordedSnapshot) Validate(t *Topology) error {
 	if r.Snap == 0 {
 		return fmt.Errorf("snapshot id 0")
@@ -60,9 +122,19 @@ func (r RecordedSnapshot) Validate(t *Topology) error {
 			bad = append(bad, c.String())
 		}
 	}
+	for c := range r.Cut {
+		if !t.HasChan(c) {
+			bad = append(bad, c.String())
+		}
+	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
 		return fmt.Errorf("snapshot %d: unknown channel %s", r.Snap, bad[0])
+	}
+	for _, c := range t.Chans {
+		if _, ok := r.Cut[c]; !ok {
+			return fmt.Errorf("snapshot %d: channel %s has no cut seqs (sent, got)", r.Snap, c)
+		}
 	}
 	return nil
 }
@@ -72,21 +144,59 @@ type recordedJSON struct {
 	Snap      SnapID                `json:"snap"`
 	Initiator ProcID                `json:"initiator"`
 	Procs     map[ProcID]LocalState `json:"procs"`
-	Chans     map[string][]AppMsg   `json:"chans"`
+	Chans     map[string]chanJSON   `json:"chans"`
 }
 
-// MarshalJSON writes the form above; an empty channel as []. An encoder
-// must not escape HTML for the keys to read "P1->P2" (WriteTrace does not).
+// chanJSON is one channel of a recorded snapshot as read: its recorded
+// messages and cut seqs. Sent and Got are pointers so that a missing one
+// is an error, and signed so that a negative one is reported as such.
+type chanJSON struct {
+	Msgs []AppMsg `json:"msgs"`
+	Sent *int64   `json:"sent"`
+	Got  *int64   `json:"got"`
+}
+
+// chanOut is one channel of a recorded snapshot as written.
+type chanOut struct {
+	Msgs []AppMsg `json:"msgs"`
+	Sent *uint64  `json:"sent,omitempty"`
+	Got  *uint64  `json:"got,omitempty"`
+}
+
+// recordedOut is recordedJSON as written.
+type recordedOut struct {
+	Snap      SnapID                `json:"snap"`
+	Initiator ProcID                `json:"initiator"`
+	Procs     map[ProcID]LocalState `json:"procs"`
+	Chans     map[string]chanOut    `json:"chans"`
+}
+
+// MarshalJSON writes the form above, every channel in Chans or Cut; an
+// empty channel's messages as []. An encoder must not escape HTML for the
+// keys to read "P1->P2" (WriteTrace does not).
 func (r RecordedSnapshot) MarshalJSON() ([]byte, error) {
-	j := recordedJSON{Snap: r.Snap, Initiator: r.Initiator, Procs: r.Procs, Chans: make(map[string][]AppMsg, len(r.Chans))}
+	j := recordedOut{Snap: r.Snap, Initiator: r.Initiator, Procs: r.Procs, Chans: make(map[string]chanOut, len(r.Chans))}
 	if j.Procs == nil {
 		j.Procs = map[ProcID]LocalState{}
 	}
-	for c, ms := range r.Chans {
-		if ms == nil {
-			ms = []AppMsg{}
+	add := func(c Channel) {
+		if _, ok := j.Chans[c.String()]; ok {
+			return
 		}
-		j.Chans[c.String()] = ms
+		cj := chanOut{Msgs: r.Chans[c]}
+		if cj.Msgs == nil {
+			cj.Msgs = []AppMsg{}
+		}
+		if k, ok := r.Cut[c]; ok {
+			cj.Sent, cj.Got = &k.Sent, &k.Got
+		}
+		j.Chans[c.String()] = cj
+	}
+	for c := range r.Chans {
+		add(c)
+	}
+	for c := range r.Cut {
+		add(c)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -98,7 +208,8 @@ func (r RecordedSnapshot) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the form above strictly: unknown fields are errors,
-// and so is a channel key not of the form "FROM->TO".
+// and so are a channel key not of the form "FROM->TO", a channel without
+// both cut seqs, and a negative one.
 func (r *RecordedSnapshot) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -106,16 +217,31 @@ func (r *RecordedSnapshot) UnmarshalJSON(b []byte) error {
 	if err := dec.Decode(&j); err != nil {
 		return err
 	}
-	out := RecordedSnapshot{Snap: j.Snap, Initiator: j.Initiator, Procs: j.Procs, Chans: make(map[Channel][]AppMsg, len(j.Chans))}
+	out := RecordedSnapshot{Snap: j.Snap, Initiator: j.Initiator, Procs: j.Procs,
+		Chans: make(map[Channel][]AppMsg, len(j.Chans)), Cut: make(map[Channel]ChanCut, len(j.Chans))}
 	if out.Procs == nil {
 		out.Procs = map[ProcID]LocalState{}
 	}
-	for k, ms := range j.Chans {
+	keys := make([]string, 0, len(j.Chans))
+	for k := range j.Chans {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cj := j.Chans[k]
 		from, to, ok := strings.Cut(k, "->")
 		if !ok || from == "" || to == "" {
 			return fmt.Errorf("channel key %q: want \"FROM->TO\"", k)
 		}
-		out.Chans[Channel{From: ProcID(from), To: ProcID(to)}] = ms
+		switch {
+		case cj.Sent == nil || cj.Got == nil:
+			return fmt.Errorf("channel %s: want its cut seqs \"sent\" and \"got\"", k)
+		case *cj.Sent < 0 || *cj.Got < 0:
+			return fmt.Errorf("channel %s: negative cut seq (sent %d, got %d)", k, *cj.Sent, *cj.Got)
+		}
+		c := Channel{From: ProcID(from), To: ProcID(to)}
+		out.Chans[c] = cj.Msgs
+		out.Cut[c] = ChanCut{Sent: uint64(*cj.Sent), Got: uint64(*cj.Got)}
 	}
 	*r = out
 	return nil

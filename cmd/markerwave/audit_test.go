@@ -80,7 +80,7 @@ func TestAuditMalformed(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 		return p
 	}
-	header := `{"format":"markerwave-trace/2","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":1,"P2":0}}` + "\n"
+	header := `{"format":"markerwave-trace/3","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":1,"P2":0}}` + "\n"
 	for name, tc := range map[string]struct {
 		args []string
 		want string
@@ -92,8 +92,10 @@ func TestAuditMalformed(t *testing.T) {
 		"bad json":       {[]string{write("j.jsonl", header+"{\n")}, "trace line 2"},
 		"bad header":     {[]string{write("h.jsonl", `{"format":"other"}`+"\n")}, "trace line 1"},
 		"bad constants":  {[]string{write("c.jsonl", strings.Replace(header, `,"P2":0`, ``, 1))}, "InitBal"},
-		"bad recorded":   {[]string{write("r.jsonl", header+`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{"P1->P3":[]}}}`+"\n")}, "r.jsonl: trace line 2: recorded snapshot: snapshot 1: unknown channel P1->P3"},
-		"twice recorded": {[]string{write("d.jsonl", header+strings.Repeat(`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{}}}`+"\n", 2))}, "trace line 3: snapshot 1 recorded twice (also line 2)"},
+		"bad recorded":   {[]string{write("r.jsonl", header+`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{"P1->P3":{"msgs":[],"sent":0,"got":0}}}}`+"\n")}, "r.jsonl: trace line 2: recorded snapshot: snapshot 1: unknown channel P1->P3"},
+		"twice recorded": {[]string{write("d.jsonl", header+strings.Repeat(`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{"P1->P2":{"msgs":[],"sent":0,"got":0},"P2->P1":{"msgs":[],"sent":0,"got":0}}}}`+"\n", 2))}, "trace line 3: snapshot 1 recorded twice (also line 2)"},
+		"no cut seqs":    {[]string{write("k.jsonl", header+`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{"P1->P2":{"msgs":[],"sent":0},"P2->P1":{"msgs":[],"sent":0,"got":0}}}}`+"\n")}, `k.jsonl: trace line 2: recorded snapshot: channel P1->P2: want its cut seqs "sent" and "got"`},
+		"negative seq":   {[]string{write("n.jsonl", header+`{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{"bal":1},"P2":{"bal":0}},"chans":{"P1->P2":{"msgs":[],"sent":-1,"got":0},"P2->P1":{"msgs":[],"sent":0,"got":0}}}}`+"\n")}, "n.jsonl: trace line 2: recorded snapshot: channel P1->P2: negative cut seq (sent -1, got 0)"},
 		"snapshots flag": {[]string{"-snapshots", "x.json", "../../traces/conforms/puzzle.jsonl"}, "flag provided but not defined: -snapshots"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -144,7 +144,7 @@ func TestAnalyzeSpuriousReportedMessages(t *testing.T) {
 	g := a.Cuts[0].Recorded.Clone()
 	p1p2 := spec.Channel{From: "P1", To: "P2"}
 	g.Chans[p1p2] = []spec.AppMsg{{Amt: 30, Seq: 1}, {Amt: 5, Seq: 9}}
-	tr.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, "P1", g)}
+	tr.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, "P1", g, nil)}
 	a, err = Analyze(tr)
 	require.NoError(t, err)
 	c := a.Cuts[0]
@@ -176,7 +176,7 @@ func TestAnalyzeSpuriousReportedMessages(t *testing.T) {
 	l.Bal += 20
 	g.Procs["P1"] = l
 	g.Chans[spec.Channel{From: "P2", To: "P1"}] = nil
-	tr.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, "P1", g)}
+	tr.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, "P1", g, nil)}
 	a, err = Analyze(tr)
 	require.NoError(t, err)
 	assert.Equal(t, "snapshot 1 (initiator P1): complete, reported total 150, the events imply the same total from another state", a.Cuts[0].Summary())

@@ -260,10 +260,39 @@ func (g *GlobalSnapshot) Abstract() spec.GlobalState {
 }
 
 // RecordedSnapshot is the snapshot as a trace's recorded snapshot
-// (spec.RecordedSnapshot): its id, initiator and Abstract state.
+// (spec.RecordedSnapshot): its id, initiator, Abstract state and Cut.
 func (g *GlobalSnapshot) RecordedSnapshot() spec.RecordedSnapshot {
 	a := g.Abstract()
-	return spec.RecordedSnapshot{Snap: g.ID, Initiator: g.Initiator, Procs: a.Procs, Chans: a.Chans}
+	return spec.RecordedSnapshot{Snap: g.ID, Initiator: g.Initiator, Procs: a.Procs, Chans: a.Chans, Cut: g.Cut()}
+}
+
+// Cut is the snapshot's cut seqs, what Restore resumes every channel at:
+// per channel, the messages its sender had sent when it recorded (its
+// NextSend less one) and those its receiver had received (the channel's
+// NextRecv less one).
+func (g *GlobalSnapshot) Cut() map[spec.Channel]spec.ChanCut {
+	k := make(map[spec.Channel]spec.ChanCut, len(g.Chans))
+	for _, n := range g.Nodes {
+		for _, cs := range n.NextSend {
+			c := k[cs.Chan]
+			c.Sent = before(cs.Next)
+			k[cs.Chan] = c
+		}
+	}
+	for _, cs := range g.Chans {
+		c := k[cs.Chan]
+		c.Got = before(cs.NextRecv)
+		k[cs.Chan] = c
+	}
+	return k
+}
+
+// before is the count of seqs before next (seqs count from 1).
+func before(next uint64) uint64 {
+	if next == 0 {
+		return 0
+	}
+	return next - 1
 }
 
 // Total is the money the snapshot holds: balances plus amounts in flight.
