@@ -39,9 +39,11 @@
 // recMsgs, the ghost counters nSent and Len(got), and the ghost cut:
 // every recorded process's cut seqs (its local snapshot's NextSend and
 // NextRecv, what core.Restore resumes from) against cutSent and
-// Len(cutGot), bearing on ConsistentCut. The trace format carries no
-// seqs, so a failure there alone prints "property: none" for the drained
-// run: the mismatch line is the verdict.
+// Len(cutGot), bearing on ConsistentCut. A trace's recorded lines carry
+// the cut seqs too (spec.ChanCut: per channel, sent and got), so a
+// failure there alone is seen by audit of the drained run as well: Replay
+// compares them with cutSent and Len(cutGot) when the model completes the
+// snapshot, CheckRun with the events, and both name ConsistentCut.
 //
 // Soak runs use rapid's flags, e.g.
 //

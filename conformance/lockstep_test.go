@@ -368,10 +368,11 @@ type mismatch struct {
 //     property defined on them (ExactChannelState's window is defined on
 //     them too). They are also where core.Restore resumes each channel's
 //     numbering from a checkpoint (LocalSnapshot.Checkpoint), and what the
-//     runtime's collector checks recorded channels against. The trace
-//     format carries no seqs, so the drained run's audit cannot see a
-//     mismatch here that changes nothing else: the failure's property may
-//     then be "none", and the variable line is the verdict.
+//     runtime's collector checks recorded channels against. The trace's
+//     recorded lines carry them (spec.ChanCut), so the drained run's
+//     audit sees a mismatch here that changes nothing else: Replay
+//     compares them with the model's ghost cut when the snapshot
+//     completes, CheckRun with the events, both naming ConsistentCut.
 //
 // The mapping says where to look. The property a failure reports comes
 // from the drained run (report), and may differ: a channel that stops

@@ -139,7 +139,7 @@ func TestLockstepStateMismatchReportsProperty(t *testing.T) {
 		l.release()
 		l.check()
 		part := net.Parts[1][p2]
-		part.Chans = []core.ChanRecording{{Chan: c12, Status: core.Done}}
+		part.Chans = []core.ChanRecording{{Chan: c12, Status: core.Done, NextRecv: part.Chans[0].NextRecv}}
 		net.Parts[1][p2] = part
 		l.check()
 	})
@@ -156,8 +156,10 @@ func TestLockstepStateMismatchReportsProperty(t *testing.T) {
 // after the nodes released snapshot 1, P1's part claims it had sent
 // nothing on P1->P2 when it recorded (it had sent the $30, #1), and P2's
 // that it had already received the $30 on P1->P2 (it recorded it in
-// flight). Both mismatches bear on ConsistentCut. The trace format
-// carries no seqs, so the drained run (otherwise right) conforms.
+// flight). Both mismatches bear on ConsistentCut, and the drained run,
+// whose recorded line carries the wrong cut seqs, breaks it too: audit of
+// the written trace names ConsistentCut, restore resuming P1->P2 at the
+// wrong seq.
 func TestLockstepChecksCutSeqs(t *testing.T) {
 	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
 	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
@@ -187,7 +189,10 @@ func TestLockstepChecksCutSeqs(t *testing.T) {
 	assert.Contains(t, msg, "cutSent[1][P1->P2]: model 1, P1's local snapshot has next send seq 1 (restore resumes P1->P2 at it)  [bears on ConsistentCut]")
 	assert.Contains(t, msg, "Len(cutGot[1][P1->P2]): model 0, P2's local snapshot has next receive seq 2 (restore resumes P1->P2 at it)  [bears on ConsistentCut]")
 	assert.NotContains(t, msg, "recMsgs[", "the recordings themselves agree")
-	assert.Contains(t, msg, "\nproperty: none: the drained run conforms\n", "the drained run, which carries no seqs, conforms")
+	tr := assertFailureNames(t, msg, "ConsistentCut")
+	require.Len(t, tr.Recorded, 1)
+	assert.Equal(t, spec.ChanCut{Sent: 0, Got: 1}, tr.Recorded[0].Cut[c12], "the written run carries the parts' cut seqs")
+	assert.Contains(t, msg, "restore would resume P1->P2 at the wrong seq")
 }
 
 // TestLockstepCutSeqsMissingPart: a recorded process whose local snapshot

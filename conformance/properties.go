@@ -27,6 +27,10 @@ type Run struct {
 	// state when it recorded, each channel's receives between its
 	// receiver's recording and the channel's marker).
 	Recorded map[spec.SnapID]spec.GlobalState
+	// Cuts holds the implementation's cut seqs (spec.ChanCut) of the
+	// snapshots it completed, per channel. Nil, or a snapshot left out:
+	// not checked.
+	Cuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	// End is the implementation's state at the end of the run. Nil:
 	// derived from the events (last states, messages sent and not received).
 	End *spec.GlobalState
@@ -230,10 +234,12 @@ func (a *analysis) end() spec.GlobalState {
 // implementation's recorded states alone (no model ghost variables):
 //
 //  1. ConsistentCut: no process recorded the receipt of a message its
-//     sender recorded as not sent (an orphan);
+//     sender recorded as not sent (an orphan), and the reported cut seqs
+//     (Cuts) are the events': per channel, the messages sent before the
+//     sender recorded and those received before the receiver recorded;
 //  2. ExactChannelState: each channel's recorded messages are those sent
 //     before the sender recorded and received after the receiver
-//     recorded, in order;
+//     recorded, in order, and, with cut seqs, numbers Got+1 .. Sent;
 //  3. Conservation: the recorded balances and messages hold the initial
 //     money (the token, in a ring);
 //  4. ChandyLamportTheorem, constructively: the run's application steps
@@ -281,13 +287,65 @@ func CheckRun(r Run) []Violation {
 				out = append(out, Violation{prop, s, detail})
 			}
 		}
-		add("ConsistentCut", a.consistentCut(k))
-		add("ExactChannelState", a.exactChannels(k, rec))
+		orphans, inexact := a.reportedCut(k, s, rec)
+		add("ConsistentCut", joinDetails(a.consistentCut(k), orphans))
+		add("ExactChannelState", joinDetails(a.exactChannels(k, rec), inexact))
 		add("Conservation", a.conservation(rec))
 		add("ChandyLamportTheorem", a.theorem(k, rec, end))
 		add("StableCatalogue", a.stable(rec, end))
 	}
 	return out
+}
+
+// reportedCut checks snapshot s's reported cut seqs, if any: against the
+// events (what the sender had sent and the receiver had received when
+// each recorded: a difference is a cut restore would resume at the wrong
+// seq) and against the recorded messages (spec.RecordedSnapshot.CutProblems).
+// It returns the ConsistentCut and the ExactChannelState problems.
+func (a *analysis) reportedCut(k cutOf, s spec.SnapID, rec spec.GlobalState) (consistent, exact string) {
+	cut, ok := a.r.Cuts[s]
+	if !ok {
+		return "", ""
+	}
+	var bad []string
+	for _, c := range a.r.Topo.Chans {
+		var want spec.ChanCut
+		for _, m := range a.msgs[c] {
+			if m.sendPos < k.at[c.From] {
+				want.Sent++
+			}
+		}
+		for _, rv := range k.recvs[c] {
+			if rv.pos < k.at[c.To] {
+				want.Got++
+			}
+		}
+		got, ok := cut[c]
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%s has no reported cut seqs, the events say %s", c, want))
+		case got != want:
+			bad = append(bad, fmt.Sprintf("%s's reported cut seqs are %s, the events say %s (%s sent %d before recording, %s received %d): restore would resume %s at the wrong seq",
+				c, got, want, string(c.From), want.Sent, string(c.To), want.Got, c))
+		}
+	}
+	r := spec.RecordedSnapshot{Snap: s, Chans: rec.Chans, Cut: cut}
+	orphans, inexact := r.CutProblems(a.r.Topo)
+	for i := range orphans {
+		orphans[i] = "reported cut " + orphans[i]
+	}
+	return joinDetails(strings.Join(bad, "; "), strings.Join(orphans, "; ")), strings.Join(inexact, "; ")
+}
+
+// joinDetails joins the non-empty details with "; ".
+func joinDetails(ds ...string) string {
+	var out []string
+	for _, d := range ds {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func (a *analysis) consistentCut(k cutOf) string {

@@ -40,6 +40,8 @@ type Options struct {
 	Drained bool
 	// Lines[i] is the trace file line of event i (0-based), for reports.
 	Lines []int
+	// RecordedLines[i] is the trace file line of recorded snapshot i.
+	RecordedLines []int
 }
 
 // Divergence is the first point where the implementation's run leaves the
@@ -195,6 +197,7 @@ func Replay(tr spec.Trace, opts Options) Report {
 	var r Report
 	rec := tr.RecordedStates()
 	initiators := map[spec.SnapID]spec.ProcID{}
+	cuts := recordedCuts(tr, opts)
 	for _, rs := range tr.Recorded {
 		initiators[rs.Snap] = rs.Initiator
 	}
@@ -214,7 +217,7 @@ func Replay(tr spec.Trace, opts Options) Report {
 			d = checkInvariants(cfg, next)
 		}
 		if d == nil {
-			d = checkRecorded(cfg, st, next, rec, initiators)
+			d = checkRecorded(cfg, st, next, rec, initiators, cuts)
 		}
 		if d != nil {
 			d.Step, d.Action = i+1, e.String()
@@ -235,8 +238,39 @@ func Replay(tr spec.Trace, opts Options) Report {
 			r.Snapshots++
 		}
 	}
-	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec})
+	var runCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	if len(cuts) > 0 {
+		runCuts = map[spec.SnapID]map[spec.Channel]spec.ChanCut{}
+		for id, k := range cuts {
+			runCuts[id] = k.cut
+		}
+	}
+	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec, Cuts: runCuts})
 	return r
+}
+
+// reportedCut is a recorded snapshot's cut seqs and its trace line (0 if
+// unknown).
+type reportedCut struct {
+	cut  map[spec.Channel]spec.ChanCut
+	line int
+}
+
+// recordedCuts lists the cut seqs the trace's recorded snapshots carry,
+// by snapshot id.
+func recordedCuts(tr spec.Trace, opts Options) map[spec.SnapID]reportedCut {
+	out := map[spec.SnapID]reportedCut{}
+	for i, rs := range tr.Recorded {
+		if len(rs.Cut) == 0 {
+			continue
+		}
+		k := reportedCut{cut: rs.Cut}
+		if i < len(opts.RecordedLines) {
+			k.line = opts.RecordedLines[i]
+		}
+		out[rs.Snap] = k
+	}
+	return out
 }
 
 // step takes event e in the model from st.
@@ -396,8 +430,9 @@ func onlySnap(cfg *model.Config, st *model.State, s int) (*model.Config, *model.
 }
 
 // checkRecorded compares the implementation's recorded states (and their
-// initiators) with the model's for every snapshot the step completed.
-func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID) *Divergence {
+// initiators), then their cut seqs, with the model's for every snapshot
+// the step completed.
+func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID, cuts map[spec.SnapID]reportedCut) *Divergence {
 	for s, id := range cfg.Snap {
 		got, ok := rec[id]
 		if !ok || model.Complete(cfg, before, s) || !model.Complete(cfg, after, s) {
@@ -412,8 +447,46 @@ func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.S
 			return &Divergence{Property: PropRecorded, Detail: fmt.Sprintf("snapshot %d completes, and the implementation recorded another state than the model", id),
 				Expected: oneLine(FormatState(want)), Reported: oneLine(FormatState(got)), Diff: d}
 		}
+		if k, ok := cuts[id]; ok {
+			if d := checkCut(cfg, after, s, k); d != nil {
+				return d
+			}
+		}
 	}
 	return nil
+}
+
+// checkCut compares a completed snapshot's reported cut seqs with the
+// model's ghost cut: per channel c, cutSent[s][c] and Len(cutGot[s][c]).
+// A difference breaks ConsistentCut as the implementation will act on
+// it: restoring the snapshot resumes the channel at the wrong seq.
+func checkCut(cfg *model.Config, st *model.State, s int, k reportedCut) *Divergence {
+	var bad, want, got []string
+	for c, ch := range cfg.Topo.Chans {
+		m := spec.ChanCut{Sent: st.CutSent[s][c], Got: uint64(len(st.CutGot[s][c]))}
+		r, ok := k.cut[ch]
+		if ok && r == m {
+			continue
+		}
+		bad = append(bad, ch.String())
+		want = append(want, fmt.Sprintf("%s %s", ch, m))
+		if ok {
+			got = append(got, fmt.Sprintf("%s %s", ch, r))
+		} else {
+			got = append(got, fmt.Sprintf("%s no cut seqs", ch))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	where := ""
+	if k.line > 0 {
+		where = fmt.Sprintf(" (trace line %d)", k.line)
+	}
+	return &Divergence{Property: "ConsistentCut",
+		Detail: fmt.Sprintf("snapshot %d completes, and the cut seqs the implementation reported%s are not the model's cutSent and Len(cutGot): restore would resume %s at the wrong seq",
+			cfg.Snap[s], where, strings.Join(bad, ", ")),
+		Expected: strings.Join(want, "; "), Reported: strings.Join(got, "; ")}
 }
 
 // checkDrained is the state part of SnapshotsComplete at the end of a

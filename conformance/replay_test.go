@@ -275,3 +275,43 @@ func TestTraceFileRoundTrip(t *testing.T) {
 	_, _, err = ReadTraceFile(path)
 	assert.ErrorContains(t, err, fmt.Sprintf("run.jsonl: trace line %d: recorded snapshot: snapshot 1: no recorded state for P1", len(tr.Events)+4))
 }
+
+// TestReplayChecksCutSeqs: a run whose only defect is a recorded
+// snapshot's cut seqs (restore would resume a channel at the wrong seq)
+// diverges on ConsistentCut when the model completes the snapshot, and
+// the run checks name it too, from the events.
+func TestReplayChecksCutSeqs(t *testing.T) {
+	tr := richRun(t)
+	c := spec.Channel{From: p1, To: p2}
+	k := tr.Recorded[0].Cut[c]
+	require.Equal(t, spec.ChanCut{Sent: 1, Got: 1}, k, "P1 sent the 30 before recording, P2 received it before recording")
+	bad := tr
+	bad.Recorded = append([]spec.RecordedSnapshot(nil), tr.Recorded...)
+	cut := map[spec.Channel]spec.ChanCut{}
+	for ch, v := range tr.Recorded[0].Cut {
+		cut[ch] = v
+	}
+	cut[c] = spec.ChanCut{Sent: 2, Got: 1} // a cut seq too late, like the cut-late mutant
+	bad.Recorded[0] = spec.NewRecordedSnapshot(tr.Recorded[0].Snap, tr.Recorded[0].Initiator, tr.Recorded[0].State(), cut)
+	r := Replay(bad, Options{RecordedLines: []int{40, 41}})
+	require.NotNil(t, r.Divergence, "%s", r)
+	assert.Equal(t, "ConsistentCut", r.Property(), "%s", r)
+	assert.Contains(t, r.Divergence.Detail, "snapshot 1 completes, and the cut seqs the implementation reported (trace line 40) are not the model's cutSent and Len(cutGot): restore would resume P1->P2 at the wrong seq")
+	assert.Equal(t, "P1->P2 sent 1, got 1", r.Divergence.Expected)
+	assert.Equal(t, "P1->P2 sent 2, got 1", r.Divergence.Reported)
+	var props []string
+	for _, v := range r.Violations {
+		props = append(props, v.Property)
+	}
+	assert.Equal(t, []string{"ConsistentCut", "ExactChannelState"}, props, "%s", r)
+	assert.Contains(t, r.Violations[0].Detail, "P1->P2's reported cut seqs are sent 2, got 1, the events say sent 1, got 1")
+
+	// Through a file: the line is the recorded line's.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cut.jsonl")
+	require.NoError(t, WriteTraceFile(path, bad))
+	rep, err := AuditFile(path, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "ConsistentCut", rep.Property())
+	assert.Contains(t, rep.String(), fmt.Sprintf("(trace line %d)", len(bad.Events)+2))
+}

@@ -43,6 +43,6 @@ func AuditFile(path string, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	opts.Lines = lines.Events
+	opts.Lines, opts.RecordedLines = lines.Events, lines.Recorded
 	return Replay(tr, opts), nil
 }

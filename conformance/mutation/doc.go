@@ -7,8 +7,8 @@
 // they fail naming the mutant's property. A control copy, unmutated, must
 // pass the same tests.
 //
-// For a mutant of impl/core (all but cut-late, below) it asserts three
-// things:
+// For a mutant of impl/core it asserts three things (cut-late the first
+// two, below):
 //
 //   - TestLockstep (rapid, fixed seed) fails on a per-step state
 //     mismatch and its failure prints "property: P": the property the
@@ -37,7 +37,7 @@
 //	                                                                                   TestScenarios (concurrent-snapshots only)
 //	wrong-snapshot  a message is recorded by the snapshots         ExactChannelState   TestLockstep (recMsgs) + audit;
 //	                recording its channel                                              TestScenarios (concurrent-snapshots only)
-//	cut-late        a snapshot's cut seqs are the channels' seqs   ConsistentCut       TestLockstep (cutSent);
+//	cut-late        a snapshot's cut seqs are the channels' seqs   ConsistentCut       TestLockstep (cutSent) + audit;
 //	                when the state was recorded                    (cutSent),          TestRuntimeMemory (Collect)
 //	                                                               collector check
 //
@@ -57,12 +57,12 @@
 // the cut) before any trace is written, or, when two messages swap, the
 // receiver refuses the out-of-order seq and its channel fails. cut-late
 // leaves every event and recorded state right and moves only the cut seqs
-// a checkpoint restores
-// from (LocalSnapshot.NextSend): the lockstep comparison of the ghost cut
-// (cutSent, bearing on ConsistentCut) sees it, but the trace format
-// carries no seqs, so the drained run and audit of its trace conform (the
-// failure says "property: none"); it is asserted by the mismatch line, and
-// in a cluster by the collector.
+// a checkpoint restores from (LocalSnapshot.NextSend): the lockstep
+// comparison of the ghost cut (cutSent, bearing on ConsistentCut) sees
+// it, and so do the drained run and audit of its trace, whose recorded
+// lines carry the cut seqs (Replay compares them with cutSent and
+// Len(cutGot) when the snapshot completes: restore would resume the
+// channel at the wrong seq); in a cluster the collector sees it too.
 //
 // Nothing here is compiled into the implementation: the mutants exist
 // only in the temporary copies. The package has no exported API.

@@ -186,9 +186,8 @@ func lockstepProp(want string) expect {
 }
 
 // lockstepVar: TestLockstep fails on a per-step state mismatch in which
-// model variable v differs, bearing on want. For a mutant whose damage the
-// trace format cannot carry (the cut seqs): the drained run, and so audit
-// of the failure trace, may conform; the variable is the verdict.
+// model variable v differs, bearing on want: the variable the mutant
+// damages first (lockstepProp asserts what the drained run breaks).
 func lockstepVar(v, want string) expect {
 	return expect{Check: "TestLockstep", Find: func(out string) (string, error) {
 		sec, ok := section(out, "TestLockstep")
@@ -396,11 +395,14 @@ var mutants = []mutant{
 		// the abstraction conform: only the seqs a checkpoint restores
 		// from (LocalSnapshot.NextSend) are wrong. The lockstep comparison
 		// of the ghost cut sees cutSent differ (it bears on
-		// ConsistentCut); in a cluster, the collector finds more messages
-		// in flight across the cut than were recorded.
-		Want: "ConsistentCut (cutSent); collected channel state",
+		// ConsistentCut); the drained run's recorded lines carry the
+		// wrong cut seqs, so it and audit of its trace name ConsistentCut
+		// too; in a cluster, the collector finds more messages in flight
+		// across the cut than were recorded.
+		Want: "ConsistentCut (cutSent, audit); collected channel state",
 		Expect: []expect{
 			lockstepVar("cutSent", "ConsistentCut"),
+			lockstepProp("ConsistentCut"),
 			outputHas("TestRuntimeMemory", "collector: recorded channel state is not what was in flight across the cut",
 				regexp.MustCompile(`\d+ messages recorded, but \d+ were in flight across the cut`)),
 		},
