@@ -294,33 +294,13 @@ func (n *Net) RecordedSnapshots() []spec.RecordedSnapshot {
 	return out
 }
 
-// AssembleCut is one snapshot's cut seqs from its local parts: a
-// channel's Sent from its sender's NextSend, its Got from its receiver's
-// NextRecv (each less one, as the seqs count from 1).
+// AssembleCut is one snapshot's cut seqs from its local parts (core.Cut).
 func AssembleCut(parts map[spec.ProcID]core.LocalSnapshot) map[spec.Channel]spec.ChanCut {
-	k := map[spec.Channel]spec.ChanCut{}
-	for _, ls := range parts {
-		for _, cs := range ls.NextSend {
-			c := k[cs.Chan]
-			c.Sent = seqsBefore(cs.Next)
-			k[cs.Chan] = c
-		}
-		for _, r := range ls.Chans {
-			c := k[r.Chan]
-			c.Got = seqsBefore(r.NextRecv)
-			k[r.Chan] = c
-		}
+	ls := make([]core.LocalSnapshot, 0, len(parts))
+	for _, p := range parts {
+		ls = append(ls, p)
 	}
-	return k
-}
-
-// seqsBefore is the number of seqs before next (seqs count from 1; 0 if
-// next is, which no node reports).
-func seqsBefore(next uint64) uint64 {
-	if next == 0 {
-		return 0
-	}
-	return next - 1
+	return core.Cut(ls...)
 }
 
 // Assemble abstracts one snapshot's local parts to the spec's global state.

@@ -143,3 +143,33 @@ type snapState struct {
 	sendAt  []uint64        // next seq per outgoing channel at record time
 	pending int             // incoming channels not yet done
 }
+
+// Cut is a snapshot's cut seqs assembled from its local parts, what
+// Restore resumes every channel at: a channel's Sent is the messages its
+// sender had sent on it when it recorded (NextSend less one), its Got the
+// messages its receiver had received (NextRecv less one). In the spec these
+// are cutSent[s][c] and Len(cutGot[s][c]).
+func Cut(parts ...LocalSnapshot) map[spec.Channel]spec.ChanCut {
+	k := map[spec.Channel]spec.ChanCut{}
+	for _, ls := range parts {
+		for _, cs := range ls.NextSend {
+			c := k[cs.Chan]
+			c.Sent = seqsBefore(cs.Next)
+			k[cs.Chan] = c
+		}
+		for _, r := range ls.Chans {
+			c := k[r.Chan]
+			c.Got = seqsBefore(r.NextRecv)
+			k[r.Chan] = c
+		}
+	}
+	return k
+}
+
+// seqsBefore is how many seqs come before next (seqs count from 1).
+func seqsBefore(next uint64) uint64 {
+	if next == 0 {
+		return 0
+	}
+	return next - 1
+}

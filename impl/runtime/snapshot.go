@@ -266,33 +266,16 @@ func (g *GlobalSnapshot) RecordedSnapshot() spec.RecordedSnapshot {
 	return spec.RecordedSnapshot{Snap: g.ID, Initiator: g.Initiator, Procs: a.Procs, Chans: a.Chans, Cut: g.Cut()}
 }
 
-// Cut is the snapshot's cut seqs, what Restore resumes every channel at:
-// per channel, the messages its sender had sent when it recorded (its
-// NextSend less one) and those its receiver had received (the channel's
-// NextRecv less one).
+// Cut is the snapshot's cut seqs, what Restore resumes every channel at
+// (core.Cut of its local parts).
 func (g *GlobalSnapshot) Cut() map[spec.Channel]spec.ChanCut {
-	k := make(map[spec.Channel]spec.ChanCut, len(g.Chans))
+	parts := make([]core.LocalSnapshot, 0, len(g.Nodes))
 	for _, n := range g.Nodes {
-		for _, cs := range n.NextSend {
-			c := k[cs.Chan]
-			c.Sent = before(cs.Next)
-			k[cs.Chan] = c
+		if ls, ok := g.Local(n.Proc); ok {
+			parts = append(parts, ls)
 		}
 	}
-	for _, cs := range g.Chans {
-		c := k[cs.Chan]
-		c.Got = before(cs.NextRecv)
-		k[cs.Chan] = c
-	}
-	return k
-}
-
-// before is the count of seqs before next (seqs count from 1).
-func before(next uint64) uint64 {
-	if next == 0 {
-		return 0
-	}
-	return next - 1
+	return core.Cut(parts...)
 }
 
 // Total is the money the snapshot holds: balances plus amounts in flight.
