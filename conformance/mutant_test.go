@@ -77,11 +77,7 @@ var (
 // lockstep harness at that delivery, and the trace it writes replays to
 // the same divergence.
 func TestLockstepCatchesNonFIFO(t *testing.T) {
-	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
-	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
-	require.NoError(t, err)
-	r := &recorder{}
-	l := newLockstep(r, "orphan", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p1})
+	_, r, l := twoBankLockstep(t, "orphan", 1, p1)
 	msg := expectFailure(t, r, func() {
 		l.initiate(1)
 		l.send(c12, 30)
@@ -101,11 +97,7 @@ func TestLockstepCatchesNonFIFO(t *testing.T) {
 // TestLockstepCatchesStateMismatch: an abstraction that disagrees with the
 // model (here the network loses a frame) fails the per-step comparison.
 func TestLockstepCatchesStateMismatch(t *testing.T) {
-	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
-	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
-	require.NoError(t, err)
-	r := &recorder{}
-	l := newLockstep(r, "lost", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p1})
+	net, r, l := twoBankLockstep(t, "lost", 1, p1)
 	msg := expectFailure(t, r, func() {
 		l.send(c12, 30)
 		net.Queues[c12] = nil // the network loses the transfer
@@ -124,11 +116,7 @@ func TestLockstepCatchesStateMismatch(t *testing.T) {
 // names the property the drained run breaks, and audit of the written
 // trace, marked drained and carrying the recorded snapshot, names the same.
 func TestLockstepStateMismatchReportsProperty(t *testing.T) {
-	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
-	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
-	require.NoError(t, err)
-	r := &recorder{}
-	l := newLockstep(r, "lost-recording", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p2})
+	net, r, l := twoBankLockstep(t, "lost-recording", 1, p2)
 	msg := expectFailure(t, r, func() {
 		l.send(c12, 30)
 		l.initiate(1)
@@ -161,11 +149,7 @@ func TestLockstepStateMismatchReportsProperty(t *testing.T) {
 // the written trace names ConsistentCut, restore resuming P1->P2 at the
 // wrong seq.
 func TestLockstepChecksCutSeqs(t *testing.T) {
-	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
-	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
-	require.NoError(t, err)
-	r := &recorder{}
-	l := newLockstep(r, "cut-seqs", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p2})
+	net, r, l := twoBankLockstep(t, "cut-seqs", 1, p2)
 	msg := expectFailure(t, r, func() {
 		l.send(c12, 30)
 		l.initiate(1)
@@ -198,11 +182,7 @@ func TestLockstepChecksCutSeqs(t *testing.T) {
 // TestLockstepCutSeqsMissingPart: a recorded process whose local snapshot
 // part is gone (or lacks a channel) fails the cut comparison too.
 func TestLockstepCutSeqsMissingPart(t *testing.T) {
-	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
-	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
-	require.NoError(t, err)
-	r := &recorder{}
-	l := newLockstep(r, "cut-seqs-missing", net, nil, map[spec.ProcID]int{p1: 0, p2: 0}, map[spec.SnapID]spec.ProcID{1: p1})
+	net, r, l := twoBankLockstep(t, "cut-seqs-missing", 0, p1)
 	msg := expectFailure(t, r, func() {
 		l.initiate(1)
 		l.deliver(c12, 0)
@@ -224,11 +204,7 @@ func TestLockstepCutSeqsMissingPart(t *testing.T) {
 // mismatch; the run ends with snapshot 1 incomplete, which the failure
 // and audit of the written trace name: SnapshotsComplete.
 func TestLockstepDrainBlocksForeignHead(t *testing.T) {
-	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
-	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
-	require.NoError(t, err)
-	r := &recorder{}
-	l := newLockstep(r, "forged", net, []int64{30}, map[spec.ProcID]int{p1: 1, p2: 1}, map[spec.SnapID]spec.ProcID{1: p2})
+	net, r, l := twoBankLockstep(t, "forged", 1, p2)
 	msg := expectFailure(t, r, func() {
 		l.send(c12, 30)
 		l.initiate(1)
@@ -291,4 +267,21 @@ func assertFailureNames(t *testing.T, msg, prop string) spec.Trace {
 	require.NoError(t, err)
 	assert.Equal(t, prop, rep.Property(), "%s", rep)
 	return tr
+}
+
+// twoBankLockstep is the article's two accounts (P1 $100, P2 $50) under a
+// lockstep harness whose failures are recorded, not fatal: each process
+// may send budget $30 transfers, and initiator starts snapshot 1. Failure
+// traces go to a temporary folder.
+func twoBankLockstep(t *testing.T, name string, budget int, initiator spec.ProcID) (*Net, *recorder, *lockstep) {
+	t.Helper()
+	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
+	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	require.NoError(t, err)
+	var amounts []int64
+	if budget > 0 {
+		amounts = []int64{30}
+	}
+	r := &recorder{}
+	return net, r, newLockstep(r, name, net, amounts, map[spec.ProcID]int{p1: budget, p2: budget}, map[spec.SnapID]spec.ProcID{1: initiator})
 }
