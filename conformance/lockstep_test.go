@@ -61,7 +61,7 @@ const drainLimit = 100000
 func newLockstep(t checker, name string, net *Net, amounts []int64, budget map[spec.ProcID]int, initiator map[spec.SnapID]spec.ProcID) *lockstep {
 	t.Helper()
 	k := model.Constants{Topo: net.Topo, InitBal: net.InitBal, Amount: amounts, Budget: budget, Initiator: initiator}
-	cfg, err := model.NewConfig(k, model.VariantSpec, Invariants, nil)
+	cfg, err := model.NewConfig(k, model.VariantSpec, spec.Invariants, nil)
 	if err != nil {
 		t.Fatalf("model: %v", err)
 	}
@@ -112,7 +112,7 @@ func (l *lockstep) report(drain bool, msg string) {
 	tr := l.net.Trace("lockstep failure (" + kind + "): " + msg)
 	tr.Header.Budget, tr.Header.Drained = l.budget, drained
 	rep := Replay(tr, Options{})
-	prop := rep.Property()
+	prop := string(rep.Property())
 	if prop == "" {
 		prop = "none: the " + kind + " conforms"
 	}
@@ -337,8 +337,8 @@ func (l *lockstep) check() {
 // A mismatch is one model variable the implementation's abstraction
 // disagrees on.
 type mismatch struct {
-	v    string // the variable: proc, chan, nSent, Len(got), recorded, recProc, recChan, recMsgs, cutSent, Len(cutGot)
-	prop string // the property it bears on (varProperty)
+	v    string        // the variable: proc, chan, nSent, Len(got), recorded, recProc, recChan, recMsgs, cutSent, Len(cutGot)
+	prop spec.Property // the property it bears on (varProperty)
 	text string
 }
 
@@ -379,36 +379,36 @@ type mismatch struct {
 // recording at the wrong marker (recChan) makes its node refuse the real
 // marker later as a duplicate, so the drained run shows the snapshot
 // never completing (SnapshotsComplete) before any recorded state is wrong.
-func varProperty(v string, markersDiffer, balDiffers bool) string {
+func varProperty(v string, markersDiffer, balDiffers bool) spec.Property {
 	switch v {
 	case "proc":
-		return PropState
+		return spec.CheckState
 	case "chan":
 		if markersDiffer {
-			return PropComplete
+			return spec.PropSnapshotsComplete
 		}
-		return PropMessage
+		return spec.CheckMessage
 	case "nSent", "Len(got)":
-		return PropMessage
+		return spec.CheckMessage
 	case "recorded":
-		return "ConsistentCut"
+		return spec.PropConsistentCut
 	case "recProc":
 		if balDiffers {
-			return "Conservation"
+			return spec.PropConservation
 		}
-		return "ChandyLamportTheorem"
+		return spec.PropChandyLamportTheorem
 	case "recChan", "recMsgs":
-		return "ExactChannelState"
+		return spec.PropExactChannelState
 	case "cutSent", "Len(cutGot)":
-		return "ConsistentCut"
+		return spec.PropConsistentCut
 	}
-	return PropState
+	return spec.CheckState
 }
 
 func (l *lockstep) mismatches() []mismatch {
 	cfg, st, net := l.cfg, l.st, l.net
 	var out []mismatch
-	bad := func(v, prop, format string, args ...any) {
+	bad := func(v string, prop spec.Property, format string, args ...any) {
 		out = append(out, mismatch{v: v, prop: prop, text: fmt.Sprintf(format, args...)})
 	}
 	for i, p := range cfg.Topo.Procs {
@@ -423,17 +423,17 @@ func (l *lockstep) mismatches() []mismatch {
 			case wire.KindApp:
 				amt, err := net.Apps[c.To].Amount(f.Payload)
 				if err != nil {
-					bad("chan", PropMessage, "chan[%s]: frame %s: %v", c, f, err)
+					bad("chan", spec.CheckMessage, "chan[%s]: frame %s: %v", c, f, err)
 				}
 				got = append(got, model.AppMsgOf(amt, f.Seq))
 			case wire.KindMarker:
 				si := cfg.SnapIndex(f.Snap)
 				if si < 0 {
-					bad("chan", PropComplete, "chan[%s]: marker of unknown snapshot %d", c, f.Snap)
+					bad("chan", spec.PropSnapshotsComplete, "chan[%s]: marker of unknown snapshot %d", c, f.Snap)
 				}
 				got = append(got, model.MarkerOf(si))
 			default:
-				bad("chan", PropMessage, "chan[%s]: frame of kind %d", c, f.Kind)
+				bad("chan", spec.CheckMessage, "chan[%s]: frame of kind %d", c, f.Kind)
 			}
 		}
 		if fmtChan(cfg, got) != fmtChan(cfg, st.Chan[ci]) {
@@ -510,7 +510,7 @@ func (l *lockstep) mismatches() []mismatch {
 // on every incoming channel c, NextRecv-1 must be Len(cutGot[s][c]), the
 // number it had received. ok is false when p has no part for s although
 // both agree it recorded s.
-func (l *lockstep) cutMismatches(bad func(v, prop, format string, args ...any), s spec.SnapID, si int, p spec.ProcID, part core.LocalSnapshot, ok bool) {
+func (l *lockstep) cutMismatches(bad func(v string, prop spec.Property, format string, args ...any), s spec.SnapID, si int, p spec.ProcID, part core.LocalSnapshot, ok bool) {
 	cfg, st := l.cfg, l.st
 	if !ok {
 		bad("cutSent", varProperty("cutSent", false, false), "cutSent[%d][*]: %s recorded snapshot %d but has no local snapshot part holding its cut seqs", s, p, s)

@@ -91,7 +91,7 @@ func TestLockstepCatchesNonFIFO(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, rep.Divergence, "%s", rep)
 	assert.Equal(t, 3, rep.Divergence.Step)
-	assert.Equal(t, PropEnabled, rep.Divergence.Property)
+	assert.Equal(t, spec.CheckEnabled, rep.Divergence.Property)
 }
 
 // TestLockstepCatchesStateMismatch: an abstraction that disagrees with the
@@ -107,7 +107,7 @@ func TestLockstepCatchesStateMismatch(t *testing.T) {
 	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1>>, network <<>>  [bears on Message]")
 	// Drained alone, the run ends with the transfer still in the model's
 	// channel: the drained claim fails.
-	assertFailureNames(t, msg, PropComplete)
+	assertFailureNames(t, msg, spec.PropSnapshotsComplete)
 }
 
 // TestLockstepStateMismatchReportsProperty: a snapshot part that loses
@@ -133,7 +133,7 @@ func TestLockstepStateMismatchReportsProperty(t *testing.T) {
 	})
 	assert.Contains(t, msg, "first divergent step: the release of completed snapshots (Take) after step 5")
 	assert.Contains(t, msg, "recMsgs[1][P1->P2]: model <<30#1>>, implementation <<>>  [bears on ExactChannelState]")
-	tr := assertFailureNames(t, msg, "ExactChannelState")
+	tr := assertFailureNames(t, msg, spec.PropExactChannelState)
 	require.Len(t, tr.Recorded, 1, "the written run carries the snapshot the nodes completed")
 	assert.Empty(t, tr.Recorded[0].State().Chans[c12])
 }
@@ -173,7 +173,7 @@ func TestLockstepChecksCutSeqs(t *testing.T) {
 	assert.Contains(t, msg, "cutSent[1][P1->P2]: model 1, P1's local snapshot has next send seq 1 (restore resumes P1->P2 at it)  [bears on ConsistentCut]")
 	assert.Contains(t, msg, "Len(cutGot[1][P1->P2]): model 0, P2's local snapshot has next receive seq 2 (restore resumes P1->P2 at it)  [bears on ConsistentCut]")
 	assert.NotContains(t, msg, "recMsgs[", "the recordings themselves agree")
-	tr := assertFailureNames(t, msg, "ConsistentCut")
+	tr := assertFailureNames(t, msg, spec.PropConsistentCut)
 	require.Len(t, tr.Recorded, 1)
 	assert.Equal(t, spec.ChanCut{Sent: 0, Got: 1}, tr.Recorded[0].Cut[c12], "the written run carries the parts' cut seqs")
 	assert.Contains(t, msg, "restore would resume P1->P2 at the wrong seq")
@@ -216,7 +216,7 @@ func TestLockstepDrainBlocksForeignHead(t *testing.T) {
 	assert.Contains(t, msg, "first divergent step: step 3, RecvMarker(P2, P1)")
 	assert.Contains(t, msg, "chan[P1->P2]: model <<30#1, Marker(1)>>, network <<Marker(1), 30#1, Marker(1)>>  [bears on SnapshotsComplete]")
 	assert.Contains(t, msg, "marker(1) on P1->P2: not delivered (the model's head: 30#1); P1->P2 blocked, 2 frames stranded behind")
-	assertFailureNames(t, msg, PropComplete)
+	assertFailureNames(t, msg, spec.PropSnapshotsComplete)
 }
 
 // TestLockstepRapidFindsNonFIFO runs the rapid lockstep property on a
@@ -253,11 +253,11 @@ func TestLockstepRapidFindsNonFIFO(t *testing.T) {
 // assertFailureNames checks that a lockstep failure message names prop as
 // the property the drained run breaks, and that audit of the trace it
 // wrote (marked drained) names the same; it returns that trace.
-func assertFailureNames(t *testing.T, msg, prop string) spec.Trace {
+func assertFailureNames(t *testing.T, msg string, prop spec.Property) spec.Trace {
 	t.Helper()
 	m := propertyLine.FindStringSubmatch(msg)
 	require.NotNil(t, m, msg)
-	assert.Equal(t, prop, m[1], msg)
+	assert.Equal(t, prop, spec.Property(m[1]), msg)
 	p := tracePath.FindStringSubmatch(msg)
 	require.NotNil(t, p, msg)
 	tr, _, err := ReadTraceFile(p[1])

@@ -9,11 +9,6 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// PropCompleteClaim: the implementation reports a snapshot complete
-// exactly when its events complete it (every process recorded, every
-// channel's marker received).
-const PropCompleteClaim = "Complete"
-
 // Run is one execution as the implementation reports it.
 type Run struct {
 	Topo    *spec.Topology
@@ -38,7 +33,7 @@ type Run struct {
 
 // Violation is a run property that fails for one snapshot.
 type Violation struct {
-	Property string // ConsistentCut, ExactChannelState, Conservation, ChandyLamportTheorem, StableCatalogue or Complete
+	Property spec.Property // an invariant of spec.Invariants, or spec.CheckCompleteClaim
 	Snap     spec.SnapID
 	Detail   string
 }
@@ -254,12 +249,12 @@ func (a *analysis) end() spec.GlobalState {
 // the order above.
 func CheckRun(r Run) []Violation {
 	if r.Topo == nil {
-		return []Violation{{Property: PropWellFormed, Detail: "run has no topology"}}
+		return []Violation{{Property: spec.CheckWellFormed, Detail: "run has no topology"}}
 	}
 	a := analyse(r)
 	var out []Violation
 	if len(a.bad) > 0 {
-		out = append(out, Violation{Property: PropWellFormed, Detail: strings.Join(a.bad, "; ")})
+		out = append(out, Violation{Property: spec.CheckWellFormed, Detail: strings.Join(a.bad, "; ")})
 	}
 	end := a.end()
 	if r.End != nil {
@@ -274,25 +269,25 @@ func CheckRun(r Run) []Violation {
 		}
 		switch {
 		case claimed && len(miss) > 0:
-			out = append(out, Violation{PropCompleteClaim, s, "the implementation reports it complete, but in its events " + strings.Join(miss, ", ")})
+			out = append(out, Violation{spec.CheckCompleteClaim, s, "the implementation reports it complete, but in its events " + strings.Join(miss, ", ")})
 			continue
 		case !claimed && len(miss) == 0:
-			out = append(out, Violation{PropCompleteClaim, s, "the events complete it, but the implementation reported no recorded state"})
+			out = append(out, Violation{spec.CheckCompleteClaim, s, "the events complete it, but the implementation reported no recorded state"})
 			continue
 		case !claimed:
 			continue
 		}
-		add := func(prop, detail string) {
+		add := func(prop spec.Property, detail string) {
 			if detail != "" {
 				out = append(out, Violation{prop, s, detail})
 			}
 		}
 		orphans, inexact := a.reportedCut(k, s, rec)
-		add("ConsistentCut", joinDetails(a.consistentCut(k), orphans))
-		add("ExactChannelState", joinDetails(a.exactChannels(k, rec), inexact))
-		add("Conservation", a.conservation(rec))
-		add("ChandyLamportTheorem", a.theorem(k, rec, end))
-		add("StableCatalogue", a.stable(rec, end))
+		add(spec.PropConsistentCut, joinDetails(a.consistentCut(k), orphans))
+		add(spec.PropExactChannelState, joinDetails(a.exactChannels(k, rec), inexact))
+		add(spec.PropConservation, a.conservation(rec))
+		add(spec.PropChandyLamportTheorem, a.theorem(k, rec, end))
+		add(spec.PropStableCatalogue, a.stable(rec, end))
 	}
 	return out
 }

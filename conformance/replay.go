@@ -9,30 +9,6 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// Invariants are the spec invariants Replay checks after every step, in
-// this order (tla/ChandyLamport.tla).
-var Invariants = []string{"TypeOK", "ConsistentCut", "ExactChannelState", "Conservation", "ChandyLamportTheorem", "StableCatalogue"}
-
-// Names of the checks that are not spec invariants.
-const (
-	// PropEnabled: the step must be enabled in the model.
-	PropEnabled = "Enabled"
-	// PropMessage: a step's message must be the model's (SendApp's seq,
-	// RecvApp's amount and seq, RecvMarker's snapshot and case).
-	PropMessage = "Message"
-	// PropState: after a step, the model's proc[event.Proc] must equal
-	// the event's After.
-	PropState = "State"
-	// PropRecorded: a recorded state the implementation reports must equal
-	// the model's recProc and recMsgs once the model's snapshot is complete.
-	PropRecorded = "RecordedState"
-	// PropComplete: a drained run ends with every channel empty and every
-	// initiated snapshot complete (the state part of SnapshotsComplete).
-	PropComplete = "SnapshotsComplete"
-	// PropWellFormed: an event must name known processes and channels.
-	PropWellFormed = "WellFormed"
-)
-
 // Options tune Replay. The recorded snapshots and the drained claim come
 // from the trace (spec.Trace.Recorded, spec.Header.Drained).
 type Options struct {
@@ -47,14 +23,14 @@ type Options struct {
 // Divergence is the first point where the implementation's run leaves the
 // spec.
 type Divergence struct {
-	Step     int    // 1-based event number; 0 after the last event
-	Line     int    // trace file line, 0 if unknown
-	Action   string // the event, as its TLA+ action
-	Property string // the check that failed: an invariant name or a Prop* name
-	Detail   string // what is wrong, one sentence
-	Expected string // what the model has
-	Reported string // what the implementation reported
-	Diff     string // spec.GlobalState.Diff lines (model vs implementation), if any
+	Step     int           // 1-based event number; 0 after the last event
+	Line     int           // trace file line, 0 if unknown
+	Action   string        // the event, as its TLA+ action
+	Property spec.Property // the check that failed: an invariant or a step check (spec.Check*)
+	Detail   string        // what is wrong, one sentence
+	Expected string        // what the model has
+	Reported string        // what the implementation reported
+	Diff     string        // spec.GlobalState.Diff lines (model vs implementation), if any
 }
 
 // Report is Replay's verdict.
@@ -77,25 +53,16 @@ func (r Report) OK() bool { return r.Err == nil && r.Divergence == nil && len(r.
 // divergence on a spec invariant names it; a step the model cannot take
 // (or a mismatching state) is explained by the first run property that
 // fails, if any, else named by the Prop* check.
-func (r Report) Property() string {
+func (r Report) Property() spec.Property {
 	switch {
 	case r.OK() || r.Err != nil:
 		return ""
-	case r.Divergence != nil && isInvariant(r.Divergence.Property):
+	case r.Divergence != nil && r.Divergence.Property.IsInvariant():
 		return r.Divergence.Property
 	case len(r.Violations) > 0:
 		return r.Violations[0].Property
 	}
 	return r.Divergence.Property
-}
-
-func isInvariant(name string) bool {
-	for _, n := range Invariants {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // String renders the verdict for people.
@@ -182,7 +149,7 @@ func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
 			}
 		}
 	}
-	return model.NewConfig(k, model.VariantSpec, Invariants, nil)
+	return model.NewConfig(k, model.VariantSpec, spec.Invariants, nil)
 }
 
 // Replay steps the model through the trace's events and checks, after
@@ -276,7 +243,7 @@ func recordedCuts(tr spec.Trace, opts Options) map[spec.SnapID]reportedCut {
 // step takes event e in the model from st.
 func step(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
 	if err := e.Validate(cfg.Topo); err != nil {
-		return nil, &Divergence{Property: PropWellFormed, Detail: err.Error()}
+		return nil, &Divergence{Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
 	var (
 		n  *model.State
@@ -293,61 +260,61 @@ func step(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Dive
 			if l.Sent >= cfg.Budget[p] {
 				why = fmt.Sprintf("%s has spent its budget (%d sends of %d)", string(e.From), l.Sent, cfg.Budget[p])
 			}
-			return nil, &Divergence{Property: PropEnabled, Detail: "SendApp is not enabled: " + why,
+			return nil, &Divergence{Property: spec.CheckEnabled, Detail: "SendApp is not enabled: " + why,
 				Expected: fmtLocal(e.From, l), Reported: fmt.Sprintf("%s sent %d", string(e.From), e.Amount)}
 		}
 		if want := n.NSent[c]; e.Msg != want {
-			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the message on %s is number %d in the model", e.Chan(), want),
+			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the message on %s is number %d in the model", e.Chan(), want),
 				Expected: fmt.Sprintf("%d#%d", e.Amount, want), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
 		}
 	case spec.RecvApp:
 		q := st.Chan[c]
 		if len(q) == 0 || q[0].Kind != model.KindApp {
-			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("RecvApp is not enabled: %s", headWhy(cfg, e.Chan(), q, "an application message")),
+			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("RecvApp is not enabled: %s", headWhy(cfg, e.Chan(), q, "an application message")),
 				Expected: fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), Reported: fmt.Sprintf("%s received %d#%d", string(e.To), e.Amount, e.Msg)}
 		}
 		if h := q[0].AppMsg; h.Amt != e.Amount || h.Seq != e.Msg {
-			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the head of %s is not the message received", e.Chan()),
+			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the head of %s is not the message received", e.Chan()),
 				Expected: fmt.Sprintf("%d#%d", h.Amt, h.Seq), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
 		}
 		n, ok = model.RecvApp(cfg, st, e.From, e.To)
 	case spec.Initiate:
 		s := cfg.SnapIndex(e.Snap)
 		if s < 0 {
-			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("snapshot %d is not in Snap", e.Snap)}
+			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("snapshot %d is not in Snap", e.Snap)}
 		}
 		if init := cfg.Topo.Procs[cfg.Initiator[s]]; init != e.Proc {
-			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("Initiate(%d) is taken by Initiator[%d] = %s, not %s", e.Snap, e.Snap, string(init), string(e.Proc))}
+			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("Initiate(%d) is taken by Initiator[%d] = %s, not %s", e.Snap, e.Snap, string(init), string(e.Proc))}
 		}
 		n, ok = model.Initiate(cfg, st, e.Snap)
 		if !ok {
-			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("Initiate(%d) is not enabled: %s already recorded for it", e.Snap, string(e.Proc))}
+			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("Initiate(%d) is not enabled: %s already recorded for it", e.Snap, string(e.Proc))}
 		}
 	case spec.RecvMarker:
 		q := st.Chan[c]
 		if len(q) == 0 || q[0].Kind != model.KindMarker {
-			return nil, &Divergence{Property: PropEnabled, Detail: fmt.Sprintf("RecvMarker is not enabled: %s", headWhy(cfg, e.Chan(), q, "a marker")),
+			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("RecvMarker is not enabled: %s", headWhy(cfg, e.Chan(), q, "a marker")),
 				Expected: fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), Reported: fmt.Sprintf("%s received Marker(%d)", string(e.To), e.Snap)}
 		}
 		if s := cfg.Snap[q[0].Snap]; s != e.Snap {
-			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the head of %s is a marker of another snapshot", e.Chan()),
+			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the head of %s is a marker of another snapshot", e.Chan()),
 				Expected: fmt.Sprintf("Marker(%d)", s), Reported: fmt.Sprintf("Marker(%d)", e.Snap)}
 		}
 		first := !st.Recorded[q[0].Snap].Has(cfg.Topo.ProcIndex(e.To))
 		if first != e.First {
-			return nil, &Divergence{Property: PropMessage, Detail: fmt.Sprintf("the event says first=%t (case %d of the Receiving Rule), the model is in case %d", e.First, caseOf(e.First), caseOf(first)),
+			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the event says first=%t (case %d of the Receiving Rule), the model is in case %d", e.First, caseOf(e.First), caseOf(first)),
 				Expected: fmt.Sprintf("first=%t", first), Reported: fmt.Sprintf("first=%t", e.First)}
 		}
 		n, ok = model.RecvMarker(cfg, st, e.From, e.To)
 	}
 	if !ok {
-		return nil, &Divergence{Property: PropEnabled, Detail: e.String() + " is not enabled"}
+		return nil, &Divergence{Property: spec.CheckEnabled, Detail: e.String() + " is not enabled"}
 	}
 	p := cfg.Topo.ProcIndex(e.Proc)
 	if got := n.Proc[p]; got != e.After {
 		m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: got}}
 		i := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: e.After}}
-		return nil, &Divergence{Property: PropState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(e.Proc)),
+		return nil, &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(e.Proc)),
 			Expected: fmtLocal(e.Proc, got), Reported: fmtLocal(e.Proc, e.After), Diff: m.Diff(i)}
 	}
 	return n, nil
@@ -388,7 +355,7 @@ func fmtChan(cfg *model.Config, q []model.Msg) string {
 
 // checkInvariants evaluates the spec invariants on st.
 func checkInvariants(cfg *model.Config, st *model.State) *Divergence {
-	for _, name := range Invariants {
+	for _, name := range spec.Invariants {
 		f, _ := model.InvariantByName(name)
 		if !f(cfg, st) {
 			return &Divergence{Property: name, Detail: explainInvariant(cfg, st, name)}
@@ -398,7 +365,7 @@ func checkInvariants(cfg *model.Config, st *model.State) *Divergence {
 }
 
 // explainInvariant says which snapshot breaks invariant name, and how.
-func explainInvariant(cfg *model.Config, st *model.State, name string) string {
+func explainInvariant(cfg *model.Config, st *model.State, name spec.Property) string {
 	f, _ := model.InvariantByName(name)
 	for s, id := range cfg.Snap {
 		c1, s1 := onlySnap(cfg, st, s)
@@ -407,15 +374,15 @@ func explainInvariant(cfg *model.Config, st *model.State, name string) string {
 		}
 		rec := RecordedState(cfg, st, s)
 		switch name {
-		case "Conservation":
+		case spec.PropConservation:
 			return fmt.Sprintf("snapshot %d holds %d, the system holds %d", id, rec.Total(), cfg.TotalMoney())
-		case "ChandyLamportTheorem":
+		case spec.PropChandyLamportTheorem:
 			return fmt.Sprintf("snapshot %d: pre shadow ok=%t, post shadow ok=%t; recorded vs pre: %s", id, st.Pre[s].OK, st.Post[s].OK,
 				oneLine(rec.Diff(shadowState(cfg, st.Pre[s]))))
 		}
 		return fmt.Sprintf("%s fails for snapshot %d (recorded %s)", name, id, oneLine(FormatState(rec)))
 	}
-	return name + " fails"
+	return string(name) + " fails"
 }
 
 // onlySnap is the model and state restricted to snapshot index s, so that
@@ -439,12 +406,12 @@ func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.S
 			continue
 		}
 		if want := cfg.Topo.Procs[cfg.Initiator[s]]; initiators[id] != "" && initiators[id] != want {
-			return &Divergence{Property: PropRecorded, Detail: fmt.Sprintf("snapshot %d completes, and the implementation reports another initiator than the model's", id),
+			return &Divergence{Property: spec.CheckRecordedState, Detail: fmt.Sprintf("snapshot %d completes, and the implementation reports another initiator than the model's", id),
 				Expected: "initiator " + string(want), Reported: "initiator " + string(initiators[id])}
 		}
 		want := RecordedState(cfg, after, s)
 		if d := want.Diff(got); d != "" {
-			return &Divergence{Property: PropRecorded, Detail: fmt.Sprintf("snapshot %d completes, and the implementation recorded another state than the model", id),
+			return &Divergence{Property: spec.CheckRecordedState, Detail: fmt.Sprintf("snapshot %d completes, and the implementation recorded another state than the model", id),
 				Expected: oneLine(FormatState(want)), Reported: oneLine(FormatState(got)), Diff: d}
 		}
 		if k, ok := cuts[id]; ok {
@@ -483,7 +450,7 @@ func checkCut(cfg *model.Config, st *model.State, s int, k reportedCut) *Diverge
 	if k.line > 0 {
 		where = fmt.Sprintf(" (trace line %d)", k.line)
 	}
-	return &Divergence{Property: "ConsistentCut",
+	return &Divergence{Property: spec.PropConsistentCut,
 		Detail: fmt.Sprintf("snapshot %d completes, and the cut seqs the implementation reported%s are not the model's cutSent and Len(cutGot): restore would resume %s at the wrong seq",
 			cfg.Snap[s], where, strings.Join(bad, ", ")),
 		Expected: strings.Join(want, "; "), Reported: strings.Join(got, "; ")}
@@ -499,7 +466,7 @@ func checkDrained(cfg *model.Config, st *model.State) *Divergence {
 		}
 	}
 	if len(busy) > 0 {
-		return &Divergence{Property: PropComplete, Detail: "the trace claims a drained run, but the model's channels still hold messages",
+		return &Divergence{Property: spec.PropSnapshotsComplete, Detail: "the trace claims a drained run, but the model's channels still hold messages",
 			Expected: strings.Join(busy, "; "), Reported: "drained: every channel empty"}
 	}
 	if s := model.SnapshotDone(cfg, st); s >= 0 {
@@ -514,7 +481,7 @@ func checkDrained(cfg *model.Config, st *model.State) *Divergence {
 				miss = append(miss, cfg.Topo.Chans[c].String()+" "+x.String())
 			}
 		}
-		return &Divergence{Property: PropComplete, Detail: fmt.Sprintf("snapshot %d was initiated but never completed: %s", cfg.Snap[s], strings.Join(miss, ", "))}
+		return &Divergence{Property: spec.PropSnapshotsComplete, Detail: fmt.Sprintf("snapshot %d was initiated but never completed: %s", cfg.Snap[s], strings.Join(miss, ", "))}
 	}
 	return nil
 }

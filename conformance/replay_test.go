@@ -69,41 +69,41 @@ func TestReplayMutations(t *testing.T) {
 	cases := []struct {
 		name     string
 		mutate   func(tr *spec.Trace) int // returns the diverging event index, -1 for the end
-		check    string                   // the divergence's check
-		property string                   // Report.Property()
+		check    spec.Property            // the divergence's check
+		property spec.Property            // Report.Property()
 	}{
 		{"wrong state after a receive", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvApp)
 			tr.Events[i].After.Bal += 30 // credited twice
 			return i
-		}, PropState, PropState},
+		}, spec.CheckState, spec.CheckState},
 		{"wrong amount received", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvApp)
 			tr.Events[i].Amount++
 			return i
-		}, PropMessage, "ChandyLamportTheorem"},
+		}, spec.CheckMessage, spec.PropChandyLamportTheorem},
 		{"wrong message number sent", func(tr *spec.Trace) int {
 			tr.Events[0].Msg = 7
 			return 0
-		}, PropMessage, PropWellFormed},
+		}, spec.CheckMessage, spec.CheckWellFormed},
 		{"wrong case of the receiving rule", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvMarker)
 			tr.Events[i].First = !tr.Events[i].First
 			return i
-		}, PropMessage, PropMessage},
+		}, spec.CheckMessage, spec.CheckMessage},
 		{"marker of another snapshot", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.RecvMarker && e.Snap == 1 })
 			tr.Events[i].Snap = 2
 			return i
-		}, PropMessage, PropCompleteClaim},
+		}, spec.CheckMessage, spec.CheckCompleteClaim},
 		{"initiated by another process", func(tr *spec.Trace) int {
 			tr.Header.Snaps = map[spec.SnapID]spec.ProcID{1: p2, 2: p3}
 			return find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.Initiate })
-		}, PropEnabled, PropEnabled},
+		}, spec.CheckEnabled, spec.CheckEnabled},
 		{"budget exceeded", func(tr *spec.Trace) int {
 			tr.Header.Budget = map[spec.ProcID]int{p1: 1, p2: 1, p3: 1}
 			return find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.SendApp && e.Proc == p1 && e.Msg == 1 && e.To == p3 })
-		}, PropEnabled, "ChandyLamportTheorem"},
+		}, spec.CheckEnabled, spec.PropChandyLamportTheorem},
 		{"receive before its send", func(tr *spec.Trace) int {
 			i := find(t, tr.Events, isRecvApp)
 			j := find(t, tr.Events, func(e spec.Event) bool { return e.Action == spec.SendApp && e.Chan() == tr.Events[i].Chan() })
@@ -111,7 +111,7 @@ func TestReplayMutations(t *testing.T) {
 			copy(tr.Events[j+1:i+1], tr.Events[j:i])
 			tr.Events[j] = e
 			return j
-		}, PropEnabled, "ChandyLamportTheorem"},
+		}, spec.CheckEnabled, spec.PropChandyLamportTheorem},
 		{"a marker never received", func(tr *spec.Trace) int {
 			i := len(tr.Events) - 1
 			for tr.Events[i].Action != spec.RecvMarker {
@@ -119,7 +119,7 @@ func TestReplayMutations(t *testing.T) {
 			}
 			tr.Events = append(tr.Events[:i], tr.Events[i+1:]...)
 			return -1
-		}, PropComplete, PropCompleteClaim},
+		}, spec.PropSnapshotsComplete, spec.CheckCompleteClaim},
 		{"recorded balance wrong", func(tr *spec.Trace) int {
 			r := recordedOf(t, tr, 2)
 			l := r.Procs[p2]
@@ -131,7 +131,7 @@ func TestReplayMutations(t *testing.T) {
 				i--
 			}
 			return i
-		}, PropRecorded, "Conservation"},
+		}, spec.CheckRecordedState, spec.PropConservation},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,7 +161,7 @@ func TestCheckRunTheoremAlone(t *testing.T) {
 	rec[1] = g
 	vs := CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Events: tr.Events, Recorded: rec})
 	require.Len(t, vs, 1, "%v", vs)
-	assert.Equal(t, "ChandyLamportTheorem", vs[0].Property)
+	assert.Equal(t, spec.PropChandyLamportTheorem, vs[0].Property)
 	assert.Equal(t, spec.SnapID(1), vs[0].Snap)
 	assert.Contains(t, vs[0].Detail, "pre-recording steps end in another state")
 }
@@ -184,11 +184,11 @@ func TestCheckRunStable(t *testing.T) {
 	g.Procs[p2] = l
 	rec[1] = g
 	vs := CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: map[spec.ProcID]int{p1: 1, p2: 1}, Events: tr.Events, Recorded: rec})
-	var props []string
+	var props []spec.Property
 	for _, v := range vs {
 		props = append(props, v.Property)
 	}
-	assert.Contains(t, props, "StableCatalogue", "%v", vs)
+	assert.Contains(t, props, spec.PropStableCatalogue, "%v", vs)
 }
 
 func TestConfigFromTrace(t *testing.T) {
@@ -229,7 +229,7 @@ func TestReplayRecordedInitiator(t *testing.T) {
 	recordedOf(t, &tr, 1).Initiator = p2
 	r := Replay(tr, Options{})
 	require.NotNil(t, r.Divergence, "%s", r)
-	assert.Equal(t, PropRecorded, r.Divergence.Property)
+	assert.Equal(t, spec.CheckRecordedState, r.Divergence.Property)
 	assert.Contains(t, r.String(), "model:    initiator P1")
 	assert.Contains(t, r.String(), "reported: initiator P2")
 }
@@ -242,9 +242,9 @@ func TestReplayDrained(t *testing.T) {
 	require.NoError(t, s.err)
 	tr := s.n.Trace("")
 	assert.True(t, Replay(tr, Options{}).OK())
-	assert.Equal(t, PropComplete, Replay(tr, Options{Drained: true}).Property())
+	assert.Equal(t, spec.PropSnapshotsComplete, Replay(tr, Options{Drained: true}).Property())
 	tr.Header.Drained = true
-	assert.Equal(t, PropComplete, Replay(tr, Options{}).Property())
+	assert.Equal(t, spec.PropSnapshotsComplete, Replay(tr, Options{}).Property())
 }
 
 func TestTraceFileRoundTrip(t *testing.T) {
@@ -295,15 +295,15 @@ func TestReplayChecksCutSeqs(t *testing.T) {
 	bad.Recorded[0] = spec.NewRecordedSnapshot(tr.Recorded[0].Snap, tr.Recorded[0].Initiator, tr.Recorded[0].State(), cut)
 	r := Replay(bad, Options{RecordedLines: []int{40, 41}})
 	require.NotNil(t, r.Divergence, "%s", r)
-	assert.Equal(t, "ConsistentCut", r.Property(), "%s", r)
+	assert.Equal(t, spec.PropConsistentCut, r.Property(), "%s", r)
 	assert.Contains(t, r.Divergence.Detail, "snapshot 1 completes, and the cut seqs the implementation reported (trace line 40) are not the model's cutSent and Len(cutGot): restore would resume P1->P2 at the wrong seq")
 	assert.Equal(t, "P1->P2 sent 1, got 1", r.Divergence.Expected)
 	assert.Equal(t, "P1->P2 sent 2, got 1", r.Divergence.Reported)
-	var props []string
+	var props []spec.Property
 	for _, v := range r.Violations {
 		props = append(props, v.Property)
 	}
-	assert.Equal(t, []string{"ConsistentCut", "ExactChannelState"}, props, "%s", r)
+	assert.Equal(t, []spec.Property{spec.PropConsistentCut, spec.PropExactChannelState}, props, "%s", r)
 	assert.Contains(t, r.Violations[0].Detail, "P1->P2's reported cut seqs are sent 2, got 1, the events say sent 1, got 1")
 
 	// Through a file: the line is the recorded line's.
@@ -312,6 +312,6 @@ func TestReplayChecksCutSeqs(t *testing.T) {
 	require.NoError(t, WriteTraceFile(path, bad))
 	rep, err := AuditFile(path, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, "ConsistentCut", rep.Property())
+	assert.Equal(t, spec.PropConsistentCut, rep.Property())
 	assert.Contains(t, rep.String(), fmt.Sprintf("(trace line %d)", len(bad.Events)+2))
 }

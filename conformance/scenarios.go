@@ -15,7 +15,7 @@ type Scenario struct {
 	Name  string // path under traces/, e.g. "conforms/token-ring.jsonl"
 	Doc   string
 	Trace spec.Trace
-	Want  string
+	Want  spec.Property
 	// Skipped lists the scheduled deliveries the implementation did not
 	// take: a frame its receiver refused (dropped, its channel blocked
 	// from then on) or a frame that was not there. Empty for a correct
@@ -106,7 +106,7 @@ func (s *script) deliverAt(c spec.Channel, i int) {
 	}
 }
 
-func (s *script) scenario(name, doc, want string, drained bool) (Scenario, error) {
+func (s *script) scenario(name, doc string, want spec.Property, drained bool) (Scenario, error) {
 	if s.err != nil {
 		return Scenario{}, fmt.Errorf("scenario %s: %w", name, s.err)
 	}
@@ -162,7 +162,7 @@ func Scenarios() ([]Scenario, error) {
 		g.Chans[c12] = nil // the cut seqs stay: P1->P2 had $30 (#1) in flight
 		sc.Trace.Recorded = []spec.RecordedSnapshot{spec.NewRecordedSnapshot(1, p2, g, r.Cut)}
 	}
-	sc.Want = "ExactChannelState"
+	sc.Want = spec.PropExactChannelState
 	out = append(out, sc)
 
 	// P1 records before sending: the transfer follows the marker.
@@ -186,7 +186,7 @@ func Scenarios() ([]Scenario, error) {
 	s.deliver(c12)      // marker: P2 records $80
 	s.deliver(c21)
 	if err := add(s.scenario("rejects/ConsistentCut-orphan.jsonl",
-		"Article, orphan message: P1 records $100 and then sends $30, which overtakes P1's marker (a non-FIFO network); P2 records $80 including it; the snapshot holds $180.", "ConsistentCut", true)); err != nil {
+		"Article, orphan message: P1 records $100 and then sends $30, which overtakes P1's marker (a non-FIFO network); P2 records $80 including it; the snapshot holds $180.", spec.PropConsistentCut, true)); err != nil {
 		return nil, err
 	}
 
@@ -255,7 +255,7 @@ func Scenarios() ([]Scenario, error) {
 	s.initiate(p1, 1)
 	s.deliver(c12)
 	if err := add(s.scenario("rejects/SnapshotsComplete-lost-marker.jsonl",
-		"Two accounts, P1 initiates and P2 records, but P2's marker to P1 is never delivered, yet the trace claims a drained run: snapshot 1 never completes.", PropComplete, true)); err != nil {
+		"Two accounts, P1 initiates and P2 records, but P2's marker to P1 is never delivered, yet the trace claims a drained run: snapshot 1 never completes.", spec.PropSnapshotsComplete, true)); err != nil {
 		return nil, err
 	}
 	return out, nil

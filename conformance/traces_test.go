@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -42,11 +43,11 @@ func TestScenarios(t *testing.T) {
 }
 
 // verdict renders a Report.Property for people: conforms, or rejects: P.
-func verdict(prop string) string {
+func verdict(prop spec.Property) string {
 	if prop == "" {
 		return "conforms"
 	}
-	return "rejects: " + prop
+	return "rejects: " + string(prop)
 }
 
 // TestTracesUpToDate checks that traces/ holds exactly what Scenarios()
@@ -109,14 +110,17 @@ func TestTraces(t *testing.T) {
 }
 
 // WantFromPath is the verdict a trace path under traces/ encodes.
-func WantFromPath(rel string) (string, error) {
+func WantFromPath(rel string) (spec.Property, error) {
 	rel = filepath.ToSlash(rel)
 	if strings.HasPrefix(rel, "conforms/") {
 		return "", nil
 	}
 	base := filepath.Base(rel)
 	if i := strings.Index(base, "-"); i > 0 {
-		return base[:i], nil
+		if p := spec.Property(base[:i]); p.InSpec() || p == spec.CheckCompleteClaim {
+			return p, nil
+		}
+		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties)))
 	}
 	return "", fmt.Errorf("trace %s: want traces/conforms/NAME.jsonl or .../PROPERTY-NAME.jsonl", rel)
 }

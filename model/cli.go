@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
+	"slices"
 	"time"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Exit codes of RunCheck.
@@ -70,11 +72,11 @@ func RunCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "check: %v\n", err)
 		return ExitBadInput
 	}
-	checks := append(append([]string(nil), cfg.Invariants...), cfg.Properties...)
+	checks := append(slices.Clone(cfg.Invariants), cfg.Properties...)
 	fmt.Fprintf(stdout, "Model %s (%s): %s, %d processes, %d channels, %d snapshots.\n",
 		cfg.Name, *modelPath, cfg.Variant, cfg.NumProcs(), cfg.NumChans(), cfg.NumSnaps())
 	if len(checks) > 0 {
-		fmt.Fprintf(stdout, "Checking %s.\n", strings.Join(checks, ", "))
+		fmt.Fprintf(stdout, "Checking %s.\n", spec.JoinProperties(checks))
 	}
 
 	if *simulate {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/markerwave/markerwave/spec"
@@ -62,8 +63,8 @@ type Config struct {
 	Snap          []spec.SnapID  // sorted ascending
 	Initiator     []int          // by snapshot index: the initiator's process index
 	Variant       Variant
-	Invariants    []string
-	Properties    []string
+	Invariants    []spec.Property
+	Properties    []spec.Property
 	CheckDeadlock bool
 
 	// Derived from the constants.
@@ -81,7 +82,7 @@ const MaxProcs = 64
 // NewConfig validates k against the ASSUME of tla/ChandyLamport.tla (lines
 // 42-50; the topology itself checks ids, self-loops and strong
 // connectivity) and the names to check, and returns the model.
-func NewConfig(k Constants, v Variant, invariants, properties []string) (*Config, error) {
+func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (*Config, error) {
 	if k.Topo == nil {
 		return nil, fmt.Errorf("model: no topology")
 	}
@@ -94,15 +95,15 @@ func NewConfig(k Constants, v Variant, invariants, properties []string) (*Config
 		return nil, fmt.Errorf("model: %d processes, at most %d supported", np, MaxProcs)
 	}
 	cfg := &Config{Topo: t, Variant: v, CheckDeadlock: false,
-		Invariants: append([]string(nil), invariants...), Properties: append([]string(nil), properties...)}
+		Invariants: slices.Clone(invariants), Properties: slices.Clone(properties)}
 	for _, name := range invariants {
 		if _, ok := invariantFuncs[name]; !ok {
 			return nil, fmt.Errorf("model: unknown invariant %q (known: %s)", name, knownInvariants())
 		}
 	}
 	for _, name := range properties {
-		if name != "SnapshotsComplete" {
-			return nil, fmt.Errorf("model: unknown property %q (known: SnapshotsComplete)", name)
+		if !name.IsTemporal() {
+			return nil, fmt.Errorf("model: unknown property %q (known: %s)", name, spec.JoinProperties(spec.TemporalProperties))
 		}
 	}
 	// InitBal \in [Proc -> Nat], Budget \in [Proc -> Nat]

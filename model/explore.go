@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // The liveness check (SnapshotsComplete) rests on the argument in the
@@ -57,9 +59,9 @@ type TraceStep struct {
 
 // Violation is a property that fails, with its shortest counterexample.
 type Violation struct {
-	Kind     string // "invariant", "property" (temporal) or "deadlock"
-	Property string // the invariant's or property's name ("" for deadlock)
-	Detail   string // e.g. which snapshot never completes
+	Kind     string        // "invariant", "property" (temporal) or "deadlock"
+	Property spec.Property // the invariant or property ("" for deadlock)
+	Detail   string        // e.g. which snapshot never completes
 	Trace    []TraceStep
 	Stutter  bool // the behaviour ends stuttering in its last state
 }
@@ -95,7 +97,7 @@ type chunkOut struct {
 	cands     []candidate
 	generated int64
 	invState  int64 // lowest violating state id in the chunk, -1 none
-	invName   string
+	invName   spec.Property
 	liveState int64
 	liveSnap  int
 	deadState int64
@@ -249,7 +251,7 @@ func Explore(cfg *Config, opt Options) (*Result, error) {
 		wg.Wait()
 		// Violations found in this level: the lowest state id wins.
 		var invState, deadState int64 = -1, -1
-		invName := ""
+		var invName spec.Property
 		for i := range outs {
 			o := &outs[i]
 			if o.err != nil {
@@ -332,7 +334,7 @@ func Explore(cfg *Config, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Violation = &Violation{Kind: "property", Property: "SnapshotsComplete", Trace: tr, Stutter: true,
+		res.Violation = &Violation{Kind: "property", Property: spec.PropSnapshotsComplete, Trace: tr, Stutter: true,
 			Detail: fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", cfg.Snap[liveSnap])}
 	}
 	res.Duration = time.Since(start)

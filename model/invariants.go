@@ -1,9 +1,6 @@
 package model
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -14,31 +11,24 @@ import (
 // Invariant is a state predicate.
 type Invariant func(cfg *Config, st *State) bool
 
-var invariantFuncs = map[string]Invariant{
-	"TypeOK":               TypeOK,
-	"ConsistentCut":        ConsistentCut,
-	"ExactChannelState":    ExactChannelState,
-	"Conservation":         Conservation,
-	"SnapshotReachable":    SnapshotReachable,
-	"CurrentReachable":     CurrentReachable,
-	"ChandyLamportTheorem": ChandyLamportTheorem,
-	"StableCatalogue":      StableCatalogue,
+var invariantFuncs = map[spec.Property]Invariant{
+	spec.PropTypeOK:               TypeOK,
+	spec.PropConsistentCut:        ConsistentCut,
+	spec.PropExactChannelState:    ExactChannelState,
+	spec.PropConservation:         Conservation,
+	spec.PropSnapshotReachable:    SnapshotReachable,
+	spec.PropCurrentReachable:     CurrentReachable,
+	spec.PropChandyLamportTheorem: ChandyLamportTheorem,
+	spec.PropStableCatalogue:      StableCatalogue,
 }
 
 // InvariantByName returns the invariant with that TLA+ name.
-func InvariantByName(name string) (Invariant, bool) {
+func InvariantByName(name spec.Property) (Invariant, bool) {
 	f, ok := invariantFuncs[name]
 	return f, ok
 }
 
-func knownInvariants() string {
-	var names []string
-	for n := range invariantFuncs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
+func knownInvariants() string { return spec.JoinProperties(spec.StateInvariants) }
 
 func natLocal(l spec.LocalState) bool { return l.Bal >= 0 && l.Sent >= 0 && l.Rcvd >= 0 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/markerwave/markerwave/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,10 +17,10 @@ import (
 // ignored.
 type manifest struct {
 	Models []struct {
-		Name            string `json:"name"`
-		Cfg             string `json:"cfg"`
-		Kind            string `json:"kind"`
-		ExpectViolation string `json:"expect_violation"`
+		Name            string        `json:"name"`
+		Cfg             string        `json:"cfg"`
+		Kind            string        `json:"kind"`
+		ExpectViolation spec.Property `json:"expect_violation"`
 		TLC             struct {
 			Distinct  int64 `json:"distinct"`
 			Generated int64 `json:"generated"`

@@ -733,13 +733,13 @@ func ParseModel(cfgPath, cfgSrc, tlaPath, tlaSrc string) (*Config, error) {
 			cf.spec, mod.name, strings.Join(mod.extends, ", "), strings.Join(have, ", "))}
 	}
 	for i, name := range cf.invariants {
-		if _, ok := invariantFuncs[name]; !ok {
+		if _, ok := invariantFuncs[spec.Property(name)]; !ok {
 			return nil, &ModelError{cfgPath, cf.invLines[i], fmt.Sprintf("unknown invariant %s (known: %s)", name, knownInvariants())}
 		}
 	}
 	for i, name := range cf.properties {
-		if name != "SnapshotsComplete" {
-			return nil, &ModelError{cfgPath, cf.propLines[i], fmt.Sprintf("unknown property %s (known: SnapshotsComplete)", name)}
+		if !spec.Property(name).IsTemporal() {
+			return nil, &ModelError{cfgPath, cf.propLines[i], fmt.Sprintf("unknown property %s (known: %s)", name, spec.JoinProperties(spec.TemporalProperties))}
 		}
 	}
 	// Resolve the constants.
@@ -891,11 +891,20 @@ func ParseModel(cfgPath, cfgSrc, tlaPath, tlaSrc string) (*Config, error) {
 		}
 	}
 	cfg, err := NewConfig(Constants{Topo: topo, InitBal: initBal, Amount: amount, Budget: budget, Snap: snaps, Initiator: initiator},
-		variant, cf.invariants, cf.properties)
+		variant, props(cf.invariants), props(cf.properties))
 	if err != nil {
 		return nil, &ModelError{cfgPath, cf.constLine, err.Error()}
 	}
 	cfg.Name = mod.name
 	cfg.CheckDeadlock = cf.checkDeadlock
 	return cfg, nil
+}
+
+// props converts the names of a model file's INVARIANT or PROPERTY section.
+func props(names []string) []spec.Property {
+	ps := make([]spec.Property, len(names))
+	for i, n := range names {
+		ps[i] = spec.Property(n)
+	}
+	return ps
 }

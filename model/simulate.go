@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // SimOptions tune Simulate, like TLC -simulate: Traces random behaviours
@@ -66,7 +68,7 @@ func Simulate(cfg *Config, opt SimOptions) (*SimResult, error) {
 			}
 			if len(cfg.Properties) > 0 && !fairEnabled(cfg, st) {
 				if s := SnapshotDone(cfg, st); s >= 0 {
-					res.Violation = &Violation{Kind: "property", Property: "SnapshotsComplete", Trace: trace, Stutter: true,
+					res.Violation = &Violation{Kind: "property", Property: spec.PropSnapshotsComplete, Trace: trace, Stutter: true,
 						Detail: fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", cfg.Snap[s])}
 					res.Duration = time.Since(start)
 					return res, nil

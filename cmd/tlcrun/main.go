@@ -26,6 +26,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Manifest is tla/manifest.json.
@@ -79,24 +81,24 @@ func (m Manifest) StaleFiles(now map[string]string) []string {
 
 // Model is one TLC model and what TLC said of it.
 type Model struct {
-	Name            string   `json:"name"`
-	Cfg             string   `json:"cfg"`
-	Kind            string   `json:"kind"` // "positive" or "negative"
-	Demonstrates    string   `json:"demonstrates"`
-	ExpectViolation string   `json:"expect_violation,omitempty"`
-	TLC             Measure  `json:"tlc"`
-	Go              *Measure `json:"go,omitempty"`
+	Name            string        `json:"name"`
+	Cfg             string        `json:"cfg"`
+	Kind            string        `json:"kind"` // "positive" or "negative"
+	Demonstrates    string        `json:"demonstrates"`
+	ExpectViolation spec.Property `json:"expect_violation,omitempty"`
+	TLC             Measure       `json:"tlc"`
+	Go              *Measure      `json:"go,omitempty"`
 }
 
 // Measure is one checker's numbers for a model.
 type Measure struct {
-	Distinct  int64   `json:"distinct"`
-	Generated int64   `json:"generated"`
-	Depth     int64   `json:"depth"`
-	Seconds   float64 `json:"seconds,omitempty"`
-	MaxRSSKB  int64   `json:"max_rss_kb,omitempty"`
-	Violation string  `json:"violation,omitempty"`
-	Version   string  `json:"version,omitempty"`
+	Distinct  int64         `json:"distinct"`
+	Generated int64         `json:"generated"`
+	Depth     int64         `json:"depth"`
+	Seconds   float64       `json:"seconds,omitempty"`
+	MaxRSSKB  int64         `json:"max_rss_kb,omitempty"`
+	Violation spec.Property `json:"violation,omitempty"`
+	Version   string        `json:"version,omitempty"`
 }
 
 // Result is what one TLC run printed.
@@ -133,9 +135,9 @@ func Parse(out string) (Result, error) {
 		r.Version = v[1]
 	}
 	if v := reInv.FindStringSubmatch(out); v != nil {
-		r.Violation = v[1]
+		r.Violation = spec.Property(v[1])
 	} else if v := reTemporal.FindStringSubmatch(out); v != nil {
-		r.Violation = v[1]
+		r.Violation = spec.Property(v[1])
 		if r.Violation == "" {
 			r.Violation = "temporal"
 		}
@@ -245,11 +247,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func violationNote(v string) string {
+func violationNote(v spec.Property) string {
 	if v == "" {
 		return ""
 	}
-	return ", violated: " + v
+	return ", violated: " + string(v)
 }
 
 // compare checks a TLC result against the manifest: counts for positive

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/markerwave/markerwave/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,12 +40,12 @@ func TestParse(t *testing.T) {
 	r, err = Parse(invOutput)
 	require.NoError(t, err)
 	assert.False(t, r.Completed)
-	assert.Equal(t, "Conservation", r.Violation)
+	assert.Equal(t, spec.PropConservation, r.Violation)
 	assert.EqualValues(t, 101, r.Distinct)
 
 	r, err = Parse(temporalOutput)
 	require.NoError(t, err)
-	assert.Equal(t, "SnapshotsComplete", r.Violation)
+	assert.Equal(t, spec.PropSnapshotsComplete, r.Violation)
 
 	_, err = Parse("Error: Parsing or semantic analysis failed.\n")
 	assert.ErrorContains(t, err, "states generated")
@@ -57,10 +58,10 @@ func TestCompare(t *testing.T) {
 	pos.TLC.Distinct = 157
 	assert.Len(t, compare(pos, r), 1)
 
-	neg := Model{Name: "N", Kind: "negative", ExpectViolation: "Conservation"}
+	neg := Model{Name: "N", Kind: "negative", ExpectViolation: spec.PropConservation}
 	r, _ = Parse(invOutput)
 	assert.Empty(t, compare(neg, r))
-	neg.ExpectViolation = "ConsistentCut"
+	neg.ExpectViolation = spec.PropConsistentCut
 	assert.Len(t, compare(neg, r), 1)
 	// A negative model on which TLC finds nothing fails.
 	r, _ = Parse(okOutput)

@@ -32,8 +32,8 @@ func TestTLCModelText(t *testing.T) {
 	} {
 		assert.Contains(t, mod, want)
 	}
-	for _, want := range []string{"Trace     <- MCTrace", "INIT TraceInit", "NEXT TraceNext", "TraceMatched", "ConsistentCut",
-		"ExactChannelState", "Conservation", "ChandyLamportTheorem", "POSTCONDITION TraceAccepted", "ALIAS TraceAlias"} {
+	for _, want := range []string{"Trace     <- MCTrace", "INIT TraceInit", "NEXT TraceNext", "TraceMatched", string(spec.PropConsistentCut),
+		string(spec.PropExactChannelState), string(spec.PropConservation), string(spec.PropChandyLamportTheorem), "POSTCONDITION TraceAccepted", "ALIAS TraceAlias"} {
 		assert.Contains(t, cfg, want)
 	}
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Budget of one mutant: every go test invocation in its copy together.
@@ -81,7 +82,7 @@ type mutant struct {
 	Patches []patch
 	Runs    []goTest
 	// Want is the property the suite must name.
-	Want string
+	Want spec.Property
 	// Expect lists what the suite must report, all of it.
 	Expect []expect
 }
@@ -143,7 +144,7 @@ func mismatchVars(sec string) []string {
 // drained, as a trace file on which conformance.AuditFile (what
 // markerwave audit runs) names want too: the failing run replays the
 // failure.
-func lockstepProp(want string) expect {
+func lockstepProp(want spec.Property) expect {
 	return expect{Check: "TestLockstep", Find: func(out string) (string, error) {
 		sec, ok := section(out, "TestLockstep")
 		if !ok {
@@ -157,7 +158,7 @@ func lockstepProp(want string) expect {
 		if m == nil {
 			return "", fmt.Errorf("TestLockstep names no property")
 		}
-		if m[1] != want {
+		if spec.Property(m[1]) != want {
 			return "", fmt.Errorf("TestLockstep names %s, want %s", m[1], want)
 		}
 		tm := lockstepTrace.FindStringSubmatch(sec)
@@ -188,7 +189,7 @@ func lockstepProp(want string) expect {
 // lockstepVar: TestLockstep fails on a per-step state mismatch in which
 // model variable v differs, bearing on want: the variable the mutant
 // damages first (lockstepProp asserts what the drained run breaks).
-func lockstepVar(v, want string) expect {
+func lockstepVar(v string, want spec.Property) expect {
 	return expect{Check: "TestLockstep", Find: func(out string) (string, error) {
 		sec, ok := section(out, "TestLockstep")
 		if !ok {
@@ -198,7 +199,7 @@ func lockstepVar(v, want string) expect {
 			return "", fmt.Errorf("TestLockstep does not fail on a state mismatch")
 		}
 		vars := mismatchVars(sec)
-		if !slices.Contains(vars, v+"->"+want) {
+		if !slices.Contains(vars, v+"->"+string(want)) {
 			return "", fmt.Errorf("TestLockstep's mismatch names %v, want %s->%s", vars, v, want)
 		}
 		prop := "?"
@@ -215,14 +216,14 @@ const concurrentScenario = "conforms/concurrent-snapshots.jsonl"
 
 // scenarioProp: TestScenarios rebuilds the fixed scenario name with the
 // mutant and Replay names want for it.
-func scenarioProp(name, want string) expect {
+func scenarioProp(name string, want spec.Property) expect {
 	test := "TestScenarios/" + name
 	return expect{Check: test, Find: func(out string) (string, error) {
 		sec, ok := section(out, test)
 		if !ok {
 			return "", fmt.Errorf("%s did not run", test)
 		}
-		if !strings.Contains(sec, "scenario "+name+": want conforms, got rejects: "+want+"\n") {
+		if !strings.Contains(sec, "scenario "+name+": want conforms, got rejects: "+string(want)+"\n") {
 			return "", fmt.Errorf("%s does not report %s", test, want)
 		}
 		return fmt.Sprintf("TestScenarios %s: %s", path.Base(name), want), nil
@@ -259,7 +260,7 @@ var mutants = []mutant{
 		}},
 		// The snapshot completes without the message: its channel state
 		// is not what was in flight across the cut.
-		Want: "ExactChannelState",
+		Want: spec.PropExactChannelState,
 	}),
 	coreMutant(mutant{
 		Name: "record-late",
@@ -287,7 +288,7 @@ var mutants = []mutant{
 		// The channel states stay exact and the cut consistent, and
 		// Conservation comes before ChandyLamportTheorem (which fails too:
 		// rcvd is off by one) in CheckRun's order.
-		Want: "Conservation",
+		Want: spec.PropConservation,
 	}),
 	coreMutant(mutant{
 		Name: "wrong-marker",
@@ -314,7 +315,7 @@ var mutants = []mutant{
 		// never completes. Every snapshot that does complete is right, so
 		// the drained run (and the fixed scenario, where P1 records two
 		// channels at once) breaks SnapshotsComplete, a liveness property.
-		Want: "SnapshotsComplete",
+		Want: spec.PropSnapshotsComplete,
 	}),
 	coreMutant(mutant{
 		Name: "no-forward",
@@ -326,7 +327,7 @@ var mutants = []mutant{
 			New:  "\tif first {\n\t\t// MUTANT no-forward: case 1 sends no markers\n\t}\n",
 		}},
 		// The initiator's incoming channels never get a marker.
-		Want: "SnapshotsComplete",
+		Want: spec.PropSnapshotsComplete,
 	}),
 	{
 		Name: "fifo-swap",
@@ -376,7 +377,7 @@ var mutants = []mutant{
 		// The mislabelled markers are duplicates of the other snapshot's
 		// (refused, or not delivered in the drain: not the model's head),
 		// so the snapshot they belonged to never completes.
-		Want: "SnapshotsComplete",
+		Want: spec.PropSnapshotsComplete,
 	}),
 	{
 		Name: "cut-late",
@@ -399,10 +400,10 @@ var mutants = []mutant{
 		// wrong cut seqs, so it and audit of its trace name ConsistentCut
 		// too; in a cluster, the collector finds more messages in flight
 		// across the cut than were recorded.
-		Want: "ConsistentCut (cutSent, audit); collected channel state",
+		Want: spec.PropConsistentCut,
 		Expect: []expect{
-			lockstepVar("cutSent", "ConsistentCut"),
-			lockstepProp("ConsistentCut"),
+			lockstepVar("cutSent", spec.PropConsistentCut),
+			lockstepProp(spec.PropConsistentCut),
 			outputHas("TestRuntimeMemory", "collector: recorded channel state is not what was in flight across the cut",
 				regexp.MustCompile(`\d+ messages recorded, but \d+ were in flight across the cut`)),
 		},
@@ -419,7 +420,7 @@ var mutants = []mutant{
 		}},
 		// One snapshot records the message twice or where it was not in
 		// flight, the other misses it.
-		Want: "ExactChannelState",
+		Want: spec.PropExactChannelState,
 	}),
 }
 
@@ -557,7 +558,7 @@ func hasMutant(name string) bool {
 
 func runMutant(t *testing.T, goBin string, files tree, m mutant) result {
 	start := time.Now()
-	r := result{name: m.Name, rule: m.Rule, want: m.Want}
+	r := result{name: m.Name, rule: m.Rule, want: string(m.Want)}
 	dir := copyTree(t, files)
 	for _, p := range m.Patches {
 		if err := applyPatch(dir, p); err != nil {

@@ -1,0 +1,91 @@
+package spec
+
+import (
+	"slices"
+	"strings"
+)
+
+// Property names a property of tla/ChandyLamport.tla, or one of the
+// checks by which a trace is compared with the spec's behaviours. Every
+// layer names properties with these constants: the model's invariants, the
+// TLC model files and the manifest, the conformance replay and its audit
+// report, the scenarios and the mutants. The string is the TLA+ name.
+type Property string
+
+// The spec's properties, with the lines of tla/ChandyLamport.tla that
+// define them.
+const (
+	PropTypeOK               Property = "TypeOK"               // lines 267-281
+	PropConsistentCut        Property = "ConsistentCut"        // lines 287-292: no orphan message
+	PropExactChannelState    Property = "ExactChannelState"    // lines 297-302
+	PropConservation         Property = "Conservation"         // lines 306-309
+	PropSnapshotReachable    Property = "SnapshotReachable"    // lines 317-319: the theorem's first half
+	PropCurrentReachable     Property = "CurrentReachable"     // lines 321-323: the theorem's second half
+	PropChandyLamportTheorem Property = "ChandyLamportTheorem" // line 325
+	PropStableCatalogue      Property = "StableCatalogue"      // lines 344-352
+	PropSnapshotsComplete    Property = "SnapshotsComplete"    // line 355: liveness, Initiated(s) ~> Complete(s)
+)
+
+// The checks that compare a trace with the spec's behaviours step by step.
+// They are not TLA+ definitions: together they say that the trace is a
+// behaviour of Next (tla/TraceChandyLamport.tla asks TLC the same).
+const (
+	// CheckWellFormed: an event names known processes and channels.
+	CheckWellFormed Property = "WellFormed"
+	// CheckEnabled: the event's action is enabled in the model.
+	CheckEnabled Property = "Enabled"
+	// CheckMessage: the event's message is the model's (SendApp's seq,
+	// RecvApp's amount and seq, RecvMarker's snapshot and case).
+	CheckMessage Property = "Message"
+	// CheckState: after a step, the model's state of the event's process
+	// equals the state the event reports.
+	CheckState Property = "State"
+	// CheckRecordedState: a recorded snapshot the implementation reports
+	// equals the model's recorded state once the snapshot is complete.
+	CheckRecordedState Property = "RecordedState"
+	// CheckCompleteClaim: the implementation reports a snapshot complete
+	// exactly when its events complete it (every process recorded, every
+	// channel's marker received).
+	CheckCompleteClaim Property = "Complete"
+	// CheckFIFO: a transport's channel behaves as a linearizable FIFO
+	// queue (conformance/fifo, with porcupine).
+	CheckFIFO Property = "FIFO"
+)
+
+// Invariants are the spec's state invariants in the order a replay checks
+// them after every step (the theorem's halves are checked as the whole).
+var Invariants = []Property{
+	PropTypeOK, PropConsistentCut, PropExactChannelState, PropConservation,
+	PropChandyLamportTheorem, PropStableCatalogue,
+}
+
+// StateInvariants are every invariant a TLC model may name in its INVARIANT
+// section, in the order of the spec.
+var StateInvariants = []Property{
+	PropTypeOK, PropConsistentCut, PropExactChannelState, PropConservation,
+	PropSnapshotReachable, PropCurrentReachable, PropChandyLamportTheorem,
+	PropStableCatalogue,
+}
+
+// TemporalProperties are the properties a TLC model may name in its
+// PROPERTY section.
+var TemporalProperties = []Property{PropSnapshotsComplete}
+
+// IsInvariant reports whether p is one of StateInvariants.
+func (p Property) IsInvariant() bool { return slices.Contains(StateInvariants, p) }
+
+// IsTemporal reports whether p is one of TemporalProperties.
+func (p Property) IsTemporal() bool { return slices.Contains(TemporalProperties, p) }
+
+// InSpec reports whether p is defined in tla/ChandyLamport.tla (rather
+// than a step check).
+func (p Property) InSpec() bool { return p.IsInvariant() || p.IsTemporal() }
+
+// JoinProperties renders ps as "A, B, C".
+func JoinProperties(ps []Property) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
