@@ -281,17 +281,7 @@ func ReadTraceLines(r io.Reader) (Trace, TraceLines, error) {
 
 // decodeLine decodes one JSON value, b with no surrounding space, into v
 // strictly: unknown fields and trailing data are errors.
-func decodeLine(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.InputOffset() != int64(len(b)) {
-		return fmt.Errorf("trailing data after the JSON object")
-	}
-	return nil
-}
+func decodeLine(b []byte, v any) error { return DecodeStrict(b, v) }
 
 // isRecordedLine reports whether the object on line b (trimmed) has
 // "recorded" as its first key. Other keys on such a line, or "recorded"

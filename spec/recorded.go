@@ -211,10 +211,8 @@ func (r RecordedSnapshot) MarshalJSON() ([]byte, error) {
 // and so are a channel key not of the form "FROM->TO", a channel without
 // both cut seqs, and a negative one.
 func (r *RecordedSnapshot) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var j recordedJSON
-	if err := dec.Decode(&j); err != nil {
+	if err := DecodeStrict(b, &j); err != nil {
 		return err
 	}
 	out := RecordedSnapshot{Snap: j.Snap, Initiator: j.Initiator, Procs: j.Procs,

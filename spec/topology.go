@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -155,14 +154,9 @@ func (t *Topology) UnmarshalJSON(b []byte) error {
 // ParseTopology reads {"procs": ["P1", ...], "channels": [{"from": "P1",
 // "to": "P2"}, ...]} strictly (unknown fields are errors) and validates it.
 func ParseTopology(b []byte) (*Topology, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var tj topologyJSON
-	if err := dec.Decode(&tj); err != nil {
-		return nil, fmt.Errorf("topology: malformed JSON: %w", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("topology: trailing data after the JSON object")
+	if err := DecodeStrict(b, &tj); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
 	}
 	return NewTopology(tj.Procs, tj.Channels)
 }

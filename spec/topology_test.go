@@ -65,9 +65,9 @@ func TestParseTopology(t *testing.T) {
 	assert.Equal(t, top.Chans, back.Chans)
 
 	for in, want := range map[string]string{
-		`{"procs":["P1"],"chans":[]}`:         "malformed JSON",
+		`{"procs":["P1"],"chans":[]}`:         `unknown field "chans"`,
 		`{"procs":["P1"]} {}`:                 "trailing data",
-		`[1,2]`:                               "malformed JSON",
+		`[1,2]`:                               "want an object, got array",
 		`{"procs":["P1","P2"],"channels":[]}`: "not strongly connected",
 	} {
 		_, err := ParseTopology([]byte(in))

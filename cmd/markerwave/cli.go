@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The exit codes every subcommand uses.
+const (
+	exitOK    = 0 // success: the run conforms, the model holds, the node stopped cleanly
+	exitFail  = 1 // a property is violated, a trace diverges, a run failed
+	exitUsage = 2 // bad flags or arguments, or a bad input file
+)
+
+// cmdFlags is a subcommand's flag set with the conventions every
+// subcommand follows: -h/--help prints the usage to stdout and exits 0; a
+// usage error prints "markerwave NAME: what" and a hint to stderr and
+// exits 2; results go to stdout, diagnostics to stderr, each prefixed
+// "markerwave NAME: ". The flag help comes from the flag definitions.
+type cmdFlags struct {
+	*flag.FlagSet
+	name     string // the subcommand
+	synopsis string // the arguments after the name, e.g. "[flags] TRACE..."
+	about    string // what the command does, a paragraph
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+// newFlags starts the flag set of subcommand name.
+func newFlags(name, synopsis, about string, stdout, stderr io.Writer) *cmdFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parse reports errors itself, with the prefix
+	fs.Usage = func() {}
+	return &cmdFlags{FlagSet: fs, name: name, synopsis: synopsis, about: about, stdout: stdout, stderr: stderr}
+}
+
+// parse parses args. When done is true the command must return code at
+// once: 0 after -h/--help, exitUsage after a flag error (reported).
+func (f *cmdFlags) parse(args []string) (code int, done bool) {
+	err := f.Parse(args)
+	switch {
+	case err == nil:
+		return exitOK, false
+	case errors.Is(err, flag.ErrHelp):
+		f.printUsage(f.stdout)
+		return exitOK, true
+	}
+	return f.usageError("%v", err), true
+}
+
+// printUsage writes the synopsis, the description and the flags to w.
+func (f *cmdFlags) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: markerwave %s %s\n", f.name, f.synopsis)
+	if f.about != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(f.about))
+	}
+	n := 0
+	f.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		f.SetOutput(w)
+		f.PrintDefaults()
+		f.SetOutput(io.Discard)
+	}
+}
+
+// usageError reports a usage error and returns exitUsage.
+func (f *cmdFlags) usageError(format string, args ...any) int {
+	fmt.Fprintf(f.stderr, "markerwave %s: %s\n", f.name, fmt.Sprintf(format, args...))
+	fmt.Fprintf(f.stderr, "run 'markerwave %s --help' for usage\n", f.name)
+	return exitUsage
+}
+
+// errorf reports a diagnostic on stderr with the command's prefix.
+func (f *cmdFlags) errorf(format string, args ...any) {
+	fmt.Fprintf(f.stderr, "markerwave %s: %s\n", f.name, fmt.Sprintf(format, args...))
+}
+
+// fail reports err with the command's prefix and returns code.
+func (f *cmdFlags) fail(code int, err error) int {
+	f.errorf("%v", err)
+	return code
+}
+
+// plural renders n and the noun, with an s unless n is 1: "1 snapshot",
+// "3 snapshots".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

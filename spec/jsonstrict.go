@@ -1,0 +1,95 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// DecodeStrict decodes exactly one JSON value from b into v, strictly: an
+// unknown field, trailing data after the value, and a value of the wrong
+// type are errors, and each error names the field by its JSON path
+// ("field \"nodes[2].port\": want a number, got string"), never a Go type.
+// Every file format of the project (traces, topologies, recorded
+// snapshots, cluster configs, stored snapshots, the TLC manifest) is read
+// through it.
+func DecodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return explainJSON(err)
+	}
+	var extra json.RawMessage
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return fmt.Errorf("trailing data after the JSON value: %w", err)
+	}
+	return fmt.Errorf("trailing data after the JSON value: %s", truncateJSON(extra))
+}
+
+// explainJSON rewrites encoding/json's errors in the terms of the file:
+// the JSON path of the field and JSON kinds, not Go types.
+func explainJSON(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			return fmt.Errorf("want %s, got %s", jsonKind(te.Type), te.Value)
+		}
+		return fmt.Errorf("field %q: want %s, got %s", field, jsonKind(te.Type), te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("malformed JSON at byte %d: %v", se.Offset, se)
+	}
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("empty input: want a JSON value")
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("truncated JSON: %w", err)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		return fmt.Errorf("unknown field %s", strings.TrimPrefix(msg, "json: unknown field "))
+	}
+	return err
+}
+
+// jsonKind names the JSON kind a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a value"
+}
+
+func truncateJSON(b []byte) string {
+	const max = 40
+	if len(b) > max {
+		return string(b[:max]) + "..."
+	}
+	return string(b)
+}
