@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -93,7 +95,7 @@ func (g GlobalState) Diff(h GlobalState) string {
 	}
 	sort.Slice(cs, func(i, j int) bool { return ChannelLess(cs[i], cs[j]) })
 	for _, c := range cs {
-		if !msgsEqual(g.Chans[c], h.Chans[c]) {
+		if !slices.Equal(g.Chans[c], h.Chans[c]) {
 			lines = append(lines, fmt.Sprintf("chan %s: %s vs %s", c, FormatMsgs(g.Chans[c]), FormatMsgs(h.Chans[c])))
 		}
 	}
@@ -116,23 +118,4 @@ func FormatMsgs(ms []AppMsg) string {
 	return "<<" + strings.Join(parts, ", ") + ">>"
 }
 
-func msgsEqual(a, b []AppMsg) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func sortedProcs(set map[ProcID]bool) []ProcID {
-	ps := make([]ProcID, 0, len(set))
-	for p := range set {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-	return ps
-}
+func sortedProcs(set map[ProcID]bool) []ProcID { return slices.Sorted(maps.Keys(set)) }
