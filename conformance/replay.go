@@ -18,6 +18,10 @@ type Options struct {
 	Lines []int
 	// RecordedLines[i] is the trace file line of recorded snapshot i.
 	RecordedLines []int
+	// Progress, if set, is called after each replayed event with the
+	// number of events replayed and the trace's length (the caller
+	// decides how often to report; Replay prints nothing).
+	Progress func(done, total int)
 }
 
 // Divergence is the first point where the implementation's run leaves the
@@ -196,6 +200,9 @@ func Replay(tr spec.Trace, opts Options) Report {
 		}
 		st = next
 		r.Steps++
+		if opts.Progress != nil {
+			opts.Progress(r.Steps, len(tr.Events))
+		}
 	}
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = checkDrained(cfg, st)
