@@ -143,5 +143,6 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// progressEvery is how often long-running commands report progress.
-const progressEvery = 2 * time.Second
+// progressEvery is how often long-running commands report progress (a
+// variable for the tests).
+var progressEvery = 2 * time.Second
