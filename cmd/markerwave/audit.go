@@ -31,12 +31,11 @@ stdout:
   {"trace": path (the directory of merged logs), "files": [merged logs],
    "ok": true if it conforms, "error": why it could not be audited,
    "property": the property violated, "steps": events replayed,
-   "snapshots": snapshots complete, "divergence": null or {"step",
-   "line", "action", "check", "detail", "expected", "reported", "diff"},
-   "violations": [{"property", "snapshot", "detail"}]}
-
-Progress goes to stderr every 2s when stderr is a terminal, or with
---progress.
+   "snapshots": snapshots complete, "divergence": the first, or null:
+   {"step": from 1 (0: at the end), "line": its trace line (0: unknown),
+   "action", "check": the check that failed, "detail", "expected": the
+   model's, "reported": the implementation's, "diff"}, "violations": the
+   run properties that fail: [{"property", "snapshot", "detail"}]}
 
 Exit status: 0 every run conforms; 1 a run diverges or violates a
 property; 2 bad usage, or a trace is unreadable, malformed or incomplete.`

@@ -57,7 +57,9 @@ var commandConventions = map[string]conventions{
 	},
 	"export": {
 		flags: []string{"diagram", "shiviz", "tlc", "run-tlc", "spec-dir", "java", "tlc-timeout"},
-		input: func(path string) []string { return []string{"--shiviz", filepath.Join(os.TempDir(), "markerwave-never-written.log"), path} },
+		input: func(path string) []string {
+			return []string{"--shiviz", filepath.Join(os.TempDir(), "markerwave-never-written.log"), path}
+		},
 	},
 }
 
