@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -89,6 +90,24 @@ func TestDispatch(t *testing.T) {
 		assert.Equal(t, exitUsage, code, tc.args)
 		assert.Empty(t, out, tc.args)
 		assert.Equal(t, tc.want+"run 'markerwave help' for the commands\n", errs, tc.args)
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	for _, tc := range []struct {
+		info *debug.BuildInfo
+		want string
+	}{
+		{nil, "devel"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: vcs("0123456789abcdef", "false")}, "v1.2.3"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef", "false")}, "devel (0123456789ab)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef", "true")}, "devel (0123456789ab-dirty)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+	} {
+		assert.Equal(t, tc.want, versionOf(tc.info, tc.info != nil))
 	}
 }
 

@@ -68,11 +68,13 @@ func register(name, _ string, _ func(args []string, stdout, stderr io.Writer) in
 // version or VCS information (go run, go test, a source tarball).
 const fallbackVersion = "devel"
 
-// version is the module version the binary was built at (go install
+// version is the binary's version, from its build information.
+func version() string { return versionOf(debug.ReadBuildInfo()) }
+
+// versionOf is the module version the binary was built at (go install
 // ...@v1.2.3), else the VCS revision it was built from, else
 // fallbackVersion.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
+func versionOf(info *debug.BuildInfo, ok bool) string {
 	if !ok {
 		return fallbackVersion
 	}
