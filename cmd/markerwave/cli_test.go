@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -122,4 +123,35 @@ func TestConventions(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestVersionOf(t *testing.T) {
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	for _, tc := range []struct {
+		info *debug.BuildInfo
+		want string
+	}{
+		{nil, "devel"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: vcs("0123456789abcdef", "false")}, "v1.2.3"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef", "false")}, "devel (0123456789ab)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef", "true")}, "devel (0123456789ab-dirty)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+	} {
+		assert.Equal(t, tc.want, versionOf(tc.info, tc.info != nil))
+	}
+}
+
+// The table is the one list of commands: names are unique, each has a
+// summary and a run function.
+func TestCommandTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range commands {
+		assert.False(t, seen[c.name], "%s listed twice", c.name)
+		seen[c.name] = true
+		assert.NotEmpty(t, c.summary, c.name)
+		assert.NotNil(t, c.run, c.name)
+	}
+	assert.Panics(t, func() { register("teleport", "", nil) }, "a command outside the table cannot register")
 }
