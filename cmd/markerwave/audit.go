@@ -62,12 +62,55 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return f.usageError("want at least one TRACE")
 	}
 	o.progress = o.progress || isTerminal(stderr)
-	runs := gatherRuns(f.Args())
-	code := exitOK
-	for _, r := range runs {
-		code = max(code, r.audit(f, o, len(runs) > 1))
+	files := expandArgs(f.Args())
+	a := auditor{f: f, o: o, several: len(files) > 1, logs: map[string][]auditRun{}}
+	for _, file := range files {
+		a.add(file)
 	}
-	return code
+	a.mergeLogs()
+	return a.code
+}
+
+// auditor audits runs one by one, as their files are read, except the
+// node logs, which it holds until every file is read and then merges.
+type auditor struct {
+	f       *cmdFlags
+	o       auditOpts
+	several bool                  // prefix each verdict with its run's name
+	code    int                   // the worst exit status so far
+	logs    map[string][]auditRun // node logs by directory
+	dirs    []string              // the keys of logs, in order
+}
+
+// add reads file r and audits it, or holds it if it is a node's log
+// (conformance.NodeLog), to merge it with the other logs of its
+// directory.
+func (a *auditor) add(r auditRun) {
+	if r.err == nil {
+		r.tr, r.lines, r.err = conformance.ReadTraceFile(r.name)
+	}
+	if _, ok := conformance.NodeLog(r.tr); r.err != nil || !ok {
+		a.audit(r)
+		return
+	}
+	d := filepath.Dir(r.name)
+	if a.logs[d] == nil {
+		a.dirs = append(a.dirs, d)
+	}
+	a.logs[d] = append(a.logs[d], r)
+}
+
+// audit audits r and keeps the worst exit status.
+func (a *auditor) audit(r auditRun) { a.code = max(a.code, r.audit(a.f, a.o, a.several)) }
+
+// mergeLogs audits the node logs held, each directory's merged into one
+// run.
+func (a *auditor) mergeLogs() {
+	for _, d := range a.dirs {
+		for _, r := range mergeLogs(d, a.logs[d]) {
+			a.audit(r)
+		}
+	}
 }
 
 // auditRun is one run to audit: a trace file, or per-node logs to merge,
@@ -78,38 +121,6 @@ type auditRun struct {
 	tr    spec.Trace
 	lines spec.TraceLines // none for merged logs
 	err   error           // why the run cannot be read; it names the file
-}
-
-// gatherRuns reads the files args name (a directory: its .jsonl files)
-// and groups them into runs, in the order of args: a file holding one
-// node's events (conformance.NodeLog) is merged with the other node logs
-// of its directory (after the other runs); every other file is a run of
-// its own.
-func gatherRuns(args []string) []auditRun {
-	var runs []auditRun
-	logs := map[string][]auditRun{} // node logs by directory
-	var dirs []string
-	for _, path := range expandArgs(args) {
-		if path.err != nil {
-			runs = append(runs, path)
-			continue
-		}
-		tr, lines, err := conformance.ReadTraceFile(path.name)
-		r := auditRun{name: path.name, tr: tr, lines: lines, err: err}
-		if _, ok := conformance.NodeLog(tr); err != nil || !ok {
-			runs = append(runs, r)
-			continue
-		}
-		d := filepath.Dir(path.name)
-		if logs[d] == nil {
-			dirs = append(dirs, d)
-		}
-		logs[d] = append(logs[d], r)
-	}
-	for _, d := range dirs {
-		runs = append(runs, mergeLogs(d, logs[d])...)
-	}
-	return runs
 }
 
 // expandArgs lists the files args name, as runs yet to read: a directory
@@ -136,8 +147,8 @@ func expandArgs(args []string) []auditRun {
 	return files
 }
 
-// mergeLogs merges the node logs of directory dir into one run; a single
-// log, or logs that are not of one run, stay runs of their own.
+// mergeLogs merges the node logs of directory dir into one run; a run
+// that cannot be read if they do not merge. A single log stays as it is.
 func mergeLogs(dir string, logs []auditRun) []auditRun {
 	if len(logs) < 2 {
 		return logs
@@ -149,9 +160,9 @@ func mergeLogs(dir string, logs []auditRun) []auditRun {
 	}
 	tr, err := conformance.MergeNodeLogs(trs)
 	if err != nil {
-		return logs
+		err = fmt.Errorf("%s: cannot merge its %s: %w", dir, plural(len(logs), "node log"), err)
 	}
-	return []auditRun{{name: dir, files: files, tr: tr}}
+	return []auditRun{{name: dir, files: files, tr: tr, err: err}}
 }
 
 // audit replays r and prints its verdict; it returns the exit status.

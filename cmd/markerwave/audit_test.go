@@ -240,13 +240,19 @@ func TestAuditNodeLogs(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Regexp(t, `^markerwave audit: `+regexp.QuoteMeta(p1)+`: incomplete: event \d+, .* at P1, follows step \d+ of P\d, but the trace holds 0 events of P\d; the file holds only P1's events, as one node's own log does: give all the run's node logs, or their directory, to merge them\n$`, errs)
 
-	// Without P3's log, the others cannot be merged: each is incomplete.
+	code, vs, _ = auditJSONLines(t, p1)
+	assert.Equal(t, 2, code)
+	require.Len(t, vs, 1)
+	assert.False(t, vs[0].OK)
+	assert.True(t, strings.HasPrefix(vs[0].Error, p1+": incomplete: event "), vs[0].Error)
+	assert.Nil(t, vs[0].Divergence, "incomplete, not diverging")
+
+	// Without P3's log, the others cannot be merged.
 	require.NoError(t, os.Remove(filepath.Join(dir, "P3.jsonl")))
 	code, out, errs = audit(dir)
 	assert.Equal(t, 2, code)
 	assert.Empty(t, out)
-	assert.Contains(t, errs, "P1.jsonl: incomplete: ")
-	assert.Contains(t, errs, "P2.jsonl: incomplete: ")
+	assert.Regexp(t, `^markerwave audit: `+regexp.QuoteMeta(dir)+`: cannot merge its 2 node logs: merge: P\d step \d+ \(.*\) waits for events no log holds \(clock \[.*\]\)\n$`, errs)
 }
 
 // The demo's per-node logs audit like its merged trace.
