@@ -21,7 +21,8 @@ A TRACE is a trace file, or a directory standing for the .jsonl files in
 it. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
 per-node logs of one run (the runtime's DIR/P1.jsonl, ..., each one
 process's events), given together or as their directory, are merged in
-causal order and audited as one run. Several runs (a glob such as
+causal order and audited as one run (node logs carry no recorded
+snapshots: the events imply them). Several runs (a glob such as
 out/demo-*/trace.jsonl) are audited one by one, each verdict prefixed by
 its path. A run missing events its vector clocks say happened (one node's
 log alone) is incomplete and not audited.
