@@ -18,6 +18,10 @@ type Options struct {
 	Lines []int
 	// RecordedLines[i] is the trace file line of recorded snapshot i.
 	RecordedLines []int
+	// Progress, if set, is called after each replayed event with the
+	// number of events replayed and the trace's length (the caller
+	// decides how often to report; Replay prints nothing).
+	Progress func(done, total int)
 }
 
 // Divergence is the first point where the implementation's run leaves the
@@ -73,7 +77,7 @@ func (r Report) String() string {
 		return b.String()
 	}
 	if r.OK() {
-		fmt.Fprintf(&b, "conforms: %d steps, %d snapshots, all properties hold\n", r.Steps, r.Snapshots)
+		fmt.Fprintf(&b, "conforms: %s, %s, all properties hold\n", plural(r.Steps, "step"), plural(r.Snapshots, "snapshot"))
 		return b.String()
 	}
 	if d := r.Divergence; d != nil {
@@ -84,7 +88,7 @@ func (r Report) String() string {
 			}
 			fmt.Fprintf(&b, ": %s\n", d.Action)
 		} else {
-			fmt.Fprintf(&b, "diverges at the end of the trace (after %d steps)\n", r.Steps)
+			fmt.Fprintf(&b, "diverges at the end of the trace (after %s)\n", plural(r.Steps, "step"))
 		}
 		fmt.Fprintf(&b, "  check:    %s\n", d.Property)
 		fmt.Fprintf(&b, "  why:      %s\n", d.Detail)
@@ -99,7 +103,7 @@ func (r Report) String() string {
 			}
 		}
 	} else {
-		fmt.Fprintf(&b, "the model replays all %d steps, but a recorded snapshot is wrong\n", r.Steps)
+		fmt.Fprintf(&b, "the model replays all %s, but a recorded snapshot is wrong\n", plural(r.Steps, "step"))
 	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  violates %s\n", v)
@@ -196,6 +200,9 @@ func Replay(tr spec.Trace, opts Options) Report {
 		}
 		st = next
 		r.Steps++
+		if opts.Progress != nil {
+			opts.Progress(r.Steps, len(tr.Events))
+		}
 	}
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = checkDrained(cfg, st)

@@ -1,56 +1,303 @@
 package main
 
 import (
-	"errors"
-	"flag"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/spec"
 )
 
-func init() {
-	register("audit", "replay a trace against the model and check every snapshot", runAudit)
+const auditAbout = `
+Replays each run step by step against the model of tla/ChandyLamport.tla
+and checks every completed snapshot against the recorded state the trace
+reports (derived from the events if it reports none).
+
+A TRACE is a trace file, or a directory standing for the .jsonl files in
+it. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
+per-node logs of one run (the runtime's DIR/P1.jsonl, ..., each one
+process's events), given together or as their directory, are merged in
+causal order and audited as one run (node logs carry no recorded
+snapshots: the events imply them). Several runs (a glob such as
+out/demo-*/trace.jsonl) are audited one by one, each verdict prefixed by
+its path. A run missing events its vector clocks say happened (one node's
+log alone) is incomplete and not audited.
+
+With --json each run's verdict is one JSON object on its own line of
+stdout:
+  {"trace": path (the directory of merged logs), "files": [merged logs],
+   "ok": true if it conforms, "error": why it could not be audited,
+   "property": the property violated, "steps": events replayed,
+   "snapshots": snapshots complete, "divergence": the first, or null:
+   {"step": from 1 (0: at the end), "line": its trace line (0: unknown),
+   "action", "check": the check that failed, "detail", "expected": the
+   model's, "reported": the implementation's, "diff"}, "violations": the
+   run properties that fail: [{"property", "snapshot", "detail"}]}
+
+Exit status: 0 every run conforms; 1 a run diverges or violates a
+property; 2 bad usage, or a trace is unreadable, malformed or incomplete.`
+
+// auditOpts are audit's flags.
+type auditOpts struct {
+	drained  bool
+	json     bool
+	progress bool
 }
 
-// runAudit replays a trace file, with the recorded snapshots and the
-// drained claim it carries. Exit 0: it conforms; 1: it diverges or
-// violates a property; 2: bad usage, or the trace is unreadable or
-// malformed.
+// runAudit runs `markerwave audit`: it gathers the runs its arguments
+// name, audits each and prints one verdict per run.
 func runAudit(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	drained := fs.Bool("drained", false, "claim the run ended drained even if TRACE's header does not: every channel must end empty and every initiated snapshot complete")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: markerwave audit [flags] TRACE.jsonl")
-		fmt.Fprintln(stderr, "\nReplays TRACE step by step against the model of tla/ChandyLamport.tla and checks")
-		fmt.Fprintln(stderr, "every completed snapshot against the recorded state TRACE reports (derived from the")
-		fmt.Fprintln(stderr, "events if it reports none). Exit 0: conforms; 1: diverges; 2: unreadable or malformed.")
-		fs.PrintDefaults()
+	f := newFlags("audit", "[flags] TRACE...", auditAbout, stdout, stderr)
+	var o auditOpts
+	f.BoolVar(&o.drained, "drained", false, "claim every run ended drained even if its header does not: every channel must end empty and every initiated snapshot complete")
+	f.BoolVar(&o.json, "json", false, "print each verdict as one line of JSON (see above)")
+	f.BoolVar(&o.progress, "progress", false, "report progress on stderr every 2s even when stderr is not a terminal")
+	if code, done := f.parse(args); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	if f.NArg() == 0 {
+		return f.usageError("want at least one TRACE")
+	}
+	o.progress = o.progress || isTerminal(stderr)
+	files := expandArgs(f.Args())
+	a := auditor{f: f, o: o, several: len(files) > 1, logs: map[string][]auditRun{}}
+	for _, file := range files {
+		a.add(file)
+	}
+	a.mergeLogs()
+	return a.code
+}
+
+// auditor audits runs one by one, as their files are read, except the
+// node logs, which it holds until every file is read and then merges.
+type auditor struct {
+	f       *cmdFlags
+	o       auditOpts
+	several bool                  // prefix each verdict with its run's name
+	code    int                   // the worst exit status so far
+	logs    map[string][]auditRun // node logs by directory
+	dirs    []string              // the keys of logs, in order
+}
+
+// add reads file r and audits it, or holds it if it is a node's log
+// (conformance.NodeLog), to merge it with the other logs of its
+// directory.
+func (a *auditor) add(r auditRun) {
+	if r.err == nil {
+		r.tr, r.lines, r.err = conformance.ReadTraceFile(r.name)
+	}
+	if _, ok := conformance.NodeLog(r.tr); r.err != nil || !ok {
+		a.audit(r)
+		return
+	}
+	d := filepath.Dir(r.name)
+	if a.logs[d] == nil {
+		a.dirs = append(a.dirs, d)
+	}
+	a.logs[d] = append(a.logs[d], r)
+}
+
+// audit audits r and keeps the worst exit status.
+func (a *auditor) audit(r auditRun) { a.code = max(a.code, r.audit(a.f, a.o, a.several)) }
+
+// mergeLogs audits the node logs held, each directory's merged into one
+// run.
+func (a *auditor) mergeLogs() {
+	for _, d := range a.dirs {
+		for _, r := range mergeLogs(d, a.logs[d]) {
+			a.audit(r)
 		}
-		return 2
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+}
+
+// auditRun is one run to audit: a trace file, or per-node logs to merge,
+// or a file that could not be read.
+type auditRun struct {
+	name  string   // the file, or the directory of the logs
+	files []string // the logs merged, nil for a trace file
+	tr    spec.Trace
+	lines spec.TraceLines // none for merged logs
+	err   error           // why the run cannot be read; it names the file
+}
+
+// expandArgs lists the files args name, as runs yet to read: a directory
+// stands for the .jsonl files in it (one without any is an error).
+func expandArgs(args []string) []auditRun {
+	var files []auditRun
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil || !fi.IsDir() {
+			files = append(files, auditRun{name: a}) // reading it reports the error
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(a, "*.jsonl"))
+		if err == nil && len(m) == 0 {
+			err = fmt.Errorf("%s: no .jsonl files in this directory", a)
+		}
+		if err != nil {
+			files = append(files, auditRun{name: a, err: err})
+		}
+		for _, p := range m {
+			files = append(files, auditRun{name: p})
+		}
 	}
-	opts := conformance.Options{Drained: *drained}
-	r, err := conformance.AuditFile(fs.Arg(0), opts)
+	return files
+}
+
+// mergeLogs merges the node logs of directory dir into one run; a run
+// that cannot be read if they do not merge. A single log stays as it is.
+func mergeLogs(dir string, logs []auditRun) []auditRun {
+	if len(logs) < 2 {
+		return logs
+	}
+	trs := make([]spec.Trace, len(logs))
+	files := make([]string, len(logs))
+	for i, l := range logs {
+		trs[i], files[i] = l.tr, l.name
+	}
+	tr, err := conformance.MergeNodeLogs(trs)
 	if err != nil {
-		fmt.Fprintf(stderr, "markerwave audit: %v\n", err)
-		return 2
+		err = fmt.Errorf("%s: cannot merge its %s: %w", dir, plural(len(logs), "node log"), err)
 	}
-	if r.Err != nil {
-		fmt.Fprintf(stderr, "markerwave audit: %s: %v\n", fs.Arg(0), r.Err)
-		return 2
+	return []auditRun{{name: dir, files: files, tr: tr, err: err}}
+}
+
+// audit replays r and prints its verdict; it returns the exit status.
+func (r auditRun) audit(f *cmdFlags, o auditOpts, several bool) int {
+	rep := r.replay(f, o)
+	if o.json {
+		printJSON(f.stdout, r, rep)
 	}
-	fmt.Fprint(stdout, r)
-	if r.OK() {
-		return 0
+	if rep.Err != nil {
+		return f.fail(exitUsage, rep.Err)
 	}
-	return 1
+	if !o.json {
+		printVerdict(f.stdout, r, rep, several)
+	}
+	if rep.OK() {
+		return exitOK
+	}
+	return exitFail
+}
+
+// replay replays r against the model, unless r could not be read or is
+// incomplete; rep.Err then says why, naming the file.
+func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
+	var rep conformance.Report
+	if r.err != nil {
+		rep.Err = r.err
+		return rep
+	}
+	if err := conformance.Incomplete(r.tr); err != nil {
+		rep.Err = fmt.Errorf("%s: incomplete: %w", r.name, err)
+		if p, ok := conformance.NodeLog(r.tr); ok && r.files == nil {
+			rep.Err = fmt.Errorf("%w; the file holds only %s's events, as one node's own log does: give all the run's node logs, or their directory, to merge them", rep.Err, string(p))
+		}
+		return rep
+	}
+	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded}
+	if o.progress {
+		opts.Progress = newProgress(f, r.name).report
+	}
+	rep = conformance.Replay(r.tr, opts)
+	if rep.Err != nil {
+		rep.Err = fmt.Errorf("%s: %w", r.name, rep.Err)
+	}
+	return rep
+}
+
+// printVerdict prints r's verdict for people. Its first line starts with
+// the run's name when there are several runs, and with the directory and
+// how many logs for merged node logs.
+func printVerdict(w io.Writer, r auditRun, rep conformance.Report, several bool) {
+	prefix := ""
+	switch {
+	case r.files != nil:
+		prefix = fmt.Sprintf("%s (%s merged): ", r.name, plural(len(r.files), "node log"))
+	case several:
+		prefix = r.name + ": "
+	}
+	fmt.Fprint(w, prefix+rep.String())
+}
+
+// auditJSON is a run's verdict for machines (documented in auditAbout).
+type auditJSON struct {
+	Trace      string          `json:"trace"`
+	Files      []string        `json:"files,omitempty"`
+	OK         bool            `json:"ok"`
+	Error      string          `json:"error,omitempty"`
+	Property   spec.Property   `json:"property"`
+	Steps      int             `json:"steps"`
+	Snapshots  int             `json:"snapshots"`
+	Divergence *divergenceJSON `json:"divergence"`
+	Violations []violationJSON `json:"violations"`
+}
+
+type divergenceJSON struct {
+	Step     int           `json:"step"`
+	Line     int           `json:"line"`
+	Action   string        `json:"action"`
+	Check    spec.Property `json:"check"`
+	Detail   string        `json:"detail"`
+	Expected string        `json:"expected"`
+	Reported string        `json:"reported"`
+	Diff     string        `json:"diff"`
+}
+
+type violationJSON struct {
+	Property spec.Property `json:"property"`
+	Snapshot spec.SnapID   `json:"snapshot"`
+	Detail   string        `json:"detail"`
+}
+
+// printJSON prints r's verdict as one line of JSON.
+func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
+	v := auditJSON{Trace: r.name, Files: r.files, OK: rep.OK(), Property: rep.Property(),
+		Steps: rep.Steps, Snapshots: rep.Snapshots, Violations: []violationJSON{}}
+	if rep.Err != nil {
+		v.Error = rep.Err.Error()
+	}
+	if d := rep.Divergence; d != nil {
+		v.Divergence = &divergenceJSON{Step: d.Step, Line: d.Line, Action: d.Action, Check: d.Property,
+			Detail: d.Detail, Expected: d.Expected, Reported: d.Reported, Diff: d.Diff}
+	}
+	for _, x := range rep.Violations {
+		v.Violations = append(v.Violations, violationJSON{Property: x.Property, Snapshot: x.Snap, Detail: x.Detail})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "P1->P2", not "P1-\u003eP2"
+	_ = enc.Encode(v)        // v always encodes; a failing stdout goes unreported, as with the text verdicts
+}
+
+// progress reports a replay's progress on stderr every progressEvery.
+type progress struct {
+	f       *cmdFlags
+	name    string
+	start   time.Time
+	last    time.Time
+	printed bool
+}
+
+func newProgress(f *cmdFlags, name string) *progress {
+	now := time.Now()
+	return &progress{f: f, name: name, start: now, last: now}
+}
+
+// report is a conformance.Options.Progress callback.
+func (p *progress) report(done, total int) {
+	now := time.Now()
+	if done < total && now.Sub(p.last) < progressEvery || done == total && !p.printed {
+		return // not yet due; or a short replay, done before any report
+	}
+	took := now.Sub(p.start).Round(time.Second)
+	if done < total {
+		p.f.errorf("%s: replayed %d of %s (%d%%) in %v", p.name, done, plural(total, "event"), done*100/total, took)
+	} else {
+		p.f.errorf("%s: replayed all %s in %v; checking the snapshots", p.name, plural(total, "event"), took)
+	}
+	p.last, p.printed = now, true
 }

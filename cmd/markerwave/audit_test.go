@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/spec"
 )
 
 func audit(args ...string) (int, string, string) {
@@ -20,7 +25,7 @@ func audit(args ...string) (int, string, string) {
 func TestAuditConforms(t *testing.T) {
 	code, out, errs := audit("../../traces/conforms/token-ring.jsonl")
 	assert.Equal(t, 0, code, errs)
-	assert.Equal(t, "conforms: 6 steps, 1 snapshots, all properties hold\n", out)
+	assert.Equal(t, "conforms: 6 steps, 1 snapshot, all properties hold\n", out)
 }
 
 func TestAuditDiverges(t *testing.T) {
@@ -86,7 +91,8 @@ func TestAuditMalformed(t *testing.T) {
 		want string
 	}{
 		"missing file":   {[]string{filepath.Join(dir, "none.jsonl")}, "no such file"},
-		"no arguments":   {nil, "usage: markerwave audit"},
+		"no arguments":   {nil, "markerwave audit: want at least one TRACE\nrun 'markerwave audit --help' for usage\n"},
+		"empty dir":      {[]string{t.TempDir()}, "no .jsonl files in this directory"},
 		"bad flag":       {[]string{"-nope", "x"}, "flag provided but not defined"},
 		"bad event":      {[]string{write("e.jsonl", header+"{\"proc\":\"P1\",\"seq\":1,\"action\":\"Fly\",\"vc\":[1,0]}\n")}, "trace line 2: unknown action"},
 		"bad json":       {[]string{write("j.jsonl", header+"{\n")}, "trace line 2"},
@@ -102,6 +108,186 @@ func TestAuditMalformed(t *testing.T) {
 			code, out, errs := audit(tc.args...)
 			assert.Equal(t, 2, code, out+errs)
 			assert.Contains(t, errs, tc.want)
+			assert.True(t, strings.HasPrefix(errs, "markerwave audit: "), errs)
+			assert.Empty(t, out)
 		})
 	}
+}
+
+// auditJSONLines runs audit --json and decodes its stdout, one verdict a
+// line, strictly: the shape is the documented one.
+func auditJSONLines(t *testing.T, args ...string) (int, []auditJSON, string) {
+	t.Helper()
+	code, out, errs := audit(append([]string{"--json"}, args...)...)
+	var vs []auditJSON
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var v auditJSON
+		require.NoError(t, spec.DecodeStrict([]byte(l), &v), l)
+		vs = append(vs, v)
+	}
+	return code, vs, errs
+}
+
+func TestAuditJSON(t *testing.T) {
+	code, vs, errs := auditJSONLines(t, "../../traces/conforms/token-ring.jsonl")
+	assert.Equal(t, 0, code, errs)
+	assert.Empty(t, errs)
+	assert.Equal(t, []auditJSON{{Trace: "../../traces/conforms/token-ring.jsonl", OK: true, Steps: 6, Snapshots: 1, Violations: []violationJSON{}}}, vs)
+
+	code, vs, errs = auditJSONLines(t, "../../traces/rejects/ConsistentCut-orphan.jsonl")
+	assert.Equal(t, 1, code, errs)
+	require.Len(t, vs, 1)
+	v := vs[0]
+	assert.False(t, v.OK)
+	assert.Equal(t, spec.PropConsistentCut, v.Property)
+	assert.Equal(t, 2, v.Steps)
+	require.NotNil(t, v.Divergence)
+	assert.Equal(t, divergenceJSON{Step: 3, Line: 4, Action: "RecvApp(P1, P2) 30#1", Check: spec.CheckEnabled,
+		Detail:   "RecvApp is not enabled: the head of P1->P2 is Marker(1), not an application message",
+		Expected: "P1->P2 = <<Marker(1), 30#1>>", Reported: "P2 received 30#1"}, *v.Divergence)
+	require.NotEmpty(t, v.Violations)
+	assert.Equal(t, spec.PropConsistentCut, v.Violations[0].Property)
+	assert.Equal(t, spec.SnapID(1), v.Violations[0].Snapshot)
+	assert.Contains(t, v.Violations[0].Detail, "an orphan")
+
+	// The raw keys, as documented in the help.
+	_, out, _ := audit("--json", "../../traces/rejects/ExactChannelState-missing-message.jsonl")
+	for _, key := range []string{`"trace":`, `"ok":false`, `"property":"ExactChannelState"`, `"steps":4`, `"snapshots":0`, `"divergence":{"step":5,"line":6,"action":`, `"check":"RecordedState"`, `"detail":`, `"expected":`, `"reported":`, `"diff":"chan P1->P2: <<30#1>> vs <<>>"`, `"violations":[{"property":"ExactChannelState","snapshot":1,"detail":`} {
+		assert.Contains(t, out, key)
+	}
+
+	// An unreadable trace is a verdict too, with the error; exit 2.
+	missing := filepath.Join(t.TempDir(), "none.jsonl")
+	code, vs, errs = auditJSONLines(t, missing)
+	assert.Equal(t, 2, code)
+	assert.Equal(t, []auditJSON{{Trace: missing, Error: "open " + missing + ": no such file or directory", Violations: []violationJSON{}}}, vs)
+	assert.Equal(t, "markerwave audit: open "+missing+": no such file or directory\n", errs)
+}
+
+// Several runs: one verdict each, prefixed by its path; the exit status is
+// the worst: 1 if one diverges, 2 if one is unreadable.
+func TestAuditSeveralRuns(t *testing.T) {
+	ok, bad := "../../traces/conforms/token-ring.jsonl", "../../traces/rejects/ConsistentCut-orphan.jsonl"
+	code, out, errs := audit(ok, "../../traces/conforms/puzzle.jsonl")
+	assert.Equal(t, 0, code, errs)
+	assert.Empty(t, errs)
+	assert.Equal(t, ok+": conforms: 6 steps, 1 snapshot, all properties hold\n../../traces/conforms/puzzle.jsonl: conforms: 5 steps, 1 snapshot, all properties hold\n", out)
+
+	code, out, errs = audit(ok, bad)
+	assert.Equal(t, 1, code, errs)
+	assert.Empty(t, errs)
+	assert.True(t, strings.HasPrefix(out, ok+": conforms: "), out)
+	assert.Contains(t, out, "\n"+bad+": diverges at step 3 (trace line 4): RecvApp(P1, P2) 30#1\n")
+
+	missing := filepath.Join(t.TempDir(), "none.jsonl")
+	code, out, errs = audit(ok, missing, bad)
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "markerwave audit: open "+missing+": no such file or directory\n", errs)
+	assert.Contains(t, out, ok+": conforms: ")
+	assert.Contains(t, out, bad+": diverges at step 3")
+
+	// A demo run's folder stands for its trace.jsonl (not its nodes/).
+	dir := t.TempDir()
+	b, err := os.ReadFile(ok)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "trace.jsonl"), b, 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "nodes"), 0o755))
+	code, out, errs = audit(dir)
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, "conforms: 6 steps, 1 snapshot, all properties hold\n", out)
+}
+
+// splitLogs writes trace tr as the runtime's per-node logs: dir/P.jsonl
+// for each process p, with the header and p's events only.
+func splitLogs(t *testing.T, tr spec.Trace) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, p := range tr.Header.Topology.Procs {
+		h := tr.Header
+		h.Drained, h.Snaps, h.Source = false, nil, "markerwave runtime, node "+string(p)
+		log := spec.Trace{Header: h}
+		for _, e := range tr.Events {
+			if e.Proc == p {
+				log.Events = append(log.Events, e)
+			}
+		}
+		require.NoError(t, conformance.WriteTraceFile(filepath.Join(dir, string(p)+".jsonl"), log))
+	}
+	return dir
+}
+
+// Per-node logs are merged in causal order; one alone is incomplete.
+func TestAuditNodeLogs(t *testing.T) {
+	tr := readTrace(t, "conforms", "concurrent-snapshots")
+	dir := splitLogs(t, tr)
+	want := dir + " (3 node logs merged): conforms: 20 steps, 2 snapshots, all properties hold\n"
+	code, out, errs := audit(dir)
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, want, out)
+	code, out, errs = audit(filepath.Join(dir, "P3.jsonl"), filepath.Join(dir, "P1.jsonl"), filepath.Join(dir, "P2.jsonl"))
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, want, out)
+	code, vs, errs := auditJSONLines(t, dir)
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, []auditJSON{{Trace: dir, Files: []string{filepath.Join(dir, "P1.jsonl"), filepath.Join(dir, "P2.jsonl"), filepath.Join(dir, "P3.jsonl")},
+		OK: true, Steps: 20, Snapshots: 2, Violations: []violationJSON{}}}, vs)
+
+	// One node's log alone lacks the sends of what it receives: not a
+	// divergence, an incomplete run.
+	p1 := filepath.Join(dir, "P1.jsonl")
+	code, out, errs = audit(p1)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Regexp(t, `^markerwave audit: `+regexp.QuoteMeta(p1)+`: incomplete: event \d+, .* at P1, follows step \d+ of P\d, but the trace holds 0 events of P\d; the file holds only P1's events, as one node's own log does: give all the run's node logs, or their directory, to merge them\n$`, errs)
+
+	code, vs, _ = auditJSONLines(t, p1)
+	assert.Equal(t, 2, code)
+	require.Len(t, vs, 1)
+	assert.False(t, vs[0].OK)
+	assert.True(t, strings.HasPrefix(vs[0].Error, p1+": incomplete: event "), vs[0].Error)
+	assert.Nil(t, vs[0].Divergence, "incomplete, not diverging")
+
+	// Without P3's log, the others cannot be merged.
+	require.NoError(t, os.Remove(filepath.Join(dir, "P3.jsonl")))
+	code, out, errs = audit(dir)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Regexp(t, `^markerwave audit: `+regexp.QuoteMeta(dir)+`: cannot merge its 2 node logs: merge: P\d step \d+ \(.*\) waits for events no log holds \(clock \[.*\]\)\n$`, errs)
+}
+
+// The demo's per-node logs audit like its merged trace.
+func TestAuditDemoNodeLogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo over loopback TCP")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"demo", "--nodes", "3", "--transfers", "150", "--seed", "3", "--out", dir}, &out, &errb), out.String()+errb.String())
+	nodes := filepath.Join(dir, "nodes")
+	code, aout, aerr := audit(nodes)
+	assert.Equal(t, 0, code, aout+aerr)
+	assert.True(t, strings.HasPrefix(aout, nodes+" (3 node logs merged): conforms: "), aout)
+	code, aout, aerr = audit(filepath.Join(nodes, "P2.jsonl"))
+	assert.Equal(t, 2, code, aout+aerr)
+	assert.Contains(t, aerr, "incomplete")
+}
+
+// Progress goes to stderr, the verdict alone to stdout.
+func TestAuditProgress(t *testing.T) {
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = 0
+	code, out, errs := audit("--progress", "../../traces/conforms/token-ring.jsonl")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "conforms: 6 steps, 1 snapshot, all properties hold\n", out)
+	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+	require.Len(t, lines, 6, errs)
+	assert.Regexp(t, `^markerwave audit: \.\./\.\./traces/conforms/token-ring\.jsonl: replayed 1 of 6 events \(16%\) in 0s$`, lines[0])
+	assert.Equal(t, "markerwave audit: ../../traces/conforms/token-ring.jsonl: replayed all 6 events in 0s; checking the snapshots", lines[5])
+	progressEvery = time.Hour
+	code, _, errs = audit("--progress", "../../traces/conforms/token-ring.jsonl")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, errs, "a short replay says nothing")
+	progressEvery = 0
+	_, _, errs = audit("../../traces/conforms/token-ring.jsonl")
+	assert.Empty(t, errs, "no progress unless asked or stderr is a terminal")
 }

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"time"
 )
 
 // The exit codes every subcommand uses.
@@ -27,6 +29,7 @@ type cmdFlags struct {
 	about    string // what the command does, a paragraph
 	stdout   io.Writer
 	stderr   io.Writer
+	args     []string // the positional arguments, after parse
 }
 
 // newFlags starts the flag set of subcommand name.
@@ -37,18 +40,53 @@ func newFlags(name, synopsis, about string, stdout, stderr io.Writer) *cmdFlags 
 	return &cmdFlags{FlagSet: fs, name: name, synopsis: synopsis, about: about, stdout: stdout, stderr: stderr}
 }
 
-// parse parses args. When done is true the command must return code at
-// once: 0 after -h/--help, exitUsage after a flag error (reported).
+// parse parses args; flags may come before, between or after the
+// positional arguments, and "--" ends the flags. When done is true the
+// command must return code at once: 0 after -h/--help, exitUsage after a
+// flag error (reported).
 func (f *cmdFlags) parse(args []string) (code int, done bool) {
-	err := f.Parse(args)
-	switch {
-	case err == nil:
-		return exitOK, false
-	case errors.Is(err, flag.ErrHelp):
-		f.printUsage(f.stdout)
-		return exitOK, true
+	f.args = nil
+	for {
+		err := f.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			f.printUsage(f.stdout)
+			return exitOK, true
+		case err != nil:
+			return f.usageError("%v", err), true
+		}
+		rest := f.FlagSet.Args()
+		if len(rest) == 0 {
+			return exitOK, false
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			f.args = append(f.args, rest...)
+			return exitOK, false
+		}
+		f.args = append(f.args, rest[0])
+		args = rest[1:]
 	}
-	return f.usageError("%v", err), true
+}
+
+// Args are the positional arguments parse found.
+func (f *cmdFlags) Args() []string { return f.args }
+
+// NArg is the number of positional arguments.
+func (f *cmdFlags) NArg() int { return len(f.args) }
+
+// Arg is the i-th positional argument, "" if there is none.
+func (f *cmdFlags) Arg(i int) string {
+	if i < 0 || i >= len(f.args) {
+		return ""
+	}
+	return f.args[i]
+}
+
+// isSet reports whether flag name was given on the command line.
+func (f *cmdFlags) isSet(name string) bool {
+	set := false
+	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
 }
 
 // printUsage writes the synopsis, the description and the flags to w.
@@ -93,3 +131,18 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// isTerminal reports whether w is a terminal (progress is then printed
+// without being asked for).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressEvery is how often long-running commands report progress (a
+// variable for the tests).
+var progressEvery = 2 * time.Second

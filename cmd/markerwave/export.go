@@ -1,9 +1,207 @@
 package main
 
-import "github.com/markerwave/markerwave/conformance/export"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 
-// markerwave export: diagram, ShiViz log and TLC trace validation of a
-// trace file; see conformance/export.Usage.
-func init() {
-	register("export", "export a trace: --diagram, --shiviz, --tlc DIR [--run-tlc JAR]", export.Command)
+	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/conformance/export"
+	"github.com/markerwave/markerwave/spec"
+)
+
+const exportAbout = `
+Exports TRACE (JSON lines, as written by the runtime, the demo or the
+conformance tests) as one or more views of the run: a space-time diagram,
+a ShiViz log, a TLC trace-validation model, optionally checked by TLC.
+
+Exit status: 0 done (and, with --run-tlc, TLC accepted the trace); 1 TLC
+rejected the trace: it is not a behaviour of tla/ChandyLamport.tla; 2 bad
+usage, an unreadable or malformed trace, an unwritable output, or TLC
+could not run.`
+
+// exportJob is one export run, as the flags describe it.
+type exportJob struct {
+	trace   string
+	diagram string // diagram file, "" for none
+	format  export.Format
+	shiviz  string // ShiViz log file, "" for none
+	tlcDir  string // TLC model folder, "" for none
+	specDir string // where the spec modules are, "" to find them
+	runTLC  bool   // run TLC on tlcDir
+	jar     string // tla2tools.jar
+	java    string
+	timeout time.Duration
+}
+
+// runExport runs `markerwave export`: it reads the trace, then writes each
+// export asked for, in order, and runs TLC if asked.
+func runExport(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("export", "[flags] TRACE", exportAbout, stdout, stderr)
+	var j exportJob
+	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a page with a table of the snapshots), and print each snapshot's total and its orphan and missing messages")
+	f.StringVar(&j.shiviz, "shiviz", "", "write a ShiViz log to `FILE` (its parser regex on the first line)")
+	f.StringVar(&j.tlcDir, "tlc", "", "write a TLC trace-validation model to `DIR`: MCTrace.tla, MCTrace.cfg and the spec modules ChandyLamport.tla and TraceChandyLamport.tla")
+	f.StringVar(&j.jar, "run-tlc", "", "with --tlc: also run TLC, tla2tools.jar at `JAR` (empty: $TLA2TOOLS), and print its verdict")
+	f.StringVar(&j.specDir, "spec-dir", "", "the `DIR` holding the spec modules (default: $MARKERWAVE_TLA_DIR, else the repository's tla/ found from the working directory or a parent)")
+	f.StringVar(&j.java, "java", "java", "the java `command` that runs TLC")
+	f.DurationVar(&j.timeout, "tlc-timeout", 5*time.Minute, "bound on the TLC run")
+	if code, done := f.parse(args); done {
+		return code
+	}
+	if code := j.settle(f); code != exitOK {
+		return code
+	}
+	tr, _, err := conformance.ReadTraceFile(j.trace)
+	if err != nil {
+		return exportFailed(f, err)
+	}
+	for _, step := range []func(*cmdFlags, spec.Trace) int{j.writeDiagram, j.writeShiViz, j.writeTLC, j.checkTLC} {
+		if code := step(f, tr); code != exitOK {
+			return code
+		}
+	}
+	return exitOK
+}
+
+// settle checks the arguments and completes j from them: the trace, the
+// diagram's format, whether to run TLC and with which jar. It returns
+// exitOK or reports a usage error.
+func (j *exportJob) settle(f *cmdFlags) int {
+	if f.NArg() != 1 {
+		return f.usageError("want exactly one TRACE, got %d", f.NArg())
+	}
+	j.trace = f.Arg(0)
+	if j.diagram == "" && j.shiviz == "" && j.tlcDir == "" {
+		return f.usageError("nothing to do: give --diagram, --shiviz or --tlc")
+	}
+	if j.diagram != "" {
+		format, err := export.FormatOf(j.diagram)
+		if err != nil {
+			return f.usageError("--diagram %s: diagram file must end in .svg or .html", j.diagram)
+		}
+		j.format = format
+	}
+	j.runTLC = f.isSet("run-tlc")
+	if !j.runTLC {
+		return exitOK
+	}
+	if j.tlcDir == "" {
+		return f.usageError("--run-tlc needs --tlc DIR")
+	}
+	if j.jar == "" {
+		j.jar = os.Getenv("TLA2TOOLS")
+	}
+	if j.jar == "" {
+		return f.usageError("--run-tlc: no tla2tools.jar given and TLA2TOOLS is unset")
+	}
+	return exitOK
+}
+
+// writeDiagram writes the diagram, if asked, and prints its notes: each
+// snapshot's total and faulty messages.
+func (j *exportJob) writeDiagram(f *cmdFlags, tr spec.Trace) int {
+	if j.diagram == "" {
+		return exitOK
+	}
+	if err := writeFile(j.diagram, func(w io.Writer) error { return export.Diagram(tr, w, j.format) }); err != nil {
+		return exportFailed(f, err)
+	}
+	fmt.Fprintf(f.stdout, "wrote %s\n", j.diagram)
+	a, err := export.Analyze(tr)
+	if err != nil { // Diagram analyzed the same trace without error
+		return exportFailed(f, err)
+	}
+	for _, l := range a.Notes() {
+		fmt.Fprintf(f.stdout, "  %s\n", l)
+	}
+	return exitOK
+}
+
+// writeShiViz writes the ShiViz log, if asked.
+func (j *exportJob) writeShiViz(f *cmdFlags, tr spec.Trace) int {
+	if j.shiviz == "" {
+		return exitOK
+	}
+	if err := writeFile(j.shiviz, func(w io.Writer) error { return export.ShiViz(tr, w) }); err != nil {
+		return exportFailed(f, err)
+	}
+	fmt.Fprintf(f.stdout, "wrote %s\n", j.shiviz)
+	fmt.Fprintf(f.stdout, "  ShiViz parser regex (first line of the file): %s\n", export.ShiVizRegex)
+	return exitOK
+}
+
+// writeTLC writes the TLC trace-validation model, if asked.
+func (j *exportJob) writeTLC(f *cmdFlags, tr spec.Trace) int {
+	if j.tlcDir == "" {
+		return exitOK
+	}
+	specDir := j.specDir
+	if specDir == "" {
+		var err error
+		if specDir, err = export.FindSpecDir(); err != nil {
+			return exportFailed(f, err)
+		}
+	}
+	if err := export.ExportTLCFrom(tr, j.tlcDir, specDir); err != nil {
+		return exportFailed(f, err)
+	}
+	fmt.Fprintf(f.stdout, "wrote %s/MCTrace.tla and MCTrace.cfg (%s), with %s\n", j.tlcDir, plural(len(tr.Events), "event"), strings.Join(export.SpecFiles, ", "))
+	return exitOK
+}
+
+// checkTLC runs TLC on the written model, if asked, and prints its
+// verdict: exitOK if it accepts the trace, exitFail if it rejects it.
+func (j *exportJob) checkTLC(f *cmdFlags, tr spec.Trace) int {
+	if !j.runTLC {
+		return exitOK
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+	defer cancel()
+	v, err := export.RunTLC(ctx, j.java, j.jar, j.tlcDir)
+	if err != nil {
+		return exportFailed(f, err)
+	}
+	n := len(tr.Events)
+	switch {
+	case v.Accepted && v.Events != n:
+		return f.fail(exitUsage, fmt.Errorf("TLC consumed %s but the trace has %d; is %s/MCTrace.tla stale?", plural(v.Events, "event"), n, j.tlcDir))
+	case v.Accepted:
+		fmt.Fprintf(f.stdout, "TLC: ACCEPTED: all %s are a behaviour of ChandyLamport; invariants hold along it\n", plural(v.Events, "event"))
+		return exitOK
+	}
+	fmt.Fprintln(f.stdout, "TLC: REJECTED: the trace is not a behaviour of ChandyLamport")
+	for _, e := range v.Errors {
+		fmt.Fprintf(f.stdout, "  %s\n", e)
+	}
+	if v.Consumed >= 0 && v.Consumed < n {
+		fmt.Fprintf(f.stdout, "  matched %d of %s; the first that does not match is event %d: %s\n", v.Consumed, plural(n, "event"), v.Consumed+1, tr.Events[v.Consumed])
+	}
+	return exitFail
+}
+
+// exportFailed reports err, without the library's "export: " prefix (the
+// command's prefix says it), and returns exitUsage.
+func exportFailed(f *cmdFlags, err error) int {
+	return f.fail(exitUsage, errors.New(strings.TrimPrefix(err.Error(), "export: ")))
+}
+
+// writeFile creates path and writes it with gen; an error names path.
+func writeFile(path string, gen func(io.Writer) error) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = gen(out)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }

@@ -33,15 +33,61 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// TestDispatch checks the front door: the command list, help, the
+// version, and unknown commands and flags.
 func TestDispatch(t *testing.T) {
-	var out, errb strings.Builder
-	assert.Equal(t, 2, dispatch(nil, &out, &errb))
-	assert.Contains(t, errb.String(), "usage: markerwave COMMAND")
-	for _, name := range []string{"demo", "node", "check", "audit", "export"} {
-		assert.Contains(t, errb.String(), name)
+	run := func(args ...string) (int, string, string) {
+		var out, errb strings.Builder
+		code := dispatch(args, &out, &errb)
+		return code, out.String(), errb.String()
 	}
-	errb.Reset()
-	assert.Equal(t, 2, dispatch([]string{"teleport"}, &out, &errb))
-	assert.Contains(t, errb.String(), `unknown command "teleport"`)
-	assert.Equal(t, 0, dispatch([]string{"help"}, &out, &errb))
+	listsCommands := func(t *testing.T, s string) {
+		t.Helper()
+		assert.True(t, strings.HasPrefix(s, "usage: markerwave COMMAND"), s)
+		for _, c := range commands {
+			assert.Contains(t, s, "\n  "+c.name+" ")
+			assert.Contains(t, s, c.summary)
+		}
+	}
+
+	// No arguments at all is a usage error: the list on stderr, exit 2.
+	code, out, errs := run()
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	listsCommands(t, errs)
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"-help"}} {
+		code, out, errs := run(args...)
+		assert.Equal(t, exitOK, code, args)
+		assert.Empty(t, errs, args)
+		listsCommands(t, out)
+	}
+
+	for _, c := range commands {
+		code, out, errs := run("help", c.name)
+		code2, out2, errs2 := run(c.name, "--help")
+		assert.Equal(t, []any{code2, out2, errs2}, []any{code, out, errs}, "help %s is %s --help", c.name, c.name)
+	}
+
+	for _, args := range [][]string{{"--version"}, {"-version"}} {
+		code, out, errs = run(args...)
+		assert.Equal(t, exitOK, code)
+		assert.Empty(t, errs)
+		assert.Regexp(t, `^markerwave \S.*\n$`, out)
+	}
+	assert.Equal(t, "markerwave "+version()+"\n", out)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"teleport"}, "markerwave: unknown command \"teleport\"\n"},
+		{[]string{"--teleport"}, "markerwave: unknown flag \"--teleport\"\n"},
+		{[]string{"help", "teleport"}, "markerwave help: unknown command \"teleport\"\n"},
+		{[]string{"help", "audit", "export"}, "markerwave help: want one command, got 2 arguments\n"},
+	} {
+		code, out, errs := run(tc.args...)
+		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Empty(t, out, tc.args)
+		assert.Equal(t, tc.want+"run 'markerwave help' for the commands\n", errs, tc.args)
+	}
 }

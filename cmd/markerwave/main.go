@@ -1,59 +1,167 @@
 // Command markerwave runs the Chandy-Lamport demo, cluster nodes, the
-// model checker and the trace auditor.
+// model checker, the trace auditor and the trace exporter.
 //
 //	markerwave demo                          # 5-node bank over loopback TCP
 //	markerwave node --config cluster.json --id P1
 //	markerwave check --model tla/MCRing.cfg  # explore a TLC model in Go
 //	markerwave audit TRACE                   # replay a trace against the model
+//	markerwave export --diagram run.html TRACE
+//
+// Every subcommand follows the same conventions (cli.go): -h/--help and
+// `markerwave help COMMAND` print its usage to stdout and exit 0; results
+// go to stdout, diagnostics and progress to stderr, prefixed
+// "markerwave COMMAND: "; exit status 0 is success, 1 a violated property,
+// a diverging trace or a failed run, 2 bad usage or a bad input file.
+// `markerwave --version` prints the version; `markerwave`, `-h`, `--help`
+// and `help` print the command list to stdout and exit 0, except that
+// markerwave with no arguments at all prints it to stderr and exits 2 (a
+// usage error, as the go command does).
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"runtime/debug"
+	"strings"
+
+	"github.com/markerwave/markerwave/model"
 )
 
-// command is one subcommand; each lives in its own file and registers
-// itself in init.
+// command is one subcommand.
 type command struct {
+	name    string
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
-var commands = map[string]command{}
+// commands is the one list of subcommands, in the order `markerwave help`
+// prints them; each run function lives in the file of its name.
+var commands = []command{
+	{"demo", "bank cluster over loopback TCP: transfers, concurrent snapshots, conservation check", runDemo},
+	{"node", "run one node of a multi-process cluster from a config file", runNode},
+	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", model.RunCheck},
+	{"audit", "replay traces against the model and check every snapshot", runAudit},
+	{"export", "export a trace as a diagram, a ShiViz log or a TLC trace-validation model", runExport},
+}
 
-func register(name, summary string, run func(args []string, stdout, stderr io.Writer) int) {
-	commands[name] = command{summary: summary, run: run}
+// lookup finds subcommand name in commands.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// register is what check.go, node.go and demo.go still call from init();
+// the table above is the list of commands, so register only checks that
+// the command is in it. It goes away when those files drop their init().
+func register(name, _ string, _ func(args []string, stdout, stderr io.Writer) int) {
+	if _, ok := lookup(name); !ok {
+		panic(fmt.Sprintf("markerwave: command %q registers itself but is not in the commands table of main.go", name))
+	}
+}
+
+// fallbackVersion is the version of a binary built without module
+// version or VCS information (go run, go test, a source tarball).
+const fallbackVersion = "devel"
+
+// version is the binary's version, from its build information.
+func version() string { return versionOf(debug.ReadBuildInfo()) }
+
+// versionOf is the module version the binary was built at (go install
+// ...@v1.2.3), else the VCS revision it was built from, else
+// fallbackVersion.
+func versionOf(info *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return fallbackVersion
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return fallbackVersion
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return fallbackVersion + " (" + rev + ")"
 }
 
 func main() { os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// dispatch runs the subcommand args name and returns the exit status.
 func dispatch(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+		return exitUsage
 	}
-	c, ok := commands[args[0]]
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	case "help":
+		return help(rest, stdout, stderr)
+	case "-version", "--version":
+		fmt.Fprintf(stdout, "markerwave %s\n", version())
+		return exitOK
+	}
+	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(stderr, "markerwave: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
+		what := "command"
+		if strings.HasPrefix(name, "-") {
+			what = "flag"
+		}
+		fmt.Fprintf(stderr, "markerwave: unknown %s %q\n", what, name)
+		fmt.Fprintln(stderr, "run 'markerwave help' for the commands")
+		return exitUsage
 	}
-	return c.run(args[1:], stdout, stderr)
+	return c.run(rest, stdout, stderr)
 }
 
+// help runs `markerwave help [COMMAND]`: the command list, or COMMAND's
+// usage (what COMMAND --help prints).
+func help(args []string, stdout, stderr io.Writer) int {
+	switch len(args) {
+	case 0:
+		usage(stdout)
+		return exitOK
+	case 1:
+		if c, ok := lookup(args[0]); ok {
+			return c.run([]string{"--help"}, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "markerwave help: unknown command %q\n", args[0])
+	default:
+		fmt.Fprintf(stderr, "markerwave help: want one command, got %d arguments\n", len(args))
+	}
+	fmt.Fprintln(stderr, "run 'markerwave help' for the commands")
+	return exitUsage
+}
+
+// usage writes the command list to w.
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: markerwave COMMAND [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	fmt.Fprintln(w, "usage: markerwave COMMAND [flags] [arguments]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
-	}
+	fmt.Fprintln(w, "\n'markerwave help COMMAND' (or 'markerwave COMMAND --help') describes a command;")
+	fmt.Fprintln(w, "'markerwave --version' prints the version.")
+	fmt.Fprintln(w, "\nexit status: 0 success; 1 a property is violated, a trace diverges or a run")
+	fmt.Fprintln(w, "failed; 2 bad usage or a bad input file.")
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/conformance/export"
+	"github.com/markerwave/markerwave/spec"
+)
+
+func exportCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := dispatch(append([]string{"export"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// tracePath is a trace of traces/.
+func tracePath(kind, name string) string {
+	return filepath.Join("..", "..", "traces", kind, name+".jsonl")
+}
+
+// readTrace reads a trace of traces/.
+func readTrace(t *testing.T, kind, name string) spec.Trace {
+	t.Helper()
+	tr, _, err := conformance.ReadTraceFile(tracePath(kind, name))
+	require.NoError(t, err)
+	return tr
+}
+
+// writeTrace writes tr to a fresh file and returns its path.
+func writeTrace(t *testing.T, tr spec.Trace) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "trace.jsonl")
+	require.NoError(t, conformance.WriteTraceFile(p, tr))
+	return p
+}
+
+// wellFormedXML fails unless doc is well-formed XML.
+func wellFormedXML(t *testing.T, doc []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		require.NoError(t, err)
+	}
+}
+
+// The article's two accounts, without the implementation's report: the
+// recorded state is the one the events imply.
+func twoAccounts(t *testing.T) spec.Trace {
+	tr := readTrace(t, "conforms", "two-account-transfer")
+	tr.Recorded = nil
+	return tr
+}
+
+func TestExportWritesEveryView(t *testing.T) {
+	trace := writeTrace(t, twoAccounts(t))
+	dir := t.TempDir()
+	svg, html, log, tlc := filepath.Join(dir, "d.svg"), filepath.Join(dir, "d.html"), filepath.Join(dir, "s.log"), filepath.Join(dir, "tlc")
+	code, out, errs := exportCmd("--diagram", svg, trace, "--shiviz", log, "--tlc", tlc)
+	require.Equal(t, 0, code, errs)
+	assert.Empty(t, errs)
+	assert.Contains(t, out, "wrote "+svg+"\n  snapshot 1 (initiator P2): complete, recorded total 150; 0 orphan, 0 missing\n")
+	assert.Contains(t, out, "wrote "+log+"\n  ShiViz parser regex (first line of the file): "+export.ShiVizRegex+"\n")
+	assert.Contains(t, out, "wrote "+tlc+"/MCTrace.tla and MCTrace.cfg (5 events), with ChandyLamport.tla, TraceChandyLamport.tla\n")
+	code, _, errs = exportCmd("--diagram", html, trace)
+	require.Equal(t, 0, code, errs)
+	for _, f := range []string{svg, html, log, filepath.Join(tlc, "MCTrace.tla"), filepath.Join(tlc, "MCTrace.cfg"), filepath.Join(tlc, "ChandyLamport.tla"), filepath.Join(tlc, "TraceChandyLamport.tla")} {
+		_, err := os.Stat(f)
+		assert.NoError(t, err, f)
+	}
+	for _, f := range []string{svg, html} {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		wellFormedXML(t, b)
+	}
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), export.ShiVizRegex+"\n"))
+}
+
+// The diagram's notes give each snapshot's total, reported and implied,
+// and count the faulty messages, with correct plurals.
+func TestExportDiagramNotes(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "d.svg")
+	code, out, errs := exportCmd("--diagram", svg, tracePath("rejects", "ExactChannelState-missing-message"))
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "  snapshot 1 (initiator P2): complete, reported total 120, the events imply 150; 0 orphan, 1 missing\n")
+	assert.Contains(t, out, "  1 missing message, drawn in red dashed\n")
+	code, out, errs = exportCmd("--diagram", svg, tracePath("rejects", "ConsistentCut-orphan"))
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "  snapshot 1 (initiator P1): complete, reported total 180; 1 orphan, 0 missing\n")
+	assert.Contains(t, out, "  1 orphan message, drawn in red\n")
+}
+
+func TestExportErrors(t *testing.T) {
+	good := writeTrace(t, twoAccounts(t))
+	var buf bytes.Buffer
+	require.NoError(t, spec.WriteTrace(&buf, twoAccounts(t)))
+	lines := strings.Split(buf.String(), "\n")
+	lines[2] = `{"proc":"P2","seq":1,"action":"Teleport"}`
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644))
+	missing := filepath.Join(t.TempDir(), "missing.jsonl")
+	noDir := filepath.Join(t.TempDir(), "no", "such", "dir", "x.log")
+	t.Setenv("TLA2TOOLS", "")
+
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"malformed trace":         {[]string{"--diagram", filepath.Join(t.TempDir(), "x.svg"), bad}, "markerwave export: " + bad + ": trace line 3: "},
+		"missing trace":           {[]string{"--shiviz", "x.log", missing}, "markerwave export: open " + missing + ": no such file or directory"},
+		"unwritable output":       {[]string{"--shiviz", noDir, good}, "markerwave export: open " + noDir + ": no such file or directory"},
+		"nothing to do":           {[]string{good}, "markerwave export: nothing to do: give --diagram, --shiviz or --tlc"},
+		"unknown format":          {[]string{"--diagram", "x.png", good}, "markerwave export: --diagram x.png: diagram file must end in .svg or .html"},
+		"no trace":                {[]string{"--diagram", "x.svg"}, "markerwave export: want exactly one TRACE, got 0"},
+		"two traces":              {[]string{"--diagram", "x.svg", good, good}, "markerwave export: want exactly one TRACE, got 2"},
+		"run-tlc without tlc":     {[]string{"--run-tlc", "/x.jar", "--shiviz", "x", good}, "markerwave export: --run-tlc needs --tlc DIR"},
+		"run-tlc without jar":     {[]string{"--run-tlc", "", "--tlc", t.TempDir(), good}, "markerwave export: --run-tlc: no tla2tools.jar given and TLA2TOOLS is unset"},
+		"unknown flag":            {[]string{"--bogus", good}, "markerwave export: flag provided but not defined: -bogus"},
+		"spec modules not found":  {[]string{"--tlc", t.TempDir(), "--spec-dir", t.TempDir(), good}, "markerwave export: spec module: open "},
+		"flag value missing":      {[]string{good, "--diagram"}, "markerwave export: flag needs an argument: -diagram"},
+		"positional after --":     {[]string{"--shiviz", filepath.Join(t.TempDir(), "x.log"), "--", good, "--tlc"}, "markerwave export: want exactly one TRACE, got 2"},
+		"bad timeout (flag type)": {[]string{"--tlc-timeout", "soon", good}, `markerwave export: invalid value "soon" for flag -tlc-timeout`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := exportCmd(tc.args...)
+			assert.Equal(t, exitUsage, code, errs)
+			assert.True(t, strings.HasPrefix(errs, tc.want), "stderr %q, want prefix %q", errs, tc.want)
+			assert.NotContains(t, out, "wrote", "nothing is written before the arguments are checked")
+		})
+	}
+}
+
+func TestExportRunsTLC(t *testing.T) {
+	jar := os.Getenv("TLA2TOOLS")
+	if jar == "" {
+		t.Skip("TLA2TOOLS is unset: set it to the path of tla2tools.jar to run TLC trace validation")
+	}
+	code, out, errs := exportCmd("--tlc", filepath.Join(t.TempDir(), "tlc"), "--run-tlc", jar, tracePath("conforms", "token-ring"))
+	assert.Equal(t, 0, code, out+errs)
+	assert.Contains(t, out, "TLC: ACCEPTED: all 6 events")
+
+	tampered := twoAccounts(t)
+	k := len(tampered.Events) - 3
+	tampered.Events[k].After.Bal++
+	code, out, errs = exportCmd("--tlc", filepath.Join(t.TempDir(), "tlc"), "--run-tlc", jar, writeTrace(t, tampered))
+	assert.Equal(t, 1, code, out+errs)
+	assert.Contains(t, out, "TLC: REJECTED")
+	assert.Contains(t, out, "Error: Invariant TraceMatched is violated.")
+	assert.Contains(t, out, fmt.Sprintf("the first that does not match is event %d: %s", k+1, tampered.Events[k]))
+}

@@ -1,0 +1,35 @@
+package export
+
+import "fmt"
+
+// Notes describes a's cuts for people, one line each: the snapshot's
+// Summary and its orphan, missing and spurious message counts; then, for
+// each kind of faulty message present, how many there are and how the
+// diagram draws them.
+func (a *Analysis) Notes() []string {
+	var out []string
+	for _, c := range a.Cuts {
+		line := fmt.Sprintf("%s; %d orphan, %d missing", c.Summary(), a.Count(c.Snap, Orphan), a.Count(c.Snap, Missing))
+		if n := a.Count(c.Snap, Spurious); n > 0 {
+			line += fmt.Sprintf(", %d spurious", n)
+		}
+		out = append(out, line)
+	}
+	for _, k := range []struct {
+		st    Status
+		drawn string
+	}{{Orphan, "red"}, {Missing, "red dashed"}, {Spurious, "red dotted"}} {
+		if n := a.countAny(k.st); n > 0 {
+			out = append(out, fmt.Sprintf("%s, drawn in %s", messages(n, string(k.st)), k.drawn))
+		}
+	}
+	return out
+}
+
+// messages renders "1 orphan message", "2 missing messages".
+func messages(n int, kind string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s message", kind)
+	}
+	return fmt.Sprintf("%d %s messages", n, kind)
+}

@@ -1,0 +1,107 @@
+package conformance
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// A run comes either as one trace (spec.WriteTrace: every process's
+// events in a causally consistent order) or as the per-node logs the
+// runtime writes (impl/runtime.OpenTraces: dir/P1.jsonl, ...), each a
+// trace holding one process's events. Replay needs the former: merge the
+// logs with MergeNodeLogs, and check a trace with Incomplete before
+// replaying it, since a trace missing events the others depend on (one
+// node's own log) would diverge at the first receive for want of its send.
+
+// NodeLog reports whether tr looks like one node's own log: no recorded
+// snapshots, and every event taken by one process p of a topology with
+// several processes. A log without events is one too (p is then "").
+func NodeLog(tr spec.Trace) (p spec.ProcID, ok bool) {
+	if tr.Header.Topology == nil || len(tr.Header.Topology.Procs) < 2 || len(tr.Recorded) > 0 {
+		return "", false
+	}
+	for _, e := range tr.Events {
+		if p != "" && e.Proc != p {
+			return "", false
+		}
+		p = e.Proc
+	}
+	return p, true
+}
+
+// Incomplete returns an error naming the first event whose vector clock
+// counts a step of another process that tr does not hold (tr is then not
+// the whole run: a node's own log, or a merge missing one), nil if tr
+// holds every event its clocks say happened before one of its events.
+func Incomplete(tr spec.Trace) error {
+	top := tr.Header.Topology
+	if top == nil {
+		return nil // Replay reports it
+	}
+	have := make([]int, len(top.Procs))
+	for _, e := range tr.Events {
+		if i := top.ProcIndex(e.Proc); i >= 0 {
+			have[i]++
+		}
+	}
+	for k, e := range tr.Events {
+		for j, n := range e.VC {
+			if j < len(have) && n > uint64(have[j]) && top.Procs[j] != e.Proc {
+				return fmt.Errorf("event %d, %s at %s, follows step %d of %s, but the trace holds %s of %s",
+					k+1, e, string(e.Proc), n, string(top.Procs[j]), plural(have[j], "event"), string(top.Procs[j]))
+			}
+		}
+	}
+	return nil
+}
+
+// plural renders n and the noun, with an s unless n is 1: "1 step",
+// "3 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// MergeNodeLogs merges the per-node logs of one run (each a NodeLog of a
+// different process, with the same topology, initial balances and
+// budget) into one trace with spec.MergeCausal. The header is the first
+// log's, with Source saying it was merged.
+func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
+	if len(logs) == 0 {
+		return spec.Trace{}, fmt.Errorf("merge: no logs")
+	}
+	h := logs[0].Header
+	byProc := map[spec.ProcID][]spec.Event{}
+	for i, l := range logs {
+		p, ok := NodeLog(l)
+		switch {
+		case !ok:
+			return spec.Trace{}, fmt.Errorf("merge: log %d is not one node's log", i+1)
+		case !sameRun(h, l.Header):
+			return spec.Trace{}, fmt.Errorf("merge: log %d has another topology, initial balances or budget than log 1", i+1)
+		case p == "":
+			continue
+		case byProc[p] != nil:
+			return spec.Trace{}, fmt.Errorf("merge: two logs of %s", string(p))
+		}
+		byProc[p] = l.Events
+	}
+	evs, err := spec.MergeCausal(h.Topology, byProc)
+	if err != nil {
+		return spec.Trace{}, err
+	}
+	h.Source = fmt.Sprintf("%d node logs merged in causal order", len(logs))
+	return spec.Trace{Header: h, Events: evs}, nil
+}
+
+// sameRun reports whether two node logs' headers describe the same run's
+// constants.
+func sameRun(a, b spec.Header) bool {
+	return slices.Equal(a.Topology.Procs, b.Topology.Procs) && slices.Equal(a.Topology.Chans, b.Topology.Chans) &&
+		maps.Equal(a.InitBal, b.InitBal) && maps.Equal(a.Budget, b.Budget) && maps.Equal(a.Snaps, b.Snaps)
+}
