@@ -32,10 +32,28 @@
 (*    the longest behaviour has Len(Trace) steps, and prints               *)
 (*    "TraceAccepted: trace fully consumed" when it has.                   *)
 (* Either one alone is sound; the invariant gives the better message.      *)
+(*                                                                         *)
+(* What the implementation reported.  A trace also carries the snapshots   *)
+(* the implementation assembled (its "recorded" lines) and may claim that  *)
+(* the run ended drained.  The constant Recorded is the sequence of those  *)
+(* snapshots,                                                             *)
+(*   [snap |-> s, procs |-> [Proc -> LocalState],                          *)
+(*    msgs |-> [Chan -> Seq([amt, seq])],                                  *)
+(*    sent, got |-> [Chan -> Nat]]   (each channel's cut seqs),            *)
+(* and Drained is the claim.  The Reported* invariants below hold them to  *)
+(* the spec, each named after the property of ChandyLamport it checks, so  *)
+(* that TLC rejects exactly what markerwave audit rejects: a reported cut  *)
+(* that is not consistent or not the spec's, reported channel messages    *)
+(* that are not what was in flight, a reported total that is not all the  *)
+(* money, reported local states that are not the recorded ones, a         *)
+(* reported snapshot the run never completes, and a drained claim with     *)
+(* messages still in channels or a snapshot still pending.                 *)
 (***************************************************************************)
 EXTENDS ChandyLamport, TLC, Sequences, Naturals
 
-CONSTANT Trace
+CONSTANTS Trace, Recorded, Drained
+
+ASSUME Drained \in BOOLEAN
 
 VARIABLE i
 
@@ -102,6 +120,64 @@ TraceSpec == TraceInit /\ [][TraceNext]_traceVars
 (* The verdict. *)
 
 TraceMatched == i < Len(Trace) => ENABLED TraceNext
+
+(* The reported snapshots against the spec.  The first conjunct of each   *)
+(* is a fact of the report alone, checked in the initial state (i = 0):   *)
+(* written as a state predicate so that TLC checks the invariants in the  *)
+(* order of MCTrace.cfg there, as the audit checks the properties, rather *)
+(* than evaluating it first as a constant.  The second conjunct compares  *)
+(* the report with the spec's recorded variables once the spec's snapshot *)
+(* is complete.                                                           *)
+
+\* The application messages of a channel's recording, as the trace reports
+\* them.
+AppMsgs(sq) == [j \in 1..Len(sq) |-> [amt |-> sq[j].amt, seq |-> sq[j].seq]]
+
+\* ConsistentCut (lines 287-292) on the report: the receiver of each channel
+\* got no more than its sender had sent when they recorded, and the cut
+\* seqs are the spec's ghosts cutSent and Len(cutGot), where a restore
+\* resumes each channel.
+ReportedConsistentCut ==
+    \A k \in 1..Len(Recorded) : LET r == Recorded[k] IN
+        /\ i = 0 => \A c \in Chan : r.got[c] <= r.sent[c]
+        /\ Complete(r.snap) =>
+              \A c \in Chan : /\ r.sent[c] = cutSent[r.snap][c]
+                             /\ r.got[c] = Len(cutGot[r.snap][c])
+
+\* ExactChannelState (lines 297-302) on the report: each channel's reported
+\* messages are numbers got+1 .. sent, in order, and are the spec's recMsgs.
+ReportedExactChannelState ==
+    \A k \in 1..Len(Recorded) : LET r == Recorded[k] IN
+        /\ i = 0 => \A c \in Chan : r.got[c] <= r.sent[c] =>
+              [j \in 1..Len(r.msgs[c]) |-> r.msgs[c][j].seq]
+                  = [j \in 1..(r.sent[c] - r.got[c]) |-> r.got[c] + j]
+        /\ Complete(r.snap) =>
+              \A c \in Chan : r.msgs[c] = AppMsgs(recMsgs[r.snap][c])
+
+\* Conservation (lines 306-309) on the report: balances plus messages in
+\* flight are all the money.
+ReportedConservation ==
+    i = 0 => \A k \in 1..Len(Recorded) : LET r == Recorded[k] IN
+        SumOver([p \in Proc |-> r.procs[p].bal], Proc)
+          + SumOver([c \in Chan |-> SeqSum(r.msgs[c])], Chan) = TotalMoney
+
+\* The reported local states are the spec's recProc.
+ReportedRecordedState ==
+    \A k \in 1..Len(Recorded) : LET r == Recorded[k] IN
+        Complete(r.snap) => r.procs = recProc[r.snap]
+
+\* Every snapshot the implementation reported is complete once the whole
+\* trace is consumed.
+ReportedComplete ==
+    i = Len(Trace) => \A k \in 1..Len(Recorded) : Complete(Recorded[k].snap)
+
+\* SnapshotsComplete (line 355), the state part a drained run must show: at
+\* the end of a trace that claims a drained run every channel is empty and
+\* every initiated snapshot complete.
+ReportedSnapshotsComplete ==
+    (Drained /\ i = Len(Trace)) =>
+        /\ \A c \in Chan : chan[c] = <<>>
+        /\ \A s \in Snap : Initiated(s) => Complete(s)
 
 TraceAccepted ==
     LET d == TLCGet("stats").diameter IN

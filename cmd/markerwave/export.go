@@ -174,7 +174,7 @@ func (j *exportJob) checkTLC(f *cmdFlags, tr spec.Trace) int {
 		fmt.Fprintf(f.stdout, "TLC: ACCEPTED: all %s are a behaviour of ChandyLamport; invariants hold along it\n", plural(v.Events, "event"))
 		return exitOK
 	}
-	fmt.Fprintln(f.stdout, "TLC: REJECTED: the trace is not a behaviour of ChandyLamport")
+	fmt.Fprintf(f.stdout, "TLC: REJECTED: the trace is not a behaviour of ChandyLamport\nproperty: %s\n", v.Property())
 	for _, e := range v.Errors {
 		fmt.Fprintf(f.stdout, "  %s\n", e)
 	}

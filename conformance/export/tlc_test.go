@@ -33,8 +33,30 @@ func TestTLCModelText(t *testing.T) {
 		assert.Contains(t, mod, want)
 	}
 	for _, want := range []string{"Trace     <- MCTrace", "INIT TraceInit", "NEXT TraceNext", "TraceMatched", string(spec.PropConsistentCut),
-		string(spec.PropExactChannelState), string(spec.PropConservation), string(spec.PropChandyLamportTheorem), "POSTCONDITION TraceAccepted", "ALIAS TraceAlias"} {
+		string(spec.PropExactChannelState), string(spec.PropConservation), string(spec.PropChandyLamportTheorem), "POSTCONDITION TraceAccepted", "ALIAS TraceAlias",
+		"Recorded  <- MCRecorded", "Drained   <- MCDrained", "ReportedConsistentCut", "ReportedExactChannelState",
+		"ReportedConservation", "ReportedRecordedState", "ReportedComplete", "ReportedSnapshotsComplete"} {
 		assert.Contains(t, cfg, want)
+	}
+
+	// The reported snapshots and the drained claim go into the model.
+	f, err := os.Open(filepath.Join("..", "..", "traces", "conforms", "two-account-transfer.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := spec.ReadTrace(f)
+	require.NoError(t, err)
+	require.Len(t, rep.Recorded, 1)
+	mod, _, err = TLCModel(rep)
+	require.NoError(t, err)
+	for _, want := range []string{
+		"MCRecorded == <<\n  [snap |-> 1,\n",
+		`   procs |-> ("P1" :> [bal |-> 70, sent |-> 1, rcvd |-> 0] @@ "P2" :> [bal |-> 50, sent |-> 0, rcvd |-> 0]),`,
+		`   msgs |-> (<<"P1", "P2">> :> <<[amt |-> 30, seq |-> 1]>> @@ <<"P2", "P1">> :> <<>>),`,
+		`   sent |-> (<<"P1", "P2">> :> 1 @@ <<"P2", "P1">> :> 0),`,
+		`   got |-> (<<"P1", "P2">> :> 0 @@ <<"P2", "P1">> :> 0)]`,
+		"MCDrained == TRUE",
+	} {
+		assert.Contains(t, mod, want)
 	}
 
 	// Without a header budget or snapshot list, they come from the events;
@@ -152,6 +174,81 @@ func TestTLCRejectsTamperedTraces(t *testing.T) {
 			assert.True(t, strings.HasPrefix(strings.Join(v.Errors, "\n"), "Error: Invariant TraceMatched is violated"), "TLC output:\n%s", v.Output)
 			assert.Equal(t, c.consumed, v.Consumed, "events matched before the first that does not")
 			assert.Equal(t, len(tr.Events), v.Events)
+		})
+	}
+}
+
+// TLC decides every trace file in traces/ as the audit does: a file under
+// conforms/ is accepted, and a file under rejects/ named PROPERTY-name is
+// rejected by the trace invariant that checks PROPERTY (the reported
+// snapshots and the drained claim included, not the events alone).
+func TestTLCDecidesEveryTraceFile(t *testing.T) {
+	tlcJar(t)
+	paths, err := filepath.Glob(filepath.Join("..", "..", "traces", "*", "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		rel, err := filepath.Rel(filepath.Join("..", "..", "traces"), p)
+		require.NoError(t, err)
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			var want spec.Property
+			if dir := filepath.Dir(rel); dir != "conforms" {
+				name, _, ok := strings.Cut(filepath.Base(rel), "-")
+				require.True(t, ok, "%s: a reject's name starts with its property", rel)
+				want = spec.Property(name)
+			}
+			f, err := os.Open(p)
+			require.NoError(t, err)
+			defer f.Close()
+			tr, err := spec.ReadTrace(f)
+			require.NoError(t, err)
+			v := runTLC(t, tr)
+			assert.Equal(t, want, v.Property(), "TLC output:\n%s", v.Output)
+		})
+	}
+}
+
+// TLC holds a trace's reported snapshot to the spec: a tampered report of
+// a conforming run is rejected by the invariant of the property it breaks.
+func TestTLCRejectsTamperedReports(t *testing.T) {
+	tlcJar(t)
+	read := func(t *testing.T) spec.Trace {
+		f, err := os.Open(filepath.Join("..", "..", "traces", "conforms", "two-account-transfer.jsonl"))
+		require.NoError(t, err)
+		defer f.Close()
+		tr, err := spec.ReadTrace(f)
+		require.NoError(t, err)
+		return tr
+	}
+	p1, p2 := spec.ProcID("P1"), spec.ProcID("P2")
+	c12 := spec.Channel{From: p1, To: p2}
+	cases := map[string]struct {
+		tamper func(r *spec.RecordedSnapshot)
+		want   spec.Property
+	}{
+		// $1 more in P1's recorded balance: the report holds $151.
+		"balance": {func(r *spec.RecordedSnapshot) { l := r.Procs[p1]; l.Bal++; r.Procs[p1] = l }, spec.PropConservation},
+		// P2 recorded one receive it had not made: not the spec's recProc.
+		"rcvd": {func(r *spec.RecordedSnapshot) { l := r.Procs[p2]; l.Rcvd++; r.Procs[p2] = l }, spec.CheckRecordedState},
+		// The $30 in flight moved out of the channel and into P2's balance,
+		// with the cut seqs saying P2 got it: a consistent, conserving
+		// report that is not the cut the spec recorded.
+		"cut": {func(r *spec.RecordedSnapshot) {
+			l := r.Procs[p2]
+			l.Bal += 30
+			r.Procs[p2] = l
+			r.Chans[c12] = nil
+			r.Cut[c12] = spec.ChanCut{Sent: 1, Got: 1}
+		}, spec.PropConsistentCut},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tr := read(t)
+			c.tamper(&tr.Recorded[0])
+			v := runTLC(t, tr)
+			assert.Equal(t, c.want, v.Property(), "TLC output:\n%s", v.Output)
 		})
 	}
 }
