@@ -18,6 +18,7 @@ import (
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
@@ -190,7 +191,7 @@ func demo(o demoOpts, w io.Writer) (bool, error) {
 		{0.8, []spec.ProcID{pick(4), pick(0)}},
 	}
 	var (
-		results []runtime.GlobalSnapshot
+		results []snapshot.Global
 		failed  []string
 		mu      sync.Mutex
 		swg     sync.WaitGroup

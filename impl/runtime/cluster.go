@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/impl/wire"
@@ -31,7 +32,7 @@ type ClusterConfig struct {
 	Traces map[spec.ProcID]*trace.Sink
 	// From, if set, restores every node from this snapshot; new snapshot
 	// ids then start after From.ID.
-	From *GlobalSnapshot
+	From *snapshot.Global
 	// OnError, if set, is called with every node error (from node
 	// goroutines, possibly concurrently).
 	OnError func(error)
@@ -168,7 +169,7 @@ func (c *Cluster) Snapshot(initiator spec.ProcID) (spec.SnapID, error) {
 }
 
 // Collect waits for snapshot s (see Collector.Collect).
-func (c *Cluster) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot, error) {
+func (c *Cluster) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global, error) {
 	return c.col.Collect(ctx, s)
 }
 
@@ -206,8 +207,8 @@ func (c *Cluster) Quiesce(ctx context.Context) error {
 // application sends, wait until no application message is in flight,
 // record every node's state (channels are then empty), and resume. Senders
 // block meanwhile. It returns the recorded snapshot with id s.
-func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g GlobalSnapshot, err error) {
-	g = GlobalSnapshot{ID: s, Topology: c.topo}
+func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g snapshot.Global, err error) {
+	g = snapshot.Global{ID: s, Topology: c.topo}
 	paused := make([]*Node, 0, len(c.nodes))
 	defer func() {
 		for _, n := range paused {
@@ -250,7 +251,7 @@ func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g GlobalSnap
 		}
 	}
 	for _, ch := range c.topo.Chans {
-		g.Chans = append(g.Chans, ChanState{Chan: ch, NextRecv: next[ch]})
+		g.Chans = append(g.Chans, snapshot.ChanState{Chan: ch, NextRecv: next[ch]})
 	}
 	return g, nil
 }

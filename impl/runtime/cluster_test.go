@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -18,14 +19,14 @@ import (
 // snapshotsDuring runs the workload while taking snapshots: single ones
 // and concurrent pairs initiated by different nodes at the same moment.
 // It returns every collected snapshot.
-func snapshotsDuring(t *testing.T, cl *mwrt.Cluster, seed uint64, perNode, rounds int) []mwrt.GlobalSnapshot {
+func snapshotsDuring(t *testing.T, cl *mwrt.Cluster, seed uint64, perNode, rounds int) []snapshot.Global {
 	t.Helper()
 	procs := cl.Topology().Procs
 	done := make(chan struct{})
 	go func() { defer close(done); workload(t, cl, seed, perNode, 50*time.Microsecond) }()
 	var (
 		mu    sync.Mutex
-		snaps []mwrt.GlobalSnapshot
+		snaps []snapshot.Global
 		wg    sync.WaitGroup
 	)
 	take := func(p spec.ProcID) {
@@ -59,7 +60,7 @@ func snapshotsDuring(t *testing.T, cl *mwrt.Cluster, seed uint64, perNode, round
 
 // checkSnapshots asserts that every snapshot is consistent and conserves
 // total, and that exactly one marker per channel per snapshot was sent.
-func checkSnapshots(t *testing.T, topo *spec.Topology, snaps []mwrt.GlobalSnapshot, total int64, markers map[snapChan]int) {
+func checkSnapshots(t *testing.T, topo *spec.Topology, snaps []snapshot.Global, total int64, markers map[snapChan]int) {
 	t.Helper()
 	for _, g := range snaps {
 		require.NoError(t, g.Validate())

@@ -20,6 +20,7 @@ import (
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -368,7 +369,7 @@ func (l *closedLoop) drive(mode snapMode, period time.Duration, stop <-chan stru
 		switch mode {
 		case clSnap:
 			s, err := l.cl.Snapshot(l.procs[k%len(l.procs)])
-			var g mwrt.GlobalSnapshot
+			var g snapshot.Global
 			if err == nil {
 				g, err = l.cl.Collect(ctx, s)
 			}

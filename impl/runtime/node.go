@@ -13,6 +13,7 @@ import (
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/impl/wire"
@@ -32,7 +33,7 @@ type NodeConfig struct {
 	Collector *Collector
 	// OnPart, if set, is called on the node goroutine with each completed
 	// part (after the Collector); it must not block for long.
-	OnPart func(LocalPart)
+	OnPart func(snapshot.Part)
 	// Trace, if set, receives every event; frames then carry vector
 	// clocks. Without it frames carry none (the core keeps only its own
 	// ticks), which is cheaper.
@@ -40,7 +41,7 @@ type NodeConfig struct {
 	// From, if set, restores the node from this snapshot: its recorded
 	// state, then its incoming channels' recorded messages delivered first,
 	// in order, before anything from the transport.
-	From *GlobalSnapshot
+	From *snapshot.Global
 	// OnError, if set, is called on the node goroutine with each error a
 	// step or a send met; the node goes on. A frame the core rejects fails
 	// its channel (see ChannelError): reported once, then held.
@@ -329,7 +330,7 @@ func (n *Node) after(step core.Step) {
 	}
 	if step.Completed != 0 {
 		for _, ls := range n.core.TakeCompleted() {
-			part := partOf(ls, n.initiated[ls.Snap])
+			part := snapshot.PartOf(ls, n.initiated[ls.Snap])
 			delete(n.initiated, ls.Snap)
 			var rec uint64
 			for _, cs := range part.In {
@@ -427,9 +428,9 @@ func (n *Node) resume() error {
 }
 
 // capture records the node's state directly (for stop-the-world).
-func (n *Node) capture() (NodeState, error) {
+func (n *Node) capture() (snapshot.NodeState, error) {
 	var (
-		ns  NodeState
+		ns  snapshot.NodeState
 		err error
 	)
 	if e := n.exec(false, func() {
@@ -437,7 +438,7 @@ func (n *Node) capture() (NodeState, error) {
 		ns.App, err = n.cfg.App.Capture()
 		for _, ch := range n.core.Topology().Out(n.self) {
 			next, _ := n.core.NextSendSeq(ch.To)
-			ns.NextSend = append(ns.NextSend, ChanSeq{Chan: ch, Next: next})
+			ns.NextSend = append(ns.NextSend, snapshot.ChanSeq{Chan: ch, Next: next})
 		}
 	}); e != nil {
 		return ns, e

@@ -16,6 +16,7 @@ import (
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
@@ -218,9 +219,9 @@ func (c *FileConfig) Header() spec.Header {
 // PartStore persists local parts and assembled snapshots (impl/store's
 // Store is one).
 type PartStore interface {
-	SavePart(LocalPart) (string, error)
-	LoadParts(t *spec.Topology, id spec.SnapID) ([]LocalPart, []spec.ProcID, error)
-	Save(GlobalSnapshot) (string, error)
+	SavePart(snapshot.Part) (string, error)
+	LoadParts(t *spec.Topology, id spec.SnapID) ([]snapshot.Part, []spec.ProcID, error)
+	Save(snapshot.Global) (string, error)
 }
 
 // ProcessOptions are RunProcess's inputs besides the config.
@@ -229,7 +230,7 @@ type ProcessOptions struct {
 	// From, if set, restores the node from this snapshot. New snapshot ids
 	// are picked as on a fresh start (see RunProcess), so they cannot be
 	// From.ID or any other id of the store.
-	From *GlobalSnapshot
+	From *snapshot.Global
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
 	// Listener, if set, is used instead of listening on the configured
@@ -316,14 +317,14 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 		sink.Close()
 		return err
 	}
-	parts := make(chan LocalPart, 256)
+	parts := make(chan snapshot.Part, 256)
 	var (
 		nodeErrs int
 		errMu    sync.Mutex
 	)
 	node, err := NewNode(NodeConfig{
 		Topology: t, Self: self, App: a, Transport: tr, Trace: sink, From: opt.From,
-		OnPart: func(p LocalPart) { parts <- p },
+		OnPart: func(p snapshot.Part) { parts <- p },
 		OnError: func(err error) {
 			errMu.Lock()
 			nodeErrs++
@@ -356,7 +357,7 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 				say("snapshot %d: local part saved, waiting for %s", p.Snap, procList(missing))
 				continue
 			}
-			g, err := Assemble(t, p.Snap, ps)
+			g, err := snapshot.Assemble(t, p.Snap, ps)
 			if err != nil {
 				say("error: %v", err)
 				continue

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -79,7 +80,7 @@ func testConfig(t *testing.T, dir string) *mwrt.FileConfig {
 
 // runNodes runs every node of cfg as RunProcess (each with its own TCP
 // transport serving only itself) for d, and returns their log and errors.
-func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *mwrt.GlobalSnapshot) (string, []error) {
+func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *snapshot.Global) (string, []error) {
 	t.Helper()
 	lns := map[spec.ProcID]net.Listener{}
 	for _, p := range cfg.Topology.Procs {
@@ -168,7 +169,7 @@ func TestRunProcessRunsNeverMix(t *testing.T) {
 	}
 	var runs [][]spec.SnapID
 	seen := map[spec.SnapID]int{}
-	run := func(from *mwrt.GlobalSnapshot) {
+	run := func(from *snapshot.Global) {
 		before := files()
 		runNodes(t, cfg, st, 900*time.Millisecond, from)
 		used, err := st.Used()
@@ -206,7 +207,7 @@ func TestRunProcessRunsNeverMix(t *testing.T) {
 			parts, missing, err := st.LoadParts(cfg.Topology, id)
 			require.NoError(t, err)
 			assert.Empty(t, missing)
-			a, err := mwrt.Assemble(cfg.Topology, id, parts)
+			a, err := snapshot.Assemble(cfg.Topology, id, parts)
 			require.NoError(t, err)
 			assert.Equal(t, g.Abstract(), a.Abstract())
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
@@ -92,7 +93,7 @@ func TestRestoreFromPersistedSnapshot(t *testing.T) {
 
 func TestRestoreRejectsBadSnapshot(t *testing.T) {
 	topo := spec.Ring(3)
-	g := mwrt.GlobalSnapshot{ID: 1, Topology: topo}
+	g := snapshot.Global{ID: 1, Topology: topo}
 	_, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(0), From: &g,
 		Transport: transport.NewMemory(topo, transport.MemoryConfig{})})
 	assert.ErrorContains(t, err, "restore: snapshot 1: 0 node states for 3 processes")
@@ -125,7 +126,7 @@ func TestTracesMerge(t *testing.T) {
 	require.Len(t, tr.Events, n)
 	assert.Len(t, tr.Header.Snaps, len(snaps))
 	require.Len(t, tr.Recorded, len(snaps))
-	byID := map[spec.SnapID]mwrt.GlobalSnapshot{}
+	byID := map[spec.SnapID]snapshot.Global{}
 	for _, g := range snaps {
 		byID[g.ID] = g
 	}
