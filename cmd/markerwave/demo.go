@@ -163,7 +163,7 @@ func demo(o demoOpts, w io.Writer) (bool, error) {
 			out := topo.Out(p)
 			for k := 0; k < n && ctx.Err() == nil; k++ {
 				to := out[rng.IntN(len(out))].To
-				err := cl.Node(p).Transfer(to, 1+rng.Int64N(o.balance/10+1))
+				err := cl.Node(p).SendApp(to, app.Transfer(1+rng.Int64N(o.balance/10+1)))
 				if errors.Is(err, core.ErrApp) {
 					refused.Add(1)
 				} else if err != nil {
@@ -407,7 +407,7 @@ func demoRestore(w io.Writer, st *store.Store, id spec.SnapID, initBal map[spec.
 	}
 	procs := g.Topology.Procs
 	for i := 0; i < 50; i++ {
-		_ = cl.Transfer(procs[i%len(procs)], procs[(i+1)%len(procs)], 1)
+		_ = cl.Send(procs[i%len(procs)], procs[(i+1)%len(procs)], app.Transfer(1))
 	}
 	s, err := cl.Snapshot(procs[0])
 	if err != nil {

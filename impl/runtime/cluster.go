@@ -142,13 +142,14 @@ func (c *Cluster) Collector() *Collector { return c.col }
 // Stats are the cluster's frame counters.
 func (c *Cluster) Stats() *Stats { return c.stats }
 
-// Transfer sends amount from one process to another.
-func (c *Cluster) Transfer(from, to spec.ProcID, amount int64) error {
+// Send sends an application message from one process to another (see
+// Node.SendApp).
+func (c *Cluster) Send(from, to spec.ProcID, payload []byte) error {
 	n := c.nodes[from]
 	if n == nil {
-		return fmt.Errorf("runtime: transfer from unknown process %q", string(from))
+		return fmt.Errorf("runtime: send from unknown process %q", string(from))
 	}
-	return n.Transfer(to, amount)
+	return n.SendApp(to, payload)
 }
 
 // Snapshot starts a new snapshot at initiator with a fresh id and returns

@@ -253,7 +253,7 @@ func (l *closedLoop) sender(i int, node *mwrt.Node, out []spec.Channel) {
 		to := out[rng.IntN(len(out))].To
 		q := &l.sendTimes[i][l.idx[to]]
 		q.push(time.Since(l.base))
-		err := node.Transfer(to, 1+rng.Int64N(l.cfg.MaxAmount))
+		err := node.SendApp(to, app.Transfer(1+rng.Int64N(l.cfg.MaxAmount)))
 		switch {
 		case err == nil:
 			sent++

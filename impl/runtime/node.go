@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
@@ -373,14 +372,6 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 		return e
 	}
 	return err
-}
-
-// Transfer sends amount to peer to as a bank transfer.
-func (n *Node) Transfer(to spec.ProcID, amount int64) error {
-	if amount <= 0 {
-		return fmt.Errorf("runtime %s: transfer of %d: amount must be positive", string(n.self), amount)
-	}
-	return n.SendApp(to, app.Transfer(amount))
 }
 
 // Initiate starts snapshot s at this node (the Initiator Rule).

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/app"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
@@ -41,12 +42,12 @@ func TestRestoreFromPersistedSnapshot(t *testing.T) {
 	checkNoLeak(t)
 	topo := spec.Complete(3)
 	cl, ct := memCluster(t, topo, 100, 0, 0)
-	require.NoError(t, cl.Transfer("P3", "P1", 5))
+	require.NoError(t, cl.Send("P3", "P1", app.Transfer(5)))
 	require.NoError(t, cl.Quiesce(ctxFor(t, 5*time.Second)))
 	// Money in flight on P1->P2 across the cut.
 	ct.Gate(spec.Channel{From: "P1", To: "P2"})
-	require.NoError(t, cl.Transfer("P1", "P2", 30))
-	require.NoError(t, cl.Transfer("P1", "P2", 20))
+	require.NoError(t, cl.Send("P1", "P2", app.Transfer(30)))
+	require.NoError(t, cl.Send("P1", "P2", app.Transfer(20)))
 	s, err := cl.Snapshot("P1")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 2*time.Second, time.Millisecond)
@@ -55,7 +56,7 @@ func TestRestoreFromPersistedSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(50), g.InFlight())
 	// Keep working after the snapshot; the restore must forget this.
-	require.NoError(t, cl.Transfer("P2", "P3", 70))
+	require.NoError(t, cl.Send("P2", "P3", app.Transfer(70)))
 	require.NoError(t, cl.Stop(ctxFor(t, 5*time.Second)))
 
 	st, err := store.Open(filepath.Join(t.TempDir(), "snaps"))
