@@ -315,6 +315,8 @@ func (c *FileConfig) checkWorkload(ps *problems) {
 	}
 	if w.Transfers < 0 {
 		ps.add("workload.transfers", "%d is negative", w.Transfers)
+	} else if w.Transfers > 0 && len(c.Topology.Chans) == 0 {
+		ps.add("workload.transfers", "%d, but the topology has no channels to send on", w.Transfers)
 	}
 	if w.MaxAmount < 0 {
 		ps.add("workload.max_amount", "%d is negative", w.MaxAmount)
