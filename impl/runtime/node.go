@@ -1,8 +1,3 @@
-// Package runtime runs markerwave nodes: each core.Node in its own
-// goroutine, fed by a transport, driven through a safe API, reporting its
-// local snapshots to a Collector that assembles global snapshots. A
-// Cluster runs all the nodes of a topology in one process; RunProcess runs
-// one node of a multi-process cluster.
 package runtime
 
 import (

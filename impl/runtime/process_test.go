@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/app"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
@@ -110,6 +111,26 @@ func TestRunProcessCluster(t *testing.T) {
 
 	err = mwrt.RunProcess(context.Background(), cfg, "P7", mwrt.ProcessOptions{Store: st})
 	assert.ErrorContains(t, err, "config: --id P7 is not a process of the topology (P1, P2, P3)")
+}
+
+// The runtime runs any registered application kind: here the token
+// ring, whose snapshots hold exactly one token.
+func TestRunProcessToken(t *testing.T) {
+	checkNoLeak(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.App = mwrt.AppConfig{Kind: "token", Params: &app.TokenParams{Holder: "P2"}}
+	st, err := store.Open(cfg.SnapshotDir)
+	require.NoError(t, err)
+	log, _ := runNodes(t, cfg, st, 900*time.Millisecond, nil)
+	assert.NotRegexp(t, `P2: stopped: balance \d+, sent 0,`, log, "the holder passed the token on")
+	ids, err := st.List()
+	require.NoError(t, err)
+	assert.Len(t, ids, 6, "3 snapshots from each of P1 and P3")
+	for _, id := range ids {
+		g, err := st.Load(id)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), g.Total(), "%s", g)
+	}
 }
 
 // Two fresh runs of the same cluster into one snapshot directory (the
