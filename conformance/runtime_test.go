@@ -137,7 +137,7 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 			r := rand.New(rand.NewPCG(seed, 11))
 			for k := 0; k < w.transfers; k++ {
 				// Refusals (insufficient funds) are part of the workload.
-				_ = c.Transfer(p, out[r.IntN(len(out))].To, 1+r.Int64N(30))
+				_ = c.Send(p, out[r.IntN(len(out))].To, app.Transfer(1+r.Int64N(30)))
 				if r.IntN(4) == 0 {
 					time.Sleep(time.Duration(r.IntN(200)) * time.Microsecond)
 				}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -18,7 +17,9 @@ import (
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -27,7 +28,22 @@ func init() {
 	register("demo", "bank cluster over loopback TCP: transfers, concurrent snapshots, conservation check", runDemo)
 }
 
-type demoOpts struct {
+const demoAbout = `
+Runs a bank of --nodes accounts, one node per account joined by a
+complete graph of TCP channels over loopback, as separate processes
+would. The nodes make --transfers random transfers while snapshots are
+taken at 20%, 40%, 60% and 80% of the way (two of them started by two
+nodes at the same moment) and once more at the end. Every snapshot is
+checked (a consistent cut, money conserved), saved under
+--out/snapshots and reloaded; the busiest one is restored into a fresh
+cluster; the per-node logs are merged into --out/trace.jsonl for
+markerwave audit.
+
+Exit 0: every check passed; 1: one failed; 2: bad usage, or --out
+already holds a run.`
+
+// demoOptions are demo's flags.
+type demoOptions struct {
 	nodes     int
 	transfers int
 	seed      uint64
@@ -36,72 +52,165 @@ type demoOpts struct {
 	timeout   time.Duration
 }
 
-func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o demoOpts
-	fs.IntVar(&o.nodes, "nodes", 5, "number of bank nodes (complete graph), 2..32")
-	fs.IntVar(&o.transfers, "transfers", 3000, "random transfers in total")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the transfer choices")
-	fs.StringVar(&o.out, "out", "", "output folder (default out/demo-<timestamp>)")
-	fs.Int64Var(&o.balance, "balance", 1000, "initial balance of each account")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "stop the workload after this long")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
+func (o *demoOptions) define(f *cmdFlags) {
+	f.IntVar(&o.nodes, "nodes", 5, "number of bank nodes (complete graph), 2..32")
+	f.IntVar(&o.transfers, "transfers", 3000, "random transfers in total, 0..10000000")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the transfer choices")
+	f.StringVar(&o.out, "out", "", "output `folder`, empty or new (default out/demo-<timestamp>)")
+	f.Int64Var(&o.balance, "balance", 1000, "initial balance of each account, 1..2^40")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "stop the workload after this long")
+}
+
+// usage returns the usage error in o, if any.
+func (o *demoOptions) usage(f *cmdFlags) (string, bool) {
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "demo: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	case f.NArg() > 0:
+		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
 	case o.nodes < 2 || o.nodes > 32:
-		fmt.Fprintf(stderr, "demo: --nodes %d: want 2..32\n", o.nodes)
-		return 2
+		return fmt.Sprintf("--nodes %d: want 2..32", o.nodes), true
 	case o.transfers < 0 || o.transfers > 10_000_000:
-		fmt.Fprintf(stderr, "demo: --transfers %d: want 0..10000000\n", o.transfers)
-		return 2
+		return fmt.Sprintf("--transfers %d: want 0..10000000", o.transfers), true
 	case o.balance <= 0 || o.balance > 1<<40:
-		fmt.Fprintf(stderr, "demo: --balance %d: want 1..%d\n", o.balance, int64(1<<40))
-		return 2
+		return fmt.Sprintf("--balance %d: want 1..%d", o.balance, int64(1<<40)), true
 	case o.timeout <= 0:
-		fmt.Fprintf(stderr, "demo: --timeout must be positive\n")
-		return 2
+		return "--timeout must be positive", true
+	}
+	return "", false
+}
+
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("demo", "[flags]", demoAbout, stdout, stderr)
+	var o demoOptions
+	o.define(f)
+	if code, done := f.parse(args); done {
+		return code
+	}
+	if msg, bad := o.usage(f); bad {
+		return f.usageError("%s", msg)
 	}
 	if o.out == "" {
 		o.out = filepath.Join("out", "demo-"+time.Now().Format("20060102-150405"))
 	}
 	if entries, err := os.ReadDir(o.out); err == nil && len(entries) > 0 {
-		fmt.Fprintf(stderr, "demo: --out %s already holds a run (%d entries); a run never overwrites another's snapshots: remove it or choose another folder\n", o.out, len(entries))
-		return 2
+		n := fmt.Sprintf("%d entries", len(entries))
+		if len(entries) == 1 {
+			n = "1 entry"
+		}
+		f.errorf("--out %s already holds a run (%s); a run never overwrites another's snapshots: remove it or choose another folder", o.out, n)
+		return exitUsage
 	}
 	ok, err := demo(o, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return 1
+		return f.fail(exitFail, err)
 	}
 	if !ok {
-		return 1
+		return exitFail
 	}
-	return 0
+	return exitOK
 }
 
-// demo runs the demo; it returns false if any check failed.
-func demo(o demoOpts, w io.Writer) (bool, error) {
-	topo := spec.Complete(o.nodes)
-	initBal := map[spec.ProcID]int64{}
-	for _, p := range topo.Procs {
-		initBal[p] = o.balance
-	}
-	total := o.balance * int64(o.nodes)
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return false, err
-	}
-	st, err := store.Open(filepath.Join(o.out, "snapshots"))
+// demo runs the demo, step by step, and returns false if any check
+// failed.
+func demo(o demoOptions, w io.Writer) (bool, error) {
+	r, err := startDemo(o, w)
 	if err != nil {
 		return false, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	workDone := r.startWorkload(ctx)
+	r.snapshotAlongTheWay(workDone)
+	r.stopCluster()
+	r.checkSnapshots()
+	r.checkTotals()
+	r.restoreBusiest()
+	r.writeTrace()
+	if r.ok {
+		fmt.Fprintln(w, "✓ all snapshots consistent and conserving")
+	} else {
+		fmt.Fprintln(w, "✗ FAILED: see above")
+	}
+	return r.ok, nil
+}
 
-	// One TCP transport per node, as separate processes would have: each
-	// listens for its incoming channels and dials its outgoing ones.
+// demoRun is one run of the demo: its cluster, the snapshots it took and
+// whether every check so far passed.
+type demoRun struct {
+	o       demoOptions
+	w       io.Writer
+	topo    *spec.Topology
+	initBal map[spec.ProcID]int64
+	total   int64
+	st      *store.Store
+	hdr     spec.Header
+	nodeDir string
+	sinks   map[spec.ProcID]*trace.Sink
+	cl      *runtime.Cluster
+
+	done, refused atomic.Int64 // transfers attempted, refused
+
+	mu         sync.Mutex
+	results    []snapshot.Global
+	failed     []string
+	pairs      map[spec.SnapID][]spec.SnapID // snapshots started together
+	collecting sync.WaitGroup
+
+	quiesceErr, stopErr, traceErr error
+	final                         int64 // the balances' total after the run
+	ok                            bool
+}
+
+// failf reports a failed check.
+func (r *demoRun) failf(format string, a ...any) {
+	r.ok = false
+	fmt.Fprintf(r.w, format, a...)
+}
+
+// startDemo creates the output folder and store, and starts the bank
+// cluster: one TCP transport per node, as separate processes would have
+// (each listens for its incoming channels and dials its outgoing ones),
+// each writing its own trace.
+func startDemo(o demoOptions, w io.Writer) (*demoRun, error) {
+	r := &demoRun{o: o, w: w, topo: spec.Complete(o.nodes), initBal: map[spec.ProcID]int64{}, pairs: map[spec.SnapID][]spec.SnapID{}, ok: true}
+	for _, p := range r.topo.Procs {
+		r.initBal[p] = o.balance
+	}
+	r.total = o.balance * int64(o.nodes)
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.st, err = store.Open(filepath.Join(o.out, "snapshots")); err != nil {
+		return nil, err
+	}
+	trs, addrs, err := demoTransports(r.topo)
+	if err != nil {
+		return nil, err
+	}
+	r.hdr = spec.Header{Topology: r.topo, InitBal: r.initBal, Source: "markerwave demo", Note: fmt.Sprintf("seed %d, %d transfers", o.seed, o.transfers)}
+	r.nodeDir = filepath.Join(o.out, "nodes")
+	if r.sinks, err = runtime.OpenTraces(r.nodeDir, r.hdr); err != nil {
+		return nil, err
+	}
+	r.cl, err = runtime.NewCluster(runtime.ClusterConfig{
+		Topology: r.topo, NodeTransports: trs, Traces: r.sinks,
+		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(r.initBal[p]) },
+	})
+	if err != nil {
+		runtime.CloseTraces(r.sinks)
+		return nil, err
+	}
+	fmt.Fprintf(w, "markerwave demo: %d bank nodes, %d channels (complete graph) over loopback TCP, %d each, total %d\n", o.nodes, len(r.topo.Chans), o.balance, r.total)
+	for _, p := range r.topo.Procs {
+		fmt.Fprintf(w, "  %s listens on %s\n", string(p), addrs[p])
+	}
+	fmt.Fprintf(w, "running %d random transfers (seed %d) with snapshots along the way...\n\n", o.transfers, o.seed)
+	return r, nil
+}
+
+// demoTransports starts one TCP transport per node of topo on a free
+// loopback port, and returns them with their addresses.
+func demoTransports(topo *spec.Topology) (map[spec.ProcID]transport.Transport, map[spec.ProcID]string, error) {
 	lns := map[spec.ProcID]net.Listener{}
 	addrs := map[spec.ProcID]string{}
 	for _, p := range topo.Procs {
@@ -110,7 +219,7 @@ func demo(o demoOpts, w io.Writer) (bool, error) {
 			for _, l := range lns {
 				l.Close()
 			}
-			return false, err
+			return nil, nil, err
 		}
 		lns[p], addrs[p] = ln, ln.Addr().String()
 	}
@@ -118,39 +227,20 @@ func demo(o demoOpts, w io.Writer) (bool, error) {
 	for _, p := range topo.Procs {
 		tr, err := transport.NewTCP(topo, transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p}, Listeners: map[spec.ProcID]net.Listener{p: lns[p]}})
 		if err != nil {
-			return false, err
+			return nil, nil, err
 		}
 		trs[p] = tr
 	}
-	hdr := spec.Header{Topology: topo, InitBal: initBal, Source: "markerwave demo", Note: fmt.Sprintf("seed %d, %d transfers", o.seed, o.transfers)}
-	nodeDir := filepath.Join(o.out, "nodes")
-	sinks, err := runtime.OpenTraces(nodeDir, hdr)
-	if err != nil {
-		return false, err
-	}
-	cl, err := runtime.NewCluster(runtime.ClusterConfig{
-		Topology: topo, NodeTransports: trs, Traces: sinks,
-		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(initBal[p]) },
-	})
-	if err != nil {
-		runtime.CloseTraces(sinks)
-		return false, err
-	}
-	fmt.Fprintf(w, "markerwave demo: %d bank nodes, %d channels (complete graph) over loopback TCP, %d each, total %d\n", o.nodes, len(topo.Chans), o.balance, total)
-	for _, p := range topo.Procs {
-		fmt.Fprintf(w, "  %s listens on %s\n", string(p), addrs[p])
-	}
-	fmt.Fprintf(w, "running %d random transfers (seed %d) with snapshots along the way...\n\n", o.transfers, o.seed)
+	return trs, addrs, nil
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-	defer cancel()
-	var (
-		done    atomic.Int64
-		refused atomic.Int64
-		wg      sync.WaitGroup
-	)
+// startWorkload has every node make its share of the random transfers,
+// in bursts, until done or ctx ends; the channel closes when all are done.
+func (r *demoRun) startWorkload(ctx context.Context) <-chan struct{} {
+	var wg sync.WaitGroup
+	o := r.o
 	perNode := o.transfers / o.nodes
-	for i, p := range topo.Procs {
+	for i, p := range r.topo.Procs {
 		n := perNode
 		if i < o.transfers%o.nodes {
 			n++
@@ -159,26 +249,33 @@ func demo(o demoOpts, w io.Writer) (bool, error) {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(o.seed, uint64(i)))
-			out := topo.Out(p)
+			out := r.topo.Out(p)
 			for k := 0; k < n && ctx.Err() == nil; k++ {
 				to := out[rng.IntN(len(out))].To
-				err := cl.Node(p).Transfer(to, 1+rng.Int64N(o.balance/10+1))
+				err := r.cl.Node(p).SendApp(to, app.Transfer(1+rng.Int64N(o.balance/10+1)))
 				if errors.Is(err, core.ErrApp) {
-					refused.Add(1)
+					r.refused.Add(1)
 				} else if err != nil {
 					return
 				}
-				done.Add(1)
+				r.done.Add(1)
 				if rng.IntN(4) == 0 { // bursts, then a pause
 					time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
 				}
 			}
 		}()
 	}
+	workDone := make(chan struct{})
+	go func() { wg.Wait(); close(workDone) }()
+	return workDone
+}
 
-	// Snapshots at fixed points of progress; some concurrent, started by
-	// different nodes at the same moment.
-	procs := topo.Procs
+// snapshotAlongTheWay starts snapshots at fixed points of the workload's
+// progress, some concurrent (started by different nodes at the same
+// moment), then one more once the transfers are over, and waits until
+// every one is collected.
+func (r *demoRun) snapshotAlongTheWay(workDone <-chan struct{}) {
+	procs := r.topo.Procs
 	pick := func(k int) spec.ProcID { return procs[k%len(procs)] }
 	plan := []struct {
 		at    float64
@@ -189,66 +286,6 @@ func demo(o demoOpts, w io.Writer) (bool, error) {
 		{0.6, []spec.ProcID{pick(2)}},
 		{0.8, []spec.ProcID{pick(4), pick(0)}},
 	}
-	var (
-		results []runtime.GlobalSnapshot
-		failed  []string
-		mu      sync.Mutex
-		swg     sync.WaitGroup
-		pairs   = map[spec.SnapID][]spec.SnapID{} // started together
-	)
-	take := func(ids []spec.SnapID) {
-		for _, s := range ids {
-			swg.Add(1)
-			go func() {
-				defer swg.Done()
-				cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer ccancel()
-				g, err := cl.Collect(cctx, s)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					failed = append(failed, err.Error())
-					return
-				}
-				results = append(results, g)
-			}()
-		}
-	}
-	start := func(inits []spec.ProcID) {
-		ids := make([]spec.SnapID, len(inits))
-		var iwg sync.WaitGroup
-		for k, p := range inits {
-			iwg.Add(1)
-			go func() {
-				defer iwg.Done()
-				s, err := cl.Snapshot(p)
-				if err != nil {
-					mu.Lock()
-					failed = append(failed, fmt.Sprintf("initiate at %s: %v", string(p), err))
-					mu.Unlock()
-					return
-				}
-				ids[k] = s
-			}()
-		}
-		iwg.Wait()
-		if len(ids) > 1 {
-			mu.Lock()
-			for _, s := range ids {
-				pairs[s] = ids
-			}
-			mu.Unlock()
-		}
-		var ok []spec.SnapID
-		for _, s := range ids {
-			if s != 0 {
-				ok = append(ok, s)
-			}
-		}
-		take(ok)
-	}
-	workDone := make(chan struct{})
-	go func() { wg.Wait(); close(workDone) }()
 	next := 0
 	tick := time.NewTicker(500 * time.Microsecond)
 loop:
@@ -257,8 +294,8 @@ loop:
 		case <-workDone:
 			break loop
 		case <-tick.C:
-			if float64(done.Load()) >= plan[next].at*float64(o.transfers) {
-				start(plan[next].inits)
+			if float64(r.done.Load()) >= plan[next].at*float64(r.o.transfers) {
+				r.startSnapshots(plan[next].inits)
 				next++
 			}
 		}
@@ -266,115 +303,171 @@ loop:
 	tick.Stop()
 	<-workDone
 	for ; next < len(plan); next++ { // workload ended early (timeout or tiny)
-		start(plan[next].inits)
+		r.startSnapshots(plan[next].inits)
 	}
-	// One more once the transfers are over.
-	start([]spec.ProcID{pick(1)})
-	swg.Wait()
+	r.startSnapshots([]spec.ProcID{pick(1)})
+	r.collecting.Wait()
+}
 
+// startSnapshots has each of inits initiate a snapshot at the same moment
+// and collects them in the background.
+func (r *demoRun) startSnapshots(inits []spec.ProcID) {
+	ids := make([]spec.SnapID, len(inits))
+	var iwg sync.WaitGroup
+	for k, p := range inits {
+		iwg.Add(1)
+		go func() {
+			defer iwg.Done()
+			s, err := r.cl.Snapshot(p)
+			if err != nil {
+				r.mu.Lock()
+				r.failed = append(r.failed, fmt.Sprintf("initiate at %s: %v", string(p), err))
+				r.mu.Unlock()
+				return
+			}
+			ids[k] = s
+		}()
+	}
+	iwg.Wait()
+	if len(ids) > 1 {
+		r.mu.Lock()
+		for _, s := range ids {
+			r.pairs[s] = ids
+		}
+		r.mu.Unlock()
+	}
+	for _, s := range ids {
+		if s != 0 {
+			r.collect(s)
+		}
+	}
+}
+
+// collect waits for snapshot s in the background.
+func (r *demoRun) collect(s spec.SnapID) {
+	r.collecting.Add(1)
+	go func() {
+		defer r.collecting.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		g, err := r.cl.Collect(ctx, s)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			r.failed = append(r.failed, err.Error())
+			return
+		}
+		r.results = append(r.results, g)
+	}()
+}
+
+// stopCluster waits for the channels to drain, notes the final balances
+// and stops the nodes and their traces.
+func (r *demoRun) stopCluster() {
 	qctx, qcancel := context.WithTimeout(context.Background(), 3*time.Second)
-	quiesceErr := cl.Quiesce(qctx)
+	r.quiesceErr = r.cl.Quiesce(qctx)
 	qcancel()
-	var final int64
-	for _, p := range topo.Procs {
-		if s, err := cl.Node(p).State(); err == nil {
-			final += s.Bal
+	for _, p := range r.topo.Procs {
+		if s, err := r.cl.Node(p).State(); err == nil {
+			r.final += s.Bal
 		}
 	}
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 3*time.Second)
-	stopErr := cl.Stop(stopCtx)
+	r.stopErr = r.cl.Stop(stopCtx)
 	stopCancel()
-	traceErr := runtime.CloseTraces(sinks)
+	r.traceErr = runtime.CloseTraces(r.sinks)
+}
 
-	allOK := true
-	sort.Slice(results, func(i, j int) bool { return results[i].ID < results[j].ID })
-	for _, g := range results {
+// checkSnapshots prints each collected snapshot, in id order, checks that
+// it is consistent and conserves money, and saves and reloads it.
+func (r *demoRun) checkSnapshots() {
+	w := r.w
+	sort.Slice(r.results, func(i, j int) bool { return r.results[i].ID < r.results[j].ID })
+	for _, g := range r.results {
 		fmt.Fprint(w, g.String())
-		for _, o := range pairs[g.ID] {
+		for _, o := range r.pairs[g.ID] {
 			if o != g.ID {
 				fmt.Fprintf(w, "  (started at the same moment as snapshot %d, by another node)\n", o)
 			}
 		}
 		if err := g.Validate(); err != nil {
-			allOK = false
-			fmt.Fprintf(w, "  ✗ inconsistent: %v\n\n", err)
+			r.failf("  ✗ inconsistent: %v\n\n", err)
 			continue
 		}
-		if t := g.Total(); t != total {
-			allOK = false
-			fmt.Fprintf(w, "  ✗ NOT conserved: total %d, initial total %d\n", t, total)
+		if t := g.Total(); t != r.total {
+			r.failf("  ✗ NOT conserved: total %d, initial total %d\n", t, r.total)
 		} else {
-			fmt.Fprintf(w, "  ✓ conserved: total %d = initial total %d\n", t, total)
+			fmt.Fprintf(w, "  ✓ conserved: total %d = initial total %d\n", t, r.total)
 		}
-		path, err := st.Save(g)
+		path, err := r.st.Save(g)
 		if err == nil {
-			_, err = st.Load(g.ID)
+			_, err = r.st.Load(g.ID)
 		}
 		if err != nil {
-			allOK = false
-			fmt.Fprintf(w, "  ✗ persist: %v\n\n", err)
+			r.failf("  ✗ persist: %v\n\n", err)
 			continue
 		}
 		fmt.Fprintf(w, "  saved %s (checksummed, reloaded)\n\n", path)
 	}
-	for _, f := range failed {
-		allOK = false
-		fmt.Fprintf(w, "✗ %s\n", f)
+	for _, f := range r.failed {
+		r.failf("✗ %s\n", f)
 	}
-	fmt.Fprintf(w, "%d transfers made (%d refused for insufficient funds), %d snapshots collected (2 pairs started concurrently by different nodes)\n",
-		done.Load()-refused.Load(), refused.Load(), len(results))
-	if final == total {
-		fmt.Fprintf(w, "✓ final balances after the run: total %d = initial total %d\n", final, total)
-	} else {
-		allOK = false
-		fmt.Fprintf(w, "✗ final balances after the run: total %d, initial total %d\n", final, total)
-	}
-	if stopErr != nil {
-		allOK = false
-		fmt.Fprintf(w, "✗ stop: %v\n", stopErr)
-	}
+}
 
-	// Restore the snapshot with the most money in flight into a fresh
-	// in-memory cluster.
-	if len(results) > 0 {
-		g := results[0]
-		for _, r := range results {
-			if r.Recorded() > g.Recorded() {
-				g = r
-			}
-		}
-		if err := demoRestore(w, st, g.ID, initBal, total); err != nil {
-			allOK = false
-			fmt.Fprintf(w, "✗ restore from snapshot %d: %v\n", g.ID, err)
-		}
+// checkTotals prints the workload's counts and checks that the final
+// balances conserve money and the nodes stopped cleanly.
+func (r *demoRun) checkTotals() {
+	fmt.Fprintf(r.w, "%d transfers made (%d refused for insufficient funds), %d snapshots collected (2 pairs started concurrently by different nodes)\n",
+		r.done.Load()-r.refused.Load(), r.refused.Load(), len(r.results))
+	if r.final == r.total {
+		fmt.Fprintf(r.w, "✓ final balances after the run: total %d = initial total %d\n", r.final, r.total)
+	} else {
+		r.failf("✗ final balances after the run: total %d, initial total %d\n", r.final, r.total)
 	}
+	if r.stopErr != nil {
+		r.failf("✗ stop: %v\n", r.stopErr)
+	}
+}
 
-	// The trace of this cluster (the restored one above writes none): the
-	// merged per-node logs and the snapshots collected; drained if every
-	// frame was delivered before the nodes stopped.
-	hdr.Snaps, hdr.Drained = cl.Initiators(), quiesceErr == nil
-	tracePath := filepath.Join(o.out, "trace.jsonl")
-	if traceErr != nil {
-		allOK = false
-		fmt.Fprintf(w, "✗ node traces: %v\n", traceErr)
-	} else if n, err := runtime.MergeTraces(nodeDir, hdr, results, tracePath); err != nil {
-		allOK = false
-		fmt.Fprintf(w, "✗ merge traces: %v\n", err)
-	} else {
-		fmt.Fprintf(w, "\nwrote %s: merged trace, %d events in causal order, %d recorded snapshots (markerwave audit %s)\n", tracePath, n, len(results), tracePath)
-		fmt.Fprintf(w, "      %s/: per-node logs; %s/: persisted snapshots\n", nodeDir, st.Dir())
+// restoreBusiest restores the snapshot with the most money in flight
+// into a fresh in-memory cluster (demoRestore).
+func (r *demoRun) restoreBusiest() {
+	if len(r.results) == 0 {
+		return
 	}
-	if allOK {
-		fmt.Fprintln(w, "✓ all snapshots consistent and conserving")
-	} else {
-		fmt.Fprintln(w, "✗ FAILED: see above")
+	g := r.results[0]
+	for _, s := range r.results {
+		if s.Recorded() > g.Recorded() {
+			g = s
+		}
 	}
-	return allOK, nil
+	if err := demoRestore(r.w, r.st, g.ID, r.total); err != nil {
+		r.failf("✗ restore from snapshot %d: %v\n", g.ID, err)
+	}
+}
+
+// writeTrace merges the per-node logs of this cluster (the restored one
+// writes none) and the snapshots collected into trace.jsonl, drained if
+// every frame was delivered before the nodes stopped.
+func (r *demoRun) writeTrace() {
+	r.hdr.Snaps, r.hdr.Drained = r.cl.Initiators(), r.quiesceErr == nil
+	tracePath := filepath.Join(r.o.out, "trace.jsonl")
+	if r.traceErr != nil {
+		r.failf("✗ node traces: %v\n", r.traceErr)
+		return
+	}
+	n, err := runtime.MergeTraces(r.nodeDir, r.hdr, r.results, tracePath)
+	if err != nil {
+		r.failf("✗ merge traces: %v\n", err)
+		return
+	}
+	fmt.Fprintf(r.w, "\nwrote %s: merged trace, %d events in causal order, %d recorded snapshots (markerwave audit %s)\n", tracePath, n, len(r.results), tracePath)
+	fmt.Fprintf(r.w, "      %s/: per-node logs; %s/: persisted snapshots\n", r.nodeDir, r.st.Dir())
 }
 
 // demoRestore loads snapshot id from disk, restores it into an in-memory
 // cluster, checks the total, and takes one more snapshot there.
-func demoRestore(w io.Writer, st *store.Store, id spec.SnapID, initBal map[spec.ProcID]int64, total int64) error {
+func demoRestore(w io.Writer, st *store.Store, id spec.SnapID, total int64) error {
 	g, err := st.Load(id)
 	if err != nil {
 		return err
@@ -406,7 +499,7 @@ func demoRestore(w io.Writer, st *store.Store, id spec.SnapID, initBal map[spec.
 	}
 	procs := g.Topology.Procs
 	for i := 0; i < 50; i++ {
-		_ = cl.Transfer(procs[i%len(procs)], procs[(i+1)%len(procs)], 1)
+		_ = cl.Send(procs[i%len(procs)], procs[(i+1)%len(procs)], app.Transfer(1))
 	}
 	s, err := cl.Snapshot(procs[0])
 	if err != nil {

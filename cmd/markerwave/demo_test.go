@@ -21,7 +21,7 @@ func TestDemoTraceAudits(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := dispatch([]string{"demo", "--nodes", "4", "--transfers", "400", "--seed", "7", "--out", dir}, &out, &errb)
+	code := runDemo([]string{"--nodes", "4", "--transfers", "400", "--seed", "7", "--out", dir}, &out, &errb)
 	require.Equal(t, 0, code, out.String()+errb.String())
 	path := filepath.Join(dir, "trace.jsonl")
 	f, err := os.Open(path)
@@ -42,8 +42,40 @@ func TestDemoRefusesAUsedFolder(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "trace.jsonl"), []byte("{}\n"), 0o644))
 	var out, errb bytes.Buffer
-	code := dispatch([]string{"demo", "--out", dir}, &out, &errb)
-	assert.Equal(t, 2, code)
-	assert.Contains(t, errb.String(), "already holds a run")
+	code := runDemo([]string{"--out", dir}, &out, &errb)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "markerwave demo: --out "+dir+" already holds a run (1 entry); a run never overwrites another's snapshots: remove it or choose another folder\n", errb.String())
 	assert.Empty(t, out.String())
+}
+
+func TestDemoHelp(t *testing.T) {
+	for _, h := range []string{"-h", "--help"} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, exitOK, runDemo([]string{h}, &out, &errb))
+		assert.True(t, strings.HasPrefix(out.String(), "usage: markerwave demo [flags]\n"), out.String())
+		for _, f := range []string{"-nodes int", "-transfers int", "-seed uint", "-out folder", "-balance int", "-timeout duration", "(default 5)", "(default 3000)"} {
+			assert.Contains(t, out.String(), f)
+		}
+		assert.Empty(t, errb.String())
+	}
+}
+
+func TestDemoUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--nodes", "1"}, "--nodes 1: want 2..32"},
+		{[]string{"--nodes", "33"}, "--nodes 33: want 2..32"},
+		{[]string{"--transfers", "-1"}, "--transfers -1: want 0..10000000"},
+		{[]string{"--balance", "0"}, "--balance 0: want 1..1099511627776"},
+		{[]string{"--timeout", "0s"}, "--timeout must be positive"},
+		{[]string{"--nodes", "many"}, `invalid value "many" for flag -nodes: parse error`},
+	} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, exitUsage, runDemo(tc.args, &out, &errb), tc.args)
+		assert.Empty(t, out.String())
+		assert.Equal(t, "markerwave demo: "+tc.want+"\nrun 'markerwave demo --help' for usage\n", errb.String())
+	}
 }

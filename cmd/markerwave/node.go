@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -19,99 +22,204 @@ func init() {
 	register("node", "run one node of a multi-process cluster from a config file", runNode)
 }
 
+const nodeAbout = `
+Runs node ID of the cluster that FILE describes (the format is
+impl/runtime's FileConfig; see impl/runtime/testdata/cluster.json) until
+SIGINT/SIGTERM or --duration: a TCP listener for its incoming channels,
+dialers for its outgoing ones, the config's workload and snapshot
+schedule, every local part saved under snapshot_dir and each global
+snapshot assembled by the node that completes it. Start one process per
+node with the same FILE. Progress goes to stderr; the final line to
+stdout.
+
+Every start first checks the config and this machine (ports in range and
+distinct, amounts and totals, the topology strongly connected, ID in it,
+the directories usable) and names every problem; --check stops there.
+Exit 0: stopped cleanly (or, with --check, the config is usable); 1: the
+run failed; 2: bad usage or a bad config.`
+
+// nodeOptions are node's flags.
+type nodeOptions struct {
+	config   string
+	id       string
+	duration time.Duration
+	restore  uint64
+	check    bool
+}
+
+func (o *nodeOptions) define(f *cmdFlags) {
+	f.StringVar(&o.config, "config", "", "cluster config `FILE` (JSON; required)")
+	f.StringVar(&o.id, "id", "", "this node's process `ID`, e.g. P1 (required unless --check)")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default: run until SIGINT/SIGTERM)")
+	f.Uint64Var(&o.restore, "restore", 0, "restore from the stored global snapshot with this `SNAPSHOT_ID` (restart every node with the same one; new snapshot ids lie above it)")
+	f.BoolVar(&o.check, "check", false, "only check the config (and --id, --restore if given) and exit: 0 if usable, 2 naming every problem")
+}
+
+// usage returns the usage error in o, if any.
+func (o *nodeOptions) usage(f *cmdFlags) (string, bool) {
+	switch {
+	case f.NArg() > 0:
+		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
+	case o.config == "":
+		return "--config is required", true
+	case o.id == "" && !o.check:
+		return "--id is required (or --check to only check the config)", true
+	case o.duration < 0:
+		return "--duration must not be negative", true
+	}
+	return "", false
+}
+
 func runNode(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("node", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config := fs.String("config", "", "cluster config file (JSON; see impl/runtime/testdata/cluster.json)")
-	id := fs.String("id", "", "this node's process id, e.g. P1")
-	duration := fs.Duration("duration", 0, "stop after this long (default: run until SIGINT/SIGTERM)")
-	restore := fs.Uint64("restore", 0, "restore from this stored global snapshot id (restart every node with the same id; new snapshot ids lie above it)")
-	check := fs.Bool("check", false, "only validate the config and exit")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	f := newFlags("node", "--config FILE --id ID [flags]", nodeAbout, stdout, stderr)
+	var o nodeOptions
+	o.define(f)
+	if code, done := f.parse(args); done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "node: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if msg, bad := o.usage(f); bad {
+		return f.usageError("%s", msg)
 	}
-	if *config == "" {
-		fmt.Fprintln(stderr, "node: --config is required")
-		return 2
+	cfg, from, ok := loadNode(f, o)
+	if !ok {
+		return exitUsage
 	}
-	if *duration < 0 {
-		fmt.Fprintln(stderr, "node: --duration must not be negative")
-		return 2
+	if o.check {
+		printNodeCheck(stdout, o, cfg, from)
+		return exitOK
 	}
-	b, err := os.ReadFile(*config)
+	return startNode(f, o, cfg, from)
+}
+
+// loadNode checks the config, the machine and the snapshot to restore,
+// reporting every problem; ok is false if there was one.
+func loadNode(f *cmdFlags, o nodeOptions) (cfg *runtime.FileConfig, from *snapshot.Global, ok bool) {
+	cfg, err := runtime.LoadConfig(o.config, spec.ProcID(o.id))
 	if err != nil {
-		fmt.Fprintf(stderr, "node: %v\n", err)
-		return 1
+		reportConfig(f, o.config, err)
+		return nil, nil, false
 	}
-	cfg, err := runtime.ParseConfig(b)
+	if o.restore == 0 {
+		return cfg, nil, true
+	}
+	g, err := restorePoint(cfg, spec.SnapID(o.restore))
 	if err != nil {
-		fmt.Fprintf(stderr, "node: %s: %v\n", *config, err)
-		return 1
+		f.errorf("--restore %d: %v", o.restore, err)
+		return nil, nil, false
 	}
-	if *check {
-		fmt.Fprintf(stdout, "%s: ok (%d processes, %d channels)\n", *config, len(cfg.Topology.Procs), len(cfg.Topology.Chans))
-		return 0
+	return cfg, g, true
+}
+
+// reportConfig prints each problem of the config on its own line.
+func reportConfig(f *cmdFlags, path string, err error) {
+	var ce *runtime.ConfigError
+	if !errors.As(err, &ce) {
+		f.errorf("%v", err)
+		return
 	}
-	if *id == "" {
-		fmt.Fprintln(stderr, "node: --id is required")
-		return 2
+	for _, p := range ce.Problems {
+		f.errorf("%s: %v", path, p)
 	}
-	self := spec.ProcID(*id)
-	if !cfg.Topology.Has(self) {
-		fmt.Fprintf(stderr, "node: --id %s is not a process of the topology in %s\n", *id, *config)
-		return 2
+	f.errorf("%s: %s", path, plural(len(ce.Problems), "problem"))
+}
+
+// restorePoint loads stored snapshot id and checks that it is one of the
+// config's cluster.
+func restorePoint(cfg *runtime.FileConfig, id spec.SnapID) (*snapshot.Global, error) {
+	if _, err := os.Stat(cfg.SnapshotDir); err != nil {
+		return nil, fmt.Errorf("no snapshot to restore: %w", err)
 	}
 	st, err := store.Open(cfg.SnapshotDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "node: snapshot_dir: %v\n", err)
-		return 1
+		return nil, err
 	}
-	opt := runtime.ProcessOptions{Store: st, Out: stdout}
-	if *restore != 0 {
-		g, err := st.Load(spec.SnapID(*restore))
-		if err != nil {
-			fmt.Fprintf(stderr, "node: --restore %d: %v\n", *restore, err)
-			return 1
-		}
-		if !sameTopology(g.Topology, cfg.Topology) {
-			fmt.Fprintf(stderr, "node: --restore %d: the snapshot's topology differs from the config's\n", *restore)
-			return 1
-		}
-		opt.From = &g
+	g, err := st.Load(id)
+	if err != nil {
+		return nil, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if *duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
-		defer cancel()
+	if !sameTopology(g.Topology, cfg.Topology) {
+		return nil, fmt.Errorf("the snapshot's topology differs from the config's")
 	}
-	start := time.Now()
-	if err := runtime.RunProcess(ctx, cfg, self, opt); err != nil {
-		fmt.Fprintf(stderr, "node: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s: done after %v\n", *id, time.Since(start).Round(time.Millisecond))
-	return 0
+	return &g, nil
 }
 
 func sameTopology(a, b *spec.Topology) bool {
-	if len(a.Procs) != len(b.Procs) || len(a.Chans) != len(b.Chans) {
-		return false
+	return slices.Equal(a.Procs, b.Procs) && slices.Equal(a.Chans, b.Chans)
+}
+
+// printNodeCheck says what --check checked.
+func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *snapshot.Global) {
+	t := cfg.Topology
+	fmt.Fprintf(w, "%s: ok\n", o.config)
+	row := func(what, format string, args ...any) {
+		fmt.Fprintf(w, "  %-13s %s\n", what, fmt.Sprintf(format, args...))
 	}
-	for i := range a.Procs {
-		if a.Procs[i] != b.Procs[i] {
-			return false
-		}
+	row("topology", "%s, %s, strongly connected", plural(len(t.Procs), "node"), plural(len(t.Chans), "channel"))
+	row("nodes", "%s, each listening on its own address, ports in 1-65535", plural(len(cfg.Nodes), "node"))
+	var total int64
+	for _, b := range cfg.Header().InitBal {
+		total += b
 	}
-	for i := range a.Chans {
-		if a.Chans[i] != b.Chans[i] {
-			return false
-		}
+	row("app", "%s, initial total %d (fits in int64)", cfg.App.Kind, total)
+	if wl := cfg.Workload; wl != nil && wl.Transfers > 0 {
+		row("workload", "%s per node, amounts 1-%d, %dms apart", plural(wl.Transfers, "message"), max(wl.MaxAmount, 1), wl.PauseMS)
+	} else {
+		row("workload", "none")
 	}
-	return true
+	if s := cfg.Snapshots; s != nil && s.Count > 0 && len(s.Initiators) > 0 {
+		row("snapshots", "%d from each of %s, every %dms", s.Count, procNames(s.Initiators), s.EveryMS)
+	} else {
+		row("snapshots", "none scheduled")
+	}
+	row("snapshot_dir", "%s", dirState(cfg.SnapshotDir))
+	if cfg.TraceDir != "" {
+		row("trace_dir", "%s", dirState(cfg.TraceDir))
+	} else {
+		row("trace_dir", "none (no trace written)")
+	}
+	if o.id != "" {
+		self := spec.ProcID(o.id)
+		row("--id "+o.id, "a process of the topology: %s out, %s in", plural(len(t.Out(self)), "channel"), plural(len(t.In(self)), "channel"))
+	}
+	if from != nil {
+		row(fmt.Sprintf("--restore %d", from.ID), "stored, intact, same topology")
+	}
+}
+
+// dirState says how a usable directory will be used.
+func dirState(dir string) string {
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir + ": exists, writable"
+	}
+	return dir + ": will be created (parent writable)"
+}
+
+func procNames(ps []spec.ProcID) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// startNode runs the node until SIGINT/SIGTERM or --duration.
+func startNode(f *cmdFlags, o nodeOptions, cfg *runtime.FileConfig, from *snapshot.Global) int {
+	st, err := store.Open(cfg.SnapshotDir)
+	if err != nil {
+		return f.fail(exitFail, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	start := time.Now()
+	opt := runtime.ProcessOptions{Store: st, Out: f.stderr, From: from} // progress
+	if err := runtime.RunProcess(ctx, cfg, spec.ProcID(o.id), opt); err != nil {
+		return f.fail(exitFail, err)
+	}
+	fmt.Fprintf(f.stdout, "%s: done after %v\n", o.id, time.Since(start).Round(time.Millisecond))
+	return exitOK
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/impl/wire"
@@ -31,7 +32,7 @@ type ClusterConfig struct {
 	Traces map[spec.ProcID]*trace.Sink
 	// From, if set, restores every node from this snapshot; new snapshot
 	// ids then start after From.ID.
-	From *GlobalSnapshot
+	From *snapshot.Global
 	// OnError, if set, is called with every node error (from node
 	// goroutines, possibly concurrently).
 	OnError func(error)
@@ -141,13 +142,14 @@ func (c *Cluster) Collector() *Collector { return c.col }
 // Stats are the cluster's frame counters.
 func (c *Cluster) Stats() *Stats { return c.stats }
 
-// Transfer sends amount from one process to another.
-func (c *Cluster) Transfer(from, to spec.ProcID, amount int64) error {
+// Send sends an application message from one process to another (see
+// Node.SendApp).
+func (c *Cluster) Send(from, to spec.ProcID, payload []byte) error {
 	n := c.nodes[from]
 	if n == nil {
-		return fmt.Errorf("runtime: transfer from unknown process %q", string(from))
+		return fmt.Errorf("runtime: send from unknown process %q", string(from))
 	}
-	return n.Transfer(to, amount)
+	return n.SendApp(to, payload)
 }
 
 // Snapshot starts a new snapshot at initiator with a fresh id and returns
@@ -168,7 +170,7 @@ func (c *Cluster) Snapshot(initiator spec.ProcID) (spec.SnapID, error) {
 }
 
 // Collect waits for snapshot s (see Collector.Collect).
-func (c *Cluster) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot, error) {
+func (c *Cluster) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global, error) {
 	return c.col.Collect(ctx, s)
 }
 
@@ -206,8 +208,8 @@ func (c *Cluster) Quiesce(ctx context.Context) error {
 // application sends, wait until no application message is in flight,
 // record every node's state (channels are then empty), and resume. Senders
 // block meanwhile. It returns the recorded snapshot with id s.
-func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g GlobalSnapshot, err error) {
-	g = GlobalSnapshot{ID: s, Topology: c.topo}
+func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g snapshot.Global, err error) {
+	g = snapshot.Global{ID: s, Topology: c.topo}
 	paused := make([]*Node, 0, len(c.nodes))
 	defer func() {
 		for _, n := range paused {
@@ -250,7 +252,7 @@ func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g GlobalSnap
 		}
 	}
 	for _, ch := range c.topo.Chans {
-		g.Chans = append(g.Chans, ChanState{Chan: ch, NextRecv: next[ch]})
+		g.Chans = append(g.Chans, snapshot.ChanState{Chan: ch, NextRecv: next[ch]})
 	}
 	return g, nil
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/app"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -18,14 +20,14 @@ import (
 // snapshotsDuring runs the workload while taking snapshots: single ones
 // and concurrent pairs initiated by different nodes at the same moment.
 // It returns every collected snapshot.
-func snapshotsDuring(t *testing.T, cl *mwrt.Cluster, seed uint64, perNode, rounds int) []mwrt.GlobalSnapshot {
+func snapshotsDuring(t *testing.T, cl *mwrt.Cluster, seed uint64, perNode, rounds int) []snapshot.Global {
 	t.Helper()
 	procs := cl.Topology().Procs
 	done := make(chan struct{})
 	go func() { defer close(done); workload(t, cl, seed, perNode, 50*time.Microsecond) }()
 	var (
 		mu    sync.Mutex
-		snaps []mwrt.GlobalSnapshot
+		snaps []snapshot.Global
 		wg    sync.WaitGroup
 	)
 	take := func(p spec.ProcID) {
@@ -59,7 +61,7 @@ func snapshotsDuring(t *testing.T, cl *mwrt.Cluster, seed uint64, perNode, round
 
 // checkSnapshots asserts that every snapshot is consistent and conserves
 // total, and that exactly one marker per channel per snapshot was sent.
-func checkSnapshots(t *testing.T, topo *spec.Topology, snaps []mwrt.GlobalSnapshot, total int64, markers map[snapChan]int) {
+func checkSnapshots(t *testing.T, topo *spec.Topology, snaps []snapshot.Global, total int64, markers map[snapChan]int) {
 	t.Helper()
 	for _, g := range snaps {
 		require.NoError(t, g.Validate())
@@ -213,7 +215,7 @@ func TestStopNeverHangs(t *testing.T) {
 	topo := spec.Complete(4)
 	cl, ct := memCluster(t, topo, 1000, 0, 0)
 	ct.Gate(spec.Channel{From: "P1", To: "P2"})
-	require.NoError(t, cl.Transfer("P1", "P2", 5))
+	require.NoError(t, cl.Send("P1", "P2", app.Transfer(5)))
 	require.NoError(t, ct.Release()) // delivered to the memory transport
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
@@ -221,7 +223,7 @@ func TestStopNeverHangs(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := 0; k < 200; k++ {
-				if err := cl.Transfer("P3", "P4", 1); err != nil {
+				if err := cl.Send("P3", "P4", app.Transfer(1)); err != nil {
 					assert.ErrorIs(t, err, mwrt.ErrStopped)
 					return
 				}
@@ -232,15 +234,15 @@ func TestStopNeverHangs(t *testing.T) {
 	_ = cl.Stop(ctxFor(t, 50*time.Millisecond))
 	assert.Less(t, time.Since(start), 3*time.Second)
 	wg.Wait()
-	assert.ErrorIs(t, cl.Transfer("P1", "P2", 1), mwrt.ErrStopped)
+	assert.ErrorIs(t, cl.Send("P1", "P2", app.Transfer(1)), mwrt.ErrStopped)
 }
 
 func TestSnapshotString(t *testing.T) {
 	topo := spec.Complete(3)
 	cl, ct := memCluster(t, topo, 100, 0, 0)
 	ct.Gate(spec.Channel{From: "P1", To: "P2"})
-	require.NoError(t, cl.Transfer("P1", "P2", 30))
-	require.NoError(t, cl.Transfer("P1", "P2", 20))
+	require.NoError(t, cl.Send("P1", "P2", app.Transfer(30)))
+	require.NoError(t, cl.Send("P1", "P2", app.Transfer(20)))
 	s, err := cl.Snapshot("P1") // the marker on P1->P2 queues behind the transfers
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 2*time.Second, time.Millisecond)
@@ -273,10 +275,10 @@ func TestClusterConfigErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "negative initial balance")
 	cl, _ := memCluster(t, topo, 10, 0, 0)
 	defer cl.Stop(context.Background())
-	assert.Error(t, cl.Transfer("P1", "P3", 1), "no channel P1->P3 in a ring")
-	assert.Error(t, cl.Transfer("P1", "P2", 0))
-	assert.Error(t, cl.Transfer("P1", "P2", 11), "overdraft")
-	assert.Error(t, cl.Transfer("P9", "P2", 1))
+	assert.Error(t, cl.Send("P1", "P3", app.Transfer(1)), "no channel P1->P3 in a ring")
+	assert.Error(t, cl.Send("P1", "P2", app.Transfer(0)))
+	assert.Error(t, cl.Send("P1", "P2", app.Transfer(11)), "overdraft")
+	assert.Error(t, cl.Send("P9", "P2", app.Transfer(1)))
 	_, err = cl.Snapshot("P9")
 	assert.Error(t, err)
 	assert.Error(t, cl.Node("P1").Initiate(0))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -36,7 +37,7 @@ type Collector struct {
 type progress struct {
 	recorded map[spec.ProcID]bool
 	closed   map[spec.Channel]bool
-	parts    map[spec.ProcID]LocalPart
+	parts    map[spec.ProcID]snapshot.Part
 }
 
 // NewCollector returns a collector for the processes of t.
@@ -54,7 +55,7 @@ func NewCollector(t *spec.Topology) *Collector {
 func (c *Collector) get(s spec.SnapID) *progress {
 	pr := c.snaps[s]
 	if pr == nil {
-		pr = &progress{recorded: map[spec.ProcID]bool{}, closed: map[spec.Channel]bool{}, parts: map[spec.ProcID]LocalPart{}}
+		pr = &progress{recorded: map[spec.ProcID]bool{}, closed: map[spec.Channel]bool{}, parts: map[spec.ProcID]snapshot.Part{}}
 		c.snaps[s] = pr
 	}
 	return pr
@@ -90,7 +91,7 @@ func (c *Collector) Closed(s spec.SnapID, ch spec.Channel) {
 }
 
 // Add takes a node's completed part.
-func (c *Collector) Add(part LocalPart) {
+func (c *Collector) Add(part snapshot.Part) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.collected[part.Snap] {
@@ -131,31 +132,31 @@ func (c *Collector) ChannelFailed(e *ChannelError) {
 // node missing from s has stopped, or a channel whose marker s lacks has
 // failed, it returns an *IncompleteError naming what is missing. It never
 // waits past ctx.
-func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot, error) {
+func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global, error) {
 	c.mu.Lock()
 	c.waiters++
 	defer func() { c.waiters--; c.mu.Unlock() }()
 	for {
 		if c.collected[s] {
-			return GlobalSnapshot{}, fmt.Errorf("collect snapshot %d: %w", s, ErrCollected)
+			return snapshot.Global{}, fmt.Errorf("collect snapshot %d: %w", s, ErrCollected)
 		}
 		pr := c.snaps[s]
 		if pr != nil && len(pr.parts) == len(c.topo.Procs) {
-			parts := make([]LocalPart, 0, len(pr.parts))
+			parts := make([]snapshot.Part, 0, len(pr.parts))
 			for _, p := range c.topo.Procs {
 				parts = append(parts, pr.parts[p])
 			}
 			delete(c.snaps, s)
 			c.collected[s] = true
-			return Assemble(c.topo, s, parts)
+			return snapshot.Assemble(c.topo, s, parts)
 		}
 		if len(c.stopped) > 0 || len(c.failed) > 0 {
 			if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
 				inc.Cause = ErrNodeStopped
-				return GlobalSnapshot{}, inc
+				return snapshot.Global{}, inc
 			} else if len(inc.Failed) > 0 {
 				inc.Cause = inc.Failed[0]
-				return GlobalSnapshot{}, inc
+				return snapshot.Global{}, inc
 			}
 		}
 		ch := c.changed
@@ -170,7 +171,7 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (GlobalSnapshot,
 				continue // completed meanwhile
 			}
 			inc.Cause = ctx.Err()
-			return GlobalSnapshot{}, inc
+			return snapshot.Global{}, inc
 		}
 	}
 }

@@ -28,9 +28,9 @@ func ExampleCluster() {
 	defer cancel()
 	defer cl.Stop(ctx)
 
-	_ = cl.Transfer("P1", "P2", 30)
+	_ = cl.Send("P1", "P2", app.Transfer(30))
 	id, _ := cl.Snapshot("P1")
-	_ = cl.Transfer("P2", "P3", 10)
+	_ = cl.Send("P2", "P3", app.Transfer(10))
 	g, err := cl.Collect(ctx, id)
 	if err != nil {
 		panic(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -114,13 +115,13 @@ func TestRejectedFrameFailsChannel(t *testing.T) {
 // the empty range as such, not as "seqs 47..46".
 func TestValidateEmptyRange(t *testing.T) {
 	topo := spec.Ring(2)
-	g := mwrt.GlobalSnapshot{ID: 1, Topology: topo,
-		Nodes: []mwrt.NodeState{
-			{Proc: "P1", NextSend: []mwrt.ChanSeq{{Chan: spec.Channel{From: "P1", To: "P2"}, Next: 47}}},
-			{Proc: "P2", NextSend: []mwrt.ChanSeq{{Chan: spec.Channel{From: "P2", To: "P1"}, Next: 1}}},
+	g := snapshot.Global{ID: 1, Topology: topo,
+		Nodes: []snapshot.NodeState{
+			{Proc: "P1", NextSend: []snapshot.ChanSeq{{Chan: spec.Channel{From: "P1", To: "P2"}, Next: 47}}},
+			{Proc: "P2", NextSend: []snapshot.ChanSeq{{Chan: spec.Channel{From: "P2", To: "P1"}, Next: 1}}},
 		},
-		Chans: []mwrt.ChanState{
-			{Chan: spec.Channel{From: "P1", To: "P2"}, NextRecv: 47, Msgs: []mwrt.Msg{{Seq: 47, Amt: 1}}},
+		Chans: []snapshot.ChanState{
+			{Chan: spec.Channel{From: "P1", To: "P2"}, NextRecv: 47, Msgs: []snapshot.Msg{{Seq: 47, Amt: 1}}},
 			{Chan: spec.Channel{From: "P2", To: "P1"}, NextRecv: 1},
 		},
 	}

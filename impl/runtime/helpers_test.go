@@ -151,7 +151,7 @@ func workload(t testing.TB, cl *mwrt.Cluster, seed uint64, perNode int, pause ti
 			rng := rand.New(rand.NewPCG(seed, uint64(i)))
 			for k := 0; k < perNode; k++ {
 				to := out[rng.IntN(len(out))].To
-				err := cl.Node(p).Transfer(to, 1+rng.Int64N(20))
+				err := cl.Node(p).SendApp(to, app.Transfer(1+rng.Int64N(20)))
 				if err != nil && !errors.Is(err, core.ErrApp) {
 					t.Errorf("transfer %s->%s: %v", string(p), string(to), err)
 					return

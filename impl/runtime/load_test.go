@@ -20,6 +20,7 @@ import (
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -252,7 +253,7 @@ func (l *closedLoop) sender(i int, node *mwrt.Node, out []spec.Channel) {
 		to := out[rng.IntN(len(out))].To
 		q := &l.sendTimes[i][l.idx[to]]
 		q.push(time.Since(l.base))
-		err := node.Transfer(to, 1+rng.Int64N(l.cfg.MaxAmount))
+		err := node.SendApp(to, app.Transfer(1+rng.Int64N(l.cfg.MaxAmount)))
 		switch {
 		case err == nil:
 			sent++
@@ -368,7 +369,7 @@ func (l *closedLoop) drive(mode snapMode, period time.Duration, stop <-chan stru
 		switch mode {
 		case clSnap:
 			s, err := l.cl.Snapshot(l.procs[k%len(l.procs)])
-			var g mwrt.GlobalSnapshot
+			var g snapshot.Global
 			if err == nil {
 				g, err = l.cl.Collect(ctx, s)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -40,7 +41,7 @@ func TestRecordingGrowsWithInFlightNotRunLength(t *testing.T) {
 		procs := topo.Procs
 		var snaps int
 		for k := 0; k < length; k++ {
-			require.NoError(t, cl.Transfer(procs[k%4], procs[(k+1)%4], 1))
+			require.NoError(t, cl.Send(procs[k%4], procs[(k+1)%4], app.Transfer(1)))
 			if k%1000 == 999 { // a snapshot now and then, collected and gone
 				s, err := cl.Snapshot(procs[k%4])
 				require.NoError(t, err)
@@ -52,7 +53,7 @@ func TestRecordingGrowsWithInFlightNotRunLength(t *testing.T) {
 		require.NoError(t, cl.Quiesce(ctxFor(t, 5*time.Second)))
 		ct.Gate(ch)
 		for k := 0; k < inFlight; k++ {
-			require.NoError(t, cl.Transfer("P1", "P2", 1))
+			require.NoError(t, cl.Send("P1", "P2", app.Transfer(1)))
 		}
 		s, err := cl.Snapshot("P1")
 		require.NoError(t, err)

@@ -1,8 +1,3 @@
-// Package runtime runs markerwave nodes: each core.Node in its own
-// goroutine, fed by a transport, driven through a safe API, reporting its
-// local snapshots to a Collector that assembles global snapshots. A
-// Cluster runs all the nodes of a topology in one process; RunProcess runs
-// one node of a multi-process cluster.
 package runtime
 
 import (
@@ -11,8 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/impl/wire"
@@ -32,7 +27,7 @@ type NodeConfig struct {
 	Collector *Collector
 	// OnPart, if set, is called on the node goroutine with each completed
 	// part (after the Collector); it must not block for long.
-	OnPart func(LocalPart)
+	OnPart func(snapshot.Part)
 	// Trace, if set, receives every event; frames then carry vector
 	// clocks. Without it frames carry none (the core keeps only its own
 	// ticks), which is cheaper.
@@ -40,7 +35,7 @@ type NodeConfig struct {
 	// From, if set, restores the node from this snapshot: its recorded
 	// state, then its incoming channels' recorded messages delivered first,
 	// in order, before anything from the transport.
-	From *GlobalSnapshot
+	From *snapshot.Global
 	// OnError, if set, is called on the node goroutine with each error a
 	// step or a send met; the node goes on. A frame the core rejects fails
 	// its channel (see ChannelError): reported once, then held.
@@ -329,7 +324,7 @@ func (n *Node) after(step core.Step) {
 	}
 	if step.Completed != 0 {
 		for _, ls := range n.core.TakeCompleted() {
-			part := partOf(ls, n.initiated[ls.Snap])
+			part := snapshot.PartOf(ls, n.initiated[ls.Snap])
 			delete(n.initiated, ls.Snap)
 			var rec uint64
 			for _, cs := range part.In {
@@ -372,14 +367,6 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 		return e
 	}
 	return err
-}
-
-// Transfer sends amount to peer to as a bank transfer.
-func (n *Node) Transfer(to spec.ProcID, amount int64) error {
-	if amount <= 0 {
-		return fmt.Errorf("runtime %s: transfer of %d: amount must be positive", string(n.self), amount)
-	}
-	return n.SendApp(to, app.Transfer(amount))
 }
 
 // Initiate starts snapshot s at this node (the Initiator Rule).
@@ -427,9 +414,9 @@ func (n *Node) resume() error {
 }
 
 // capture records the node's state directly (for stop-the-world).
-func (n *Node) capture() (NodeState, error) {
+func (n *Node) capture() (snapshot.NodeState, error) {
 	var (
-		ns  NodeState
+		ns  snapshot.NodeState
 		err error
 	)
 	if e := n.exec(false, func() {
@@ -437,7 +424,7 @@ func (n *Node) capture() (NodeState, error) {
 		ns.App, err = n.cfg.App.Capture()
 		for _, ch := range n.core.Topology().Out(n.self) {
 			next, _ := n.core.NextSendSeq(ch.To)
-			ns.NextSend = append(ns.NextSend, ChanSeq{Chan: ch, Next: next})
+			ns.NextSend = append(ns.NextSend, snapshot.ChanSeq{Chan: ch, Next: next})
 		}
 	}); e != nil {
 		return ns, e

@@ -1,226 +1,32 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
 
-// FileConfig is a cluster config file: one topology shared by every node
-// process, each started with its own id.
-//
-//	{
-//	  "topology": {"procs": ["P1","P2","P3"], "channels": [{"from":"P1","to":"P2"}, ...]},
-//	  "nodes": {"P1": {"listen": "127.0.0.1:7101"}, ...},
-//	  "app": {"kind": "bank", "balances": {"P1": 100, ...}},
-//	  "trace_dir": "out/cluster/nodes",
-//	  "snapshot_dir": "out/cluster/snapshots",
-//	  "workload": {"transfers": 200, "max_amount": 20, "pause_ms": 5, "seed": 1},
-//	  "snapshots": {"initiators": ["P1","P2"], "every_ms": 300, "count": 3}
-//	}
-//
-// app.kind "token" takes "holder" instead of "balances".
-type FileConfig struct {
-	Topology    *spec.Topology              `json:"-"`
-	Nodes       map[spec.ProcID]NodeAddress `json:"nodes"`
-	App         AppConfig                   `json:"app"`
-	TraceDir    string                      `json:"trace_dir,omitempty"`
-	SnapshotDir string                      `json:"snapshot_dir"`
-	Workload    *Workload                   `json:"workload,omitempty"`
-	Snapshots   *Schedule                   `json:"snapshots,omitempty"`
-}
-
-// NodeAddress is where a node listens for its incoming channels.
-type NodeAddress struct {
-	Listen string `json:"listen"`
-}
-
-// AppConfig names the application and its initial state.
-type AppConfig struct {
-	Kind     string                `json:"kind"` // "bank" or "token"
-	Balances map[spec.ProcID]int64 `json:"balances,omitempty"`
-	Holder   spec.ProcID           `json:"holder,omitempty"`
-}
-
-// Workload is what each node sends on its own: Transfers random transfers
-// (token: attempts to pass the token on) of 1..MaxAmount to random
-// neighbours, PauseMS apart.
-type Workload struct {
-	Transfers int    `json:"transfers"`
-	MaxAmount int64  `json:"max_amount"`
-	PauseMS   int    `json:"pause_ms"`
-	Seed      uint64 `json:"seed"`
-}
-
-// Schedule makes each initiator start Count snapshots, EveryMS apart.
-type Schedule struct {
-	Initiators []spec.ProcID `json:"initiators"`
-	EveryMS    int           `json:"every_ms"`
-	Count      int           `json:"count"`
-}
-
-// ParseConfig reads a cluster config strictly; errors name the field.
-func ParseConfig(b []byte) (*FileConfig, error) {
-	var raw struct {
-		Topology json.RawMessage `json:"topology"`
-		FileConfig
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("config: trailing data after the JSON object")
-	}
-	cfg := raw.FileConfig
-	if len(raw.Topology) == 0 || string(raw.Topology) == "null" {
-		return nil, fmt.Errorf(`config: field "topology" is missing`)
-	}
-	t, err := spec.ParseTopology(raw.Topology)
-	if err != nil {
-		return nil, fmt.Errorf(`config: field "topology": %w`, err)
-	}
-	cfg.Topology = t
-	return &cfg, cfg.validate()
-}
-
-func (c *FileConfig) validate() error {
-	t := c.Topology
-	for p := range c.Nodes {
-		if !t.Has(p) {
-			return fmt.Errorf("config: nodes.%s: not a process of the topology (%s)", string(p), procList(t.Procs))
-		}
-	}
-	for _, p := range t.Procs {
-		n, ok := c.Nodes[p]
-		if !ok {
-			return fmt.Errorf("config: nodes.%s: missing (every process needs a listen address)", string(p))
-		}
-		if n.Listen == "" {
-			return fmt.Errorf("config: nodes.%s.listen: missing", string(p))
-		}
-		if _, port, err := net.SplitHostPort(n.Listen); err != nil || port == "" || port == "0" {
-			return fmt.Errorf("config: nodes.%s.listen: %q is not host:port with a fixed port", string(p), n.Listen)
-		}
-	}
-	switch c.App.Kind {
-	case "bank":
-		if c.App.Holder != "" {
-			return fmt.Errorf(`config: app.holder: only for kind "token"`)
-		}
-		for p, b := range c.App.Balances {
-			if !t.Has(p) {
-				return fmt.Errorf("config: app.balances.%s: not a process of the topology", string(p))
-			}
-			if b < 0 {
-				return fmt.Errorf("config: app.balances.%s: negative balance %d", string(p), b)
-			}
-		}
-		for _, p := range t.Procs {
-			if _, ok := c.App.Balances[p]; !ok {
-				return fmt.Errorf("config: app.balances.%s: missing", string(p))
-			}
-		}
-	case "token":
-		if len(c.App.Balances) > 0 {
-			return fmt.Errorf(`config: app.balances: only for kind "bank"`)
-		}
-		if !t.Has(c.App.Holder) {
-			return fmt.Errorf("config: app.holder: %q is not a process of the topology", string(c.App.Holder))
-		}
-	case "":
-		return fmt.Errorf(`config: app.kind: missing (want "bank" or "token")`)
-	default:
-		return fmt.Errorf(`config: app.kind: %q, want "bank" or "token"`, c.App.Kind)
-	}
-	if c.SnapshotDir == "" {
-		return fmt.Errorf(`config: field "snapshot_dir" is missing`)
-	}
-	if w := c.Workload; w != nil {
-		if w.Transfers < 0 {
-			return fmt.Errorf("config: workload.transfers: %d is negative", w.Transfers)
-		}
-		if w.MaxAmount < 0 {
-			return fmt.Errorf("config: workload.max_amount: %d is negative", w.MaxAmount)
-		}
-		if w.PauseMS < 0 {
-			return fmt.Errorf("config: workload.pause_ms: %d is negative", w.PauseMS)
-		}
-	}
-	if s := c.Snapshots; s != nil {
-		for i, p := range s.Initiators {
-			if !t.Has(p) {
-				return fmt.Errorf("config: snapshots.initiators[%d]: %q is not a process of the topology", i, string(p))
-			}
-		}
-		if s.EveryMS <= 0 {
-			return fmt.Errorf("config: snapshots.every_ms: %d, want > 0", s.EveryMS)
-		}
-		if s.Count < 0 {
-			return fmt.Errorf("config: snapshots.count: %d is negative", s.Count)
-		}
-		if limit := (1<<SnapSeqBits - 1) / len(t.Procs); s.Count > limit {
-			return fmt.Errorf("config: snapshots.count: %d, at most %d for %d processes", s.Count, limit, len(t.Procs))
-		}
-	}
-	return nil
-}
-
-func procList(ps []spec.ProcID) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
-}
-
-// NewApp returns p's initial application.
-func (c *FileConfig) NewApp(p spec.ProcID) (core.App, error) {
-	if c.App.Kind == "token" {
-		return app.NewToken(p == c.App.Holder), nil
-	}
-	return app.NewBank(c.App.Balances[p])
-}
-
-// Header is the trace header for this cluster.
-func (c *FileConfig) Header() spec.Header {
-	h := spec.Header{Topology: c.Topology, InitBal: map[spec.ProcID]int64{}}
-	for _, p := range c.Topology.Procs {
-		if c.App.Kind == "token" {
-			if p == c.App.Holder {
-				h.InitBal[p] = 1
-			} else {
-				h.InitBal[p] = 0
-			}
-		} else {
-			h.InitBal[p] = c.App.Balances[p]
-		}
-	}
-	return h
-}
-
 // PartStore persists local parts and assembled snapshots (impl/store's
 // Store is one).
 type PartStore interface {
-	SavePart(LocalPart) (string, error)
-	LoadParts(t *spec.Topology, id spec.SnapID) ([]LocalPart, []spec.ProcID, error)
-	Save(GlobalSnapshot) (string, error)
+	SavePart(snapshot.Part) (string, error)
+	LoadParts(t *spec.Topology, id spec.SnapID) ([]snapshot.Part, []spec.ProcID, error)
+	Save(snapshot.Global) (string, error)
 }
 
 // ProcessOptions are RunProcess's inputs besides the config.
@@ -229,7 +35,7 @@ type ProcessOptions struct {
 	// From, if set, restores the node from this snapshot. New snapshot ids
 	// are picked as on a fresh start (see RunProcess), so they cannot be
 	// From.ID or any other id of the store.
-	From *GlobalSnapshot
+	From *snapshot.Global
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
 	// Listener, if set, is used instead of listening on the configured
@@ -259,222 +65,314 @@ type ProcessOptions struct {
 // A node that crashes loses its channel state: its peers' transports
 // report ErrPeerRestarted and stop those channels. Recovery means
 // restarting every node from one stored snapshot (ProcessOptions.From).
-func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt ProcessOptions) error {
+func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (err error) {
+	p, err := newProcess(cfg, self, opt)
+	if err != nil {
+		return err
+	}
+	// Each step that starts something defers its stop; they run in
+	// reverse, and the first deferred gathers what went wrong.
+	defer func() { err = p.result(err) }()
+	if err := p.openTransport(); err != nil {
+		return err
+	}
+	defer p.closeTransport()
+	if err := p.openTrace(); err != nil {
+		return err
+	}
+	defer p.closeTrace()
+	p.startWriter()
+	defer p.stopWriter()
+	if err := p.startNode(); err != nil {
+		return err
+	}
+	defer p.stopNode()
+	tag, err := p.runTag()
+	if err != nil {
+		return err
+	}
+	defer p.workers.Wait()
+	p.startWorkload(ctx)
+	p.startSchedule(ctx, tag)
+	<-ctx.Done()
+	return nil
+}
+
+// process is one node of a multi-process cluster while RunProcess runs
+// it.
+type process struct {
+	cfg  *FileConfig
+	t    *spec.Topology
+	self spec.ProcID
+	idx  int // self's index among the processes
+	opt  ProcessOptions
+
+	outMu sync.Mutex
+	out   io.Writer
+
+	tr         *transport.TCP
+	sink       *trace.Sink
+	node       *Node
+	parts      chan snapshot.Part // completed local parts, to the writer
+	writerDone chan struct{}
+	workers    sync.WaitGroup // workload and snapshot schedule
+
+	restarted atomic.Int64 // channels stopped because a peer restarted
+	nodeErrs  atomic.Int64 // errors the node reported
+	final     spec.LocalState
+	problems  []string // what went wrong while stopping
+}
+
+func newProcess(cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (*process, error) {
 	t := cfg.Topology
 	idx := t.ProcIndex(self)
 	if idx < 0 {
-		return fmt.Errorf("config: --id %s is not a process of the topology (%s)", string(self), procList(t.Procs))
+		return nil, fmt.Errorf("config: --id %s is not a process of the topology (%s)", string(self), procList(t.Procs))
 	}
 	if opt.Store == nil {
-		return fmt.Errorf("runtime: RunProcess needs a store")
+		return nil, fmt.Errorf("runtime: RunProcess needs a store")
 	}
 	out := opt.Out
 	if out == nil {
 		out = io.Discard
 	}
-	var outMu sync.Mutex
-	say := func(format string, a ...any) {
-		outMu.Lock()
-		fmt.Fprintf(out, "%s: "+format+"\n", append([]any{string(self)}, a...)...)
-		outMu.Unlock()
-	}
+	return &process{cfg: cfg, t: t, self: self, idx: idx, opt: opt, out: out}, nil
+}
+
+// say writes one progress line, prefixed with the node's id.
+func (p *process) say(format string, a ...any) {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	fmt.Fprintf(p.out, "%s: "+format+"\n", append([]any{string(p.self)}, a...)...)
+}
+
+// openTransport starts a TCP transport serving only self: a listener for
+// its incoming channels, dialers for its outgoing ones.
+func (p *process) openTransport() error {
 	addrs := map[spec.ProcID]string{}
-	for p, n := range cfg.Nodes {
-		addrs[p] = n.Listen
+	for q, n := range p.cfg.Nodes {
+		addrs[q] = n.Listen
 	}
-	var (
-		trFatal int
-		trMu    sync.Mutex
-	)
-	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{self}, OnError: func(err error) {
+	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p.self}, OnError: func(err error) {
 		// Dial errors are normal while peers start; a restarted peer is
 		// not.
 		if errors.Is(err, transport.ErrPeerRestarted) {
-			trMu.Lock()
-			trFatal++
-			trMu.Unlock()
-			say("error: %v (restart every node from a snapshot: --restore ID)", err)
+			p.restarted.Add(1)
+			p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
 		}
 	}}
-	if opt.Listener != nil {
-		tcfg.Listeners = map[spec.ProcID]net.Listener{self: opt.Listener}
+	if p.opt.Listener != nil {
+		tcfg.Listeners = map[spec.ProcID]net.Listener{p.self: p.opt.Listener}
 	}
-	tr, err := transport.NewTCP(t, tcfg)
-	if err != nil {
-		return err
+	tr, err := transport.NewTCP(p.t, tcfg)
+	p.tr = tr
+	return err
+}
+
+// closeTransport closes the transport; frames it could not deliver are a
+// problem.
+func (p *process) closeTransport() {
+	err := p.tr.Close()
+	var se *transport.ShutdownError
+	if errors.As(err, &se) {
+		p.problems = append(p.problems, se.Error())
+	} else if err != nil {
+		p.problems = append(p.problems, err.Error())
 	}
-	var sink *trace.Sink
-	if cfg.TraceDir != "" {
-		if sink, err = OpenTrace(cfg.TraceDir, self, cfg.Header()); err != nil {
-			tr.Close()
-			return err
+}
+
+// openTrace opens self's trace file if the config has a trace_dir.
+func (p *process) openTrace() (err error) {
+	if p.cfg.TraceDir != "" {
+		p.sink, err = OpenTrace(p.cfg.TraceDir, p.self, p.cfg.Header())
+	}
+	return err
+}
+
+func (p *process) closeTrace() {
+	if err := p.sink.Close(); err != nil {
+		p.problems = append(p.problems, err.Error())
+	}
+}
+
+// startWriter persists each completed local part; the node that completes
+// the last part of a snapshot assembles and saves it.
+func (p *process) startWriter() {
+	p.parts = make(chan snapshot.Part, 256)
+	p.writerDone = make(chan struct{})
+	go func() {
+		defer close(p.writerDone)
+		for part := range p.parts {
+			if err := p.persist(part); err != nil {
+				p.say("error: %v", err)
+			}
 		}
-	}
-	a, err := cfg.NewApp(self)
-	if err != nil {
-		tr.Close()
-		sink.Close()
+	}()
+}
+
+// stopWriter waits until every part the node completed is persisted.
+func (p *process) stopWriter() {
+	close(p.parts)
+	<-p.writerDone
+}
+
+// persist saves part and, if every part of its snapshot is now in the
+// store, assembles and saves the global snapshot.
+func (p *process) persist(part snapshot.Part) error {
+	st := p.opt.Store
+	if _, err := st.SavePart(part); err != nil {
 		return err
 	}
-	parts := make(chan LocalPart, 256)
-	var (
-		nodeErrs int
-		errMu    sync.Mutex
-	)
-	node, err := NewNode(NodeConfig{
-		Topology: t, Self: self, App: a, Transport: tr, Trace: sink, From: opt.From,
-		OnPart: func(p LocalPart) { parts <- p },
+	ps, missing, err := st.LoadParts(p.t, part.Snap)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		p.say("snapshot %d: local part saved, waiting for %s", part.Snap, procList(missing))
+		return nil
+	}
+	g, err := snapshot.Assemble(p.t, part.Snap, ps)
+	if err != nil {
+		return err
+	}
+	path, err := st.Save(g)
+	if err != nil {
+		return err
+	}
+	p.say("snapshot %d complete: total %d (%d in flight), saved %s", g.ID, g.Total(), g.InFlight(), path)
+	return nil
+}
+
+// startNode starts self's node (restored from opt.From if set) on the
+// transport.
+func (p *process) startNode() error {
+	a, err := p.cfg.NewApp(p.self)
+	if err != nil {
+		return err
+	}
+	p.node, err = NewNode(NodeConfig{
+		Topology: p.t, Self: p.self, App: a, Transport: p.tr, Trace: p.sink, From: p.opt.From,
+		OnPart: func(part snapshot.Part) { p.parts <- part },
 		OnError: func(err error) {
-			errMu.Lock()
-			nodeErrs++
-			errMu.Unlock()
-			say("error: %v", err)
+			p.nodeErrs.Add(1)
+			p.say("error: %v", err)
 		},
 	})
 	if err != nil {
-		tr.Close()
-		sink.Close()
 		return err
 	}
-	say("listening on %s; %d outgoing, %d incoming channels", tr.Addr(self), len(t.Out(self)), len(t.In(self)))
+	p.say("listening on %s; %d outgoing, %d incoming channels", p.tr.Addr(p.self), len(p.t.Out(p.self)), len(p.t.In(p.self)))
+	return nil
+}
 
-	// Persist parts; the node that completes the last one assembles.
-	writerDone := make(chan struct{})
+// stopNode records the node's final state and stops it.
+func (p *process) stopNode() {
+	p.final, _ = p.node.State()
+	p.node.Stop()
+	if u := p.node.Unsent(); len(u) > 0 {
+		p.problems = append(p.problems, fmt.Sprintf("%d frames refused by the transport", len(u)))
+	}
+}
+
+// runTag picks the run tag of self's snapshot ids (see RunProcess), 0 if
+// self initiates none.
+func (p *process) runTag() (uint64, error) {
+	s := p.cfg.Snapshots
+	if s == nil || s.Count <= 0 || !slices.Contains(s.Initiators, p.self) {
+		return 0, nil
+	}
+	var from spec.SnapID
+	if p.opt.From != nil {
+		from = p.opt.From.ID
+	}
+	tag, err := runTag(p.opt.Store, from)
+	if err != nil {
+		return 0, err
+	}
+	p.say("snapshot ids of this run: %d + k*%d + %d", tag<<SnapSeqBits, len(p.t.Procs), p.idx+1)
+	return tag, nil
+}
+
+// startWorkload sends the config's workload: random application messages
+// to random neighbours, until done or ctx ends.
+func (p *process) startWorkload(ctx context.Context) {
+	w := p.cfg.Workload
+	if w == nil || w.Transfers <= 0 {
+		return
+	}
+	p.workers.Add(1)
 	go func() {
-		defer close(writerDone)
-		for p := range parts {
-			if _, err := opt.Store.SavePart(p); err != nil {
-				say("error: %v", err)
-				continue
+		defer p.workers.Done()
+		rng := rand.New(rand.NewPCG(w.Seed, uint64(p.idx)))
+		outs := p.t.Out(p.self)
+		for range w.Transfers {
+			to := outs[rng.IntN(len(outs))].To
+			err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
+			if err != nil && !errors.Is(err, core.ErrApp) {
+				return
 			}
-			ps, missing, err := opt.Store.LoadParts(t, p.Snap)
-			if err != nil {
-				say("error: %v", err)
-				continue
+			if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
+				return
 			}
-			if len(missing) > 0 {
-				say("snapshot %d: local part saved, waiting for %s", p.Snap, procList(missing))
-				continue
-			}
-			g, err := Assemble(t, p.Snap, ps)
-			if err != nil {
-				say("error: %v", err)
-				continue
-			}
-			path, err := opt.Store.Save(g)
-			if err != nil {
-				say("error: %v", err)
-				continue
-			}
-			say("snapshot %d complete: total %d (%d in flight), saved %s", g.ID, g.Total(), g.InFlight(), path)
 		}
 	}()
+}
 
-	var wg sync.WaitGroup
-	if w := cfg.Workload; w != nil && w.Transfers > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(w.Seed, uint64(idx)))
-			outs := t.Out(self)
-			maxAmt := max(w.MaxAmount, 1)
-			for k := 0; k < w.Transfers; k++ {
-				to := outs[rng.IntN(len(outs))].To
-				var err error
-				if cfg.App.Kind == "token" {
-					err = node.SendApp(to, app.TokenPayload)
-				} else {
-					err = node.Transfer(to, 1+rng.Int64N(maxAmt))
-				}
-				if err != nil && !errors.Is(err, core.ErrApp) {
-					return
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Duration(w.PauseMS) * time.Millisecond):
-				}
+// startSchedule initiates self's snapshots of the config's schedule,
+// numbered from run tag tag, until done or ctx ends.
+func (p *process) startSchedule(ctx context.Context, tag uint64) {
+	s := p.cfg.Snapshots
+	if s == nil || tag == 0 {
+		return
+	}
+	p.workers.Add(1)
+	go func() {
+		defer p.workers.Done()
+		for k := range s.Count {
+			if !sleep(ctx, time.Duration(s.EveryMS)*time.Millisecond) {
+				return
 			}
-		}()
-	}
-	var tag uint64
-	if s := cfg.Snapshots; s != nil && s.Count > 0 && isInitiator(s, self) {
-		var from spec.SnapID
-		if opt.From != nil {
-			from = opt.From.ID
-		}
-		if tag, err = runTag(opt.Store, from); err != nil {
-			node.Stop()
-			tr.Close()
-			sink.Close()
-			return err
-		}
-		say("snapshot ids of this run: %d + k*%d + %d", tag<<SnapSeqBits, len(t.Procs), idx+1)
-	}
-	if s := cfg.Snapshots; s != nil && tag != 0 {
-		for _, p := range s.Initiators {
-			if p != self {
+			// Unique across runs (tag) and initiators (idx).
+			id := spec.SnapID(tag<<SnapSeqBits | uint64(k*len(p.t.Procs)+p.idx+1))
+			if err := p.node.Initiate(id); err != nil {
+				p.say("initiate %d: %v", id, err)
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for k := 0; k < s.Count; k++ {
-					select {
-					case <-ctx.Done():
-						return
-					case <-time.After(time.Duration(s.EveryMS) * time.Millisecond):
-					}
-					// Unique across runs (tag) and initiators (idx).
-					id := spec.SnapID(tag<<SnapSeqBits | uint64(k*len(t.Procs)+idx+1))
-					if err := node.Initiate(id); err != nil {
-						say("initiate %d: %v", id, err)
-						continue
-					}
-					say("initiated snapshot %d", id)
-				}
-			}()
-			break
+			p.say("initiated snapshot %d", id)
 		}
-	}
+	}()
+}
 
-	<-ctx.Done()
-	wg.Wait()
-	st, _ := node.State()
-	node.Stop()
-	trErr := tr.Close()
-	close(parts)
-	<-writerDone
-	sinkErr := sink.Close()
-	say("stopped: balance %d, sent %d, received %d", st.Bal, st.Sent, st.Rcvd)
-	var problems []string
-	var se *transport.ShutdownError
-	if errors.As(trErr, &se) {
-		problems = append(problems, se.Error())
-	} else if trErr != nil {
-		problems = append(problems, trErr.Error())
+// sleep waits d and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
 	}
-	trMu.Lock()
-	if trFatal > 0 {
-		problems = append(problems, fmt.Sprintf("%d channels stopped because a peer restarted", trFatal))
+}
+
+// result is RunProcess's error once everything is stopped: err if the
+// process failed to start, otherwise every problem met while running and
+// stopping.
+func (p *process) result(err error) error {
+	if err != nil {
+		return err
 	}
-	trMu.Unlock()
-	if u := node.Unsent(); len(u) > 0 {
-		problems = append(problems, fmt.Sprintf("%d frames refused by the transport", len(u)))
+	p.say("stopped: balance %d, sent %d, received %d", p.final.Bal, p.final.Sent, p.final.Rcvd)
+	problems := p.problems
+	if n := p.restarted.Load(); n > 0 {
+		problems = append(problems, fmt.Sprintf("%d channels stopped because a peer restarted", n))
 	}
-	if sinkErr != nil {
-		problems = append(problems, sinkErr.Error())
+	if n := p.nodeErrs.Load(); n > 0 {
+		problems = append(problems, fmt.Sprintf("%d node errors", n))
 	}
-	errMu.Lock()
-	if nodeErrs > 0 {
-		problems = append(problems, fmt.Sprintf("%d node errors", nodeErrs))
+	if len(problems) == 0 {
+		return nil
 	}
-	errMu.Unlock()
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		return fmt.Errorf("node %s: %s", string(self), strings.Join(problems, "; "))
-	}
-	return nil
+	sort.Strings(problems)
+	return fmt.Errorf("node %s: %s", string(p.self), strings.Join(problems, "; "))
 }
 
 // SnapSeqBits is the number of low bits of a multi-process snapshot id
@@ -492,15 +390,6 @@ const (
 	// maxTag keeps ids below 2^53, exact as JSON numbers.
 	maxTag = 1<<(53-SnapSeqBits) - 1
 )
-
-func isInitiator(s *Schedule, p spec.ProcID) bool {
-	for _, q := range s.Initiators {
-		if q == p {
-			return true
-		}
-	}
-	return false
-}
 
 // idLister is implemented by stores that can list the ids they hold
 // (impl/store's Used).

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/app"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -32,38 +34,6 @@ func TestParseSampleConfig(t *testing.T) {
 	assert.Equal(t, int64(3000), cfg.Header().InitBal["P1"]+cfg.Header().InitBal["P2"]+cfg.Header().InitBal["P3"])
 }
 
-func TestParseConfigErrorsNameTheField(t *testing.T) {
-	good := string(sampleConfig(t))
-	cases := []struct{ from, to, want string }{
-		{`"P3": {"listen": "127.0.0.1:7103"}`, `"P3": {"listen": ""}`, "nodes.P3.listen: missing"},
-		{`"P3": {"listen": "127.0.0.1:7103"}`, `"P3": {"listen": "localhost"}`, `nodes.P3.listen: "localhost" is not host:port`},
-		{`"P3": {"listen": "127.0.0.1:7103"}`, `"P9": {"listen": "127.0.0.1:7103"}`, "nodes.P9: not a process of the topology (P1, P2, P3)"},
-		{`"P3": 1000}`, `"P3": -5}`, "app.balances.P3: negative balance -5"},
-		{`"P3": 1000}`, `"P4": 1000}`, "app.balances.P4: not a process"},
-		{`"kind": "bank"`, `"kind": "bonk"`, `app.kind: "bonk", want "bank" or "token"`},
-		{`"snapshot_dir": "out/cluster/snapshots",`, ``, `field "snapshot_dir" is missing`},
-		{`"every_ms": 250`, `"every_ms": 0`, "snapshots.every_ms: 0, want > 0"},
-		{`"initiators": ["P1", "P3"]`, `"initiators": ["P1", "X"]`, `snapshots.initiators[1]: "X" is not a process`},
-		{`"transfers": 400`, `"transfers": -1`, "workload.transfers: -1 is negative"},
-		{`{"from": "P1", "to": "P3"}`, `{"from": "P1", "to": "P1"}`, `field "topology": topology: channel P1->P1 is a self-loop`},
-		{`"trace_dir"`, `"trace_dri"`, `unknown field "trace_dri"`},
-		{`"seed": 1}`, `"seed": 1}}`, "config:"},
-	}
-	for _, tc := range cases {
-		bad := strings.Replace(good, tc.from, tc.to, 1)
-		require.NotEqual(t, good, bad, tc.from)
-		_, err := mwrt.ParseConfig([]byte(bad))
-		if assert.Error(t, err, tc.want) {
-			assert.Contains(t, err.Error(), tc.want)
-			assert.True(t, strings.HasPrefix(err.Error(), "config: "), err.Error())
-		}
-	}
-	_, err := mwrt.ParseConfig([]byte(`{"nodes": {}}`))
-	assert.ErrorContains(t, err, `field "topology" is missing`)
-	_, err = mwrt.ParseConfig(nil)
-	assert.Error(t, err)
-}
-
 // testConfig is the sample config writing under dir, with a short
 // workload and free loopback ports (fresh listeners for each run).
 func testConfig(t *testing.T, dir string) *mwrt.FileConfig {
@@ -79,7 +49,7 @@ func testConfig(t *testing.T, dir string) *mwrt.FileConfig {
 
 // runNodes runs every node of cfg as RunProcess (each with its own TCP
 // transport serving only itself) for d, and returns their log and errors.
-func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *mwrt.GlobalSnapshot) (string, []error) {
+func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *snapshot.Global) (string, []error) {
 	t.Helper()
 	lns := map[spec.ProcID]net.Listener{}
 	for _, p := range cfg.Topology.Procs {
@@ -143,6 +113,26 @@ func TestRunProcessCluster(t *testing.T) {
 	assert.ErrorContains(t, err, "config: --id P7 is not a process of the topology (P1, P2, P3)")
 }
 
+// The runtime runs any registered application kind: here the token
+// ring, whose snapshots hold exactly one token.
+func TestRunProcessToken(t *testing.T) {
+	checkNoLeak(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.App = mwrt.AppConfig{Kind: "token", Params: &app.TokenParams{Holder: "P2"}}
+	st, err := store.Open(cfg.SnapshotDir)
+	require.NoError(t, err)
+	log, _ := runNodes(t, cfg, st, 900*time.Millisecond, nil)
+	assert.NotRegexp(t, `P2: stopped: balance \d+, sent 0,`, log, "the holder passed the token on")
+	ids, err := st.List()
+	require.NoError(t, err)
+	assert.Len(t, ids, 6, "3 snapshots from each of P1 and P3")
+	for _, id := range ids {
+		g, err := st.Load(id)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), g.Total(), "%s", g)
+	}
+}
+
 // Two fresh runs of the same cluster into one snapshot directory (the
 // README's commands run twice), then a run restored from one of the first
 // run's snapshots: every run takes ids of its own, so no snapshot is
@@ -168,7 +158,7 @@ func TestRunProcessRunsNeverMix(t *testing.T) {
 	}
 	var runs [][]spec.SnapID
 	seen := map[spec.SnapID]int{}
-	run := func(from *mwrt.GlobalSnapshot) {
+	run := func(from *snapshot.Global) {
 		before := files()
 		runNodes(t, cfg, st, 900*time.Millisecond, from)
 		used, err := st.Used()
@@ -206,7 +196,7 @@ func TestRunProcessRunsNeverMix(t *testing.T) {
 			parts, missing, err := st.LoadParts(cfg.Topology, id)
 			require.NoError(t, err)
 			assert.Empty(t, missing)
-			a, err := mwrt.Assemble(cfg.Topology, id, parts)
+			a, err := snapshot.Assemble(cfg.Topology, id, parts)
 			require.NoError(t, err)
 			assert.Equal(t, g.Abstract(), a.Abstract())
 		}

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/app"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
@@ -40,12 +42,12 @@ func TestRestoreFromPersistedSnapshot(t *testing.T) {
 	checkNoLeak(t)
 	topo := spec.Complete(3)
 	cl, ct := memCluster(t, topo, 100, 0, 0)
-	require.NoError(t, cl.Transfer("P3", "P1", 5))
+	require.NoError(t, cl.Send("P3", "P1", app.Transfer(5)))
 	require.NoError(t, cl.Quiesce(ctxFor(t, 5*time.Second)))
 	// Money in flight on P1->P2 across the cut.
 	ct.Gate(spec.Channel{From: "P1", To: "P2"})
-	require.NoError(t, cl.Transfer("P1", "P2", 30))
-	require.NoError(t, cl.Transfer("P1", "P2", 20))
+	require.NoError(t, cl.Send("P1", "P2", app.Transfer(30)))
+	require.NoError(t, cl.Send("P1", "P2", app.Transfer(20)))
 	s, err := cl.Snapshot("P1")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 2*time.Second, time.Millisecond)
@@ -54,7 +56,7 @@ func TestRestoreFromPersistedSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(50), g.InFlight())
 	// Keep working after the snapshot; the restore must forget this.
-	require.NoError(t, cl.Transfer("P2", "P3", 70))
+	require.NoError(t, cl.Send("P2", "P3", app.Transfer(70)))
 	require.NoError(t, cl.Stop(ctxFor(t, 5*time.Second)))
 
 	st, err := store.Open(filepath.Join(t.TempDir(), "snaps"))
@@ -92,7 +94,7 @@ func TestRestoreFromPersistedSnapshot(t *testing.T) {
 
 func TestRestoreRejectsBadSnapshot(t *testing.T) {
 	topo := spec.Ring(3)
-	g := mwrt.GlobalSnapshot{ID: 1, Topology: topo}
+	g := snapshot.Global{ID: 1, Topology: topo}
 	_, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(0), From: &g,
 		Transport: transport.NewMemory(topo, transport.MemoryConfig{})})
 	assert.ErrorContains(t, err, "restore: snapshot 1: 0 node states for 3 processes")
@@ -125,7 +127,7 @@ func TestTracesMerge(t *testing.T) {
 	require.Len(t, tr.Events, n)
 	assert.Len(t, tr.Header.Snaps, len(snaps))
 	require.Len(t, tr.Recorded, len(snaps))
-	byID := map[spec.SnapID]mwrt.GlobalSnapshot{}
+	byID := map[spec.SnapID]snapshot.Global{}
 	for _, g := range snaps {
 		byID[g.ID] = g
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -99,7 +100,7 @@ func ReadNodeTraces(dir string, t *spec.Topology) (map[spec.ProcID][]spec.Event,
 // takes h.Snaps'. h needs InitBal for every process; a nil Budget is
 // derived by the reader (each process's number of sends). It returns the
 // number of events.
-func MergeTraces(dir string, h spec.Header, snaps []GlobalSnapshot, out string) (int, error) {
+func MergeTraces(dir string, h spec.Header, snaps []snapshot.Global, out string) (int, error) {
 	if h.Topology == nil {
 		return 0, fmt.Errorf("runtime: trace header has no topology")
 	}

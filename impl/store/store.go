@@ -31,7 +31,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -97,7 +97,7 @@ var snapName = regexp.MustCompile(`^snap-([1-9][0-9]{0,19})\.json$`)
 // Save writes g durably after validating it, and returns the file's path.
 // If the file exists it is left alone: Save succeeds if it holds the same
 // snapshot, byte for byte, and otherwise fails with ErrExists.
-func (s *Store) Save(g runtime.GlobalSnapshot) (string, error) {
+func (s *Store) Save(g snapshot.Global) (string, error) {
 	if err := g.Validate(); err != nil {
 		return "", fmt.Errorf("store: refusing to save: %w", err)
 	}
@@ -110,14 +110,14 @@ func (s *Store) Save(g runtime.GlobalSnapshot) (string, error) {
 }
 
 // Load reads and checks snapshot id.
-func (s *Store) Load(id spec.SnapID) (runtime.GlobalSnapshot, error) {
+func (s *Store) Load(id spec.SnapID) (snapshot.Global, error) {
 	return LoadFile(s.Path(id), id)
 }
 
 // LoadFile reads and checks a snapshot file; want, if not 0, is the id it
 // must hold.
-func LoadFile(path string, want spec.SnapID) (runtime.GlobalSnapshot, error) {
-	var g runtime.GlobalSnapshot
+func LoadFile(path string, want spec.SnapID) (snapshot.Global, error) {
+	var g snapshot.Global
 	h, body, err := readChecked(path, formatSnapshot)
 	if err != nil {
 		return g, err
@@ -125,7 +125,7 @@ func LoadFile(path string, want spec.SnapID) (runtime.GlobalSnapshot, error) {
 	if want != 0 && h.ID != uint64(want) {
 		return g, fmt.Errorf("store: %s: %w: header says snapshot %d, want %d", path, ErrCorrupt, h.ID, want)
 	}
-	if err := decodeStrict(body, &g); err != nil {
+	if err := spec.DecodeStrict(body, &g); err != nil {
 		return g, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
 	}
 	if uint64(g.ID) != h.ID {
@@ -190,7 +190,7 @@ func (s *Store) Used() ([]spec.SnapID, error) {
 
 // SavePart writes a node's local part durably. Like Save, it never
 // replaces an existing part with a different one (ErrExists).
-func (s *Store) SavePart(p runtime.LocalPart) (string, error) {
+func (s *Store) SavePart(p snapshot.Part) (string, error) {
 	if p.Snap == 0 {
 		return "", fmt.Errorf("store: refusing to save a part of snapshot 0")
 	}
@@ -210,7 +210,7 @@ func (s *Store) SavePart(p runtime.LocalPart) (string, error) {
 
 // LoadParts reads the parts of snapshot id present for the processes of
 // t; missing lists the processes whose part is absent.
-func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []runtime.LocalPart, missing []spec.ProcID, err error) {
+func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Part, missing []spec.ProcID, err error) {
 	for _, p := range t.Procs {
 		path := s.PartPath(id, p)
 		h, body, err := readChecked(path, formatPart)
@@ -221,8 +221,8 @@ func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []runtime.Loc
 		if err != nil {
 			return nil, nil, err
 		}
-		var part runtime.LocalPart
-		if err := decodeStrict(body, &part); err != nil {
+		var part snapshot.Part
+		if err := spec.DecodeStrict(body, &part); err != nil {
 			return nil, nil, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
 		}
 		if uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
@@ -354,7 +354,7 @@ func readChecked(path, format string) (header, []byte, error) {
 		}
 		return h, nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	if err := decodeStrict(bytes.TrimSpace(line), &h); err != nil {
+	if err := spec.DecodeStrict(bytes.TrimSpace(line), &h); err != nil {
 		return h, nil, fmt.Errorf("store: %s: %w: damaged header: %w", path, ErrCorrupt, err)
 	}
 	if h.Format != format {
@@ -386,16 +386,4 @@ func readChecked(path, format string) (header, []byte, error) {
 		return h, nil, fmt.Errorf("store: %s: %w: checksum mismatch: body sha256 %x, header says %s (tampered or damaged)", path, ErrCorrupt, got[:], h.SHA256)
 	}
 	return h, body, nil
-}
-
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	return nil
 }

@@ -13,23 +13,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
 )
 
 // sample is a consistent snapshot of a 3-ring with 30 in flight on P1->P2.
-func sample(id spec.SnapID) runtime.GlobalSnapshot {
+func sample(id spec.SnapID) snapshot.Global {
 	topo := spec.Ring(3)
-	return runtime.GlobalSnapshot{
+	return snapshot.Global{
 		ID: id, Initiator: "P1", Topology: topo,
-		Nodes: []runtime.NodeState{
-			{Proc: "P1", App: []byte(`{"bal":70}`), State: spec.LocalState{Bal: 70, Sent: 1}, NextSend: []runtime.ChanSeq{{Chan: spec.Channel{From: "P1", To: "P2"}, Next: 2}}},
-			{Proc: "P2", App: []byte(`{"bal":100}`), State: spec.LocalState{Bal: 100}, NextSend: []runtime.ChanSeq{{Chan: spec.Channel{From: "P2", To: "P3"}, Next: 1}}},
-			{Proc: "P3", App: []byte(`{"bal":100}`), State: spec.LocalState{Bal: 100}, NextSend: []runtime.ChanSeq{{Chan: spec.Channel{From: "P3", To: "P1"}, Next: 1}}},
+		Nodes: []snapshot.NodeState{
+			{Proc: "P1", App: []byte(`{"bal":70}`), State: spec.LocalState{Bal: 70, Sent: 1}, NextSend: []snapshot.ChanSeq{{Chan: spec.Channel{From: "P1", To: "P2"}, Next: 2}}},
+			{Proc: "P2", App: []byte(`{"bal":100}`), State: spec.LocalState{Bal: 100}, NextSend: []snapshot.ChanSeq{{Chan: spec.Channel{From: "P2", To: "P3"}, Next: 1}}},
+			{Proc: "P3", App: []byte(`{"bal":100}`), State: spec.LocalState{Bal: 100}, NextSend: []snapshot.ChanSeq{{Chan: spec.Channel{From: "P3", To: "P1"}, Next: 1}}},
 		},
-		Chans: []runtime.ChanState{
-			{Chan: spec.Channel{From: "P1", To: "P2"}, NextRecv: 1, Msgs: []runtime.Msg{{Seq: 1, Amt: 30, Payload: []byte("30")}}},
+		Chans: []snapshot.ChanState{
+			{Chan: spec.Channel{From: "P1", To: "P2"}, NextRecv: 1, Msgs: []snapshot.Msg{{Seq: 1, Amt: 30, Payload: []byte("30")}}},
 			{Chan: spec.Channel{From: "P2", To: "P3"}, NextRecv: 1},
 			{Chan: spec.Channel{From: "P3", To: "P1"}, NextRecv: 1},
 		},
@@ -153,9 +153,9 @@ func TestParts(t *testing.T) {
 	require.NoError(t, err)
 	g := sample(2)
 	topo := g.Topology
-	parts := []runtime.LocalPart{}
+	parts := []snapshot.Part{}
 	for i, n := range g.Nodes {
-		p := runtime.LocalPart{Snap: 2, Initiated: n.Proc == "P1", Node: n}
+		p := snapshot.Part{Snap: 2, Initiated: n.Proc == "P1", Node: n}
 		for _, cs := range g.Chans {
 			if cs.Chan.To == n.Proc {
 				p.In = append(p.In, cs)
@@ -176,7 +176,7 @@ func TestParts(t *testing.T) {
 	got, missing, err = st.LoadParts(topo, 2)
 	require.NoError(t, err)
 	assert.Empty(t, missing)
-	a, err := runtime.Assemble(topo, 2, got)
+	a, err := snapshot.Assemble(topo, 2, got)
 	require.NoError(t, err)
 	assert.Equal(t, g.Abstract(), a.Abstract())
 	assert.Equal(t, spec.ProcID("P1"), a.Initiator)
@@ -226,7 +226,7 @@ func TestSaveNeverOverwrites(t *testing.T) {
 	assert.Equal(t, before, after)
 
 	g := sample(7)
-	part := runtime.LocalPart{Snap: 7, Node: g.Nodes[1], In: []runtime.ChanState{g.Chans[0]}}
+	part := snapshot.Part{Snap: 7, Node: g.Nodes[1], In: []snapshot.ChanState{g.Chans[0]}}
 	ppath, err := st.SavePart(part)
 	require.NoError(t, err)
 	_, err = st.SavePart(part)

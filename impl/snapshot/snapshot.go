@@ -1,8 +1,12 @@
-package runtime
+// Package snapshot holds the data of a Chandy-Lamport snapshot as the
+// implementation records it: each node's local Part (its state and its
+// incoming channels' recorded messages), the Global snapshot assembled
+// from one part per process, and the checks that a cut is consistent.
+// The runtime produces parts and assembles them; the store persists them.
+package snapshot
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/markerwave/markerwave/impl/core"
@@ -42,40 +46,19 @@ type ChanState struct {
 	Msgs     []Msg  `json:"msgs"`
 }
 
-// LocalPart is one node's completed part of a snapshot: its state and the
+// Part is one node's completed part of a snapshot: its state and the
 // states of its incoming channels. It is what a node reports to a
 // Collector or persists in a multi-process cluster.
-type LocalPart struct {
+type Part struct {
 	Snap      spec.SnapID `json:"snap"`
 	Initiated bool        `json:"initiated"` // this node initiated the snapshot
 	Node      NodeState   `json:"node"`
 	In        []ChanState `json:"in"` // incoming channels, topology order
 }
 
-// partOf converts a core local snapshot.
-func partOf(ls core.LocalSnapshot, initiated bool) LocalPart {
-	p := LocalPart{
-		Snap:      ls.Snap,
-		Initiated: initiated,
-		Node:      NodeState{Proc: ls.Proc, App: ls.App, State: ls.State, NextSend: make([]ChanSeq, len(ls.NextSend))},
-		In:        make([]ChanState, len(ls.Chans)),
-	}
-	for j, cs := range ls.NextSend {
-		p.Node.NextSend[j] = ChanSeq{Chan: cs.Chan, Next: cs.Next}
-	}
-	for i, r := range ls.Chans {
-		ms := make([]Msg, len(r.Msgs))
-		for k, m := range r.Msgs {
-			ms[k] = Msg{Seq: m.Seq, Amt: m.Amt, Payload: m.Payload}
-		}
-		p.In[i] = ChanState{Chan: r.Chan, NextRecv: r.NextRecv, Msgs: ms}
-	}
-	return p
-}
-
-// GlobalSnapshot is an assembled Chandy-Lamport snapshot: every node's
+// Global is an assembled Chandy-Lamport snapshot: every node's
 // recorded state and every channel's recorded messages, in topology order.
-type GlobalSnapshot struct {
+type Global struct {
 	ID        spec.SnapID    `json:"id"`
 	Initiator spec.ProcID    `json:"initiator,omitempty"`
 	Topology  *spec.Topology `json:"topology"`
@@ -84,10 +67,10 @@ type GlobalSnapshot struct {
 }
 
 // Assemble builds the global snapshot s from one part per process of t.
-// It checks that the parts fit together (see GlobalSnapshot.Validate).
-func Assemble(t *spec.Topology, s spec.SnapID, parts []LocalPart) (GlobalSnapshot, error) {
-	byProc := make(map[spec.ProcID]LocalPart, len(parts))
-	g := GlobalSnapshot{ID: s, Topology: t}
+// It checks that the parts fit together (see Global.Validate).
+func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
+	byProc := make(map[spec.ProcID]Part, len(parts))
+	g := Global{ID: s, Topology: t}
 	for _, p := range parts {
 		if p.Snap != s {
 			return g, fmt.Errorf("assemble snapshot %d: part of %s belongs to snapshot %d", s, string(p.Node.Proc), p.Snap)
@@ -132,7 +115,7 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []LocalPart) (GlobalSnapsho
 // channel P->Q the recorded messages are exactly those P sent before its
 // cut and Q received after its own (seqs Q.NextRecv .. P.NextSend-1): no
 // orphan message, no lost one.
-func (g *GlobalSnapshot) Validate() error {
+func (g *Global) Validate() error {
 	t := g.Topology
 	if t == nil {
 		return fmt.Errorf("snapshot %d: no topology", g.ID)
@@ -210,7 +193,7 @@ func seqRange(from, to uint64) string {
 }
 
 // Node returns the recorded state of p.
-func (g *GlobalSnapshot) Node(p spec.ProcID) (NodeState, bool) {
+func (g *Global) Node(p spec.ProcID) (NodeState, bool) {
 	for _, n := range g.Nodes {
 		if n.Proc == p {
 			return n, true
@@ -221,7 +204,7 @@ func (g *GlobalSnapshot) Node(p spec.ProcID) (NodeState, bool) {
 
 // Local rebuilds p's core.LocalSnapshot, e.g. for core.Restore via its
 // Checkpoint.
-func (g *GlobalSnapshot) Local(p spec.ProcID) (core.LocalSnapshot, bool) {
+func (g *Global) Local(p spec.ProcID) (core.LocalSnapshot, bool) {
 	n, ok := g.Node(p)
 	if !ok {
 		return core.LocalSnapshot{}, false
@@ -243,8 +226,30 @@ func (g *GlobalSnapshot) Local(p spec.ProcID) (core.LocalSnapshot, bool) {
 	return ls, true
 }
 
+// PartOf converts a core local snapshot into a part; Global.Local is
+// its inverse.
+func PartOf(ls core.LocalSnapshot, initiated bool) Part {
+	p := Part{
+		Snap:      ls.Snap,
+		Initiated: initiated,
+		Node:      NodeState{Proc: ls.Proc, App: ls.App, State: ls.State, NextSend: make([]ChanSeq, len(ls.NextSend))},
+		In:        make([]ChanState, len(ls.Chans)),
+	}
+	for j, cs := range ls.NextSend {
+		p.Node.NextSend[j] = ChanSeq{Chan: cs.Chan, Next: cs.Next}
+	}
+	for i, r := range ls.Chans {
+		ms := make([]Msg, len(r.Msgs))
+		for k, m := range r.Msgs {
+			ms[k] = Msg{Seq: m.Seq, Amt: m.Amt, Payload: m.Payload}
+		}
+		p.In[i] = ChanState{Chan: r.Chan, NextRecv: r.NextRecv, Msgs: ms}
+	}
+	return p
+}
+
 // Abstract is the snapshot as the spec's global state.
-func (g *GlobalSnapshot) Abstract() spec.GlobalState {
+func (g *Global) Abstract() spec.GlobalState {
 	st := spec.GlobalState{Procs: make(map[spec.ProcID]spec.LocalState, len(g.Nodes)), Chans: make(map[spec.Channel][]spec.AppMsg, len(g.Chans))}
 	for _, n := range g.Nodes {
 		st.Procs[n.Proc] = n.State
@@ -261,14 +266,14 @@ func (g *GlobalSnapshot) Abstract() spec.GlobalState {
 
 // RecordedSnapshot is the snapshot as a trace's recorded snapshot
 // (spec.RecordedSnapshot): its id, initiator, Abstract state and Cut.
-func (g *GlobalSnapshot) RecordedSnapshot() spec.RecordedSnapshot {
+func (g *Global) RecordedSnapshot() spec.RecordedSnapshot {
 	a := g.Abstract()
 	return spec.RecordedSnapshot{Snap: g.ID, Initiator: g.Initiator, Procs: a.Procs, Chans: a.Chans, Cut: g.Cut()}
 }
 
 // Cut is the snapshot's cut seqs, what Restore resumes every channel at
 // (core.Cut of its local parts).
-func (g *GlobalSnapshot) Cut() map[spec.Channel]spec.ChanCut {
+func (g *Global) Cut() map[spec.Channel]spec.ChanCut {
 	parts := make([]core.LocalSnapshot, 0, len(g.Nodes))
 	for _, n := range g.Nodes {
 		if ls, ok := g.Local(n.Proc); ok {
@@ -279,7 +284,7 @@ func (g *GlobalSnapshot) Cut() map[spec.Channel]spec.ChanCut {
 }
 
 // Total is the money the snapshot holds: balances plus amounts in flight.
-func (g *GlobalSnapshot) Total() int64 {
+func (g *Global) Total() int64 {
 	var t int64
 	for _, n := range g.Nodes {
 		t += n.State.Bal
@@ -288,7 +293,7 @@ func (g *GlobalSnapshot) Total() int64 {
 }
 
 // InFlight is the money recorded in channels.
-func (g *GlobalSnapshot) InFlight() int64 {
+func (g *Global) InFlight() int64 {
 	var t int64
 	for _, cs := range g.Chans {
 		for _, m := range cs.Msgs {
@@ -299,7 +304,7 @@ func (g *GlobalSnapshot) InFlight() int64 {
 }
 
 // Recorded is the number of messages recorded in channels.
-func (g *GlobalSnapshot) Recorded() int {
+func (g *Global) Recorded() int {
 	n := 0
 	for _, cs := range g.Chans {
 		n += len(cs.Msgs)
@@ -309,7 +314,7 @@ func (g *GlobalSnapshot) Recorded() int {
 
 // String renders the snapshot for people: balances, money in flight per
 // non-empty channel, and the total.
-func (g GlobalSnapshot) String() string {
+func (g Global) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "snapshot %d", g.ID)
 	if g.Initiator != "" {
@@ -347,68 +352,4 @@ func (g GlobalSnapshot) String() string {
 	}
 	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
 	return b.String()
-}
-
-// IncompleteError says what a snapshot still lacks when Collect gives up.
-type IncompleteError struct {
-	Snap spec.SnapID
-	// NeverRecorded lists the processes that never recorded their state.
-	NeverRecorded []spec.ProcID
-	// Open lists the channels whose recording never closed (their marker
-	// never arrived), including those into processes that never recorded.
-	Open []spec.Channel
-	// Stopped lists the processes, among those missing, whose node stopped.
-	Stopped []spec.ProcID
-	// Failed lists the channels, among Open, that failed (see
-	// ChannelError): their marker is held and will never be delivered.
-	Failed []*ChannelError
-	// Cause is why Collect stopped waiting: the context's error,
-	// ErrNodeStopped, or the first of Failed (matching ErrChannelFailed).
-	Cause error
-}
-
-func (e *IncompleteError) Error() string {
-	var parts []string
-	stopped := map[spec.ProcID]bool{}
-	for _, p := range e.Stopped {
-		stopped[p] = true
-	}
-	for _, p := range e.NeverRecorded {
-		s := string(p) + " never recorded"
-		if stopped[p] {
-			s += " (node stopped)"
-			delete(stopped, p)
-		}
-		parts = append(parts, s)
-	}
-	failed := map[spec.Channel]*ChannelError{}
-	for _, f := range e.Failed {
-		failed[f.Chan] = f
-	}
-	for _, c := range e.Open {
-		s := "channel " + c.String() + " never closed"
-		if f := failed[c]; f != nil {
-			s += " (channel failed at " + f.at() + ": " + f.Err.Error() + ")"
-		}
-		parts = append(parts, s)
-	}
-	for _, p := range sortedIDs(stopped) {
-		parts = append(parts, string(p)+" stopped before completing")
-	}
-	s := fmt.Sprintf("snapshot %d incomplete: %s", e.Snap, strings.Join(parts, ", "))
-	if _, isFailure := e.Cause.(*ChannelError); e.Cause != nil && !isFailure {
-		s += " (" + e.Cause.Error() + ")"
-	}
-	return s
-}
-
-func (e *IncompleteError) Unwrap() error { return e.Cause }
-
-func sortedIDs(set map[spec.ProcID]bool) []spec.ProcID {
-	out := make([]spec.ProcID, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }

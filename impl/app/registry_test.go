@@ -1,0 +1,81 @@
+package app_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/impl/app"
+	"github.com/markerwave/markerwave/spec"
+)
+
+func ring(t *testing.T) *spec.Topology {
+	topo, err := spec.NewTopology([]spec.ProcID{"P1", "P2"}, []spec.Channel{{From: "P1", To: "P2"}, {From: "P2", To: "P1"}})
+	require.NoError(t, err)
+	return topo
+}
+
+// problems runs Check and returns "field: problem" lines.
+func problems(p app.Params, topo *spec.Topology, maxAmount int64) []string {
+	var out []string
+	p.Check(topo, maxAmount, func(field, problem string) { out = append(out, field+": "+problem) })
+	return out
+}
+
+func TestRegistry(t *testing.T) {
+	assert.Equal(t, []string{"bank", "token"}, app.Kinds())
+	_, ok := app.NewParams("bonk")
+	assert.False(t, ok)
+	assert.Panics(t, func() { app.Register("bank", func() app.Params { return new(app.BankParams) }) })
+	assert.Panics(t, func() { app.Register("", func() app.Params { return new(app.BankParams) }) })
+
+	p, ok := app.NewParams("bank")
+	require.True(t, ok)
+	p2, _ := app.NewParams("bank")
+	assert.NotSame(t, p, p2, "each call returns fresh parameters")
+}
+
+func TestBankParams(t *testing.T) {
+	topo := ring(t)
+	b := &app.BankParams{Balances: map[spec.ProcID]int64{"P1": 7, "P2": 3}}
+	assert.Empty(t, problems(b, topo, 10))
+	a, err := b.New("P1")
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), a.Balance())
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100 {
+		amt, err := a.Amount(b.Message(rng, 4))
+		require.NoError(t, err)
+		assert.True(t, amt >= 1 && amt <= 4, "amount %d", amt)
+	}
+
+	assert.Equal(t, []string{"balances: total 10 is less than the workload's max_amount 11: no such transfer can ever be made"}, problems(b, topo, 11))
+	assert.Equal(t, []string{"balances: all zero: the workload's transfers have no money to move"},
+		problems(&app.BankParams{Balances: map[spec.ProcID]int64{"P1": 0, "P2": 0}}, topo, 1))
+	assert.Empty(t, problems(&app.BankParams{Balances: map[spec.ProcID]int64{"P1": 0, "P2": 0}}, topo, 0), "no workload, no money needed")
+	assert.Equal(t, []string{
+		"balances.P3: not a process of the topology",
+		"balances.P1: negative balance -1",
+		"balances.P2: missing (every process needs an initial balance)",
+	}, problems(&app.BankParams{Balances: map[spec.ProcID]int64{"P1": -1, "P3": 1}}, topo, 0))
+	assert.Equal(t, []string{"balances: the balances total more than 9223372036854775807, the largest int64"},
+		problems(&app.BankParams{Balances: map[spec.ProcID]int64{"P1": 1 << 62, "P2": 1 << 62}}, topo, 0))
+}
+
+func TestTokenParams(t *testing.T) {
+	topo := ring(t)
+	k := &app.TokenParams{Holder: "P2"}
+	assert.Empty(t, problems(k, topo, 50), "the token ignores max_amount")
+	for p, want := range map[spec.ProcID]int64{"P1": 0, "P2": 1} {
+		a, err := k.New(p)
+		require.NoError(t, err)
+		assert.Equal(t, want, a.Balance())
+		amt, err := a.Amount(k.Message(nil, 50))
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), amt)
+	}
+	assert.Equal(t, []string{`holder: "P9" is not a process of the topology`}, problems(&app.TokenParams{Holder: "P9"}, topo, 0))
+	assert.Equal(t, []string{"holder: missing (the process that holds the token at the start)"}, problems(&app.TokenParams{}, topo, 0))
+}

@@ -1,0 +1,434 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/markerwave/markerwave/impl/app"
+	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// FileConfig is a cluster config file: one topology shared by every node
+// process, each started with its own id.
+//
+//	{
+//	  "topology": {"procs": ["P1","P2","P3"], "channels": [{"from":"P1","to":"P2"}, ...]},
+//	  "nodes": {"P1": {"listen": "127.0.0.1:7101"}, ...},
+//	  "app": {"kind": "bank", "balances": {"P1": 100, ...}},
+//	  "trace_dir": "out/cluster/nodes",
+//	  "snapshot_dir": "out/cluster/snapshots",
+//	  "workload": {"transfers": 200, "max_amount": 20, "pause_ms": 5, "seed": 1},
+//	  "snapshots": {"initiators": ["P1","P2"], "every_ms": 300, "count": 3}
+//	}
+//
+// "app" names a kind registered in impl/app; its other fields are that
+// kind's parameters (kind "token" takes "holder" instead of "balances").
+type FileConfig struct {
+	Topology    *spec.Topology              `json:"-"`
+	Nodes       map[spec.ProcID]NodeAddress `json:"nodes"`
+	App         AppConfig                   `json:"-"`
+	TraceDir    string                      `json:"trace_dir,omitempty"`
+	SnapshotDir string                      `json:"snapshot_dir"`
+	Workload    *Workload                   `json:"workload,omitempty"`
+	Snapshots   *Schedule                   `json:"snapshots,omitempty"`
+}
+
+// NodeAddress is where a node listens for its incoming channels.
+type NodeAddress struct {
+	Listen string `json:"listen"`
+}
+
+// AppConfig is the config's "app" object: the name of a kind registered in
+// impl/app and that kind's parameters.
+type AppConfig struct {
+	Kind   string
+	Params app.Params
+}
+
+// Workload is what each node sends on its own: Transfers random transfers
+// (token: attempts to pass the token on) of 1..MaxAmount to random
+// neighbours, PauseMS apart.
+type Workload struct {
+	Transfers int    `json:"transfers"`
+	MaxAmount int64  `json:"max_amount"`
+	PauseMS   int    `json:"pause_ms"`
+	Seed      uint64 `json:"seed"`
+}
+
+// Schedule makes each initiator start Count snapshots, EveryMS apart.
+type Schedule struct {
+	Initiators []spec.ProcID `json:"initiators"`
+	EveryMS    int           `json:"every_ms"`
+	Count      int           `json:"count"`
+}
+
+// FieldProblem is what is wrong with one field of a cluster config,
+// named by its JSON path ("nodes.P2.listen"), or with the file as a whole
+// (Field "").
+type FieldProblem struct {
+	Field   string
+	Problem string
+}
+
+func (p FieldProblem) Error() string {
+	if p.Field == "" {
+		return "config: " + p.Problem
+	}
+	return fmt.Sprintf("config: field %q: %s", p.Field, p.Problem)
+}
+
+// ConfigError is every problem found in a cluster config, in the order of
+// the file's fields; Error puts one per line.
+type ConfigError struct {
+	Problems []FieldProblem
+}
+
+func (e *ConfigError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// problems collects a config's problems.
+type problems []FieldProblem
+
+func (ps *problems) add(field, format string, args ...any) {
+	*ps = append(*ps, FieldProblem{Field: field, Problem: fmt.Sprintf(format, args...)})
+}
+
+func (ps problems) err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return &ConfigError{Problems: ps}
+}
+
+// ParseConfig reads a cluster config strictly and checks everything that
+// does not depend on the machine (for that, see CheckHost): the topology
+// (spec.ParseTopology: well formed and strongly connected), one listen
+// address per process with a port in 1-65535 and no address used twice,
+// the application's parameters (impl/app's Params.Check: e.g. balances
+// non-negative, a total that fits in an int64, transfers within it), the
+// workload and the snapshot schedule. It returns a *ConfigError naming
+// every problem by its field's JSON path, or, if the file is not a
+// config at all (malformed JSON, a value of the wrong type, an unknown
+// field), that single problem.
+func ParseConfig(b []byte) (*FileConfig, error) {
+	cfg, ps := parseConfig(b)
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadConfig reads the cluster config file at path and checks it for node
+// self: everything ParseConfig and CheckHost check, with every problem of
+// both in one *ConfigError. A node should run it on every start.
+func LoadConfig(path string, self spec.ProcID) (*FileConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, ps := parseConfig(b)
+	if cfg != nil {
+		ps = append(ps, cfg.hostProblems(self)...)
+	}
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// parseConfig is ParseConfig returning the config (nil if b is not a
+// config at all) and its problems.
+func parseConfig(b []byte) (*FileConfig, problems) {
+	cfg, rawApp, err := decodeConfig(b)
+	if err != nil {
+		return nil, problems{*err}
+	}
+	var ps problems
+	cfg.checkNodes(&ps)
+	cfg.decodeApp(rawApp, &ps)
+	cfg.checkSnapshotDir(&ps)
+	cfg.checkWorkload(&ps)
+	cfg.checkSchedule(&ps)
+	return cfg, ps
+}
+
+// decodeConfig decodes b with spec.DecodeStrict, leaving the "app" object
+// raw until its kind is known, and parses the topology. The top-level
+// object is split first so that errors name fields by their path in the
+// file.
+func decodeConfig(b []byte) (*FileConfig, map[string]json.RawMessage, *FieldProblem) {
+	var top map[string]json.RawMessage
+	if err := spec.DecodeStrict(b, &top); err != nil {
+		return nil, nil, &FieldProblem{Problem: err.Error()}
+	}
+	rawTopo, rawApp := top["topology"], top["app"]
+	delete(top, "topology")
+	delete(top, "app")
+	var cfg FileConfig
+	rest, err := json.Marshal(top)
+	if err == nil {
+		err = spec.DecodeStrict(rest, &cfg)
+	}
+	if err != nil {
+		return nil, nil, &FieldProblem{Problem: err.Error()}
+	}
+	var app map[string]json.RawMessage
+	if err := spec.DecodeStrict(orNull(rawApp), &app); err != nil {
+		return nil, nil, &FieldProblem{Field: "app", Problem: err.Error()}
+	}
+	if string(orNull(rawTopo)) == "null" {
+		return nil, nil, &FieldProblem{Field: "topology", Problem: "missing"}
+	}
+	t, err := spec.ParseTopology(rawTopo)
+	if err != nil {
+		return nil, nil, &FieldProblem{Field: "topology", Problem: err.Error()}
+	}
+	cfg.Topology = t
+	return &cfg, app, nil
+}
+
+// orNull is b, or null if b is absent.
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// checkNodes: every process, and only those, has a listen address
+// host:port with a port in range, and no two share one.
+func (c *FileConfig) checkNodes(ps *problems) {
+	t := c.Topology
+	for _, p := range sortedIDs(keySet(c.Nodes)) {
+		if !t.Has(p) {
+			ps.add("nodes."+string(p), "not a process of the topology (%s)", procList(t.Procs))
+		}
+	}
+	owner := map[string]spec.ProcID{}
+	for _, p := range t.Procs {
+		field := "nodes." + string(p)
+		n, ok := c.Nodes[p]
+		if !ok {
+			ps.add(field, "missing (every process needs a listen address)")
+			continue
+		}
+		field += ".listen"
+		if n.Listen == "" {
+			ps.add(field, "missing")
+			continue
+		}
+		host, port, err := net.SplitHostPort(n.Listen)
+		if err != nil {
+			ps.add(field, "%q is not host:port", n.Listen)
+			continue
+		}
+		num, err := strconv.Atoi(port)
+		if err != nil {
+			ps.add(field, "%q: port %q is not a number", n.Listen, port)
+			continue
+		}
+		if num < 1 || num > 65535 {
+			ps.add(field, "port %d out of range 1-65535", num)
+			continue
+		}
+		addr := net.JoinHostPort(host, strconv.Itoa(num))
+		if q, dup := owner[addr]; dup {
+			ps.add(field, "%q is also %s's listen address", n.Listen, string(q))
+			continue
+		}
+		owner[addr] = p
+	}
+}
+
+// decodeApp looks up the kind registered under "app"."kind", decodes the
+// other fields of "app" into its parameters and checks them.
+func (c *FileConfig) decodeApp(raw map[string]json.RawMessage, ps *problems) {
+	kinds := strings.Join(app.Kinds(), ", ")
+	if raw == nil {
+		ps.add("app", "missing (want an object naming a kind: %s)", kinds)
+		return
+	}
+	if err := spec.DecodeStrict(raw["kind"], &c.App.Kind); err != nil || c.App.Kind == "" {
+		ps.add("app.kind", "missing or not a string (want one of %s)", kinds)
+		return
+	}
+	params, ok := app.NewParams(c.App.Kind)
+	if !ok {
+		ps.add("app.kind", "%q is not an application kind (want one of %s)", c.App.Kind, kinds)
+		return
+	}
+	// Decode the parameters at their place in the file so that errors
+	// name the field by its full path ("app.balances.P3").
+	delete(raw, "kind")
+	b, err := json.Marshal(map[string]any{"app": raw})
+	if err != nil {
+		ps.add("app", "%v", err)
+		return
+	}
+	if err := spec.DecodeStrict(b, &struct {
+		App any `json:"app"`
+	}{params}); err != nil {
+		if msg := err.Error(); strings.HasPrefix(msg, "field ") {
+			ps.add("", "%s", msg)
+		} else {
+			ps.add("app", "%s for kind %q", msg, c.App.Kind)
+		}
+		return
+	}
+	c.App.Params = params
+	params.Check(c.Topology, c.maxAmount(), func(field, problem string) { ps.add("app."+field, "%s", problem) })
+}
+
+// maxAmount is the largest amount a workload message may have, 0 without
+// transfers.
+func (c *FileConfig) maxAmount() int64 {
+	if w := c.Workload; w != nil && w.Transfers > 0 {
+		return max(w.MaxAmount, 1)
+	}
+	return 0
+}
+
+func (c *FileConfig) checkSnapshotDir(ps *problems) {
+	if c.SnapshotDir == "" {
+		ps.add("snapshot_dir", "missing")
+	}
+}
+
+func (c *FileConfig) checkWorkload(ps *problems) {
+	w := c.Workload
+	if w == nil {
+		return
+	}
+	if w.Transfers < 0 {
+		ps.add("workload.transfers", "%d is negative", w.Transfers)
+	} else if w.Transfers > 0 && len(c.Topology.Chans) == 0 {
+		ps.add("workload.transfers", "%d, but the topology has no channels to send on", w.Transfers)
+	}
+	if w.MaxAmount < 0 {
+		ps.add("workload.max_amount", "%d is negative", w.MaxAmount)
+	}
+	if w.PauseMS < 0 {
+		ps.add("workload.pause_ms", "%d is negative", w.PauseMS)
+	}
+}
+
+func (c *FileConfig) checkSchedule(ps *problems) {
+	s := c.Snapshots
+	if s == nil {
+		return
+	}
+	t := c.Topology
+	for i, p := range s.Initiators {
+		if !t.Has(p) {
+			ps.add(fmt.Sprintf("snapshots.initiators[%d]", i), "%q is not a process of the topology", string(p))
+		}
+	}
+	if s.EveryMS <= 0 {
+		ps.add("snapshots.every_ms", "%d, want > 0", s.EveryMS)
+	}
+	if limit := (1<<SnapSeqBits - 1) / len(t.Procs); s.Count < 0 {
+		ps.add("snapshots.count", "%d is negative", s.Count)
+	} else if s.Count > limit {
+		ps.add("snapshots.count", "%d, at most %d for %d processes", s.Count, limit, len(t.Procs))
+	}
+}
+
+// CheckHost checks what ParseConfig cannot, on this machine, before node
+// self starts: self is a process of the topology, and the snapshot and
+// trace directories are usable (each exists or can be created, and is
+// writable). Self "" skips the first check. Problems are reported as by
+// ParseConfig.
+func (c *FileConfig) CheckHost(self spec.ProcID) error { return c.hostProblems(self).err() }
+
+func (c *FileConfig) hostProblems(self spec.ProcID) problems {
+	var ps problems
+	if self != "" && !c.Topology.Has(self) {
+		ps.add("", "node %s is not a process of the topology (%s)", string(self), procList(c.Topology.Procs))
+	}
+	if c.SnapshotDir != "" {
+		if err := usableDir(c.SnapshotDir); err != nil {
+			ps.add("snapshot_dir", "%v", err)
+		}
+	}
+	if c.TraceDir != "" {
+		if err := usableDir(c.TraceDir); err != nil {
+			ps.add("trace_dir", "%v", err)
+		}
+	}
+	return ps
+}
+
+// usableDir reports why dir cannot hold files: it, or the nearest
+// existing directory it would be created in, is not a directory or not
+// writable. It creates nothing but a temporary file, removed at once.
+func usableDir(dir string) error {
+	d := filepath.Clean(dir)
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s is not a directory", d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return err
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return err
+		}
+		d = parent
+	}
+	f, err := os.CreateTemp(d, ".markerwave-check-*")
+	if err != nil {
+		return fmt.Errorf("%s is not writable: %w", d, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+func keySet[V any](m map[spec.ProcID]V) map[spec.ProcID]bool {
+	s := make(map[spec.ProcID]bool, len(m))
+	for k := range m {
+		s[k] = true
+	}
+	return s
+}
+
+func procList(ps []spec.ProcID) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// NewApp returns p's initial application.
+func (c *FileConfig) NewApp(p spec.ProcID) (core.App, error) { return c.App.Params.New(p) }
+
+// Header is the trace header for this cluster: the topology and every
+// process's initial balance.
+func (c *FileConfig) Header() spec.Header {
+	h := spec.Header{Topology: c.Topology, InitBal: map[spec.ProcID]int64{}}
+	for _, p := range c.Topology.Procs {
+		if a, err := c.NewApp(p); err == nil {
+			h.InitBal[p] = a.Balance()
+		}
+	}
+	return h
+}

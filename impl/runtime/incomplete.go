@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// IncompleteError says what a snapshot still lacks when Collect gives up.
+type IncompleteError struct {
+	Snap spec.SnapID
+	// NeverRecorded lists the processes that never recorded their state.
+	NeverRecorded []spec.ProcID
+	// Open lists the channels whose recording never closed (their marker
+	// never arrived), including those into processes that never recorded.
+	Open []spec.Channel
+	// Stopped lists the processes, among those missing, whose node stopped.
+	Stopped []spec.ProcID
+	// Failed lists the channels, among Open, that failed (see
+	// ChannelError): their marker is held and will never be delivered.
+	Failed []*ChannelError
+	// Cause is why Collect stopped waiting: the context's error,
+	// ErrNodeStopped, or the first of Failed (matching ErrChannelFailed).
+	Cause error
+}
+
+func (e *IncompleteError) Error() string {
+	var parts []string
+	stopped := map[spec.ProcID]bool{}
+	for _, p := range e.Stopped {
+		stopped[p] = true
+	}
+	for _, p := range e.NeverRecorded {
+		s := string(p) + " never recorded"
+		if stopped[p] {
+			s += " (node stopped)"
+			delete(stopped, p)
+		}
+		parts = append(parts, s)
+	}
+	failed := map[spec.Channel]*ChannelError{}
+	for _, f := range e.Failed {
+		failed[f.Chan] = f
+	}
+	for _, c := range e.Open {
+		s := "channel " + c.String() + " never closed"
+		if f := failed[c]; f != nil {
+			s += " (channel failed at " + f.at() + ": " + f.Err.Error() + ")"
+		}
+		parts = append(parts, s)
+	}
+	for _, p := range sortedIDs(stopped) {
+		parts = append(parts, string(p)+" stopped before completing")
+	}
+	s := fmt.Sprintf("snapshot %d incomplete: %s", e.Snap, strings.Join(parts, ", "))
+	if _, isFailure := e.Cause.(*ChannelError); e.Cause != nil && !isFailure {
+		s += " (" + e.Cause.Error() + ")"
+	}
+	return s
+}
+
+func (e *IncompleteError) Unwrap() error { return e.Cause }
+
+func sortedIDs(set map[spec.ProcID]bool) []spec.ProcID {
+	out := make([]spec.ProcID, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
