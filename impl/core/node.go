@@ -1,12 +1,3 @@
-// Package core is a deterministic, transport-agnostic Chandy-Lamport node.
-// It has no goroutines, clocks, randomness or I/O: a caller drives a Node
-// one step at a time, and each step returns the frames to send and the
-// spec.Event it performed. The steps mirror the actions of
-// tla/ChandyLamport.tla: SendApp, RecvApp, Initiate and RecvMarker.
-//
-// A Node is not safe for concurrent use. It keeps the payload slices it is
-// given in frames and events (callers must not modify them afterwards) but
-// copies payloads it records as channel state.
 package core
 
 import (
