@@ -217,8 +217,8 @@ func TestStepErrorsLeaveStateUnchanged(t *testing.T) {
 		{"initiate active id", initiate(1), core.ErrDuplicateSnap, "P1 already knows snapshot 1"},
 		{"initiate id recorded via marker", initiate(2), core.ErrDuplicateSnap, "P1 already knows snapshot 2"},
 		{"initiate released id", initiate(9), core.ErrDuplicateSnap, "P1 already knows snapshot 9"},
-		{"frame for another node", deliver(ch("P2", "P3"), app5), core.ErrUnknownChannel, "frame on P2->P3 is addressed to P3"},
-		{"frame from unknown peer", deliver(ch("P9", "P1"), app5), core.ErrUnknownChannel, `P9->P1 is not an incoming channel (unknown peer "P9")`},
+		{"frame for another node", deliver(ch("P2", "P3"), app5), core.ErrUnknownChannel, "core P1: deliver on P2->P3: unknown channel: the frame is addressed to P3"},
+		{"frame from unknown peer", deliver(ch("P9", "P1"), app5), core.ErrUnknownChannel, `core P1: deliver on P9->P1: unknown channel: not an incoming channel (unknown peer "P9")`},
 		{"seq gap", deliver(ch("P2", "P1"), with(app5, func(f *wire.Frame) { f.Seq = 3 })), core.ErrSeq, "deliver on P2->P1: out-of-order message: expected seq 2, got 3"},
 		{"seq replay", deliver(ch("P2", "P1"), with(app5, func(f *wire.Frame) { f.Seq = 1 })), core.ErrSeq, "expected seq 2, got 1"},
 		{"seq on fresh channel", deliver(ch("P3", "P1"), with(app5, func(f *wire.Frame) { f.Seq = 2 })), core.ErrSeq, "P3->P1: out-of-order message: expected seq 1, got 2"},
@@ -251,6 +251,64 @@ func TestStepErrorsLeaveStateUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// A refused step is a *core.Error naming the node, the operation, the
+// channel and the message's seq where they are known; errors.Is sees the
+// sentinel and the application's error through it.
+func TestErrorNamesNodeOpChanSeq(t *testing.T) {
+	n := errorSetup(t)
+	nd := n.Nodes["P1"]
+	c21 := ch("P2", "P1")
+	cases := []struct {
+		err  error
+		want core.Error
+		is   error
+		msg  string
+	}{
+		{
+			err:  second(nd.Deliver(wire.Envelope{Chan: c21, Frame: wire.Frame{Kind: wire.KindApp, Seq: 3, Payload: app.Transfer(5)}})),
+			want: core.Error{Node: "P1", Op: "deliver", Chan: c21},
+			is:   core.ErrSeq,
+			msg:  "core P1: deliver on P2->P1: out-of-order message: expected seq 2, got 3",
+		},
+		{
+			err:  second(nd.Deliver(wire.Envelope{Chan: c21, Frame: wire.Frame{Kind: wire.KindApp, Seq: 2, Payload: app.Transfer(math.MaxInt64)}})),
+			want: core.Error{Node: "P1", Op: "deliver", Chan: c21, Seq: 2},
+			is:   core.ErrApp,
+			msg:  "core P1: deliver on P2->P1, seq 2: application error: bank: ",
+		},
+		{
+			err:  second(nd.SendApp("P2", app.Transfer(106))),
+			want: core.Error{Node: "P1", Op: "send", Chan: ch("P1", "P2")},
+			is:   core.ErrApp,
+			msg:  "core P1: send on P1->P2: application error: refused: ",
+		},
+		{
+			err:  second(nd.Initiate(0)),
+			want: core.Error{Node: "P1", Op: "initiate"},
+			is:   core.ErrBadSnap,
+			msg:  "core P1: initiate: invalid snapshot id: 0",
+		},
+	}
+	for _, tc := range cases {
+		var ce *core.Error
+		require.ErrorAs(t, tc.err, &ce)
+		require.ErrorIs(t, tc.err, tc.is)
+		assert.ErrorContains(t, tc.err, tc.msg)
+		got := *ce
+		got.Err = nil
+		assert.Equal(t, tc.want, got, "%v", tc.err)
+	}
+	_, err := core.Restore(core.Config{Topology: spec.Complete(2), Self: "P2", App: n.bank("P2")}, core.Checkpoint{State: spec.LocalState{Sent: -1}})
+	var ce *core.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "restore", ce.Op)
+	assert.EqualError(t, err, "core P2: restore: negative counters sent=-1 rcvd=0")
+	_, err = core.New(core.Config{Topology: spec.Complete(2), Self: "P7", App: n.bank("P2")})
+	assert.EqualError(t, err, `core P7: new: process "P7" is not in the topology`)
+}
+
+func second(_ core.Step, err error) error { return err }
 
 func TestDuplicateMarkerAfterCompletionBeforeRelease(t *testing.T) {
 	n := newBankNet(t, spec.Complete(2), nil)
