@@ -299,21 +299,28 @@ func (l *lockstep) initiate(s spec.SnapID) {
 func (l *lockstep) completed() int {
 	k := 0
 	for _, nd := range l.net.Nodes {
-		k += len(nd.Completed())
+		for _, s := range l.cfg.Snap {
+			if nd.Phase(s) == core.Complete {
+				k++
+			}
+		}
 	}
 	return k
 }
 
-// busy lists the channels with frames in flight.
-func (l *lockstep) busy() []spec.Channel {
-	var cs []spec.Channel
-	for _, c := range l.net.Topo.Chans {
-		if len(l.net.Queues[c]) > 0 {
-			cs = append(cs, c)
-		}
+// part is p's local snapshot of s as the implementation holds it: the
+// node's view while s is active or complete there, the part taken from it
+// (Net.Parts) once released.
+func (l *lockstep) part(s spec.SnapID, p spec.ProcID) (core.LocalSnapshot, bool) {
+	if l.net.Nodes[p].Phase(s) == core.Released {
+		part, ok := l.net.Parts[s][p]
+		return part, ok
 	}
-	return cs
+	return l.net.Nodes[p].Snapshot(s)
 }
+
+// busy lists the channels with frames in flight.
+func (l *lockstep) busy() []spec.Channel { return l.net.Busy() }
 
 // check compares the abstraction of the nodes and the network with the
 // model: proc, chan, recorded, recProc, recChan, recMsgs, the ghost
@@ -462,16 +469,10 @@ func (l *lockstep) mismatches() []mismatch {
 			if ph == core.Unknown {
 				continue
 			}
-			ls, ok := nd.Recorded(s)
-			if ph == core.Released {
-				ls, ok = net.Parts[s][p].State, net.Parts[s][p].Proc == p
-			}
-			if want := st.RecProc[si][i]; !ok || ls != want {
-				bad("recProc", varProperty("recProc", false, !ok || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
-			}
-			part, ok := nd.Snapshot(s)
-			if ph == core.Released {
-				part, ok = net.Parts[s][p]
+			part, ok := l.part(s, p)
+			ls := part.State
+			if want := st.RecProc[si][i]; !ok || part.Proc != p || ls != want {
+				bad("recProc", varProperty("recProc", false, !ok || part.Proc != p || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
 			}
 			l.cutMismatches(bad, s, si, p, part, ok)
 		}
@@ -479,21 +480,13 @@ func (l *lockstep) mismatches() []mismatch {
 			nd := net.Nodes[c.To]
 			recChan := varProperty("recChan", false, false)
 			status, msgs := core.Idle.String(), []spec.AppMsg(nil)
-			switch nd.Phase(s) {
-			case core.Unknown:
-			case core.Released:
-				ls := net.Parts[s][c.To]
-				r, ok := ls.Chan(c)
+			if nd.Phase(s) != core.Unknown {
+				part, _ := l.part(s, c.To)
+				r, ok := part.Chan(c)
 				if !ok {
 					bad("recChan", recChan, "recChan[%d][%s]: missing from %s's local snapshot", s, c, c.To)
 				}
 				status, msgs = r.Status.String(), r.AppMsgs()
-			default:
-				x, ms, err := nd.ChanState(s, c)
-				if err != nil {
-					bad("recChan", recChan, "recChan[%d][%s]: %v", s, c, err)
-				}
-				status, msgs = x.String(), ms
 			}
 			if want := st.RecChan[si][ci].String(); status != want {
 				bad("recChan", recChan, "recChan[%d][%s]: model %s, implementation %s", s, c, want, status)

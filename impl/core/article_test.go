@@ -84,11 +84,10 @@ func TestArticleTokenRing(t *testing.T) {
 	require.Len(t, st.Out, 1)
 	assert.Equal(t, spec.Channel{From: "P1", To: "P2"}, st.Out[0].Chan)
 	assert.Zero(t, st.Completed)
-	rec, ok := n.Nodes["P1"].Recorded(1)
+	rec, ok := n.Nodes["P1"].Snapshot(1)
 	require.True(t, ok)
-	assert.Equal(t, int64(0), rec.Bal, "State(P1) = { hasToken: false }")
-	status, msgs, err := n.Nodes["P1"].ChanState(1, spec.Channel{From: "P3", To: "P1"})
-	require.NoError(t, err)
+	assert.Equal(t, int64(0), rec.State.Bal, "State(P1) = { hasToken: false }")
+	status, msgs := chanState(t, n.Nodes["P1"], 1, spec.Channel{From: "P3", To: "P1"})
 	assert.Equal(t, core.Recording, status)
 	assert.Empty(t, msgs)
 
@@ -162,8 +161,7 @@ func TestArticlePuzzle(t *testing.T) {
 	e := n.deliver("P2", "P1") // m21 arrives after P1 recorded
 	assert.Equal(t, spec.RecvApp, e.Action)
 	assert.Equal(t, int64(120), n.Nodes["P1"].State().Bal)
-	_, msgs, err := n.Nodes["P1"].ChanState(1, spec.Channel{From: "P2", To: "P1"})
-	require.NoError(t, err)
+	_, msgs := chanState(t, n.Nodes["P1"], 1, spec.Channel{From: "P2", To: "P1"})
 	assert.Equal(t, []spec.AppMsg{{Amt: 20, Seq: 1}}, msgs, "recorded while in flight")
 	n.deliver("P1", "P2") // marker reaches P2: case 1
 	n.deliver("P2", "P1") // P2's marker closes P2->P1

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/stretchr/testify/require"
@@ -131,19 +130,16 @@ func (n *tnet) liveTotal() int64 {
 	return t
 }
 
-// fingerprint renders everything observable about a node, to check that
-// a failed step changed nothing.
-func fingerprint(nd *core.Node, snaps ...spec.SnapID) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "state=%+v clock=%v steps=%d active=%v done=%d\n", nd.State(), nd.Clock(), nd.Steps(), nd.Active(), nd.CompletedCount())
-	for _, p := range nd.Topology().Procs {
-		s, ok := nd.NextSendSeq(p)
-		r, ok2 := nd.NextRecvSeq(p)
-		fmt.Fprintf(&b, "%s: send=%d/%v recv=%d/%v\n", p, s, ok, r, ok2)
+// chanState is incoming channel c's status in snapshot s at nd and the
+// messages recorded on it so far: idle before nd records s.
+func chanState(t tb, nd *core.Node, s spec.SnapID, c spec.Channel) (core.ChanStatus, []spec.AppMsg) {
+	t.Helper()
+	ls, ok := nd.Snapshot(s)
+	if !ok {
+		require.Equal(t, core.Unknown, nd.Phase(s), "snapshot %d is released", s)
+		return core.Idle, nil
 	}
-	for _, s := range snaps {
-		ls, ok := nd.Snapshot(s)
-		fmt.Fprintf(&b, "snap %d: phase=%s ok=%v %+v\n", s, nd.Phase(s), ok, ls)
-	}
-	return b.String()
+	r, ok := ls.Chan(c)
+	require.True(t, ok, "%s is not an incoming channel of %s", c, ls.Proc)
+	return r.Status, r.AppMsgs()
 }

@@ -22,10 +22,9 @@ var (
 	ErrApp             = errors.New("application error")
 )
 
-// Error is why a node refused a step, a checkpoint or a query: the node,
-// the operation ("new", "send", "initiate", "deliver", "restore", "chan
-// state"), the channel and the application message's seq when they are
-// known, and the cause. The cause is one of the errors above, or wraps
+// Error is why a node refused a step or a checkpoint: the node, the
+// operation ("new", "send", "initiate", "deliver", "restore"), the channel
+// and the application message's seq when they are known, and the cause. The cause is one of the errors above, or wraps
 // one, with the details; errors.Is and errors.As see through an Error.
 type Error struct {
 	Node spec.ProcID
@@ -469,19 +468,6 @@ func (n *Node) TakeCompleted() []LocalSnapshot {
 	return out
 }
 
-// Completed lists the completed local snapshots not yet taken, in
-// completion order.
-func (n *Node) Completed() []spec.SnapID {
-	ids := make([]spec.SnapID, len(n.completed))
-	for k, ls := range n.completed {
-		ids[k] = ls.Snap
-	}
-	return ids
-}
-
-// Self is the node's process id.
-func (n *Node) Self() spec.ProcID { return n.self }
-
 // Topology is the node's topology.
 func (n *Node) Topology() *spec.Topology { return n.topo }
 
@@ -489,12 +475,6 @@ func (n *Node) Topology() *spec.Topology { return n.topo }
 func (n *Node) State() spec.LocalState {
 	return spec.LocalState{Bal: n.app.Balance(), Sent: n.sent, Rcvd: n.rcvd}
 }
-
-// Clock is a copy of the node's vector clock.
-func (n *Node) Clock() spec.VectorClock { return append(spec.VectorClock(nil), n.vc...) }
-
-// Steps is the number of steps taken: the Seq of the last event.
-func (n *Node) Steps() uint64 { return n.steps }
 
 // NextSendSeq is the seq the next message to peer to gets.
 func (n *Node) NextSendSeq(to spec.ProcID) (uint64, bool) {
@@ -538,45 +518,3 @@ func (n *Node) Snapshot(s spec.SnapID) (LocalSnapshot, bool) {
 	}
 	return n.view(st), true
 }
-
-// Recorded returns the local state recorded for s, if any (and not released).
-func (n *Node) Recorded(s spec.SnapID) (spec.LocalState, bool) {
-	st := n.snaps[s]
-	if st == nil {
-		return spec.LocalState{}, false
-	}
-	return st.state, true
-}
-
-// ChanState returns incoming channel c's status in snapshot s and the
-// messages recorded on it so far. It is an error if c is not an incoming
-// channel or s was released.
-func (n *Node) ChanState(s spec.SnapID, c spec.Channel) (ChanStatus, []spec.AppMsg, error) {
-	i, ok := n.inIdx[c.From]
-	if !ok || c.To != n.self {
-		return Idle, nil, n.errorf("chan state", spec.Channel{}, "%w: %s is not an incoming channel", ErrUnknownChannel, c)
-	}
-	st := n.snaps[s]
-	if st == nil {
-		if n.released.has(s) {
-			return Done, nil, n.errorf("chan state", c, "%w: snapshot %d", ErrReleased, s)
-		}
-		return Idle, nil, nil
-	}
-	r := ChanRecording{Msgs: st.recs[i]}
-	return st.status[i], r.AppMsgs(), nil
-}
-
-// Active lists the snapshots this node has recorded that are not complete,
-// by id.
-func (n *Node) Active() []spec.SnapID {
-	ids := make([]spec.SnapID, len(n.active))
-	for k, st := range n.active {
-		ids[k] = st.id
-	}
-	return ids
-}
-
-// CompletedCount is the number of local snapshots completed so far,
-// including those already taken.
-func (n *Node) CompletedCount() uint64 { return n.nDone }

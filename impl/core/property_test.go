@@ -99,11 +99,11 @@ func TestPropertyRandomRuns(t *testing.T) {
 				if !token {
 					payload = app.Transfer(rapid.Int64Range(1, 60).Draw(t, "amount"))
 				}
-				before := fingerprint(n.Nodes[p], snaps...)
+				before := core.Fingerprint(n.Nodes[p], snaps...)
 				st, err := n.Send(p, c.To, payload)
 				if err != nil {
 					require.ErrorIs(t, err, core.ErrApp)
-					require.Equal(t, before, fingerprint(n.Nodes[p], snaps...))
+					require.Equal(t, before, core.Fingerprint(n.Nodes[p], snaps...))
 					continue
 				}
 				k := msgKey{c, st.Event.Msg}
@@ -180,7 +180,7 @@ func TestPropertyRandomRuns(t *testing.T) {
 			restoreAndReplay(t, topo, n.Parts[s], token, total)
 		}
 		for _, p := range topo.Procs {
-			require.Empty(t, n.Nodes[p].Active())
+			require.Empty(t, core.ActiveSnaps(n.Nodes[p]))
 			for _, s := range snaps {
 				require.Equal(t, core.Released, n.Nodes[p].Phase(s))
 			}

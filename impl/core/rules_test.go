@@ -56,7 +56,7 @@ func TestInitiateSendsMarkersInTopologyOrder(t *testing.T) {
 		got = append(got, env.Chan)
 	}
 	assert.Equal(t, []spec.Channel{ch("P3", "P1"), ch("P3", "P2"), ch("P3", "P4")}, got)
-	assert.Equal(t, []spec.SnapID{7}, n.Nodes["P3"].Active())
+	assert.Equal(t, []spec.SnapID{7}, core.ActiveSnaps(n.Nodes["P3"]))
 	ls, ok := n.Nodes["P3"].Snapshot(7)
 	require.True(t, ok)
 	for _, r := range ls.Chans {
@@ -86,21 +86,16 @@ func TestMarkerCases(t *testing.T) {
 	e := n.deliver("P1", "P2")          // case 1 at P2
 	assert.True(t, e.First)
 	assert.Equal(t, spec.SnapID(1), e.Snap)
-	st, _, err := n.Nodes["P2"].ChanState(1, ch("P1", "P2"))
-	require.NoError(t, err)
+	st, msgs := chanState(t, n.Nodes["P2"], 1, ch("P1", "P2"))
 	assert.Equal(t, core.Done, st, "the first marker's channel is recorded empty")
-	st, _, err = n.Nodes["P2"].ChanState(1, ch("P3", "P2"))
-	require.NoError(t, err)
+	assert.Empty(t, msgs)
+	st, _ = chanState(t, n.Nodes["P2"], 1, ch("P3", "P2"))
 	assert.Equal(t, core.Recording, st)
-	st, _, err = n.Nodes["P3"].ChanState(1, ch("P1", "P3"))
-	require.NoError(t, err)
+	st, _ = chanState(t, n.Nodes["P3"], 1, ch("P1", "P3"))
 	assert.Equal(t, core.Idle, st, "P3 has not recorded yet")
-	_, _, err = n.Nodes["P3"].ChanState(1, ch("P3", "P1"))
-	require.ErrorIs(t, err, core.ErrUnknownChannel)
 
 	n.deliver("P3", "P2") // the transfer, recorded
-	_, msgs, err := n.Nodes["P2"].ChanState(1, ch("P3", "P2"))
-	require.NoError(t, err)
+	_, msgs = chanState(t, n.Nodes["P2"], 1, ch("P3", "P2"))
 	assert.Equal(t, []spec.AppMsg{{Amt: 3, Seq: 1}}, msgs)
 	assert.Equal(t, core.Active, n.Nodes["P2"].Phase(1))
 	n.drain()
@@ -129,13 +124,11 @@ func TestConcurrentSnapshots(t *testing.T) {
 	assert.Equal(t, spec.SnapID(2), e.Snap)
 	assert.True(t, e.First)
 	n.deliver("P3", "P1") // the 5: in snapshot 1's recording only
-	_, m1, err := n.Nodes["P1"].ChanState(1, ch("P3", "P1"))
-	require.NoError(t, err)
-	_, m2, err := n.Nodes["P1"].ChanState(2, ch("P3", "P1"))
-	require.NoError(t, err)
+	_, m1 := chanState(t, n.Nodes["P1"], 1, ch("P3", "P1"))
+	_, m2 := chanState(t, n.Nodes["P1"], 2, ch("P3", "P1"))
 	assert.Equal(t, []spec.AppMsg{{Amt: 5, Seq: 1}}, m1)
 	assert.Empty(t, m2)
-	assert.Equal(t, []spec.SnapID{1, 2}, n.Nodes["P1"].Active())
+	assert.Equal(t, []spec.SnapID{1, 2}, core.ActiveSnaps(n.Nodes["P1"]))
 
 	n.deliver("P1", "P2") // marker 1, P2 case 1
 	n.deliver("P2", "P3") // marker 1 reaches P3 ahead of the 20
@@ -153,7 +146,7 @@ func TestConcurrentSnapshots(t *testing.T) {
 	}
 	assert.Equal(t, []spec.AppMsg{{Amt: 5, Seq: 1}}, n.global(1).Chans[ch("P3", "P1")])
 	assert.Equal(t, []spec.AppMsg{{Amt: 10, Seq: 1}}, n.global(2).Chans[ch("P1", "P2")])
-	_, err = spec.MergeCausal(n.Topo, n.Logs)
+	_, err := spec.MergeCausal(n.Topo, n.Logs)
 	require.NoError(t, err)
 
 	n.Take()
@@ -162,7 +155,7 @@ func TestConcurrentSnapshots(t *testing.T) {
 		assert.Equal(t, int64(175), coretest.Assemble(n.Parts[s]).Total())
 	}
 	for _, p := range n.Topo.Procs {
-		assert.Equal(t, uint64(2), n.Nodes[p].CompletedCount())
+		assert.Equal(t, uint64(2), core.CompletedCount(n.Nodes[p]))
 		_, ok := n.Nodes[p].Snapshot(1)
 		assert.False(t, ok, "released")
 	}
@@ -236,12 +229,12 @@ func TestStepErrorsLeaveStateUnchanged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := errorSetup(t)
 			nd := n.Nodes["P1"]
-			before := fingerprint(nd, 1, 2, 9)
+			before := core.Fingerprint(nd, 1, 2, 9)
 			err := tc.step(nd)
 			require.ErrorIs(t, err, tc.is)
 			assert.ErrorContains(t, err, tc.msg)
 			assert.ErrorContains(t, err, "core P1")
-			assert.Equal(t, before, fingerprint(nd, 1, 2, 9), "state changed by a failed step")
+			assert.Equal(t, before, core.Fingerprint(nd, 1, 2, 9), "state changed by a failed step")
 			// The node still works: drain everything and both snapshots complete.
 			n.drain()
 			assert.Equal(t, core.Complete, nd.Phase(1))
@@ -321,21 +314,22 @@ func TestDuplicateMarkerAfterCompletionBeforeRelease(t *testing.T) {
 	nd.TakeCompleted()
 	_, err = nd.Deliver(wire.Envelope{Chan: ch("P1", "P2"), Frame: wire.Frame{Kind: wire.KindMarker, Snap: 1}})
 	require.ErrorIs(t, err, core.ErrReleased)
-	_, _, err = nd.ChanState(1, ch("P1", "P2"))
-	require.ErrorIs(t, err, core.ErrReleased)
+	_, ok := nd.Snapshot(1)
+	assert.False(t, ok, "released: only the id is remembered")
+	assert.Equal(t, core.Released, nd.Phase(1))
 }
 
 func TestTokenRingTwoTokensIsAnError(t *testing.T) {
 	n := newTokenNet(t, spec.Ring(2), "P1")
 	n.send("P1", "P2", app.TokenPayload)
 	nd := n.Nodes["P2"]
-	before := fingerprint(nd)
+	before := core.Fingerprint(nd)
 	_, err := nd.Deliver(wire.Envelope{Chan: ch("P1", "P2"), Frame: wire.Frame{Kind: wire.KindApp, Seq: 1, Payload: app.TokenPayload}})
 	require.NoError(t, err)
 	_, err = nd.Deliver(wire.Envelope{Chan: ch("P1", "P2"), Frame: wire.Frame{Kind: wire.KindApp, Seq: 2, Payload: app.TokenPayload}})
 	require.ErrorIs(t, err, core.ErrApp)
 	require.ErrorContains(t, err, "two tokens")
-	assert.NotEqual(t, before, fingerprint(nd))
+	assert.NotEqual(t, before, core.Fingerprint(nd))
 	_, err = n.Nodes["P1"].SendApp("P2", app.TokenPayload)
 	require.ErrorContains(t, err, "not holding it")
 }
