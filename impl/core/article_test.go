@@ -13,13 +13,16 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
+// bankBal is the balance in b's captured memory, what a naive snapshot
+// of it would record.
 func bankBal(t *testing.T, b *app.Bank) int64 {
 	t.Helper()
 	st, err := b.Capture()
 	require.NoError(t, err)
-	bal, err := app.BankBalance(st)
+	mem, err := app.NewBank(0)
 	require.NoError(t, err)
-	return bal
+	require.NoError(t, mem.Restore(st))
+	return mem.Balance()
 }
 
 // The article's two-account example: P1 $100, P2 $50, a $30 transfer in
@@ -116,9 +119,9 @@ func TestArticleTokenRing(t *testing.T) {
 	for _, p := range []spec.ProcID{"P1", "P2", "P3"} {
 		ls, ok := n.Nodes[p].Snapshot(1)
 		require.True(t, ok)
-		h, err := app.TokenHeld(ls.App)
-		require.NoError(t, err)
-		held[p] = h
+		mem := app.NewToken(false)
+		require.NoError(t, mem.Restore(ls.App))
+		held[p] = mem.HasToken()
 		for _, r := range ls.Chans {
 			assert.Equal(t, core.Done, r.Status)
 			assert.Empty(t, r.Msgs, "channel %s", r.Chan)
