@@ -319,9 +319,6 @@ func (l *lockstep) part(s spec.SnapID, p spec.ProcID) (core.LocalSnapshot, bool)
 	return l.net.Nodes[p].Snapshot(s)
 }
 
-// busy lists the channels with frames in flight.
-func (l *lockstep) busy() []spec.Channel { return l.net.Busy() }
-
 // check compares the abstraction of the nodes and the network with the
 // model: proc, chan, recorded, recProc, recChan, recMsgs, the ghost
 // counters nSent and Len(got) through the nodes' next seqs, and the ghost
@@ -560,7 +557,7 @@ func fmtMarkers(cfg *model.Config, q []model.Msg) string {
 // logs by vector clocks) with Replay.
 func (l *lockstep) finish(pick func([]spec.Channel) spec.Channel) {
 	l.t.Helper()
-	for cs := l.busy(); len(cs) > 0; cs = l.busy() {
+	for cs := l.net.Busy(); len(cs) > 0; cs = l.net.Busy() {
 		l.deliver(pick(cs), 0)
 		l.check()
 	}
@@ -700,7 +697,7 @@ func lockstepProp(name string, nonFIFO bool, st *lockstepStats) func(*rapid.T) {
 				l.send(rapid.SampledFrom(cs).Draw(rt, "chan"), rapid.SampledFrom(l.amounts).Draw(rt, "amount"))
 			},
 			"deliver": func(rt *rapid.T) {
-				cs := l.busy()
+				cs := l.net.Busy()
 				if len(cs) == 0 {
 					rt.Skip("nothing in flight")
 				}
