@@ -16,9 +16,9 @@
 //     pre- and post-recording steps and replay both) and the stable
 //     property catalogue.
 //
-// Replay runs both; markerwave audit prints its Report. Net drives real
-// core nodes over a hand-scheduled network; Scenarios builds the article's
-// runs, committed under traces/.
+// Replay runs both; markerwave audit prints its Report. The tests drive
+// real core nodes over a hand-scheduled network (impl/core/coretest), and
+// their Scenarios build the article's runs, committed under traces/.
 //
 // The tests drive the implementation against the model: TestLockstep (a
 // rapid state machine over core nodes, compared with the model after

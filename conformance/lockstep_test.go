@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/spec"
@@ -33,14 +34,14 @@ func FailDir() string {
 	return filepath.Join("testdata", "failures")
 }
 
-// lockstep drives real impl/core nodes (through a Net, which holds the
+// lockstep drives real impl/core nodes (through a coretest.Net, which holds the
 // in-flight frames of every channel) and the model side by side: every
 // implementation step is taken in the model too, and after it the
 // abstraction of the nodes and the network must be the model's state.
 type lockstep struct {
 	t       checker
 	name    string // for the failure trace file
-	net     *Net
+	net     *coretest.Net
 	cfg     *model.Config
 	st      *model.State
 	budget  map[spec.ProcID]int
@@ -58,7 +59,7 @@ type lockstep struct {
 // drainLimit bounds the deliveries of a failing run's drain.
 const drainLimit = 100000
 
-func newLockstep(t checker, name string, net *Net, amounts []int64, budget map[spec.ProcID]int, initiator map[spec.SnapID]spec.ProcID) *lockstep {
+func newLockstep(t checker, name string, net *coretest.Net, amounts []int64, budget map[spec.ProcID]int, initiator map[spec.SnapID]spec.ProcID) *lockstep {
 	t.Helper()
 	k := model.Constants{Topo: net.Topo, InitBal: net.InitBal, Amount: amounts, Budget: budget, Initiator: initiator}
 	cfg, err := model.NewConfig(k, model.VariantSpec, spec.Invariants, nil)
@@ -133,7 +134,7 @@ func (l *lockstep) report(drain bool, msg string) {
 }
 
 // drainAlone delivers the implementation's frames, channel by channel in
-// topology order, until no frame can be delivered (Net.DrainDropping),
+// topology order, until no frame can be delivered (coretest.Net.DrainDropping),
 // the model taking each step too, and writes what happened to b. It
 // reports whether the run ended drained: every channel empty, or blocked.
 //
@@ -215,7 +216,7 @@ func (l *lockstep) take(ev spec.Event) {
 	l.last = fmt.Sprintf("step %d, %s", l.steps, ev)
 }
 
-// release has the nodes hand out their completed local snapshots (Net.Take).
+// release has the nodes hand out their completed local snapshots (coretest.Net.Take).
 func (l *lockstep) release() {
 	l.net.Take()
 	l.last = "the release of completed snapshots (Take) after step " + fmt.Sprint(l.steps)
@@ -232,7 +233,8 @@ func (l *lockstep) send(c spec.Channel, a int64) bool {
 	}
 	_, enabled := model.SendApp(l.cfg, l.st, c.From, c.To, a)
 	before := l.net.Nodes[c.From].State()
-	ev, err := l.net.Send(c.From, c.To, a)
+	st, err := l.net.SendAmount(c.From, c.To, a)
+	ev := st.Event
 	switch {
 	case enabled && err != nil:
 		l.fail("SendApp(%s, %s, %d) is enabled in the model (%s), the implementation refused: %v", c.From, c.To, a, fmtLocal(c.From, l.st.Proc[p]), err)
@@ -257,7 +259,8 @@ func (l *lockstep) send(c spec.Channel, a int64) bool {
 func (l *lockstep) deliver(c spec.Channel, i int) {
 	l.t.Helper()
 	f := l.net.Queues[c][i]
-	ev, err := l.net.DeliverAt(c, i)
+	st, err := l.net.DeliverAt(c, i)
+	ev := st.Event
 	if err != nil && i > 0 && f.Kind == wire.KindApp && errors.Is(err, core.ErrSeq) {
 		return
 	}
@@ -276,7 +279,8 @@ func (l *lockstep) initiate(s spec.SnapID) {
 	l.t.Helper()
 	p := l.cfg.Topo.Procs[l.cfg.Initiator[l.cfg.SnapIndex(s)]]
 	_, enabled := model.Initiate(l.cfg, l.st, s)
-	ev, err := l.net.Initiate(p, s)
+	st, err := l.net.Initiate(p, s)
+	ev := st.Event
 	switch {
 	case enabled && err != nil:
 		l.fail("Initiate(%d) is enabled in the model, %s refused: %v", s, p, err)
@@ -295,20 +299,24 @@ func (l *lockstep) initiate(s spec.SnapID) {
 func (l *lockstep) completed() int {
 	k := 0
 	for _, nd := range l.net.Nodes {
-		k += len(nd.Completed())
+		for _, s := range l.cfg.Snap {
+			if nd.Phase(s) == core.Complete {
+				k++
+			}
+		}
 	}
 	return k
 }
 
-// busy lists the channels with frames in flight.
-func (l *lockstep) busy() []spec.Channel {
-	var cs []spec.Channel
-	for _, c := range l.net.Topo.Chans {
-		if len(l.net.Queues[c]) > 0 {
-			cs = append(cs, c)
-		}
+// part is p's local snapshot of s as the implementation holds it: the
+// node's view while s is active or complete there, the part taken from it
+// (Net.Parts) once released.
+func (l *lockstep) part(s spec.SnapID, p spec.ProcID) (core.LocalSnapshot, bool) {
+	if l.net.Nodes[p].Phase(s) == core.Released {
+		part, ok := l.net.Parts[s][p]
+		return part, ok
 	}
-	return cs
+	return l.net.Nodes[p].Snapshot(s)
 }
 
 // check compares the abstraction of the nodes and the network with the
@@ -458,16 +466,10 @@ func (l *lockstep) mismatches() []mismatch {
 			if ph == core.Unknown {
 				continue
 			}
-			ls, ok := nd.Recorded(s)
-			if ph == core.Released {
-				ls, ok = net.Parts[s][p].State, net.Parts[s][p].Proc == p
-			}
-			if want := st.RecProc[si][i]; !ok || ls != want {
-				bad("recProc", varProperty("recProc", false, !ok || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
-			}
-			part, ok := nd.Snapshot(s)
-			if ph == core.Released {
-				part, ok = net.Parts[s][p]
+			part, ok := l.part(s, p)
+			ls := part.State
+			if want := st.RecProc[si][i]; !ok || part.Proc != p || ls != want {
+				bad("recProc", varProperty("recProc", false, !ok || part.Proc != p || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
 			}
 			l.cutMismatches(bad, s, si, p, part, ok)
 		}
@@ -475,21 +477,13 @@ func (l *lockstep) mismatches() []mismatch {
 			nd := net.Nodes[c.To]
 			recChan := varProperty("recChan", false, false)
 			status, msgs := core.Idle.String(), []spec.AppMsg(nil)
-			switch nd.Phase(s) {
-			case core.Unknown:
-			case core.Released:
-				ls := net.Parts[s][c.To]
-				r, ok := ls.Chan(c)
+			if nd.Phase(s) != core.Unknown {
+				part, _ := l.part(s, c.To)
+				r, ok := part.Chan(c)
 				if !ok {
 					bad("recChan", recChan, "recChan[%d][%s]: missing from %s's local snapshot", s, c, c.To)
 				}
 				status, msgs = r.Status.String(), r.AppMsgs()
-			default:
-				x, ms, err := nd.ChanState(s, c)
-				if err != nil {
-					bad("recChan", recChan, "recChan[%d][%s]: %v", s, c, err)
-				}
-				status, msgs = x.String(), ms
 			}
 			if want := st.RecChan[si][ci].String(); status != want {
 				bad("recChan", recChan, "recChan[%d][%s]: model %s, implementation %s", s, c, want, status)
@@ -563,7 +557,7 @@ func fmtMarkers(cfg *model.Config, q []model.Msg) string {
 // logs by vector clocks) with Replay.
 func (l *lockstep) finish(pick func([]spec.Channel) spec.Channel) {
 	l.t.Helper()
-	for cs := l.busy(); len(cs) > 0; cs = l.busy() {
+	for cs := l.net.Busy(); len(cs) > 0; cs = l.net.Busy() {
 		l.deliver(pick(cs), 0)
 		l.check()
 	}
@@ -641,19 +635,19 @@ func drawLockstep(t *rapid.T, name string) *lockstep {
 		budget[p] = rapid.IntRange(0, 40).Draw(t, "budget "+string(p))
 	}
 	var (
-		net     *Net
+		net     *coretest.Net
 		err     error
 		amounts []int64
 	)
 	if rapid.IntRange(0, 3).Draw(t, "app") == 0 {
-		net, err = NewTokenNet(topo, rapid.SampledFrom(topo.Procs).Draw(t, "holder"))
+		net, err = coretest.NewToken(topo, rapid.SampledFrom(topo.Procs).Draw(t, "holder"))
 		amounts = []int64{1}
 	} else {
 		bal := map[spec.ProcID]int64{}
 		for _, p := range topo.Procs {
 			bal[p] = rapid.Int64Range(0, 100).Draw(t, "bal "+string(p))
 		}
-		net, err = NewBankNet(topo, bal)
+		net, err = coretest.NewBank(topo, bal)
 		amounts = []int64{1, 5, 20, 30}
 	}
 	if err != nil {
@@ -703,7 +697,7 @@ func lockstepProp(name string, nonFIFO bool, st *lockstepStats) func(*rapid.T) {
 				l.send(rapid.SampledFrom(cs).Draw(rt, "chan"), rapid.SampledFrom(l.amounts).Draw(rt, "amount"))
 			},
 			"deliver": func(rt *rapid.T) {
-				cs := l.busy()
+				cs := l.net.Busy()
 				if len(cs) == 0 {
 					rt.Skip("nothing in flight")
 				}

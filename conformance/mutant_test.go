@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -273,10 +274,10 @@ func assertFailureNames(t *testing.T, msg string, prop spec.Property) spec.Trace
 // lockstep harness whose failures are recorded, not fatal: each process
 // may send budget $30 transfers, and initiator starts snapshot 1. Failure
 // traces go to a temporary folder.
-func twoBankLockstep(t *testing.T, name string, budget int, initiator spec.ProcID) (*Net, *recorder, *lockstep) {
+func twoBankLockstep(t *testing.T, name string, budget int, initiator spec.ProcID) (*coretest.Net, *recorder, *lockstep) {
 	t.Helper()
 	t.Setenv("MARKERWAVE_FAIL_DIR", t.TempDir())
-	net, err := NewBankNet(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
+	net, err := coretest.NewBank(spec.Complete(2), map[spec.ProcID]int64{p1: 100, p2: 50})
 	require.NoError(t, err)
 	var amounts []int64
 	if budget > 0 {

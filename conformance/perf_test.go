@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -17,7 +18,7 @@ func bigRun(tb testing.TB, n int) (spec.Trace, map[spec.SnapID]spec.GlobalState)
 	for _, p := range topo.Procs {
 		bal[p] = 1000
 	}
-	net, err := NewBankNet(topo, bal)
+	net, err := coretest.NewBank(topo, bal)
 	require.NoError(tb, err)
 	r := rand.New(rand.NewPCG(1, 2))
 	sid := spec.SnapID(0)
@@ -25,7 +26,7 @@ func bigRun(tb testing.TB, n int) (spec.Trace, map[spec.SnapID]spec.GlobalState)
 		c := topo.Chans[r.IntN(len(topo.Chans))]
 		switch x := r.IntN(200); {
 		case x < 90:
-			_, _ = net.Send(c.From, c.To, 1+r.Int64N(20)) // refusals are fine
+			_, _ = net.SendAmount(c.From, c.To, 1+r.Int64N(20)) // refusals are fine
 		case x < 199:
 			if len(net.Queues[c]) > 0 {
 				_, err = net.Deliver(c)

@@ -27,15 +27,6 @@ func ReadTraceFile(path string) (spec.Trace, spec.TraceLines, error) {
 	return tr, lines, nil
 }
 
-// WriteTraceFile writes tr to path.
-func WriteTraceFile(path string, tr spec.Trace) error {
-	var b bytes.Buffer
-	if err := spec.WriteTrace(&b, tr); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
 // AuditFile replays trace file path, with the recorded snapshots and the
 // drained claim it carries.
 func AuditFile(path string, opts Options) (Report, error) {

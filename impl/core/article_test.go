@@ -13,13 +13,16 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
+// bankBal is the balance in b's captured memory, what a naive snapshot
+// of it would record.
 func bankBal(t *testing.T, b *app.Bank) int64 {
 	t.Helper()
 	st, err := b.Capture()
 	require.NoError(t, err)
-	bal, err := app.BankBalance(st)
+	mem, err := app.NewBank(0)
 	require.NoError(t, err)
-	return bal
+	require.NoError(t, mem.Restore(st))
+	return mem.Balance()
 }
 
 // The article's two-account example: P1 $100, P2 $50, a $30 transfer in
@@ -29,10 +32,10 @@ func bankBal(t *testing.T, b *app.Bank) int64 {
 func TestArticleTwoAccountTransfer(t *testing.T) {
 	n := newBankNet(t, spec.Complete(2), map[spec.ProcID]int64{"P1": 100, "P2": 50})
 
-	p1Before := bankBal(t, n.banks["P1"]) // before the deduction
+	p1Before := bankBal(t, n.bank("P1")) // before the deduction
 	n.send("P1", "P2", app.Transfer(30))
-	p1After := bankBal(t, n.banks["P1"])
-	p2Before := bankBal(t, n.banks["P2"]) // transfer still in flight
+	p1After := bankBal(t, n.bank("P1"))
+	p2Before := bankBal(t, n.bank("P2")) // transfer still in flight
 
 	// P2 initiates; its marker reaches P1 after P1 sent the transfer, and
 	// P1's marker follows the transfer on P1->P2.
@@ -41,7 +44,7 @@ func TestArticleTwoAccountTransfer(t *testing.T) {
 	assert.True(t, e.First)
 	assert.Equal(t, "[app#1(2 bytes) marker(1)]", n.head("P1", "P2"))
 	n.deliver("P1", "P2") // the transfer, recorded on P1->P2
-	p2After := bankBal(t, n.banks["P2"])
+	p2After := bankBal(t, n.bank("P2"))
 	n.deliver("P1", "P2") // the marker closes P1->P2
 
 	assert.Equal(t, int64(180), p1Before+p2After, "naive orphan: P1 before the send, P2 after the receive")
@@ -79,50 +82,46 @@ func TestArticleTokenRing(t *testing.T) {
 	tok := json.RawMessage(app.TokenPayload)
 
 	// 1. P1 initiates holding no token.
-	st, err := n.nodes["P1"].Initiate(1)
+	st, err := n.Initiate("P1", 1)
 	require.NoError(t, err)
 	require.Len(t, st.Out, 1)
 	assert.Equal(t, spec.Channel{From: "P1", To: "P2"}, st.Out[0].Chan)
 	assert.Zero(t, st.Completed)
-	n.apply(st)
-	rec, ok := n.nodes["P1"].Recorded(1)
+	rec, ok := n.Nodes["P1"].Snapshot(1)
 	require.True(t, ok)
-	assert.Equal(t, int64(0), rec.Bal, "State(P1) = { hasToken: false }")
-	status, msgs, err := n.nodes["P1"].ChanState(1, spec.Channel{From: "P3", To: "P1"})
-	require.NoError(t, err)
+	assert.Equal(t, int64(0), rec.State.Bal, "State(P1) = { hasToken: false }")
+	status, msgs := chanState(t, n.Nodes["P1"], 1, spec.Channel{From: "P3", To: "P1"})
 	assert.Equal(t, core.Recording, status)
 	assert.Empty(t, msgs)
 
 	// 2. P2 sends the token to P3 before P1's marker arrives.
 	n.send("P2", "P3", app.TokenPayload)
-	assert.False(t, n.tokens["P2"].HasToken())
+	assert.False(t, n.token("P2").HasToken())
 
 	// 3. P2 receives the first marker: case 1, and it is P2's only incoming
 	// channel, so P2's part is complete.
-	st, err = n.nodes["P2"].Deliver(wire.Envelope{Chan: spec.Channel{From: "P1", To: "P2"}, Frame: n.q[spec.Channel{From: "P1", To: "P2"}][0]})
+	st, err = n.Deliver(spec.Channel{From: "P1", To: "P2"})
 	require.NoError(t, err)
-	n.q[spec.Channel{From: "P1", To: "P2"}] = nil
 	assert.Equal(t, spec.SnapID(1), st.Completed)
-	n.apply(st)
 	assert.Equal(t, "[app#1(7 bytes) marker(1)]", n.head("P2", "P3"), "the marker follows the token (FIFO)")
 
 	// 4. P3 receives the token, then the first marker.
 	n.deliver("P2", "P3")
-	assert.True(t, n.tokens["P3"].HasToken())
+	assert.True(t, n.token("P3").HasToken())
 	n.deliver("P2", "P3")
 
 	// 5. P1 receives the subsequent marker: case 2, empty channel state.
 	n.deliver("P3", "P1")
-	assert.Zero(t, n.inFlight())
+	assert.Zero(t, n.InFlight())
 
 	// 6. Termination: P1 false, P2 false, P3 true, all channels empty.
 	held := map[spec.ProcID]bool{}
 	for _, p := range []spec.ProcID{"P1", "P2", "P3"} {
-		ls, ok := n.nodes[p].Snapshot(1)
+		ls, ok := n.Nodes[p].Snapshot(1)
 		require.True(t, ok)
-		h, err := app.TokenHeld(ls.App)
-		require.NoError(t, err)
-		held[p] = h
+		mem := app.NewToken(false)
+		require.NoError(t, mem.Restore(ls.App))
+		held[p] = mem.HasToken()
 		for _, r := range ls.Chans {
 			assert.Equal(t, core.Done, r.Status)
 			assert.Empty(t, r.Msgs, "channel %s", r.Chan)
@@ -140,18 +139,18 @@ func TestArticleTokenRing(t *testing.T) {
 		{Proc: "P3", Seq: 2, Action: spec.RecvMarker, From: "P2", To: "P3", Snap: 1, First: true, After: spec.LocalState{Bal: 1, Rcvd: 1}, VC: []uint64{1, 2, 2}},
 		{Proc: "P1", Seq: 2, Action: spec.RecvMarker, From: "P3", To: "P1", Snap: 1, First: false, After: spec.LocalState{}, VC: []uint64{2, 2, 2}},
 	}
-	assert.Equal(t, want, n.events)
-	merged, err := spec.MergeCausal(n.topo, n.logs)
+	assert.Equal(t, want, n.Events)
+	merged, err := spec.MergeCausal(n.Topo, n.Logs)
 	require.NoError(t, err)
 	assert.Len(t, merged, len(want))
 
 	// Each node hands its part out exactly once.
-	for _, p := range n.topo.Procs {
-		got := n.nodes[p].TakeCompleted()
+	for _, p := range n.Topo.Procs {
+		got := n.Nodes[p].TakeCompleted()
 		require.Len(t, got, 1)
 		assert.Equal(t, spec.SnapID(1), got[0].Snap)
-		assert.Empty(t, n.nodes[p].TakeCompleted())
-		assert.Equal(t, core.Released, n.nodes[p].Phase(1))
+		assert.Empty(t, n.Nodes[p].TakeCompleted())
+		assert.Equal(t, core.Released, n.Nodes[p].Phase(1))
 	}
 }
 
@@ -164,13 +163,12 @@ func TestArticlePuzzle(t *testing.T) {
 	n.initiate("P1", 1)
 	e := n.deliver("P2", "P1") // m21 arrives after P1 recorded
 	assert.Equal(t, spec.RecvApp, e.Action)
-	assert.Equal(t, int64(120), n.nodes["P1"].State().Bal)
-	_, msgs, err := n.nodes["P1"].ChanState(1, spec.Channel{From: "P2", To: "P1"})
-	require.NoError(t, err)
+	assert.Equal(t, int64(120), n.Nodes["P1"].State().Bal)
+	_, msgs := chanState(t, n.Nodes["P1"], 1, spec.Channel{From: "P2", To: "P1"})
 	assert.Equal(t, []spec.AppMsg{{Amt: 20, Seq: 1}}, msgs, "recorded while in flight")
 	n.deliver("P1", "P2") // marker reaches P2: case 1
 	n.deliver("P2", "P1") // P2's marker closes P2->P1
-	assert.Zero(t, n.inFlight())
+	assert.Zero(t, n.InFlight())
 
 	g := n.global(1)
 	want := spec.GlobalState{
@@ -178,8 +176,8 @@ func TestArticlePuzzle(t *testing.T) {
 		Chans: map[spec.Channel][]spec.AppMsg{{From: "P2", To: "P1"}: {{Amt: 20, Seq: 1}}},
 	}
 	assert.Empty(t, want.Diff(g), "P1 pre-m21, P2 post-send, c21 = [m21]")
-	n.take()
-	parts := n.done[1]
+	n.Take()
+	parts := n.Parts[1]
 	p1 := parts["P1"]
 	r, ok := p1.Chan(spec.Channel{From: "P2", To: "P1"})
 	require.True(t, ok)
@@ -190,10 +188,10 @@ func TestArticlePuzzle(t *testing.T) {
 	// Restore both from the snapshot and replay c21.
 	banks := map[spec.ProcID]*app.Bank{}
 	nodes := map[spec.ProcID]*core.Node{}
-	for _, p := range n.topo.Procs {
+	for _, p := range n.Topo.Procs {
 		b, _ := app.NewBank(0)
 		ls := parts[p]
-		nd, err := core.Restore(core.Config{Topology: n.topo, Self: p, App: b}, ls.Checkpoint())
+		nd, err := core.Restore(core.Config{Topology: n.Topo, Self: p, App: b}, ls.Checkpoint())
 		require.NoError(t, err)
 		banks[p], nodes[p] = b, nd
 		assert.Equal(t, ls.State, nd.State())

@@ -1,75 +1,54 @@
 package core_test
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
 
-// fifoNet is a tiny in-test network: one FIFO queue per channel, cores
-// stepped by hand.
 // tb is what the helpers need of *testing.T, *testing.B and *rapid.T.
 type tb interface {
 	require.TestingT
 	Helper()
 }
 
-type fifoNet struct {
-	t       tb
-	topo    *spec.Topology
-	nodes   map[spec.ProcID]*core.Node
-	banks   map[spec.ProcID]*app.Bank
-	tokens  map[spec.ProcID]*app.Token
-	q       map[spec.Channel][]wire.Frame
-	events  []spec.Event                 // in execution order
-	logs    map[spec.ProcID][]spec.Event // per process
-	markers map[snapChan]int             // markers emitted per (snap, channel)
-	done    map[spec.SnapID]map[spec.ProcID]core.LocalSnapshot
+// tnet is a coretest.Net whose steps must succeed: a refused step fails
+// the test, and every step's event must be valid and its frames sent by
+// the stepping process.
+type tnet struct {
+	*coretest.Net
+	t tb
 }
 
-type snapChan struct {
-	s spec.SnapID
-	c spec.Channel
-}
-
-func newNet(t tb, topo *spec.Topology) *fifoNet {
-	return &fifoNet{
-		t: t, topo: topo,
-		nodes:   map[spec.ProcID]*core.Node{},
-		banks:   map[spec.ProcID]*app.Bank{},
-		tokens:  map[spec.ProcID]*app.Token{},
-		q:       map[spec.Channel][]wire.Frame{},
-		logs:    map[spec.ProcID][]spec.Event{},
-		markers: map[snapChan]int{},
-		done:    map[spec.SnapID]map[spec.ProcID]core.LocalSnapshot{},
+func checked(t tb, n *coretest.Net, err error) *tnet {
+	t.Helper()
+	require.NoError(t, err)
+	n.OnStep = func(st core.Step) {
+		e := st.Event
+		require.NoError(t, e.Validate(n.Topo), "event %s", e)
+		for _, env := range st.Out {
+			require.Equal(t, e.Proc, env.Chan.From, "frame sent by the stepping process")
+		}
 	}
+	return &tnet{Net: n, t: t}
 }
 
-func newBankNet(t tb, topo *spec.Topology, bal map[spec.ProcID]int64) *fifoNet {
-	n := newNet(t, topo)
-	for _, p := range topo.Procs {
-		b, err := app.NewBank(bal[p])
-		require.NoError(t, err)
-		n.banks[p] = b
-		n.nodes[p] = mustNode(t, topo, p, b)
-	}
-	return n
+func newBankNet(t tb, topo *spec.Topology, bal map[spec.ProcID]int64) *tnet {
+	t.Helper()
+	n, err := coretest.NewBank(topo, bal)
+	return checked(t, n, err)
 }
 
-func newTokenNet(t tb, topo *spec.Topology, holder spec.ProcID) *fifoNet {
-	n := newNet(t, topo)
-	for _, p := range topo.Procs {
-		tk := app.NewToken(p == holder)
-		n.tokens[p] = tk
-		n.nodes[p] = mustNode(t, topo, p, tk)
-	}
-	return n
+func newTokenNet(t tb, topo *spec.Topology, holder spec.ProcID) *tnet {
+	t.Helper()
+	n, err := coretest.NewToken(topo, holder)
+	return checked(t, n, err)
 }
 
 func mustNode(t tb, topo *spec.Topology, p spec.ProcID, a core.App) *core.Node {
@@ -78,172 +57,89 @@ func mustNode(t tb, topo *spec.Topology, p spec.ProcID, a core.App) *core.Node {
 	return nd
 }
 
-// apply records a successful step: its event, its frames.
-func (n *fifoNet) apply(st core.Step) spec.Event {
-	n.t.Helper()
-	e := st.Event
-	require.NoError(n.t, e.Validate(n.topo), "event %s", e)
-	n.events = append(n.events, e)
-	n.logs[e.Proc] = append(n.logs[e.Proc], e)
-	for _, env := range st.Out {
-		require.Equal(n.t, e.Proc, env.Chan.From, "frame sent by the stepping process")
-		if env.Frame.Kind == wire.KindMarker {
-			n.markers[snapChan{env.Frame.Snap, env.Chan}]++
-		}
-		n.q[env.Chan] = append(n.q[env.Chan], env.Frame)
-	}
-	return e
-}
+func (n *tnet) bank(p spec.ProcID) *app.Bank   { return n.Apps[p].(*app.Bank) }
+func (n *tnet) token(p spec.ProcID) *app.Token { return n.Apps[p].(*app.Token) }
 
-func (n *fifoNet) trySend(p, q spec.ProcID, payload []byte) (spec.Event, error) {
-	st, err := n.nodes[p].SendApp(q, payload)
-	if err != nil {
-		return spec.Event{}, err
-	}
-	return n.apply(st), nil
-}
-
-func (n *fifoNet) send(p, q spec.ProcID, payload []byte) spec.Event {
+func (n *tnet) send(p, q spec.ProcID, payload []byte) spec.Event {
 	n.t.Helper()
-	e, err := n.trySend(p, q, payload)
+	st, err := n.Send(p, q, payload)
 	require.NoError(n.t, err)
-	return e
+	return st.Event
 }
 
-func (n *fifoNet) initiate(p spec.ProcID, s spec.SnapID) spec.Event {
+func (n *tnet) initiate(p spec.ProcID, s spec.SnapID) spec.Event {
 	n.t.Helper()
-	st, err := n.nodes[p].Initiate(s)
+	st, err := n.Initiate(p, s)
 	require.NoError(n.t, err)
-	return n.apply(st)
+	return st.Event
 }
 
 // deliver delivers the head of channel from->to.
-func (n *fifoNet) deliver(from, to spec.ProcID) spec.Event {
+func (n *tnet) deliver(from, to spec.ProcID) spec.Event {
 	n.t.Helper()
 	c := spec.Channel{From: from, To: to}
-	require.NotEmpty(n.t, n.q[c], "channel %s is empty", c)
-	f := n.q[c][0]
-	st, err := n.nodes[to].Deliver(wire.Envelope{Chan: c, Frame: f})
-	require.NoError(n.t, err, "deliver %s on %s", f, c)
-	n.q[c] = n.q[c][1:]
-	return n.apply(st)
+	st, err := n.Deliver(c)
+	require.NoError(n.t, err, "deliver the head of %s", c)
+	return st.Event
 }
 
-// inFlight counts the frames queued on all channels.
-func (n *fifoNet) inFlight() int {
-	k := 0
-	for _, fs := range n.q {
-		k += len(fs)
-	}
-	return k
+func (n *tnet) drain() {
+	n.t.Helper()
+	require.NoError(n.t, n.Drain())
 }
 
 // head describes channel c's queue, e.g. "[app#1 marker(1)]".
-func (n *fifoNet) head(from, to spec.ProcID) string {
+func (n *tnet) head(from, to spec.ProcID) string {
 	var parts []string
-	for _, f := range n.q[spec.Channel{From: from, To: to}] {
+	for _, f := range n.Queues[spec.Channel{From: from, To: to}] {
 		parts = append(parts, f.String())
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// drain delivers until every channel is empty, always taking the first
-// non-empty channel in topology order.
-func (n *fifoNet) drain() {
-	n.t.Helper()
-	for {
-		moved := false
-		for _, c := range n.topo.Chans {
-			if len(n.q[c]) > 0 {
-				n.deliver(c.From, c.To)
-				moved = true
-				break
-			}
-		}
-		if !moved {
-			return
-		}
-	}
-}
-
-// take collects every node's completed local snapshots.
-func (n *fifoNet) take() {
-	for _, p := range n.topo.Procs {
-		for _, ls := range n.nodes[p].TakeCompleted() {
-			if n.done[ls.Snap] == nil {
-				n.done[ls.Snap] = map[spec.ProcID]core.LocalSnapshot{}
-			}
-			n.done[ls.Snap][p] = ls
-		}
-	}
-}
-
 // global assembles snapshot s from the nodes' current (untaken) views; it
 // fails unless every node has completed s.
-func (n *fifoNet) global(s spec.SnapID) spec.GlobalState {
+func (n *tnet) global(s spec.SnapID) spec.GlobalState {
 	n.t.Helper()
 	parts := map[spec.ProcID]core.LocalSnapshot{}
-	for _, p := range n.topo.Procs {
-		ls, ok := n.nodes[p].Snapshot(s)
+	for _, p := range n.Topo.Procs {
+		ls, ok := n.Nodes[p].Snapshot(s)
 		require.True(n.t, ok, "%s has not recorded snapshot %d", p, s)
-		require.Equal(n.t, core.Complete, n.nodes[p].Phase(s), "%s: snapshot %d", p, s)
+		require.Equal(n.t, core.Complete, n.Nodes[p].Phase(s), "%s: snapshot %d", p, s)
 		parts[p] = ls
 	}
-	return assemble(parts)
-}
-
-func assemble(parts map[spec.ProcID]core.LocalSnapshot) spec.GlobalState {
-	g := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
-	for p, ls := range parts {
-		g.Procs[p] = ls.State
-		for _, r := range ls.Chans {
-			g.Chans[r.Chan] = r.AppMsgs()
-		}
-	}
-	return g
+	return coretest.Assemble(parts)
 }
 
 // liveTotal is the money in the run now: balances plus transfers queued.
-func (n *fifoNet) liveTotal() int64 {
+func (n *tnet) liveTotal() int64 {
 	n.t.Helper()
 	var t int64
-	for _, p := range n.topo.Procs {
-		t += n.nodes[p].State().Bal
+	for _, p := range n.Topo.Procs {
+		t += n.Nodes[p].State().Bal
 	}
-	for _, fs := range n.q {
+	for c, fs := range n.Queues {
 		for _, f := range fs {
 			if f.Kind == wire.KindApp {
-				t += amountOf(n.t, f.Payload)
+				amt, err := n.Apps[c.To].Amount(f.Payload)
+				require.NoError(n.t, err)
+				t += amt
 			}
 		}
 	}
 	return t
 }
 
-// amountOf abstracts a bank or token payload.
-func amountOf(t tb, p []byte) int64 {
+// chanState is incoming channel c's status in snapshot s at nd and the
+// messages recorded on it so far: idle before nd records s.
+func chanState(t tb, nd *core.Node, s spec.SnapID, c spec.Channel) (core.ChanStatus, []spec.AppMsg) {
 	t.Helper()
-	if string(p) == string(app.TokenPayload) {
-		return 1
+	ls, ok := nd.Snapshot(s)
+	if !ok {
+		require.Equal(t, core.Unknown, nd.Phase(s), "snapshot %d is released", s)
+		return core.Idle, nil
 	}
-	amt, err := app.DecodeTransfer(p)
-	require.NoError(t, err)
-	return amt
-}
-
-// fingerprint renders everything observable about a node, to check that
-// a failed step changed nothing.
-func fingerprint(nd *core.Node, snaps ...spec.SnapID) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "state=%+v clock=%v steps=%d active=%v done=%d\n", nd.State(), nd.Clock(), nd.Steps(), nd.Active(), nd.CompletedCount())
-	for _, p := range nd.Topology().Procs {
-		s, ok := nd.NextSendSeq(p)
-		r, ok2 := nd.NextRecvSeq(p)
-		fmt.Fprintf(&b, "%s: send=%d/%v recv=%d/%v\n", p, s, ok, r, ok2)
-	}
-	for _, s := range snaps {
-		ls, ok := nd.Snapshot(s)
-		fmt.Fprintf(&b, "snap %d: phase=%s ok=%v %+v\n", s, nd.Phase(s), ok, ls)
-	}
-	return b.String()
+	r, ok := ls.Chan(c)
+	require.True(t, ok, "%s is not an incoming channel of %s", c, ls.Proc)
+	return r.Status, r.AppMsgs()
 }

@@ -1,18 +1,10 @@
-// Package core is a deterministic, transport-agnostic Chandy-Lamport node.
-// It has no goroutines, clocks, randomness or I/O: a caller drives a Node
-// one step at a time, and each step returns the frames to send and the
-// spec.Event it performed. The steps mirror the actions of
-// tla/ChandyLamport.tla: SendApp, RecvApp, Initiate and RecvMarker.
-//
-// A Node is not safe for concurrent use. It keeps the payload slices it is
-// given in frames and events (callers must not modify them afterwards) but
-// copies payloads it records as channel state.
 package core
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
@@ -29,6 +21,44 @@ var (
 	ErrReleased        = errors.New("snapshot already completed and released")
 	ErrApp             = errors.New("application error")
 )
+
+// Error is why a node refused a step or a checkpoint: the node, the
+// operation ("new", "send", "initiate", "deliver", "restore"), the channel
+// and the application message's seq when they are known, and the cause. The cause is one of the errors above, or wraps
+// one, with the details; errors.Is and errors.As see through an Error.
+type Error struct {
+	Node spec.ProcID
+	Op   string
+	Chan spec.Channel // zero if the operation is on no channel
+	Seq  uint64       // 0 if unknown
+	Err  error
+}
+
+// Error reads "core P1: deliver on P2->P1, seq 3: <cause>".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("core")
+	if e.Node != "" {
+		b.WriteString(" " + string(e.Node))
+	}
+	b.WriteString(": " + e.Op)
+	if e.Chan != (spec.Channel{}) {
+		b.WriteString(" on " + e.Chan.String())
+	}
+	if e.Seq != 0 {
+		fmt.Fprintf(&b, ", seq %d", e.Seq)
+	}
+	b.WriteString(": " + e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// errorf is the Error of op on channel c (zero: none) with the cause
+// fmt.Errorf(format, args...).
+func (n *Node) errorf(op string, c spec.Channel, format string, args ...any) error {
+	return &Error{Node: n.self, Op: op, Chan: c, Err: fmt.Errorf(format, args...)}
+}
 
 // Config names the node's process, its topology and its application.
 type Config struct {
@@ -77,14 +107,14 @@ type Node struct {
 // counters zero, seqs starting at 1.
 func New(cfg Config) (*Node, error) {
 	if cfg.Topology == nil {
-		return nil, fmt.Errorf("core: config has no topology")
+		return nil, &Error{Node: cfg.Self, Op: "new", Err: errors.New("config has no topology")}
 	}
 	if cfg.App == nil {
-		return nil, fmt.Errorf("core: config has no application")
+		return nil, &Error{Node: cfg.Self, Op: "new", Err: errors.New("config has no application")}
 	}
 	idx := cfg.Topology.ProcIndex(cfg.Self)
 	if idx < 0 {
-		return nil, fmt.Errorf("core: process %q is not in the topology", string(cfg.Self))
+		return nil, &Error{Node: cfg.Self, Op: "new", Err: fmt.Errorf("process %q is not in the topology", string(cfg.Self))}
 	}
 	n := &Node{
 		topo:   cfg.Topology,
@@ -135,38 +165,38 @@ func Restore(cfg Config, cp Checkpoint) (*Node, error) {
 		return nil, err
 	}
 	if cp.State.Sent < 0 || cp.State.Rcvd < 0 {
-		return nil, fmt.Errorf("core: restore %s: negative counters sent=%d rcvd=%d", string(n.self), cp.State.Sent, cp.State.Rcvd)
+		return nil, n.errorf("restore", spec.Channel{}, "negative counters sent=%d rcvd=%d", cp.State.Sent, cp.State.Rcvd)
 	}
 	for c, s := range cp.NextSend {
 		j, ok := n.outIdx[c.To]
 		if c.From != n.self || !ok {
-			return nil, fmt.Errorf("core: restore %s: %w: %s is not an outgoing channel", string(n.self), ErrUnknownChannel, c)
+			return nil, n.errorf("restore", spec.Channel{}, "%w: %s is not an outgoing channel", ErrUnknownChannel, c)
 		}
 		if s == 0 {
-			return nil, fmt.Errorf("core: restore %s: next send seq on %s is 0, seqs start at 1", string(n.self), c)
+			return nil, n.errorf("restore", spec.Channel{}, "next send seq on %s is 0, seqs start at 1", c)
 		}
 		n.sendSeq[j] = s
 	}
 	for c, s := range cp.NextRecv {
 		i, ok := n.inIdx[c.From]
 		if c.To != n.self || !ok {
-			return nil, fmt.Errorf("core: restore %s: %w: %s is not an incoming channel", string(n.self), ErrUnknownChannel, c)
+			return nil, n.errorf("restore", spec.Channel{}, "%w: %s is not an incoming channel", ErrUnknownChannel, c)
 		}
 		if s == 0 {
-			return nil, fmt.Errorf("core: restore %s: next receive seq on %s is 0, seqs start at 1", string(n.self), c)
+			return nil, n.errorf("restore", spec.Channel{}, "next receive seq on %s is 0, seqs start at 1", c)
 		}
 		n.recvSeq[i] = s
 	}
 	prev, err := n.app.Capture()
 	if err != nil {
-		return nil, fmt.Errorf("core: restore %s: %w: capture: %w", string(n.self), ErrApp, err)
+		return nil, n.errorf("restore", spec.Channel{}, "%w: capture: %w", ErrApp, err)
 	}
 	if err := n.app.Restore(cp.App); err != nil {
-		return nil, fmt.Errorf("core: restore %s: %w: %w", string(n.self), ErrApp, err)
+		return nil, n.errorf("restore", spec.Channel{}, "%w: %w", ErrApp, err)
 	}
 	if b := n.app.Balance(); b != cp.State.Bal {
 		_ = n.app.Restore(prev)
-		return nil, fmt.Errorf("core: restore %s: application state has balance %d, checkpoint says %d", string(n.self), b, cp.State.Bal)
+		return nil, n.errorf("restore", spec.Channel{}, "application state has balance %d, checkpoint says %d", b, cp.State.Bal)
 	}
 	n.sent, n.rcvd = cp.State.Sent, cp.State.Rcvd
 	if cp.SnapFloor > 0 {
@@ -182,15 +212,15 @@ func Restore(cfg Config, cp Checkpoint) (*Node, error) {
 func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
 	j, ok := n.outIdx[to]
 	if !ok {
-		return Step{}, fmt.Errorf("core %s: send: %w: no channel %s->%s", string(n.self), ErrUnknownChannel, string(n.self), string(to))
+		return Step{}, n.errorf("send", spec.Channel{}, "%w: no channel %s->%s", ErrUnknownChannel, string(n.self), string(to))
 	}
 	c := n.out[j]
 	amt, err := n.amount(payload)
 	if err != nil {
-		return Step{}, fmt.Errorf("core %s: send on %s: %w", string(n.self), c, err)
+		return Step{}, &Error{Node: n.self, Op: "send", Chan: c, Err: err}
 	}
 	if err := n.app.Send(to, payload); err != nil {
-		return Step{}, fmt.Errorf("core %s: send on %s refused: %w: %w", string(n.self), c, ErrApp, err)
+		return Step{}, n.errorf("send", c, "%w: refused: %w", ErrApp, err)
 	}
 	seq := n.sendSeq[j]
 	n.sendSeq[j]++
@@ -208,14 +238,14 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
 // marker on every outgoing channel, record every incoming channel.
 func (n *Node) Initiate(s spec.SnapID) (Step, error) {
 	if s == 0 {
-		return Step{}, fmt.Errorf("core %s: initiate: %w: 0", string(n.self), ErrBadSnap)
+		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: 0", ErrBadSnap)
 	}
 	if n.snaps[s] != nil || n.released.has(s) {
-		return Step{}, fmt.Errorf("core %s: initiate: %w: %s already knows snapshot %d", string(n.self), ErrDuplicateSnap, string(n.self), s)
+		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: %s already knows snapshot %d", ErrDuplicateSnap, string(n.self), s)
 	}
 	appState, err := n.app.Capture()
 	if err != nil {
-		return Step{}, fmt.Errorf("core %s: initiate %d: %w: capture: %w", string(n.self), s, ErrApp, err)
+		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: capture for snapshot %d: %w", ErrApp, s, err)
 	}
 	st := n.record(s, appState)
 	n.vc = n.vc.Tick(n.idx)
@@ -234,15 +264,15 @@ func (n *Node) Initiate(s spec.SnapID) (Step, error) {
 func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 	c := env.Chan
 	if c.To != n.self {
-		return Step{}, fmt.Errorf("core %s: deliver: %w: frame on %s is addressed to %s", string(n.self), ErrUnknownChannel, c, string(c.To))
+		return Step{}, n.errorf("deliver", c, "%w: the frame is addressed to %s", ErrUnknownChannel, string(c.To))
 	}
 	i, ok := n.inIdx[c.From]
 	if !ok {
-		return Step{}, fmt.Errorf("core %s: deliver: %w: %s is not an incoming channel (unknown peer %q)", string(n.self), ErrUnknownChannel, c, string(c.From))
+		return Step{}, n.errorf("deliver", c, "%w: not an incoming channel (unknown peer %q)", ErrUnknownChannel, string(c.From))
 	}
 	f := &env.Frame
 	if len(f.VC) != 0 && len(f.VC) != len(n.vc) {
-		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: vector clock has %d entries, want %d", string(n.self), c, ErrBadFrame, len(f.VC), len(n.vc))
+		return Step{}, n.errorf("deliver", c, "%w: vector clock has %d entries, want %d", ErrBadFrame, len(f.VC), len(n.vc))
 	}
 	switch f.Kind {
 	case wire.KindApp:
@@ -250,7 +280,7 @@ func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 	case wire.KindMarker:
 		return n.recvMarker(i, f)
 	}
-	return Step{}, fmt.Errorf("core %s: deliver on %s: %w: unknown frame kind %d", string(n.self), c, ErrBadFrame, f.Kind)
+	return Step{}, n.errorf("deliver", c, "%w: unknown frame kind %d", ErrBadFrame, f.Kind)
 }
 
 // recvApp mirrors RecvApp(p, q): apply, rcvd+1, and append the message to
@@ -258,17 +288,17 @@ func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 	c := n.in[i]
 	if f.Snap != 0 {
-		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: app frame carries snapshot id %d", string(n.self), c, ErrBadFrame, f.Snap)
+		return Step{}, n.errorf("deliver", c, "%w: app frame carries snapshot id %d", ErrBadFrame, f.Snap)
 	}
 	if f.Seq != n.recvSeq[i] {
-		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: expected seq %d, got %d", string(n.self), c, ErrSeq, n.recvSeq[i], f.Seq)
+		return Step{}, n.errorf("deliver", c, "%w: expected seq %d, got %d", ErrSeq, n.recvSeq[i], f.Seq)
 	}
 	amt, err := n.amount(f.Payload)
 	if err != nil {
-		return Step{}, fmt.Errorf("core %s: deliver on %s, seq %d: %w", string(n.self), c, f.Seq, err)
+		return Step{}, &Error{Node: n.self, Op: "deliver", Chan: c, Seq: f.Seq, Err: err}
 	}
 	if err := n.app.Apply(c.From, f.Payload); err != nil {
-		return Step{}, fmt.Errorf("core %s: deliver on %s, seq %d: %w: %w", string(n.self), c, f.Seq, ErrApp, err)
+		return Step{}, &Error{Node: n.self, Op: "deliver", Chan: c, Seq: f.Seq, Err: fmt.Errorf("%w: %w", ErrApp, err)}
 	}
 	n.recvSeq[i]++
 	n.rcvd++
@@ -295,23 +325,23 @@ func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
 	c, s := n.in[i], f.Snap
 	if s == 0 {
-		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: marker with snapshot id 0", string(n.self), c, ErrBadSnap)
+		return Step{}, n.errorf("deliver", c, "%w: marker with snapshot id 0", ErrBadSnap)
 	}
 	if f.Seq != 0 || len(f.Payload) != 0 {
-		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: marker %d carries seq %d and %d payload bytes", string(n.self), c, ErrBadFrame, s, f.Seq, len(f.Payload))
+		return Step{}, n.errorf("deliver", c, "%w: marker %d carries seq %d and %d payload bytes", ErrBadFrame, s, f.Seq, len(f.Payload))
 	}
 	if n.released.has(s) {
-		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: marker for snapshot %d", string(n.self), c, ErrReleased, s)
+		return Step{}, n.errorf("deliver", c, "%w: marker for snapshot %d", ErrReleased, s)
 	}
 	st := n.snaps[s]
 	first := st == nil
 	if !first && st.status[i] == Done {
-		return Step{}, fmt.Errorf("core %s: deliver on %s: %w: second marker of snapshot %d on this channel", string(n.self), c, ErrDuplicateMarker, s)
+		return Step{}, n.errorf("deliver", c, "%w: second marker of snapshot %d on this channel", ErrDuplicateMarker, s)
 	}
 	if first {
 		appState, err := n.app.Capture()
 		if err != nil {
-			return Step{}, fmt.Errorf("core %s: deliver marker %d on %s: %w: capture: %w", string(n.self), s, c, ErrApp, err)
+			return Step{}, n.errorf("deliver", c, "%w: capture for snapshot %d: %w", ErrApp, s, err)
 		}
 		st = n.record(s, appState)
 	}
@@ -438,19 +468,6 @@ func (n *Node) TakeCompleted() []LocalSnapshot {
 	return out
 }
 
-// Completed lists the completed local snapshots not yet taken, in
-// completion order.
-func (n *Node) Completed() []spec.SnapID {
-	ids := make([]spec.SnapID, len(n.completed))
-	for k, ls := range n.completed {
-		ids[k] = ls.Snap
-	}
-	return ids
-}
-
-// Self is the node's process id.
-func (n *Node) Self() spec.ProcID { return n.self }
-
 // Topology is the node's topology.
 func (n *Node) Topology() *spec.Topology { return n.topo }
 
@@ -458,12 +475,6 @@ func (n *Node) Topology() *spec.Topology { return n.topo }
 func (n *Node) State() spec.LocalState {
 	return spec.LocalState{Bal: n.app.Balance(), Sent: n.sent, Rcvd: n.rcvd}
 }
-
-// Clock is a copy of the node's vector clock.
-func (n *Node) Clock() spec.VectorClock { return append(spec.VectorClock(nil), n.vc...) }
-
-// Steps is the number of steps taken: the Seq of the last event.
-func (n *Node) Steps() uint64 { return n.steps }
 
 // NextSendSeq is the seq the next message to peer to gets.
 func (n *Node) NextSendSeq(to spec.ProcID) (uint64, bool) {
@@ -507,45 +518,3 @@ func (n *Node) Snapshot(s spec.SnapID) (LocalSnapshot, bool) {
 	}
 	return n.view(st), true
 }
-
-// Recorded returns the local state recorded for s, if any (and not released).
-func (n *Node) Recorded(s spec.SnapID) (spec.LocalState, bool) {
-	st := n.snaps[s]
-	if st == nil {
-		return spec.LocalState{}, false
-	}
-	return st.state, true
-}
-
-// ChanState returns incoming channel c's status in snapshot s and the
-// messages recorded on it so far. It is an error if c is not an incoming
-// channel or s was released.
-func (n *Node) ChanState(s spec.SnapID, c spec.Channel) (ChanStatus, []spec.AppMsg, error) {
-	i, ok := n.inIdx[c.From]
-	if !ok || c.To != n.self {
-		return Idle, nil, fmt.Errorf("core %s: %w: %s is not an incoming channel", string(n.self), ErrUnknownChannel, c)
-	}
-	st := n.snaps[s]
-	if st == nil {
-		if n.released.has(s) {
-			return Done, nil, fmt.Errorf("core %s: %w: snapshot %d", string(n.self), ErrReleased, s)
-		}
-		return Idle, nil, nil
-	}
-	r := ChanRecording{Msgs: st.recs[i]}
-	return st.status[i], r.AppMsgs(), nil
-}
-
-// Active lists the snapshots this node has recorded that are not complete,
-// by id.
-func (n *Node) Active() []spec.SnapID {
-	ids := make([]spec.SnapID, len(n.active))
-	for k, st := range n.active {
-		ids[k] = st.id
-	}
-	return ids
-}
-
-// CompletedCount is the number of local snapshots completed so far,
-// including those already taken.
-func (n *Node) CompletedCount() uint64 { return n.nDone }

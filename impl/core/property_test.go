@@ -61,7 +61,7 @@ func TestPropertyRandomRuns(t *testing.T) {
 		nprocs := rapid.IntRange(2, 6).Draw(t, "procs")
 		topo := genTopology(t, nprocs)
 		token := rapid.Bool().Draw(t, "token ring app")
-		var n *fifoNet
+		var n *tnet
 		var total int64
 		if token {
 			n = newTokenNet(t, topo, rapid.SampledFrom(topo.Procs).Draw(t, "holder"))
@@ -82,7 +82,7 @@ func TestPropertyRandomRuns(t *testing.T) {
 		recordedSet := func(p spec.ProcID, snaps []spec.SnapID) map[spec.SnapID]bool {
 			m := map[spec.SnapID]bool{}
 			for _, s := range snaps {
-				m[s] = n.nodes[p].Phase(s) != core.Unknown
+				m[s] = n.Nodes[p].Phase(s) != core.Unknown
 			}
 			return m
 		}
@@ -99,20 +99,20 @@ func TestPropertyRandomRuns(t *testing.T) {
 				if !token {
 					payload = app.Transfer(rapid.Int64Range(1, 60).Draw(t, "amount"))
 				}
-				before := fingerprint(n.nodes[p], snaps...)
-				e, err := n.trySend(p, c.To, payload)
+				before := core.Fingerprint(n.Nodes[p], snaps...)
+				st, err := n.Send(p, c.To, payload)
 				if err != nil {
 					require.ErrorIs(t, err, core.ErrApp)
-					require.Equal(t, before, fingerprint(n.nodes[p], snaps...))
+					require.Equal(t, before, core.Fingerprint(n.Nodes[p], snaps...))
 					continue
 				}
-				k := msgKey{c, e.Msg}
+				k := msgKey{c, st.Event.Msg}
 				sentBefore[k] = recordedSet(p, snaps)
 				sent = append(sent, k)
 			case 4, 5, 6, 7: // deliver
 				var busy []spec.Channel
 				for _, c := range topo.Chans {
-					if len(n.q[c]) > 0 {
+					if len(n.Queues[c]) > 0 {
 						busy = append(busy, c)
 					}
 				}
@@ -120,7 +120,7 @@ func TestPropertyRandomRuns(t *testing.T) {
 					continue
 				}
 				c := rapid.SampledFrom(busy).Draw(t, "deliver chan")
-				if f := n.q[c][0]; f.Kind == wire.KindApp {
+				if f := n.Queues[c][0]; f.Kind == wire.KindApp {
 					recvAfter[msgKey{c, f.Seq}] = recordedSet(c.To, snaps)
 				}
 				n.deliver(c.From, c.To)
@@ -132,15 +132,15 @@ func TestPropertyRandomRuns(t *testing.T) {
 				s := spec.SnapID(len(snaps) + 1)
 				snaps = append(snaps, s)
 				n.initiate(p, s)
-				_, err := n.nodes[p].Initiate(s)
+				_, err := n.Nodes[p].Initiate(s)
 				require.ErrorIs(t, err, core.ErrDuplicateSnap)
 			}
 		}
 		// Drain, recording receipts.
-		for n.inFlight() > 0 {
+		for n.InFlight() > 0 {
 			for _, c := range topo.Chans {
-				if len(n.q[c]) > 0 {
-					if f := n.q[c][0]; f.Kind == wire.KindApp {
+				if len(n.Queues[c]) > 0 {
+					if f := n.Queues[c][0]; f.Kind == wire.KindApp {
 						recvAfter[msgKey{c, f.Seq}] = recordedSet(c.To, snaps)
 					}
 					n.deliver(c.From, c.To)
@@ -153,7 +153,7 @@ func TestPropertyRandomRuns(t *testing.T) {
 			g := n.global(s) // fails unless every process completed s
 			require.Equal(t, total, g.Total(), "snapshot %d: %+v", s, g)
 			for _, c := range topo.Chans {
-				require.Equal(t, 1, n.markers[snapChan{s, c}], "snapshot %d: markers on %s", s, c)
+				require.Equal(t, 1, n.MarkersSent(s, c), "snapshot %d: markers on %s", s, c)
 				var want []spec.AppMsg
 				for _, k := range sent {
 					if k.c == c && !sentBefore[k][s] && recvAfter[k][s] {
@@ -167,22 +167,22 @@ func TestPropertyRandomRuns(t *testing.T) {
 				}
 			}
 		}
-		for _, e := range n.events {
+		for _, e := range n.Events {
 			require.NoError(t, e.Validate(topo))
 		}
-		merged, err := spec.MergeCausal(topo, n.logs)
+		merged, err := spec.MergeCausal(topo, n.Logs)
 		require.NoError(t, err)
-		require.Len(t, merged, len(n.events))
+		require.Len(t, merged, len(n.Events))
 
-		n.take()
+		n.Take()
 		for _, s := range snaps {
-			checkSnapshotSeqs(t, topo, n.done[s])
-			restoreAndReplay(t, topo, n.done[s], token, total)
+			checkSnapshotSeqs(t, topo, n.Parts[s])
+			restoreAndReplay(t, topo, n.Parts[s], token, total)
 		}
 		for _, p := range topo.Procs {
-			require.Empty(t, n.nodes[p].Active())
+			require.Empty(t, core.ActiveSnaps(n.Nodes[p]))
 			for _, s := range snaps {
-				require.Equal(t, core.Released, n.nodes[p].Phase(s))
+				require.Equal(t, core.Released, n.Nodes[p].Phase(s))
 			}
 		}
 	})

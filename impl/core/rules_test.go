@@ -9,6 +9,7 @@ import (
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -38,7 +39,7 @@ func TestSendAppNumbersPerChannel(t *testing.T) {
 	assert.Equal(t, "[app#1(1 bytes) app#2(1 bytes)]", n.head("P1", "P3"))
 	// Recording does not change sends: no extra frames, same numbering.
 	n.initiate("P1", 1)
-	st, err := n.nodes["P1"].SendApp("P3", app.Transfer(4))
+	st, err := n.Nodes["P1"].SendApp("P3", app.Transfer(4))
 	require.NoError(t, err)
 	require.Len(t, st.Out, 1)
 	assert.Equal(t, uint64(3), st.Out[0].Frame.Seq)
@@ -47,7 +48,7 @@ func TestSendAppNumbersPerChannel(t *testing.T) {
 
 func TestInitiateSendsMarkersInTopologyOrder(t *testing.T) {
 	n := newBankNet(t, spec.Complete(4), nil)
-	st, err := n.nodes["P3"].Initiate(7)
+	st, err := n.Nodes["P3"].Initiate(7)
 	require.NoError(t, err)
 	var got []spec.Channel
 	for _, env := range st.Out {
@@ -55,8 +56,8 @@ func TestInitiateSendsMarkersInTopologyOrder(t *testing.T) {
 		got = append(got, env.Chan)
 	}
 	assert.Equal(t, []spec.Channel{ch("P3", "P1"), ch("P3", "P2"), ch("P3", "P4")}, got)
-	assert.Equal(t, []spec.SnapID{7}, n.nodes["P3"].Active())
-	ls, ok := n.nodes["P3"].Snapshot(7)
+	assert.Equal(t, []spec.SnapID{7}, core.ActiveSnaps(n.Nodes["P3"]))
+	ls, ok := n.Nodes["P3"].Snapshot(7)
 	require.True(t, ok)
 	for _, r := range ls.Chans {
 		assert.Equal(t, core.Recording, r.Status, "%s", r.Chan)
@@ -85,32 +86,27 @@ func TestMarkerCases(t *testing.T) {
 	e := n.deliver("P1", "P2")          // case 1 at P2
 	assert.True(t, e.First)
 	assert.Equal(t, spec.SnapID(1), e.Snap)
-	st, _, err := n.nodes["P2"].ChanState(1, ch("P1", "P2"))
-	require.NoError(t, err)
+	st, msgs := chanState(t, n.Nodes["P2"], 1, ch("P1", "P2"))
 	assert.Equal(t, core.Done, st, "the first marker's channel is recorded empty")
-	st, _, err = n.nodes["P2"].ChanState(1, ch("P3", "P2"))
-	require.NoError(t, err)
+	assert.Empty(t, msgs)
+	st, _ = chanState(t, n.Nodes["P2"], 1, ch("P3", "P2"))
 	assert.Equal(t, core.Recording, st)
-	st, _, err = n.nodes["P3"].ChanState(1, ch("P1", "P3"))
-	require.NoError(t, err)
+	st, _ = chanState(t, n.Nodes["P3"], 1, ch("P1", "P3"))
 	assert.Equal(t, core.Idle, st, "P3 has not recorded yet")
-	_, _, err = n.nodes["P3"].ChanState(1, ch("P3", "P1"))
-	require.ErrorIs(t, err, core.ErrUnknownChannel)
 
 	n.deliver("P3", "P2") // the transfer, recorded
-	_, msgs, err := n.nodes["P2"].ChanState(1, ch("P3", "P2"))
-	require.NoError(t, err)
+	_, msgs = chanState(t, n.Nodes["P2"], 1, ch("P3", "P2"))
 	assert.Equal(t, []spec.AppMsg{{Amt: 3, Seq: 1}}, msgs)
-	assert.Equal(t, core.Active, n.nodes["P2"].Phase(1))
+	assert.Equal(t, core.Active, n.Nodes["P2"].Phase(1))
 	n.drain()
-	for _, p := range n.topo.Procs {
-		assert.Equal(t, core.Complete, n.nodes[p].Phase(1), "%s", p)
+	for _, p := range n.Topo.Procs {
+		assert.Equal(t, core.Complete, n.Nodes[p].Phase(1), "%s", p)
 	}
 	g := n.global(1)
 	assert.Equal(t, []spec.AppMsg{{Amt: 3, Seq: 1}}, g.Chans[ch("P3", "P2")])
 	assert.Equal(t, int64(30), g.Total())
-	for _, c := range n.topo.Chans {
-		assert.Equal(t, 1, n.markers[snapChan{1, c}], "markers for snap 1 on %s", c)
+	for _, c := range n.Topo.Chans {
+		assert.Equal(t, 1, n.MarkersSent(1, c), "markers for snap 1 on %s", c)
 	}
 }
 
@@ -128,13 +124,11 @@ func TestConcurrentSnapshots(t *testing.T) {
 	assert.Equal(t, spec.SnapID(2), e.Snap)
 	assert.True(t, e.First)
 	n.deliver("P3", "P1") // the 5: in snapshot 1's recording only
-	_, m1, err := n.nodes["P1"].ChanState(1, ch("P3", "P1"))
-	require.NoError(t, err)
-	_, m2, err := n.nodes["P1"].ChanState(2, ch("P3", "P1"))
-	require.NoError(t, err)
+	_, m1 := chanState(t, n.Nodes["P1"], 1, ch("P3", "P1"))
+	_, m2 := chanState(t, n.Nodes["P1"], 2, ch("P3", "P1"))
 	assert.Equal(t, []spec.AppMsg{{Amt: 5, Seq: 1}}, m1)
 	assert.Empty(t, m2)
-	assert.Equal(t, []spec.SnapID{1, 2}, n.nodes["P1"].Active())
+	assert.Equal(t, []spec.SnapID{1, 2}, core.ActiveSnaps(n.Nodes["P1"]))
 
 	n.deliver("P1", "P2") // marker 1, P2 case 1
 	n.deliver("P2", "P3") // marker 1 reaches P3 ahead of the 20
@@ -146,23 +140,23 @@ func TestConcurrentSnapshots(t *testing.T) {
 	for _, s := range []spec.SnapID{1, 2} {
 		g := n.global(s)
 		assert.Equal(t, int64(175), g.Total(), "snapshot %d", s)
-		for _, c := range n.topo.Chans {
-			assert.Equal(t, 1, n.markers[snapChan{s, c}], "markers for snap %d on %s", s, c)
+		for _, c := range n.Topo.Chans {
+			assert.Equal(t, 1, n.MarkersSent(s, c), "markers for snap %d on %s", s, c)
 		}
 	}
 	assert.Equal(t, []spec.AppMsg{{Amt: 5, Seq: 1}}, n.global(1).Chans[ch("P3", "P1")])
 	assert.Equal(t, []spec.AppMsg{{Amt: 10, Seq: 1}}, n.global(2).Chans[ch("P1", "P2")])
-	_, err = spec.MergeCausal(n.topo, n.logs)
+	_, err := spec.MergeCausal(n.Topo, n.Logs)
 	require.NoError(t, err)
 
-	n.take()
+	n.Take()
 	for _, s := range []spec.SnapID{1, 2} {
-		assert.Len(t, n.done[s], 3)
-		assert.Equal(t, int64(175), assemble(n.done[s]).Total())
+		assert.Len(t, n.Parts[s], 3)
+		assert.Equal(t, int64(175), coretest.Assemble(n.Parts[s]).Total())
 	}
-	for _, p := range n.topo.Procs {
-		assert.Equal(t, uint64(2), n.nodes[p].CompletedCount())
-		_, ok := n.nodes[p].Snapshot(1)
+	for _, p := range n.Topo.Procs {
+		assert.Equal(t, uint64(2), core.CompletedCount(n.Nodes[p]))
+		_, ok := n.Nodes[p].Snapshot(1)
 		assert.False(t, ok, "released")
 	}
 }
@@ -171,19 +165,19 @@ func TestConcurrentSnapshots(t *testing.T) {
 // completed and released; snapshot 1 (initiated by P1) is recording and
 // has recorded one message on P2->P1; snapshot 2 (from P3) is recording
 // with P3->P1 done. The next message expected on P2->P1 is seq 2.
-func errorSetup(t *testing.T) *fifoNet {
+func errorSetup(t *testing.T) *tnet {
 	n := newBankNet(t, spec.Complete(3), map[spec.ProcID]int64{"P1": 100, "P2": 50, "P3": 25})
 	n.initiate("P2", 9)
 	n.drain()
-	n.take()
+	n.Take()
 	n.send("P2", "P1", app.Transfer(5))
 	n.initiate("P1", 1)
 	n.deliver("P2", "P1")
 	n.initiate("P3", 2)
 	n.deliver("P3", "P1")
-	require.Equal(t, core.Released, n.nodes["P1"].Phase(9))
-	require.Equal(t, core.Active, n.nodes["P1"].Phase(1))
-	require.Equal(t, core.Active, n.nodes["P1"].Phase(2))
+	require.Equal(t, core.Released, n.Nodes["P1"].Phase(9))
+	require.Equal(t, core.Active, n.Nodes["P1"].Phase(1))
+	require.Equal(t, core.Active, n.Nodes["P1"].Phase(2))
 	return n
 }
 
@@ -216,8 +210,8 @@ func TestStepErrorsLeaveStateUnchanged(t *testing.T) {
 		{"initiate active id", initiate(1), core.ErrDuplicateSnap, "P1 already knows snapshot 1"},
 		{"initiate id recorded via marker", initiate(2), core.ErrDuplicateSnap, "P1 already knows snapshot 2"},
 		{"initiate released id", initiate(9), core.ErrDuplicateSnap, "P1 already knows snapshot 9"},
-		{"frame for another node", deliver(ch("P2", "P3"), app5), core.ErrUnknownChannel, "frame on P2->P3 is addressed to P3"},
-		{"frame from unknown peer", deliver(ch("P9", "P1"), app5), core.ErrUnknownChannel, `P9->P1 is not an incoming channel (unknown peer "P9")`},
+		{"frame for another node", deliver(ch("P2", "P3"), app5), core.ErrUnknownChannel, "core P1: deliver on P2->P3: unknown channel: the frame is addressed to P3"},
+		{"frame from unknown peer", deliver(ch("P9", "P1"), app5), core.ErrUnknownChannel, `core P1: deliver on P9->P1: unknown channel: not an incoming channel (unknown peer "P9")`},
 		{"seq gap", deliver(ch("P2", "P1"), with(app5, func(f *wire.Frame) { f.Seq = 3 })), core.ErrSeq, "deliver on P2->P1: out-of-order message: expected seq 2, got 3"},
 		{"seq replay", deliver(ch("P2", "P1"), with(app5, func(f *wire.Frame) { f.Seq = 1 })), core.ErrSeq, "expected seq 2, got 1"},
 		{"seq on fresh channel", deliver(ch("P3", "P1"), with(app5, func(f *wire.Frame) { f.Seq = 2 })), core.ErrSeq, "P3->P1: out-of-order message: expected seq 1, got 2"},
@@ -234,13 +228,13 @@ func TestStepErrorsLeaveStateUnchanged(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			n := errorSetup(t)
-			nd := n.nodes["P1"]
-			before := fingerprint(nd, 1, 2, 9)
+			nd := n.Nodes["P1"]
+			before := core.Fingerprint(nd, 1, 2, 9)
 			err := tc.step(nd)
 			require.ErrorIs(t, err, tc.is)
 			assert.ErrorContains(t, err, tc.msg)
 			assert.ErrorContains(t, err, "core P1")
-			assert.Equal(t, before, fingerprint(nd, 1, 2, 9), "state changed by a failed step")
+			assert.Equal(t, before, core.Fingerprint(nd, 1, 2, 9), "state changed by a failed step")
 			// The node still works: drain everything and both snapshots complete.
 			n.drain()
 			assert.Equal(t, core.Complete, nd.Phase(1))
@@ -251,33 +245,92 @@ func TestStepErrorsLeaveStateUnchanged(t *testing.T) {
 	}
 }
 
+// A refused step is a *core.Error naming the node, the operation, the
+// channel and the message's seq where they are known; errors.Is sees the
+// sentinel and the application's error through it.
+func TestErrorNamesNodeOpChanSeq(t *testing.T) {
+	n := errorSetup(t)
+	nd := n.Nodes["P1"]
+	c21 := ch("P2", "P1")
+	cases := []struct {
+		err  error
+		want core.Error
+		is   error
+		msg  string
+	}{
+		{
+			err:  second(nd.Deliver(wire.Envelope{Chan: c21, Frame: wire.Frame{Kind: wire.KindApp, Seq: 3, Payload: app.Transfer(5)}})),
+			want: core.Error{Node: "P1", Op: "deliver", Chan: c21},
+			is:   core.ErrSeq,
+			msg:  "core P1: deliver on P2->P1: out-of-order message: expected seq 2, got 3",
+		},
+		{
+			err:  second(nd.Deliver(wire.Envelope{Chan: c21, Frame: wire.Frame{Kind: wire.KindApp, Seq: 2, Payload: app.Transfer(math.MaxInt64)}})),
+			want: core.Error{Node: "P1", Op: "deliver", Chan: c21, Seq: 2},
+			is:   core.ErrApp,
+			msg:  "core P1: deliver on P2->P1, seq 2: application error: bank: ",
+		},
+		{
+			err:  second(nd.SendApp("P2", app.Transfer(106))),
+			want: core.Error{Node: "P1", Op: "send", Chan: ch("P1", "P2")},
+			is:   core.ErrApp,
+			msg:  "core P1: send on P1->P2: application error: refused: ",
+		},
+		{
+			err:  second(nd.Initiate(0)),
+			want: core.Error{Node: "P1", Op: "initiate"},
+			is:   core.ErrBadSnap,
+			msg:  "core P1: initiate: invalid snapshot id: 0",
+		},
+	}
+	for _, tc := range cases {
+		var ce *core.Error
+		require.ErrorAs(t, tc.err, &ce)
+		require.ErrorIs(t, tc.err, tc.is)
+		assert.ErrorContains(t, tc.err, tc.msg)
+		got := *ce
+		got.Err = nil
+		assert.Equal(t, tc.want, got, "%v", tc.err)
+	}
+	_, err := core.Restore(core.Config{Topology: spec.Complete(2), Self: "P2", App: n.bank("P2")}, core.Checkpoint{State: spec.LocalState{Sent: -1}})
+	var ce *core.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "restore", ce.Op)
+	assert.EqualError(t, err, "core P2: restore: negative counters sent=-1 rcvd=0")
+	_, err = core.New(core.Config{Topology: spec.Complete(2), Self: "P7", App: n.bank("P2")})
+	assert.EqualError(t, err, `core P7: new: process "P7" is not in the topology`)
+}
+
+func second(_ core.Step, err error) error { return err }
+
 func TestDuplicateMarkerAfterCompletionBeforeRelease(t *testing.T) {
 	n := newBankNet(t, spec.Complete(2), nil)
 	n.initiate("P1", 1)
 	n.drain()
-	nd := n.nodes["P2"]
+	nd := n.Nodes["P2"]
 	require.Equal(t, core.Complete, nd.Phase(1))
 	_, err := nd.Deliver(wire.Envelope{Chan: ch("P1", "P2"), Frame: wire.Frame{Kind: wire.KindMarker, Snap: 1}})
 	require.ErrorIs(t, err, core.ErrDuplicateMarker)
 	nd.TakeCompleted()
 	_, err = nd.Deliver(wire.Envelope{Chan: ch("P1", "P2"), Frame: wire.Frame{Kind: wire.KindMarker, Snap: 1}})
 	require.ErrorIs(t, err, core.ErrReleased)
-	_, _, err = nd.ChanState(1, ch("P1", "P2"))
-	require.ErrorIs(t, err, core.ErrReleased)
+	_, ok := nd.Snapshot(1)
+	assert.False(t, ok, "released: only the id is remembered")
+	assert.Equal(t, core.Released, nd.Phase(1))
 }
 
 func TestTokenRingTwoTokensIsAnError(t *testing.T) {
 	n := newTokenNet(t, spec.Ring(2), "P1")
 	n.send("P1", "P2", app.TokenPayload)
-	nd := n.nodes["P2"]
-	before := fingerprint(nd)
+	nd := n.Nodes["P2"]
+	before := core.Fingerprint(nd)
 	_, err := nd.Deliver(wire.Envelope{Chan: ch("P1", "P2"), Frame: wire.Frame{Kind: wire.KindApp, Seq: 1, Payload: app.TokenPayload}})
 	require.NoError(t, err)
 	_, err = nd.Deliver(wire.Envelope{Chan: ch("P1", "P2"), Frame: wire.Frame{Kind: wire.KindApp, Seq: 2, Payload: app.TokenPayload}})
 	require.ErrorIs(t, err, core.ErrApp)
 	require.ErrorContains(t, err, "two tokens")
-	assert.NotEqual(t, before, fingerprint(nd))
-	_, err = n.nodes["P1"].SendApp("P2", app.TokenPayload)
+	assert.NotEqual(t, before, core.Fingerprint(nd))
+	_, err = n.Nodes["P1"].SendApp("P2", app.TokenPayload)
 	require.ErrorContains(t, err, "not holding it")
 }
 

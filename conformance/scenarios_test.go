@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 
+	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -31,14 +32,14 @@ var (
 	c13, c32   = spec.Channel{From: p1, To: p3}, spec.Channel{From: p3, To: p2}
 )
 
-// script runs steps against a Net. A send or initiation that fails stops
+// script runs steps against a coretest.Net. A send or initiation that fails stops
 // it; a scheduled delivery that cannot be taken is skipped and listed
 // (Scenario.Skipped): the frame is not there, or its receiver refuses it,
 // and then the frame is dropped and its channel blocked (as in
-// Net.DrainDropping), so that the trace stays a FIFO run and its verdict
+// coretest.Net.DrainDropping), so that the trace stays a FIFO run and its verdict
 // names the property the implementation breaks.
 type script struct {
-	n       *Net
+	n       *coretest.Net
 	err     error
 	skipped []string
 	blocked map[spec.Channel]bool
@@ -46,7 +47,7 @@ type script struct {
 
 func (s *script) send(p, q spec.ProcID, a int64) {
 	if s.err == nil {
-		_, s.err = s.n.Send(p, q, a)
+		_, s.err = s.n.SendAmount(p, q, a)
 	}
 }
 
@@ -100,7 +101,7 @@ func (s *script) deliverAt(c spec.Channel, i int) {
 	default:
 		if _, err := s.n.DeliverAt(c, i); err != nil {
 			f, _ := s.n.Drop(c, i)
-			s.skipped = append(s.skipped, fmt.Sprintf("step %d: %s, dropped; %s blocked", len(s.n.Events)+1, Refusal{Chan: c, Frame: f, Err: err}, c))
+			s.skipped = append(s.skipped, fmt.Sprintf("step %d: %s, dropped; %s blocked", len(s.n.Events)+1, coretest.Refusal{Chan: c, Frame: f, Err: err}, c))
 			s.block(c)
 		}
 	}
@@ -116,7 +117,7 @@ func (s *script) scenario(name, doc string, want spec.Property, drained bool) (S
 }
 
 func bankScript(topo *spec.Topology, bal map[spec.ProcID]int64) *script {
-	n, err := NewBankNet(topo, bal)
+	n, err := coretest.NewBank(topo, bal)
 	return &script{n: n, err: err}
 }
 
@@ -191,7 +192,7 @@ func Scenarios() ([]Scenario, error) {
 	}
 
 	// The article's three-process token ring, step by step.
-	n, err := NewTokenNet(spec.Ring(3), p2)
+	n, err := coretest.NewToken(spec.Ring(3), p2)
 	s = &script{n: n, err: err}
 	s.initiate(p1, 1)                         // 1. P1 records hasToken=false, marker to P2
 	s.send(p2, p3, 1)                         // 2. P2 sends the token before the marker arrives
