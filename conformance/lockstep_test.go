@@ -121,7 +121,7 @@ func (l *lockstep) report(drain bool, msg string) {
 	path := filepath.Join(FailDir(), strings.NewReplacer("/", "_", " ", "_").Replace(l.name)+".jsonl")
 	err := os.MkdirAll(FailDir(), 0o755)
 	if err == nil {
-		err = WriteTraceFile(path, tr)
+		err = spec.WriteTraceFile(path, tr)
 	}
 	if err != nil {
 		l.t.Fatalf("%s\n(could not write the trace: %v)", b.String(), err)

@@ -250,7 +250,7 @@ func TestReplayDrained(t *testing.T) {
 func TestTraceFileRoundTrip(t *testing.T) {
 	tr := richRun(t)
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	require.NoError(t, WriteTraceFile(path, tr))
+	require.NoError(t, spec.WriteTraceFile(path, tr))
 	got, lines, err := ReadTraceFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, len(tr.Events), len(got.Events))
@@ -309,7 +309,7 @@ func TestReplayChecksCutSeqs(t *testing.T) {
 	// Through a file: the line is the recorded line's.
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cut.jsonl")
-	require.NoError(t, WriteTraceFile(path, bad))
+	require.NoError(t, spec.WriteTraceFile(path, bad))
 	rep, err := AuditFile(path, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, spec.PropConsistentCut, rep.Property())

@@ -210,7 +210,7 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	if !r.OK() {
 		require.NoError(t, os.MkdirAll(FailDir(), 0o755))
 		path := filepath.Join(FailDir(), fmt.Sprintf("%s-seed%d.jsonl", filepath.Base(t.Name()), w.seed))
-		require.NoError(t, WriteTraceFile(path, tr2))
+		require.NoError(t, spec.WriteTraceFile(path, tr2))
 		t.Errorf("runtime run (root seed %d: workload seed %d, delay seed %d) does not conform; written to %s\nreplay: %s=%d go test ./conformance -count=1 -run '^%s$'\n%s",
 			w.root, w.seed, w.delay, path, seedEnv, w.root, rootName(t), r)
 	}

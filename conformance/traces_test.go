@@ -127,15 +127,6 @@ func WantFromPath(rel string) (spec.Property, error) {
 
 func writeTrace(w *bytes.Buffer, sc Scenario) error { return spec.WriteTrace(w, sc.Trace) }
 
-// WriteTraceFile writes tr to path, as ReadTraceFile reads it.
-func WriteTraceFile(path string, tr spec.Trace) error {
-	var b bytes.Buffer
-	if err := spec.WriteTrace(&b, tr); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
 // TestTracesReadme checks that traces/README.md lists every trace file
 // with the verdict its path encodes.
 func TestTracesReadme(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Action names a step of the algorithm; each is a TLA+ action of
@@ -193,6 +194,16 @@ const MaxTraceLine = 16 << 20
 type TraceLines struct {
 	Events   []int
 	Recorded []int
+}
+
+// WriteTraceFile writes t to the file at path (created or truncated) in
+// the form WriteTrace writes.
+func WriteTraceFile(path string, t Trace) error {
+	var b bytes.Buffer
+	if err := WriteTrace(&b, t); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // ReadTrace reads a JSON-lines trace strictly (see ReadTraceLines).

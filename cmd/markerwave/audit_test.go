@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -211,7 +210,7 @@ func splitLogs(t *testing.T, tr spec.Trace) string {
 				log.Events = append(log.Events, e)
 			}
 		}
-		require.NoError(t, conformance.WriteTraceFile(filepath.Join(dir, string(p)+".jsonl"), log))
+		require.NoError(t, spec.WriteTraceFile(filepath.Join(dir, string(p)+".jsonl"), log))
 	}
 	return dir
 }

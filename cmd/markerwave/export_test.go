@@ -42,7 +42,7 @@ func readTrace(t *testing.T, kind, name string) spec.Trace {
 func writeTrace(t *testing.T, tr spec.Trace) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "trace.jsonl")
-	require.NoError(t, conformance.WriteTraceFile(p, tr))
+	require.NoError(t, spec.WriteTraceFile(p, tr))
 	return p
 }
 
