@@ -29,19 +29,10 @@ type conventions struct {
 var commandConventions = map[string]conventions{
 	"demo": {
 		flags: []string{"nodes", "transfers", "seed", "out", "balance", "timeout"},
-		pending: map[string]string{
-			"help":        "reconciled at merge: the demo helper rewrites demo.go (runDemo); on this branch its --help prints Go's default usage to stderr and exits 2",
-			"usage error": "reconciled at merge: the demo helper rewrites demo.go (runDemo); on this branch its flag errors lack the 'markerwave demo:' prefix",
-		},
 	},
 	"node": {
 		flags: []string{"config", "id", "duration", "restore", "check"},
 		input: func(path string) []string { return []string{"--config", path, "--check"} },
-		pending: map[string]string{
-			"help":        "reconciled at merge: the node helper rewrites node.go (runNode); on this branch its --help prints Go's default usage to stderr and exits 2",
-			"usage error": "reconciled at merge: the node helper rewrites node.go (runNode); on this branch its flag errors lack the 'markerwave node:' prefix",
-			"bad input":   "reconciled at merge: the node helper rewrites node.go (runNode); on this branch it exits 1 on a bad config file, its errors prefixed 'node:'",
-		},
 	},
 	"check": {
 		flags: []string{"model", "workers", "simulate", "seed", "traces", "depth", "progress"},

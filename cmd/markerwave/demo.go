@@ -24,10 +24,6 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-func init() {
-	register("demo", "bank cluster over loopback TCP: transfers, concurrent snapshots, conservation check", runDemo)
-}
-
 const demoAbout = `
 Runs a bank of --nodes accounts, one node per account joined by a
 complete graph of TCP channels over loopback, as separate processes

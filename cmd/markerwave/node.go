@@ -18,10 +18,6 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-func init() {
-	register("node", "run one node of a multi-process cluster from a config file", runNode)
-}
-
 const nodeAbout = `
 Runs node ID of the cluster that FILE describes (the format is
 impl/runtime's FileConfig; see impl/runtime/testdata/cluster.json) until
