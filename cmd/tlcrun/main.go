@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,7 +98,6 @@ type options struct {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tlcrun", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var opt options
 	fs.StringVar(&opt.jar, "jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
 	fs.StringVar(&opt.manifest, "manifest", "tla/manifest.json", "the manifest")
@@ -105,10 +105,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opt.update, "update", false, "record the measured numbers in the manifest instead of comparing them")
 	fs.BoolVar(&opt.goOnly, "go-only", false, "run only the Go explorer (no TLC or Java needed) and compare its counts with the manifest's, or record them with -update")
 	fs.StringVar(&opt.java, "java", "java", "the java command")
+	fs.SetOutput(io.Discard) // errors and usage are printed below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
 			return 0
 		}
+		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tlcrun: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	if !opt.goOnly {
@@ -119,6 +129,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	man, err := tla.Load(opt.manifest)
 	if err != nil {
 		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
+		return 2
+	}
+	if opt.only != "" && !slices.ContainsFunc(man.Models, func(m tla.Model) bool { return m.Name == opt.only }) {
+		fmt.Fprintf(stderr, "tlcrun: -only %s: %s has no such model\n", opt.only, opt.manifest)
 		return 2
 	}
 	dir := filepath.Dir(opt.manifest)

@@ -156,3 +156,29 @@ func TestProgressWriterKeepsEverythingAndEchoesProgress(t *testing.T) {
 	assert.EqualValues(t, 158, r.Distinct)
 	assert.Equal(t, "   Progress(3) at t: 5 states generated\n   Progress(10) at 2026-11-29 15:50:09: 285 states generated, 158 distinct states found, 0 states left on queue.\n", log.String())
 }
+
+// -h prints the flags to stdout and exits 0; a bad flag or argument is a
+// usage error (exit 2, on stderr).
+func TestUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+	assert.Contains(t, out.String(), "-go-only")
+	assert.Empty(t, errb.String())
+
+	out.Reset()
+	assert.Equal(t, 2, run([]string{"-teleport"}, &out, &errb))
+	assert.Contains(t, errb.String(), "tlcrun: flag provided but not defined: -teleport")
+	assert.Empty(t, out.String())
+
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{"-go-only", "MCRing"}, &out, &errb))
+	assert.Contains(t, errb.String(), `tlcrun: unexpected argument "MCRing"`)
+}
+
+// -only names a model of the manifest.
+func TestOnlyUnknownModel(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-go-only", "-manifest", "../../tla/manifest.json", "-only", "MCNope"}, &out, &errb))
+	assert.Contains(t, errb.String(), "-only MCNope: ../../tla/manifest.json has no such model")
+	assert.Empty(t, out.String())
+}
