@@ -97,29 +97,9 @@ type options struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tlcrun", flag.ContinueOnError)
-	var opt options
-	fs.StringVar(&opt.jar, "jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
-	fs.StringVar(&opt.manifest, "manifest", "tla/manifest.json", "the manifest")
-	fs.StringVar(&opt.only, "only", "", "check only this model (by name)")
-	fs.BoolVar(&opt.update, "update", false, "record the measured numbers in the manifest instead of comparing them")
-	fs.BoolVar(&opt.goOnly, "go-only", false, "run only the Go explorer (no TLC or Java needed) and compare its counts with the manifest's, or record them with -update")
-	fs.StringVar(&opt.java, "java", "java", "the java command")
-	fs.SetOutput(io.Discard) // errors and usage are printed below
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return 0
-		}
-		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
-		fs.SetOutput(stderr)
-		fs.Usage()
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tlcrun: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	opt, code := parseOptions(args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
 	if !opt.goOnly {
 		if code := findTLC(opt, stderr); code != 0 {
@@ -146,24 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "FAIL the manifest's TLC numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
 		failed++
 	}
-	for i := range man.Models {
-		m := &man.Models[i]
-		if opt.only != "" && m.Name != opt.only {
-			continue
-		}
-		fmt.Fprintf(stdout, "== %s (%s): %s\n", m.Name, m.Kind, m.Demonstrates)
-		ok := true
-		if !opt.goOnly {
-			ok = runTLC(opt, dir, m, stdout)
-		}
-		if runGo(opt, dir, m, stdout) && ok {
-			if !opt.update {
-				fmt.Fprintf(stdout, "ok   %s\n", m.Name)
-			}
-		} else {
-			failed++
-		}
-	}
+	failed += checkModels(opt, dir, man, stdout)
 	if opt.update {
 		man.Machine = fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 		if opt.only == "" && !opt.goOnly {
@@ -180,6 +143,59 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// parseOptions reads the flags. It returns the exit code when tlcrun must
+// stop (0 after -h, 2 on a usage error), or -1.
+func parseOptions(args []string, stdout, stderr io.Writer) (options, int) {
+	fs := flag.NewFlagSet("tlcrun", flag.ContinueOnError)
+	var opt options
+	fs.StringVar(&opt.jar, "jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
+	fs.StringVar(&opt.manifest, "manifest", "tla/manifest.json", "the manifest")
+	fs.StringVar(&opt.only, "only", "", "check only this model (by name)")
+	fs.BoolVar(&opt.update, "update", false, "record the measured numbers in the manifest instead of comparing them")
+	fs.BoolVar(&opt.goOnly, "go-only", false, "run only the Go explorer (no TLC or Java needed) and compare its counts with the manifest's, or record them with -update")
+	fs.StringVar(&opt.java, "java", "java", "the java command")
+	fs.SetOutput(io.Discard) // errors and usage are printed below
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return opt, 0
+		}
+		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return opt, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tlcrun: unexpected argument %q\n", fs.Arg(0))
+		return opt, 2
+	}
+	return opt, -1
+}
+
+// checkModels runs TLC (unless -go-only) and the Go explorer on every
+// model (or the -only one), and returns how many failed.
+func checkModels(opt options, dir string, man *tla.Manifest, stdout io.Writer) int {
+	failed := 0
+	for i := range man.Models {
+		m := &man.Models[i]
+		if opt.only != "" && m.Name != opt.only {
+			continue
+		}
+		fmt.Fprintf(stdout, "== %s (%s): %s\n", m.Name, m.Kind, m.Demonstrates)
+		ok := true
+		if !opt.goOnly {
+			ok = runTLC(opt, dir, m, stdout)
+		}
+		if !runGo(opt, dir, m, stdout) || !ok {
+			failed++
+		} else if !opt.update {
+			fmt.Fprintf(stdout, "ok   %s\n", m.Name)
+		}
+	}
+	return failed
 }
 
 // findTLC checks that tla2tools.jar and java are there, saying how to get
