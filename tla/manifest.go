@@ -101,9 +101,6 @@ type Measure struct {
 // as it was when the binary was built.
 func Embedded() (*Manifest, error) { return Parse(manifestJSON) }
 
-// Schema returns manifest.schema.json.
-func Schema() []byte { return slices.Clone(schemaJSON) }
-
 // Load reads and parses the manifest at path.
 func Load(path string) (*Manifest, error) {
 	b, err := os.ReadFile(path)
@@ -130,9 +127,9 @@ func Parse(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// Marshal encodes m as the manifest file holds it (two-space indents, a
+// marshal encodes m as the manifest file holds it (two-space indents, a
 // final newline), refusing a manifest the schema rejects.
-func Marshal(m *Manifest) ([]byte, error) {
+func marshal(m *Manifest) ([]byte, error) {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
@@ -146,7 +143,7 @@ func Marshal(m *Manifest) ([]byte, error) {
 
 // Write writes m to path, refusing a manifest the schema rejects.
 func Write(path string, m *Manifest) error {
-	b, err := Marshal(m)
+	b, err := marshal(m)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

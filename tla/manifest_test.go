@@ -36,7 +36,7 @@ func TestManifestIsValidAndCurrent(t *testing.T) {
 	assert.GreaterOrEqual(t, kinds[Positive], 4)
 	assert.GreaterOrEqual(t, kinds[Negative], 3)
 
-	b, err := Marshal(man)
+	b, err := marshal(man)
 	require.NoError(t, err)
 	raw, err := os.ReadFile("manifest.json")
 	require.NoError(t, err)
@@ -51,7 +51,7 @@ func TestManifestIsValidAndCurrent(t *testing.T) {
 // field it defines.
 func TestSchemaSpeaksTheSpecsTerms(t *testing.T) {
 	var schema map[string]any
-	require.NoError(t, json.Unmarshal(Schema(), &schema))
+	require.NoError(t, json.Unmarshal(schemaJSON, &schema))
 	defs := schema["$defs"].(map[string]any)
 	var enum []spec.Property
 	for _, v := range defs["property"].(map[string]any)["enum"].([]any) {
