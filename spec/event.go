@@ -105,7 +105,7 @@ func (e Event) Validate(t *Topology) error {
 		}
 	case Initiate:
 		if e.Snap == 0 {
-			return fmt.Errorf("Initiate without a snapshot id")
+			return fmt.Errorf("action Initiate without a snapshot id")
 		}
 	default:
 		return fmt.Errorf("unknown action %q", string(e.Action))

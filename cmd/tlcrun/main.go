@@ -1,109 +1,44 @@
 // Command tlcrun model-checks every model in tla/manifest.json with TLC and
-// compares TLC's counts (distinct states, states generated, depth) and
-// verdicts with the manifest. It is what `make tlc` runs.
+// with the Go explorer, and compares their counts (distinct states, states
+// generated, depth) and verdicts with the manifest. It is what `make tlc`
+// runs.
 //
 //	go run ./cmd/tlcrun -jar /path/to/tla2tools.jar [-only MCRing] [-update]
+//	go run ./cmd/tlcrun -go-only [-only MCRing] [-update]
 //
-// With -update it rewrites the manifest's measured numbers instead of
-// comparing them.
+// With -update it records the measured numbers in the manifest instead of
+// comparing them (TLC's in "tlc", the Go explorer's in "go"); the Go
+// explorer's counts must still agree with TLC's. -go-only runs the Go
+// explorer alone, without TLC or Java, and leaves TLC's numbers and the
+// spec hashes alone.
 package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/tla"
 )
-
-// Manifest is tla/manifest.json.
-type Manifest struct {
-	Comment string `json:"comment,omitempty"`
-	Machine string `json:"machine,omitempty"`
-	// SpecSHA256 is the sha256 of every .tla and .cfg file beside the
-	// manifest when TLC's numbers were recorded: a changed spec or model
-	// means the numbers must be measured again (make tlc ... -update).
-	SpecSHA256 map[string]string `json:"spec_sha256"`
-	Models     []Model           `json:"models"`
-}
-
-// SpecHashes returns the sha256 of every .tla and .cfg file in dir.
-func SpecHashes(dir string) (map[string]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	h := map[string]string{}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".tla") && !strings.HasSuffix(e.Name(), ".cfg") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		h[e.Name()] = fmt.Sprintf("%x", sha256.Sum256(b))
-	}
-	return h, nil
-}
-
-// StaleFiles lists the files whose hash differs from the manifest's, or
-// that one side lacks.
-func (m Manifest) StaleFiles(now map[string]string) []string {
-	var stale []string
-	for name, sum := range now {
-		if m.SpecSHA256[name] != sum {
-			stale = append(stale, name)
-		}
-	}
-	for name := range m.SpecSHA256 {
-		if _, ok := now[name]; !ok {
-			stale = append(stale, name)
-		}
-	}
-	sort.Strings(stale)
-	return stale
-}
-
-// Model is one TLC model and what TLC said of it.
-type Model struct {
-	Name            string        `json:"name"`
-	Cfg             string        `json:"cfg"`
-	Kind            string        `json:"kind"` // "positive" or "negative"
-	Demonstrates    string        `json:"demonstrates"`
-	ExpectViolation spec.Property `json:"expect_violation,omitempty"`
-	TLC             Measure       `json:"tlc"`
-	Go              *Measure      `json:"go,omitempty"`
-}
-
-// Measure is one checker's numbers for a model.
-type Measure struct {
-	Distinct  int64         `json:"distinct"`
-	Generated int64         `json:"generated"`
-	Depth     int64         `json:"depth"`
-	Seconds   float64       `json:"seconds,omitempty"`
-	MaxRSSKB  int64         `json:"max_rss_kb,omitempty"`
-	Violation spec.Property `json:"violation,omitempty"`
-	Version   string        `json:"version,omitempty"`
-}
 
 // Result is what one TLC run printed.
 type Result struct {
-	Measure
+	tla.Measure
 	Completed bool // "Model checking completed. No error has been found."
 	Errors    []string
 }
@@ -155,96 +90,202 @@ tlatools/org.lamport.tlatools; the jar lands in dist/.`
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// options are tlcrun's flags.
+type options struct {
+	jar, java, manifest, only string
+	update, goOnly            bool
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tlcrun", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	jar := fs.String("jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
-	manifestPath := fs.String("manifest", "tla/manifest.json", "the manifest")
-	only := fs.String("only", "", "check only this model (by name)")
-	update := fs.Bool("update", false, "record TLC's numbers in the manifest instead of comparing")
-	java := fs.String("java", "java", "the java command")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	opt, code := parseOptions(args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	if *jar == "" {
-		fmt.Fprintln(stderr, howToGetTLC)
-		return 2
+	if !opt.goOnly {
+		if code := findTLC(opt, stderr); code != 0 {
+			return code
+		}
 	}
-	if _, err := os.Stat(*jar); err != nil {
-		fmt.Fprintf(stderr, "tlcrun: TLA2TOOLS=%s: %v\n\n%s\n", *jar, err, howToGetTLC)
-		return 2
-	}
-	if _, err := exec.LookPath(*java); err != nil {
-		fmt.Fprintf(stderr, "tlcrun: %s not found: TLC needs Java 11 or newer (Debian: apt-get install default-jre-headless)\n", *java)
-		return 2
-	}
-	raw, err := os.ReadFile(*manifestPath)
+	man, err := tla.Load(opt.manifest)
 	if err != nil {
 		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
 		return 2
 	}
-	var man Manifest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&man); err != nil {
-		fmt.Fprintf(stderr, "tlcrun: %s: %v\n", *manifestPath, err)
+	if opt.only != "" && !slices.ContainsFunc(man.Models, func(m tla.Model) bool { return m.Name == opt.only }) {
+		fmt.Fprintf(stderr, "tlcrun: -only %s: %s has no such model\n", opt.only, opt.manifest)
 		return 2
 	}
-	dir := filepath.Dir(*manifestPath)
-	hashes, err := SpecHashes(dir)
+	dir := filepath.Dir(opt.manifest)
+	hashes, err := tla.SpecHashes(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
 		return 2
 	}
 	failed := 0
-	if stale := man.StaleFiles(hashes); len(stale) > 0 && !*update {
-		fmt.Fprintf(stdout, "FAIL the manifest's numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
+	if stale := man.StaleFiles(hashes); len(stale) > 0 && (!opt.update || opt.goOnly) {
+		fmt.Fprintf(stdout, "FAIL the manifest's TLC numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
 		failed++
 	}
-	for i := range man.Models {
-		m := &man.Models[i]
-		if *only != "" && m.Name != *only {
-			continue
-		}
-		fmt.Fprintf(stdout, "== %s (%s): %s\n", m.Name, m.Kind, m.Demonstrates)
-		res, err := check(*java, *jar, dir, *m, stdout)
-		if err != nil {
-			fmt.Fprintf(stdout, "FAIL %s: %v\n", m.Name, err)
-			failed++
-			continue
-		}
-		fmt.Fprintf(stdout, "   %d distinct, %d generated, depth %d, %.1fs, max RSS %d MiB%s\n",
-			res.Distinct, res.Generated, res.Depth, res.Seconds, res.MaxRSSKB/1024, violationNote(res.Violation))
-		if *update {
-			m.TLC = res.Measure
-			continue
-		}
-		if problems := compare(*m, res); len(problems) > 0 {
-			for _, p := range problems {
-				fmt.Fprintf(stdout, "FAIL %s: %s\n", m.Name, p)
-			}
-			failed++
-		} else {
-			fmt.Fprintf(stdout, "ok   %s\n", m.Name)
-		}
-	}
-	if *update {
+	failed += checkModels(opt, dir, man, stdout)
+	if opt.update {
 		man.Machine = fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-		if *only == "" {
+		if opt.only == "" && !opt.goOnly {
 			man.SpecSHA256 = hashes
 		}
-		out, _ := json.MarshalIndent(man, "", "  ")
-		if err := os.WriteFile(*manifestPath, append(out, '\n'), 0o644); err != nil {
+		if err := tla.Write(opt.manifest, man); err != nil {
 			fmt.Fprintf(stderr, "tlcrun: %v\n", err)
 			return 2
 		}
-		fmt.Fprintf(stdout, "updated %s\n", *manifestPath)
+		fmt.Fprintf(stdout, "updated %s\n", opt.manifest)
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "%d model(s) failed\n", failed)
 		return 1
 	}
 	return 0
+}
+
+// parseOptions reads the flags. It returns the exit code when tlcrun must
+// stop (0 after -h, 2 on a usage error), or -1.
+func parseOptions(args []string, stdout, stderr io.Writer) (options, int) {
+	fs := flag.NewFlagSet("tlcrun", flag.ContinueOnError)
+	var opt options
+	fs.StringVar(&opt.jar, "jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
+	fs.StringVar(&opt.manifest, "manifest", "tla/manifest.json", "the manifest")
+	fs.StringVar(&opt.only, "only", "", "check only this model (by name)")
+	fs.BoolVar(&opt.update, "update", false, "record the measured numbers in the manifest instead of comparing them")
+	fs.BoolVar(&opt.goOnly, "go-only", false, "run only the Go explorer (no TLC or Java needed) and compare its counts with the manifest's, or record them with -update")
+	fs.StringVar(&opt.java, "java", "java", "the java command")
+	fs.SetOutput(io.Discard) // errors and usage are printed below
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return opt, 0
+		}
+		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return opt, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tlcrun: unexpected argument %q\n", fs.Arg(0))
+		return opt, 2
+	}
+	return opt, -1
+}
+
+// checkModels runs TLC (unless -go-only) and the Go explorer on every
+// model (or the -only one), and returns how many failed.
+func checkModels(opt options, dir string, man *tla.Manifest, stdout io.Writer) int {
+	failed := 0
+	for i := range man.Models {
+		m := &man.Models[i]
+		if opt.only != "" && m.Name != opt.only {
+			continue
+		}
+		fmt.Fprintf(stdout, "== %s (%s): %s\n", m.Name, m.Kind, m.Demonstrates)
+		ok := true
+		if !opt.goOnly {
+			ok = runTLC(opt, dir, m, stdout)
+		}
+		if !runGo(opt, dir, m, stdout) || !ok {
+			failed++
+		} else if !opt.update {
+			fmt.Fprintf(stdout, "ok   %s\n", m.Name)
+		}
+	}
+	return failed
+}
+
+// findTLC checks that tla2tools.jar and java are there, saying how to get
+// them if not; it returns the exit code (0 when both are found).
+func findTLC(opt options, stderr io.Writer) int {
+	if opt.jar == "" {
+		fmt.Fprintln(stderr, howToGetTLC)
+		return 2
+	}
+	if _, err := os.Stat(opt.jar); err != nil {
+		fmt.Fprintf(stderr, "tlcrun: TLA2TOOLS=%s: %v\n\n%s\n", opt.jar, err, howToGetTLC)
+		return 2
+	}
+	if _, err := exec.LookPath(opt.java); err != nil {
+		fmt.Fprintf(stderr, "tlcrun: %s not found: TLC needs Java 11 or newer (Debian: apt-get install default-jre-headless)\n", opt.java)
+		return 2
+	}
+	return 0
+}
+
+// runTLC model-checks m with TLC and compares the result with the
+// manifest, or records it in m with -update. It reports whether m passed.
+func runTLC(opt options, dir string, m *tla.Model, stdout io.Writer) bool {
+	res, err := check(opt.java, opt.jar, dir, *m, stdout)
+	if err != nil {
+		fmt.Fprintf(stdout, "FAIL %s: %v\n", m.Name, err)
+		return false
+	}
+	fmt.Fprintf(stdout, "   tlc: %d distinct, %d generated, depth %d, %.1fs, max RSS %d MiB%s\n",
+		res.Distinct, res.Generated, res.Depth, res.Seconds, res.MaxRSSKB/1024, violationNote(res.Violation))
+	if opt.update {
+		m.TLC = res.Measure
+		return true
+	}
+	return report(stdout, m.Name, "tlc", compare(*m, res))
+}
+
+// runGo explores m with the Go explorer and compares its counts with TLC's
+// (positive models) and with the manifest's go record, or records them in
+// m with -update (where they must still agree with TLC's). It reports
+// whether m passed.
+func runGo(opt options, dir string, m *tla.Model, stdout io.Writer) bool {
+	got, err := explore(dir, *m)
+	if err != nil {
+		fmt.Fprintf(stdout, "FAIL %s (go): %v\n", m.Name, err)
+		return false
+	}
+	fmt.Fprintf(stdout, "   go:  %d distinct, %d generated, depth %d, %.3fs%s\n",
+		got.Distinct, got.Generated, got.Depth, got.Seconds, violationNote(got.Violation))
+	record := &m.Go
+	if opt.update {
+		m.Go, record = got, nil
+	}
+	return report(stdout, m.Name, "go", m.Mismatches(got, record))
+}
+
+// report prints a FAIL line per problem and reports whether there were
+// none.
+func report(stdout io.Writer, model, checker string, problems []string) bool {
+	for _, p := range problems {
+		fmt.Fprintf(stdout, "FAIL %s (%s): %s\n", model, checker, p)
+	}
+	return len(problems) == 0
+}
+
+// explore runs the Go explorer, with every core, on one manifest model:
+// tlcrun's one call into the model loader and the explorer.
+func explore(dir string, m tla.Model) (tla.Measure, error) {
+	cfg, err := model.LoadModel(filepath.Join(dir, m.Cfg))
+	if err != nil {
+		return tla.Measure{}, err
+	}
+	res, err := model.Explore(cfg, model.Options{})
+	if err != nil {
+		return tla.Measure{}, err
+	}
+	got := tla.Measure{
+		Distinct:  res.Distinct,
+		Generated: res.Generated,
+		Depth:     int64(res.Depth),
+		Seconds:   math.Round(res.Duration.Seconds()*1000) / 1000,
+		Version:   runtime.Version(),
+	}
+	if v := res.Violation; v != nil {
+		if v.Property == "" {
+			return got, fmt.Errorf("the Go explorer reports a %s", v.Kind)
+		}
+		got.Violation = v.Property
+	}
+	return got, nil
 }
 
 func violationNote(v spec.Property) string {
@@ -254,32 +295,19 @@ func violationNote(v spec.Property) string {
 	return ", violated: " + string(v)
 }
 
-// compare checks a TLC result against the manifest: counts for positive
-// models, the violated property for negative ones.
-func compare(m Model, r Result) []string {
-	var p []string
-	switch m.Kind {
-	case "positive":
-		if !r.Completed || r.Violation != "" {
-			p = append(p, fmt.Sprintf("TLC reported an error: %s", strings.Join(r.Errors, "; ")))
-		}
-		if r.Distinct != m.TLC.Distinct || r.Generated != m.TLC.Generated || r.Depth != m.TLC.Depth {
-			p = append(p, fmt.Sprintf("counts differ from the manifest: got %d distinct/%d generated/depth %d, manifest %d/%d/%d",
-				r.Distinct, r.Generated, r.Depth, m.TLC.Distinct, m.TLC.Generated, m.TLC.Depth))
-		}
-	case "negative":
-		if r.Violation != m.ExpectViolation {
-			p = append(p, fmt.Sprintf("expected TLC to report %s violated, it reported %q", m.ExpectViolation, r.Violation))
-		}
-	default:
-		p = append(p, fmt.Sprintf("unknown kind %q (want positive or negative)", m.Kind))
+// compare checks a TLC result against the manifest (tla.Model.Mismatches)
+// and requires TLC to complete on a positive model.
+func compare(m tla.Model, r Result) []string {
+	p := m.Mismatches(r.Measure, nil)
+	if m.Kind == tla.Positive && !r.Completed {
+		p = append(p, fmt.Sprintf("TLC did not complete: %s", strings.Join(r.Errors, "; ")))
 	}
 	return p
 }
 
 // check runs SANY then TLC on one model, in a scratch copy of the tla
 // folder so TLC's state files stay out of the tree.
-func check(java, jar, dir string, m Model, log io.Writer) (Result, error) {
+func check(java, jar, dir string, m tla.Model, log io.Writer) (Result, error) {
 	work, err := os.MkdirTemp("", "tlcrun-")
 	if err != nil {
 		return Result{}, err
@@ -362,10 +390,4 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func jsonStrict(b []byte) *json.Decoder {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec
 }

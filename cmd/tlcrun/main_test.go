@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/tla"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +37,7 @@ func TestParse(t *testing.T) {
 	r, err := Parse(okOutput)
 	require.NoError(t, err)
 	assert.True(t, r.Completed)
-	assert.Equal(t, Measure{Distinct: 158, Generated: 285, Depth: 10, Version: "2026.11.29.154529"}, r.Measure)
+	assert.Equal(t, tla.Measure{Distinct: 158, Generated: 285, Depth: 10, Version: "2026.11.29.154529"}, r.Measure)
 
 	r, err = Parse(invOutput)
 	require.NoError(t, err)
@@ -52,13 +54,18 @@ func TestParse(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	pos := Model{Name: "M", Kind: "positive", TLC: Measure{Distinct: 158, Generated: 285, Depth: 10}}
+	pos := tla.Model{Name: "M", Kind: tla.Positive, TLC: tla.Measure{Distinct: 158, Generated: 285, Depth: 10}}
 	r, _ := Parse(okOutput)
 	assert.Empty(t, compare(pos, r))
 	pos.TLC.Distinct = 157
 	assert.Len(t, compare(pos, r), 1)
+	// A positive model on which TLC stops early fails.
+	r, _ = Parse(invOutput)
+	pos.TLC = r.Measure
+	pos.TLC.Violation = ""
+	assert.Len(t, compare(pos, r), 2, "violated, and TLC did not complete")
 
-	neg := Model{Name: "N", Kind: "negative", ExpectViolation: spec.PropConservation}
+	neg := tla.Model{Name: "N", Kind: tla.Negative, ExpectViolation: spec.PropConservation}
 	r, _ = Parse(invOutput)
 	assert.Empty(t, compare(neg, r))
 	neg.ExpectViolation = spec.PropConsistentCut
@@ -77,30 +84,64 @@ func TestMissingTLCSaysSo(t *testing.T) {
 	assert.Equal(t, 2, code)
 }
 
-func TestManifestIsWellFormed(t *testing.T) {
-	raw, err := os.ReadFile("../../tla/manifest.json")
+// copyTLA copies the manifest and the spec files into a scratch folder
+// and returns the manifest's path there.
+func copyTLA(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir("../../tla")
 	require.NoError(t, err)
-	var man Manifest
-	dec := jsonStrict(raw)
-	require.NoError(t, dec.Decode(&man))
-	require.NotEmpty(t, man.Models)
-	kinds := map[string]int{}
-	for _, m := range man.Models {
-		kinds[m.Kind]++
-		_, err := os.Stat(filepath.Join("../../tla", m.Cfg))
-		assert.NoError(t, err, m.Name)
-		assert.NotEmpty(t, m.Demonstrates, m.Name)
-		if m.Kind == "negative" {
-			assert.NotEmpty(t, m.ExpectViolation, m.Name)
-		} else {
-			assert.Positive(t, m.TLC.Distinct, m.Name)
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); ext == ".tla" || ext == ".cfg" || ext == ".json" {
+			b, err := os.ReadFile(filepath.Join("../../tla", e.Name()))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
 		}
 	}
-	hashes, err := SpecHashes("../../tla")
+	return filepath.Join(dir, "manifest.json")
+}
+
+// -go-only runs the Go explorer without TLC, compares its counts with the
+// manifest's go record, and with -update records them, leaving TLC's
+// numbers and the spec hashes alone.
+func TestGoOnly(t *testing.T) {
+	path := copyTLA(t)
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-go-only", "-manifest", path, "-only", "MCTwoBank"}, &out, &errb), out.String()+errb.String())
+	assert.Contains(t, out.String(), "go:  158 distinct, 285 generated, depth 10")
+	assert.Contains(t, out.String(), "ok   MCTwoBank")
+
+	man, err := tla.Load(path)
 	require.NoError(t, err)
-	assert.Empty(t, man.StaleFiles(hashes), "tla/ changed since TLC's numbers were recorded: run make tlc with -update (go run ./cmd/tlcrun -jar $TLA2TOOLS -update)")
-	assert.GreaterOrEqual(t, kinds["positive"], 4)
-	assert.GreaterOrEqual(t, kinds["negative"], 3)
+	want := *man
+	man.Models[0].Go.Distinct = 1
+	man.Models[0].Go.Version = "stale"
+	require.NoError(t, tla.Write(path, man))
+	out.Reset()
+	assert.Equal(t, 1, run([]string{"-go-only", "-manifest", path, "-only", "MCTwoBank"}, &out, &errb))
+	assert.Contains(t, out.String(), "FAIL MCTwoBank (go): counts differ from the manifest's record")
+
+	out.Reset()
+	require.Equal(t, 0, run([]string{"-go-only", "-update", "-manifest", path, "-only", "MCTwoBank"}, &out, &errb), out.String())
+	got, err := tla.Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, want.SpecSHA256, got.SpecSHA256)
+	assert.Equal(t, want.Models[0].TLC, got.Models[0].TLC)
+	assert.Equal(t, []int64{158, 285, 10}, []int64{got.Models[0].Go.Distinct, got.Models[0].Go.Generated, got.Models[0].Go.Depth})
+	assert.Equal(t, runtime.Version(), got.Models[0].Go.Version)
+	assert.Equal(t, want.Models[1:], got.Models[1:], "-only touches one model")
+}
+
+// A manifest that does not match the schema is bad input.
+func TestBadManifest(t *testing.T) {
+	path := copyTLA(t)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, bytes.Replace(raw, []byte(`"kind": "negative"`), []byte(`"kind": "neutral"`), 1), 0o644))
+	var out, errb bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-go-only", "-manifest", path}, &out, &errb))
+	assert.Contains(t, errb.String(), "kind")
+	assert.Empty(t, out.String())
 }
 
 func TestProgressWriterKeepsEverythingAndEchoesProgress(t *testing.T) {
@@ -114,4 +155,30 @@ func TestProgressWriterKeepsEverythingAndEchoesProgress(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 158, r.Distinct)
 	assert.Equal(t, "   Progress(3) at t: 5 states generated\n   Progress(10) at 2026-11-29 15:50:09: 285 states generated, 158 distinct states found, 0 states left on queue.\n", log.String())
+}
+
+// -h prints the flags to stdout and exits 0; a bad flag or argument is a
+// usage error (exit 2, on stderr).
+func TestUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+	assert.Contains(t, out.String(), "-go-only")
+	assert.Empty(t, errb.String())
+
+	out.Reset()
+	assert.Equal(t, 2, run([]string{"-teleport"}, &out, &errb))
+	assert.Contains(t, errb.String(), "tlcrun: flag provided but not defined: -teleport")
+	assert.Empty(t, out.String())
+
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{"-go-only", "MCRing"}, &out, &errb))
+	assert.Contains(t, errb.String(), `tlcrun: unexpected argument "MCRing"`)
+}
+
+// -only names a model of the manifest.
+func TestOnlyUnknownModel(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-go-only", "-manifest", "../../tla/manifest.json", "-only", "MCNope"}, &out, &errb))
+	assert.Contains(t, errb.String(), "-only MCNope: ../../tla/manifest.json has no such model")
+	assert.Empty(t, out.String())
 }

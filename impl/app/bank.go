@@ -5,8 +5,6 @@
 package app
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -113,14 +111,12 @@ func BankBalance(state []byte) (int64, error) {
 	return b.bal, nil
 }
 
+// decodeStrict reads an application state through spec.DecodeStrict
+// (unknown fields, trailing data and wrong JSON kinds are errors, named by
+// field) and says which state it was.
 func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := spec.DecodeStrict(b, v); err != nil {
 		return fmt.Errorf("malformed state %q: %w", truncate(b), err)
-	}
-	if dec.More() {
-		return fmt.Errorf("malformed state %q: trailing data", truncate(b))
 	}
 	return nil
 }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
@@ -171,18 +171,10 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// checkNoLeak fails t if goroutines started during the test outlive it.
+// checkNoLeak fails t if a goroutine started during the test is still
+// running when it ends: goleak compares the goroutines left (retrying
+// while they wind down) with those running when checkNoLeak was called.
 func checkNoLeak(t *testing.T) {
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("%d goroutines before, %d after:\n%s", base, n, buf)
-		}
-	})
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 }

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -10,25 +9,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
 
-// checkNoLeak fails t if goroutines started during the test outlive it.
+// checkNoLeak fails t if a goroutine started during the test is still
+// running when it ends: goleak compares the goroutines left (retrying
+// while they wind down) with those running when checkNoLeak was called.
 func checkNoLeak(t *testing.T) {
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("%d goroutines before, %d after:\n%s", base, n, buf)
-		}
-	})
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 }
 
 // closeBounded closes tr and fails t if Close takes longer than d.

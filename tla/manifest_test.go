@@ -1,0 +1,189 @@
+package tla
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// The manifest in the tree is valid, lists every model with its files,
+// is what Write would write, and was measured on today's spec files.
+func TestManifestIsValidAndCurrent(t *testing.T) {
+	man, err := Load("manifest.json")
+	require.NoError(t, err)
+	emb, err := Embedded()
+	require.NoError(t, err)
+	assert.Equal(t, man, emb)
+
+	kinds := map[Kind]int{}
+	names := map[string]bool{}
+	for _, m := range man.Models {
+		kinds[m.Kind]++
+		assert.False(t, names[m.Name], "model %s listed twice", m.Name)
+		names[m.Name] = true
+		assert.Equal(t, m.Name+".cfg", m.Cfg)
+		assert.FileExists(t, m.Cfg)
+		assert.FileExists(t, strings.TrimSuffix(m.Cfg, ".cfg")+".tla")
+	}
+	assert.GreaterOrEqual(t, kinds[Positive], 4)
+	assert.GreaterOrEqual(t, kinds[Negative], 3)
+
+	b, err := marshal(man)
+	require.NoError(t, err)
+	raw, err := os.ReadFile("manifest.json")
+	require.NoError(t, err)
+	assert.Equal(t, string(raw), string(b), "manifest.json is not in the form Write writes")
+
+	hashes, err := SpecHashes(".")
+	require.NoError(t, err)
+	assert.Empty(t, man.StaleFiles(hashes), "tla/ changed since TLC's numbers were recorded: measure again with go run ./cmd/tlcrun -jar $TLA2TOOLS -update")
+}
+
+// The schema's property names are the spec's, and it documents every
+// field it defines.
+func TestSchemaSpeaksTheSpecsTerms(t *testing.T) {
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(schemaJSON, &schema))
+	defs := schema["$defs"].(map[string]any)
+	var enum []spec.Property
+	for _, v := range defs["property"].(map[string]any)["enum"].([]any) {
+		enum = append(enum, spec.Property(v.(string)))
+	}
+	assert.Equal(t, slices.Concat(spec.StateInvariants, spec.TemporalProperties), enum)
+
+	var undocumented []string
+	var walk func(path string, node map[string]any)
+	walk = func(path string, node map[string]any) {
+		if _, ok := node["description"]; !ok {
+			undocumented = append(undocumented, path)
+		}
+		props, _ := node["properties"].(map[string]any)
+		for name, p := range props {
+			if p, ok := p.(map[string]any); ok {
+				walk(path+"."+name, p)
+			}
+		}
+	}
+	walk("(manifest)", schema)
+	for name, d := range defs {
+		if d, ok := d.(map[string]any); ok {
+			walk("$defs."+name, d)
+		}
+	}
+	assert.Empty(t, undocumented, "schema entries without a description")
+}
+
+// Parse rejects what the schema forbids, naming the place.
+func TestInvalidManifestsAreRejected(t *testing.T) {
+	raw, err := os.ReadFile("manifest.json")
+	require.NoError(t, err)
+	man, err := Parse(raw)
+	require.NoError(t, err)
+	pos := slices.IndexFunc(man.Models, func(m Model) bool { return m.Kind == Positive })
+	neg := slices.IndexFunc(man.Models, func(m Model) bool { return m.Kind == Negative })
+	require.True(t, pos >= 0 && neg >= 0)
+
+	model := func(doc map[string]any, i int) map[string]any {
+		return doc["models"].([]any)[i].(map[string]any)
+	}
+	cases := []struct {
+		name  string
+		edit  func(doc map[string]any)
+		where string // the JSON pointer the error names
+	}{
+		{"wrong kind", func(d map[string]any) { model(d, pos)["kind"] = "neutral" }, "/models/0/kind"},
+		{"unknown property expected", func(d map[string]any) { model(d, neg)["expect_violation"] = "Consistency" }, "expect_violation"},
+		{"unknown property reported", func(d map[string]any) {
+			model(d, neg)["tlc"].(map[string]any)["violation"] = "consistent_cut"
+		}, "/tlc/violation"},
+		{"missing counts", func(d map[string]any) { delete(model(d, pos)["tlc"].(map[string]any), "distinct") }, "/tlc"},
+		{"missing go counts", func(d map[string]any) { delete(model(d, pos)["go"].(map[string]any), "generated") }, "/go"},
+		{"no go record", func(d map[string]any) { delete(model(d, neg), "go") }, "go"},
+		{"negative model without its property", func(d map[string]any) { delete(model(d, neg), "expect_violation") }, "expect_violation"},
+		{"positive model expecting a violation", func(d map[string]any) {
+			model(d, pos)["expect_violation"] = string(spec.PropConservation)
+		}, "/models/0"},
+		{"memory for the Go explorer", func(d map[string]any) { model(d, pos)["go"].(map[string]any)["max_rss_kb"] = 1 }, "max_rss_kb"},
+		{"negative count", func(d map[string]any) { model(d, pos)["tlc"].(map[string]any)["depth"] = -1 }, "/tlc/depth"},
+		{"unknown model field", func(d map[string]any) { model(d, pos)["expect"] = "ok" }, "expect"},
+		{"unknown top-level field", func(d map[string]any) { d["modles"] = []any{} }, "modles"},
+		{"bad hash", func(d map[string]any) { d["spec_sha256"].(map[string]any)["MCRing.cfg"] = "abc" }, "MCRing.cfg"},
+		{"no models", func(d map[string]any) { d["models"] = []any{} }, "/models"},
+	}
+	require.Equal(t, 0, pos, "the cases name /models/0 as the positive model")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(raw, &doc))
+			c.edit(doc)
+			b, err := json.Marshal(doc)
+			require.NoError(t, err)
+			_, err = Parse(b)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.where)
+		})
+	}
+
+	_, err = Parse([]byte(`{"models": [`))
+	assert.ErrorContains(t, err, "JSON")
+	_, err = Parse(append(slices.Clone(raw), []byte(`{}`)...))
+	assert.Error(t, err, "trailing data")
+}
+
+// Write refuses a manifest the schema rejects, and what it writes loads
+// back unchanged.
+func TestWriteRoundTrip(t *testing.T) {
+	man, err := Embedded()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	require.NoError(t, Write(path, man))
+	back, err := Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, man, back)
+
+	man.Models[0].Kind = "neutral"
+	assert.ErrorContains(t, Write(path, man), "kind")
+	back, err = Load(path)
+	require.NoError(t, err, "a refused Write leaves the file alone")
+	assert.Equal(t, Positive, back.Models[0].Kind)
+}
+
+func TestStaleFiles(t *testing.T) {
+	m := &Manifest{SpecSHA256: map[string]string{"A.tla": "1", "B.cfg": "2", "C.tla": "3"}}
+	assert.Empty(t, m.StaleFiles(map[string]string{"A.tla": "1", "B.cfg": "2", "C.tla": "3"}))
+	assert.Equal(t, []string{"B.cfg", "C.tla", "D.tla"},
+		m.StaleFiles(map[string]string{"A.tla": "1", "B.cfg": "9", "D.tla": "4"}))
+}
+
+func TestMismatches(t *testing.T) {
+	tlc := Measure{Distinct: 158, Generated: 285, Depth: 10}
+	pos := Model{Name: "M", Kind: Positive, TLC: tlc}
+	assert.Empty(t, pos.Mismatches(tlc, nil))
+	got := tlc
+	got.Distinct = 157
+	assert.Len(t, pos.Mismatches(got, nil), 1)
+	assert.Len(t, pos.Mismatches(got, &tlc), 2, "differs from TLC's and from the record")
+	got = tlc
+	got.Violation = spec.PropConservation
+	assert.Len(t, pos.Mismatches(got, nil), 1, "a positive model must hold")
+
+	neg := Model{Name: "N", Kind: Negative, ExpectViolation: spec.PropConservation}
+	got = Measure{Distinct: 101, Generated: 167, Depth: 7, Violation: spec.PropConservation}
+	assert.Empty(t, neg.Mismatches(got, nil), "TLC's counts of a negative model are not compared")
+	assert.Empty(t, neg.Mismatches(got, &got))
+	rec := got
+	rec.Depth = 8
+	assert.Len(t, neg.Mismatches(got, &rec), 1, "the Go explorer's counts of a negative model are")
+	neg.ExpectViolation = spec.PropConsistentCut
+	assert.Len(t, neg.Mismatches(got, nil), 1)
+	got.Violation = ""
+	assert.Len(t, neg.Mismatches(got, nil), 1, "a negative model on which nothing is found fails")
+}
