@@ -146,13 +146,13 @@ func (x *CutIndex) addRecording(i int, e Event) {
 // Initiator is the process whose Initiate(s) comes first, "" if none.
 func (x *CutIndex) Initiator(s SnapID) ProcID { return x.initiator[s] }
 
-// Lookup is message (c, seq), if the events send or receive it.
-func (x *CutIndex) Lookup(c Channel, seq uint64) (RunMsg, bool) {
-	i, ok := x.byKey[msgKey{c, seq}]
-	if !ok {
-		return RunMsg{}, false
+// Find is the index in Msgs of message (c, seq), -1 if the events
+// neither send nor receive it.
+func (x *CutIndex) Find(c Channel, seq uint64) int {
+	if i, ok := x.byKey[msgKey{c, seq}]; ok {
+		return i
 	}
-	return x.Msgs[i], true
+	return -1
 }
 
 // SnapCut is one snapshot's cut through a run: every process's recording
@@ -243,7 +243,7 @@ func (x *CutIndex) chanView(k SnapCut, c Channel) ChanView {
 	}
 	next := uint64(1)
 	for _, r := range x.recvs[c] {
-		m, _ := x.Lookup(c, r.msg.Seq)
+		m := x.Msgs[x.Find(c, r.msg.Seq)]
 		switch {
 		case !before(r.at, to):
 			if to >= 0 && (v.Marker < 0 || r.at < v.Marker) {

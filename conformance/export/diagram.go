@@ -43,7 +43,7 @@ var palette = []string{"#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#
 
 const (
 	legendOrphan   = "orphan: received before the receiver's cut, sent after the sender's (inconsistent cut)"
-	legendSpurious = "spurious: in the reported channel state but not in flight at the cut"
+	legendSpurious = "spurious: in the recorded channel state but not in flight at the cut"
 	// spuriousDash is the dash pattern of spurious messages.
 	spuriousDash = "1 3"
 )
@@ -339,19 +339,11 @@ func (m Message) title(a *Analysis) string {
 		case Orphan:
 			s += fmt.Sprintf("\nsnapshot %d: ORPHAN, received before the receiver's cut but sent after the sender's", snap)
 		case Missing:
-			if a.reported(snap) {
-				s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the reported channel state", snap)
-			} else {
-				s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the recorded channel state", snap)
-			}
+			s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the %s channel state", snap, a.stateWord(snap))
 		case Spurious:
-			s += fmt.Sprintf("\nsnapshot %d: SPURIOUS, in the reported channel state but not in flight at the cut", snap)
+			s += fmt.Sprintf("\nsnapshot %d: SPURIOUS, in the %s channel state but not in flight at the cut", snap, a.stateWord(snap))
 		case Recorded:
-			if a.reported(snap) {
-				s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, in the reported channel state", snap)
-			} else {
-				s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, recorded in the channel state", snap)
-			}
+			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, in the %s channel state", snap, a.stateWord(snap))
 		case Pending:
 			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, channel still recording", snap)
 		}
@@ -363,14 +355,15 @@ func (a *Analysis) caption() string {
 	return fmt.Sprintf("markerwave space-time diagram: %d processes, %d events, %d snapshots", len(a.Top.Procs), len(a.Trace.Events), len(a.Cuts))
 }
 
-// reported reports whether the trace carries a report of snapshot s.
-func (a *Analysis) reported(s spec.SnapID) bool {
+// stateWord names snapshot s's recorded state: "reported" if the trace
+// carries a report of it, else "recorded" (the events').
+func (a *Analysis) stateWord(s spec.SnapID) string {
 	for _, c := range a.Cuts {
-		if c.Snap == s {
-			return c.Reported != nil
+		if c.Snap == s && c.Reported != nil {
+			return "reported"
 		}
 	}
-	return false
+	return "recorded"
 }
 
 // Summary describes a cut in one line: its initiator and its total. With
