@@ -92,10 +92,10 @@ func (x *CutIndex) msg(c Channel, seq uint64, amt int64) *RunMsg {
 
 func (x *CutIndex) addSend(i int, e Event) {
 	c := e.Chan()
-	if next := uint64(len(x.sent[c]) + 1); e.Msg != next || !x.Topo.HasChan(c) {
+	m := x.msg(c, e.Msg, e.Amount)
+	if next := uint64(len(x.sent[c]) + 1); e.Msg != next || m.Send >= 0 || !x.Topo.HasChan(c) {
 		x.SendProblems = append(x.SendProblems, fmt.Sprintf("%s sends %d#%d on %s out of sequence", string(e.Proc), e.Amount, e.Msg, c))
 	}
-	m := x.msg(c, e.Msg, e.Amount)
 	if m.Send >= 0 {
 		x.Problems = append(x.Problems, fmt.Sprintf("event %d: %s sent twice (first at event %d)", i+1, e, m.Send+1))
 		return
