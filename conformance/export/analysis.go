@@ -10,6 +10,9 @@
 // snapshot's channel states are the reported ones, checked against the
 // cut the events draw: a message in flight across the cut and not
 // reported is missing, a reported message not in flight is spurious.
+// The classification is spec's cut analysis (spec/cut.go), the one the
+// audit verdict (conformance.CheckRun) reads too, so the diagram marks a
+// message orphan, missing or spurious exactly when the verdict names it.
 package export
 
 import (
