@@ -5,7 +5,7 @@ import "fmt"
 // The cut analysis: where a snapshot's cut crosses each channel, which
 // messages were in flight there, whether the cut is consistent and
 // whether a channel's recording is exact. It is the one place these
-// questions are answered; tla/ChandyLamport.tla states them as
+// questions are answered. tla/ChandyLamport.tla states them as
 //
 //	ConsistentCut     (lines 283-292): once both ends of c have recorded
 //	                  for s, Len(cutGot[s][c]) <= cutSent[s][c] and
@@ -14,24 +14,33 @@ import "fmt"
 //	                  recorded messages are numbers Len(cutGot)+1 ..
 //	                  cutSent, in order;
 //
-// with the ghosts cutSent[s][c] (how many messages c's sender had sent on
-// c when it recorded) and cutGot[s][c] (the numbers c's receiver had
-// received on c when it recorded).
+// over the ghosts cutSent[s][c], nSent[c] when c's sender recorded, and
+// cutGot[s][c], got[c] when c's receiver recorded (lines 77-78, set by
+// RecordState at lines 209-212).
 //
 // There are two ways in, for the two things a caller may hold:
 //
-//  1. A snapshot's record alone, as a node reports it: each channel's cut
-//     seqs (ChanCut) and recorded messages. ChanCut.Check answers both
-//     properties on the record (CheckChannel for the runtime's collector
-//     and store, RecordedSnapshot.CutProblems for a trace).
-//  2. A run's events: NewCutIndex matches every message's send and
-//     receive and every snapshot's recording points, once; Cut(s) is one
-//     snapshot's cut (SnapCut: per channel the cut seqs, the messages in
-//     flight, the orphans, the events' own recording); SnapCut.Judge
-//     compares a recorded state with it message by message (MsgFinding:
-//     orphan, recorded, missing, spurious, pending). The run checks
-//     (conformance) and the space-time diagram (conformance/export) both
-//     read their verdicts and colours from Judge.
+//  1. A snapshot's record alone, as the nodes report it: each channel's
+//     cut seqs (ChanCut) and recorded messages. ChanCut.Check judges one
+//     channel (CheckChannel as one error: the runtime's
+//     GlobalSnapshot.Validate; RecordedSnapshot.CutProblems: a trace's
+//     recorded line).
+//  2. A run's events, in a causally consistent order. In order:
+//     NewCutIndex matches every message's send and receive and every
+//     snapshot's recording points and markers, once; CutIndex.Cut(s) is
+//     one snapshot's cut (SnapCut: each process's recording point, and
+//     per channel a ChanView with the cut seqs, the messages in flight,
+//     the orphans, the events' own recording); then SnapCut.JudgeReport
+//     (a reported state) or SnapCut.JudgeEvents (the events' own) judges
+//     each channel message by message (ChanVerdict, MsgFinding: orphan,
+//     recorded, missing, spurious, pending). The run checks
+//     (conformance.CheckRun, what markerwave audit prints) and the
+//     space-time diagram (conformance/export) both take their verdicts
+//     and colours from these.
+//
+// On the events, "in flight" is a set: sent before the sender recorded,
+// not received before the receiver recorded. When the cut is consistent
+// these are exactly numbers Len(cutGot)+1 .. cutSent.
 
 // Orphan reports whether the record breaks ConsistentCut's first
 // conjunct, Len(cutGot) <= cutSent: the receiver had received more
