@@ -119,9 +119,12 @@ func (a *analysis) end() spec.GlobalState {
 //  5. StableCatalogue: a catalogued stable predicate that holds in the
 //     snapshot holds at the end; one that fails there failed at the start.
 //
-// It also checks that the implementation reported exactly the snapshots
-// the events complete (Complete). Violations come by snapshot, then in
-// the order above.
+// Properties 1 and 2 are spec's cut analysis (spec/cut.go) on the
+// events (spec.CutIndex) and on the reported cut seqs (spec.ChanCut.Check);
+// their violations list the messages at fault (Violation.Msgs). It also
+// checks that the implementation reported exactly the snapshots the
+// events complete (Complete). Violations come by snapshot, then in the
+// order above.
 func CheckRun(r Run) []Violation {
 	if r.Topo == nil {
 		return []Violation{{Property: spec.CheckWellFormed, Detail: "run has no topology"}}
