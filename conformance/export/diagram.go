@@ -68,22 +68,22 @@ const (
 // each snapshot's cut as a line in its colour through every process's
 // recording point, with a legend. Messages in flight at a cut and recorded
 // in the channel state are drawn thick in the snapshot's colour; orphan
-// messages (received before the receiver's cut, sent after the sender's)
-// and missing ones (in flight at the cut but not recorded) are red.
+// messages (received before the receiver's cut, sent after the sender's),
+// missing ones (in flight at the cut but not recorded, red, dashed) and
+// spurious ones (recorded but not in flight, red, dotted) are red: the
+// statuses of spec's cut analysis (spec.MsgStatus), as the audit verdict
+// names them.
 //
 // When the trace carries the implementation's report of a snapshot
-// (spec.Trace.Recorded), the report decides what was recorded: a message
-// in flight at the cut is recorded if it is in the reported state of its
-// channel and missing (red, dashed) if not; a reported message that was
-// not in flight is spurious (red, dotted); and the snapshot's total in the
-// legend is the reported one, with the total the events imply beside it
-// when the two differ. Without a report the recorded state is the one the
-// events imply.
+// (spec.Trace.Recorded), the report decides what was recorded, and the
+// snapshot's total in the legend is the reported one, with the total the
+// events imply beside it when the two differ. Without a report the
+// recorded state is the one the events imply.
 //
 // Elements carry classes for tools and tests: proc-line, event, msg (with
 // app and a status: orphan, missing, spurious, recorded, pending), marker,
-// cut, and
-// data-* attributes naming the process, channel, sequence or snapshot.
+// cut, and data-* attributes naming the process, channel, sequence or
+// snapshot.
 func Diagram(tr spec.Trace, w io.Writer, f Format) error {
 	a, err := Analyze(tr)
 	if err != nil {
