@@ -176,7 +176,8 @@ type ChanView struct {
 	Chan Channel
 	// Cut is the cut seqs the events say: Sent, the messages p sent on c
 	// before it recorded (cutSent[s][c]); Got, the messages q received on
-	// c before it recorded (Len(cutGot[s][c])).
+	// c before it recorded (Len(cutGot[s][c])). For a process that has
+	// not recorded, they count to the end of the run.
 	Cut ChanCut
 	// Marker is the index of the receive of s's marker on c, -1 if none:
 	// c's recording is done (recChan[s][c] = "done") when it is not -1.
@@ -193,8 +194,8 @@ type ChanView struct {
 	// of numbering (cutGot[s][c] is not 1 .. Len(cutGot[s][c])).
 	Misnumbered []Misnumbered
 	// Received is the events' own recording of c: the messages q
-	// received after it recorded and before the marker (all so far, if
-	// no marker yet), in order.
+	// received after it recorded and before the marker (all so far if no
+	// marker yet; none if q has not recorded), in order.
 	Received []RunMsg
 }
 
