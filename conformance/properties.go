@@ -2,7 +2,7 @@ package conformance
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/markerwave/markerwave/model"
@@ -36,35 +36,30 @@ type Violation struct {
 	Property spec.Property // an invariant of spec.Invariants, or spec.CheckCompleteClaim
 	Snap     spec.SnapID
 	Detail   string
+	// Msgs lists the messages at fault, as the cut analysis
+	// (spec.SnapCut) finds them: the orphans for ConsistentCut, the
+	// missing and spurious messages for ExactChannelState; the
+	// space-time diagram marks the same (conformance/export).
+	Msgs []spec.MsgFinding
 }
 
 func (v Violation) String() string {
 	return fmt.Sprintf("%s (snapshot %d): %s", v.Property, v.Snap, v.Detail)
 }
 
-// runMsg is one application message: its send and (if any) its receive,
-// as positions in the sender's and receiver's own event lists.
-type runMsg struct {
-	spec.AppMsg
-	sendPos, recvPos int // -1 for none
-}
-
-// analysis indexes a run's events.
+// analysis is a run indexed for the run checks: the cut analysis of its
+// events (spec.CutIndex), the states it starts and ends in, the budget.
 type analysis struct {
 	r      Run
-	pos    []int                      // pos[i]: event i's position in its process's list
-	msgs   map[spec.Channel][]*runMsg // by channel, in send order
-	bySeq  map[spec.Channel]map[uint64]*runMsg
+	x      *spec.CutIndex
 	last   map[spec.ProcID]spec.LocalState
 	budget map[spec.ProcID]int
 	init   spec.GlobalState
-	snaps  []spec.SnapID
-	bad    []string // malformed message numbering
+	snaps  []spec.SnapID // every snapshot the events or Recorded name, by id
 }
 
 func analyse(r Run) *analysis {
-	a := &analysis{r: r, pos: make([]int, len(r.Events)), msgs: map[spec.Channel][]*runMsg{}, bySeq: map[spec.Channel]map[uint64]*runMsg{},
-		last: map[spec.ProcID]spec.LocalState{}, budget: map[spec.ProcID]int{}}
+	a := &analysis{r: r, x: spec.NewCutIndex(r.Topo, r.Events), last: map[spec.ProcID]spec.LocalState{}, budget: map[spec.ProcID]int{}}
 	a.init = spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
 	for _, p := range r.Topo.Procs {
 		l := spec.LocalState{Bal: r.InitBal[p]}
@@ -73,152 +68,32 @@ func analyse(r Run) *analysis {
 			a.budget[p] = r.Budget[p]
 		}
 	}
-	for _, c := range r.Topo.Chans {
-		a.bySeq[c] = map[uint64]*runMsg{}
-	}
-	n := map[spec.ProcID]int{}
-	seen := map[spec.SnapID]bool{}
-	for i, e := range r.Events {
-		a.pos[i] = n[e.Proc]
-		n[e.Proc]++
+	for _, e := range r.Events {
 		a.last[e.Proc] = e.After
-		c := e.Chan()
-		switch e.Action {
-		case spec.SendApp:
-			if r.Budget == nil {
-				a.budget[e.Proc]++
-			}
-			m := &runMsg{AppMsg: spec.AppMsg{Amt: e.Amount, Seq: e.Msg}, sendPos: a.pos[i], recvPos: -1}
-			if a.bySeq[c] == nil || a.bySeq[c][e.Msg] != nil || e.Msg != uint64(len(a.msgs[c])+1) {
-				a.bad = append(a.bad, fmt.Sprintf("%s sends %d#%d on %s out of sequence", string(e.Proc), e.Amount, e.Msg, c))
-				continue
-			}
-			a.msgs[c] = append(a.msgs[c], m)
-			a.bySeq[c][e.Msg] = m
-		case spec.RecvApp:
-			if m := a.bySeq[c][e.Msg]; m != nil && m.recvPos < 0 {
-				m.recvPos = a.pos[i]
-			}
-		case spec.Initiate, spec.RecvMarker:
-			if !seen[e.Snap] {
-				seen[e.Snap] = true
-				a.snaps = append(a.snaps, e.Snap)
-			}
+		if e.Action == spec.SendApp && r.Budget == nil {
+			a.budget[e.Proc]++
 		}
 	}
+	a.snaps = append(a.snaps, a.x.Snaps...)
 	for s := range r.Recorded {
-		if !seen[s] {
+		if !slices.Contains(a.x.Snaps, s) {
 			a.snaps = append(a.snaps, s)
 		}
 	}
-	sort.Slice(a.snaps, func(i, j int) bool { return a.snaps[i] < a.snaps[j] })
+	slices.Sort(a.snaps)
 	return a
 }
 
-// cutOf is where each process recorded for s: the position of its first
-// Initiate(s) or RecvMarker of s (-1 if it never recorded), and the
-// position of the receive of s's marker on each channel (-1 if none).
-type cutOf struct {
-	at     map[spec.ProcID]int
-	closed map[spec.Channel]int
-	// recvs[c] lists the application messages received on c, by position.
-	recvs map[spec.Channel][]recvAt
-}
-
-type recvAt struct {
-	pos int
-	msg spec.AppMsg
-}
-
-func (a *analysis) cut(s spec.SnapID) cutOf {
-	k := cutOf{at: map[spec.ProcID]int{}, closed: map[spec.Channel]int{}, recvs: map[spec.Channel][]recvAt{}}
-	for _, p := range a.r.Topo.Procs {
-		k.at[p] = -1
-	}
-	for _, c := range a.r.Topo.Chans {
-		k.closed[c] = -1
-	}
-	for i, e := range a.r.Events {
-		switch {
-		case e.Action == spec.RecvApp:
-			k.recvs[e.Chan()] = append(k.recvs[e.Chan()], recvAt{a.pos[i], spec.AppMsg{Amt: e.Amount, Seq: e.Msg}})
-		case e.Snap != s:
-		case e.Action == spec.Initiate || e.Action == spec.RecvMarker:
-			if k.at[e.Proc] < 0 {
-				k.at[e.Proc] = a.pos[i]
-			}
-			if e.Action == spec.RecvMarker && k.closed[e.Chan()] < 0 {
-				k.closed[e.Chan()] = a.pos[i]
-			}
-		}
-	}
-	return k
-}
-
-// missing lists what keeps s from being complete in the events.
-func (k cutOf) missing(t *spec.Topology) []string {
-	var out []string
-	for _, p := range t.Procs {
-		if k.at[p] < 0 {
-			out = append(out, string(p)+" never recorded")
-		}
-	}
-	for _, c := range t.Chans {
-		if k.closed[c] < 0 {
-			out = append(out, "no marker received on "+c.String())
-		}
-	}
-	return out
-}
-
-// derived is the recorded state of s as the events tell it.
-func (a *analysis) derived(k cutOf) spec.GlobalState {
-	g := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
-	for _, p := range a.r.Topo.Procs {
-		g.Procs[p] = a.stateBefore(p, k.at[p])
-	}
-	for _, c := range a.r.Topo.Chans {
-		var ms []spec.AppMsg
-		for _, rv := range k.recvs[c] {
-			if rv.pos > k.at[c.To] && rv.pos < k.closed[c] {
-				ms = append(ms, rv.msg)
-			}
-		}
-		if len(ms) > 0 {
-			g.Chans[c] = ms
-		}
-	}
-	return g
-}
-
-// stateBefore is p's state before its step at position pos.
-func (a *analysis) stateBefore(p spec.ProcID, pos int) spec.LocalState {
-	l := a.init.Procs[p]
-	i := 0
-	for _, e := range a.r.Events {
-		if e.Proc != p {
-			continue
-		}
-		if i == pos {
-			break
-		}
-		l = e.After
-		i++
-	}
-	return l
-}
-
-// end is the state at the end of the run as the events tell it.
+// end is the state at the end of the run as the events tell it: every
+// process's last state, every message sent and not received.
 func (a *analysis) end() spec.GlobalState {
 	g := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
 	for p, l := range a.last {
 		g.Procs[p] = l
 	}
-	for c, ms := range a.msgs {
-		for _, m := range ms {
-			if m.recvPos < 0 {
-				g.Chans[c] = append(g.Chans[c], m.AppMsg)
-			}
+	for _, m := range a.x.Msgs {
+		if m.Send >= 0 && m.Recv < 0 {
+			g.Chans[m.Chan] = append(g.Chans[m.Chan], m.AppMsg)
 		}
 	}
 	return g
@@ -244,77 +119,99 @@ func (a *analysis) end() spec.GlobalState {
 //  5. StableCatalogue: a catalogued stable predicate that holds in the
 //     snapshot holds at the end; one that fails there failed at the start.
 //
-// It also checks that the implementation reported exactly the snapshots
-// the events complete (Complete). Violations come by snapshot, then in
-// the order above.
+// Properties 1 and 2 are spec's cut analysis (spec/cut.go) on the
+// events (spec.CutIndex) and on the reported cut seqs (spec.ChanCut.Check);
+// their violations list the messages at fault (Violation.Msgs). It also
+// checks that the implementation reported exactly the snapshots the
+// events complete (Complete). Violations come by snapshot, then in the
+// order above.
 func CheckRun(r Run) []Violation {
 	if r.Topo == nil {
 		return []Violation{{Property: spec.CheckWellFormed, Detail: "run has no topology"}}
 	}
 	a := analyse(r)
 	var out []Violation
-	if len(a.bad) > 0 {
-		out = append(out, Violation{Property: spec.CheckWellFormed, Detail: strings.Join(a.bad, "; ")})
+	if len(a.x.SendProblems) > 0 {
+		out = append(out, Violation{Property: spec.CheckWellFormed, Detail: strings.Join(a.x.SendProblems, "; ")})
 	}
 	end := a.end()
 	if r.End != nil {
 		end = *r.End
 	}
 	for _, s := range a.snaps {
-		k := a.cut(s)
-		miss := k.missing(r.Topo)
-		rec, claimed := r.Recorded[s]
-		if r.Recorded == nil {
-			rec, claimed = a.derived(k), len(miss) == 0
-		}
-		switch {
-		case claimed && len(miss) > 0:
-			out = append(out, Violation{spec.CheckCompleteClaim, s, "the implementation reports it complete, but in its events " + strings.Join(miss, ", ")})
-			continue
-		case !claimed && len(miss) == 0:
-			out = append(out, Violation{spec.CheckCompleteClaim, s, "the events complete it, but the implementation reported no recorded state"})
-			continue
-		case !claimed:
-			continue
-		}
-		add := func(prop spec.Property, detail string) {
-			if detail != "" {
-				out = append(out, Violation{prop, s, detail})
-			}
-		}
-		orphans, inexact := a.reportedCut(k, s, rec)
-		add(spec.PropConsistentCut, joinDetails(a.consistentCut(k), orphans))
-		add(spec.PropExactChannelState, joinDetails(a.exactChannels(k, rec), inexact))
-		add(spec.PropConservation, a.conservation(rec))
-		add(spec.PropChandyLamportTheorem, a.theorem(k, rec, end))
-		add(spec.PropStableCatalogue, a.stable(rec, end))
+		out = append(out, a.checkSnapshot(a.x.Cut(s), end)...)
 	}
 	return out
 }
 
-// reportedCut checks snapshot s's reported cut seqs, if any: against the
-// events (what the sender had sent and the receiver had received when
-// each recorded: a difference is a cut restore would resume at the wrong
-// seq) and against the recorded messages (spec.RecordedSnapshot.CutProblems).
-// It returns the ConsistentCut and the ExactChannelState problems.
-func (a *analysis) reportedCut(k cutOf, s spec.SnapID, rec spec.GlobalState) (consistent, exact string) {
-	cut, ok := a.r.Cuts[s]
+// judged is snapshot k's recorded state as CheckRun judges it: the one
+// the implementation reported (Run.Recorded), or, without any reports,
+// the one the events imply (spec.SnapCut.Implied). claimed says the
+// implementation claims it complete (without reports: the events
+// complete it); verdicts judge its channels (spec.SnapCut.JudgeReport,
+// or JudgeEvents for the events' own recording).
+func (a *analysis) judged(k spec.SnapCut) (rec spec.GlobalState, claimed bool, verdicts []spec.ChanVerdict) {
+	if a.r.Recorded == nil {
+		return k.Implied(), k.Complete(), k.JudgeEvents()
+	}
+	rec, claimed = a.r.Recorded[k.Snap]
+	return rec, claimed, k.JudgeReport(rec.Chans)
+}
+
+// checkSnapshot checks one snapshot: that the implementation claims it
+// complete exactly when the events complete it, then, if so, the
+// properties in CheckRun's order.
+func (a *analysis) checkSnapshot(k spec.SnapCut, end spec.GlobalState) []Violation {
+	s, miss := k.Snap, k.Incomplete()
+	rec, claimed, verdicts := a.judged(k)
+	switch {
+	case claimed && len(miss) > 0:
+		return []Violation{{Property: spec.CheckCompleteClaim, Snap: s, Detail: "the implementation reports it complete, but in its events " + strings.Join(miss, ", ")}}
+	case !claimed && len(miss) == 0:
+		return []Violation{{Property: spec.CheckCompleteClaim, Snap: s, Detail: "the events complete it, but the implementation reported no recorded state"}}
+	case !claimed:
+		return nil
+	}
+	var out []Violation
+	add := func(prop spec.Property, detail string, msgs []spec.MsgFinding) {
+		if detail != "" {
+			out = append(out, Violation{Property: prop, Snap: s, Detail: detail, Msgs: msgs})
+		}
+	}
+	orphans, inexact := a.reportedCut(k, rec)
+	findings := spec.Findings(verdicts)
+	add(spec.PropConsistentCut, joinDetails(consistentCut(k), orphans), withStatus(findings, spec.MsgOrphan))
+	add(spec.PropExactChannelState, joinDetails(exactChannels(verdicts), inexact), withStatus(findings, spec.MsgMissing, spec.MsgSpurious))
+	add(spec.PropConservation, a.conservation(rec), nil)
+	add(spec.PropChandyLamportTheorem, a.theorem(k, rec, end), nil)
+	add(spec.PropStableCatalogue, a.stable(rec, end), nil)
+	return out
+}
+
+// withStatus lists the findings with one of the statuses.
+func withStatus(fs []spec.MsgFinding, sts ...spec.MsgStatus) []spec.MsgFinding {
+	var out []spec.MsgFinding
+	for _, f := range fs {
+		if slices.Contains(sts, f.Status) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// reportedCut checks snapshot k's reported cut seqs, if any: against the
+// events (spec.ChanView.Cut: a difference is a cut restore would resume at
+// the wrong seq) and against the recorded messages
+// (spec.RecordedSnapshot.CutProblems). It returns the ConsistentCut and
+// the ExactChannelState problems.
+func (a *analysis) reportedCut(k spec.SnapCut, rec spec.GlobalState) (consistent, exact string) {
+	cut, ok := a.r.Cuts[k.Snap]
 	if !ok {
 		return "", ""
 	}
 	var bad []string
-	for _, c := range a.r.Topo.Chans {
-		var want spec.ChanCut
-		for _, m := range a.msgs[c] {
-			if m.sendPos < k.at[c.From] {
-				want.Sent++
-			}
-		}
-		for _, rv := range k.recvs[c] {
-			if rv.pos < k.at[c.To] {
-				want.Got++
-			}
-		}
+	for _, v := range k.Chans {
+		c, want := v.Chan, v.Cut
 		got, ok := cut[c]
 		switch {
 		case !ok:
@@ -324,7 +221,7 @@ func (a *analysis) reportedCut(k cutOf, s spec.SnapID, rec spec.GlobalState) (co
 				c, got, want, string(c.From), want.Sent, string(c.To), want.Got, c))
 		}
 	}
-	r := spec.RecordedSnapshot{Snap: s, Chans: rec.Chans, Cut: cut}
+	r := spec.RecordedSnapshot{Snap: k.Snap, Chans: rec.Chans, Cut: cut}
 	orphans, inexact := r.CutProblems(a.r.Topo)
 	for i := range orphans {
 		orphans[i] = "reported cut " + orphans[i]
@@ -343,53 +240,47 @@ func joinDetails(ds ...string) string {
 	return strings.Join(out, "; ")
 }
 
-func (a *analysis) consistentCut(k cutOf) string {
+// consistentCut words ConsistentCut's failures on k, channel by channel
+// in the order of the receives: the orphans (spec.ChanView.Orphans) and
+// the receives out of numbering before the cut (Misnumbered).
+func consistentCut(k spec.SnapCut) string {
+	type at struct {
+		i    int
+		what string
+	}
 	var bad []string
-	for _, c := range a.r.Topo.Chans {
-		p, q := c.From, c.To
-		want := uint64(1)
-		for _, rv := range k.recvs[c] {
-			if rv.pos >= k.at[q] {
-				break
+	for _, v := range k.Chans {
+		var ps []at
+		p, q, c := string(v.Chan.From), string(v.Chan.To), v.Chan
+		for _, m := range v.Orphans {
+			if m.Send < 0 {
+				ps = append(ps, at{m.Recv, fmt.Sprintf("%s received %d#%d on %s before recording, a message %s never sent", q, m.Amt, m.Seq, c, p)})
+			} else {
+				ps = append(ps, at{m.Recv, fmt.Sprintf("%s received %d#%d on %s before recording, but %s sent it after recording: an orphan", q, m.Amt, m.Seq, c, p)})
 			}
-			m := a.bySeq[c][rv.msg.Seq]
-			switch {
-			case m == nil:
-				bad = append(bad, fmt.Sprintf("%s received %d#%d on %s before recording, a message %s never sent", string(q), rv.msg.Amt, rv.msg.Seq, c, string(p)))
-			case m.sendPos >= k.at[p]:
-				bad = append(bad, fmt.Sprintf("%s received %d#%d on %s before recording, but %s sent it after recording: an orphan", string(q), rv.msg.Amt, rv.msg.Seq, c, string(p)))
-			case rv.msg.Seq != want:
-				bad = append(bad, fmt.Sprintf("%s received #%d on %s before recording where #%d was next", string(q), rv.msg.Seq, c, want))
-			}
-			want = rv.msg.Seq + 1
+		}
+		for _, m := range v.Misnumbered {
+			ps = append(ps, at{m.At, fmt.Sprintf("%s received #%d on %s before recording where #%d was next", q, m.Got, c, m.Want)})
+		}
+		slices.SortStableFunc(ps, func(x, y at) int { return x.i - y.i })
+		for _, x := range ps {
+			bad = append(bad, x.what)
 		}
 	}
 	return strings.Join(bad, "; ")
 }
 
-func (a *analysis) exactChannels(k cutOf, rec spec.GlobalState) string {
+// exactChannels words ExactChannelState's failures: every channel whose
+// recorded messages are not those in flight at the cut, in order.
+func exactChannels(verdicts []spec.ChanVerdict) string {
 	var bad []string
-	for _, c := range a.r.Topo.Chans {
-		gotBefore := map[uint64]bool{}
-		for _, rv := range k.recvs[c] {
-			if rv.pos < k.at[c.To] {
-				gotBefore[rv.msg.Seq] = true
-			}
-		}
-		var want []spec.AppMsg
-		for _, m := range a.msgs[c] {
-			if m.sendPos < k.at[c.From] && !gotBefore[m.Seq] {
-				want = append(want, m.AppMsg)
-			}
-		}
-		if got := rec.Chans[c]; !sameMsgs(got, want) {
+	for _, v := range verdicts {
+		switch {
+		case v.View == nil:
+			bad = append(bad, fmt.Sprintf("recorded messages on %s, which is not a channel", v.Chan))
+		case !v.Exact:
 			bad = append(bad, fmt.Sprintf("%s recorded %s, want %s (sent before %s recorded, received after %s recorded)",
-				c, spec.FormatMsgs(got), spec.FormatMsgs(want), string(c.From), string(c.To)))
-		}
-	}
-	for c, ms := range rec.Chans {
-		if len(ms) > 0 && !a.r.Topo.HasChan(c) {
-			bad = append(bad, fmt.Sprintf("recorded messages on %s, which is not a channel", c))
+				v.Chan, spec.FormatMsgs(v.Recorded), spec.FormatMsgs(v.Want()), string(v.Chan.From), string(v.Chan.To)))
 		}
 	}
 	return strings.Join(bad, "; ")
@@ -421,7 +312,7 @@ func (a *analysis) conservation(rec spec.GlobalState) string {
 }
 
 // theorem executes the paper's proof: reorder, replay, compare.
-func (a *analysis) theorem(k cutOf, rec, end spec.GlobalState) string {
+func (a *analysis) theorem(k spec.SnapCut, rec, end spec.GlobalState) string {
 	cfg, err := a.appModel()
 	if err != nil {
 		return "cannot build the model: " + err.Error()
@@ -429,7 +320,7 @@ func (a *analysis) theorem(k cutOf, rec, end spec.GlobalState) string {
 	st := model.Init(cfg)
 	for part, pre := range []bool{true, false} {
 		for i, e := range a.r.Events {
-			if (e.Action != spec.SendApp && e.Action != spec.RecvApp) || (a.pos[i] < k.at[e.Proc]) != pre {
+			if (e.Action != spec.SendApp && e.Action != spec.RecvApp) || (i < k.Rec[e.Proc]) != pre {
 				continue
 			}
 			n, why := appStep(cfg, st, e)
@@ -460,12 +351,10 @@ func (a *analysis) appModel() (*model.Config, error) {
 	for _, p := range a.r.Topo.Procs {
 		k.InitBal[p], k.Budget[p] = a.r.InitBal[p], a.budget[p]
 	}
-	for _, ms := range a.msgs {
-		for _, m := range ms {
-			if !seen[m.Amt] && m.Amt > 0 {
-				seen[m.Amt] = true
-				k.Amount = append(k.Amount, m.Amt)
-			}
+	for _, m := range a.x.Msgs {
+		if !seen[m.Amt] && m.Amt > 0 && m.Send >= 0 {
+			seen[m.Amt] = true
+			k.Amount = append(k.Amount, m.Amt)
 		}
 	}
 	return model.NewConfig(k, model.VariantSpec, nil, nil)

@@ -10,6 +10,9 @@
 // snapshot's channel states are the reported ones, checked against the
 // cut the events draw: a message in flight across the cut and not
 // reported is missing, a reported message not in flight is spurious.
+// The classification is spec's cut analysis (spec/cut.go), the one the
+// audit verdict (conformance.CheckRun) reads too, so the diagram marks a
+// message orphan, missing or spurious exactly when the verdict names it.
 package export
 
 import (
@@ -19,33 +22,20 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// Status is what a message is with respect to one snapshot's cut.
-type Status string
+// Status is what a message is with respect to one snapshot's cut: the
+// cut analysis's spec.MsgStatus, which the verdict (conformance.CheckRun)
+// reads too.
+type Status = spec.MsgStatus
 
+// The statuses, as spec defines them. When the trace carries the
+// implementation's report of a snapshot (spec.Trace.Recorded), the
+// recorded state is the reported one; without, the one the events imply.
 const (
-	// Orphan: received before the receiver's cut but sent after the
-	// sender's cut (or never sent): the cut is inconsistent.
-	Orphan Status = "orphan"
-	// Recorded: in flight at the cut (sent before the sender's cut,
-	// received after the receiver's) and received while the receiver was
-	// recording its channel: it is part of the recorded channel state.
-	// When the trace carries the implementation's report of the
-	// snapshot: in flight at the cut and in the reported channel state.
-	Recorded Status = "recorded"
-	// Missing: in flight at the cut but received after the channel's
-	// marker (or never, though the marker came): the snapshot lost it.
-	// When the trace carries the implementation's report of the
-	// snapshot: in flight at the cut but not in the reported state of
-	// its channel.
-	Missing Status = "missing"
-	// Spurious: in the reported state of its channel but not in flight
-	// at the cut (sent after the sender's cut, or received before the
-	// receiver's): the implementation recorded a message it should not
-	// have. Only with a report of the snapshot.
-	Spurious Status = "spurious"
-	// Pending: in flight at the cut and the channel's recording is still
-	// open when the trace ends.
-	Pending Status = "pending"
+	Orphan   = spec.MsgOrphan
+	Recorded = spec.MsgRecorded
+	Missing  = spec.MsgMissing
+	Spurious = spec.MsgSpurious
+	Pending  = spec.MsgPending
 )
 
 // Message is one application message, matched by channel and sequence
@@ -100,10 +90,10 @@ type Cut struct {
 	// Reported is the state the implementation reported for the
 	// snapshot, nil if the trace carries no report of it.
 	Reported *spec.GlobalState
-	// Spurious lists the reported channel messages that were not in
-	// flight at the cut, in channel order: orphans, messages sent after
-	// the sender's cut or received before the receiver's, and messages
-	// the events never send.
+	// Spurious lists the recorded channel messages (reported, or, without
+	// a report, the events' own) that were not in flight at the cut, in
+	// channel order: orphans, messages sent after the sender's cut or
+	// received before the receiver's, and messages the events never send.
 	Spurious []ChanMsg
 }
 
@@ -133,251 +123,141 @@ type Analysis struct {
 	Messages []Message
 	Markers  []Marker
 	Cuts     []Cut
-	// Problems lists what does not match up: receives without a send,
-	// markers without a recording sender, duplicate messages.
+	// Problems lists what does not match up: sends out of sequence,
+	// receives without a send, markers without a recording sender,
+	// duplicate messages and markers, reported messages never sent.
 	Problems []string
+
+	index *spec.CutIndex
 }
 
 // Analyze matches the trace's sends with receives and markers with their
-// recording events, and classifies messages against every snapshot's cut.
-// Positions are indices into tr.Events, whose order is causal.
+// recording events, and classifies messages against every snapshot's cut
+// with the cut analysis (spec.CutIndex, spec.SnapCut): a snapshot the
+// trace reports is judged on its report (spec.SnapCut.JudgeReport), any
+// other on the events' own recording (JudgeEvents). Positions are indices
+// into tr.Events, whose order is causal. In order: index the events,
+// list the messages, cut every snapshot, then match the markers.
 func Analyze(tr spec.Trace) (*Analysis, error) {
 	top := tr.Header.Topology
 	if top == nil {
 		return nil, fmt.Errorf("export: trace has no topology")
 	}
-	a := &Analysis{Trace: tr, Top: top}
+	x := spec.NewCutIndex(top, tr.Events)
+	a := &Analysis{Trace: tr, Top: top, index: x}
+	a.Problems = append(append(a.Problems, x.SendProblems...), x.Problems...)
+	for _, m := range x.Msgs {
+		a.Messages = append(a.Messages, Message{Chan: m.Chan, Seq: m.Seq, Amount: m.Amt, Send: m.Send, Recv: m.Recv})
+	}
+	reported := reports(tr)
+	cuts := map[spec.SnapID]spec.SnapCut{}
+	initiator := snapshots(tr, x)
+	for _, s := range sortedSnaps(initiator) {
+		k := x.Cut(s)
+		cuts[s] = k
+		a.Cuts = append(a.Cuts, a.cut(k, initiator[s], reported[s]))
+	}
+	a.Markers = markers(tr.Events, top, cuts)
+	return a, nil
+}
 
-	type key struct {
-		c   spec.Channel
-		seq uint64
-	}
-	msgIdx := map[key]int{}
-	msg := func(c spec.Channel, seq uint64, amt int64) *Message {
-		k := key{c, seq}
-		i, ok := msgIdx[k]
-		if !ok {
-			i = len(a.Messages)
-			msgIdx[k] = i
-			a.Messages = append(a.Messages, Message{Chan: c, Seq: seq, Amount: amt, Send: -1, Recv: -1})
-		}
-		return &a.Messages[i]
-	}
-
-	// Snapshots: from the header and from the events.
-	snapSet := map[spec.SnapID]spec.ProcID{}
-	for s, p := range tr.Header.Snaps {
-		snapSet[s] = p
-	}
-	reported := map[spec.SnapID]spec.GlobalState{}
+// reports is the state the trace reports for each snapshot it reports.
+func reports(tr spec.Trace) map[spec.SnapID]*spec.GlobalState {
+	out := map[spec.SnapID]*spec.GlobalState{}
 	for _, r := range tr.Recorded {
-		reported[r.Snap] = r.State()
-		if snapSet[r.Snap] == "" {
-			snapSet[r.Snap] = r.Initiator
-		}
+		g := r.State()
+		out[r.Snap] = &g
 	}
-	rec := map[spec.SnapID]map[spec.ProcID]int{}
-	recOf := func(s spec.SnapID) map[spec.ProcID]int {
-		if rec[s] == nil {
-			rec[s] = map[spec.ProcID]int{}
-		}
-		return rec[s]
-	}
-	for k, e := range tr.Events {
-		switch e.Action {
-		case spec.SendApp:
-			m := msg(e.Chan(), e.Msg, e.Amount)
-			if m.Send >= 0 {
-				a.Problems = append(a.Problems, fmt.Sprintf("event %d: %s sent twice (first at event %d)", k+1, e, m.Send+1))
-				continue
-			}
-			m.Send = k
-		case spec.RecvApp:
-			m := msg(e.Chan(), e.Msg, e.Amount)
-			if m.Recv >= 0 {
-				a.Problems = append(a.Problems, fmt.Sprintf("event %d: %s received twice (first at event %d)", k+1, e, m.Recv+1))
-				continue
-			}
-			m.Recv = k
-		case spec.Initiate, spec.RecvMarker:
-			if e.Action == spec.Initiate {
-				if _, ok := snapSet[e.Snap]; !ok || snapSet[e.Snap] == "" {
-					snapSet[e.Snap] = e.Proc
-				}
-			} else if _, ok := snapSet[e.Snap]; !ok {
-				snapSet[e.Snap] = ""
-			}
-			r := recOf(e.Snap)
-			if _, ok := r[e.Proc]; !ok {
-				r[e.Proc] = k
-			}
-		}
-	}
-	for i := range a.Messages {
-		if a.Messages[i].Send < 0 {
-			m := a.Messages[i]
-			a.Problems = append(a.Problems, fmt.Sprintf("event %d: message %s #%d received but never sent", m.Recv+1, m.Chan, m.Seq))
-		}
-	}
+	return out
+}
 
-	// Markers: one per RecvMarker event, plus those sent and never received.
-	got := map[spec.SnapID]map[spec.Channel]int{}
-	for k, e := range tr.Events {
+// snapshots lists every snapshot the trace names, in the header, its
+// reports or its events, with its initiator ("" if unknown): the header's,
+// else the report's, else the first Initiate's.
+func snapshots(tr spec.Trace, x *spec.CutIndex) map[spec.SnapID]spec.ProcID {
+	out := map[spec.SnapID]spec.ProcID{}
+	for s, p := range tr.Header.Snaps {
+		out[s] = p
+	}
+	for _, r := range tr.Recorded {
+		if out[r.Snap] == "" {
+			out[r.Snap] = r.Initiator
+		}
+	}
+	for _, s := range x.Snaps {
+		if out[s] == "" {
+			out[s] = x.Initiator(s)
+		}
+	}
+	return out
+}
+
+// cut is snapshot k's Cut, its messages' statuses marked.
+func (a *Analysis) cut(k spec.SnapCut, initiator spec.ProcID, reported *spec.GlobalState) Cut {
+	c := Cut{Snap: k.Snap, Initiator: initiator, Rec: k.Rec, Complete: k.Complete(), Reported: reported}
+	if c.Complete {
+		c.Recorded = k.Implied()
+	}
+	verdicts := k.JudgeEvents()
+	if reported != nil {
+		verdicts = k.JudgeReport(reported.Chans)
+	}
+	for _, f := range spec.Findings(verdicts) {
+		a.mark(&c, f)
+	}
+	return c
+}
+
+// mark records finding f of snapshot c on its message; a spurious one
+// also in c.Spurious, and as a problem if the events never send it.
+func (a *Analysis) mark(c *Cut, f spec.MsgFinding) {
+	i := a.index.Find(f.Chan, f.Msg.Seq)
+	if f.Status == Spurious {
+		c.Spurious = append(c.Spurious, ChanMsg{Chan: f.Chan, Msg: f.Msg})
+		if i < 0 {
+			what := "recorded"
+			if c.Reported != nil {
+				what = "reported"
+			}
+			a.Problems = append(a.Problems, fmt.Sprintf("snapshot %d: the %s state of %s holds message #%d (%d), which the events never send", c.Snap, what, f.Chan, f.Msg.Seq, f.Msg.Amt))
+			return
+		}
+		if a.Messages[i].Status[c.Snap] != "" {
+			return
+		}
+	}
+	m := &a.Messages[i]
+	if m.Status == nil {
+		m.Status = map[spec.SnapID]Status{}
+	}
+	m.Status[c.Snap] = f.Status
+}
+
+// markers lists the markers: one per RecvMarker event, sent at its
+// sender's recording point (-1 if the sender had not recorded), then,
+// by snapshot and channel, those a recorded sender sent and nobody
+// received.
+func markers(events []spec.Event, top *spec.Topology, cuts map[spec.SnapID]spec.SnapCut) []Marker {
+	var out []Marker
+	for i, e := range events {
 		if e.Action != spec.RecvMarker {
 			continue
 		}
 		send := -1
-		if r, ok := rec[e.Snap][e.From]; ok && r < k {
+		if r := cuts[e.Snap].Rec[e.From]; r >= 0 && r < i {
 			send = r
-		} else {
-			a.Problems = append(a.Problems, fmt.Sprintf("event %d: %s: %s had not recorded for snapshot %d, so sent no marker", k+1, e, string(e.From), e.Snap))
 		}
-		a.Markers = append(a.Markers, Marker{Chan: e.Chan(), Snap: e.Snap, Send: send, Recv: k})
-		if got[e.Snap] == nil {
-			got[e.Snap] = map[spec.Channel]int{}
-		}
-		if _, dup := got[e.Snap][e.Chan()]; dup {
-			a.Problems = append(a.Problems, fmt.Sprintf("event %d: %s: second marker of snapshot %d on %s", k+1, e, e.Snap, e.Chan()))
-			continue
-		}
-		got[e.Snap][e.Chan()] = k
+		out = append(out, Marker{Chan: e.Chan(), Snap: e.Snap, Send: send, Recv: i})
 	}
-	snaps := sortedSnaps(snapSet)
-	for _, s := range snaps {
-		for _, c := range top.Chans {
-			if r, ok := rec[s][c.From]; ok {
-				if _, ok := got[s][c]; !ok {
-					a.Markers = append(a.Markers, Marker{Chan: c, Snap: s, Send: r, Recv: -1})
-				}
+	for _, s := range sortedSnaps(cuts) {
+		k := cuts[s]
+		for _, v := range k.Chans {
+			if r := k.Rec[v.Chan.From]; r >= 0 && v.Marker < 0 {
+				out = append(out, Marker{Chan: v.Chan, Snap: s, Send: r, Recv: -1})
 			}
 		}
 	}
-
-	// Cuts and message statuses.
-	const inf = int(^uint(0) >> 1)
-	pos := func(s spec.SnapID, p spec.ProcID) int {
-		if r, ok := rec[s][p]; ok {
-			return r
-		}
-		return inf
-	}
-	for _, s := range snaps {
-		cut := Cut{Snap: s, Initiator: snapSet[s], Rec: map[spec.ProcID]int{}, Complete: true}
-		for _, p := range top.Procs {
-			if r, ok := rec[s][p]; ok {
-				cut.Rec[p] = r
-			} else {
-				cut.Rec[p] = -1
-				cut.Complete = false
-			}
-		}
-		for _, c := range top.Chans {
-			if _, ok := got[s][c]; !ok {
-				cut.Complete = false
-			}
-		}
-		// implied lists the messages the events imply s recorded.
-		var implied []ChanMsg
-		rep, hasRep := reported[s]
-		// used marks the reported messages matched by one in flight.
-		used := map[spec.Channel][]bool{}
-		if hasRep {
-			cut.Reported = &rep
-			for c, ms := range rep.Chans {
-				used[c] = make([]bool, len(ms))
-			}
-		}
-		inReport := func(m *Message) bool {
-			for j, rm := range rep.Chans[m.Chan] {
-				if !used[m.Chan][j] && rm.Seq == m.Seq && rm.Amt == m.Amount {
-					used[m.Chan][j] = true
-					return true
-				}
-			}
-			return false
-		}
-		for i := range a.Messages {
-			m := &a.Messages[i]
-			rs, rr := pos(s, m.Chan.From), pos(s, m.Chan.To)
-			sentBefore := m.Send >= 0 && m.Send < rs
-			recvBefore := m.Recv >= 0 && m.Recv < rr
-			var st Status
-			switch {
-			case recvBefore && !sentBefore:
-				st = Orphan
-			case sentBefore && !recvBefore:
-				mk, markerIn := got[s][m.Chan]
-				switch {
-				case rr == inf:
-					st = Pending
-				case m.Recv >= 0 && (!markerIn || m.Recv < mk):
-					st = Recorded
-				case markerIn:
-					st = Missing
-				default:
-					st = Pending
-				}
-				if st == Recorded {
-					implied = append(implied, ChanMsg{Chan: m.Chan, Msg: spec.AppMsg{Amt: m.Amount, Seq: m.Seq}})
-				}
-				if hasRep {
-					st = Missing
-					if inReport(m) {
-						st = Recorded
-					}
-				}
-			}
-			if st != "" {
-				if m.Status == nil {
-					m.Status = map[spec.SnapID]Status{}
-				}
-				m.Status[s] = st
-			}
-		}
-		if hasRep {
-			chans := append([]spec.Channel(nil), top.Chans...)
-			for c := range rep.Chans {
-				if !top.HasChan(c) {
-					chans = append(chans, c)
-				}
-			}
-			for _, c := range chans {
-				for j, rm := range rep.Chans[c] {
-					if used[c][j] {
-						continue
-					}
-					cut.Spurious = append(cut.Spurious, ChanMsg{Chan: c, Msg: rm})
-					i, ok := msgIdx[key{c, rm.Seq}]
-					if !ok {
-						a.Problems = append(a.Problems, fmt.Sprintf("snapshot %d: the reported state of %s holds message #%d (%d), which the events never send", s, c, rm.Seq, rm.Amt))
-						continue
-					}
-					if m := &a.Messages[i]; m.Status[s] == "" {
-						if m.Status == nil {
-							m.Status = map[spec.SnapID]Status{}
-						}
-						m.Status[s] = Spurious
-					}
-				}
-			}
-		}
-		if cut.Complete {
-			g := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{}, Chans: map[spec.Channel][]spec.AppMsg{}}
-			for _, p := range top.Procs {
-				g.Procs[p] = tr.Events[cut.Rec[p]].After
-			}
-			for _, m := range implied {
-				g.Chans[m.Chan] = append(g.Chans[m.Chan], m.Msg)
-			}
-			for c := range g.Chans {
-				ms := g.Chans[c]
-				sort.Slice(ms, func(i, j int) bool { return ms[i].Seq < ms[j].Seq })
-			}
-			cut.Recorded = g
-		}
-		a.Cuts = append(a.Cuts, cut)
-	}
-	return a, nil
+	return out
 }
 
 // Count is how many messages have status st for snapshot s; for

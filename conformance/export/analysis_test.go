@@ -182,3 +182,31 @@ func TestAnalyzeSpuriousReportedMessages(t *testing.T) {
 	assert.Equal(t, "snapshot 1 (initiator P1): complete, reported total 150, the events imply the same total from another state", a.Cuts[0].Summary())
 	assert.Equal(t, 1, a.Count(1, Missing))
 }
+
+func TestAnalyzeSpuriousInTheEventsOwnRecording(t *testing.T) {
+	// P2 initiates; P1 records at P2's marker, then sends $30, which
+	// overtakes P1's marker: P2, recording P1->P2, receives it. It was not
+	// in flight at the cut (sent after P1 recorded), so the recording the
+	// events imply holds a spurious message, as the audit verdict says.
+	tr := newBuilder(t, spec.Complete(2), map[spec.ProcID]int64{"P1": 100, "P2": 50}).
+		initiate("P2", 1).
+		recvMarker("P2", "P1").
+		send("P1", "P2", 30).
+		recvAt("P1", "P2", 1).
+		recvMarker("P1", "P2").
+		trace()
+	a, err := Analyze(tr)
+	require.NoError(t, err)
+	c := a.Cuts[0]
+	require.True(t, c.Complete)
+	assert.Nil(t, c.Reported)
+	p1p2 := spec.Channel{From: "P1", To: "P2"}
+	assert.Equal(t, []spec.AppMsg{{Amt: 30, Seq: 1}}, c.Recorded.Chans[p1p2], "what the events recorded")
+	assert.Equal(t, []ChanMsg{{Chan: p1p2, Msg: spec.AppMsg{Amt: 30, Seq: 1}}}, c.Spurious)
+	st, s := a.Messages[0].Worst()
+	assert.Equal(t, Spurious, st)
+	assert.EqualValues(t, 1, s)
+	assert.Equal(t, 1, a.Count(1, Spurious))
+	assert.Empty(t, a.Problems)
+	assert.Contains(t, string(render(t, tr, SVG)), "SPURIOUS, in the recorded channel state but not in flight at the cut")
+}

@@ -43,7 +43,7 @@ var palette = []string{"#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#
 
 const (
 	legendOrphan   = "orphan: received before the receiver's cut, sent after the sender's (inconsistent cut)"
-	legendSpurious = "spurious: in the reported channel state but not in flight at the cut"
+	legendSpurious = "spurious: in the recorded channel state but not in flight at the cut"
 	// spuriousDash is the dash pattern of spurious messages.
 	spuriousDash = "1 3"
 )
@@ -68,22 +68,22 @@ const (
 // each snapshot's cut as a line in its colour through every process's
 // recording point, with a legend. Messages in flight at a cut and recorded
 // in the channel state are drawn thick in the snapshot's colour; orphan
-// messages (received before the receiver's cut, sent after the sender's)
-// and missing ones (in flight at the cut but not recorded) are red.
+// messages (received before the receiver's cut, sent after the sender's),
+// missing ones (in flight at the cut but not recorded, red, dashed) and
+// spurious ones (recorded but not in flight, red, dotted) are red: the
+// statuses of spec's cut analysis (spec.MsgStatus), as the audit verdict
+// names them.
 //
 // When the trace carries the implementation's report of a snapshot
-// (spec.Trace.Recorded), the report decides what was recorded: a message
-// in flight at the cut is recorded if it is in the reported state of its
-// channel and missing (red, dashed) if not; a reported message that was
-// not in flight is spurious (red, dotted); and the snapshot's total in the
-// legend is the reported one, with the total the events imply beside it
-// when the two differ. Without a report the recorded state is the one the
-// events imply.
+// (spec.Trace.Recorded), the report decides what was recorded, and the
+// snapshot's total in the legend is the reported one, with the total the
+// events imply beside it when the two differ. Without a report the
+// recorded state is the one the events imply.
 //
 // Elements carry classes for tools and tests: proc-line, event, msg (with
 // app and a status: orphan, missing, spurious, recorded, pending), marker,
-// cut, and
-// data-* attributes naming the process, channel, sequence or snapshot.
+// cut, and data-* attributes naming the process, channel, sequence or
+// snapshot.
 func Diagram(tr spec.Trace, w io.Writer, f Format) error {
 	a, err := Analyze(tr)
 	if err != nil {
@@ -188,8 +188,43 @@ func eventTitle(k int, e spec.Event) string {
 	return s
 }
 
+// svg writes the diagram, in order: the header and arrowheads, the
+// process lines, the cuts (under everything else), the markers, the
+// application messages, the events on top, and the legend.
 func (a *Analysis) svg(b *strings.Builder) {
-	W, H := a.width(), a.height()
+	W := a.width()
+	a.svgHeader(b, W)
+	for _, p := range a.Top.Procs {
+		y := a.y(p)
+		fmt.Fprintf(b, `<line class="proc-line" data-proc="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"><title>process %s</title></line>`+"\n",
+			esc(string(p)), left, y, W-dx/2, y, ink, esc(string(p)))
+		fmt.Fprintf(b, `<text class="proc-label" x="%d" y="%d" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, y+4, esc(string(p)))
+	}
+	for k, c := range a.Cuts {
+		a.svgCut(b, W, k, c)
+	}
+	for _, m := range a.Markers {
+		a.svgMarker(b, W, m)
+	}
+	for _, m := range a.Messages {
+		a.svgMessage(b, W, m)
+	}
+	for k, e := range a.Trace.Events {
+		fill, stroke := ink, ink
+		if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
+			fill, stroke = "white", a.snapColor(e.Snap)
+		}
+		fmt.Fprintf(b, `<circle class="event" data-index="%d" data-proc="%s" data-action="%s" cx="%d" cy="%d" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
+			k+1, esc(string(e.Proc)), esc(string(e.Action)), a.x(k), a.y(e.Proc), fill, stroke, esc(eventTitle(k, e)))
+	}
+	a.legend(b)
+	b.WriteString("</svg>\n")
+}
+
+// svgHeader opens the SVG document of width W: its title, an arrowhead
+// per colour, a white background.
+func (a *Analysis) svgHeader(b *strings.Builder, W int) {
+	H := a.height()
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
 	fmt.Fprintf(b, "<title>%s</title>\n", esc(a.caption()))
 	b.WriteString(`<defs>`)
@@ -204,122 +239,114 @@ func (a *Analysis) svg(b *strings.Builder) {
 	}
 	b.WriteString("</defs>\n")
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
+}
 
-	// Process lines.
+// svgCut draws cut c, the k-th: a line in its colour through every
+// process's recording point (at the right edge for a process that has not
+// recorded; dotted if incomplete), with its label.
+func (a *Analysis) svgCut(b *strings.Builder, W, k int, c Cut) {
+	color := SnapColor(k)
+	var pts []string
+	var notes []string
 	for _, p := range a.Top.Procs {
 		y := a.y(p)
-		fmt.Fprintf(b, `<line class="proc-line" data-proc="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"><title>process %s</title></line>`+"\n",
-			esc(string(p)), left, y, W-dx/2, y, ink, esc(string(p)))
-		fmt.Fprintf(b, `<text class="proc-label" x="%d" y="%d" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, y+4, esc(string(p)))
-	}
-
-	// Cuts, under everything else.
-	for k, c := range a.Cuts {
-		color := SnapColor(k)
-		var pts []string
-		var notes []string
-		for _, p := range a.Top.Procs {
-			y := a.y(p)
-			x := W - dx
-			if r := c.Rec[p]; r >= 0 {
-				x = a.x(r) + dx/3
-				notes = append(notes, fmt.Sprintf("%s recorded at event %d", string(p), r+1))
-			} else {
-				notes = append(notes, fmt.Sprintf("%s has not recorded", string(p)))
-			}
-			pts = append(pts, fmt.Sprintf("%d,%d %d,%d", x, y-dy/3, x, y+dy/3))
-		}
-		dash := ""
-		if !c.Complete {
-			dash = ` stroke-dasharray="2 3"`
-		}
-		notes = append(notes, c.reportNotes()...)
-		fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="3" opacity="0.6"%s><title>%s</title></polyline>`+"\n",
-			c.Snap, strings.Join(pts, " "), color, dash, esc(fmt.Sprintf("cut of snapshot %d\n%s", c.Snap, strings.Join(notes, "\n"))))
-		first := a.Top.Procs[0]
 		x := W - dx
-		if r := c.Rec[first]; r >= 0 {
+		if r := c.Rec[p]; r >= 0 {
 			x = a.x(r) + dx/3
-		}
-		fmt.Fprintf(b, `<text class="cut-label" data-snap="%d" x="%d" y="%d" text-anchor="middle" fill="%s" font-weight="bold">S%d</text>`+"\n", c.Snap, x, a.y(first)-dy/3-6, color, c.Snap)
-	}
-
-	// Markers.
-	for _, m := range a.Markers {
-		color, head := grey, "arrow-grey"
-		for k, c := range a.Cuts {
-			if c.Snap == m.Snap {
-				color, head = SnapColor(k), fmt.Sprintf("arrow-s%d", k)
-			}
-		}
-		x1, y1 := left, a.y(m.Chan.From)
-		if m.Send >= 0 {
-			x1 = a.x(m.Send)
-		}
-		x2, y2 := W-dx/2, a.y(m.Chan.To)
-		what := "not received"
-		if m.Recv >= 0 {
-			x2, y2 = shorten(x1, y1, a.x(m.Recv), y2)
-			what = fmt.Sprintf("received at event %d", m.Recv+1)
-		}
-		fmt.Fprintf(b, `<line class="marker" data-snap="%d" data-chan="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4" marker-end="url(#%s)"><title>%s</title></line>`+"\n",
-			m.Snap, esc(m.Chan.String()), x1, y1, x2, y2, color, head, esc(fmt.Sprintf("marker of snapshot %d on %s, %s", m.Snap, m.Chan, what)))
-	}
-
-	// Application messages.
-	for _, m := range a.Messages {
-		st, s := m.Worst()
-		color, head, width, extra := ink, "arrow", "1.5", ""
-		switch st {
-		case Orphan:
-			color, head, width = red, "arrow-red", "2.5"
-		case Missing:
-			color, head, width, extra = red, "arrow-red", "2.5", ` stroke-dasharray="8 3"`
-		case Spurious:
-			color, head, width, extra = red, "arrow-red", "2.5", ` stroke-dasharray="`+spuriousDash+`"`
-		case Recorded:
-			for k, c := range a.Cuts {
-				if c.Snap == s {
-					color, head = SnapColor(k), fmt.Sprintf("arrow-s%d", k)
-				}
-			}
-			width = "3.5"
-		case Pending:
-			width = "2.5"
-		}
-		x1, y1 := left, a.y(m.Chan.From)
-		if m.Send >= 0 {
-			x1 = a.x(m.Send)
-		}
-		x2, y2 := W-dx/2, a.y(m.Chan.To)
-		if m.Recv >= 0 {
-			x2, y2 = shorten(x1, y1, a.x(m.Recv), y2)
+			notes = append(notes, fmt.Sprintf("%s recorded at event %d", string(p), r+1))
 		} else {
-			color, head, extra = grey, "arrow-grey", ` stroke-dasharray="2 3"`
-			if st == Orphan || st == Missing || st == Spurious {
-				color, head = red, "arrow-red"
+			notes = append(notes, fmt.Sprintf("%s has not recorded", string(p)))
+		}
+		pts = append(pts, fmt.Sprintf("%d,%d %d,%d", x, y-dy/3, x, y+dy/3))
+	}
+	dash := ""
+	if !c.Complete {
+		dash = ` stroke-dasharray="2 3"`
+	}
+	notes = append(notes, c.reportNotes()...)
+	fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="3" opacity="0.6"%s><title>%s</title></polyline>`+"\n",
+		c.Snap, strings.Join(pts, " "), color, dash, esc(fmt.Sprintf("cut of snapshot %d\n%s", c.Snap, strings.Join(notes, "\n"))))
+	first := a.Top.Procs[0]
+	x := W - dx
+	if r := c.Rec[first]; r >= 0 {
+		x = a.x(r) + dx/3
+	}
+	fmt.Fprintf(b, `<text class="cut-label" data-snap="%d" x="%d" y="%d" text-anchor="middle" fill="%s" font-weight="bold">S%d</text>`+"\n", c.Snap, x, a.y(first)-dy/3-6, color, c.Snap)
+}
+
+// svgMarker draws marker m, dashed in its snapshot's colour.
+func (a *Analysis) svgMarker(b *strings.Builder, W int, m Marker) {
+	color, head := grey, "arrow-grey"
+	for k, c := range a.Cuts {
+		if c.Snap == m.Snap {
+			color, head = SnapColor(k), fmt.Sprintf("arrow-s%d", k)
+		}
+	}
+	x1, y1 := left, a.y(m.Chan.From)
+	if m.Send >= 0 {
+		x1 = a.x(m.Send)
+	}
+	x2, y2 := W-dx/2, a.y(m.Chan.To)
+	what := "not received"
+	if m.Recv >= 0 {
+		x2, y2 = shorten(x1, y1, a.x(m.Recv), y2)
+		what = fmt.Sprintf("received at event %d", m.Recv+1)
+	}
+	fmt.Fprintf(b, `<line class="marker" data-snap="%d" data-chan="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4" marker-end="url(#%s)"><title>%s</title></line>`+"\n",
+		m.Snap, esc(m.Chan.String()), x1, y1, x2, y2, color, head, esc(fmt.Sprintf("marker of snapshot %d on %s, %s", m.Snap, m.Chan, what)))
+}
+
+// msgStyle is how a message is drawn: its colour, arrowhead, width and
+// extra attributes.
+type msgStyle struct{ color, head, width, extra string }
+
+// style is the style of a message whose worst status is st, for snapshot s.
+func (a *Analysis) style(st Status, s spec.SnapID) msgStyle {
+	switch st {
+	case Orphan:
+		return msgStyle{red, "arrow-red", "2.5", ""}
+	case Missing:
+		return msgStyle{red, "arrow-red", "2.5", ` stroke-dasharray="8 3"`}
+	case Spurious:
+		return msgStyle{red, "arrow-red", "2.5", ` stroke-dasharray="` + spuriousDash + `"`}
+	case Recorded:
+		y := msgStyle{ink, "arrow", "3.5", ""}
+		for k, c := range a.Cuts {
+			if c.Snap == s {
+				y.color, y.head = SnapColor(k), fmt.Sprintf("arrow-s%d", k)
 			}
 		}
-		class := "msg app"
-		if st != "" {
-			class += " " + string(st)
-		}
-		fmt.Fprintf(b, `<line class="%s" data-chan="%s" data-seq="%d" data-snap="%d" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%s"%s marker-end="url(#%s)"><title>%s</title></line>`+"\n",
-			class, esc(m.Chan.String()), m.Seq, s, x1, y1, x2, y2, color, width, extra, head, esc(m.title(a)))
+		return y
+	case Pending:
+		return msgStyle{ink, "arrow", "2.5", ""}
 	}
+	return msgStyle{ink, "arrow", "1.5", ""}
+}
 
-	// Events on top.
-	for k, e := range a.Trace.Events {
-		fill, stroke := ink, ink
-		if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
-			fill, stroke = "white", a.snapColor(e.Snap)
-		}
-		fmt.Fprintf(b, `<circle class="event" data-index="%d" data-proc="%s" data-action="%s" cx="%d" cy="%d" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
-			k+1, esc(string(e.Proc)), esc(string(e.Action)), a.x(k), a.y(e.Proc), fill, stroke, esc(eventTitle(k, e)))
+// svgMessage draws application message m from send to receive (to the
+// right edge, dotted, if not received), styled by its worst status.
+func (a *Analysis) svgMessage(b *strings.Builder, W int, m Message) {
+	st, s := m.Worst()
+	y := a.style(st, s)
+	x1, y1 := left, a.y(m.Chan.From)
+	if m.Send >= 0 {
+		x1 = a.x(m.Send)
 	}
-
-	a.legend(b)
-	b.WriteString("</svg>\n")
+	x2, y2 := W-dx/2, a.y(m.Chan.To)
+	if m.Recv >= 0 {
+		x2, y2 = shorten(x1, y1, a.x(m.Recv), y2)
+	} else {
+		y.color, y.head, y.extra = grey, "arrow-grey", ` stroke-dasharray="2 3"`
+		if st.Fault() {
+			y.color, y.head = red, "arrow-red"
+		}
+	}
+	class := "msg app"
+	if st != "" {
+		class += " " + string(st)
+	}
+	fmt.Fprintf(b, `<line class="%s" data-chan="%s" data-seq="%d" data-snap="%d" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%s"%s marker-end="url(#%s)"><title>%s</title></line>`+"\n",
+		class, esc(m.Chan.String()), m.Seq, s, x1, y1, x2, y2, y.color, y.width, y.extra, y.head, esc(m.title(a)))
 }
 
 func (m Message) title(a *Analysis) string {
@@ -339,19 +366,11 @@ func (m Message) title(a *Analysis) string {
 		case Orphan:
 			s += fmt.Sprintf("\nsnapshot %d: ORPHAN, received before the receiver's cut but sent after the sender's", snap)
 		case Missing:
-			if a.reported(snap) {
-				s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the reported channel state", snap)
-			} else {
-				s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the recorded channel state", snap)
-			}
+			s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the %s channel state", snap, a.stateWord(snap))
 		case Spurious:
-			s += fmt.Sprintf("\nsnapshot %d: SPURIOUS, in the reported channel state but not in flight at the cut", snap)
+			s += fmt.Sprintf("\nsnapshot %d: SPURIOUS, in the %s channel state but not in flight at the cut", snap, a.stateWord(snap))
 		case Recorded:
-			if a.reported(snap) {
-				s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, in the reported channel state", snap)
-			} else {
-				s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, recorded in the channel state", snap)
-			}
+			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, in the %s channel state", snap, a.stateWord(snap))
 		case Pending:
 			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, channel still recording", snap)
 		}
@@ -363,14 +382,15 @@ func (a *Analysis) caption() string {
 	return fmt.Sprintf("markerwave space-time diagram: %d processes, %d events, %d snapshots", len(a.Top.Procs), len(a.Trace.Events), len(a.Cuts))
 }
 
-// reported reports whether the trace carries a report of snapshot s.
-func (a *Analysis) reported(s spec.SnapID) bool {
+// stateWord names snapshot s's recorded state: "reported" if the trace
+// carries a report of it, else "recorded" (the events').
+func (a *Analysis) stateWord(s spec.SnapID) string {
 	for _, c := range a.Cuts {
-		if c.Snap == s {
-			return c.Reported != nil
+		if c.Snap == s && c.Reported != nil {
+			return "reported"
 		}
 	}
-	return false
+	return "recorded"
 }
 
 // Summary describes a cut in one line: its initiator and its total. With
@@ -459,34 +479,7 @@ func (a *Analysis) html(b *strings.Builder) {
 	a.svg(b)
 	b.WriteString("</div>\n<h2>Snapshots</h2>\n<table>\n<tr><th>snapshot</th><th>recording points</th><th>orphans</th><th>in flight, recorded</th><th>missing</th><th>spurious</th></tr>\n")
 	for _, c := range a.Cuts {
-		var recs []string
-		for _, p := range a.Top.Procs {
-			if r := c.Rec[p]; r >= 0 {
-				recs = append(recs, fmt.Sprintf("%s@%d", string(p), r+1))
-			} else {
-				recs = append(recs, string(p)+"@-")
-			}
-		}
-		count := map[Status][]string{}
-		for _, m := range a.Messages {
-			if st := m.Status[c.Snap]; st != "" && st != Spurious {
-				count[st] = append(count[st], fmt.Sprintf("%s#%d", m.Chan, m.Seq))
-			}
-		}
-		for _, m := range c.Spurious {
-			count[Spurious] = append(count[Spurious], fmt.Sprintf("%s#%d", m.Chan, m.Msg.Seq))
-		}
-		cell := func(st Status) string {
-			if len(count[st]) == 0 {
-				return "<td>none</td>"
-			}
-			cls := ""
-			if st == Orphan || st == Missing || st == Spurious {
-				cls = ` class="bad"`
-			}
-			return fmt.Sprintf("<td%s>%s</td>", cls, esc(strings.Join(count[st], ", ")))
-		}
-		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td>%s%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing), cell(Spurious))
+		a.htmlSnapshotRow(b, c)
 	}
 	b.WriteString("</table>\n")
 	if len(a.Problems) > 0 {
@@ -497,4 +490,37 @@ func (a *Analysis) html(b *strings.Builder) {
 		b.WriteString("</ul>\n")
 	}
 	b.WriteString("</body>\n</html>\n")
+}
+
+// htmlSnapshotRow writes cut c's row of the snapshot table: its summary,
+// recording points, and messages by status.
+func (a *Analysis) htmlSnapshotRow(b *strings.Builder, c Cut) {
+	var recs []string
+	for _, p := range a.Top.Procs {
+		if r := c.Rec[p]; r >= 0 {
+			recs = append(recs, fmt.Sprintf("%s@%d", string(p), r+1))
+		} else {
+			recs = append(recs, string(p)+"@-")
+		}
+	}
+	count := map[Status][]string{}
+	for _, m := range a.Messages {
+		if st := m.Status[c.Snap]; st != "" && st != Spurious {
+			count[st] = append(count[st], fmt.Sprintf("%s#%d", m.Chan, m.Seq))
+		}
+	}
+	for _, m := range c.Spurious {
+		count[Spurious] = append(count[Spurious], fmt.Sprintf("%s#%d", m.Chan, m.Msg.Seq))
+	}
+	cell := func(st Status) string {
+		if len(count[st]) == 0 {
+			return "<td>none</td>"
+		}
+		cls := ""
+		if st.Fault() {
+			cls = ` class="bad"`
+		}
+		return fmt.Sprintf("<td%s>%s</td>", cls, esc(strings.Join(count[st], ", ")))
+	}
+	fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td>%s%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing), cell(Spurious))
 }

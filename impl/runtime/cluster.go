@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,16 +300,16 @@ type StopReport struct {
 func (r *StopReport) Error() string {
 	var parts []string
 	if len(r.Undelivered) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames undelivered (%s)", len(r.Undelivered), byChan(r.Undelivered)))
+		parts = append(parts, fmt.Sprintf("%d frames undelivered (%s)", len(r.Undelivered), wire.CountByChan(r.Undelivered)))
 	}
 	for _, f := range r.Failed {
 		parts = append(parts, f.Error())
 	}
 	if len(r.Unacked) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames unacknowledged (%s)", len(r.Unacked), byChan(r.Unacked)))
+		parts = append(parts, fmt.Sprintf("%d frames unacknowledged (%s)", len(r.Unacked), wire.CountByChan(r.Unacked)))
 	}
 	if len(r.Unsent) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames refused by the transport (%s)", len(r.Unsent), byChan(r.Unsent)))
+		parts = append(parts, fmt.Sprintf("%d frames refused by the transport (%s)", len(r.Unsent), wire.CountByChan(r.Unsent)))
 	}
 	if r.Errors > 0 {
 		parts = append(parts, fmt.Sprintf("%d node errors, first: %v", r.Errors, r.NodeErrors[0]))
@@ -326,23 +325,6 @@ func (r *StopReport) Error() string {
 
 func (r *StopReport) empty() bool {
 	return len(r.Undelivered)+len(r.Failed)+len(r.Unacked)+len(r.Unsent)+r.Errors+len(r.Hung)+len(r.Other) == 0
-}
-
-func byChan(envs []wire.Envelope) string {
-	n := map[spec.Channel]int{}
-	for _, e := range envs {
-		n[e.Chan]++
-	}
-	cs := make([]spec.Channel, 0, len(n))
-	for ch := range n {
-		cs = append(cs, ch)
-	}
-	sort.Slice(cs, func(i, j int) bool { return spec.ChannelLess(cs[i], cs[j]) })
-	parts := make([]string, len(cs))
-	for i, ch := range cs {
-		parts[i] = fmt.Sprintf("%s: %d", ch, n[ch])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Stop first waits (until ctx ends) for frames in flight to be delivered,

@@ -112,84 +112,79 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 
 // Validate checks that the snapshot is well formed and its cut consistent:
 // one state per process and per channel in topology order, and on every
-// channel P->Q the recorded messages are exactly those P sent before its
-// cut and Q received after its own (seqs Q.NextRecv .. P.NextSend-1): no
-// orphan message, no lost one.
+// channel P->Q the cut analysis's checks of the record (spec.CheckChannel
+// with the snapshot's Cut, P.NextSend-1 and Q.NextRecv-1): no orphan message
+// (ConsistentCut), and the recorded messages exactly seqs Q.NextRecv ..
+// P.NextSend-1, those P sent before its cut and Q received after its own
+// (ExactChannelState).
 func (g *Global) Validate() error {
 	t := g.Topology
-	if t == nil {
+	switch {
+	case t == nil:
 		return fmt.Errorf("snapshot %d: no topology", g.ID)
-	}
-	if g.ID == 0 {
+	case g.ID == 0:
 		return fmt.Errorf("snapshot id 0")
-	}
-	if g.Initiator != "" && !t.Has(g.Initiator) {
+	case g.Initiator != "" && !t.Has(g.Initiator):
 		return fmt.Errorf("snapshot %d: unknown initiator %q", g.ID, string(g.Initiator))
-	}
-	if len(g.Nodes) != len(t.Procs) {
+	case len(g.Nodes) != len(t.Procs):
 		return fmt.Errorf("snapshot %d: %d node states for %d processes", g.ID, len(g.Nodes), len(t.Procs))
-	}
-	if len(g.Chans) != len(t.Chans) {
+	case len(g.Chans) != len(t.Chans):
 		return fmt.Errorf("snapshot %d: %d channel states for %d channels", g.ID, len(g.Chans), len(t.Chans))
 	}
-	nextSend := make(map[spec.Channel]uint64, len(t.Chans))
 	for i, n := range g.Nodes {
-		if n.Proc != t.Procs[i] {
-			return fmt.Errorf("snapshot %d: node state %d is %q, want %s", g.ID, i, string(n.Proc), string(t.Procs[i]))
-		}
-		if n.State.Sent < 0 || n.State.Rcvd < 0 {
-			return fmt.Errorf("snapshot %d: %s has negative counters", g.ID, string(n.Proc))
-		}
-		out := t.Out(n.Proc)
-		if len(n.NextSend) != len(out) {
-			return fmt.Errorf("snapshot %d: %s has %d send seqs for %d outgoing channels", g.ID, string(n.Proc), len(n.NextSend), len(out))
-		}
-		for j, cs := range n.NextSend {
-			if cs.Chan != out[j] || cs.Next == 0 {
-				return fmt.Errorf("snapshot %d: %s: bad send seq %d for %s", g.ID, string(n.Proc), cs.Next, cs.Chan)
-			}
-			nextSend[cs.Chan] = cs.Next
+		if err := g.validateNode(n, t.Procs[i]); err != nil {
+			return err
 		}
 	}
+	cut := g.Cut()
 	for i, cs := range g.Chans {
-		c := t.Chans[i]
-		if cs.Chan != c {
-			return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, i, cs.Chan, c)
-		}
-		if cs.NextRecv == 0 {
-			return fmt.Errorf("snapshot %d: channel %s: receive seq 0", g.ID, c)
-		}
-		ns := nextSend[c]
-		if cs.NextRecv > ns {
-			return fmt.Errorf("snapshot %d: channel %s: orphan messages: %s received up to seq %d but %s had sent only up to %d at its cut",
-				g.ID, c, string(c.To), cs.NextRecv-1, string(c.From), ns-1)
-		}
-		if want := ns - cs.NextRecv; uint64(len(cs.Msgs)) != want {
-			return fmt.Errorf("snapshot %d: channel %s: %d messages recorded, but %d were in flight across the cut (%s)",
-				g.ID, c, len(cs.Msgs), want, seqRange(cs.NextRecv, ns))
-		}
-		for k, m := range cs.Msgs {
-			if m.Seq != cs.NextRecv+uint64(k) {
-				return fmt.Errorf("snapshot %d: channel %s: message %d has seq %d, want %d", g.ID, c, k, m.Seq, cs.NextRecv+uint64(k))
-			}
-			if m.Amt <= 0 {
-				return fmt.Errorf("snapshot %d: channel %s: message seq %d has amount %d", g.ID, c, m.Seq, m.Amt)
-			}
+		if err := g.validateChan(cs, t.Chans[i], cut[t.Chans[i]]); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// seqRange describes the seqs from..to-1: "none (...)", "seq 5",
-// "seqs 5..9".
-func seqRange(from, to uint64) string {
-	switch {
-	case to <= from:
-		return fmt.Sprintf("none: the receiver expected seq %d, the sender's next was seq %d", from, to)
-	case to == from+1:
-		return fmt.Sprintf("seq %d", from)
+// validateNode checks node state n, which must be p's: its counters and
+// one send seq per outgoing channel.
+func (g *Global) validateNode(n NodeState, p spec.ProcID) error {
+	if n.Proc != p {
+		return fmt.Errorf("snapshot %d: node state %d is %q, want %s", g.ID, g.Topology.ProcIndex(p), string(n.Proc), string(p))
 	}
-	return fmt.Sprintf("seqs %d..%d", from, to-1)
+	if n.State.Sent < 0 || n.State.Rcvd < 0 {
+		return fmt.Errorf("snapshot %d: %s has negative counters", g.ID, string(n.Proc))
+	}
+	out := g.Topology.Out(n.Proc)
+	if len(n.NextSend) != len(out) {
+		return fmt.Errorf("snapshot %d: %s has %d send seqs for %d outgoing channels", g.ID, string(n.Proc), len(n.NextSend), len(out))
+	}
+	for j, cs := range n.NextSend {
+		if cs.Chan != out[j] || cs.Next == 0 {
+			return fmt.Errorf("snapshot %d: %s: bad send seq %d for %s", g.ID, string(n.Proc), cs.Next, cs.Chan)
+		}
+	}
+	return nil
+}
+
+// validateChan checks channel state cs, which must be c's, against the
+// snapshot's cut seqs k of c (Cut): the cut analysis's checks of the
+// record (spec.CheckChannel), and positive amounts.
+func (g *Global) validateChan(cs ChanState, c spec.Channel, k spec.ChanCut) error {
+	if cs.Chan != c {
+		return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, g.Topology.ChanIndex(c), cs.Chan, c)
+	}
+	if cs.NextRecv == 0 {
+		return fmt.Errorf("snapshot %d: channel %s: receive seq 0", g.ID, c)
+	}
+	if err := spec.CheckChannel(c, k, cs.abstract()); err != nil {
+		return fmt.Errorf("snapshot %d: channel %s: %w", g.ID, c, err)
+	}
+	for _, m := range cs.Msgs {
+		if m.Amt <= 0 {
+			return fmt.Errorf("snapshot %d: channel %s: message seq %d has amount %d", g.ID, c, m.Seq, m.Amt)
+		}
+	}
+	return nil
 }
 
 // Node returns the recorded state of p.
@@ -248,6 +243,15 @@ func PartOf(ls core.LocalSnapshot, initiated bool) Part {
 	return p
 }
 
+// abstract is the channel's recorded messages as the spec's.
+func (cs ChanState) abstract() []spec.AppMsg {
+	ms := make([]spec.AppMsg, len(cs.Msgs))
+	for k, m := range cs.Msgs {
+		ms[k] = spec.AppMsg{Amt: m.Amt, Seq: m.Seq}
+	}
+	return ms
+}
+
 // Abstract is the snapshot as the spec's global state.
 func (g *Global) Abstract() spec.GlobalState {
 	st := spec.GlobalState{Procs: make(map[spec.ProcID]spec.LocalState, len(g.Nodes)), Chans: make(map[spec.Channel][]spec.AppMsg, len(g.Chans))}
@@ -255,11 +259,7 @@ func (g *Global) Abstract() spec.GlobalState {
 		st.Procs[n.Proc] = n.State
 	}
 	for _, cs := range g.Chans {
-		ms := make([]spec.AppMsg, len(cs.Msgs))
-		for k, m := range cs.Msgs {
-			ms[k] = spec.AppMsg{Amt: m.Amt, Seq: m.Seq}
-		}
-		st.Chans[cs.Chan] = ms
+		st.Chans[cs.Chan] = cs.abstract()
 	}
 	return st
 }

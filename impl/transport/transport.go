@@ -7,7 +7,6 @@ package transport
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/markerwave/markerwave/impl/wire"
@@ -62,29 +61,12 @@ type ShutdownError struct {
 func (e *ShutdownError) Error() string {
 	var parts []string
 	if len(e.Undelivered) > 0 {
-		parts = append(parts, fmt.Sprintf("%d undelivered (%s)", len(e.Undelivered), countByChan(e.Undelivered)))
+		parts = append(parts, fmt.Sprintf("%d undelivered (%s)", len(e.Undelivered), wire.CountByChan(e.Undelivered)))
 	}
 	if len(e.Unacked) > 0 {
-		parts = append(parts, fmt.Sprintf("%d unacknowledged (%s)", len(e.Unacked), countByChan(e.Unacked)))
+		parts = append(parts, fmt.Sprintf("%d unacknowledged (%s)", len(e.Unacked), wire.CountByChan(e.Unacked)))
 	}
 	return "transport: closed with " + strings.Join(parts, ", ")
-}
-
-func countByChan(envs []wire.Envelope) string {
-	n := map[spec.Channel]int{}
-	for _, e := range envs {
-		n[e.Chan]++
-	}
-	chans := make([]spec.Channel, 0, len(n))
-	for c := range n {
-		chans = append(chans, c)
-	}
-	sort.Slice(chans, func(i, j int) bool { return spec.ChannelLess(chans[i], chans[j]) })
-	parts := make([]string, len(chans))
-	for i, c := range chans {
-		parts[i] = fmt.Sprintf("%s: %d", c, n[c])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // checkSend validates env against the topology.
