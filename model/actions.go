@@ -335,7 +335,7 @@ func withMarkers(cfg *Config, sq [][]Msg, q, s int) [][]Msg {
 // enabledInitiate mirrors the enabling conjunct of Initiate(s) (line 223)
 // for snapshot index s.
 func enabledInitiate(cfg *Config, st *State, s int) Conjunct {
-	if !(!st.Recorded[s].Has(cfg.Initiator[s])) {
+	if st.Recorded[s].Has(cfg.Initiator[s]) { // not Initiator[s] \notin recorded[s]
 		return AlreadyRecorded
 	}
 	return Enabled
