@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -76,6 +77,18 @@ type Config struct {
 	maxRcvd    int   // MaxRcvd (line 342)
 }
 
+// ConstantError is an error of NewConfig in one of the spec's constants.
+type ConstantError struct {
+	Constant string // Proc, Chan, InitBal, Amount, Budget, Snap or Initiator
+	Msg      string
+}
+
+func (e *ConstantError) Error() string { return "model: " + e.Msg }
+
+func constErr(name, format string, args ...any) error {
+	return &ConstantError{Constant: name, Msg: fmt.Sprintf(format, args...)}
+}
+
 // MaxProcs bounds the number of processes (recorded sets are bit masks).
 const MaxProcs = 64
 
@@ -92,7 +105,7 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	t := k.Topo
 	np, nc := len(t.Procs), len(t.Chans)
 	if np > MaxProcs {
-		return nil, fmt.Errorf("model: %d processes, at most %d supported", np, MaxProcs)
+		return nil, constErr("Proc", "%d processes, at most %d supported", np, MaxProcs)
 	}
 	cfg := &Config{Topo: t, Variant: v, CheckDeadlock: false,
 		Invariants: slices.Clone(invariants), Properties: slices.Clone(properties)}
@@ -131,10 +144,19 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	cfg.Budget = make([]int, np)
 	for i, p := range t.Procs {
 		if k.InitBal[p] < 0 {
-			return nil, fmt.Errorf("model: InitBal[%q] = %d is not a natural number", string(p), k.InitBal[p])
+			return nil, constErr("InitBal", "InitBal[%q] = %d is not a natural number", string(p), k.InitBal[p])
 		}
 		if k.Budget[p] < 0 {
-			return nil, fmt.Errorf("model: Budget[%q] = %d is not a natural number", string(p), k.Budget[p])
+			return nil, constErr("Budget", "Budget[%q] = %d is not a natural number", string(p), k.Budget[p])
+		}
+		// Go's integers are bounded where TLA+'s are not: every sum of
+		// balances (TotalMoney, line 93) and of budgets (MaxRcvd, line
+		// 342) the model forms must fit, or TypeOK fails on an overflow.
+		if cfg.totalMoney > math.MaxInt64-k.InitBal[p] {
+			return nil, constErr("InitBal", "InitBal sums past %d (the largest 64-bit integer): the model cannot represent TotalMoney", int64(math.MaxInt64))
+		}
+		if cfg.maxRcvd > math.MaxInt32-k.Budget[p] {
+			return nil, constErr("Budget", "Budget sums past %d: the model cannot count that many messages", math.MaxInt32)
 		}
 		cfg.InitBal[i] = k.InitBal[p]
 		cfg.Budget[i] = k.Budget[p]
@@ -145,7 +167,7 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	cfg.amountSet = map[int64]bool{}
 	for _, a := range k.Amount {
 		if a <= 0 {
-			return nil, fmt.Errorf("model: Amount holds %d, want positive amounts only", a)
+			return nil, constErr("Amount", "Amount holds %d, want positive amounts only", a)
 		}
 		if !cfg.amountSet[a] {
 			cfg.amountSet[a] = true
@@ -163,7 +185,7 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	seen := map[spec.SnapID]bool{}
 	for _, s := range snaps {
 		if s == 0 {
-			return nil, fmt.Errorf("model: Snap holds 0, want positive ids only")
+			return nil, constErr("Snap", "Snap holds 0, want positive ids only")
 		}
 		if !seen[s] {
 			seen[s] = true
@@ -172,16 +194,16 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	}
 	sort.Slice(cfg.Snap, func(i, j int) bool { return cfg.Snap[i] < cfg.Snap[j] })
 	if len(k.Initiator) != len(cfg.Snap) {
-		return nil, fmt.Errorf("model: Initiator's domain has %d ids, Snap has %d: want Initiator \\in [Snap -> Proc]", len(k.Initiator), len(cfg.Snap))
+		return nil, constErr("Initiator", "Initiator's domain has %d ids, Snap has %d: want Initiator \\in [Snap -> Proc]", len(k.Initiator), len(cfg.Snap))
 	}
 	for _, s := range cfg.Snap {
 		p, ok := k.Initiator[s]
 		if !ok {
-			return nil, fmt.Errorf("model: Initiator has no entry for snapshot %d", s)
+			return nil, constErr("Initiator", "Initiator has no entry for snapshot %d", s)
 		}
 		pi := t.ProcIndex(p)
 		if pi < 0 {
-			return nil, fmt.Errorf("model: Initiator[%d] = %q is not a process", s, string(p))
+			return nil, constErr("Initiator", "Initiator[%d] = %q is not a process", s, string(p))
 		}
 		cfg.Initiator = append(cfg.Initiator, pi)
 	}
@@ -206,10 +228,10 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 func checkDomain(name string, n int, each func(func(spec.ProcID) bool) bool, t *spec.Topology) error {
 	var bad spec.ProcID
 	if !each(func(p spec.ProcID) bool { bad = p; return t.Has(p) }) {
-		return fmt.Errorf("model: %s has an entry for %q, which is not a process", name, string(bad))
+		return constErr(name, "%s has an entry for %q, which is not a process", name, string(bad))
 	}
 	if n != len(t.Procs) {
-		return fmt.Errorf("model: %s has %d entries, want one for each of the %d processes", name, n, len(t.Procs))
+		return constErr(name, "%s has %d entries, want one for each of the %d processes", name, n, len(t.Procs))
 	}
 	return nil
 }

@@ -1,0 +1,119 @@
+package tlcmodel
+
+import (
+	"github.com/markerwave/markerwave/model"
+)
+
+// The MC module
+
+// specModules lists the spec modules of tla/ and the specifications each
+// defines (a module also has those of the modules it extends).
+var specModules = map[string][]model.Variant{
+	"ChandyLamport":          {model.VariantSpec},
+	"ChandyLamportNonFIFO":   {model.VariantSpec, model.VariantNonFIFO},
+	"ChandyLamportNoRecord":  {model.VariantSpec, model.VariantNoRecord},
+	"ChandyLamportNoForward": {model.VariantSpec, model.VariantNoForward},
+}
+
+var standardModules = map[string]bool{"Naturals": true, "Integers": true, "Sequences": true, "FiniteSets": true, "TLC": true}
+
+type moduleDef struct {
+	val  Value
+	line int
+}
+
+type module struct {
+	file    string
+	name    string
+	extends []string
+	specs   map[model.Variant]bool
+	defs    map[string]moduleDef
+}
+
+func parseModule(file, src string) (*module, error) {
+	toks, err := lex(file, src)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{file: file, toks: toks, defs: map[string]Value{}}
+	m := &module{file: file, specs: map[model.Variant]bool{}, defs: map[string]moduleDef{}}
+	// ---- MODULE Name ----
+	for p.peek().kind == tDashes {
+		p.next()
+	}
+	t := p.next()
+	if t.kind != tIdent || t.text != "MODULE" {
+		return nil, p.errf(t.line, "expected ---- MODULE Name ----, found %s", t)
+	}
+	n := p.next()
+	if n.kind != tIdent {
+		return nil, p.errf(n.line, "expected the module's name after MODULE")
+	}
+	m.name = n.text
+	if d := p.next(); d.kind != tDashes {
+		return nil, p.errf(d.line, "expected ---- after MODULE %s", m.name)
+	}
+	if p.peek().kind == tIdent && p.peek().text == "EXTENDS" {
+		line := p.next().line
+		for {
+			e := p.next()
+			if e.kind != tIdent {
+				return nil, p.errf(e.line, "expected a module name in EXTENDS")
+			}
+			if vs, ok := specModules[e.text]; ok {
+				for _, v := range vs {
+					m.specs[v] = true
+				}
+			} else if !standardModules[e.text] {
+				return nil, p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, plus standard modules)", e.text)
+			}
+			m.extends = append(m.extends, e.text)
+			if !p.is(",") {
+				break
+			}
+			p.next()
+		}
+		if len(m.specs) == 0 {
+			return nil, p.errf(line, "EXTENDS names no Chandy-Lamport spec module")
+		}
+	} else {
+		return nil, p.errf(p.peek().line, "expected EXTENDS naming the spec module (e.g. EXTENDS ChandyLamport)")
+	}
+	for {
+		t := p.peek()
+		switch {
+		case t.kind == tEquals:
+			return m, nil
+		case t.kind == tEOF:
+			return nil, p.errf(t.line, "missing ==== at the end of module %s", m.name)
+		case t.kind == tDashes:
+			p.next()
+			continue
+		case t.kind == tIdent:
+			p.next()
+			if p.is("(") {
+				return nil, p.errf(t.line, "operator definition %s(...) is not supported (only Name == value)", t.text)
+			}
+			if !p.is("==") {
+				return nil, p.errf(t.line, "unsupported TLA+ at %s: a model module may only hold definitions Name == value", t)
+			}
+			p.next()
+			if _, dup := m.defs[t.text]; dup {
+				return nil, p.errf(t.line, "%s defined twice", t.text)
+			}
+			v, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			nt := p.peek()
+			if !(nt.kind == tEquals || nt.kind == tDashes || nt.kind == tEOF ||
+				nt.kind == tIdent && p.toks[p.pos+1].kind == tPunct && (p.toks[p.pos+1].text == "==" || p.toks[p.pos+1].text == "(")) {
+				return nil, p.errf(nt.line, "unexpected %s after the definition of %s (unsupported expression?)", nt, t.text)
+			}
+			m.defs[t.text] = moduleDef{v, t.line}
+			p.defs[t.text] = v
+		default:
+			return nil, p.errf(t.line, "unexpected %s", t)
+		}
+	}
+}
