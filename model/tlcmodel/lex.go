@@ -6,8 +6,6 @@ import (
 	"strings"
 )
 
-// Lexer
-
 type tokKind int
 
 const (
@@ -36,129 +34,158 @@ func (t token) String() string {
 	return fmt.Sprintf("%q", t.text)
 }
 
+// lexer turns a .cfg or .tla source into tokens.
+type lexer struct {
+	file string
+	src  string
+	i    int // the next byte
+	line int
+	toks []token
+}
+
 func lex(file, src string) ([]token, error) {
-	var toks []token
-	line := 1
-	i := 0
-	isIdent := func(c byte) bool {
-		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-	}
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ' ' || c == '\t' || c == '\r':
-			i++
-		case strings.HasPrefix(src[i:], `\*`):
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-		case strings.HasPrefix(src[i:], "(*"):
-			start := line
-			depth := 0
-			for {
-				if i >= len(src) {
-					return nil, &Error{file, start, "unterminated (* comment"}
-				}
-				if strings.HasPrefix(src[i:], "(*") {
-					depth++
-					i += 2
-				} else if strings.HasPrefix(src[i:], "*)") {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					if src[i] == '\n' {
-						line++
-					}
-					i++
-				}
-			}
-		case c == '"':
-			j := i + 1
-			var sb strings.Builder
-			for ; j < len(src) && src[j] != '"'; j++ {
-				if src[j] == '\n' {
-					return nil, &Error{file, line, "unterminated string"}
-				}
-				if src[j] == '\\' && j+1 < len(src) {
-					j++
-					switch src[j] {
-					case 'n':
-						sb.WriteByte('\n')
-					case 't':
-						sb.WriteByte('\t')
-					default:
-						sb.WriteByte(src[j])
-					}
-					continue
-				}
-				sb.WriteByte(src[j])
-			}
-			if j >= len(src) {
-				return nil, &Error{file, line, "unterminated string"}
-			}
-			toks = append(toks, token{tStr, sb.String(), line})
-			i = j + 1
-		case strings.HasPrefix(src[i:], "----"):
-			for i < len(src) && src[i] == '-' {
-				i++
-			}
-			toks = append(toks, token{tDashes, "----", line})
-		case strings.HasPrefix(src[i:], "===="):
-			for i < len(src) && src[i] == '=' {
-				i++
-			}
-			toks = append(toks, token{tEquals, "====", line})
-		case c == '\\' && i+1 < len(src) && isIdent(src[i+1]):
-			// a TLA+ operator such as \in or \cup: lexed so that the
-			// parser can say it is not supported
-			j := i + 1
-			for j < len(src) && isIdent(src[j]) {
-				j++
-			}
-			toks = append(toks, token{tPunct, src[i:j], line})
-			i = j
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(src) && isIdent(src[j]) {
-				j++
-			}
-			word := src[i:j]
-			kind := tNum
-			for _, ch := range []byte(word) {
-				if ch < '0' || ch > '9' {
-					kind = tIdent // TLA+ allows identifiers like 1a; we only read them as names
-				}
-			}
-			toks = append(toks, token{kind, word, line})
-			i = j
-		case isIdent(c):
-			j := i
-			for j < len(src) && isIdent(src[j]) {
-				j++
-			}
-			toks = append(toks, token{tIdent, src[i:j], line})
-			i = j
-		default:
-			matched := false
-			for _, p := range []string{"|->", "==", "<-", "<<", ">>", "..", "=", "{", "}", "[", "]", ",", "(", ")", "-", ":"} {
-				if strings.HasPrefix(src[i:], p) {
-					toks = append(toks, token{tPunct, p, line})
-					i += len(p)
-					matched = true
-					break
-				}
-			}
-			if !matched {
-				return nil, &Error{file, line, fmt.Sprintf("unexpected character %q", c)}
-			}
+	l := &lexer{file: file, src: src, line: 1}
+	for l.i < len(l.src) {
+		if err := l.token(); err != nil {
+			return nil, err
 		}
 	}
-	toks = append(toks, token{tEOF, "", line})
-	return toks, nil
+	l.toks = append(l.toks, token{tEOF, "", l.line})
+	return l.toks, nil
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// rest is the source from the next byte on.
+func (l *lexer) rest() string { return l.src[l.i:] }
+
+func (l *lexer) emit(kind tokKind, text string) { l.toks = append(l.toks, token{kind, text, l.line}) }
+
+// skip advances past the bytes that satisfy f.
+func (l *lexer) skip(f func(byte) bool) string {
+	j := l.i
+	for l.i < len(l.src) && f(l.src[l.i]) {
+		l.i++
+	}
+	return l.src[j:l.i]
+}
+
+// token reads one token, or skips one blank or comment.
+func (l *lexer) token() error {
+	c := l.src[l.i]
+	switch {
+	case c == '\n':
+		l.line++
+		l.i++
+	case c == ' ' || c == '\t' || c == '\r':
+		l.i++
+	case strings.HasPrefix(l.rest(), `\*`):
+		l.skip(func(c byte) bool { return c != '\n' })
+	case strings.HasPrefix(l.rest(), "(*"):
+		return l.blockComment()
+	case c == '"':
+		return l.str()
+	case strings.HasPrefix(l.rest(), "----"):
+		l.skip(func(c byte) bool { return c == '-' })
+		l.emit(tDashes, "----")
+	case strings.HasPrefix(l.rest(), "===="):
+		l.skip(func(c byte) bool { return c == '=' })
+		l.emit(tEquals, "====")
+	case c == '\\' && l.i+1 < len(l.src) && isIdent(l.src[l.i+1]):
+		// a TLA+ operator such as \in or \cup: lexed so that the parser
+		// can say it is not supported
+		l.i++
+		l.emit(tPunct, `\`+l.skip(isIdent))
+	case c >= '0' && c <= '9':
+		l.number()
+	case isIdent(c):
+		l.emit(tIdent, l.skip(isIdent))
+	default:
+		return l.punct()
+	}
+	return nil
+}
+
+// blockComment skips a (* comment *), which may nest.
+func (l *lexer) blockComment() error {
+	start, depth := l.line, 0
+	for {
+		switch {
+		case l.i >= len(l.src):
+			return &Error{l.file, start, "unterminated (* comment"}
+		case strings.HasPrefix(l.rest(), "(*"):
+			depth++
+			l.i += 2
+		case strings.HasPrefix(l.rest(), "*)"):
+			depth--
+			l.i += 2
+			if depth == 0 {
+				return nil
+			}
+		default:
+			if l.src[l.i] == '\n' {
+				l.line++
+			}
+			l.i++
+		}
+	}
+}
+
+// str reads a "string" with the escapes \n, \t and \<char>.
+func (l *lexer) str() error {
+	var sb strings.Builder
+	j := l.i + 1
+	for ; j < len(l.src) && l.src[j] != '"'; j++ {
+		if l.src[j] == '\n' {
+			return &Error{l.file, l.line, "unterminated string"}
+		}
+		if l.src[j] == '\\' && j+1 < len(l.src) {
+			j++
+			switch l.src[j] {
+			case 'n':
+				sb.WriteByte('\n')
+			case 't':
+				sb.WriteByte('\t')
+			default:
+				sb.WriteByte(l.src[j])
+			}
+			continue
+		}
+		sb.WriteByte(l.src[j])
+	}
+	if j >= len(l.src) {
+		return &Error{l.file, l.line, "unterminated string"}
+	}
+	l.emit(tStr, sb.String())
+	l.i = j + 1
+	return nil
+}
+
+// number reads a number; TLA+ allows identifiers like 1a, read as names.
+func (l *lexer) number() {
+	word := l.skip(isIdent)
+	kind := tNum
+	for _, ch := range []byte(word) {
+		if ch < '0' || ch > '9' {
+			kind = tIdent
+		}
+	}
+	l.emit(kind, word)
+}
+
+// puncts are the punctuation tokens, longest first where one is a prefix
+// of another.
+var puncts = []string{"|->", "==", "<-", "<<", ">>", "..", "=", "{", "}", "[", "]", ",", "(", ")", "-", ":"}
+
+func (l *lexer) punct() error {
+	for _, p := range puncts {
+		if strings.HasPrefix(l.rest(), p) {
+			l.emit(tPunct, p)
+			l.i += len(p)
+			return nil
+		}
+	}
+	return &Error{l.file, l.line, fmt.Sprintf("unexpected character %q", l.src[l.i])}
 }
