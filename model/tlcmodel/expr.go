@@ -86,6 +86,8 @@ func (p *parser) list(closer string) ([]Value, error) {
 	}
 }
 
+// primary reads a number, a string, TRUE/FALSE, an earlier definition's
+// name, or a bracketed expression.
 func (p *parser) primary() (Value, error) {
 	t := p.next()
 	switch t.kind {
@@ -98,93 +100,108 @@ func (p *parser) primary() (Value, error) {
 	case tStr:
 		return t.text, nil
 	case tIdent:
-		switch t.text {
-		case "TRUE":
-			return true, nil
-		case "FALSE":
-			return false, nil
-		}
-		if p.is("(") {
-			return nil, p.errf(t.line, "operator application %s(...) is not supported in model values", t.text)
-		}
-		if v, ok := p.defs[t.text]; ok {
-			return v, nil
-		}
-		return nil, p.errf(t.line, "unknown name %s (only integers, strings, sets, tuples, records, ranges and earlier definitions are supported)", t.text)
+		return p.name(t)
 	case tPunct:
-		switch t.text {
-		case "-":
-			n := p.next()
-			if n.kind != tNum {
-				return nil, p.errf(t.line, "expected a number after '-'")
-			}
-			x, err := strconv.ParseInt("-"+n.text, 10, 64)
-			if err != nil {
-				return nil, p.errf(t.line, "bad integer -%s", n.text)
-			}
-			return x, nil
-		case "(":
-			v, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			return v, p.expect(")")
-		case "{":
-			vs, err := p.list("}")
-			if err != nil {
-				return nil, err
-			}
-			return newSet(vs), nil
-		case "<<":
-			vs, err := p.list(">>")
-			if err != nil {
-				return nil, err
-			}
-			return tupleV(vs), nil
-		case "[":
-			var r recordV
-			seen := map[string]bool{}
-			for {
-				k := p.next()
-				if k.kind != tIdent {
-					return nil, p.errf(k.line, "expected a field name in a record [k |-> v, ...], found %s (function constructors are not supported)", k)
-				}
-				if !p.is("|->") {
-					return nil, p.errf(p.peek().line, "expected |-> after field %s (only records [k |-> v, ...] are supported)", k.text)
-				}
-				p.next()
-				if seen[k.text] {
-					return nil, p.errf(k.line, "record field %s given twice", k.text)
-				}
-				seen[k.text] = true
-				v, err := p.expr()
-				if err != nil {
-					return nil, err
-				}
-				r.keys = append(r.keys, k.text)
-				r.vals = append(r.vals, v)
-				if p.is(",") {
-					p.next()
-					continue
-				}
-				if err := p.expect("]"); err != nil {
-					return nil, err
-				}
-				break
-			}
-			// canonical field order
-			idx := make([]int, len(r.keys))
-			for i := range idx {
-				idx[i] = i
-			}
-			sort.Slice(idx, func(a, b int) bool { return r.keys[idx[a]] < r.keys[idx[b]] })
-			var s recordV
-			for _, i := range idx {
-				s.keys = append(s.keys, r.keys[i])
-				s.vals = append(s.vals, r.vals[i])
-			}
-			return s, nil
-		}
+		return p.bracketed(t)
 	}
 	return nil, p.errf(t.line, "unexpected %s in an expression", t)
+}
+
+// name is TRUE, FALSE or an earlier definition.
+func (p *parser) name(t token) (Value, error) {
+	switch t.text {
+	case "TRUE":
+		return true, nil
+	case "FALSE":
+		return false, nil
+	}
+	if p.is("(") {
+		return nil, p.errf(t.line, "operator application %s(...) is not supported in model values", t.text)
+	}
+	if v, ok := p.defs[t.text]; ok {
+		return v, nil
+	}
+	return nil, p.errf(t.line, "unknown name %s (only integers, strings, sets, tuples, records, ranges and earlier definitions are supported)", t.text)
+}
+
+// bracketed reads what punctuation t starts: -n, (e), {set}, <<tuple>>,
+// [record].
+func (p *parser) bracketed(t token) (Value, error) {
+	switch t.text {
+	case "-":
+		n := p.next()
+		if n.kind != tNum {
+			return nil, p.errf(t.line, "expected a number after '-'")
+		}
+		x, err := strconv.ParseInt("-"+n.text, 10, 64)
+		if err != nil {
+			return nil, p.errf(t.line, "bad integer -%s", n.text)
+		}
+		return x, nil
+	case "(":
+		v, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		return v, p.expect(")")
+	case "{":
+		vs, err := p.list("}")
+		if err != nil {
+			return nil, err
+		}
+		return newSet(vs), nil
+	case "<<":
+		vs, err := p.list(">>")
+		if err != nil {
+			return nil, err
+		}
+		return tupleV(vs), nil
+	case "[":
+		return p.record()
+	}
+	return nil, p.errf(t.line, "unexpected %s in an expression", t)
+}
+
+// record reads k |-> v, ... ] after the [, in canonical field order.
+func (p *parser) record() (Value, error) {
+	var r recordV
+	seen := map[string]bool{}
+	for {
+		k := p.next()
+		if k.kind != tIdent {
+			return nil, p.errf(k.line, "expected a field name in a record [k |-> v, ...], found %s (function constructors are not supported)", k)
+		}
+		if !p.is("|->") {
+			return nil, p.errf(p.peek().line, "expected |-> after field %s (only records [k |-> v, ...] are supported)", k.text)
+		}
+		p.next()
+		if seen[k.text] {
+			return nil, p.errf(k.line, "record field %s given twice", k.text)
+		}
+		seen[k.text] = true
+		v, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		r.keys = append(r.keys, k.text)
+		r.vals = append(r.vals, v)
+		if !p.is(",") {
+			break
+		}
+		p.next()
+	}
+	if err := p.expect("]"); err != nil {
+		return nil, err
+	}
+	idx := make([]int, len(r.keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return r.keys[idx[a]] < r.keys[idx[b]] })
+	var s recordV
+	for _, i := range idx {
+		s.keys = append(s.keys, r.keys[i])
+		s.vals = append(s.vals, r.vals[i])
+	}
+	return s, nil
 }
