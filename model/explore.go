@@ -318,29 +318,50 @@ func (x *explorer) run() (*Result, error) {
 			return x.finish(StopDone, hi-lo), nil
 		}
 		x.dedup(outs)
-		for i := range outs {
-			for _, c := range outs[i].cands {
-				if c.isNew {
-					x.store(c.key, c.parent)
-				}
-			}
-		}
-		if len(x.states) >= 1<<32-1 {
-			return nil, fmt.Errorf("model: more than 2^32 states")
-		}
-		x.distinct.Store(int64(len(x.states)))
-		x.bytes.Store(x.stateBytes)
-		lo, hi = hi, len(x.states)
-	}
-	if x.liveState >= 0 {
-		tr, err := rebuildTrace(x.cfg, x.states, x.parents, uint32(x.liveState))
-		if err != nil {
+		if err := x.storeNew(outs); err != nil {
 			return nil, err
 		}
-		x.res.Violation = &Violation{Kind: "property", Property: spec.PropSnapshotsComplete, Trace: tr, Stutter: true,
-			Detail: fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", x.cfg.Snap[x.liveSnap])}
+		lo, hi = hi, len(x.states)
 	}
+	v, err := x.liveViolation()
+	if err != nil {
+		return nil, err
+	}
+	x.res.Violation = v
 	return x.finish(StopDone, 0), nil
+}
+
+// storeNew stores the level's new states, in candidate order: the next
+// level.
+func (x *explorer) storeNew(outs []chunkOut) error {
+	for i := range outs {
+		for _, c := range outs[i].cands {
+			if c.isNew {
+				x.store(c.key, c.parent)
+			}
+		}
+	}
+	if len(x.states) >= 1<<32-1 {
+		return fmt.Errorf("model: more than 2^32 states")
+	}
+	x.distinct.Store(int64(len(x.states)))
+	x.bytes.Store(x.stateBytes)
+	return nil
+}
+
+// liveViolation is the SnapshotsComplete violation found during the
+// search, if any: the path to the first state that ends a fair behaviour
+// with a snapshot incomplete, then stuttering.
+func (x *explorer) liveViolation() (*Violation, error) {
+	if x.liveState < 0 {
+		return nil, nil
+	}
+	tr, err := rebuildTrace(x.cfg, x.states, x.parents, uint32(x.liveState))
+	if err != nil {
+		return nil, err
+	}
+	return &Violation{Kind: "property", Property: spec.PropSnapshotsComplete, Trace: tr, Stutter: true,
+		Detail: fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", x.cfg.Snap[x.liveSnap])}, nil
 }
 
 // finish fills in the result's counts; left states were not explored.
