@@ -183,7 +183,7 @@ func (l *lockstep) drainAlone(b *strings.Builder) bool {
 		} else {
 			head := "none"
 			if mq := l.st.Chan[l.cfg.ChanIndex(r.Chan.From, r.Chan.To)]; len(mq) > 0 {
-				head = fmtMsg(l.cfg, mq[0])
+				head = model.FormatMsg(l.cfg, mq[0])
 			}
 			fmt.Fprintf(b, "\n  %s (the model's head: %s); %s blocked", r, head, r.Chan)
 			q = q[1:]
@@ -222,27 +222,28 @@ func (l *lockstep) release() {
 	l.last = "the release of completed snapshots (Take) after step " + fmt.Sprint(l.steps)
 }
 
-// send has c.From send a on c if its budget allows; the implementation
-// must refuse exactly when the model's SendApp is disabled. It reports
-// whether a send was attempted.
+// send has c.From send a on c unless the model refuses because c.From
+// has spent its budget; the implementation must refuse exactly when the
+// model's SendApp is not enabled. It reports whether a send was
+// attempted.
 func (l *lockstep) send(c spec.Channel, a int64) bool {
 	l.t.Helper()
-	p := l.cfg.Topo.ProcIndex(c.From)
-	if l.st.Proc[p].Sent >= l.cfg.Budget[p] {
+	_, refused := model.SendApp(l.cfg, l.st, c.From, c.To, a)
+	if spentBudget(refused) {
 		return false
 	}
-	_, enabled := model.SendApp(l.cfg, l.st, c.From, c.To, a)
+	p := l.cfg.Topo.ProcIndex(c.From)
 	before := l.net.Nodes[c.From].State()
 	st, err := l.net.SendAmount(c.From, c.To, a)
 	ev := st.Event
 	switch {
-	case enabled && err != nil:
+	case refused == nil && err != nil:
 		l.fail("SendApp(%s, %s, %d) is enabled in the model (%s), the implementation refused: %v", c.From, c.To, a, fmtLocal(c.From, l.st.Proc[p]), err)
-	case !enabled && err == nil:
-		l.fail("SendApp(%s, %s, %d) is disabled in the model (%s), the implementation sent: %s", c.From, c.To, a, fmtLocal(c.From, l.st.Proc[p]), ev)
-	case !enabled:
+	case refused != nil && err == nil:
+		l.fail("%v; the implementation sent: %s", refused, ev)
+	case refused != nil:
 		if !errors.Is(err, core.ErrApp) {
-			l.fail("SendApp(%s, %s, %d) refused with %v, want an application refusal", c.From, c.To, a, err)
+			l.fail("%v; the implementation refused with %v, want an application refusal", refused, err)
 		}
 		if after := l.net.Nodes[c.From].State(); after != before {
 			l.fail("a refused send changed %s: %v -> %v", c.From, before, after)
@@ -251,6 +252,13 @@ func (l *lockstep) send(c spec.Channel, a int64) bool {
 	}
 	l.take(ev)
 	return true
+}
+
+// spentBudget reports whether the model refused a SendApp because its
+// sender has spent its budget (the conjunct proc[p].sent < Budget[p]).
+func spentBudget(refused error) bool {
+	var ne *model.NotEnabled
+	return errors.As(refused, &ne) && ne.Conjunct == model.BudgetSpent
 }
 
 // deliver hands frame i (0: the head) of c to its receiver. An
@@ -274,21 +282,21 @@ func (l *lockstep) deliver(c spec.Channel, i int) {
 }
 
 // initiate has snapshot s's initiator initiate it; the implementation
-// must refuse exactly when the model's Initiate(s) is disabled.
+// must refuse exactly when the model's Initiate(s) is not enabled.
 func (l *lockstep) initiate(s spec.SnapID) {
 	l.t.Helper()
 	p := l.cfg.Topo.Procs[l.cfg.Initiator[l.cfg.SnapIndex(s)]]
-	_, enabled := model.Initiate(l.cfg, l.st, s)
+	_, refused := model.Initiate(l.cfg, l.st, s)
 	st, err := l.net.Initiate(p, s)
 	ev := st.Event
 	switch {
-	case enabled && err != nil:
+	case refused == nil && err != nil:
 		l.fail("Initiate(%d) is enabled in the model, %s refused: %v", s, p, err)
-	case !enabled && err == nil:
-		l.fail("Initiate(%d) is disabled in the model (%s already recorded), %s initiated again: %s", s, p, p, ev)
-	case !enabled:
+	case refused != nil && err == nil:
+		l.fail("%v; %s initiated again: %s", refused, p, ev)
+	case refused != nil:
 		if !errors.Is(err, core.ErrDuplicateSnap) {
-			l.fail("Initiate(%d) refused with %v, want ErrDuplicateSnap", s, err)
+			l.fail("%v; %s refused with %v, want ErrDuplicateSnap", refused, p, err)
 		}
 		return
 	}
@@ -687,7 +695,7 @@ func lockstepProp(name string, nonFIFO bool, st *lockstepStats) func(*rapid.T) {
 			"send": func(rt *rapid.T) {
 				var cs []spec.Channel
 				for _, c := range l.net.Topo.Chans {
-					if p := l.cfg.Topo.ProcIndex(c.From); l.st.Proc[p].Sent < l.cfg.Budget[p] {
+					if _, refused := model.SendApp(l.cfg, l.st, c.From, c.To, l.amounts[0]); !spentBudget(refused) {
 						cs = append(cs, c)
 					}
 				}

@@ -85,7 +85,8 @@ func TestLockstepCatchesNonFIFO(t *testing.T) {
 		l.check()
 		l.deliver(c12, 1) // the $30 overtakes the marker
 	})
-	assert.Contains(t, msg, "after 2 steps: step RecvApp(P1, P2) 30#1: Enabled: RecvApp is not enabled: the head of P1->P2 is Marker(1)")
+	assert.Contains(t, msg, "after 2 steps: step RecvApp(P1, P2) 30#1: Enabled: "+
+		`RecvApp("P1","P2") is not enabled: the head of P1->P2 is Marker(1), not an application message (chan[<<p, q>>][i].kind = "app", ChandyLamport.tla line 193)`)
 	m := tracePath.FindStringSubmatch(msg)
 	require.NotNil(t, m, msg)
 	rep, err := AuditFile(m[1], Options{})

@@ -367,9 +367,9 @@ func appStep(cfg *model.Config, st *model.State, e spec.Event) (*model.State, st
 		return nil, "no such channel"
 	}
 	if e.Action == spec.SendApp {
-		n, ok := model.SendApp(cfg, st, e.From, e.To, e.Amount)
+		n, err := model.SendApp(cfg, st, e.From, e.To, e.Amount)
 		switch {
-		case !ok:
+		case err != nil:
 			return nil, fmt.Sprintf("%s cannot send %d (%s)", string(e.From), e.Amount, fmtLocal(e.From, st.Proc[cfg.Topo.ProcIndex(e.From)]))
 		case n.NSent[c] != e.Msg:
 			return nil, fmt.Sprintf("it would be message #%d on %s, not #%d", n.NSent[c], e.Chan(), e.Msg)

@@ -247,75 +247,31 @@ func recordedCuts(tr spec.Trace, opts Options) map[spec.SnapID]reportedCut {
 	return out
 }
 
-// step takes event e in the model from st.
+// step takes event e in the model from st. The model says why an action
+// is not enabled (model.NotEnabled); step adds what the event reported
+// and checks that the message and the process's state match.
 func step(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
 	if err := e.Validate(cfg.Topo); err != nil {
 		return nil, &Divergence{Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
 	var (
-		n  *model.State
-		ok bool
+		n *model.State
+		d *Divergence
 	)
-	c := cfg.ChanIndex(e.From, e.To)
 	switch e.Action {
 	case spec.SendApp:
-		p := cfg.Topo.ProcIndex(e.From)
-		n, ok = model.SendApp(cfg, st, e.From, e.To, e.Amount)
-		if !ok {
-			l := st.Proc[p]
-			why := fmt.Sprintf("%s's balance %d is less than %d", string(e.From), l.Bal, e.Amount)
-			if l.Sent >= cfg.Budget[p] {
-				why = fmt.Sprintf("%s has spent its budget (%d sends of %d)", string(e.From), l.Sent, cfg.Budget[p])
-			}
-			return nil, &Divergence{Property: spec.CheckEnabled, Detail: "SendApp is not enabled: " + why,
-				Expected: fmtLocal(e.From, l), Reported: fmt.Sprintf("%s sent %d", string(e.From), e.Amount)}
-		}
-		if want := n.NSent[c]; e.Msg != want {
-			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the message on %s is number %d in the model", e.Chan(), want),
-				Expected: fmt.Sprintf("%d#%d", e.Amount, want), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
-		}
+		n, d = stepSendApp(cfg, st, e)
 	case spec.RecvApp:
-		q := st.Chan[c]
-		if len(q) == 0 || q[0].Kind != model.KindApp {
-			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("RecvApp is not enabled: %s", headWhy(cfg, e.Chan(), q, "an application message")),
-				Expected: fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), Reported: fmt.Sprintf("%s received %d#%d", string(e.To), e.Amount, e.Msg)}
-		}
-		if h := q[0].AppMsg; h.Amt != e.Amount || h.Seq != e.Msg {
-			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the head of %s is not the message received", e.Chan()),
-				Expected: fmt.Sprintf("%d#%d", h.Amt, h.Seq), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
-		}
-		n, ok = model.RecvApp(cfg, st, e.From, e.To)
+		n, d = stepRecvApp(cfg, st, e)
 	case spec.Initiate:
-		s := cfg.SnapIndex(e.Snap)
-		if s < 0 {
-			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("snapshot %d is not in Snap", e.Snap)}
-		}
-		if init := cfg.Topo.Procs[cfg.Initiator[s]]; init != e.Proc {
-			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("Initiate(%d) is taken by Initiator[%d] = %s, not %s", e.Snap, e.Snap, string(init), string(e.Proc))}
-		}
-		n, ok = model.Initiate(cfg, st, e.Snap)
-		if !ok {
-			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("Initiate(%d) is not enabled: %s already recorded for it", e.Snap, string(e.Proc))}
-		}
+		n, d = stepInitiate(cfg, st, e)
 	case spec.RecvMarker:
-		q := st.Chan[c]
-		if len(q) == 0 || q[0].Kind != model.KindMarker {
-			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("RecvMarker is not enabled: %s", headWhy(cfg, e.Chan(), q, "a marker")),
-				Expected: fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), Reported: fmt.Sprintf("%s received Marker(%d)", string(e.To), e.Snap)}
-		}
-		if s := cfg.Snap[q[0].Snap]; s != e.Snap {
-			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the head of %s is a marker of another snapshot", e.Chan()),
-				Expected: fmt.Sprintf("Marker(%d)", s), Reported: fmt.Sprintf("Marker(%d)", e.Snap)}
-		}
-		first := !st.Recorded[q[0].Snap].Has(cfg.Topo.ProcIndex(e.To))
-		if first != e.First {
-			return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the event says first=%t (case %d of the Receiving Rule), the model is in case %d", e.First, caseOf(e.First), caseOf(first)),
-				Expected: fmt.Sprintf("first=%t", first), Reported: fmt.Sprintf("first=%t", e.First)}
-		}
-		n, ok = model.RecvMarker(cfg, st, e.From, e.To)
+		n, d = stepRecvMarker(cfg, st, e)
+	default:
+		return nil, &Divergence{Property: spec.CheckWellFormed, Detail: fmt.Sprintf("%s is no action of the spec", e.Action)}
 	}
-	if !ok {
-		return nil, &Divergence{Property: spec.CheckEnabled, Detail: e.String() + " is not enabled"}
+	if d != nil {
+		return nil, d
 	}
 	p := cfg.Topo.ProcIndex(e.Proc)
 	if got := n.Proc[p]; got != e.After {
@@ -327,6 +283,75 @@ func step(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Dive
 	return n, nil
 }
 
+// notEnabled is the divergence of an event whose action the model
+// refuses: the model's reason, what the model holds, what was reported.
+func notEnabled(err error, expected, reported string) *Divergence {
+	return &Divergence{Property: spec.CheckEnabled, Detail: err.Error(), Expected: expected, Reported: reported}
+}
+
+// stepSendApp takes a SendApp event: model.SendApp, then the message's
+// seq.
+func stepSendApp(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
+	n, err := model.SendApp(cfg, st, e.From, e.To, e.Amount)
+	if err != nil {
+		return nil, notEnabled(err, fmtLocal(e.From, st.Proc[cfg.Topo.ProcIndex(e.From)]), fmt.Sprintf("%s sent %d", string(e.From), e.Amount))
+	}
+	if want := n.NSent[cfg.ChanIndex(e.From, e.To)]; e.Msg != want {
+		return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the message on %s is number %d in the model", e.Chan(), want),
+			Expected: fmt.Sprintf("%d#%d", e.Amount, want), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
+	}
+	return n, nil
+}
+
+// stepRecvApp takes a RecvApp event: model.RecvApp, then the message
+// received is the head the model took.
+func stepRecvApp(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
+	q := st.Chan[cfg.ChanIndex(e.From, e.To)]
+	n, err := model.RecvApp(cfg, st, e.From, e.To)
+	if err != nil {
+		return nil, notEnabled(err, fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), fmt.Sprintf("%s received %d#%d", string(e.To), e.Amount, e.Msg))
+	}
+	if h := q[0].AppMsg; h.Amt != e.Amount || h.Seq != e.Msg {
+		return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the head of %s is not the message received", e.Chan()),
+			Expected: fmt.Sprintf("%d#%d", h.Amt, h.Seq), Reported: fmt.Sprintf("%d#%d", e.Amount, e.Msg)}
+	}
+	return n, nil
+}
+
+// stepInitiate takes an Initiate event: the event's process is the
+// snapshot's initiator, then model.Initiate.
+func stepInitiate(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
+	if s := cfg.SnapIndex(e.Snap); s >= 0 {
+		if init := cfg.Topo.Procs[cfg.Initiator[s]]; init != e.Proc {
+			return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("Initiate(%d) is taken by Initiator[%d] = %s, not %s", e.Snap, e.Snap, string(init), string(e.Proc))}
+		}
+	}
+	n, err := model.Initiate(cfg, st, e.Snap)
+	if err != nil {
+		return nil, notEnabled(err, "", "")
+	}
+	return n, nil
+}
+
+// stepRecvMarker takes a RecvMarker event: model.RecvMarker, then the
+// marker's snapshot and the case of the Receiving Rule match the event.
+func stepRecvMarker(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
+	q := st.Chan[cfg.ChanIndex(e.From, e.To)]
+	n, err := model.RecvMarker(cfg, st, e.From, e.To)
+	if err != nil {
+		return nil, notEnabled(err, fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), fmt.Sprintf("%s received Marker(%d)", string(e.To), e.Snap))
+	}
+	if s := cfg.Snap[q[0].Snap]; s != e.Snap {
+		return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the head of %s is a marker of another snapshot", e.Chan()),
+			Expected: fmt.Sprintf("Marker(%d)", s), Reported: fmt.Sprintf("Marker(%d)", e.Snap)}
+	}
+	if first := !st.Recorded[q[0].Snap].Has(cfg.Topo.ProcIndex(e.To)); first != e.First {
+		return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the event says first=%t (case %d of the Receiving Rule), the model is in case %d", e.First, caseOf(e.First), caseOf(first)),
+			Expected: fmt.Sprintf("first=%t", first), Reported: fmt.Sprintf("first=%t", e.First)}
+	}
+	return n, nil
+}
+
 func caseOf(first bool) int {
 	if first {
 		return 1
@@ -334,28 +359,14 @@ func caseOf(first bool) int {
 	return 2
 }
 
-func headWhy(cfg *model.Config, c spec.Channel, q []model.Msg, want string) string {
-	if len(q) == 0 {
-		return fmt.Sprintf("channel %s is empty in the model", c)
-	}
-	return fmt.Sprintf("the head of %s is %s, not %s", c, fmtMsg(cfg, q[0]), want)
-}
-
 func fmtLocal(p spec.ProcID, l spec.LocalState) string {
 	return fmt.Sprintf("%s = [bal=%d sent=%d rcvd=%d]", string(p), l.Bal, l.Sent, l.Rcvd)
-}
-
-func fmtMsg(cfg *model.Config, m model.Msg) string {
-	if m.Kind == model.KindMarker {
-		return fmt.Sprintf("Marker(%d)", cfg.Snap[m.Snap])
-	}
-	return fmt.Sprintf("%d#%d", m.Amt, m.Seq)
 }
 
 func fmtChan(cfg *model.Config, q []model.Msg) string {
 	parts := make([]string, len(q))
 	for i, m := range q {
-		parts[i] = fmtMsg(cfg, m)
+		parts[i] = model.FormatMsg(cfg, m)
 	}
 	return "<<" + strings.Join(parts, ", ") + ">>"
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -8,11 +10,13 @@ import (
 // and of the variant modules, definition by definition. Line numbers refer
 // to tla/ChandyLamport.tla unless another module is named.
 //
-// Every action takes the current state and returns the successor and
-// whether the action is enabled; it never modifies its input. Exported
-// actions take process ids and amounts as the TLA+ operators do; the
-// unexported ones take channel and snapshot indexes and are what the
-// explorer runs.
+// Every action takes the current state and returns the successor, or
+// why the action is not enabled; it never modifies its input. Exported
+// actions take process ids and amounts as the TLA+ operators do and return
+// a *NotEnabled error naming the false conjunct; the unexported ones take
+// channel and snapshot indexes, return the false Conjunct without
+// allocating, and are what the explorer runs. Each action's enabling
+// conjuncts are written once, in its enabled... function.
 
 // InitLocal mirrors InitLocal == [p \in Proc |-> [bal |-> InitBal[p],
 // sent |-> 0, rcvd |-> 0]] (line 100).
@@ -136,12 +140,25 @@ func postRecv(cfg *Config, st *State, s, c int, m spec.AppMsg) Shadow {
 	return ShadowRecv(cfg, post, c, m)
 }
 
-// sendApp mirrors SendApp(p, q, a) (lines 159-169) for c = <<p, q>>.
-func sendApp(cfg *Config, st *State, c int, a int64) (*State, bool) {
+// enabledSendApp mirrors the enabling conjuncts of SendApp(p, q, a)
+// (lines 162-163) for c = <<p, q>>.
+func enabledSendApp(cfg *Config, st *State, c int, a int64) Conjunct {
 	p := cfg.from[c]
-	if !(st.Proc[p].Sent < cfg.Budget[p]) || !(st.Proc[p].Bal >= a) {
-		return nil, false
+	switch {
+	case !(st.Proc[p].Sent < cfg.Budget[p]):
+		return BudgetSpent
+	case !(st.Proc[p].Bal >= a):
+		return LowBalance
 	}
+	return Enabled
+}
+
+// sendApp mirrors SendApp(p, q, a) (lines 159-169) for c = <<p, q>>.
+func sendApp(cfg *Config, st *State, c int, a int64) (*State, Conjunct) {
+	if k := enabledSendApp(cfg, st, c, a); k != Enabled {
+		return nil, k
+	}
+	p := cfg.from[c]
 	m := spec.AppMsg{Amt: a, Seq: st.NSent[c] + 1} // m == AppMsg(a, nSent[c] + 1)
 	n := *st
 	n.Proc = cloneSlice(st.Proc)
@@ -163,17 +180,17 @@ func sendApp(cfg *Config, st *State, c int, a int64) (*State, bool) {
 			n.Post[s] = st.Post[s]
 		}
 	}
-	return &n, true
+	return &n, Enabled
 }
 
 // SendApp mirrors SendApp(p, q, a) (lines 159-169): p transfers amount a to
-// q. Disabled when <<p, q>> is not a channel.
-func SendApp(cfg *Config, st *State, p, q spec.ProcID, a int64) (*State, bool) {
+// q. Not enabled when <<p, q>> is not a channel.
+func SendApp(cfg *Config, st *State, p, q spec.ProcID, a int64) (*State, error) {
 	c := cfg.ChanIndex(p, q)
 	if c < 0 {
-		return nil, false
+		return nil, noSuchChannel(ActSendApp, fmt.Sprintf("SendApp(%q,%q,%d)", p, q, a), p, q)
 	}
-	return sendApp(cfg, st, c, a)
+	return Action{Kind: ActSendApp, Chan: c, Amt: a}.Apply(cfg, st)
 }
 
 // consume mirrors Consume(p, q, i) (lines 174-182) for c = <<p, q>>: it sets
@@ -221,30 +238,49 @@ func recordInFlight(cfg *Config, st, n *State, c int, m spec.AppMsg) {
 	}
 }
 
+// enabledRecvAt mirrors the enabling conjuncts of RecvAppAt(p, q, i)
+// (lines 192-193; kind KindApp) and RecvMarkerAt(p, q, i) (lines 232-233;
+// kind KindMarker) for c = <<p, q>>.
+func enabledRecvAt(st *State, c, i int, kind MsgKind) Conjunct {
+	switch {
+	case !(1 <= i && i <= len(st.Chan[c])):
+		return NoPosition
+	case kind == KindApp && !(st.Chan[c][i-1].Kind == KindApp):
+		return NotApp
+	case kind == KindMarker && !(st.Chan[c][i-1].Kind == KindMarker):
+		return NotMarker
+	}
+	return Enabled
+}
+
 // recvAppAt mirrors RecvAppAt(p, q, i) (lines 191-195) for c = <<p, q>>.
-func recvAppAt(cfg *Config, st *State, c, i int) (*State, bool) {
-	if i < 1 || i > len(st.Chan[c]) || st.Chan[c][i-1].Kind != KindApp {
-		return nil, false
+func recvAppAt(cfg *Config, st *State, c, i int) (*State, Conjunct) {
+	if k := enabledRecvAt(st, c, i, KindApp); k != Enabled {
+		return nil, k
 	}
 	n := *st
 	consume(cfg, st, &n, c, i)
 	recordInFlight(cfg, st, &n, c, st.Chan[c][i-1].AppMsg)
-	return &n, true
+	return &n, Enabled
 }
 
 // RecvAppAt mirrors RecvAppAt(p, q, i) (lines 191-195): q takes the
 // application message at position i (from 1) of <<p, q>>.
-func RecvAppAt(cfg *Config, st *State, p, q spec.ProcID, i int) (*State, bool) {
+func RecvAppAt(cfg *Config, st *State, p, q spec.ProcID, i int) (*State, error) {
 	c := cfg.ChanIndex(p, q)
 	if c < 0 {
-		return nil, false
+		return nil, noSuchChannel(ActRecvAppAt, fmt.Sprintf("RecvAppAt(%q,%q,%d)", p, q, i), p, q)
 	}
-	return recvAppAt(cfg, st, c, i)
+	return Action{Kind: ActRecvAppAt, Chan: c, Pos: i}.Apply(cfg, st)
 }
 
 // RecvApp mirrors RecvApp(p, q) == RecvAppAt(p, q, 1) (line 198).
-func RecvApp(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
-	return RecvAppAt(cfg, st, p, q, 1)
+func RecvApp(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, noSuchChannel(ActRecvApp, fmt.Sprintf("RecvApp(%q,%q)", p, q), p, q)
+	}
+	return Action{Kind: ActRecvApp, Chan: c}.Apply(cfg, st)
 }
 
 // recordState mirrors RecordState(q, s, closed) (lines 202-213): q records
@@ -296,35 +332,45 @@ func withMarkers(cfg *Config, sq [][]Msg, q, s int) [][]Msg {
 	return n
 }
 
-// initiate mirrors Initiate(s) (lines 221-226) for snapshot index s.
-func initiate(cfg *Config, st *State, s int) (*State, bool) {
-	p := cfg.Initiator[s]
-	if st.Recorded[s].Has(p) {
-		return nil, false
+// enabledInitiate mirrors the enabling conjunct of Initiate(s) (line 223)
+// for snapshot index s.
+func enabledInitiate(cfg *Config, st *State, s int) Conjunct {
+	if st.Recorded[s].Has(cfg.Initiator[s]) { // not Initiator[s] \notin recorded[s]
+		return AlreadyRecorded
 	}
+	return Enabled
+}
+
+// initiate mirrors Initiate(s) (lines 221-226) for snapshot index s.
+func initiate(cfg *Config, st *State, s int) (*State, Conjunct) {
+	if k := enabledInitiate(cfg, st, s); k != Enabled {
+		return nil, k
+	}
+	p := cfg.Initiator[s]
 	n := *st
 	recordState(cfg, st, &n, p, s, -1)
 	n.Chan = withMarkers(cfg, st.Chan, p, s)
-	return &n, true
+	return &n, Enabled
 }
 
-// Initiate mirrors Initiate(s) (lines 221-226), the Initiator Rule.
-// Disabled for an id not in Snap.
-func Initiate(cfg *Config, st *State, s spec.SnapID) (*State, bool) {
+// Initiate mirrors Initiate(s) (lines 221-226), the Initiator Rule. Not
+// enabled for an id not in Snap.
+func Initiate(cfg *Config, st *State, s spec.SnapID) (*State, error) {
 	si := cfg.SnapIndex(s)
 	if si < 0 {
-		return nil, false
+		return nil, &NotEnabled{Action: fmt.Sprintf("Initiate(%d)", s), Conjunct: NoSnap, Source: NoSnap.Source(ActInitiate),
+			Why: fmt.Sprintf("snapshot %d is not in Snap", s)}
 	}
-	return initiate(cfg, st, si)
+	return Action{Kind: ActInitiate, Snap: si}.Apply(cfg, st)
 }
 
 // recvMarkerAt mirrors RecvMarkerAt(p, q, i) (lines 230-244) for c = <<p,
 // q>>; forward is false for RecvMarkerNoForward
 // (tla/ChandyLamportNoForward.tla lines 9-20), which is RecvMarkerAt(p, q,
 // 1) without the WithMarkers of case 1.
-func recvMarkerAt(cfg *Config, st *State, c, i int, forward bool) (*State, bool) {
-	if i < 1 || i > len(st.Chan[c]) || st.Chan[c][i-1].Kind != KindMarker {
-		return nil, false
+func recvMarkerAt(cfg *Config, st *State, c, i int, forward bool) (*State, Conjunct) {
+	if k := enabledRecvAt(st, c, i, KindMarker); k != Enabled {
+		return nil, k
 	}
 	q := cfg.to[c]
 	s := st.Chan[c][i-1].Snap
@@ -346,54 +392,59 @@ func recvMarkerAt(cfg *Config, st *State, c, i int, forward bool) (*State, bool)
 		n.RecChan[s][c] = Done
 		n.Chan = rest
 	}
-	return &n, true
+	return &n, Enabled
 }
 
 // RecvMarkerAt mirrors RecvMarkerAt(p, q, i) (lines 230-244), the
 // Receiving Rule for q on <<p, q>> for the marker at position i.
-func RecvMarkerAt(cfg *Config, st *State, p, q spec.ProcID, i int) (*State, bool) {
+func RecvMarkerAt(cfg *Config, st *State, p, q spec.ProcID, i int) (*State, error) {
 	c := cfg.ChanIndex(p, q)
 	if c < 0 {
-		return nil, false
+		return nil, noSuchChannel(ActRecvMarkerAt, fmt.Sprintf("RecvMarkerAt(%q,%q,%d)", p, q, i), p, q)
 	}
-	return recvMarkerAt(cfg, st, c, i, true)
+	return Action{Kind: ActRecvMarkerAt, Chan: c, Pos: i}.Apply(cfg, st)
 }
 
 // RecvMarker mirrors RecvMarker(p, q) == RecvMarkerAt(p, q, 1) (line 247).
-func RecvMarker(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
-	return RecvMarkerAt(cfg, st, p, q, 1)
+func RecvMarker(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, noSuchChannel(ActRecvMarker, fmt.Sprintf("RecvMarker(%q,%q)", p, q), p, q)
+	}
+	return Action{Kind: ActRecvMarker, Chan: c}.Apply(cfg, st)
 }
 
 // recvAppNoRecord mirrors RecvAppNoRecord(p, q)
 // (tla/ChandyLamportNoRecord.tla lines 9-13): Consume(p, q, 1) with recMsgs
-// unchanged.
-func recvAppNoRecord(cfg *Config, st *State, c int) (*State, bool) {
-	if len(st.Chan[c]) == 0 || st.Chan[c][0].Kind != KindApp {
-		return nil, false
+// unchanged. Its enabling conjuncts (lines 10-11) are RecvAppAt's at i = 1.
+func recvAppNoRecord(cfg *Config, st *State, c int) (*State, Conjunct) {
+	if k := enabledRecvAt(st, c, 1, KindApp); k != Enabled {
+		return nil, k
 	}
 	n := *st
 	consume(cfg, st, &n, c, 1)
-	return &n, true
+	return &n, Enabled
 }
 
 // RecvAppNoRecord mirrors RecvAppNoRecord(p, q) of
 // tla/ChandyLamportNoRecord.tla (lines 9-13): like RecvApp, but the message
 // never joins a recording.
-func RecvAppNoRecord(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
+func RecvAppNoRecord(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
 	c := cfg.ChanIndex(p, q)
 	if c < 0 {
-		return nil, false
+		return nil, noSuchChannel(ActRecvAppNoRecord, fmt.Sprintf("RecvAppNoRecord(%q,%q)", p, q), p, q)
 	}
-	return recvAppNoRecord(cfg, st, c)
+	return Action{Kind: ActRecvAppNoRecord, Chan: c}.Apply(cfg, st)
 }
 
 // RecvMarkerNoForward mirrors RecvMarkerNoForward(p, q) of
 // tla/ChandyLamportNoForward.tla (lines 9-20): like RecvMarker, but case 1
-// sends no markers.
-func RecvMarkerNoForward(cfg *Config, st *State, p, q spec.ProcID) (*State, bool) {
+// sends no markers. Its enabling conjuncts (lines 11-12) are
+// RecvMarkerAt's at i = 1.
+func RecvMarkerNoForward(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
 	c := cfg.ChanIndex(p, q)
 	if c < 0 {
-		return nil, false
+		return nil, noSuchChannel(ActRecvMarkerNoForward, fmt.Sprintf("RecvMarkerNoForward(%q,%q)", p, q), p, q)
 	}
-	return recvMarkerAt(cfg, st, c, 1, false)
+	return Action{Kind: ActRecvMarkerNoForward, Chan: c}.Apply(cfg, st)
 }

@@ -19,16 +19,16 @@ func loadTLA(t *testing.T, name string) *Config {
 // step applies an action that must be enabled, checks that it left its
 // input alone, and checks every invariant of the spec in the successor.
 type result struct {
-	n  *State
-	ok bool
+	n   *State
+	err error
 }
 
-func r(n *State, ok bool) result { return result{n, ok} }
+func r(n *State, err error) result { return result{n, err} }
 
 func step(t *testing.T, cfg *Config, st *State, label string, res result) *State {
 	t.Helper()
-	n, ok := res.n, res.ok
-	require.True(t, ok, "%s should be enabled", label)
+	n, err := res.n, res.err
+	require.NoError(t, err, "%s should be enabled", label)
 	require.NotNil(t, n)
 	found := false
 	for _, tr := range Next(cfg, st) {
@@ -45,9 +45,13 @@ func step(t *testing.T, cfg *Config, st *State, label string, res result) *State
 	return n
 }
 
-func disabled(t *testing.T, label string, n *State, ok bool) {
+// disabled checks that an action is not enabled, for the reason want
+// (the NotEnabled error's text, naming the false conjunct).
+func disabled(t *testing.T, label string, n *State, err error, want string) {
 	t.Helper()
-	assert.False(t, ok, "%s should be disabled", label)
+	var ne *NotEnabled
+	require.ErrorAs(t, err, &ne, "%s should be disabled", label)
+	assert.EqualError(t, err, want, label)
 	assert.Nil(t, n)
 }
 
@@ -76,14 +80,18 @@ func TestArticleTokenRing(t *testing.T) {
 	c12, c23, c31 := ch(cfg, "P1", "P2"), ch(cfg, "P2", "P3"), ch(cfg, "P3", "P1")
 
 	// Nothing to receive yet; P1 holds no token so it cannot send one.
-	n, ok := RecvApp(cfg, st, "P1", "P2")
-	disabled(t, "RecvApp(P1,P2)", n, ok)
-	n, ok = RecvMarker(cfg, st, "P3", "P1")
-	disabled(t, "RecvMarker(P3,P1)", n, ok)
-	n, ok = SendApp(cfg, st, "P1", "P2", 1)
-	disabled(t, "SendApp(P1,P2,1) without the token", n, ok)
-	n, ok = SendApp(cfg, st, "P1", "P3", 1)
-	disabled(t, "SendApp on a channel that does not exist", n, ok)
+	n, err := RecvApp(cfg, st, "P1", "P2")
+	disabled(t, "RecvApp(P1,P2)", n, err,
+		`RecvApp("P1","P2") is not enabled: channel P1->P2 is empty in the model (i \in 1..Len(chan[<<p, q>>]), ChandyLamport.tla line 192)`)
+	n, err = RecvMarker(cfg, st, "P3", "P1")
+	disabled(t, "RecvMarker(P3,P1)", n, err,
+		`RecvMarker("P3","P1") is not enabled: channel P3->P1 is empty in the model (i \in 1..Len(chan[c]), ChandyLamport.tla line 232)`)
+	n, err = SendApp(cfg, st, "P1", "P2", 1)
+	disabled(t, "SendApp(P1,P2,1) without the token", n, err,
+		`SendApp("P1","P2",1) is not enabled: P1's balance 0 is less than 1 (proc[p].bal >= a, ChandyLamport.tla line 163)`)
+	n, err = SendApp(cfg, st, "P1", "P3", 1)
+	disabled(t, "SendApp on a channel that does not exist", n, err,
+		`SendApp("P1","P3",1) is not enabled: <<P1, P3>> is not a channel (<<p, q>> \in Chan, ChandyLamport.tla line 250)`)
 
 	// 1. P1 initiates: records hasToken=false, marker to P2, records c31.
 	st = step(t, cfg, st, "Initiate(1)", r(Initiate(cfg, st, 1)))
@@ -94,10 +102,12 @@ func TestArticleTokenRing(t *testing.T) {
 	assert.Equal(t, Recording, st.RecChan[0][c31])
 	assert.True(t, Initiated(cfg, st, 0))
 	assert.False(t, Complete(cfg, st, 0))
-	n, ok = Initiate(cfg, st, 1)
-	disabled(t, "Initiate(1) twice", n, ok)
-	n, ok = Initiate(cfg, st, 7)
-	disabled(t, "Initiate of an unknown snapshot", n, ok)
+	n, err = Initiate(cfg, st, 1)
+	disabled(t, "Initiate(1) twice", n, err,
+		`Initiate(1) is not enabled: its initiator P1 has already recorded for snapshot 1 (Initiator[s] \notin recorded[s], ChandyLamport.tla line 223)`)
+	n, err = Initiate(cfg, st, 7)
+	disabled(t, "Initiate of an unknown snapshot", n, err,
+		`Initiate(7) is not enabled: snapshot 7 is not in Snap (s \in Snap, ChandyLamport.tla line 252)`)
 
 	// 2. P2 sends the token to P3 before P1's marker arrives.
 	st = step(t, cfg, st, "SendApp(P2,P3,1)", r(SendApp(cfg, st, "P2", "P3", 1)))
@@ -118,12 +128,14 @@ func TestArticleTokenRing(t *testing.T) {
 
 	// 4. The token reaches P3 ahead of the marker (FIFO), then the marker:
 	// P3 records hasToken=true, c23 empty, marker forwarded to P1.
-	n, ok = RecvMarker(cfg, st, "P2", "P3")
-	disabled(t, "RecvMarker(P2,P3) behind the token", n, ok)
+	n, err = RecvMarker(cfg, st, "P2", "P3")
+	disabled(t, "RecvMarker(P2,P3) behind the token", n, err,
+		`RecvMarker("P2","P3") is not enabled: the head of P2->P3 is 1#1, not a marker (chan[c][i].kind = "marker", ChandyLamport.tla line 233)`)
 	st = step(t, cfg, st, "RecvApp(P2,P3)", r(RecvApp(cfg, st, "P2", "P3")))
 	assert.Equal(t, int64(1), st.Proc[p3].Bal)
-	n, ok = RecvApp(cfg, st, "P2", "P3")
-	disabled(t, "RecvApp(P2,P3) on a marker", n, ok)
+	n, err = RecvApp(cfg, st, "P2", "P3")
+	disabled(t, "RecvApp(P2,P3) on a marker", n, err,
+		`RecvApp("P2","P3") is not enabled: the head of P2->P3 is Marker(1), not an application message (chan[<<p, q>>][i].kind = "app", ChandyLamport.tla line 193)`)
 	st = step(t, cfg, st, "RecvMarker(P2,P3)", r(RecvMarker(cfg, st, "P2", "P3")))
 	assert.Equal(t, int64(1), st.RecProc[0][p3].Bal)
 	assert.Equal(t, Done, st.RecChan[0][c23])
@@ -154,8 +166,9 @@ func TestArticlePuzzleM21(t *testing.T) {
 	c12, c21 := ch(cfg, "P1", "P2"), ch(cfg, "P2", "P1")
 	st := Init(cfg)
 	st = step(t, cfg, st, "SendApp(P2,P1,30)", r(SendApp(cfg, st, "P2", "P1", 30))) // m21
-	n, ok := SendApp(cfg, st, "P2", "P1", 30)
-	disabled(t, "SendApp(P2,P1,30) past P2's budget of 1", n, ok)
+	n, err := SendApp(cfg, st, "P2", "P1", 30)
+	disabled(t, "SendApp(P2,P1,30) past P2's budget of 1", n, err,
+		`SendApp("P2","P1",30) is not enabled: P2 has spent its budget (proc[P2].sent = 1, Budget[P2] = 1) (proc[p].sent < Budget[p], ChandyLamport.tla line 162)`)
 	st = step(t, cfg, st, "Initiate(1)", r(Initiate(cfg, st, 1)))
 	assert.Equal(t, int64(100), st.RecProc[0][p1].Bal)
 	assert.Equal(t, Recording, st.RecChan[0][c21])
@@ -197,8 +210,9 @@ func TestArticleTwoAccountTransfer(t *testing.T) {
 	st = Init(cfg)
 	st = step(t, cfg, st, "Initiate(1)", r(Initiate(cfg, st, 1)))
 	st = step(t, cfg, st, "SendApp(P1,P2,30)", r(SendApp(cfg, st, "P1", "P2", 30)))
-	n, ok := RecvApp(cfg, st, "P1", "P2")
-	disabled(t, "RecvApp(P1,P2): the transfer is behind the marker", n, ok)
+	n, err := RecvApp(cfg, st, "P1", "P2")
+	disabled(t, "RecvApp(P1,P2): the transfer is behind the marker", n, err,
+		`RecvApp("P1","P2") is not enabled: the head of P1->P2 is Marker(1), not an application message (chan[<<p, q>>][i].kind = "app", ChandyLamport.tla line 193)`)
 	st = step(t, cfg, st, "RecvMarker(P1,P2)", r(RecvMarker(cfg, st, "P1", "P2")))
 	st = step(t, cfg, st, "RecvMarker(P2,P1)", r(RecvMarker(cfg, st, "P2", "P1")))
 	require.True(t, Complete(cfg, st, 0))
@@ -211,17 +225,20 @@ func TestArticleTwoAccountTransfer(t *testing.T) {
 	st = Init(&nf)
 	st, _ = Initiate(&nf, st, 1)
 	st, _ = SendApp(&nf, st, "P1", "P2", 30)
-	n, ok = RecvAppAt(&nf, st, "P1", "P2", 1)
-	disabled(t, "RecvAppAt(P1,P2,1) on the marker", n, ok)
-	n, ok = RecvAppAt(&nf, st, "P1", "P2", 3)
-	disabled(t, "RecvAppAt(P1,P2,3) past the end", n, ok)
-	n, ok = RecvMarkerAt(&nf, st, "P1", "P2", 2)
-	disabled(t, "RecvMarkerAt(P1,P2,2) on the transfer", n, ok)
-	st, ok = RecvAppAt(&nf, st, "P1", "P2", 2)
-	require.True(t, ok)
+	n, err = RecvAppAt(&nf, st, "P1", "P2", 1)
+	disabled(t, "RecvAppAt(P1,P2,1) on the marker", n, err,
+		`RecvAppAt("P1","P2",1) is not enabled: the head of P1->P2 is Marker(1), not an application message (chan[<<p, q>>][i].kind = "app", ChandyLamport.tla line 193)`)
+	n, err = RecvAppAt(&nf, st, "P1", "P2", 3)
+	disabled(t, "RecvAppAt(P1,P2,3) past the end", n, err,
+		`RecvAppAt("P1","P2",3) is not enabled: channel P1->P2 holds 2 messages, none at position 3 (i \in 1..Len(chan[<<p, q>>]), ChandyLamport.tla line 192)`)
+	n, err = RecvMarkerAt(&nf, st, "P1", "P2", 2)
+	disabled(t, "RecvMarkerAt(P1,P2,2) on the transfer", n, err,
+		`RecvMarkerAt("P1","P2",2) is not enabled: position 2 of P1->P2 is 30#1, not a marker (chan[c][i].kind = "marker", ChandyLamport.tla line 233)`)
+	st, err = RecvAppAt(&nf, st, "P1", "P2", 2)
+	require.NoError(t, err)
 	assert.True(t, ConsistentCut(&nf, st), "P2 has not recorded yet")
-	st, ok = RecvMarkerAt(&nf, st, "P1", "P2", 1)
-	require.True(t, ok)
+	st, err = RecvMarkerAt(&nf, st, "P1", "P2", 1)
+	require.NoError(t, err)
 	assert.False(t, ConsistentCut(&nf, st), "the orphan message")
 	st, _ = RecvMarkerAt(&nf, st, "P2", "P1", 1)
 	require.True(t, Complete(&nf, st, 0))
@@ -236,8 +253,8 @@ func TestArticleTwoAccountTransfer(t *testing.T) {
 	st = Init(&nr)
 	st, _ = SendApp(&nr, st, "P2", "P1", 30)
 	st, _ = Initiate(&nr, st, 1)
-	st, ok = RecvAppNoRecord(&nr, st, "P2", "P1")
-	require.True(t, ok)
+	st, err = RecvAppNoRecord(&nr, st, "P2", "P1")
+	require.NoError(t, err)
 	assert.Empty(t, st.RecMsgs[0][ch(&nr, "P2", "P1")])
 	st, _ = RecvMarker(&nr, st, "P1", "P2")
 	st, _ = RecvMarker(&nr, st, "P2", "P1")
@@ -251,10 +268,11 @@ func TestRecvMarkerNoForward(t *testing.T) {
 	cfg := loadTLA(t, "MCNoForward")
 	st := Init(cfg)
 	st, _ = Initiate(cfg, st, 1)
-	n, ok := RecvMarkerNoForward(cfg, st, "P2", "P3")
-	disabled(t, "RecvMarkerNoForward(P2,P3) on an empty channel", n, ok)
-	st, ok = RecvMarkerNoForward(cfg, st, "P1", "P2")
-	require.True(t, ok)
+	n, err := RecvMarkerNoForward(cfg, st, "P2", "P3")
+	disabled(t, "RecvMarkerNoForward(P2,P3) on an empty channel", n, err,
+		`RecvMarkerNoForward("P2","P3") is not enabled: channel P2->P3 is empty in the model (chan[c] # <<>>, ChandyLamportNoForward.tla line 11)`)
+	st, err = RecvMarkerNoForward(cfg, st, "P1", "P2")
+	require.NoError(t, err)
 	assert.True(t, st.Recorded[0].Has(1))
 	for _, ms := range st.Chan {
 		assert.Empty(t, ms, "no marker forwarded")
@@ -270,8 +288,8 @@ func TestNextOrderAndLabels(t *testing.T) {
 	var labels []string
 	for _, tr := range Next(cfg, st) {
 		labels = append(labels, tr.Label)
-		again, ok := tr.Action.Apply(cfg, st)
-		require.True(t, ok)
+		again, err := tr.Action.Apply(cfg, st)
+		require.NoError(t, err)
 		assert.Equal(t, Key(cfg, tr.State), Key(cfg, again))
 	}
 	assert.Equal(t, []string{`SendApp("P1","P2",30)`, `RecvApp("P2","P1")`, `Initiate(1)`}, labels)

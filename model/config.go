@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -53,7 +54,7 @@ type Constants struct {
 // Config is one model: the constants (in dense, sorted form: processes and
 // channels indexed as in Topo, snapshots as in Snap), the specification
 // variant, and what to check (the .cfg's INVARIANTS and PROPERTIES, in
-// order). Build it with NewConfig or LoadModel; it is read-only afterwards.
+// order). Build it with NewConfig or tlcmodel.Load; it is read-only afterwards.
 type Config struct {
 	Name          string
 	Topo          *spec.Topology // Proc = Topo.Procs, Chan = Topo.Chans (both sorted)
@@ -76,12 +77,25 @@ type Config struct {
 	maxRcvd    int   // MaxRcvd (line 342)
 }
 
+// ConstantError is an error of NewConfig in one of the spec's constants.
+type ConstantError struct {
+	Constant string // Proc, Chan, InitBal, Amount, Budget, Snap or Initiator
+	Msg      string
+}
+
+func (e *ConstantError) Error() string { return "model: " + e.Msg }
+
+func constErr(name, format string, args ...any) error {
+	return &ConstantError{Constant: name, Msg: fmt.Sprintf(format, args...)}
+}
+
 // MaxProcs bounds the number of processes (recorded sets are bit masks).
 const MaxProcs = 64
 
 // NewConfig validates k against the ASSUME of tla/ChandyLamport.tla (lines
 // 42-50; the topology itself checks ids, self-loops and strong
-// connectivity) and the names to check, and returns the model.
+// connectivity) and the names to check, and returns the model. An error in
+// a constant is a *ConstantError naming it.
 func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (*Config, error) {
 	if k.Topo == nil {
 		return nil, fmt.Errorf("model: no topology")
@@ -89,63 +103,79 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	if !v.Valid() {
 		return nil, fmt.Errorf("model: unknown specification %q (want Spec, SpecNonFIFO, SpecNoRecord or SpecNoForward)", string(v))
 	}
-	t := k.Topo
-	np, nc := len(t.Procs), len(t.Chans)
-	if np > MaxProcs {
-		return nil, fmt.Errorf("model: %d processes, at most %d supported", np, MaxProcs)
+	if np := len(k.Topo.Procs); np > MaxProcs {
+		return nil, constErr("Proc", "%d processes, at most %d supported", np, MaxProcs)
 	}
-	cfg := &Config{Topo: t, Variant: v, CheckDeadlock: false,
-		Invariants: slices.Clone(invariants), Properties: slices.Clone(properties)}
+	if err := checkNames(invariants, properties); err != nil {
+		return nil, err
+	}
+	cfg := &Config{Topo: k.Topo, Variant: v, Invariants: slices.Clone(invariants), Properties: slices.Clone(properties)}
+	for _, step := range []func(Constants) error{cfg.setProcFuncs, cfg.setAmount, cfg.setSnaps} {
+		if err := step(k); err != nil {
+			return nil, err
+		}
+	}
+	cfg.index()
+	return cfg, nil
+}
+
+// checkNames: the invariants and properties are the model's.
+func checkNames(invariants, properties []spec.Property) error {
 	for _, name := range invariants {
 		if _, ok := invariantFuncs[name]; !ok {
-			return nil, fmt.Errorf("model: unknown invariant %q (known: %s)", name, knownInvariants())
+			return fmt.Errorf("model: unknown invariant %q (known: %s)", name, knownInvariants())
 		}
 	}
 	for _, name := range properties {
 		if !name.IsTemporal() {
-			return nil, fmt.Errorf("model: unknown property %q (known: %s)", name, spec.JoinProperties(spec.TemporalProperties))
+			return fmt.Errorf("model: unknown property %q (known: %s)", name, spec.JoinProperties(spec.TemporalProperties))
 		}
 	}
-	// InitBal \in [Proc -> Nat], Budget \in [Proc -> Nat]
-	if err := checkDomain("InitBal", len(k.InitBal), func(f func(spec.ProcID) bool) bool {
-		for p := range k.InitBal {
-			if !f(p) {
-				return false
-			}
-		}
-		return true
-	}, t); err != nil {
-		return nil, err
+	return nil
+}
+
+// setProcFuncs sets InitBal \in [Proc -> Nat] and Budget \in [Proc ->
+// Nat], and their sums TotalMoney and MaxRcvd.
+func (cfg *Config) setProcFuncs(k Constants) error {
+	t := cfg.Topo
+	if err := checkDomain("InitBal", k.InitBal, t); err != nil {
+		return err
 	}
-	if err := checkDomain("Budget", len(k.Budget), func(f func(spec.ProcID) bool) bool {
-		for p := range k.Budget {
-			if !f(p) {
-				return false
-			}
-		}
-		return true
-	}, t); err != nil {
-		return nil, err
+	if err := checkDomain("Budget", k.Budget, t); err != nil {
+		return err
 	}
-	cfg.InitBal = make([]int64, np)
-	cfg.Budget = make([]int, np)
+	cfg.InitBal = make([]int64, len(t.Procs))
+	cfg.Budget = make([]int, len(t.Procs))
 	for i, p := range t.Procs {
 		if k.InitBal[p] < 0 {
-			return nil, fmt.Errorf("model: InitBal[%q] = %d is not a natural number", string(p), k.InitBal[p])
+			return constErr("InitBal", "InitBal[%q] = %d is not a natural number", string(p), k.InitBal[p])
 		}
 		if k.Budget[p] < 0 {
-			return nil, fmt.Errorf("model: Budget[%q] = %d is not a natural number", string(p), k.Budget[p])
+			return constErr("Budget", "Budget[%q] = %d is not a natural number", string(p), k.Budget[p])
+		}
+		// Go's integers are bounded where TLA+'s are not: every sum of
+		// balances (TotalMoney, line 93) and of budgets (MaxRcvd, line
+		// 342) the model forms must fit, or TypeOK fails on an overflow.
+		if cfg.totalMoney > math.MaxInt64-k.InitBal[p] {
+			return constErr("InitBal", "InitBal sums past %d (the largest 64-bit integer): the model cannot represent TotalMoney", int64(math.MaxInt64))
+		}
+		if cfg.maxRcvd > math.MaxInt32-k.Budget[p] {
+			return constErr("Budget", "Budget sums past %d: the model cannot count that many messages", math.MaxInt32)
 		}
 		cfg.InitBal[i] = k.InitBal[p]
 		cfg.Budget[i] = k.Budget[p]
 		cfg.totalMoney += k.InitBal[p]
 		cfg.maxRcvd += k.Budget[p]
 	}
-	// Amount \subseteq Nat \ {0}
+	return nil
+}
+
+// setAmount sets Amount \subseteq Nat \ {0}, sorted.
+func (cfg *Config) setAmount(k Constants) error {
 	cfg.amountSet = map[int64]bool{}
 	for _, a := range k.Amount {
 		if a <= 0 {
-			return nil, fmt.Errorf("model: Amount holds %d, want positive amounts only", a)
+			return constErr("Amount", "Amount holds %d, want positive amounts only", a)
 		}
 		if !cfg.amountSet[a] {
 			cfg.amountSet[a] = true
@@ -153,7 +183,12 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 		}
 	}
 	sort.Slice(cfg.Amount, func(i, j int) bool { return cfg.Amount[i] < cfg.Amount[j] })
-	// Snap \subseteq Nat \ {0}, Initiator \in [Snap -> Proc]
+	return nil
+}
+
+// setSnaps sets Snap \subseteq Nat \ {0} (DOMAIN Initiator when k.Snap is
+// nil), sorted, and Initiator \in [Snap -> Proc].
+func (cfg *Config) setSnaps(k Constants) error {
 	snaps := k.Snap
 	if snaps == nil {
 		for s := range k.Initiator {
@@ -163,7 +198,7 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	seen := map[spec.SnapID]bool{}
 	for _, s := range snaps {
 		if s == 0 {
-			return nil, fmt.Errorf("model: Snap holds 0, want positive ids only")
+			return constErr("Snap", "Snap holds 0, want positive ids only")
 		}
 		if !seen[s] {
 			seen[s] = true
@@ -172,19 +207,26 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	}
 	sort.Slice(cfg.Snap, func(i, j int) bool { return cfg.Snap[i] < cfg.Snap[j] })
 	if len(k.Initiator) != len(cfg.Snap) {
-		return nil, fmt.Errorf("model: Initiator's domain has %d ids, Snap has %d: want Initiator \\in [Snap -> Proc]", len(k.Initiator), len(cfg.Snap))
+		return constErr("Initiator", "Initiator's domain has %d ids, Snap has %d: want Initiator \\in [Snap -> Proc]", len(k.Initiator), len(cfg.Snap))
 	}
 	for _, s := range cfg.Snap {
 		p, ok := k.Initiator[s]
 		if !ok {
-			return nil, fmt.Errorf("model: Initiator has no entry for snapshot %d", s)
+			return constErr("Initiator", "Initiator has no entry for snapshot %d", s)
 		}
-		pi := t.ProcIndex(p)
+		pi := cfg.Topo.ProcIndex(p)
 		if pi < 0 {
-			return nil, fmt.Errorf("model: Initiator[%d] = %q is not a process", s, string(p))
+			return constErr("Initiator", "Initiator[%d] = %q is not a process", s, string(p))
 		}
 		cfg.Initiator = append(cfg.Initiator, pi)
 	}
+	return nil
+}
+
+// index derives the channel and process indexes the actions use.
+func (cfg *Config) index() {
+	t := cfg.Topo
+	np, nc := len(t.Procs), len(t.Chans)
 	cfg.from = make([]int, nc)
 	cfg.to = make([]int, nc)
 	cfg.in = make([][]int, np)
@@ -200,16 +242,17 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 		cfg.in[g] = append(cfg.in[g], ci)
 		cfg.chanIdx[f*np+g] = ci
 	}
-	return cfg, nil
 }
 
-func checkDomain(name string, n int, each func(func(spec.ProcID) bool) bool, t *spec.Topology) error {
-	var bad spec.ProcID
-	if !each(func(p spec.ProcID) bool { bad = p; return t.Has(p) }) {
-		return fmt.Errorf("model: %s has an entry for %q, which is not a process", name, string(bad))
+// checkDomain: the function m has exactly the processes as its domain.
+func checkDomain[V any](name string, m map[spec.ProcID]V, t *spec.Topology) error {
+	for p := range m {
+		if !t.Has(p) {
+			return constErr(name, "%s has an entry for %q, which is not a process", name, string(p))
+		}
 	}
-	if n != len(t.Procs) {
-		return fmt.Errorf("model: %s has %d entries, want one for each of the %d processes", name, n, len(t.Procs))
+	if len(m) != len(t.Procs) {
+		return constErr(name, "%s has %d entries, want one for each of the %d processes", name, len(m), len(t.Procs))
 	}
 	return nil
 }

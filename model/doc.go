@@ -9,10 +9,13 @@
 // over Proc, Chan and Snap stored as slices by process, channel and
 // snapshot index (the sorted order of spec.Topology and Config.Snap).
 // Every TLA+ action is a function of the same name and parameters that
-// returns the successor and whether the action is enabled, leaving its
-// input untouched: Init, SendApp, RecvApp, RecvAppAt, Initiate,
-// RecvMarker, RecvMarkerAt, and the variants' RecvAppNoRecord and
-// RecvMarkerNoForward. The helper operators are mirrored too: the pure
+// returns the successor, or a *NotEnabled error naming the conjunct of the
+// action that is false (with its .tla line) and what the state holds
+// instead, leaving its input untouched: Init, SendApp, RecvApp, RecvAppAt,
+// Initiate, RecvMarker, RecvMarkerAt, and the variants' RecvAppNoRecord
+// and RecvMarkerNoForward. Each action's enabling conjuncts are written
+// once (enabledSendApp, enabledRecvAt, enabledInitiate); the explorer
+// reads them as an allocation-free Conjunct. The helper operators are mirrored too: the pure
 // ones exported (ShadowSend, ShadowRecv, SentBeforeCut, InitApp, CurrentApp,
 // RecordedApp), the ones that write part of a successor unexported (postRecv,
 // consume, recordInFlight, recordState, withMarkers). So is every
@@ -24,13 +27,18 @@
 //
 // # Checking
 //
-// LoadModel reads a TLC model (tla/MCRing.cfg and the module tla/MCRing.tla
-// beside it); Explore searches its state graph breadth-first, in parallel,
-// keeping each distinct state once as its canonical encoding (Encode) with
-// a parent index, and reports TLC's numbers (states generated, distinct
-// states, depth) and a shortest counterexample on violation. Simulate
-// checks random behaviours instead. RunCheck is the command-line entry
-// point ("markerwave check --model tla/MCRing.cfg").
+// In order: build a Config, with NewConfig from Constants or with
+// tlcmodel.Load from a TLC model (tla/MCRing.cfg and the module
+// tla/MCRing.tla beside it); then Explore searches its state graph
+// breadth-first, in parallel, keeping each distinct state once as its
+// canonical encoding (Encode) with a parent index, and reports TLC's
+// numbers (states generated, distinct states, depth) and a shortest
+// counterexample on violation (Result). Options bound the search
+// (MaxStates, MaxMemory), cancel it (Stop) and report progress (a
+// callback: the package prints nothing); Result.Stop says whether the
+// search covered every state. Simulate checks random behaviours instead.
+// The command line is "markerwave check --model tla/MCRing.cfg"
+// (cmd/markerwave/check.go).
 //
 // # Liveness without a tableau
 //

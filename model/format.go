@@ -127,25 +127,44 @@ func FormatState(cfg *Config, st *State) string {
 	return b.String()
 }
 
+// Var is a variable of the spec and its value in TLA+ syntax.
+type Var struct {
+	Name  string
+	Value string
+}
+
+// ChangedVars lists for each state of a trace the variables that differ
+// from the previous state's (every variable for the first state), in
+// VarNames order, as TLC prints a counterexample.
+func ChangedVars(cfg *Config, trace []TraceStep) [][]Var {
+	out := make([][]Var, len(trace))
+	var prev []string
+	for i, step := range trace {
+		vars := FormatVars(cfg, step.State)
+		for j, val := range vars {
+			if prev == nil || prev[j] != val {
+				out[i] = append(out[i], Var{Name: VarNames[j], Value: val})
+			}
+		}
+		prev = vars
+	}
+	return out
+}
+
 // WriteTrace prints a counterexample as TLC does: numbered states, each
 // with the action that led to it; the first state in full, later ones with
 // only the variables that changed.
 func WriteTrace(w io.Writer, cfg *Config, v *Violation) {
-	var prev []string
-	for i, step := range v.Trace {
-		vars := FormatVars(cfg, step.State)
+	for i, vars := range ChangedVars(cfg, v.Trace) {
 		if i == 0 {
 			fmt.Fprintf(w, "State 1: <Initial predicate>\n")
 		} else {
-			fmt.Fprintf(w, "State %d: <%s>\n", i+1, step.Label)
+			fmt.Fprintf(w, "State %d: <%s>\n", i+1, v.Trace[i].Label)
 		}
-		for j, val := range vars {
-			if prev == nil || prev[j] != val {
-				fmt.Fprintf(w, "/\\ %s = %s\n", VarNames[j], val)
-			}
+		for _, x := range vars {
+			fmt.Fprintf(w, "/\\ %s = %s\n", x.Name, x.Value)
 		}
 		fmt.Fprintln(w)
-		prev = vars
 	}
 	if v.Stutter {
 		fmt.Fprintf(w, "State %d: Stuttering\n", len(v.Trace)+1)

@@ -63,8 +63,18 @@ func (a Action) Label(cfg *Config) string {
 	return fmt.Sprintf("%s(%s)", a.Kind, pq())
 }
 
-// Apply runs the instance on st.
-func (a Action) Apply(cfg *Config, st *State) (*State, bool) {
+// Apply runs the instance on st: the successor, or a *NotEnabled saying
+// which conjunct of the action is false in st.
+func (a Action) Apply(cfg *Config, st *State) (*State, error) {
+	n, k := a.apply(cfg, st)
+	if k != Enabled {
+		return nil, notEnabled(cfg, st, a, k)
+	}
+	return n, nil
+}
+
+// apply runs the instance on st: the successor, or the false conjunct.
+func (a Action) apply(cfg *Config, st *State) (*State, Conjunct) {
 	switch a.Kind {
 	case ActSendApp:
 		return sendApp(cfg, st, a.Chan, a.Amt)
@@ -83,7 +93,7 @@ func (a Action) Apply(cfg *Config, st *State) (*State, bool) {
 	case ActRecvMarkerNoForward:
 		return recvMarkerAt(cfg, st, a.Chan, 1, false)
 	}
-	return nil, false
+	panic("model: unknown action kind " + a.Kind.String())
 }
 
 // Transition is an enabled action instance and the state it leads to.
@@ -117,7 +127,7 @@ func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
 	nc := cfg.NumChans()
 	for c := 0; c < nc; c++ {
 		for _, a := range cfg.Amount {
-			if n, ok := sendApp(cfg, st, c, a); ok {
+			if n, k := sendApp(cfg, st, c, a); k == Enabled {
 				f(Action{Kind: ActSendApp, Chan: c, Amt: a}, n)
 			}
 		}
@@ -126,22 +136,22 @@ func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
 		switch cfg.Variant {
 		case VariantNonFIFO:
 			for i := 1; i <= len(st.Chan[c]); i++ {
-				if n, ok := recvAppAt(cfg, st, c, i); ok {
+				if n, k := recvAppAt(cfg, st, c, i); k == Enabled {
 					f(Action{Kind: ActRecvAppAt, Chan: c, Pos: i}, n)
 				}
 			}
 		case VariantNoRecord:
-			if n, ok := recvAppNoRecord(cfg, st, c); ok {
+			if n, k := recvAppNoRecord(cfg, st, c); k == Enabled {
 				f(Action{Kind: ActRecvAppNoRecord, Chan: c}, n)
 			}
 		default:
-			if n, ok := recvAppAt(cfg, st, c, 1); ok {
+			if n, k := recvAppAt(cfg, st, c, 1); k == Enabled {
 				f(Action{Kind: ActRecvApp, Chan: c}, n)
 			}
 		}
 	}
 	for s := range cfg.Snap {
-		if n, ok := initiate(cfg, st, s); ok {
+		if n, k := initiate(cfg, st, s); k == Enabled {
 			f(Action{Kind: ActInitiate, Snap: s}, n)
 		}
 	}
@@ -149,16 +159,16 @@ func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
 		switch cfg.Variant {
 		case VariantNonFIFO:
 			for i := 1; i <= len(st.Chan[c]); i++ {
-				if n, ok := recvMarkerAt(cfg, st, c, i, true); ok {
+				if n, k := recvMarkerAt(cfg, st, c, i, true); k == Enabled {
 					f(Action{Kind: ActRecvMarkerAt, Chan: c, Pos: i}, n)
 				}
 			}
 		case VariantNoForward:
-			if n, ok := recvMarkerAt(cfg, st, c, 1, false); ok {
+			if n, k := recvMarkerAt(cfg, st, c, 1, false); k == Enabled {
 				f(Action{Kind: ActRecvMarkerNoForward, Chan: c}, n)
 			}
 		default:
-			if n, ok := recvMarkerAt(cfg, st, c, 1, true); ok {
+			if n, k := recvMarkerAt(cfg, st, c, 1, true); k == Enabled {
 				f(Action{Kind: ActRecvMarker, Chan: c}, n)
 			}
 		}

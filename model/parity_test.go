@@ -55,8 +55,8 @@ func assertTraceValid(t *testing.T, cfg *Config, v *Violation) {
 	assert.Equal(t, Key(cfg, Init(cfg)), Key(cfg, v.Trace[0].State))
 	for i := 1; i < len(v.Trace); i++ {
 		require.NotNil(t, v.Trace[i].Action)
-		n, ok := v.Trace[i].Action.Apply(cfg, v.Trace[i-1].State)
-		require.True(t, ok, "step %d (%s) is not enabled", i+1, v.Trace[i].Label)
+		n, err := v.Trace[i].Action.Apply(cfg, v.Trace[i-1].State)
+		require.NoError(t, err, "step %d (%s)", i+1, v.Trace[i].Label)
 		assert.Equal(t, Key(cfg, v.Trace[i].State), Key(cfg, n), "step %d", i+1)
 	}
 	last := v.Trace[len(v.Trace)-1].State

@@ -142,7 +142,7 @@ func TestAuditJSON(t *testing.T) {
 	assert.Equal(t, 2, v.Steps)
 	require.NotNil(t, v.Divergence)
 	assert.Equal(t, divergenceJSON{Step: 3, Line: 4, Action: "RecvApp(P1, P2) 30#1", Check: spec.CheckEnabled,
-		Detail:   "RecvApp is not enabled: the head of P1->P2 is Marker(1), not an application message",
+		Detail:   `RecvApp("P1","P2") is not enabled: the head of P1->P2 is Marker(1), not an application message (chan[<<p, q>>][i].kind = "app", ChandyLamport.tla line 193)`,
 		Expected: "P1->P2 = <<Marker(1), 30#1>>", Reported: "P2 received 30#1"}, *v.Divergence)
 	require.NotEmpty(t, v.Violations)
 	assert.Equal(t, spec.PropConsistentCut, v.Violations[0].Property)

@@ -1,7 +1,390 @@
 package main
 
-import "github.com/markerwave/markerwave/model"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-func init() {
-	register("check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", model.RunCheck)
+	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/model/tlcmodel"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Exit codes of check beyond the common ones (cli.go).
+const (
+	exitBounded     = 3   // --max-states or --max-memory stopped the search: not a pass
+	exitInterrupted = 130 // SIGINT (Ctrl-C) stopped the search: 128 + SIGINT, as shells report it
+)
+
+const checkAbout = `Loads a TLC model (FILE.cfg and the module FILE.tla beside it) and checks
+it in Go as TLC would: every reachable state (breadth-first, in parallel),
+or random behaviours with --simulate. The report (TLC's summary lines, or
+one JSON object with --json) goes to stdout; progress and errors to stderr.
+
+Exit status: 0 every property holds; 1 a property is violated (or a
+deadlock reached); 2 bad usage or a bad model file (constants that
+overflow included); 3 --max-states or --max-memory stopped the search
+before it covered every state (not a pass); 130 interrupted by Ctrl-C
+(SIGINT), after printing the counts reached.`
+
+// checkFlags are check's flags.
+type checkFlags struct {
+	*cmdFlags
+	model     *string
+	workers   *int
+	simulate  *bool
+	seed      *uint64
+	traces    *int
+	depth     *int
+	progress  *bool
+	json      *bool
+	maxStates *int64
+	maxMemory byteSize
+}
+
+func newCheckFlags(stdout, stderr io.Writer) *checkFlags {
+	f := &checkFlags{cmdFlags: newFlags("check", "--model FILE.cfg [flags]", checkAbout, stdout, stderr)}
+	f.model = f.String("model", "", "the TLC model's `FILE.cfg` (its module, FILE.tla, beside it); required")
+	f.workers = f.Int("workers", runtime.GOMAXPROCS(0), "parallel workers for the exhaustive search")
+	f.simulate = f.Bool("simulate", false, "check random behaviours instead of every state (like TLC -simulate)")
+	f.seed = f.Uint64("seed", 0, "simulation seed (0: from the clock; the seed used is printed)")
+	f.traces = f.Int("traces", 1000, "simulation: number of behaviours")
+	f.depth = f.Int("depth", 100, "simulation: maximum states per behaviour")
+	f.progress = f.Bool("progress", false, "print progress every few seconds to stderr even when it is not a terminal")
+	f.json = f.Bool("json", false, "print the verdict as one JSON object (model, verdict, property, counts, counterexample) instead of TLC's lines")
+	f.maxStates = f.Int64("max-states", 0, "stop the exhaustive search once more than `N` distinct states are stored (exit 3; 0: no bound)")
+	f.Var(&f.maxMemory, "max-memory", "stop the exhaustive search once the stored states take more than `SIZE` (bytes, or e.g. 512MiB, 4GiB; exit 3; 0: no bound)")
+	return f
+}
+
+// runCheck is the check command.
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	f := newCheckFlags(stdout, stderr)
+	if code, done := f.parse(args); done {
+		return code
+	}
+	if code, bad := f.validate(); bad {
+		return code
+	}
+	cfg, err := tlcmodel.Load(*f.model)
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	if *f.simulate {
+		return f.runSimulate(cfg)
+	}
+	return f.runExplore(cfg)
+}
+
+// validate checks the flags' values; bad is true after a usage error.
+func (f *checkFlags) validate() (code int, bad bool) {
+	switch {
+	case f.NArg() > 0:
+		return f.usageError("unexpected argument %q", f.Arg(0)), true
+	case *f.model == "":
+		return f.usageError("--model is required"), true
+	case *f.workers < 1 || *f.traces < 1 || *f.depth < 1:
+		return f.usageError("--workers, --traces and --depth must be at least 1"), true
+	case *f.maxStates < 0:
+		return f.usageError("--max-states must not be negative"), true
+	case *f.simulate && (*f.maxStates > 0 || f.maxMemory > 0):
+		return f.usageError("--max-states and --max-memory bound the exhaustive search, not --simulate"), true
+	}
+	return exitOK, false
+}
+
+// header prints what is checked (not with --json).
+func (f *checkFlags) header(cfg *model.Config) {
+	if *f.json {
+		return
+	}
+	fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, %s.\n", cfg.Name, *f.model, cfg.Variant,
+		plural(cfg.NumProcs(), "process"), plural(cfg.NumChans(), "channel"), plural(cfg.NumSnaps(), "snapshot"))
+	if checks := checked(cfg); len(checks) > 0 {
+		fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
+	}
+}
+
+func checked(cfg *model.Config) []spec.Property {
+	return append(slices.Clone(cfg.Invariants), cfg.Properties...)
+}
+
+// runExplore is the exhaustive search, stopped by the bounds or SIGINT.
+func (f *checkFlags) runExplore(cfg *model.Config) int {
+	f.header(cfg)
+	if !*f.json {
+		fmt.Fprintf(f.stdout, "Running breadth-first search with %s.\n", plural(*f.workers, "worker"))
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	sigs, release := notifyInterrupt()
+	defer release()
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+			close(stop)
+		case <-done:
+		}
+	}()
+	opt := model.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop}
+	if *f.progress || isTerminal(f.stderr) {
+		opt.Progress = func(s model.Stats) {
+			fmt.Fprintf(f.stderr, "Progress: %d states generated, %d distinct states found, %d states left on queue (%.0f distinct states/s, %.1fs)\n",
+				s.Generated, s.Distinct, s.Left, perSecond(s.Distinct, s.Elapsed), s.Elapsed.Seconds())
+		}
+	}
+	r, err := model.Explore(cfg, opt)
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	if r.Violation == nil && r.Stop != model.StopDone {
+		f.errorf("%s; the search is incomplete", stopWhy(r, *f.maxStates, int64(f.maxMemory)))
+	}
+	if *f.json {
+		f.writeJSON(exploreVerdict(cfg, *f.model, r))
+	} else {
+		f.reportExplore(cfg, r)
+	}
+	return exploreCode(r)
+}
+
+// exploreCode is the exit status of a search.
+func exploreCode(r *model.Result) int {
+	switch {
+	case r.Violation != nil:
+		return exitFail
+	case r.Stop == model.StopCanceled:
+		return exitInterrupted
+	case r.Stop != model.StopDone:
+		return exitBounded
+	}
+	return exitOK
+}
+
+// reportExplore prints TLC's summary of a search, and why it stopped early.
+func (f *checkFlags) reportExplore(cfg *model.Config, r *model.Result) {
+	w := f.stdout
+	switch {
+	case r.Violation != nil:
+		reportViolation(w, cfg, r.Violation)
+	case r.Stop == model.StopDone:
+		fmt.Fprintf(w, "Model checking completed. No error has been found.\n")
+	default:
+		fmt.Fprintf(w, "Model checking stopped before the end: %s. No error has been found in the states explored, but the search is incomplete.\n", stopWhy(r, *f.maxStates, int64(f.maxMemory)))
+	}
+	fmt.Fprintf(w, "%d states generated, %d distinct states found, %d states left on queue.\n", r.Generated, r.Distinct, r.Left)
+	if r.Stop == model.StopDone {
+		fmt.Fprintf(w, "The depth of the complete state graph search is %d.\n", r.Depth)
+	} else {
+		fmt.Fprintf(w, "The depth of the search so far is %d.\n", r.Depth)
+	}
+	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.Distinct, r.Duration))
+}
+
+// stopWhy says which bound stopped a search.
+func stopWhy(r *model.Result, maxStates, maxMemory int64) string {
+	switch r.Stop {
+	case model.StopMaxStates:
+		return fmt.Sprintf("more than %d distinct states (--max-states)", maxStates)
+	case model.StopMaxMemory:
+		return fmt.Sprintf("the stored states take more than %s (--max-memory)", byteSize(maxMemory))
+	case model.StopCanceled:
+		return "interrupted"
+	}
+	return r.Stop.String()
+}
+
+// runSimulate is the random simulation.
+func (f *checkFlags) runSimulate(cfg *model.Config) int {
+	f.header(cfg)
+	s := *f.seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	if !*f.json {
+		fmt.Fprintf(f.stdout, "Running random simulation with seed %d (%s of at most %s).\n", s, plural(*f.traces, "behaviour"), plural(*f.depth, "state"))
+	}
+	r, err := model.Simulate(cfg, model.SimOptions{Seed: s, Traces: *f.traces, Depth: *f.depth})
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	code := exitOK
+	if r.Violation != nil {
+		code = exitFail
+	}
+	if *f.json {
+		f.writeJSON(simulateVerdict(cfg, *f.model, s, r))
+		return code
+	}
+	if r.Violation != nil {
+		reportViolation(f.stdout, cfg, r.Violation)
+	} else {
+		fmt.Fprintf(f.stdout, "No error has been found in %s.\n", plural(r.Traces, "behaviour"))
+	}
+	fmt.Fprintf(f.stdout, "%d states checked in %s (longest %s), %d states generated.\n", r.States, plural(r.Traces, "behaviour"), plural(r.MaxLen, "state"), r.Generated)
+	fmt.Fprintf(f.stdout, "Finished in %s (%.0f states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.States, r.Duration))
+	return code
+}
+
+// reportViolation prints a violation and its counterexample as TLC does.
+func reportViolation(w io.Writer, cfg *model.Config, v *model.Violation) {
+	switch v.Kind {
+	case "invariant":
+		fmt.Fprintf(w, "Error: Invariant %s is violated.\n", v.Property)
+		fmt.Fprintf(w, "Error: The behavior up to this point is:\n")
+	case "property":
+		fmt.Fprintf(w, "Error: Temporal property %s was violated.\n", v.Property)
+		if v.Detail != "" {
+			fmt.Fprintf(w, "Error: %s.\n", v.Detail)
+		}
+		fmt.Fprintf(w, "Error: The following behavior constitutes a counter-example:\n")
+	case "deadlock":
+		fmt.Fprintf(w, "Error: Deadlock reached.\n")
+		fmt.Fprintf(w, "Error: The behavior up to this point is:\n")
+	}
+	model.WriteTrace(w, cfg, v)
+}
+
+// checkVerdict is check's --json output.
+type checkVerdict struct {
+	Model         string          `json:"model"` // the module's name
+	File          string          `json:"file"`  // the .cfg
+	Specification string          `json:"specification"`
+	Checked       []spec.Property `json:"checked"`
+	Mode          string          `json:"mode"`    // "exhaustive" or "simulate"
+	Verdict       string          `json:"verdict"` // "ok", "violated" or "incomplete"
+	// Stop says why an exhaustive search ended: done, max-states,
+	// max-memory or canceled.
+	Stop     string        `json:"stop,omitempty"`
+	Property spec.Property `json:"property,omitempty"` // the property violated
+	Kind     string        `json:"kind,omitempty"`     // invariant, property (temporal) or deadlock
+	Detail   string        `json:"detail,omitempty"`
+	Counts   any           `json:"counts"` // exploreCounts or simulateCounts
+	Seconds  float64       `json:"duration_seconds"`
+	// Counterexample is the violation's behaviour, from the initial state.
+	Counterexample []checkStep `json:"counterexample,omitempty"`
+	Stuttering     bool        `json:"stuttering,omitempty"` // the behaviour ends stuttering forever
+}
+
+type exploreCounts struct {
+	Generated int64 `json:"generated"`
+	Distinct  int64 `json:"distinct"`
+	Depth     int   `json:"depth"`
+	Left      int64 `json:"left"`
+}
+
+type simulateCounts struct {
+	Seed       uint64 `json:"seed"`
+	Behaviours int    `json:"behaviours"`
+	States     int64  `json:"states"`
+	Generated  int64  `json:"generated"`
+	Longest    int    `json:"longest"`
+}
+
+// checkStep is one state of a counterexample: the action that led to it
+// ("" for the initial state) and the variables it changed, as TLA+.
+type checkStep struct {
+	Action  string            `json:"action"`
+	Changed map[string]string `json:"changed"`
+}
+
+func newVerdict(cfg *model.Config, file, mode string, v *model.Violation) checkVerdict {
+	out := checkVerdict{Model: cfg.Name, File: file, Specification: string(cfg.Variant), Checked: checked(cfg), Mode: mode, Verdict: "ok"}
+	if out.Checked == nil {
+		out.Checked = []spec.Property{}
+	}
+	if v == nil {
+		return out
+	}
+	out.Verdict, out.Property, out.Kind, out.Detail, out.Stuttering = "violated", v.Property, v.Kind, v.Detail, v.Stutter
+	for i, vars := range model.ChangedVars(cfg, v.Trace) {
+		st := checkStep{Action: v.Trace[i].Label, Changed: map[string]string{}}
+		for _, x := range vars {
+			st.Changed[x.Name] = x.Value
+		}
+		out.Counterexample = append(out.Counterexample, st)
+	}
+	return out
+}
+
+func exploreVerdict(cfg *model.Config, file string, r *model.Result) checkVerdict {
+	out := newVerdict(cfg, file, "exhaustive", r.Violation)
+	if r.Violation == nil && r.Stop != model.StopDone {
+		out.Verdict = "incomplete"
+	}
+	out.Stop = r.Stop.String()
+	out.Counts = exploreCounts{Generated: r.Generated, Distinct: r.Distinct, Depth: r.Depth, Left: r.Left}
+	out.Seconds = r.Duration.Seconds()
+	return out
+}
+
+func simulateVerdict(cfg *model.Config, file string, seed uint64, r *model.SimResult) checkVerdict {
+	out := newVerdict(cfg, file, "simulate", r.Violation)
+	out.Counts = simulateCounts{Seed: seed, Behaviours: r.Traces, States: r.States, Generated: r.Generated, Longest: r.MaxLen}
+	out.Seconds = r.Duration.Seconds()
+	return out
+}
+
+func (f *checkFlags) writeJSON(v checkVerdict) {
+	enc := json.NewEncoder(f.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		f.errorf("%v", err)
+	}
+}
+
+// notifyInterrupt relays SIGINT until release is called; tests replace it.
+var notifyInterrupt = func() (sigs <-chan os.Signal, release func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt)
+	return ch, func() { signal.Stop(ch) }
+}
+
+func perSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// byteSize is a flag value: a number of bytes, with an optional unit
+// (B, kB, MB, GB, TB or KiB, MiB, GiB, TiB).
+type byteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	n      int64
+}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+
+func (b *byteSize) Set(s string) error {
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(num, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n < 0 || n*float64(mult) >= 1<<63 {
+		return fmt.Errorf("want a size such as 1000000, 512MiB or 4GiB, got %q", s)
+	}
+	*b = byteSize(n * float64(mult))
+	return nil
+}
+
+func (b byteSize) String() string {
+	for _, u := range byteUnits[:4] {
+		if int64(b) >= u.n && int64(b)%u.n == 0 && int64(b)/u.n < 1024 {
+			return fmt.Sprintf("%d%s", int64(b)/u.n, u.suffix)
+		}
+	}
+	return strconv.FormatInt(int64(b), 10) + "B"
 }

@@ -123,11 +123,14 @@ func (f *cmdFlags) fail(code int, err error) int {
 	return code
 }
 
-// plural renders n and the noun, with an s unless n is 1: "1 snapshot",
-// "3 snapshots".
+// plural renders n and the noun, with an s (es after s, x, ch, sh) unless
+// n is 1: "1 snapshot", "3 snapshots", "2 processes".
 func plural(n int, noun string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, noun)
+	}
+	if strings.HasSuffix(noun, "s") || strings.HasSuffix(noun, "x") || strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh") {
+		return fmt.Sprintf("%d %ses", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -24,8 +24,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-
-	"github.com/markerwave/markerwave/model"
 )
 
 // command is one subcommand.
@@ -40,7 +38,7 @@ type command struct {
 var commands = []command{
 	{"demo", "bank cluster over loopback TCP: transfers, concurrent snapshots, conservation check", runDemo},
 	{"node", "run one node of a multi-process cluster from a config file", runNode},
-	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", model.RunCheck},
+	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", runCheck},
 	{"audit", "replay traces against the model and check every snapshot", runAudit},
 	{"export", "export a trace as a diagram, a ShiViz log or a TLC trace-validation model", runExport},
 }
@@ -53,15 +51,6 @@ func lookup(name string) (command, bool) {
 		}
 	}
 	return command{}, false
-}
-
-// register is what check.go, node.go and demo.go still call from init();
-// the table above is the list of commands, so register only checks that
-// the command is in it. It goes away when those files drop their init().
-func register(name, _ string, _ func(args []string, stdout, stderr io.Writer) int) {
-	if _, ok := lookup(name); !ok {
-		panic(fmt.Sprintf("markerwave: command %q registers itself but is not in the commands table of main.go", name))
-	}
 }
 
 // fallbackVersion is the version of a binary built without module

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 	"github.com/markerwave/markerwave/tla"
 )
@@ -264,7 +265,7 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 // explore runs the Go explorer, with every core, on one manifest model:
 // tlcrun's one call into the model loader and the explorer.
 func explore(dir string, m tla.Model) (tla.Measure, error) {
-	cfg, err := model.LoadModel(filepath.Join(dir, m.Cfg))
+	cfg, err := tlcmodel.Load(filepath.Join(dir, m.Cfg))
 	if err != nil {
 		return tla.Measure{}, err
 	}

@@ -1,13 +1,15 @@
-package model
+package tlcmodel
 
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -45,10 +47,10 @@ MCInitiator == <<"P1">>
 `
 
 func TestParseModelGood(t *testing.T) {
-	cfg, err := ParseModel("MCX.cfg", goodCfg, "MCX.tla", goodTLA)
+	cfg, err := Parse("MCX.cfg", goodCfg, "MCX.tla", goodTLA)
 	require.NoError(t, err)
 	assert.Equal(t, "MCX", cfg.Name)
-	assert.Equal(t, VariantSpec, cfg.Variant)
+	assert.Equal(t, model.VariantSpec, cfg.Variant)
 	assert.Equal(t, []spec.ProcID{"P1", "P2"}, cfg.Topo.Procs)
 	assert.Equal(t, []int64{100, 50}, cfg.InitBal)
 	assert.Equal(t, []int{2, 1}, cfg.Budget)
@@ -67,26 +69,26 @@ func TestParseModelGood(t *testing.T) {
 InitBal = [P1 |-> 100, P2 |-> 50] Amount = {30} Budget = [P1 |-> 2, P2 |-> 1]
 Snap = {1} Initiator = <<"P1">>
 SPECIFICATION Spec INVARIANT TypeOK`
-	cfg2, err := ParseModel("MCX.cfg", byValue, "MCX.tla", goodTLA)
+	cfg2, err := Parse("MCX.cfg", byValue, "MCX.tla", goodTLA)
 	require.NoError(t, err)
-	r, err := Explore(cfg2, Options{})
+	r, err := model.Explore(cfg2, model.Options{})
 	require.NoError(t, err)
 	tb := loadTLA(t, "MCTwoBank")
-	r2, err := Explore(tb, Options{})
+	r2, err := model.Explore(tb, model.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, r2.Distinct, r.Distinct)
 	assert.Equal(t, r2.Generated, r.Generated)
 }
 
 func TestLoadEveryTLAModel(t *testing.T) {
-	want := map[string]Variant{"MCTwoBank": VariantSpec, "MCRing": VariantSpec, "MCConcurrent": VariantSpec, "MCLarge": VariantSpec,
-		"MCNonFIFO": VariantNonFIFO, "MCNoRecord": VariantNoRecord, "MCNoForward": VariantNoForward}
+	want := map[string]model.Variant{"MCTwoBank": model.VariantSpec, "MCRing": model.VariantSpec, "MCConcurrent": model.VariantSpec, "MCLarge": model.VariantSpec,
+		"MCNonFIFO": model.VariantNonFIFO, "MCNoRecord": model.VariantNoRecord, "MCNoForward": model.VariantNoForward}
 	for name, v := range want {
 		cfg := loadTLA(t, name)
 		assert.Equal(t, v, cfg.Variant, name)
 		assert.Equal(t, name, cfg.Name)
 	}
-	_, err := LoadModel("../tla/NoSuch.cfg")
+	_, err := Load("../../tla/NoSuch.cfg")
 	assert.ErrorContains(t, err, "NoSuch.cfg")
 }
 
@@ -144,21 +146,40 @@ func TestParseModelErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseModel("MCX.cfg", c.cfg, "MCX.tla", c.tla)
+			_, err := Parse("MCX.cfg", c.cfg, "MCX.tla", c.tla)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
 }
 
-// LoadModel pairs a .cfg with the .tla of the same base name.
+// Load pairs a .cfg with the .tla of the same base name.
 func TestLoadModelFromFiles(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "MCX.cfg"), []byte(goodCfg), 0o644))
-	_, err := LoadModel(filepath.Join(dir, "MCX.cfg"))
+	_, err := Load(filepath.Join(dir, "MCX.cfg"))
 	assert.ErrorContains(t, err, "needs its module")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "MCX.tla"), []byte(goodTLA), 0o644))
-	cfg, err := LoadModel(filepath.Join(dir, "MCX.cfg"))
+	cfg, err := Load(filepath.Join(dir, "MCX.cfg"))
 	require.NoError(t, err)
 	assert.Equal(t, "MCX", cfg.Name)
+}
+
+func loadTLA(t *testing.T, name string) *model.Config {
+	t.Helper()
+	cfg, err := Load("../../tla/" + name + ".cfg")
+	require.NoError(t, err)
+	return cfg
+}
+
+// A model whose balances sum past int64 is refused, naming InitBal at its
+// line, instead of failing TypeOK on an overflow.
+func TestParseOverflow(t *testing.T) {
+	big := strings.Replace(goodTLA, "[P1 |-> 100, P2 |-> 50]", "[P1 |-> 9223372036854775807, P2 |-> 1]", 1)
+	require.NotEqual(t, goodTLA, big)
+	_, err := Parse("MCX.cfg", goodCfg, "MCX.tla", big)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "MCX.tla", e.File)
+	assert.Contains(t, err.Error(), "InitBal sums past 9223372036854775807")
 }

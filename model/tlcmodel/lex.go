@@ -1,0 +1,191 @@
+package tlcmodel
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+type tokKind int
+
+const (
+	tEOF tokKind = iota
+	tIdent
+	tNum
+	tStr
+	tPunct // == <- = { } << >> [ ] |-> , .. ( ) - :
+	tDashes
+	tEquals // ==== (end of module)
+)
+
+type token struct {
+	kind tokKind
+	text string
+	line int
+}
+
+func (t token) String() string {
+	switch t.kind {
+	case tEOF:
+		return "end of file"
+	case tStr:
+		return strconv.Quote(t.text)
+	}
+	return fmt.Sprintf("%q", t.text)
+}
+
+// lexer turns a .cfg or .tla source into tokens.
+type lexer struct {
+	file string
+	src  string
+	i    int // the next byte
+	line int
+	toks []token
+}
+
+func lex(file, src string) ([]token, error) {
+	l := &lexer{file: file, src: src, line: 1}
+	for l.i < len(l.src) {
+		if err := l.token(); err != nil {
+			return nil, err
+		}
+	}
+	l.toks = append(l.toks, token{tEOF, "", l.line})
+	return l.toks, nil
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// rest is the source from the next byte on.
+func (l *lexer) rest() string { return l.src[l.i:] }
+
+func (l *lexer) emit(kind tokKind, text string) { l.toks = append(l.toks, token{kind, text, l.line}) }
+
+// skip advances past the bytes that satisfy f.
+func (l *lexer) skip(f func(byte) bool) string {
+	j := l.i
+	for l.i < len(l.src) && f(l.src[l.i]) {
+		l.i++
+	}
+	return l.src[j:l.i]
+}
+
+// token reads one token, or skips one blank or comment.
+func (l *lexer) token() error {
+	c := l.src[l.i]
+	switch {
+	case c == '\n':
+		l.line++
+		l.i++
+	case c == ' ' || c == '\t' || c == '\r':
+		l.i++
+	case strings.HasPrefix(l.rest(), `\*`):
+		l.skip(func(c byte) bool { return c != '\n' })
+	case strings.HasPrefix(l.rest(), "(*"):
+		return l.blockComment()
+	case c == '"':
+		return l.str()
+	case strings.HasPrefix(l.rest(), "----"):
+		l.skip(func(c byte) bool { return c == '-' })
+		l.emit(tDashes, "----")
+	case strings.HasPrefix(l.rest(), "===="):
+		l.skip(func(c byte) bool { return c == '=' })
+		l.emit(tEquals, "====")
+	case c == '\\' && l.i+1 < len(l.src) && isIdent(l.src[l.i+1]):
+		// a TLA+ operator such as \in or \cup: lexed so that the parser
+		// can say it is not supported
+		l.i++
+		l.emit(tPunct, `\`+l.skip(isIdent))
+	case c >= '0' && c <= '9':
+		l.number()
+	case isIdent(c):
+		l.emit(tIdent, l.skip(isIdent))
+	default:
+		return l.punct()
+	}
+	return nil
+}
+
+// blockComment skips a (* comment *), which may nest.
+func (l *lexer) blockComment() error {
+	start, depth := l.line, 0
+	for {
+		switch {
+		case l.i >= len(l.src):
+			return &Error{l.file, start, "unterminated (* comment"}
+		case strings.HasPrefix(l.rest(), "(*"):
+			depth++
+			l.i += 2
+		case strings.HasPrefix(l.rest(), "*)"):
+			depth--
+			l.i += 2
+			if depth == 0 {
+				return nil
+			}
+		default:
+			if l.src[l.i] == '\n' {
+				l.line++
+			}
+			l.i++
+		}
+	}
+}
+
+// str reads a "string" with the escapes \n, \t and \<char>.
+func (l *lexer) str() error {
+	var sb strings.Builder
+	j := l.i + 1
+	for ; j < len(l.src) && l.src[j] != '"'; j++ {
+		if l.src[j] == '\n' {
+			return &Error{l.file, l.line, "unterminated string"}
+		}
+		if l.src[j] == '\\' && j+1 < len(l.src) {
+			j++
+			switch l.src[j] {
+			case 'n':
+				sb.WriteByte('\n')
+			case 't':
+				sb.WriteByte('\t')
+			default:
+				sb.WriteByte(l.src[j])
+			}
+			continue
+		}
+		sb.WriteByte(l.src[j])
+	}
+	if j >= len(l.src) {
+		return &Error{l.file, l.line, "unterminated string"}
+	}
+	l.emit(tStr, sb.String())
+	l.i = j + 1
+	return nil
+}
+
+// number reads a number; TLA+ allows identifiers like 1a, read as names.
+func (l *lexer) number() {
+	word := l.skip(isIdent)
+	kind := tNum
+	for _, ch := range []byte(word) {
+		if ch < '0' || ch > '9' {
+			kind = tIdent
+		}
+	}
+	l.emit(kind, word)
+}
+
+// puncts are the punctuation tokens, longest first where one is a prefix
+// of another.
+var puncts = []string{"|->", "==", "<-", "<<", ">>", "..", "=", "{", "}", "[", "]", ",", "(", ")", "-", ":"}
+
+func (l *lexer) punct() error {
+	for _, p := range puncts {
+		if strings.HasPrefix(l.rest(), p) {
+			l.emit(tPunct, p)
+			l.i += len(p)
+			return nil
+		}
+	}
+	return &Error{l.file, l.line, fmt.Sprintf("unexpected character %q", l.src[l.i])}
+}

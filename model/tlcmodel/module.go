@@ -1,0 +1,142 @@
+package tlcmodel
+
+import (
+	"github.com/markerwave/markerwave/model"
+)
+
+// specModules lists the spec modules of tla/ and the specifications each
+// defines (a module also has those of the modules it extends).
+var specModules = map[string][]model.Variant{
+	"ChandyLamport":          {model.VariantSpec},
+	"ChandyLamportNonFIFO":   {model.VariantSpec, model.VariantNonFIFO},
+	"ChandyLamportNoRecord":  {model.VariantSpec, model.VariantNoRecord},
+	"ChandyLamportNoForward": {model.VariantSpec, model.VariantNoForward},
+}
+
+var standardModules = map[string]bool{"Naturals": true, "Integers": true, "Sequences": true, "FiniteSets": true, "TLC": true}
+
+type moduleDef struct {
+	val  Value
+	line int
+}
+
+type module struct {
+	file    string
+	name    string
+	extends []string
+	specs   map[model.Variant]bool
+	defs    map[string]moduleDef
+}
+
+// parseModule reads an MC module: ---- MODULE Name ----, EXTENDS naming a
+// spec module, then definitions Name == value up to ====.
+func parseModule(file, src string) (*module, error) {
+	toks, err := lex(file, src)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{file: file, toks: toks, defs: map[string]Value{}}
+	m := &module{file: file, specs: map[model.Variant]bool{}, defs: map[string]moduleDef{}}
+	if err := m.header(p); err != nil {
+		return nil, err
+	}
+	if err := m.extendsClause(p); err != nil {
+		return nil, err
+	}
+	for {
+		t := p.peek()
+		switch {
+		case t.kind == tEquals:
+			return m, nil
+		case t.kind == tEOF:
+			return nil, p.errf(t.line, "missing ==== at the end of module %s", m.name)
+		case t.kind == tDashes:
+			p.next()
+		case t.kind == tIdent:
+			if err := m.definition(p); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, p.errf(t.line, "unexpected %s", t)
+		}
+	}
+}
+
+// header reads ---- MODULE Name ----.
+func (m *module) header(p *parser) error {
+	for p.peek().kind == tDashes {
+		p.next()
+	}
+	t := p.next()
+	if t.kind != tIdent || t.text != "MODULE" {
+		return p.errf(t.line, "expected ---- MODULE Name ----, found %s", t)
+	}
+	n := p.next()
+	if n.kind != tIdent {
+		return p.errf(n.line, "expected the module's name after MODULE")
+	}
+	m.name = n.text
+	if d := p.next(); d.kind != tDashes {
+		return p.errf(d.line, "expected ---- after MODULE %s", m.name)
+	}
+	return nil
+}
+
+// extendsClause reads EXTENDS M1, M2, ...: one spec module at least, and
+// standard modules.
+func (m *module) extendsClause(p *parser) error {
+	if p.peek().kind != tIdent || p.peek().text != "EXTENDS" {
+		return p.errf(p.peek().line, "expected EXTENDS naming the spec module (e.g. EXTENDS ChandyLamport)")
+	}
+	line := p.next().line
+	for {
+		e := p.next()
+		if e.kind != tIdent {
+			return p.errf(e.line, "expected a module name in EXTENDS")
+		}
+		if vs, ok := specModules[e.text]; ok {
+			for _, v := range vs {
+				m.specs[v] = true
+			}
+		} else if !standardModules[e.text] {
+			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, plus standard modules)", e.text)
+		}
+		m.extends = append(m.extends, e.text)
+		if !p.is(",") {
+			break
+		}
+		p.next()
+	}
+	if len(m.specs) == 0 {
+		return p.errf(line, "EXTENDS names no Chandy-Lamport spec module")
+	}
+	return nil
+}
+
+// definition reads Name == value; the value must end where the next
+// definition, a ---- line or ==== starts.
+func (m *module) definition(p *parser) error {
+	t := p.next()
+	if p.is("(") {
+		return p.errf(t.line, "operator definition %s(...) is not supported (only Name == value)", t.text)
+	}
+	if !p.is("==") {
+		return p.errf(t.line, "unsupported TLA+ at %s: a model module may only hold definitions Name == value", t)
+	}
+	p.next()
+	if _, dup := m.defs[t.text]; dup {
+		return p.errf(t.line, "%s defined twice", t.text)
+	}
+	v, err := p.expr()
+	if err != nil {
+		return err
+	}
+	nt := p.peek()
+	if !(nt.kind == tEquals || nt.kind == tDashes || nt.kind == tEOF ||
+		nt.kind == tIdent && p.toks[p.pos+1].kind == tPunct && (p.toks[p.pos+1].text == "==" || p.toks[p.pos+1].text == "(")) {
+		return p.errf(nt.line, "unexpected %s after the definition of %s (unsupported expression?)", nt, t.text)
+	}
+	m.defs[t.text] = moduleDef{v, t.line}
+	p.defs[t.text] = v
+	return nil
+}

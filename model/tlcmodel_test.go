@@ -1,0 +1,8 @@
+package model_test
+
+import (
+	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/model/tlcmodel"
+)
+
+func init() { model.LoadModel = tlcmodel.Load }
