@@ -192,18 +192,11 @@ func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
 		rep.Err = r.err
 		return rep
 	}
-	if err := conformance.Incomplete(r.tr); err != nil {
-		rep.Err = fmt.Errorf("%s: incomplete: %w", r.name, err)
-		if p, ok := conformance.NodeLog(r.tr); ok && r.files == nil {
-			rep.Err = fmt.Errorf("%w; the file holds only %s's events, as one node's own log does: give all the run's node logs, or their directory, to merge them", rep.Err, string(p))
-		}
-		return rep
-	}
 	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded}
 	if o.progress {
 		opts.Progress = newProgress(f, r.name).report
 	}
-	rep = conformance.Replay(r.tr, opts)
+	rep = conformance.Audit(r.tr, opts)
 	if rep.Err != nil {
 		rep.Err = fmt.Errorf("%s: %w", r.name, rep.Err)
 	}
