@@ -27,11 +27,11 @@ class Proc:
         return {"bal": self.bal, "sent": self.sent, "rcvd": self.rcvd}
 
     def record(self, s):
-        """Record the local state; start recording every incoming channel."""
-        self.snaps[s] = {"state": self.state(), "open": {c for c in CHANS if c[1] == self.name},
-                         "msgs": collections.defaultdict(list), "got": {c: self.ngot[c] for c in CHANS if c[1] == self.name},
+        """Record the local state and the cut seqs; start recording every incoming channel."""
+        ins = [c for c in CHANS if c[1] == self.name]
+        self.snaps[s] = {"state": self.state(), "open": set(ins), "msgs": collections.defaultdict(list),
+                         "got": {c: self.ngot[c] for c in ins},
                          "sent": {c: self.nsent[c] for c in CHANS if c[0] == self.name}}
-
 
 class Run:
     def __init__(self, broken):
