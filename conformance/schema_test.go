@@ -379,3 +379,35 @@ func TestTraceSchemaDescribesEveryField(t *testing.T) {
 	}
 	require.Greater(t, fields, 30)
 }
+
+// TestTraceSchemaMatchesSpec: the schema's format tag is spec.TraceFormat
+// and its actions are exactly the spec's, so a new format version or
+// action cannot leave the schema behind.
+func TestTraceSchemaMatchesSpec(t *testing.T) {
+	b, err := os.ReadFile(traceSchemaFile)
+	require.NoError(t, err)
+	var root struct {
+		Defs struct {
+			Header struct {
+				Properties struct {
+					Format struct {
+						Const string `json:"const"`
+					} `json:"format"`
+				} `json:"properties"`
+			} `json:"header"`
+			Event struct {
+				Properties struct {
+					Action struct {
+						Enum []spec.Action `json:"enum"`
+					} `json:"action"`
+				} `json:"properties"`
+			} `json:"event"`
+		} `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal(b, &root))
+	assert.Equal(t, spec.TraceFormat, root.Defs.Header.Properties.Format.Const)
+	assert.ElementsMatch(t, []spec.Action{spec.SendApp, spec.RecvApp, spec.Initiate, spec.RecvMarker}, root.Defs.Event.Properties.Action.Enum)
+	for _, a := range root.Defs.Event.Properties.Action.Enum {
+		assert.True(t, a.Valid(), "%s", a)
+	}
+}
