@@ -75,10 +75,11 @@ func TestTracesUpToDate(t *testing.T) {
 		require.NoError(t, err, "run go test ./conformance -run TestTracesUpToDate -update")
 		assert.Equal(t, string(b), string(got), "%s is stale: run go test ./conformance -run TestTracesUpToDate -update", name)
 	}
-	// Trace files are self-contained: nothing but them and the README.
+	// Trace files are self-contained: nothing but them, the README and
+	// the format's schema.
 	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" {
-			t.Errorf("traces/ holds %s: only trace files (.jsonl) and README.md belong there", p)
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") {
+			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md and trace.schema.json belong there", p)
 		}
 		return err
 	}))
