@@ -236,7 +236,6 @@ var malformedLines = []schemaCase{
 	{"seq beyond 64 bits", false, `{"proc":"P2","seq":18446744073709551616,"action":"Initiate","snap":1,"vc":[0,1]}`},
 	{"unknown action", false, `{"proc":"P2","seq":1,"action":"Snapshot","snap":1,"vc":[0,1]}`},
 	{"event without action", false, `{"proc":"P2","seq":1,"snap":1,"vc":[0,1]}`},
-	{"event without vc", false, `{"proc":"P2","seq":1,"action":"Initiate","snap":1}`},
 	{"negative vc entry", false, `{"proc":"P2","seq":1,"action":"Initiate","snap":1,"vc":[-1,1]}`},
 	{"vc a string", false, `{"proc":"P2","seq":1,"action":"Initiate","snap":1,"vc":"0,1"}`},
 	{"Initiate without snap", false, `{"proc":"P2","seq":1,"action":"Initiate","vc":[0,1]}`},
@@ -410,4 +409,39 @@ func TestTraceSchemaMatchesSpec(t *testing.T) {
 	for _, a := range root.Defs.Event.Properties.Action.Enum {
 		assert.True(t, a.Valid(), "%s", a)
 	}
+}
+
+// TestTraceWithoutClocks: vector clocks are optional when the order in the
+// file is already causal. Every trace under traces/ with its clocks taken
+// out is still valid to the reader and the schema and gets the same
+// verdict; merging per-node logs, which needs them, says so.
+func TestTraceWithoutClocks(t *testing.T) {
+	s := compileTraceSchema(t)
+	paths, err := filepath.Glob(filepath.Join("..", "traces", "*", "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		tr, _, err := ReadTraceFile(p)
+		require.NoError(t, err)
+		want := Audit(tr, Options{}).Property()
+		for i := range tr.Events {
+			tr.Events[i].VC = nil
+		}
+		var b bytes.Buffer
+		require.NoError(t, spec.WriteTrace(&b, tr))
+		require.NotContains(t, b.String(), `"vc"`, p)
+		requireBothAccept(t, s, p+" without clocks", b.Bytes())
+		bare, err := spec.ReadTrace(bytes.NewReader(b.Bytes()))
+		require.NoError(t, err)
+		assert.Equal(t, want, Audit(bare, Options{}).Property(), "%s without clocks", p)
+	}
+	tr, _, err := ReadTraceFile(filepath.Join("..", "traces", "conforms", "token-ring.jsonl"))
+	require.NoError(t, err)
+	logs := map[spec.ProcID][]spec.Event{}
+	for _, e := range tr.Events {
+		e.VC = nil
+		logs[e.Proc] = append(logs[e.Proc], e)
+	}
+	_, err = spec.MergeCausal(tr.Header.Topology, logs)
+	assert.ErrorContains(t, err, "vector clock")
 }
