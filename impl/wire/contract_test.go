@@ -636,3 +636,22 @@ func TestHandshakeLimitsAtTheBoundary(t *testing.T) {
 	_, err = ReadAck(bytes.NewReader(ctl))
 	require.ErrorIs(t, err, ErrTooLarge)
 }
+
+// TestDecodeDoesNotAliasProperty: the frame Decode returns shares no
+// memory with its input: overwriting the input leaves the frame as it
+// was.
+func TestDecodeDoesNotAliasProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := genFrame(t)
+		b, err := Encode(f)
+		require.NoError(t, err)
+		got, err := Decode(b)
+		require.NoError(t, err)
+		for i := range b {
+			b[i] ^= 0xff
+		}
+		if !f.Equal(got) {
+			t.Fatalf("overwriting Decode's input changed the frame it returned: %+v, want %+v", got, f)
+		}
+	})
+}
