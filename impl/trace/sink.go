@@ -1,14 +1,9 @@
-// Package trace streams spec.Events as a JSON-lines trace in the format of
-// spec.WriteTrace: one header line, then one event a line, readable by
-// spec.ReadTrace.
-//
-// A nil *Sink is the sink for tracing turned off: its methods do nothing
-// and cost a nil check, so callers need no branch of their own.
 package trace
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -16,13 +11,27 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// Sink writes a trace to an io.Writer. It is safe for concurrent use;
-// events are written in the order Emit is called.
+// Errors the sink returns; test them with errors.Is.
+var (
+	// ErrInvalidArg: NewSink was given a nil writer or a header without
+	// topology.
+	ErrInvalidArg = errors.New("trace: invalid argument")
+	// ErrInvalidEvent: Emit was given an event spec.ReadTrace would
+	// refuse (spec.Event.Validate fails against the header's topology)
+	// or that has no JSON encoding (a Payload that is not JSON).
+	ErrInvalidEvent = errors.New("trace: invalid event")
+	// ErrClosed: Emit after Close.
+	ErrClosed = errors.New("trace: emit after close")
+)
+
+// Sink writes a trace to an io.Writer (see the package doc for what it
+// promises).
 type Sink struct {
 	mu     sync.Mutex
 	w      io.Writer
 	bw     *bufio.Writer
 	enc    *json.Encoder
+	top    *spec.Topology
 	n      int
 	err    error // first error; later calls return it
 	closed bool
@@ -35,13 +44,14 @@ var Off *Sink
 // a sink for the events. Output is buffered: call Flush or Close.
 func NewSink(w io.Writer, h spec.Header) (*Sink, error) {
 	if w == nil {
-		return nil, fmt.Errorf("trace: nil writer")
+		return nil, fmt.Errorf("%w: nil writer", ErrInvalidArg)
 	}
 	if h.Topology == nil {
-		return nil, fmt.Errorf("trace: header has no topology")
+		return nil, fmt.Errorf("%w: header has no topology", ErrInvalidArg)
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	s := &Sink{w: w, bw: bw, enc: json.NewEncoder(bw)}
+	bw := bufio.NewWriterSize(errWriter{w}, 64<<10)
+	s := &Sink{w: w, bw: bw, enc: json.NewEncoder(bw), top: h.Topology}
+	s.enc.SetEscapeHTML(false) // as spec.WriteTrace: payloads are written as given
 	h.Format = spec.TraceFormat
 	if err := s.enc.Encode(h); err != nil {
 		return nil, fmt.Errorf("trace: header: %w", err)
@@ -52,8 +62,10 @@ func NewSink(w io.Writer, h spec.Header) (*Sink, error) {
 // Enabled reports whether events are written (false for a nil sink).
 func (s *Sink) Enabled() bool { return s != nil }
 
-// Emit appends e to the trace. After the first write error every call
-// returns that error.
+// Emit appends e to the trace. It refuses an invalid event with
+// ErrInvalidEvent and, after Close, any event with ErrClosed. After the
+// first error (a refused event or a write error) every call returns that
+// error: the trace written is a prefix of the events emitted.
 func (s *Sink) Emit(e spec.Event) error {
 	if s == nil {
 		return nil
@@ -69,17 +81,44 @@ func (s *Sink) emit(e spec.Event) error {
 		return s.err
 	}
 	if s.closed {
-		return fmt.Errorf("trace: emit after close")
+		return ErrClosed
+	}
+	if err := e.Validate(s.top); err != nil {
+		s.err = fmt.Errorf("trace: event %d (%s): %w: %w", s.n+1, e, ErrInvalidEvent, err)
+		return s.err
 	}
 	if err := s.enc.Encode(&e); err != nil {
-		s.err = fmt.Errorf("trace: event %d (%s): %w", s.n+1, e, err)
+		var werr *writeError
+		if errors.As(err, &werr) {
+			s.err = fmt.Errorf("trace: event %d (%s): %w", s.n+1, e, err)
+		} else {
+			s.err = fmt.Errorf("trace: event %d (%s): %w: %w", s.n+1, e, ErrInvalidEvent, err)
+		}
 		return s.err
 	}
 	s.n++
 	return nil
 }
 
-// Count is the number of events written.
+// errWriter marks the errors of the underlying writer, so that Emit
+// tells them from an event's encoding error.
+type errWriter struct{ w io.Writer }
+
+func (e errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil {
+		err = &writeError{err}
+	}
+	return n, err
+}
+
+// writeError is an error of the underlying writer.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// Count is the number of events written: the Emits that returned nil.
 func (s *Sink) Count() int {
 	if s == nil {
 		return 0
@@ -109,8 +148,8 @@ func (s *Sink) flush() error {
 	return s.err
 }
 
-// Close flushes and, if the writer is an io.Closer, closes it. Later
-// Emits are errors.
+// Close flushes and, if the writer is an io.Closer, closes it, once.
+// Later Emits are errors; later Closes return the first one's result.
 func (s *Sink) Close() error {
 	if s == nil {
 		return nil

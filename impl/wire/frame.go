@@ -1,6 +1,3 @@
-// Package wire defines the frames that travel on markerwave channels and
-// their binary encoding. The core (impl/core) produces and consumes Frames;
-// transports (impl/transport) carry them.
 package wire
 
 import (

@@ -122,8 +122,16 @@ func FuzzReadHello(f *testing.F) {
 			if out := EncodeHelloReply(rep); !bytes.HasPrefix(in, out) {
 				t.Fatalf("reply %+v not canonical:\n in  %x\n out %x", rep, in, out)
 			}
+		} else if !errors.Is(err, ErrProtocol) && err != io.EOF {
+			t.Fatalf("ReadHelloReply error %v is neither EOF nor a protocol error", err)
 		}
-		_, _ = ReadAck(bytes.NewReader(in))
+		if a, err := ReadAck(bytes.NewReader(in)); err == nil {
+			if out := EncodeAck(a); !bytes.HasPrefix(in, out) {
+				t.Fatalf("ack %d not canonical:\n in  %x\n out %x", a, in, out)
+			}
+		} else if !errors.Is(err, ErrProtocol) && err != io.EOF {
+			t.Fatalf("ReadAck error %v is neither EOF nor a protocol error", err)
+		}
 	})
 }
 
