@@ -441,4 +441,3 @@ func TestValidateFindsEveryPlantedFault(t *testing.T) {
 		})
 	}
 }
-

@@ -196,7 +196,9 @@ func (s *Store) SavePart(p snapshot.Part) (string, error) {
 }
 
 // LoadParts reads the parts of snapshot id present for the processes of
-// t; missing lists the processes whose part is absent.
+// t, in topology order; missing lists the processes whose part is absent.
+// A part file that holds another process's part, or a part of another
+// snapshot, is refused (ErrCorrupt).
 func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Part, missing []spec.ProcID, err error) {
 	for _, p := range t.Procs {
 		path := s.PartPath(id, p)
@@ -212,7 +214,7 @@ func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Pa
 		if err := spec.DecodeStrict(body, &part); err != nil {
 			return nil, nil, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
 		}
-		if uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
+		if h.ID != uint64(id) || uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
 			return nil, nil, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
 		}
 		parts = append(parts, part)
