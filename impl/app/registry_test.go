@@ -2,10 +2,12 @@ package app_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/spec"
@@ -24,8 +26,12 @@ func problems(p app.Params, topo *spec.Topology, maxAmount int64) []string {
 	return out
 }
 
+// registeredByTests lists the kinds TestRegistry registered in this test
+// binary (earlier runs under -count stay registered).
+var registeredByTests []string
+
 func TestRegistry(t *testing.T) {
-	assert.Equal(t, []string{"bank", "token"}, app.Kinds())
+	assert.Equal(t, slices.Sorted(slices.Values(append([]string{"bank", "token"}, registeredByTests...))), app.Kinds())
 	_, ok := app.NewParams("bonk")
 	assert.False(t, ok)
 	assert.Panics(t, func() { app.Register("bank", func() app.Params { return new(app.BankParams) }) })
@@ -35,6 +41,35 @@ func TestRegistry(t *testing.T) {
 	require.True(t, ok)
 	p2, _ := app.NewParams("bank")
 	assert.NotSame(t, p, p2, "each call returns fresh parameters")
+	assert.Panics(t, func() { app.Register("nil-constructor", nil) })
+
+	// Kinds lists every kind registered, sorted, whatever the order of
+	// registration; NewParams finds each (these kinds stay registered
+	// for the rest of the test binary).
+	want := append([]string{"bank", "token"}, registeredByTests...)
+	rapid.Check(t, func(t *rapid.T) {
+		names := rapid.SliceOfNDistinct(rapid.StringMatching(`test-[a-z]{1,8}`), 1, 6, func(s string) string { return s }).
+			Filter(func(ns []string) bool {
+				for _, n := range ns {
+					if slices.Contains(want, n) {
+						return false
+					}
+				}
+				return true
+			}).Draw(t, "names")
+		for _, n := range names {
+			app.Register(n, func() app.Params { return &app.TokenParams{Holder: spec.ProcID(n)} })
+			want = append(want, n)
+			registeredByTests = append(registeredByTests, n)
+		}
+		sorted := slices.Sorted(slices.Values(want))
+		require.Equal(t, sorted, app.Kinds())
+		for _, n := range names {
+			p, ok := app.NewParams(n)
+			require.True(t, ok, n)
+			require.Equal(t, &app.TokenParams{Holder: spec.ProcID(n)}, p, "NewParams(%q) calls its constructor", n)
+		}
+	})
 }
 
 func TestBankParams(t *testing.T) {
