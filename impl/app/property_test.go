@@ -182,6 +182,7 @@ func TestBankApplyOverflow(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, bal+v, b.Balance())
 		} else {
+			require.Error(t, err, "a credit of %d to balance %d, past MaxInt64, was accepted", v, bal)
 			require.ErrorContains(t, err, fmt.Sprintf("transfer of %d from P2 overflows balance %d", v, bal))
 			require.Equal(t, bal, b.Balance())
 		}
@@ -337,10 +338,10 @@ func TestTokenCaptureRestore(t *testing.T) {
 	})
 }
 
-// topology draws a topology of 1..5 processes P1..Pn.
+// topology draws a topology of 1..6 processes P1..Pn.
 func topology() *rapid.Generator[*spec.Topology] {
 	return rapid.Custom(func(t *rapid.T) *spec.Topology {
-		n := rapid.IntRange(1, 5).Draw(t, "procs")
+		n := rapid.IntRange(1, 6).Draw(t, "procs")
 		if rapid.Bool().Draw(t, "complete") {
 			return spec.Complete(n)
 		}
@@ -356,6 +357,11 @@ func TestBankParamsCheck(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		topo := topology().Draw(t, "topology")
 		bal := rapid.OneOf(rapid.Int64Range(-5, 100), rapid.Int64Range(math.MaxInt64/4, math.MaxInt64), rapid.Int64Range(math.MinInt64, -1))
+		if rapid.Bool().Draw(t, "huge") {
+			// Four or more of these total 2^64 or more: an int64 sum
+			// wraps, possibly to a non-negative value.
+			bal = rapid.Int64Range(1<<62, math.MaxInt64)
+		}
 		balances := map[spec.ProcID]int64{}
 		for _, p := range topo.Procs {
 			if rapid.IntRange(0, 9).Draw(t, "has balance") > 0 {
@@ -399,7 +405,7 @@ func TestBankParamsCheck(t *testing.T) {
 		case maxAmount > total.Int64():
 			want = append(want, fmt.Sprintf("balances: total %d is less than the workload's max_amount %d: no such transfer can ever be made", total.Int64(), maxAmount))
 		}
-		require.Equal(t, want, problems(params, topo, maxAmount))
+		require.Equal(t, want, problems(params, topo, maxAmount), "Check's problems for balances %v, max_amount %d", balances, maxAmount)
 		if len(want) > 0 {
 			return
 		}

@@ -31,7 +31,7 @@ func problems(p app.Params, topo *spec.Topology, maxAmount int64) []string {
 var registeredByTests []string
 
 func TestRegistry(t *testing.T) {
-	assert.Equal(t, slices.Sorted(slices.Values(append([]string{"bank", "token"}, registeredByTests...))), app.Kinds())
+	assert.Equal(t, slices.Sorted(slices.Values(append([]string{"bank", "token"}, registeredByTests...))), app.Kinds(), "Kinds is not every registered kind, sorted")
 	_, ok := app.NewParams("bonk")
 	assert.False(t, ok)
 	assert.Panics(t, func() { app.Register("bank", func() app.Params { return new(app.BankParams) }) })
@@ -63,7 +63,7 @@ func TestRegistry(t *testing.T) {
 			registeredByTests = append(registeredByTests, n)
 		}
 		sorted := slices.Sorted(slices.Values(want))
-		require.Equal(t, sorted, app.Kinds())
+		require.Equal(t, sorted, app.Kinds(), "Kinds is not every registered kind, sorted")
 		for _, n := range names {
 			p, ok := app.NewParams(n)
 			require.True(t, ok, n)

@@ -149,9 +149,10 @@ func refusesDamage(t *testing.T, path string, ds []damage, load func() error) {
 	}
 }
 
-// Every truncation and every single-byte change (each bit flipped alone,
-// letter case flipped, all bits flipped) of a stored snapshot or part
-// file is refused, naming the file.
+// Every truncation and, at every position, a single-byte change (the low
+// bit flipped, letter case flipped, all bits flipped) of a stored
+// snapshot or part file is refused, naming the file.
+// TestArbitraryCorruptionRefused draws any other byte value.
 func TestEverySingleByteCorruptionRefused(t *testing.T) {
 	for seed := range 2 {
 		g := snapshottest.Global(3).Example(seed)
@@ -160,7 +161,7 @@ func TestEverySingleByteCorruptionRefused(t *testing.T) {
 		require.NoError(t, err)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
-		refusesDamage(t, path, everyDamage(b, 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xff), func() error {
+		refusesDamage(t, path, everyDamage(b, 0x01, 0x20, 0xff), func() error {
 			_, err := st.Load(g.ID)
 			return err
 		})
@@ -170,7 +171,7 @@ func TestEverySingleByteCorruptionRefused(t *testing.T) {
 		require.NoError(t, err)
 		pb, err := os.ReadFile(ppath)
 		require.NoError(t, err)
-		refusesDamage(t, ppath, everyDamage(pb, 0x01, 0x20, 0x80), func() error {
+		refusesDamage(t, ppath, everyDamage(pb, 0x20), func() error {
 			_, _, err := st.LoadParts(g.Topology, g.ID)
 			return err
 		})
@@ -254,8 +255,17 @@ func TestSaveNeverOverwritesADifferentBody(t *testing.T) {
 		topo := snapshottest.Topology(3).Draw(t, "topology")
 		a := snapshottest.Over(topo).Draw(t, "a")
 		b := snapshottest.Over(topo).Draw(t, "b")
-		if rapid.Bool().Draw(t, "same body") {
+		switch rapid.IntRange(0, 2).Draw(t, "second") {
+		case 0: // the same snapshot
 			b = a
+		case 1: // a body of the same length, one byte apart
+			b = a
+			b.Nodes = slices.Clone(a.Nodes)
+			app := append([]byte{0}, a.Nodes[0].App...)
+			b.Nodes[0].App = slices.Clone(app)
+			app[0] = 1
+			a.Nodes = slices.Clone(a.Nodes)
+			a.Nodes[0].App = app
 		}
 		b.ID = a.ID
 		path, err := st.Save(a)
@@ -268,6 +278,7 @@ func TestSaveNeverOverwritesADifferentBody(t *testing.T) {
 		if bytes.Equal(ja, jb) {
 			require.NoError(t, err, "same body: a no-op")
 		} else {
+			require.Error(t, err, "a different body%s was not refused", map[bool]string{true: " of the same length"}[len(ja) == len(jb)])
 			require.ErrorIs(t, err, store.ErrExists)
 			assert.Contains(t, err.Error(), path)
 		}
