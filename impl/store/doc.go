@@ -26,7 +26,9 @@
 //     otherwise, and if the file is damaged, the save fails with an error
 //     wrapping ErrExists and naming the file, and the file is untouched.
 //     Of concurrent savers of one file with different bodies exactly one
-//     succeeds.
+//     succeeds (on file systems with hard links; elsewhere the temporary
+//     file is renamed into place after the same check, which a
+//     concurrent saver can race).
 //   - Round trip: Load returns what Save was given, field for field
 //     (empty and absent lists alike); LoadParts returns the saved parts
 //     of the topology's processes in topology order and lists exactly the
