@@ -29,22 +29,23 @@
 //     succeeds (on file systems with hard links; elsewhere the temporary
 //     file is renamed into place after the same check, which a
 //     concurrent saver can race).
-//   - Round trip: Load returns what Save was given, field for field
-//     (empty and absent lists alike); LoadParts returns the saved parts
-//     of the topology's processes in topology order and lists exactly the
-//     processes whose part is absent.
+//   - Round trip: Load returns what Save was given, field for field;
+//     LoadParts returns the saved parts of the topology's processes in
+//     topology order and lists exactly the processes whose part is
+//     absent.
 //   - Refusal: Save refuses a snapshot that does not validate
 //     (snapshot.Global.Validate) and SavePart a part of snapshot 0 or of a
 //     malformed process id (so no path leaves the directory); nothing is
 //     written then. Load refuses, with an error wrapping ErrCorrupt and
-//     naming the file and the fault, every file that is not byte for byte
-//     as written: an empty file, a header line that is missing, longer
-//     than 4096 bytes or not exactly as the store writes it, another
-//     format or version, a body shorter or longer than the header says, a
-//     checksum mismatch, a body that does not decode strictly, holds
-//     another snapshot or part than its name says, or does not validate.
-//     So every single-byte change and every truncation of a stored file is
-//     refused. A missing file is ErrNotFound.
+//     naming the file and the fault: an empty file; a header line that is
+//     missing, longer than 4096 bytes or not exactly as the store writes
+//     it; another format or version; a body shorter or longer than the
+//     header says; a checksum mismatch; a body that does not decode
+//     strictly, holds another snapshot or part than the file's name says,
+//     or does not validate. So every truncation and every single-byte
+//     change of a stored file is refused (only a body rewritten with its
+//     checksum recomputed can pass, and then only if it is a valid
+//     snapshot of the right id). A missing file is ErrNotFound.
 //   - Listing: List returns the ids of exactly the snapshots stored,
 //     ascending, ignoring temporary files, directories and any name that
 //     is not snap-<id>.json with a canonical id; Used adds the ids that
