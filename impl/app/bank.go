@@ -1,7 +1,3 @@
-// Package app holds the applications markerwave nodes run: a bank whose
-// balance is the spec's bal, and a token ring whose bal is 1 while the
-// process holds the token. Both implement core.App; payloads and states
-// are JSON so that they read well in traces.
 package app
 
 import (

@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,8 +26,12 @@ func problems(p app.Params, topo *spec.Topology, maxAmount int64) []string {
 	return out
 }
 
+// registeredByTests lists the kinds TestRegistry registered in this test
+// binary (earlier runs under -count stay registered).
+var registeredByTests []string
+
 func TestRegistry(t *testing.T) {
-	assert.Equal(t, []string{"bank", "token"}, app.Kinds())
+	assert.Equal(t, slices.Sorted(slices.Values(append([]string{"bank", "token"}, registeredByTests...))), app.Kinds(), "Kinds is not every registered kind, sorted")
 	_, ok := app.NewParams("bonk")
 	assert.False(t, ok)
 	assert.Panics(t, func() { app.Register("bank", func() app.Params { return new(app.BankParams) }) })
@@ -35,6 +41,31 @@ func TestRegistry(t *testing.T) {
 	require.True(t, ok)
 	p2, _ := app.NewParams("bank")
 	assert.NotSame(t, p, p2, "each call returns fresh parameters")
+	assert.Panics(t, func() { app.Register("nil-constructor", nil) })
+
+	// Kinds lists every kind registered, sorted, whatever the order of
+	// registration (shuffled here) and on every call; NewParams finds
+	// each. These kinds stay registered for the rest of the test binary
+	// (registeredByTests). Not a rapid check: the registry is global, so
+	// a failing input could not be replayed.
+	want := append([]string{"bank", "token"}, registeredByTests...)
+	round := len(registeredByTests)
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("test-%d-%02d", round, i))
+	}
+	rand.New(rand.NewPCG(uint64(round), 13)).Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	for _, n := range names {
+		app.Register(n, func() app.Params { return &app.TokenParams{Holder: spec.ProcID(n)} })
+		want = append(want, n)
+		registeredByTests = append(registeredByTests, n)
+		require.Equal(t, slices.Sorted(slices.Values(want)), app.Kinds(), "Kinds is not every registered kind, sorted")
+	}
+	for _, n := range names {
+		p, ok := app.NewParams(n)
+		require.True(t, ok, n)
+		require.Equal(t, &app.TokenParams{Holder: spec.ProcID(n)}, p, "NewParams(%q) calls its constructor", n)
+	}
 }
 
 func TestBankParams(t *testing.T) {

@@ -1,8 +1,3 @@
-// Package snapshot holds the data of a Chandy-Lamport snapshot as the
-// implementation records it: each node's local Part (its state and its
-// incoming channels' recorded messages), the Global snapshot assembled
-// from one part per process, and the checks that a cut is consistent.
-// The runtime produces parts and assembles them; the store persists them.
 package snapshot
 
 import (
@@ -66,14 +61,22 @@ type Global struct {
 	Chans     []ChanState    `json:"chans"`
 }
 
-// Assemble builds the global snapshot s from one part per process of t.
-// It checks that the parts fit together (see Global.Validate).
+// Assemble builds the global snapshot s from one part per process of t,
+// in any order. It refuses a part of another snapshot, two parts of one
+// process, a part of a process t does not have, a missing part, two
+// initiating parts, a part holding the state of a channel that is not
+// one of its process's incoming channels (or holding one twice), and a
+// channel without a state; then it checks that the parts fit together
+// (Global.Validate).
 func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 	byProc := make(map[spec.ProcID]Part, len(parts))
 	g := Global{ID: s, Topology: t}
 	for _, p := range parts {
 		if p.Snap != s {
 			return g, fmt.Errorf("assemble snapshot %d: part of %s belongs to snapshot %d", s, string(p.Node.Proc), p.Snap)
+		}
+		if !t.Has(p.Node.Proc) {
+			return g, fmt.Errorf("assemble snapshot %d: part of %q, which is not a process of the topology", s, string(p.Node.Proc))
 		}
 		if _, dup := byProc[p.Node.Proc]; dup {
 			return g, fmt.Errorf("assemble snapshot %d: two parts of %s", s, string(p.Node.Proc))
@@ -94,11 +97,14 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 		}
 		g.Nodes = append(g.Nodes, p.Node)
 		for _, cs := range p.In {
+			if cs.Chan.To != q || !t.HasChan(cs.Chan) {
+				return g, fmt.Errorf("assemble snapshot %d: part of %s holds a state of %s, which is not one of its incoming channels", s, string(q), cs.Chan)
+			}
+			if _, dup := chans[cs.Chan]; dup {
+				return g, fmt.Errorf("assemble snapshot %d: part of %s holds two states of %s", s, string(q), cs.Chan)
+			}
 			chans[cs.Chan] = cs
 		}
-	}
-	if len(byProc) != len(t.Procs) {
-		return g, fmt.Errorf("assemble snapshot %d: %d parts for %d processes", s, len(byProc), len(t.Procs))
 	}
 	for _, c := range t.Chans {
 		cs, ok := chans[c]

@@ -1,19 +1,3 @@
-// Package store keeps completed global snapshots (and, for multi-process
-// clusters, nodes' local parts) on disk, durably and checked.
-//
-// A file is one header line, then the body:
-//
-//	{"format":"markerwave-snapshot","version":1,"id":3,"length":1234,"sha256":"..."}
-//	<length bytes of JSON body>
-//
-// Writes go to a temporary file in the same directory, which is fsynced,
-// linked into place, and the directory fsynced. A file is never replaced:
-// writing a snapshot or part whose file already exists succeeds only if
-// the file holds the same body (two nodes may assemble the same snapshot),
-// and otherwise fails with ErrExists naming the file. Loads refuse a file whose
-// header is damaged, whose version is not this one, whose body is truncated
-// or longer than said, whose checksum does not match, or whose body does
-// not decode or validate; the error names the file and the fault.
 package store
 
 import (
@@ -43,8 +27,11 @@ const (
 	formatPart     = "markerwave-part"
 )
 
-// maxHeader bounds the header line.
-const maxHeader = 4096
+// maxHeader bounds the header line, maxBody the body (64 GiB).
+const (
+	maxHeader = 4096
+	maxBody   = 1 << 36
+)
 
 // ErrCorrupt is wrapped by every error about a damaged file.
 var ErrCorrupt = errors.New("corrupt snapshot file")
@@ -209,7 +196,9 @@ func (s *Store) SavePart(p snapshot.Part) (string, error) {
 }
 
 // LoadParts reads the parts of snapshot id present for the processes of
-// t; missing lists the processes whose part is absent.
+// t, in topology order; missing lists the processes whose part is absent.
+// A part file that holds another process's part, or a part of another
+// snapshot, is refused (ErrCorrupt).
 func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Part, missing []spec.ProcID, err error) {
 	for _, p := range t.Procs {
 		path := s.PartPath(id, p)
@@ -225,7 +214,7 @@ func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Pa
 		if err := spec.DecodeStrict(body, &part); err != nil {
 			return nil, nil, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
 		}
-		if uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
+		if h.ID != uint64(id) || uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
 			return nil, nil, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
 		}
 		parts = append(parts, part)
@@ -234,64 +223,94 @@ func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Pa
 }
 
 // writeDurably writes header h (completed with version, length and
-// checksum) and body to path via a synced temporary file, linked into
-// place so that an existing file is never replaced. If path exists and
-// holds body, it is left as is; if it holds anything else, the error wraps
-// ErrExists and names the file.
+// checksum) and body to path, in order: seal the header; leave an
+// existing file alone (same body: done; anything else: ErrExists); write
+// and fsync a temporary file beside path; link it into place, which never
+// replaces a file; fsync the directory.
 func writeDurably(path, format string, h header, body []byte) error {
-	sum := sha256.Sum256(body)
-	h.Version, h.Length, h.SHA256 = Version, int64(len(body)), hex.EncodeToString(sum[:])
-	hb, err := json.Marshal(h)
+	line, err := sealHeader(path, h, body)
 	if err != nil {
-		return fmt.Errorf("store: %s: encode header: %w", path, err)
-	}
-	if err := sameOrAbsent(path, format, body); err != nil {
-		if errors.Is(err, errSame) {
-			return nil
-		}
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if same, err := holds(path, format, body); same || err != nil {
+		return err
+	}
+	tmp, err := writeTemp(path, line, body)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return err
 	}
-	tmp := f.Name()
 	defer os.Remove(tmp)
-	fail := func(err error) error {
-		f.Close()
-		return fmt.Errorf("store: write %s: %w", path, err)
+	if err := linkInPlace(tmp, path, format, body); err != nil {
+		return err
 	}
-	w := bufio.NewWriter(f)
-	w.Write(hb)
-	w.WriteByte('\n')
-	w.Write(body)
-	if err := w.Flush(); err != nil {
-		return fail(err)
+	return syncDir(filepath.Dir(path))
+}
+
+// sealHeader completes h for body (version, length, sha256) and encodes
+// it as the file's first line, newline included.
+func sealHeader(path string, h header, body []byte) ([]byte, error) {
+	sum := sha256.Sum256(body)
+	h.Version, h.Length, h.SHA256 = Version, int64(len(body)), hex.EncodeToString(sum[:])
+	line, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: encode header: %w", path, err)
+	}
+	return append(line, '\n'), nil
+}
+
+// writeTemp writes line and body to a new temporary file in path's
+// directory, fsynced and closed, and returns its name. On error the
+// temporary file is removed.
+func writeTemp(path string, line, body []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return "", fmt.Errorf("store: %w", err)
+	}
+	if err := writeSynced(f, line, body); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("store: write %s: %w", path, err)
+	}
+	return f.Name(), nil
+}
+
+// writeSynced writes chunks to f, fsyncs and closes it.
+func writeSynced(f *os.File, chunks ...[]byte) error {
+	for _, c := range chunks {
+		if _, err := f.Write(c); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Sync(); err != nil {
-		return fail(err)
+		f.Close()
+		return err
 	}
-	if err := f.Close(); err != nil {
+	return f.Close()
+}
+
+// linkInPlace makes the complete file tmp appear at path. A hard link
+// fails if path exists, unlike rename, so a concurrent writer's file
+// cannot be replaced between holds' check and here; if one appeared, it
+// is accepted only if it holds body. Where the file system has no hard
+// links, tmp is renamed into place after the same check.
+func linkInPlace(tmp, path, format string, body []byte) error {
+	err := os.Link(tmp, path)
+	if err == nil {
+		return nil
+	}
+	if _, statErr := os.Lstat(path); statErr == nil {
+		if same, err := holds(path, format, body); same || err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("store: write %s: %w", path, err)
 	}
-	// Link fails if path exists, unlike rename: a concurrent writer of
-	// the same file cannot be overwritten between the check and here.
-	if err := os.Link(tmp, path); err != nil {
-		if _, statErr := os.Lstat(path); statErr == nil {
-			if err := sameOrAbsent(path, format, body); err != nil {
-				if errors.Is(err, errSame) {
-					return nil
-				}
-				return err
-			}
-		}
-		// No hard links here (some file systems): rename, after the
-		// check above.
-		if err := os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("store: write %s: %w", path, err)
-		}
-	}
+	return nil
+}
+
+// syncDir fsyncs directory dir, making the new link durable.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("store: sync dir %s: %w", dir, err)
@@ -303,23 +322,20 @@ func writeDurably(path, format string, h header, body []byte) error {
 	return nil
 }
 
-// errSame is sameOrAbsent's answer when path already holds body.
-var errSame = errors.New("same body")
-
-// sameOrAbsent returns nil if path does not exist, errSame if it holds
-// body, and an error wrapping ErrExists if it holds anything else
-// (including a damaged file).
-func sameOrAbsent(path, format string, body []byte) error {
+// holds reports whether path already holds body: (false, nil) if path
+// does not exist, (true, nil) if it holds body, and an error wrapping
+// ErrExists if it holds anything else (including a damaged file).
+func holds(path, format string, body []byte) (bool, error) {
 	_, old, err := readChecked(path, format)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return nil
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("store: %s: %w, refusing to overwrite it: %w", path, ErrExists, err)
+		return false, fmt.Errorf("store: %s: %w, refusing to overwrite it: %w", path, ErrExists, err)
 	case !bytes.Equal(old, body):
-		return fmt.Errorf("store: %s: %w (a %s of another run?); refusing to overwrite it", path, ErrExists, describe(format))
+		return false, fmt.Errorf("store: %s: %w (a %s of another run?); refusing to overwrite it", path, ErrExists, describe(format))
 	}
-	return errSame
+	return true, nil
 }
 
 func describe(format string) string {
@@ -329,61 +345,92 @@ func describe(format string) string {
 	return "snapshot"
 }
 
-// readChecked reads path and checks its header and body against format.
+// readChecked reads path and checks it against format, in order: the
+// header line, its fields, the body's length, its checksum. Every error
+// but ErrNotFound wraps ErrCorrupt or an I/O error, and names path.
 func readChecked(path, format string) (header, []byte, error) {
-	var h header
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return h, nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
+		return header{}, nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
 	}
 	if err != nil {
-		return h, nil, fmt.Errorf("store: %w", err)
+		return header{}, nil, fmt.Errorf("store: %w", err)
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
-	line, err := r.ReadSlice('\n')
+	r := bufio.NewReaderSize(f, maxHeader)
+	line, err := readHeaderLine(r)
 	if err != nil {
-		if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxHeader {
-			return h, nil, fmt.Errorf("store: %s: %w: no header line within %d bytes", path, ErrCorrupt, maxHeader)
-		}
-		if errors.Is(err, io.EOF) {
-			if len(line) == 0 {
-				return h, nil, fmt.Errorf("store: %s: %w: empty file", path, ErrCorrupt)
-			}
-			return h, nil, fmt.Errorf("store: %s: %w: truncated header (no end of line)", path, ErrCorrupt)
-		}
+		return header{}, nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	h, err := parseHeader(line, format)
+	if err != nil {
 		return h, nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	if err := spec.DecodeStrict(bytes.TrimSpace(line), &h); err != nil {
-		return h, nil, fmt.Errorf("store: %s: %w: damaged header: %w", path, ErrCorrupt, err)
+	body, err := readBody(f, r, h, int64(len(line)))
+	if err != nil {
+		return h, nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	if h.Format != format {
-		return h, nil, fmt.Errorf("store: %s: %w: format %q, want %q", path, ErrCorrupt, h.Format, format)
+	if got := sha256.Sum256(body); hex.EncodeToString(got[:]) != h.SHA256 {
+		return h, nil, fmt.Errorf("store: %s: %w: checksum mismatch: body sha256 %x, header says %s (tampered or damaged)", path, ErrCorrupt, got[:], h.SHA256)
 	}
-	if h.Version != Version {
-		return h, nil, fmt.Errorf("store: %s: %w: format version %d, this build reads version %d", path, ErrCorrupt, h.Version, Version)
+	return h, body, nil
+}
+
+// readHeaderLine reads the header line, its newline included.
+func readHeaderLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return line, nil
+	case errors.Is(err, bufio.ErrBufferFull):
+		return nil, fmt.Errorf("%w: no header line within %d bytes", ErrCorrupt, maxHeader)
+	case errors.Is(err, io.EOF) && len(line) == 0:
+		return nil, fmt.Errorf("%w: empty file", ErrCorrupt)
+	case errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("%w: truncated header (no end of line)", ErrCorrupt)
 	}
-	if h.Length < 0 || h.Length > 1<<36 {
-		return h, nil, fmt.Errorf("store: %s: %w: header length %d out of range", path, ErrCorrupt, h.Length)
+	return nil, err
+}
+
+// parseHeader decodes the header line and checks it: the canonical
+// encoding of its fields (so that no byte of it can change unnoticed),
+// format, version, a length in range and a lowercase sha256 hex digest.
+func parseHeader(line []byte, format string) (header, error) {
+	var h header
+	text := bytes.TrimSuffix(line, []byte("\n"))
+	if err := spec.DecodeStrict(text, &h); err != nil {
+		return h, fmt.Errorf("%w: damaged header: %w", ErrCorrupt, err)
 	}
-	want, err := hex.DecodeString(h.SHA256)
-	if err != nil || len(want) != sha256.Size {
-		return h, nil, fmt.Errorf("store: %s: %w: header checksum %q is not a sha256 hex digest", path, ErrCorrupt, h.SHA256)
+	if canon, err := json.Marshal(h); err != nil || !bytes.Equal(canon, text) {
+		return h, fmt.Errorf("%w: damaged header: %q is not as written (%s)", ErrCorrupt, text, canon)
 	}
+	switch sum, err := hex.DecodeString(h.SHA256); {
+	case h.Format != format:
+		return h, fmt.Errorf("%w: format %q, want %q", ErrCorrupt, h.Format, format)
+	case h.Version != Version:
+		return h, fmt.Errorf("%w: format version %d, this build reads version %d", ErrCorrupt, h.Version, Version)
+	case h.Length < 0 || h.Length > maxBody:
+		return h, fmt.Errorf("%w: header length %d out of range", ErrCorrupt, h.Length)
+	case err != nil || len(sum) != sha256.Size || hex.EncodeToString(sum) != h.SHA256:
+		return h, fmt.Errorf("%w: header checksum %q is not a sha256 hex digest (64 lowercase hex digits)", ErrCorrupt, h.SHA256)
+	}
+	return h, nil
+}
+
+// readBody reads exactly h.Length bytes of body after the header line
+// (headerLen bytes) and checks that nothing follows.
+func readBody(f *os.File, r *bufio.Reader, h header, headerLen int64) ([]byte, error) {
 	if st, err := f.Stat(); err == nil {
-		if rest := st.Size() - int64(len(line)); rest < h.Length {
-			return h, nil, fmt.Errorf("store: %s: %w: truncated: body has %d bytes, header says %d", path, ErrCorrupt, rest, h.Length)
+		if rest := st.Size() - headerLen; rest < h.Length {
+			return nil, fmt.Errorf("%w: truncated: body has %d bytes, header says %d", ErrCorrupt, rest, h.Length)
 		}
 	}
 	body := make([]byte, h.Length)
 	if n, err := io.ReadFull(r, body); err != nil {
-		return h, nil, fmt.Errorf("store: %s: %w: truncated: body has %d bytes, header says %d", path, ErrCorrupt, n, h.Length)
+		return nil, fmt.Errorf("%w: truncated: body has %d bytes, header says %d", ErrCorrupt, n, h.Length)
 	}
 	if extra, _ := io.Copy(io.Discard, r); extra > 0 {
-		return h, nil, fmt.Errorf("store: %s: %w: %d bytes of trailing data after the body", path, ErrCorrupt, extra)
+		return nil, fmt.Errorf("%w: %d bytes of trailing data after the body", ErrCorrupt, extra)
 	}
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], want) {
-		return h, nil, fmt.Errorf("store: %s: %w: checksum mismatch: body sha256 %x, header says %s (tampered or damaged)", path, ErrCorrupt, got[:], h.SHA256)
-	}
-	return h, body, nil
+	return body, nil
 }

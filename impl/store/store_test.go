@@ -189,13 +189,21 @@ func TestParts(t *testing.T) {
 	assert.ErrorContains(t, err, "holds P1's part of snapshot 2, want P2's")
 }
 
-// rehash returns hdr with length and sha256 recomputed for body.
+// rehash returns hdr with length and sha256 recomputed for body, in the
+// header's canonical form (fields in the order the store writes them).
 func rehash(t *testing.T, hdr, body []byte) []byte {
-	var h map[string]any
+	var h struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+		ID      uint64 `json:"id"`
+		Proc    string `json:"proc,omitempty"`
+		Length  int64  `json:"length"`
+		SHA256  string `json:"sha256"`
+	}
 	require.NoError(t, json.Unmarshal(hdr, &h))
 	sum := sha256.Sum256(body)
-	h["sha256"] = hex.EncodeToString(sum[:])
-	h["length"] = len(body)
+	h.SHA256 = hex.EncodeToString(sum[:])
+	h.Length = int64(len(body))
 	out, err := json.Marshal(h)
 	require.NoError(t, err)
 	return append(out, '\n')
