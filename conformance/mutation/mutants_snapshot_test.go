@@ -58,7 +58,7 @@ var snapshotMutants = []mutant{
 		Doc:  "Abstract drops the messages' seqs",
 		Patches: []patch{{
 			File: "impl/snapshot/snapshot.go",
-			Old:  "\t\t\tms[k] = spec.AppMsg{Amt: m.Amt, Seq: m.Seq}\n",
+			Old:  "\t\tms[k] = spec.AppMsg{Amt: m.Amt, Seq: m.Seq}\n",
 			New:  "\t\t\tms[k] = spec.AppMsg{Amt: m.Amt} // MUTANT snapshot-abstract-no-seq\n",
 		}},
 		Runs: []goTest{{Pkg: "./impl/snapshot", Tests: []string{"TestAbstractionsOfArbitrarySnapshots"}}},
