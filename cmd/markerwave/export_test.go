@@ -74,7 +74,7 @@ func TestExportWritesEveryView(t *testing.T) {
 	code, out, errs := exportCmd("--diagram", svg, trace, "--shiviz", log, "--tlc", tlc)
 	require.Equal(t, 0, code, errs)
 	assert.Empty(t, errs)
-	assert.Contains(t, out, "wrote "+svg+"\n  snapshot 1 (initiator P2): complete, recorded total 150; 0 orphan, 0 missing\n")
+	assert.Contains(t, out, "wrote "+svg+": columns 1..3 of 3 (Lamport time), 913x270 px\n  snapshot 1 (initiator P2): complete, recorded total 150; 0 orphan, 0 missing\n")
 	assert.Contains(t, out, "wrote "+log+"\n  ShiViz parser regex (first line of the file): "+export.ShiVizRegex+"\n")
 	assert.Contains(t, out, "wrote "+tlc+"/MCTrace.tla and MCTrace.cfg (5 events), with ChandyLamport.tla, TraceChandyLamport.tla\n")
 	code, _, errs = exportCmd("--diagram", html, trace)
