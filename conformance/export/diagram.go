@@ -87,11 +87,14 @@ var (
 	catSpurious = category{"spurious", "spurious: in the recorded channel state but not in flight at the cut", red, "2.5", spuriousDash}
 	catLost     = category{"lost", "message not received by the end of the trace: grey, dotted, stops short of the receiver's line", grey, "1.5", "2 3"}
 	catLostMark = category{"lost-marker", "marker not received by the end of the trace: dotted, in its snapshot's colour, stops short of the receiver's line", "", "1.5", "2 3"}
-	catClipped  = category{"clipped", "an arrow cut off at the diagram's edge continues outside the columns shown (hover for its events)", ink, "1.5", ""}
 
 	// categories is the legend's order.
-	categories = []category{catApp, catMarker, catLostMark, catRecorded, catPending, catOrphan, catMissing, catSpurious, catLost, catClipped}
+	categories = []category{catApp, catMarker, catLostMark, catRecorded, catPending, catOrphan, catMissing, catSpurious, catLost}
 )
+
+// noteClipped is the legend's note on lines cut off at the edge of the
+// columns shown (class clipped, in their own category's stroke).
+var noteClipped = category{id: "clipped", label: "an arrow ending at the diagram's edge continues outside the columns shown (hover for its events)"}
 
 // spuriousDash is the dash pattern of spurious messages.
 const spuriousDash = "1 3"
@@ -225,7 +228,7 @@ func (d *drawing) legendTop() int { return d.axisY() + 35 }
 // categories used.
 func (d *drawing) legendItems() []category {
 	var out []category
-	for _, c := range categories {
+	for _, c := range append(categories, noteClipped) {
 		if d.used[c.id] {
 			out = append(out, c)
 		}
@@ -389,7 +392,7 @@ func (d *drawing) cut(k int, c Cut) {
 		dash = fmt.Sprintf(` stroke-dasharray="%s"`, s)
 	}
 	notes = append(notes, c.reportNotes()...)
-	fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="3" opacity="0.6"%s><title>%s</title></polyline>`+"\n",
+	fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="4" opacity="0.7"%s><title>%s</title></polyline>`+"\n",
 		c.Snap, strings.Join(pts, " "), color, dash, esc(fmt.Sprintf("cut of %s\n%s", c.Summary(), strings.Join(notes, "\n"))))
 	for _, lb := range labels {
 		fmt.Fprintf(b, `<text class="cut-label" data-snap="%d" x="%s" y="%s" fill="%s" font-size="10" font-weight="bold">%s</text>`+"\n", c.Snap, num(lb.x), num(lb.y), color, esc(lb.text))
@@ -399,12 +402,17 @@ func (d *drawing) cut(k int, c Cut) {
 // line draws one arrow or stroke from (x1, y1) to (x2, y2), clipped to
 // the columns shown: class and extra attributes, the category and
 // snapshot of its stroke, whether it lands (arrowhead) and its title.
-// A clipped end loses its arrowhead. It reports whether anything was
-// drawn and where the visible part's middle is.
+// A line cut off at an edge gets the class clipped and loses its
+// arrowhead. It reports whether anything was drawn and where the
+// visible part's middle is.
 func (d *drawing) line(class, attrs string, c category, s spec.SnapID, x1, y1, x2, y2 float64, lands bool, title string) (mx, my float64, ok bool) {
-	seg, _, cut2, ok := d.clip(x1, y1, x2, y2)
+	seg, cut1, cut2, ok := d.clip(x1, y1, x2, y2)
 	if !ok {
 		return 0, 0, false
+	}
+	if cut1 || cut2 {
+		class += " clipped"
+		d.used[noteClipped.id] = true
 	}
 	end := ""
 	if lands && !cut2 {
@@ -419,9 +427,8 @@ func (d *drawing) line(class, attrs string, c category, s spec.SnapID, x1, y1, x
 // ends is where an arrow from event send to event recv of channel ch is
 // drawn: from the send (the left edge of the run if none) to the
 // receive, shortened by a dot's radius; without a receive to the run's
-// end, halfway to the receiver's line. clipped is whether either end
-// lies outside the columns shown.
-func (d *drawing) ends(ch spec.Channel, send, recv int) (x1, y1, x2, y2 float64, clipped bool) {
+// end, halfway to the receiver's line.
+func (d *drawing) ends(ch spec.Channel, send, recv int) (x1, y1, x2, y2 float64) {
 	x1, y1 = d.xMin(), d.y(ch.From) // never sent: from the left edge
 	if send >= 0 {
 		x1 = d.x(send)
@@ -432,8 +439,7 @@ func (d *drawing) ends(ch spec.Channel, send, recv int) (x1, y1, x2, y2 float64,
 	} else {
 		x2, y2 = d.xEnd(), (y1+y2)/2
 	}
-	clipped = x1 < d.xMin() || x2 > d.xMax()
-	return x1, y1, x2, y2, clipped
+	return x1, y1, x2, y2
 }
 
 // shorten moves (x2, y2) towards (x1, y1) by the radius of an event dot,
@@ -451,15 +457,13 @@ func shorten(x1, y1, x2, y2 float64) (float64, float64) {
 // marker draws marker m, dashed in its snapshot's colour; dotted and
 // stopping short of the receiver's line if it was never received.
 func (d *drawing) marker(m Marker) {
-	x1, y1, x2, y2, clipped := d.ends(m.Chan, m.Send, m.Recv)
+	x1, y1, x2, y2 := d.ends(m.Chan, m.Send, m.Recv)
 	c, what := catMarker, fmt.Sprintf("received at event %d", m.Recv+1)
 	if m.Recv < 0 {
 		c, what = catLostMark, "NOT RECEIVED by the end of the trace"
 	}
-	if _, _, ok := d.line("marker", fmt.Sprintf(` data-snap="%d" data-chan="%s"`, m.Snap, esc(m.Chan.String())), c, m.Snap, x1, y1, x2, y2, m.Recv >= 0,
-		fmt.Sprintf("marker of snapshot %d on %s, %s", m.Snap, m.Chan, what)); ok && clipped {
-		d.used[catClipped.id] = true
-	}
+	d.line("marker", fmt.Sprintf(` data-snap="%d" data-chan="%s"`, m.Snap, esc(m.Chan.String())), c, m.Snap, x1, y1, x2, y2, m.Recv >= 0,
+		fmt.Sprintf("marker of snapshot %d on %s, %s", m.Snap, m.Chan, what))
 }
 
 // snapStatus is a message's status for one snapshot.
@@ -485,7 +489,7 @@ func (d *drawing) statuses(m Message) []snapStatus {
 // its most serious status, then one further stroke beside it per other
 // snapshot that classifies it, and its label.
 func (d *drawing) message(m Message) {
-	x1, y1, x2, y2, clipped := d.ends(m.Chan, m.Send, m.Recv)
+	x1, y1, x2, y2 := d.ends(m.Chan, m.Send, m.Recv)
 	sts := d.statuses(m)
 	c, s, class := catApp, spec.SnapID(0), "msg app"
 	switch {
@@ -499,9 +503,6 @@ func (d *drawing) message(m Message) {
 	mx, my, ok := d.line(class, attrs, c, s, x1, y1, x2, y2, m.Recv >= 0, m.title(d.a))
 	if !ok {
 		return
-	}
-	if clipped {
-		d.used[catClipped.id] = true
 	}
 	// Further strokes, parallel, one per other snapshot.
 	nx, ny := normal(x1, y1, x2, y2)
@@ -678,7 +679,7 @@ func (d *drawing) legend(w *bufio.Writer) {
 	}
 	for _, k := range d.cuts {
 		c := d.a.Cuts[k]
-		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="3" opacity="0.6"`, c.Snap, SnapColor(k))
+		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="4" opacity="0.7"`, c.Snap, SnapColor(k))
 		if s := cutDash(k); s != "" {
 			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, s)
 		}
@@ -689,6 +690,12 @@ func (d *drawing) legend(w *bufio.Writer) {
 		first = d.a.Cuts[d.cuts[0]].Snap
 	}
 	for _, c := range d.legendItems() {
+		if c == noteClipped {
+			fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-item" data-cat="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s</text></g>`+"\n",
+				c.id, left, y+6, left+40, y-6, ink, left+40, y-9, left+40, y+9, grey, left+50, y+4, esc(c.label))
+			y += legendLine
+			continue
+		}
 		attrs := fmt.Sprintf(`class="legend-item" data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, first), c.width)
 		if c.dash != "" {
 			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)

@@ -19,18 +19,34 @@ type View struct {
 	// Snap, if not 0, is the one snapshot drawn: its cut, its markers and
 	// what its cut makes of each message. Without From and To the
 	// diagram then shows the snapshot's neighbourhood: the columns of its
-	// recording points, of its markers' receives and of the sends and
-	// receives of every message its cut classifies, and Margin columns
-	// either side.
+	// recording points and of its markers' receives, widened to take in
+	// the sends and receives of the messages its cut classifies as far
+	// as MaxSpan columns allow, and Margin columns either side.
 	Snap spec.SnapID
 	// From and To are the first and last column shown, inclusive; 0
-	// leaves that end at the run's (or, with Snap, the neighbourhood's).
+	// leaves that end at the run's. A To past the run's end is its end.
 	From, To int
+}
+
+// window renders v's From:TO, an end left open empty.
+func (v View) window() string {
+	end := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return fmt.Sprint(n)
+	}
+	return end(v.From) + ":" + end(v.To)
 }
 
 // Margin is how many columns either side of a snapshot's neighbourhood
 // a View with Snap and no window shows.
 const Margin = 3
+
+// MaxSpan is how many columns a snapshot's neighbourhood widens to, at
+// most, to take in the messages its cut classifies; the recording
+// points and markers are always in.
+const MaxSpan = 110
 
 // Extent is what a drawn diagram covers: columns From to To of the run's
 // Columns, and its size in pixels.
@@ -121,54 +137,64 @@ func newLayout(a *Analysis, v View) (*layout, error) {
 		return nil, fmt.Errorf("export: no snapshot %d in the trace (it names %s)", v.Snap, strings.Join(ids, ", "))
 	}
 	l.from, l.to = 1, max(l.last, 1)
-	if v.Snap != 0 {
+	switch {
+	case v.From != 0 || v.To != 0:
+		if v.From != 0 {
+			l.from = v.From
+		}
+		if v.To != 0 {
+			l.to = v.To
+		}
+	case v.Snap != 0:
 		if lo, hi, ok := l.neighbourhood(a.Cuts[l.cuts[0]]); ok {
 			l.from, l.to = max(lo-Margin, 1), min(hi+Margin, l.to)
 		}
 	}
-	if v.From != 0 {
-		l.from = v.From
-	}
-	if v.To != 0 {
-		l.to = v.To
-	}
 	switch {
 	case l.from < 1 || l.to < 1:
-		return nil, fmt.Errorf("export: window %d:%d: columns start at 1", l.from, l.to)
-	case l.from > l.to:
-		return nil, fmt.Errorf("export: window %d:%d is empty", l.from, l.to)
+		return nil, fmt.Errorf("export: window %s: columns start at 1", v.window())
 	case l.from > max(l.last, 1):
-		return nil, fmt.Errorf("export: window %d:%d starts after the run's last column, %d", l.from, l.to, l.last)
+		return nil, fmt.Errorf("export: window %s starts after the run's last column, %d", v.window(), l.last)
+	case l.from > l.to:
+		return nil, fmt.Errorf("export: window %s is empty (it ends at column %d)", v.window(), l.to)
 	}
 	l.to = min(l.to, max(l.last, 1))
 	return l, nil
 }
 
 // neighbourhood is the first and last column of cut c's recording
-// points, of its markers' receives and of the sends and receives of the
-// messages it classifies; ok is false if it has none.
+// points and markers' receives, widened towards the sends and receives
+// of the messages it classifies up to MaxSpan columns in all, evenly
+// either side; ok is false if it has none.
 func (l *layout) neighbourhood(c Cut) (lo, hi int, ok bool) {
 	lo, hi = l.last+1, 0
-	see := func(i int) {
+	see := func(i int, lo, hi *int) {
 		if i >= 0 {
-			lo, hi = min(lo, l.col[i]), max(hi, l.col[i])
+			*lo, *hi = min(*lo, l.col[i]), max(*hi, l.col[i])
 		}
 	}
 	for _, r := range c.Rec {
-		see(r)
+		see(r, &lo, &hi)
 	}
 	for _, m := range l.a.Markers {
 		if m.Snap == c.Snap {
-			see(m.Recv)
+			see(m.Recv, &lo, &hi)
 		}
 	}
+	mlo, mhi := lo, hi
 	for _, m := range l.a.Messages {
 		if m.Status[c.Snap] != "" {
-			see(m.Send)
-			see(m.Recv)
+			see(m.Send, &mlo, &mhi)
+			see(m.Recv, &mlo, &mhi)
 		}
 	}
-	return lo, hi, hi > 0
+	if hi == 0 {
+		return mlo, mhi, mhi > 0
+	}
+	room := max(MaxSpan-(hi-lo+1), 0)
+	left := min(lo-mlo, max(room/2, room-(mhi-hi)))
+	right := min(mhi-hi, room-left)
+	return lo - left, hi + right, true
 }
 
 // shown reports whether event i is in the columns shown.
@@ -180,13 +206,19 @@ func (l *layout) xCol(c int) float64 { return float64(left + (c-l.from+1)*dx) }
 // x is the x of event i.
 func (l *layout) x(i int) float64 { return l.xCol(l.col[i]) }
 
-// xMin and xMax bound the drawing area of the columns shown.
+// xMin and xMax bound the drawing area of the columns shown; when they
+// reach the run's end, it ends after xEnd.
 func (l *layout) xMin() float64 { return float64(left + dx/2) }
-func (l *layout) xMax() float64 { return l.xCol(l.to) + dx/2 }
+func (l *layout) xMax() float64 {
+	if l.to >= l.last {
+		return l.xEnd() + dx/4
+	}
+	return l.xCol(l.to) + dx/2
+}
 
-// xEnd is where things not received by the end of the run end: half a
-// column after the run's last column.
-func (l *layout) xEnd() float64 { return l.xCol(l.last) + dx/2 }
+// xEnd is where things not received by the end of the run end: a
+// column after the run's last.
+func (l *layout) xEnd() float64 { return l.xCol(l.last + 1) }
 
 // clip clips the segment (x1, y1)-(x2, y2), x1 <= x2, to the drawing
 // area; ok is false if none of it is inside. cut1 and cut2 say whether
