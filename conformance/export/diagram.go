@@ -560,7 +560,10 @@ func (d *drawing) caption() string {
 	if d.from != 1 || d.to != d.last {
 		s += fmt.Sprintf("; columns %d..%d of %d", d.from, d.to, d.last)
 	}
-	if len(d.cuts) != len(d.a.Cuts) {
+	switch {
+	case len(d.cuts) == 0 && len(d.a.Cuts) > 0:
+		s += "; no snapshot's cut in these columns"
+	case len(d.cuts) != len(d.a.Cuts):
 		var ids []string
 		for _, k := range d.cuts {
 			ids = append(ids, fmt.Sprint(d.a.Cuts[k].Snap))

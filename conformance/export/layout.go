@@ -159,7 +159,32 @@ func newLayout(a *Analysis, v View) (*layout, error) {
 		return nil, fmt.Errorf("export: window %s is empty (it ends at column %d)", v.window(), l.to)
 	}
 	l.to = min(l.to, max(l.last, 1))
+	l.keepCrossing()
 	return l, nil
+}
+
+// keepCrossing leaves out of the snapshots drawn those whose cut lies
+// wholly outside the columns shown: every recording point before them,
+// or every one after them (a process that never recorded is after).
+func (l *layout) keepCrossing() {
+	var keep []int
+	for _, k := range l.cuts {
+		c := l.a.Cuts[k]
+		lo, hi := l.last+1, 0
+		for _, r := range c.Rec {
+			at := l.last + 1
+			if r >= 0 {
+				at = l.col[r]
+			}
+			lo, hi = min(lo, at), max(hi, at)
+		}
+		if hi >= l.from && lo <= l.to {
+			keep = append(keep, k)
+		} else {
+			delete(l.drawn, c.Snap)
+		}
+	}
+	l.cuts = keep
 }
 
 // neighbourhood is the first and last column of cut c's recording

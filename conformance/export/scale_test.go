@@ -470,6 +470,17 @@ func TestDiagramSnapAndWindow(t *testing.T) {
 	assert.True(t, listed[noteClipped.id])
 	assert.Contains(t, string(doc), fmt.Sprintf("columns %d..%d of %d", from, to, full.Columns))
 
+	// A window before every snapshot draws no cut, no marker, no legend
+	// entry for them.
+	doc, _ = draw(t, a, SVG, View{From: 1, To: 10})
+	els = parse(t, doc)
+	assert.Empty(t, withClass(els, "cut"))
+	assert.Empty(t, withClass(els, "legend-cut"))
+	assert.Empty(t, withClass(els, "marker"))
+	assert.Contains(t, string(doc), "columns 1..10 of")
+	assert.Contains(t, string(doc), "no snapshot&#39;s cut in these columns")
+	checkLegend(t, a, els)
+
 	for _, tc := range []struct {
 		v    View
 		want string
