@@ -46,8 +46,8 @@ type exportJob struct {
 func runExport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("export", "[flags] TRACE", exportAbout, stdout, stderr)
 	var j exportJob
-	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a page with a table of the snapshots), and print each snapshot's total and its orphan and missing messages")
-	f.Func("snap", "with --diagram: draw only snapshot `N` (its cut, markers and messages) and, without --window, only its neighbourhood: the columns of its recording points, of its markers' receives and of the sends and receives of the messages its cut classifies, and "+fmt.Sprint(export.Margin)+" more either side", func(s string) error {
+	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a zoomable page with a table of the snapshots), events in columns of causal depth (Lamport time), and print the columns drawn, the size, and each snapshot's total and its orphan and missing messages")
+	f.Func("snap", "with --diagram: draw only snapshot `N` (its cut, markers and messages) and, without --window, only its neighbourhood: the columns of its recording points and its markers' receives, widened towards the sends and receives of the messages its cut classifies up to "+fmt.Sprint(export.MaxSpan)+" columns, and "+fmt.Sprint(export.Margin)+" more either side", func(s string) error {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || n == 0 {
 			return fmt.Errorf("want a snapshot id, a positive integer")

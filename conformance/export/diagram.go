@@ -60,13 +60,15 @@ func cutDash(k int) string { return cutDashes[k%len(cutDashes)] }
 
 // Geometry.
 const (
-	dx         = 56 // between consecutive columns
-	dy         = 80 // between process lines
-	left       = 80 // room for process names
-	top        = 50 // room for cut labels
-	legendLine = 20
-	bandGap    = 4.5 // between the stacked strokes of a message
-	tickEvery  = 5   // columns between the time axis's labels
+	dx          = 56 // between consecutive columns
+	dy          = 80 // between process lines
+	left        = 80 // room for process names
+	top         = 50 // room for cut labels
+	legendLine  = 20
+	bandGap     = 4.5 // between the stacked strokes of a message
+	haloWidth   = 16  // of the faint band along a cut
+	haloOpacity = "0.15"
+	tickEvery   = 5 // columns between the time axis's labels
 )
 
 // category is a kind of line the diagram draws, with its legend entry:
@@ -392,6 +394,8 @@ func (d *drawing) cut(k int, c Cut) {
 		dash = fmt.Sprintf(` stroke-dasharray="%s"`, s)
 	}
 	notes = append(notes, c.reportNotes()...)
+	fmt.Fprintf(b, `<polyline class="cut-halo" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="%d" opacity="%s" stroke-linejoin="round"/>`+"\n",
+		c.Snap, strings.Join(pts, " "), color, haloWidth, haloOpacity)
 	fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="4" opacity="0.7"%s><title>%s</title></polyline>`+"\n",
 		c.Snap, strings.Join(pts, " "), color, dash, esc(fmt.Sprintf("cut of %s\n%s", c.Summary(), strings.Join(notes, "\n"))))
 	for _, lb := range labels {
@@ -682,6 +686,8 @@ func (d *drawing) legend(w *bufio.Writer) {
 	}
 	for _, k := range d.cuts {
 		c := d.a.Cuts[k]
+		fmt.Fprintf(w, `<line class="legend-halo" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%d" opacity="%s"/>`+"\n",
+			left, y, left+40, y, SnapColor(k), haloWidth-4, haloOpacity)
 		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="4" opacity="0.7"`, c.Snap, SnapColor(k))
 		if s := cutDash(k); s != "" {
 			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, s)
