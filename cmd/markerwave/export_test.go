@@ -268,6 +268,9 @@ func TestExportDiagramSnapAndWindow(t *testing.T) {
 
 // The demo's run: every snapshot's neighbourhood is a few screens wide.
 func TestExportDiagramOfTheDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo over loopback TCP")
+	}
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	require.Equal(t, exitOK, runDemo([]string{"--transfers", "1500", "--seed", "3", "--out", dir}, &out, &errb), errb.String())
