@@ -40,7 +40,7 @@ var commandConventions = map[string]conventions{
 		input: func(path string) []string { return []string{path} },
 	},
 	"export": {
-		flags: []string{"diagram", "shiviz", "tlc", "run-tlc", "spec-dir", "java", "tlc-timeout"},
+		flags: []string{"diagram", "snap", "window", "shiviz", "tlc", "run-tlc", "spec-dir", "java", "tlc-timeout"},
 		input: func(path string) []string {
 			return []string{"--shiviz", filepath.Join(os.TempDir(), "markerwave-never-written.log"), path}
 		},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,11 +30,13 @@ type exportJob struct {
 	trace   string
 	diagram string // diagram file, "" for none
 	format  export.Format
-	shiviz  string // ShiViz log file, "" for none
-	tlcDir  string // TLC model folder, "" for none
-	specDir string // where the spec modules are, "" to find them
-	runTLC  bool   // run TLC on tlcDir
-	jar     string // tla2tools.jar
+	view    export.View // the diagram's snapshot and columns
+	window  string      // --window FROM:TO, "" for none
+	shiviz  string      // ShiViz log file, "" for none
+	tlcDir  string      // TLC model folder, "" for none
+	specDir string      // where the spec modules are, "" to find them
+	runTLC  bool        // run TLC on tlcDir
+	jar     string      // tla2tools.jar
 	java    string
 	timeout time.Duration
 }
@@ -43,7 +46,16 @@ type exportJob struct {
 func runExport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("export", "[flags] TRACE", exportAbout, stdout, stderr)
 	var j exportJob
-	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a page with a table of the snapshots), and print each snapshot's total and its orphan and missing messages")
+	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a zoomable page with a table of the snapshots), events in columns of causal depth (Lamport time), and print the columns drawn, the size, and each snapshot's total and its orphan and missing messages")
+	f.Func("snap", "with --diagram: draw only snapshot `N` (its cut, markers and messages) and, without --window, only its neighbourhood: the columns of its recording points and its markers' receives, widened towards the sends and receives of the messages its cut classifies up to "+fmt.Sprint(export.MaxSpan)+" columns, and "+fmt.Sprint(export.Margin)+" more either side", func(s string) error {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n == 0 {
+			return fmt.Errorf("want a snapshot id, a positive integer")
+		}
+		j.view.Snap = spec.SnapID(n)
+		return nil
+	})
+	f.StringVar(&j.window, "window", "", "with --diagram: draw only columns `FROM:TO` (inclusive; either may be empty for the run's start or end). The diagram's columns are Lamport times, shown on its axis and in each event's hover text: concurrent events share one")
 	f.StringVar(&j.shiviz, "shiviz", "", "write a ShiViz log to `FILE` (its parser regex on the first line)")
 	f.StringVar(&j.tlcDir, "tlc", "", "write a TLC trace-validation model to `DIR`: MCTrace.tla, MCTrace.cfg and the spec modules ChandyLamport.tla and TraceChandyLamport.tla")
 	f.StringVar(&j.jar, "run-tlc", "", "with --tlc: also run TLC, tla2tools.jar at `JAR` (empty: $TLA2TOOLS), and print its verdict")
@@ -85,6 +97,15 @@ func (j *exportJob) settle(f *cmdFlags) int {
 			return f.usageError("--diagram %s: diagram file must end in .svg or .html", j.diagram)
 		}
 		j.format = format
+	} else if f.isSet("snap") || j.window != "" {
+		return f.usageError("--snap and --window need --diagram")
+	}
+	if j.window != "" {
+		from, to, ok := parseWindow(j.window)
+		if !ok {
+			return f.usageError("--window %s: want FROM:TO, column numbers from 1 with FROM <= TO, either may be empty", j.window)
+		}
+		j.view.From, j.view.To = from, to
 	}
 	j.runTLC = f.isSet("run-tlc")
 	if !j.runTLC {
@@ -108,18 +129,50 @@ func (j *exportJob) writeDiagram(f *cmdFlags, tr spec.Trace) int {
 	if j.diagram == "" {
 		return exitOK
 	}
-	if err := writeFile(j.diagram, func(w io.Writer) error { return export.Diagram(tr, w, j.format) }); err != nil {
+	a, err := export.Analyze(tr)
+	if err == nil {
+		err = a.CheckView(j.view) // before the file is created
+	}
+	if err != nil {
 		return exportFailed(f, err)
 	}
-	fmt.Fprintf(f.stdout, "wrote %s\n", j.diagram)
-	a, err := export.Analyze(tr)
-	if err != nil { // Diagram analyzed the same trace without error
+	var ext export.Extent
+	if err := writeFile(j.diagram, func(w io.Writer) (err error) {
+		ext, err = a.Draw(w, j.format, j.view)
+		return err
+	}); err != nil {
 		return exportFailed(f, err)
+	}
+	fmt.Fprintf(f.stdout, "wrote %s: %s\n", j.diagram, ext)
+	if ext.Width > wideDiagram && j.view == (export.View{}) {
+		f.errorf("the diagram is %d px wide; --snap N or --window FROM:TO draws a part of the run", ext.Width)
 	}
 	for _, l := range a.Notes() {
 		fmt.Fprintf(f.stdout, "  %s\n", l)
 	}
 	return exitOK
+}
+
+// wideDiagram is the width, in pixels, above which export suggests
+// --snap or --window.
+const wideDiagram = 20000
+
+// parseWindow parses --window's FROM:TO; an empty end is 0, the run's.
+func parseWindow(s string) (from, to int, ok bool) {
+	a, b, found := strings.Cut(s, ":")
+	if !found {
+		return 0, 0, false
+	}
+	end := func(t string) (int, bool) {
+		if t == "" {
+			return 0, true
+		}
+		n, err := strconv.Atoi(t)
+		return n, err == nil && n >= 1
+	}
+	from, ok1 := end(a)
+	to, ok2 := end(b)
+	return from, to, ok1 && ok2 && (to == 0 || from <= to)
 }
 
 // writeShiViz writes the ShiViz log, if asked.

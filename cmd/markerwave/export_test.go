@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +19,7 @@ import (
 
 	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/conformance/export"
+	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -74,7 +78,7 @@ func TestExportWritesEveryView(t *testing.T) {
 	code, out, errs := exportCmd("--diagram", svg, trace, "--shiviz", log, "--tlc", tlc)
 	require.Equal(t, 0, code, errs)
 	assert.Empty(t, errs)
-	assert.Contains(t, out, "wrote "+svg+"\n  snapshot 1 (initiator P2): complete, recorded total 150; 0 orphan, 0 missing\n")
+	assert.Contains(t, out, "wrote "+svg+": columns 1..3 of 3 (Lamport time), 913x270 px\n  snapshot 1 (initiator P2): complete, recorded total 150; 0 orphan, 0 missing\n")
 	assert.Contains(t, out, "wrote "+log+"\n  ShiViz parser regex (first line of the file): "+export.ShiVizRegex+"\n")
 	assert.Contains(t, out, "wrote "+tlc+"/MCTrace.tla and MCTrace.cfg (5 events), with ChandyLamport.tla, TraceChandyLamport.tla\n")
 	code, _, errs = exportCmd("--diagram", html, trace)
@@ -164,4 +168,130 @@ func TestExportRunsTLC(t *testing.T) {
 	assert.Contains(t, out, "TLC: REJECTED")
 	assert.Contains(t, out, "Error: Invariant TraceMatched is violated.")
 	assert.Contains(t, out, fmt.Sprintf("the first that does not match is event %d: %s", k+1, tampered.Events[k]))
+}
+
+// longRun is a seeded run of a 5-account bank with about n events and a
+// few snapshots, as a trace file: a transfer for every two deliveries or
+// so, as in the demo.
+func longRun(t *testing.T, n int) string {
+	topo := spec.Complete(5)
+	bal := map[spec.ProcID]int64{}
+	for _, p := range topo.Procs {
+		bal[p] = 1000
+	}
+	net, err := coretest.NewBank(topo, bal)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 2))
+	sid := spec.SnapID(0)
+	for len(net.Events) < n {
+		c := topo.Chans[r.IntN(len(topo.Chans))]
+		switch x := r.IntN(400); {
+		case x < 120:
+			_, _ = net.SendAmount(c.From, c.To, 1+r.Int64N(20)) // refusals are fine
+		case x < 399:
+			if len(net.Queues[c]) > 0 {
+				_, err = net.Deliver(c)
+				require.NoError(t, err)
+			}
+		default:
+			sid++
+			_, err = net.Initiate(topo.Procs[r.IntN(5)], sid)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, net.Drain())
+	tr := net.Trace("")
+	tr.Header.Drained = true
+	tr.Recorded = net.RecordedSnapshots()
+	return writeTrace(t, tr)
+}
+
+// --snap and --window draw part of a long run; the whole of it comes
+// with a hint on stderr.
+func TestExportDiagramSnapAndWindow(t *testing.T) {
+	trace := longRun(t, 4000)
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "d.svg")
+	code, out, errs := exportCmd("--diagram", svg, trace)
+	require.Equal(t, 0, code, errs)
+	m := regexp.MustCompile(`wrote .*: columns 1\.\.(\d+) of (\d+) \(Lamport time\), (\d+)x\d+ px\n`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Equal(t, m[1], m[2])
+	assert.Contains(t, errs, "markerwave export: the diagram is "+m[3]+" px wide; --snap N or --window FROM:TO draws a part of the run\n")
+
+	code, out, errs = exportCmd("--diagram", svg, "--snap", "2", trace)
+	require.Equal(t, 0, code, errs)
+	assert.Empty(t, errs)
+	m = regexp.MustCompile(`columns (\d+)\.\.(\d+) of \d+ \(Lamport time\), (\d+)x\d+ px\n`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	w, err := strconv.Atoi(m[3])
+	require.NoError(t, err)
+	assert.LessOrEqual(t, w, 4*1920, "within four screens")
+	doc, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	wellFormedXML(t, doc)
+	assert.Equal(t, 1, strings.Count(string(doc), `class="cut"`))
+	assert.Contains(t, string(doc), `class="cut" data-snap="2"`)
+
+	code, out, errs = exportCmd("--diagram", svg, "--window", "100:120", trace)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, ": columns 100..120 of ")
+	code, out, errs = exportCmd("--diagram", svg, "--window", ":20", "--snap", "1", trace)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, ": columns 1..20 of ")
+
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"snap 0":               {[]string{"--snap", "0"}, `markerwave export: invalid value "0" for flag -snap: want a snapshot id, a positive integer`},
+		"snap not a number":    {[]string{"--snap", "x"}, `markerwave export: invalid value "x" for flag -snap`},
+		"window without colon": {[]string{"--window", "5"}, "markerwave export: --window 5: want FROM:TO, column numbers from 1 with FROM <= TO, either may be empty"},
+		"window backwards":     {[]string{"--window", "9:5"}, "markerwave export: --window 9:5: want FROM:TO"},
+		"window column 0":      {[]string{"--window", "0:5"}, "markerwave export: --window 0:5: want FROM:TO"},
+		"no such snapshot":     {[]string{"--snap", "999"}, "markerwave export: no snapshot 999 in the trace (it names 1, "},
+		"window after the end": {[]string{"--window", "99999:"}, "markerwave export: window 99999: starts after the run's last column, "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "x.svg")
+			code, stdout, errs := exportCmd(append([]string{"--diagram", out, trace}, tc.args...)...)
+			assert.Equal(t, exitUsage, code, errs)
+			assert.True(t, strings.HasPrefix(errs, tc.want), "stderr %q, want prefix %q", errs, tc.want)
+			assert.NotContains(t, stdout, "wrote")
+			assert.NoFileExists(t, out, "nothing written")
+		})
+	}
+	code, _, errs = exportCmd("--shiviz", filepath.Join(dir, "x.log"), "--snap", "1", trace)
+	assert.Equal(t, exitUsage, code)
+	assert.True(t, strings.HasPrefix(errs, "markerwave export: --snap and --window need --diagram\n"), errs)
+}
+
+// The demo's run: every snapshot's neighbourhood is a few screens wide.
+func TestExportDiagramOfTheDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo over loopback TCP")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, runDemo([]string{"--transfers", "1500", "--seed", "3", "--out", dir}, &out, &errb), errb.String())
+	trace := filepath.Join(dir, "trace.jsonl")
+	tr, _, err := conformance.ReadTraceFile(trace)
+	require.NoError(t, err)
+	a, err := export.Analyze(tr)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(a.Cuts), 5)
+	width := regexp.MustCompile(`: columns \d+\.\.\d+ of \d+ \(Lamport time\), (\d+)x\d+ px\n`)
+	for _, c := range a.Cuts {
+		html := filepath.Join(dir, fmt.Sprintf("snap-%d.html", c.Snap))
+		code, stdout, errs := exportCmd("--diagram", html, "--snap", fmt.Sprint(c.Snap), trace)
+		require.Equal(t, exitOK, code, errs)
+		m := width.FindStringSubmatch(stdout)
+		require.NotNil(t, m, stdout)
+		w, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		assert.LessOrEqual(t, w, 4*1920, "snapshot %d: %s", c.Snap, m[0])
+		doc, err := os.ReadFile(html)
+		require.NoError(t, err)
+		wellFormedXML(t, doc)
+	}
 }

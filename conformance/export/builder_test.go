@@ -13,7 +13,7 @@ import (
 // and vector clock (spec.VectorClock Tick on local steps, Merge on
 // receives; markers carry the clock of the step that sent them).
 type builder struct {
-	t      *testing.T
+	t      testing.TB
 	top    *spec.Topology
 	state  map[spec.ProcID]spec.LocalState
 	vc     map[spec.ProcID]spec.VectorClock
@@ -33,7 +33,7 @@ type inFlight struct {
 	vc     spec.VectorClock
 }
 
-func newBuilder(t *testing.T, top *spec.Topology, bal map[spec.ProcID]int64) *builder {
+func newBuilder(t testing.TB, top *spec.Topology, bal map[spec.ProcID]int64) *builder {
 	b := &builder{t: t, top: top, state: map[spec.ProcID]spec.LocalState{}, vc: map[spec.ProcID]spec.VectorClock{},
 		seq: map[spec.ProcID]uint64{}, nSent: map[spec.Channel]uint64{}, chans: map[spec.Channel][]inFlight{},
 		rec:    map[spec.SnapID]map[spec.ProcID]bool{},

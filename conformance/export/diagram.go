@@ -1,11 +1,16 @@
 package export
 
 import (
+	"bufio"
+	"bytes"
+	_ "embed"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/markerwave/markerwave/spec"
@@ -17,7 +22,8 @@ type Format int
 const (
 	// SVG is a standalone SVG image.
 	SVG Format = iota
-	// HTML is an XHTML page holding the SVG and a table of the snapshots.
+	// HTML is an XHTML page holding the SVG, zoomable and pannable, and a
+	// table of the snapshots.
 	HTML
 )
 
@@ -41,38 +47,113 @@ const (
 
 var palette = []string{"#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22"}
 
-const (
-	legendOrphan   = "orphan: received before the receiver's cut, sent after the sender's (inconsistent cut)"
-	legendSpurious = "spurious: in the recorded channel state but not in flight at the cut"
-	// spuriousDash is the dash pattern of spurious messages.
-	spuriousDash = "1 3"
-)
+// cutDashes are the cuts' dash patterns, by snapshot number: with the
+// colour they tell overlapping cuts apart.
+var cutDashes = []string{"", "10 4", "3 3", "10 3 3 3"}
 
 // SnapColor is the colour snapshot number k (0-based, in id order) is
 // drawn in.
 func SnapColor(k int) string { return palette[k%len(palette)] }
 
+// cutDash is the dash pattern of snapshot number k's cut.
+func cutDash(k int) string { return cutDashes[k%len(cutDashes)] }
+
 // Geometry.
 const (
-	dx         = 56 // between consecutive events
-	dy         = 80 // between process lines
-	left       = 80 // room for process names
-	top        = 50 // room for cut labels
-	legendLine = 20
+	dx          = 56 // between consecutive columns
+	dy          = 80 // between process lines
+	left        = 80 // room for process names
+	top         = 50 // room for cut labels
+	legendLine  = 20
+	bandGap     = 4.5 // between the stacked strokes of a message
+	haloWidth   = 16  // of the faint band along a cut
+	haloOpacity = "0.15"
+	tickEvery   = 5 // columns between the time axis's labels
 )
 
-// Diagram writes a self-contained space-time diagram of tr: one horizontal
-// line per process, events as dots at x = their position in the trace's
-// causal order (hover for the event), application messages as arrows from
-// send to receive, markers as dashed arrows in their snapshot's colour, and
-// each snapshot's cut as a line in its colour through every process's
-// recording point, with a legend. Messages in flight at a cut and recorded
-// in the channel state are drawn thick in the snapshot's colour; orphan
-// messages (received before the receiver's cut, sent after the sender's),
-// missing ones (in flight at the cut but not recorded, red, dashed) and
-// spurious ones (recorded but not in flight, red, dotted) are red: the
-// statuses of spec's cut analysis (spec.MsgStatus), as the audit verdict
-// names them.
+// category is a kind of line the diagram draws, with its legend entry:
+// every element of the category is drawn with its stroke (the
+// snapshot's colour when stroke is ""), width and dash, and its data-cat
+// attribute is the category's id.
+type category struct {
+	id, label, stroke, width, dash string
+}
+
+var (
+	catApp      = category{"app", "application message, send to receive, labelled #number (amount)", ink, "1.5", ""}
+	catMarker   = category{"marker", "marker, dashed, in its snapshot's colour", "", "1.5", "6 4"}
+	catRecorded = category{"recorded", "in flight at the cut, recorded in the channel state: thick, in the snapshot's colour, one stroke per snapshot", "", "3.5", ""}
+	catPending  = category{"pending", "in flight at the cut, its channel still recording at the end of the trace: thick, dashed, in the snapshot's colour", "", "3.5", "5 2"}
+	catOrphan   = category{"orphan", "orphan: received before the receiver's cut, sent after the sender's (inconsistent cut)", red, "2.5", ""}
+	catMissing  = category{"missing", "missing: in flight at the cut but not recorded", red, "2.5", "8 3"}
+	catSpurious = category{"spurious", "spurious: in the recorded channel state but not in flight at the cut", red, "2.5", spuriousDash}
+	catLost     = category{"lost", "message not received by the end of the trace: grey, dotted, stops short of the receiver's line", grey, "1.5", "2 3"}
+	catLostMark = category{"lost-marker", "marker not received by the end of the trace: dotted, in its snapshot's colour, stops short of the receiver's line", "", "1.5", "2 3"}
+
+	// categories is the legend's order.
+	categories = []category{catApp, catMarker, catLostMark, catRecorded, catPending, catOrphan, catMissing, catSpurious, catLost}
+)
+
+// noteClipped is the legend's note on lines cut off at the edge of the
+// columns shown (class clipped, in their own category's stroke).
+var noteClipped = category{id: "clipped", label: "an arrow ending at the diagram's edge continues outside the columns shown (hover for its events)"}
+
+// spuriousDash is the dash pattern of spurious messages.
+const spuriousDash = "1 3"
+
+// statusCat is the category of a message whose status for a snapshot is
+// st.
+func statusCat(st Status) category {
+	switch st {
+	case Orphan:
+		return catOrphan
+	case Missing:
+		return catMissing
+	case Spurious:
+		return catSpurious
+	case Recorded:
+		return catRecorded
+	case Pending:
+		return catPending
+	}
+	return catApp
+}
+
+// rank orders statuses by seriousness: a message's first stroke shows
+// its most serious status.
+var rank = map[Status]int{Orphan: 5, Missing: 4, Spurious: 3, Recorded: 2, Pending: 1}
+
+// Diagram analyzes tr and writes its space-time diagram, as view v
+// chooses, in format f (see Analysis.Draw).
+func Diagram(tr spec.Trace, w io.Writer, f Format, v View) error {
+	a, err := Analyze(tr)
+	if err != nil {
+		return err
+	}
+	_, err = a.Draw(w, f, v)
+	return err
+}
+
+// Draw writes a self-contained space-time diagram of the run: one
+// horizontal line per process, events as dots in columns of causal
+// depth (Lamport time; concurrent events share a column; hover for the
+// event), application messages as arrows from send to receive labelled
+// with their number and amount, markers as dashed arrows in their
+// snapshot's colour, and each snapshot's cut as a line in its colour and
+// dash pattern through every process's recording point, labelled at
+// each; a time axis, and a legend of the categories present. View v
+// picks the columns and the snapshots drawn; arrows reaching outside the
+// columns are cut off at the edge.
+//
+// A message in flight at a cut and recorded in the channel state is
+// drawn thick in the snapshot's colour, one stroke per snapshot that
+// records it; orphan messages (received before the receiver's cut, sent
+// after the sender's), missing ones (in flight at the cut but not
+// recorded, red, dashed) and spurious ones (recorded but not in flight,
+// red, dotted) are red: the statuses of spec's cut analysis
+// (spec.MsgStatus), as the audit verdict names them. A message or
+// marker not received by the end of the trace stops short of its
+// receiver's line, dotted.
 //
 // When the trace carries the implementation's report of a snapshot
 // (spec.Trace.Recorded), the report decides what was recorded, and the
@@ -80,27 +161,43 @@ const (
 // events imply beside it when the two differ. Without a report the
 // recorded state is the one the events imply.
 //
-// Elements carry classes for tools and tests: proc-line, event, msg (with
-// app and a status: orphan, missing, spurious, recorded, pending), marker,
-// cut, and data-* attributes naming the process, channel, sequence or
-// snapshot.
-func Diagram(tr spec.Trace, w io.Writer, f Format) error {
-	a, err := Analyze(tr)
+// The HTML page zooms (wheel, buttons, + and -) and pans (drag, arrow
+// keys) with a few lines of inline script, requests nothing, and
+// highlights a snapshot when its legend entry is clicked.
+//
+// Elements carry classes and attributes for tools and tests: proc-line,
+// event (data-col: its column), msg (with app and a status: orphan,
+// missing, spurious, recorded, pending), msg-band (a further snapshot's
+// stroke of a message), msg-label, marker, cut, cut-label, legend-cut
+// and legend-item; data-cat names an element's category, data-* the
+// process, channel, sequence or snapshot.
+func (a *Analysis) Draw(w io.Writer, f Format, v View) (Extent, error) {
+	l, err := newLayout(a, v)
 	if err != nil {
-		return err
+		return Extent{}, err
 	}
-	var b strings.Builder
+	d := &drawing{layout: l, used: map[string]bool{}}
+	d.body()
+	ext := Extent{From: l.from, To: l.to, Columns: l.last, Width: d.width(), Height: d.height()}
+	bw := bufio.NewWriter(w)
 	switch f {
 	case SVG:
-		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-		a.svg(&b)
+		bw.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+		d.svg(bw)
 	case HTML:
-		a.html(&b)
+		d.html(bw)
 	default:
-		return fmt.Errorf("export: unknown diagram format %d", f)
+		return Extent{}, fmt.Errorf("export: unknown diagram format %d", f)
 	}
-	_, err = io.WriteString(w, b.String())
-	return err
+	return ext, bw.Flush()
+}
+
+// drawing is one diagram being drawn: the layout, the SVG body drawn
+// so far and the categories it used (the legend lists those).
+type drawing struct {
+	*layout
+	buf  bytes.Buffer
+	used map[string]bool
 }
 
 // esc escapes s for XML text and attribute values.
@@ -110,74 +207,97 @@ func esc(s string) string {
 	return b.String()
 }
 
-func (a *Analysis) x(k int) int { return left + (k+1)*dx }
+// num renders a coordinate with at most one decimal.
+func num(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
 
-func (a *Analysis) y(p spec.ProcID) int {
-	i := a.Top.ProcIndex(p)
+func (d *drawing) y(p spec.ProcID) float64 {
+	i := d.a.Top.ProcIndex(p)
 	if i < 0 {
 		i = 0
 	}
-	return top + i*dy
+	return float64(top + i*dy)
 }
 
-func (a *Analysis) width() int {
-	w := left + (len(a.Trace.Events)+2)*dx
+// axisY is the y of the time axis, under the last process line.
+func (d *drawing) axisY() int { return top + (len(d.a.Top.Procs)-1)*dy + 35 }
+
+// legendTop is the y of the legend's first line.
+func (d *drawing) legendTop() int { return d.axisY() + 35 }
+
+// legendItems lists the legend's entries: the cuts drawn, then the
+// categories used.
+func (d *drawing) legendItems() []category {
+	var out []category
+	for _, c := range append(categories, noteClipped) {
+		if d.used[c.id] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (d *drawing) width() int {
+	w := int(d.xMax()) + dx/2
 	// Room for the legend's longest line, about 7px a character.
-	longest := max(len(legendOrphan), len(legendSpurious))
-	for _, c := range a.Cuts {
-		longest = max(longest, len("cut of "+c.Summary()))
+	longest := len(d.caption())
+	for _, c := range d.legendItems() {
+		longest = max(longest, len(c.label))
+	}
+	for _, k := range d.cuts {
+		longest = max(longest, len("cut of "+d.a.Cuts[k].Summary()))
 	}
 	return max(w, left+50+7*longest+20)
 }
 
-// shorten moves (x2, y2) towards (x1, y1) by the radius of an event dot,
-// so that arrowheads end at the dot's edge.
-func shorten(x1, y1, x2, y2 int) (int, int) {
-	ddx, ddy := float64(x2-x1), float64(y2-y1)
-	d := math.Hypot(ddx, ddy)
-	if d < 20 {
-		return x2, y2
-	}
-	const r = 7
-	return x2 - int(math.Round(ddx*r/d)), y2 - int(math.Round(ddy*r/d))
+func (d *drawing) height() int {
+	return d.legendTop() + (len(d.cuts)+len(d.legendItems()))*legendLine + 10
 }
 
-func (a *Analysis) snapColor(s spec.SnapID) string {
+// snapIndex is the index in a.Cuts of snapshot s, -1 if none.
+func (a *Analysis) snapIndex(s spec.SnapID) int {
 	for k, c := range a.Cuts {
 		if c.Snap == s {
-			return SnapColor(k)
+			return k
 		}
+	}
+	return -1
+}
+
+// snapColor is snapshot s's colour, grey if it is not drawn.
+func (d *drawing) snapColor(s spec.SnapID) string {
+	if k := d.a.snapIndex(s); k >= 0 && d.drawn[s] {
+		return SnapColor(k)
 	}
 	return grey
 }
 
-// anySpurious reports whether some snapshot's report holds a message that
-// was not in flight at its cut; the legend explains spurious messages only
-// then.
-func (a *Analysis) anySpurious() bool {
-	for _, c := range a.Cuts {
-		if len(c.Spurious) > 0 {
-			return true
-		}
+// stroke is the colour category c is drawn in for snapshot s.
+func (d *drawing) stroke(c category, s spec.SnapID) string {
+	if c.stroke != "" {
+		return c.stroke
 	}
-	return false
+	return d.snapColor(s)
 }
 
-func (a *Analysis) legendItems() int {
-	n := len(a.Cuts) + 6
-	if a.anySpurious() {
-		n++
+// lineAttrs are the stroke attributes of category c for snapshot s,
+// noting c as used.
+func (d *drawing) lineAttrs(c category, s spec.SnapID) string {
+	d.used[c.id] = true
+	out := fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, s), c.width)
+	if c.dash != "" {
+		out += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
 	}
-	return n
+	return out
 }
 
-func (a *Analysis) height() int {
-	return top + (len(a.Top.Procs)-1)*dy + 50 + a.legendItems()*legendLine + 10
-}
+// head is the arrowhead id of colour col.
+func head(col string) string { return "arrow-" + strings.TrimPrefix(col, "#") }
 
-func eventTitle(k int, e spec.Event) string {
-	s := fmt.Sprintf("event %d, %s step %d: %s\nafter: bal=%d sent=%d rcvd=%d\nvc: %v",
-		k+1, string(e.Proc), e.Seq, e.String(), e.After.Bal, e.After.Sent, e.After.Rcvd, e.VC)
+func eventTitle(k int, e spec.Event, col int) string {
+	s := fmt.Sprintf("event %d, %s step %d, column %d: %s\nafter: bal=%d sent=%d rcvd=%d\nvc: %v",
+		k+1, string(e.Proc), e.Seq, col, e.String(), e.After.Bal, e.After.Sent, e.After.Rcvd, e.VC)
 	if e.Action == spec.RecvMarker {
 		if e.First {
 			s += "\nfirst marker: records its state"
@@ -188,165 +308,226 @@ func eventTitle(k int, e spec.Event) string {
 	return s
 }
 
-// svg writes the diagram, in order: the header and arrowheads, the
-// process lines, the cuts (under everything else), the markers, the
-// application messages, the events on top, and the legend.
-func (a *Analysis) svg(b *strings.Builder) {
-	W := a.width()
-	a.svgHeader(b, W)
-	for _, p := range a.Top.Procs {
-		y := a.y(p)
-		fmt.Fprintf(b, `<line class="proc-line" data-proc="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"><title>process %s</title></line>`+"\n",
-			esc(string(p)), left, y, W-dx/2, y, ink, esc(string(p)))
-		fmt.Fprintf(b, `<text class="proc-label" x="%d" y="%d" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, y+4, esc(string(p)))
+// body draws, in order: the process lines, the time axis, the cuts
+// (under everything else), the markers, the application messages and
+// the events on top.
+func (d *drawing) body() {
+	b := &d.buf
+	x1, x2 := d.xMin(), d.xMax()
+	for _, p := range d.a.Top.Procs {
+		y := d.y(p)
+		fmt.Fprintf(b, `<line class="proc-line" data-proc="%s" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"><title>process %s</title></line>`+"\n",
+			esc(string(p)), num(x1), num(y), num(x2), num(y), ink, esc(string(p)))
+		fmt.Fprintf(b, `<text class="proc-label" x="%d" y="%s" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, num(y+4), esc(string(p)))
 	}
-	for k, c := range a.Cuts {
-		a.svgCut(b, W, k, c)
+	d.axis()
+	for _, k := range d.cuts {
+		d.cut(k, d.a.Cuts[k])
 	}
-	for _, m := range a.Markers {
-		a.svgMarker(b, W, m)
+	for _, m := range d.a.Markers {
+		if d.drawn[m.Snap] {
+			d.marker(m)
+		}
 	}
-	for _, m := range a.Messages {
-		a.svgMessage(b, W, m)
+	for _, m := range d.a.Messages {
+		d.message(m)
 	}
-	for k, e := range a.Trace.Events {
+	for k, e := range d.a.Trace.Events {
+		if !d.shown(k) {
+			continue
+		}
 		fill, stroke := ink, ink
 		if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
-			fill, stroke = "white", a.snapColor(e.Snap)
+			fill, stroke = "white", d.snapColor(e.Snap)
 		}
-		fmt.Fprintf(b, `<circle class="event" data-index="%d" data-proc="%s" data-action="%s" cx="%d" cy="%d" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
-			k+1, esc(string(e.Proc)), esc(string(e.Action)), a.x(k), a.y(e.Proc), fill, stroke, esc(eventTitle(k, e)))
+		fmt.Fprintf(b, `<circle class="event" data-index="%d" data-col="%d" data-proc="%s" data-action="%s" cx="%s" cy="%s" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
+			k+1, d.col[k], esc(string(e.Proc)), esc(string(e.Action)), num(d.x(k)), num(d.y(e.Proc)), fill, stroke, esc(eventTitle(k, e, d.col[k])))
 	}
-	a.legend(b)
-	b.WriteString("</svg>\n")
 }
 
-// svgHeader opens the SVG document of width W: its title, an arrowhead
-// per colour, a white background.
-func (a *Analysis) svgHeader(b *strings.Builder, W int) {
-	H := a.height()
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
-	fmt.Fprintf(b, "<title>%s</title>\n", esc(a.caption()))
-	b.WriteString(`<defs>`)
-	arrowHead := func(id, color string) {
-		fmt.Fprintf(b, `<marker id="%s" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="%s"/></marker>`, id, color)
+// axis draws the time axis: a tick and label at the first and last
+// column shown and at every tickEvery-th column.
+func (d *drawing) axis() {
+	b := &d.buf
+	y := float64(d.axisY())
+	fmt.Fprintf(b, `<g class="axis" font-size="10" fill="%s"><text x="%d" y="%s" text-anchor="end">column</text>`+"\n", grey, left-10, num(y+4))
+	for c := d.from; c <= d.to; c++ {
+		if c != d.from && c != d.to && c%tickEvery != 0 {
+			continue
+		}
+		x := d.xCol(c)
+		fmt.Fprintf(b, `<line class="tick" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/><text class="tick-label" x="%s" y="%s" text-anchor="middle">%d</text>`+"\n",
+			num(x), num(y-12), num(x), num(y-6), grey, num(x), num(y+4), c)
 	}
-	arrowHead("arrow", ink)
-	arrowHead("arrow-red", red)
-	arrowHead("arrow-grey", grey)
-	for k := range a.Cuts {
-		arrowHead(fmt.Sprintf("arrow-s%d", k), SnapColor(k))
-	}
-	b.WriteString("</defs>\n")
-	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
+	b.WriteString("</g>\n")
 }
 
-// svgCut draws cut c, the k-th: a line in its colour through every
-// process's recording point (at the right edge for a process that has not
-// recorded; dotted if incomplete), with its label.
-func (a *Analysis) svgCut(b *strings.Builder, W, k int, c Cut) {
+// cut draws cut c, the k-th: a line in its colour and dash through every
+// process's recording point (at the run's end for a process that has not
+// recorded), labelled at each; clamped to the columns shown.
+func (d *drawing) cut(k int, c Cut) {
+	b := &d.buf
 	color := SnapColor(k)
-	var pts []string
-	var notes []string
-	for _, p := range a.Top.Procs {
-		y := a.y(p)
-		x := W - dx
+	var pts, notes []string
+	type label struct {
+		x, y float64
+		text string
+	}
+	var labels []label
+	for _, p := range d.a.Top.Procs {
+		y := d.y(p)
+		x := d.xEnd()
+		text := fmt.Sprintf("S%d", c.Snap)
 		if r := c.Rec[p]; r >= 0 {
-			x = a.x(r) + dx/3
-			notes = append(notes, fmt.Sprintf("%s recorded at event %d", string(p), r+1))
+			x = d.x(r) + dx/3
+			notes = append(notes, fmt.Sprintf("%s recorded at event %d (column %d)", string(p), r+1, d.col[r]))
 		} else {
 			notes = append(notes, fmt.Sprintf("%s has not recorded", string(p)))
+			text += " not recorded"
 		}
-		pts = append(pts, fmt.Sprintf("%d,%d %d,%d", x, y-dy/3, x, y+dy/3))
+		x = min(max(x, d.xMin()), d.xMax())
+		pts = append(pts, fmt.Sprintf("%s,%s %s,%s", num(x), num(y-dy/3), num(x), num(y+dy/3)))
+		labels = append(labels, label{x + 3, y - dy/3 + 2, text})
 	}
 	dash := ""
-	if !c.Complete {
-		dash = ` stroke-dasharray="2 3"`
+	if s := cutDash(k); s != "" {
+		dash = fmt.Sprintf(` stroke-dasharray="%s"`, s)
 	}
 	notes = append(notes, c.reportNotes()...)
-	fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="3" opacity="0.6"%s><title>%s</title></polyline>`+"\n",
-		c.Snap, strings.Join(pts, " "), color, dash, esc(fmt.Sprintf("cut of snapshot %d\n%s", c.Snap, strings.Join(notes, "\n"))))
-	first := a.Top.Procs[0]
-	x := W - dx
-	if r := c.Rec[first]; r >= 0 {
-		x = a.x(r) + dx/3
+	fmt.Fprintf(b, `<polyline class="cut-halo" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="%d" opacity="%s" stroke-linejoin="round"/>`+"\n",
+		c.Snap, strings.Join(pts, " "), color, haloWidth, haloOpacity)
+	fmt.Fprintf(b, `<polyline class="cut" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="4" opacity="0.7"%s><title>%s</title></polyline>`+"\n",
+		c.Snap, strings.Join(pts, " "), color, dash, esc(fmt.Sprintf("cut of %s\n%s", c.Summary(), strings.Join(notes, "\n"))))
+	for _, lb := range labels {
+		fmt.Fprintf(b, `<text class="cut-label" data-snap="%d" x="%s" y="%s" fill="%s" font-size="10" font-weight="bold">%s</text>`+"\n", c.Snap, num(lb.x), num(lb.y), color, esc(lb.text))
 	}
-	fmt.Fprintf(b, `<text class="cut-label" data-snap="%d" x="%d" y="%d" text-anchor="middle" fill="%s" font-weight="bold">S%d</text>`+"\n", c.Snap, x, a.y(first)-dy/3-6, color, c.Snap)
 }
 
-// svgMarker draws marker m, dashed in its snapshot's colour.
-func (a *Analysis) svgMarker(b *strings.Builder, W int, m Marker) {
-	color, head := grey, "arrow-grey"
-	for k, c := range a.Cuts {
-		if c.Snap == m.Snap {
-			color, head = SnapColor(k), fmt.Sprintf("arrow-s%d", k)
-		}
+// line draws one arrow or stroke from (x1, y1) to (x2, y2), clipped to
+// the columns shown: class and extra attributes, the category and
+// snapshot of its stroke, whether it lands (arrowhead) and its title.
+// A line cut off at an edge gets the class clipped and loses its
+// arrowhead. It reports whether anything was drawn and where the
+// visible part's middle is.
+func (d *drawing) line(class, attrs string, c category, s spec.SnapID, x1, y1, x2, y2 float64, lands bool, title string) (mx, my float64, ok bool) {
+	seg, cut1, cut2, ok := d.clip(x1, y1, x2, y2)
+	if !ok {
+		return 0, 0, false
 	}
-	x1, y1 := left, a.y(m.Chan.From)
-	if m.Send >= 0 {
-		x1 = a.x(m.Send)
+	if cut1 || cut2 {
+		class += " clipped"
+		d.used[noteClipped.id] = true
 	}
-	x2, y2 := W-dx/2, a.y(m.Chan.To)
-	what := "not received"
-	if m.Recv >= 0 {
-		x2, y2 = shorten(x1, y1, a.x(m.Recv), y2)
-		what = fmt.Sprintf("received at event %d", m.Recv+1)
+	end := ""
+	if lands && !cut2 {
+		d.used[head(d.stroke(c, s))] = true
+		end = fmt.Sprintf(` marker-end="url(#%s)"`, head(d.stroke(c, s)))
 	}
-	fmt.Fprintf(b, `<line class="marker" data-snap="%d" data-chan="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4" marker-end="url(#%s)"><title>%s</title></line>`+"\n",
-		m.Snap, esc(m.Chan.String()), x1, y1, x2, y2, color, head, esc(fmt.Sprintf("marker of snapshot %d on %s, %s", m.Snap, m.Chan, what)))
+	fmt.Fprintf(&d.buf, `<line class="%s"%s x1="%s" y1="%s" x2="%s" y2="%s" %s%s><title>%s</title></line>`+"\n",
+		class, attrs, num(seg[0]), num(seg[1]), num(seg[2]), num(seg[3]), d.lineAttrs(c, s), end, esc(title))
+	return (seg[0] + seg[2]) / 2, (seg[1] + seg[3]) / 2, true
 }
 
-// msgStyle is how a message is drawn: its colour, arrowhead, width and
-// extra attributes.
-type msgStyle struct{ color, head, width, extra string }
-
-// style is the style of a message whose worst status is st, for snapshot s.
-func (a *Analysis) style(st Status, s spec.SnapID) msgStyle {
-	switch st {
-	case Orphan:
-		return msgStyle{red, "arrow-red", "2.5", ""}
-	case Missing:
-		return msgStyle{red, "arrow-red", "2.5", ` stroke-dasharray="8 3"`}
-	case Spurious:
-		return msgStyle{red, "arrow-red", "2.5", ` stroke-dasharray="` + spuriousDash + `"`}
-	case Recorded:
-		y := msgStyle{ink, "arrow", "3.5", ""}
-		for k, c := range a.Cuts {
-			if c.Snap == s {
-				y.color, y.head = SnapColor(k), fmt.Sprintf("arrow-s%d", k)
-			}
-		}
-		return y
-	case Pending:
-		return msgStyle{ink, "arrow", "2.5", ""}
+// ends is where an arrow from event send to event recv of channel ch is
+// drawn: from the send (the left edge of the run if none) to the
+// receive, shortened by a dot's radius; without a receive to the run's
+// end, halfway to the receiver's line.
+func (d *drawing) ends(ch spec.Channel, send, recv int) (x1, y1, x2, y2 float64) {
+	x1, y1 = d.xMin(), d.y(ch.From) // never sent: from the left edge
+	if send >= 0 {
+		x1 = d.x(send)
 	}
-	return msgStyle{ink, "arrow", "1.5", ""}
-}
-
-// svgMessage draws application message m from send to receive (to the
-// right edge, dotted, if not received), styled by its worst status.
-func (a *Analysis) svgMessage(b *strings.Builder, W int, m Message) {
-	st, s := m.Worst()
-	y := a.style(st, s)
-	x1, y1 := left, a.y(m.Chan.From)
-	if m.Send >= 0 {
-		x1 = a.x(m.Send)
-	}
-	x2, y2 := W-dx/2, a.y(m.Chan.To)
-	if m.Recv >= 0 {
-		x2, y2 = shorten(x1, y1, a.x(m.Recv), y2)
+	y2 = d.y(ch.To)
+	if recv >= 0 {
+		x2, y2 = shorten(x1, y1, d.x(recv), y2)
 	} else {
-		y.color, y.head, y.extra = grey, "arrow-grey", ` stroke-dasharray="2 3"`
-		if st.Fault() {
-			y.color, y.head = red, "arrow-red"
+		x2, y2 = d.xEnd(), (y1+y2)/2
+	}
+	return x1, y1, x2, y2
+}
+
+// shorten moves (x2, y2) towards (x1, y1) by the radius of an event dot,
+// so that arrowheads end at the dot's edge.
+func shorten(x1, y1, x2, y2 float64) (float64, float64) {
+	ddx, ddy := x2-x1, y2-y1
+	dd := math.Hypot(ddx, ddy)
+	if dd < 20 {
+		return x2, y2
+	}
+	const r = 7
+	return x2 - ddx*r/dd, y2 - ddy*r/dd
+}
+
+// marker draws marker m, dashed in its snapshot's colour; dotted and
+// stopping short of the receiver's line if it was never received.
+func (d *drawing) marker(m Marker) {
+	x1, y1, x2, y2 := d.ends(m.Chan, m.Send, m.Recv)
+	c, what := catMarker, fmt.Sprintf("received at event %d", m.Recv+1)
+	if m.Recv < 0 {
+		c, what = catLostMark, "NOT RECEIVED by the end of the trace"
+	}
+	d.line("marker", fmt.Sprintf(` data-snap="%d" data-chan="%s"`, m.Snap, esc(m.Chan.String())), c, m.Snap, x1, y1, x2, y2, m.Recv >= 0,
+		fmt.Sprintf("marker of snapshot %d on %s, %s", m.Snap, m.Chan, what))
+}
+
+// snapStatus is a message's status for one snapshot.
+type snapStatus struct {
+	snap spec.SnapID
+	st   Status
+}
+
+// statuses lists m's statuses for the snapshots drawn, the most serious
+// first, then by snapshot.
+func (d *drawing) statuses(m Message) []snapStatus {
+	var out []snapStatus
+	for _, s := range sortedSnaps(m.Status) {
+		if d.drawn[s] {
+			out = append(out, snapStatus{s, m.Status[s]})
 		}
 	}
-	class := "msg app"
-	if st != "" {
-		class += " " + string(st)
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].st] > rank[out[j].st] })
+	return out
+}
+
+// message draws application message m from send to receive, styled by
+// its most serious status, then one further stroke beside it per other
+// snapshot that classifies it, and its label.
+func (d *drawing) message(m Message) {
+	x1, y1, x2, y2 := d.ends(m.Chan, m.Send, m.Recv)
+	sts := d.statuses(m)
+	c, s, class := catApp, spec.SnapID(0), "msg app"
+	switch {
+	case len(sts) > 0:
+		c, s = statusCat(sts[0].st), sts[0].snap
+		class += " " + string(sts[0].st)
+	case m.Recv < 0:
+		c = catLost
 	}
-	fmt.Fprintf(b, `<line class="%s" data-chan="%s" data-seq="%d" data-snap="%d" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%s"%s marker-end="url(#%s)"><title>%s</title></line>`+"\n",
-		class, esc(m.Chan.String()), m.Seq, s, x1, y1, x2, y2, y.color, y.width, y.extra, y.head, esc(m.title(a)))
+	attrs := fmt.Sprintf(` data-chan="%s" data-seq="%d" data-snap="%d"`, esc(m.Chan.String()), m.Seq, s)
+	mx, my, ok := d.line(class, attrs, c, s, x1, y1, x2, y2, m.Recv >= 0, m.title(d.a))
+	if !ok {
+		return
+	}
+	// Further strokes, parallel, one per other snapshot.
+	nx, ny := normal(x1, y1, x2, y2)
+	for j, ss := range sts[min(1, len(sts)):] {
+		off := bandGap * float64(j+1)
+		d.line("msg-band "+string(ss.st), fmt.Sprintf(` data-chan="%s" data-seq="%d" data-snap="%d"`, esc(m.Chan.String()), m.Seq, ss.snap),
+			statusCat(ss.st), ss.snap, x1+nx*off, y1+ny*off, x2+nx*off, y2+ny*off, false,
+			fmt.Sprintf("%s message #%d: %s for snapshot %d", m.Chan, m.Seq, ss.st, ss.snap))
+	}
+	fmt.Fprintf(&d.buf, `<text class="msg-label" data-chan="%s" data-seq="%d" x="%s" y="%s" text-anchor="middle" font-size="10" fill="%s" stroke="white" stroke-width="3" paint-order="stroke">#%d (%d)</text>`+"\n",
+		esc(m.Chan.String()), m.Seq, num(mx), num(my-4), ink, m.Seq, m.Amount)
+}
+
+// normal is the unit normal of the segment, pointing up-right of its
+// direction, (0, 1) if it has no length.
+func normal(x1, y1, x2, y2 float64) (float64, float64) {
+	l := math.Hypot(x2-x1, y2-y1)
+	if l == 0 {
+		return 0, 1
+	}
+	return (y2 - y1) / l, -(x2 - x1) / l
 }
 
 func (m Message) title(a *Analysis) string {
@@ -359,7 +540,7 @@ func (m Message) title(a *Analysis) string {
 	if m.Recv >= 0 {
 		s += fmt.Sprintf(", received at event %d", m.Recv+1)
 	} else {
-		s += ", not received"
+		s += ", NOT RECEIVED by the end of the trace"
 	}
 	for _, snap := range sortedSnaps(m.Status) {
 		switch m.Status[snap] {
@@ -378,8 +559,33 @@ func (m Message) title(a *Analysis) string {
 	return s
 }
 
-func (a *Analysis) caption() string {
-	return fmt.Sprintf("markerwave space-time diagram: %d processes, %d events, %d snapshots", len(a.Top.Procs), len(a.Trace.Events), len(a.Cuts))
+func (d *drawing) caption() string {
+	s := fmt.Sprintf("markerwave space-time diagram: %s, %s, %s", plural(len(d.a.Top.Procs), "process"), plural(len(d.a.Trace.Events), "event"), plural(len(d.a.Cuts), "snapshot"))
+	if d.from != 1 || d.to != d.last {
+		s += fmt.Sprintf("; columns %d..%d of %d", d.from, d.to, d.last)
+	}
+	switch {
+	case len(d.cuts) == 0 && len(d.a.Cuts) > 0:
+		s += "; no snapshot's cut in these columns"
+	case len(d.cuts) != len(d.a.Cuts):
+		var ids []string
+		for _, k := range d.cuts {
+			ids = append(ids, fmt.Sprint(d.a.Cuts[k].Snap))
+		}
+		s += "; drawn: snapshot " + strings.Join(ids, ", ")
+	}
+	return s
+}
+
+// plural renders "1 process", "2 processes", "3 events".
+func plural(n int, what string) string {
+	switch {
+	case n == 1:
+		return "1 " + what
+	case strings.HasSuffix(what, "s"):
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // stateWord names snapshot s's recorded state: "reported" if the trace
@@ -443,58 +649,113 @@ func (c Cut) reportNotes() []string {
 	return out
 }
 
-func (a *Analysis) legend(b *strings.Builder) {
-	y := top + (len(a.Top.Procs)-1)*dy + 50
-	b.WriteString(`<g class="legend">` + "\n")
-	item := func(draw, label string) {
-		fmt.Fprintf(b, draw, left, y, left+40, y)
-		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", left+50, y+4, esc(label))
-		y += legendLine
+// svg writes the SVG document: the header and arrowheads, the body, the
+// legend.
+func (d *drawing) svg(w *bufio.Writer) {
+	W, H := d.width(), d.height()
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" id="diagram" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
+	fmt.Fprintf(w, "<title>%s</title>\n", esc(d.caption()))
+	w.WriteString(`<defs>`)
+	var heads []string
+	for id := range d.used {
+		if strings.HasPrefix(id, "arrow-") {
+			heads = append(heads, id)
+		}
 	}
-	for k, c := range a.Cuts {
-		item(`<line class="legend-cut" data-snap="`+fmt.Sprint(c.Snap)+`" x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+SnapColor(k)+`" stroke-width="3" opacity="0.6"/>`+"\n", "cut of "+c.Summary())
+	sort.Strings(heads)
+	for _, id := range heads {
+		fmt.Fprintf(w, `<marker id="%s" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#%s"/></marker>`, id, strings.TrimPrefix(id, "arrow-"))
 	}
-	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+ink+`" stroke-width="1.5"/>`+"\n", "application message, send to receive")
-	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+grey+`" stroke-width="1.5" stroke-dasharray="6 4"/>`+"\n", "marker (dashed, in its snapshot's colour)")
-	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+SnapColor(0)+`" stroke-width="3.5"/>`+"\n", "in flight at the cut, recorded in the channel state (snapshot's colour)")
-	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+red+`" stroke-width="2.5"/>`+"\n", legendOrphan)
-	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+red+`" stroke-width="2.5" stroke-dasharray="8 3"/>`+"\n", "missing: in flight at the cut but not recorded")
-	if a.anySpurious() {
-		item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+red+`" stroke-width="2.5" stroke-dasharray="`+spuriousDash+`"/>`+"\n", legendSpurious)
-	}
-	item(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+grey+`" stroke-width="1.5" stroke-dasharray="2 3"/>`+"\n", "not received by the end of the trace")
-	b.WriteString("</g>\n")
+	w.WriteString("</defs>\n")
+	w.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
+	d.buf.WriteTo(w)
+	d.legend(w)
+	w.WriteString("</svg>\n")
 }
 
-func (a *Analysis) html(b *strings.Builder) {
-	b.WriteString("<!DOCTYPE html>\n")
-	b.WriteString(`<html xmlns="http://www.w3.org/1999/xhtml" lang="en">` + "\n<head>\n")
-	b.WriteString(`<meta charset="utf-8"/>` + "\n")
-	fmt.Fprintf(b, "<title>%s</title>\n", esc(a.caption()))
-	b.WriteString("<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}.scroll{overflow-x:auto}.bad{color:" + red + ";font-weight:bold}</style>\n")
-	b.WriteString("</head>\n<body>\n")
-	fmt.Fprintf(b, "<h1>%s</h1>\n", esc(a.caption()))
-	b.WriteString("<p>Time runs left to right in the trace's causal order. Hover over events, arrows and cuts for details.</p>\n")
-	b.WriteString(`<div class="scroll">` + "\n")
-	a.svg(b)
-	b.WriteString("</div>\n<h2>Snapshots</h2>\n<table>\n<tr><th>snapshot</th><th>recording points</th><th>orphans</th><th>in flight, recorded</th><th>missing</th><th>spurious</th></tr>\n")
-	for _, c := range a.Cuts {
-		a.htmlSnapshotRow(b, c)
+// legend writes the legend: each cut drawn, then each category used,
+// its swatch drawn with the category's own stroke (a snapshot-coloured
+// category's in the first drawn snapshot's colour).
+func (d *drawing) legend(w *bufio.Writer) {
+	y := d.legendTop()
+	w.WriteString(`<g class="legend">` + "\n")
+	item := func(gattrs, attrs, label string) {
+		fmt.Fprintf(w, `<g class="legend-entry"%s><line x1="%d" y1="%d" x2="%d" y2="%d" %s/><text x="%d" y="%d">%s</text></g>`+"\n",
+			gattrs, left, y, left+40, y, attrs, left+50, y+4, esc(label))
+		y += legendLine
 	}
-	b.WriteString("</table>\n")
-	if len(a.Problems) > 0 {
-		b.WriteString("<h2>Problems</h2>\n<ul>\n")
-		for _, p := range a.Problems {
-			fmt.Fprintf(b, `<li class="bad">%s</li>`+"\n", esc(p))
+	for _, k := range d.cuts {
+		c := d.a.Cuts[k]
+		fmt.Fprintf(w, `<line class="legend-halo" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%d" opacity="%s"/>`+"\n",
+			left, y, left+40, y, SnapColor(k), haloWidth-4, haloOpacity)
+		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="4" opacity="0.7"`, c.Snap, SnapColor(k))
+		if s := cutDash(k); s != "" {
+			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, s)
 		}
-		b.WriteString("</ul>\n")
+		item(fmt.Sprintf(` data-snap="%d"`, c.Snap), attrs, "cut of "+c.Summary())
 	}
-	b.WriteString("</body>\n</html>\n")
+	var first spec.SnapID
+	if len(d.cuts) > 0 {
+		first = d.a.Cuts[d.cuts[0]].Snap
+	}
+	for _, c := range d.legendItems() {
+		if c == noteClipped {
+			fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-item" data-cat="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s</text></g>`+"\n",
+				c.id, left, y+6, left+40, y-6, ink, left+40, y-9, left+40, y+9, grey, left+50, y+4, esc(c.label))
+			y += legendLine
+			continue
+		}
+		attrs := fmt.Sprintf(`class="legend-item" data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, first), c.width)
+		if c.dash != "" {
+			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
+		}
+		item("", attrs, c.label)
+	}
+	w.WriteString("</g>\n")
+}
+
+//go:embed zoom.js
+var zoomJS string
+
+func (d *drawing) html(w *bufio.Writer) {
+	w.WriteString("<!DOCTYPE html>\n")
+	w.WriteString(`<html xmlns="http://www.w3.org/1999/xhtml" lang="en">` + "\n<head>\n")
+	w.WriteString(`<meta charset="utf-8"/>` + "\n")
+	w.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1"/>` + "\n")
+	fmt.Fprintf(w, "<title>%s</title>\n", esc(d.caption()))
+	fmt.Fprintf(w, "<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}.bad{color:%s;font-weight:bold}"+
+		"#viewport{overflow:auto;border:1px solid #ccc;height:%dpx;max-height:80vh;touch-action:none}#viewport.zoomable{overflow:hidden;cursor:grab}#viewport:focus{outline:2px solid #1f77b4}"+
+		".legend-entry{cursor:pointer}", red, d.height()+2)
+	for _, k := range d.cuts {
+		s := d.a.Cuts[k].Snap
+		fmt.Fprintf(w, `svg[data-focus="%d"] [data-snap]:not([data-snap="%d"]){opacity:.12}`, s, s)
+	}
+	w.WriteString("</style>\n</head>\n<body>\n")
+	fmt.Fprintf(w, "<h1>%s</h1>\n", esc(d.caption()))
+	w.WriteString("<p>Time runs left to right in columns of causal depth (Lamport time): events in one column are concurrent. Hover over events, arrows and cuts for details; click a cut in the legend to highlight its snapshot.</p>\n")
+	w.WriteString(`<p class="controls"><button type="button" data-zoom="in">zoom in (+)</button> <button type="button" data-zoom="out">zoom out (-)</button> <button type="button" data-zoom="fit">fit (f)</button> <button type="button" data-zoom="reset">1:1 (0)</button> drag or arrow keys to pan, wheel to zoom</p>` + "\n")
+	w.WriteString(`<div id="viewport" tabindex="0">` + "\n")
+	d.svg(w)
+	w.WriteString("</div>\n<h2>Snapshots</h2>\n<table>\n<tr><th>snapshot</th><th>recording points</th><th>orphans</th><th>in flight, recorded</th><th>missing</th><th>spurious</th></tr>\n")
+	for _, k := range d.cuts {
+		d.a.htmlSnapshotRow(w, d.a.Cuts[k])
+	}
+	w.WriteString("</table>\n")
+	if len(d.a.Problems) > 0 {
+		w.WriteString("<h2>Problems</h2>\n<ul>\n")
+		for _, p := range d.a.Problems {
+			fmt.Fprintf(w, `<li class="bad">%s</li>`+"\n", esc(p))
+		}
+		w.WriteString("</ul>\n")
+	}
+	w.WriteString("<script>//<![CDATA[\n")
+	w.WriteString(zoomJS)
+	w.WriteString("//]]></script>\n</body>\n</html>\n")
 }
 
 // htmlSnapshotRow writes cut c's row of the snapshot table: its summary,
 // recording points, and messages by status.
-func (a *Analysis) htmlSnapshotRow(b *strings.Builder, c Cut) {
+func (a *Analysis) htmlSnapshotRow(w *bufio.Writer, c Cut) {
 	var recs []string
 	for _, p := range a.Top.Procs {
 		if r := c.Rec[p]; r >= 0 {
@@ -522,5 +783,5 @@ func (a *Analysis) htmlSnapshotRow(b *strings.Builder, c Cut) {
 		}
 		return fmt.Sprintf("<td%s>%s</td>", cls, esc(strings.Join(count[st], ", ")))
 	}
-	fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td>%s%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing), cell(Spurious))
+	fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td>%s%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing), cell(Spurious))
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -67,7 +66,7 @@ func withClass(els []element, c string) []element {
 func render(t *testing.T, tr spec.Trace, f Format) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, Diagram(tr, &buf, f))
+	require.NoError(t, Diagram(tr, &buf, f, View{}))
 	if d := os.Getenv("MARKERWAVE_EXPORT_OUT"); d != "" {
 		ext := map[Format]string{SVG: ".svg", HTML: ".html"}[f]
 		name := strings.NewReplacer("/", "_").Replace(t.Name()) + ext
@@ -121,12 +120,14 @@ func TestDiagramCutGoesThroughRecordingPoints(t *testing.T) {
 	tr := twoBank(t)
 	a, err := Analyze(tr)
 	require.NoError(t, err)
+	l, err := newLayout(a, View{})
+	require.NoError(t, err)
 	els := parse(t, render(t, tr, SVG))
 	cut := withClass(els, "cut")[0]
 	pts := strings.Fields(cut.attrs["points"])
 	// P1 recorded at event 3 (index 2), P2 at event 6 (index 5).
-	assert.True(t, strings.HasPrefix(pts[0], strconv.Itoa(a.x(2)+dx/3)+","), pts[0])
-	assert.True(t, strings.HasPrefix(pts[2], strconv.Itoa(a.x(5)+dx/3)+","), pts[2])
+	assert.True(t, strings.HasPrefix(pts[0], num(l.x(2)+dx/3)+","), pts[0])
+	assert.True(t, strings.HasPrefix(pts[2], num(l.x(5)+dx/3)+","), pts[2])
 }
 
 func TestDiagramShowsOrphanInRed(t *testing.T) {
@@ -163,7 +164,7 @@ func TestDiagramEscapesAndIncompleteSnapshots(t *testing.T) {
 		assert.Len(t, withClass(els, "cut"), 1)
 	}
 	var buf bytes.Buffer
-	assert.Error(t, Diagram(spec.Trace{}, &buf, SVG), "no topology")
+	assert.Error(t, Diagram(spec.Trace{}, &buf, SVG, View{}), "no topology")
 	_, err := FormatOf("x.png")
 	assert.Error(t, err)
 }
@@ -193,7 +194,7 @@ func TestDocsDiagramsUpToDate(t *testing.T) {
 		want, err := os.ReadFile(filepath.Join("..", "..", svg))
 		require.NoError(t, err)
 		var got bytes.Buffer
-		require.NoError(t, Diagram(readTraceFile(t, trace), &got, SVG))
+		require.NoError(t, Diagram(readTraceFile(t, trace), &got, SVG, View{}))
 		if got.String() != string(want) {
 			t.Errorf("%s is stale; regenerate it: go run ./cmd/markerwave export --diagram %s %s", svg, svg, trace)
 		}
