@@ -73,6 +73,9 @@ func TestDiagramHTMLInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,800",
+		// No connections of its own: the page makes none, and the browser
+		// must not try any either.
+		"--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+page).Output()
 	require.NoError(t, err, "chromium --dump-dom")
 	m := regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`).FindStringSubmatch(string(out))
