@@ -169,8 +169,21 @@ func coreMutant(m mutant, first ...expect) mutant {
 	return m
 }
 
-// coreMutants break the rules of the algorithm in impl/core. For each,
-// the comment before Want says what execution tells it apart.
+// coreMutants break the rules of the algorithm in impl/core. For each
+// (cut-late: the first two) the suite must show three things:
+//
+//   - TestLockstep (rapid, fixed seed) fails on a per-step state mismatch
+//     in the model variable the mutant damages first, and its failure
+//     prints "property: P": the property the implementation's run,
+//     drained alone, breaks;
+//   - the trace that failure writes (the shrunk run, drained, with the
+//     snapshots the nodes recorded) is rejected by conformance.AuditFile,
+//     what markerwave audit runs, with the same P;
+//   - TestScenarios reports P for the fixed trace
+//     conforms/concurrent-snapshots.jsonl, rebuilt with the mutant.
+//
+// The comment before each Want says why P, and what execution tells the
+// mutant apart.
 var coreMutants = []mutant{
 	coreMutant(mutant{
 		Name: "forget-record",
