@@ -256,17 +256,17 @@ func TestMutants(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	warm(t, goBin, src.root, overlay, control)
+	rn := warm(t, goBin, src.root, overlay, control)
 	tb := &table{}
 	t.Run("all", func(t *testing.T) {
 		t.Run("control", func(t *testing.T) {
 			t.Parallel()
-			tb.add(runControl(t, goBin, src.root, overlay, work, control))
+			tb.add(runControl(t, rn, overlay, work, control))
 		})
 		for _, m := range selected {
 			t.Run(m.Name, func(t *testing.T) {
 				t.Parallel()
-				tb.add(runMutant(t, goBin, src, m))
+				tb.add(runMutant(t, rn, src, m))
 			})
 		}
 	})
@@ -292,14 +292,26 @@ func parallelism() int {
 	return 1
 }
 
+// runner runs the go tests of the mutants and the control.
+type runner struct {
+	goBin, root string
+	// rapid holds the directories of the packages whose test binaries
+	// link pgregory.net/rapid: their runs get -rapid.nofailfile, since
+	// rapid would otherwise write each failing input of a caught mutant
+	// into the package's testdata/rapid in the work tree.
+	rapid map[string]bool
+}
+
 // warm compiles, once and with all the cores, every package the runs
 // need, unmutated, into the build cache (go list -export compiles without
 // linking or running anything): the mutants and the control, started
 // together, then find them there instead of each compiling them at the
 // same time from a cold cache. A failure is the control's to report.
-func warm(t *testing.T, goBin, root, overlay string, runs []goTest) {
+func warm(t *testing.T, goBin, root, overlay string, runs []goTest) *runner {
 	start := time.Now()
-	args := []string{"list", "-overlay=" + overlay, "-export", "-deps", "-test", "-f", "{{if .Error}}{{.Error}}{{end}}"}
+	rn := &runner{goBin: goBin, root: root, rapid: map[string]bool{}}
+	const format = `{{.ImportPath}}|{{.Dir}}{{range .Deps}}{{if eq . "pgregory.net/rapid"}}|rapid{{end}}{{end}}`
+	args := []string{"list", "-overlay=" + overlay, "-export", "-deps", "-test", "-e", "-f", format}
 	for _, r := range runs {
 		if !slices.Contains(args, r.Pkg) {
 			args = append(args, r.Pkg)
@@ -307,19 +319,28 @@ func warm(t *testing.T, goBin, root, overlay string, runs []goTest) {
 	}
 	cmd := exec.Command(goBin, args...)
 	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Logf("compiling the unmutated packages: %v (the control will say why)\n%s", err, tail(string(out), 20))
+		t.Logf("compiling the unmutated packages: %v (the control will say why)\n%s", err, tail(stderr.String(), 20))
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) == 3 && strings.HasSuffix(f[0], ".test") && f[2] == "rapid" {
+			rn.rapid[f[1]] = true
+		}
 	}
 	t.Logf("compiled the unmutated packages in %v", time.Since(start).Round(100*time.Millisecond))
+	return rn
 }
 
 // runControl runs runs on the unmutated tree: it must pass them all, or
 // the mutants' failures prove nothing.
-func runControl(t *testing.T, goBin, root, overlay, work string, runs []goTest) result {
+func runControl(t *testing.T, rn *runner, overlay, work string, runs []goTest) result {
 	start := time.Now()
 	r := result{name: "control", rule: "-", want: "pass", observed: "pass"}
-	out, failed, err := runAll(goBin, root, overlay, work, runs)
+	out, failed, err := rn.runAll(overlay, work, runs)
 	r.took = time.Since(start)
 	switch {
 	case err != nil:
@@ -338,7 +359,7 @@ func runControl(t *testing.T, goBin, root, overlay, work string, runs []goTest) 
 	return r
 }
 
-func runMutant(t *testing.T, goBin string, src *source, m mutant) result {
+func runMutant(t *testing.T, rn *runner, src *source, m mutant) result {
 	start := time.Now()
 	r := result{name: m.Name, pkg: pkgOf(m), rule: m.Rule, want: string(m.Want)}
 	if r.want == "" {
@@ -369,7 +390,7 @@ func runMutant(t *testing.T, goBin string, src *source, m mutant) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, failed, err := runAll(goBin, src.root, overlay, work, m.Runs)
+	out, failed, err := rn.runAll(overlay, work, m.Runs)
 	switch {
 	case err != nil:
 		t.Errorf("mutant %s: %v", m.Name, err)
@@ -413,8 +434,8 @@ func runNames(runs []goTest) string {
 	return strings.Join(s, " ")
 }
 
-// runAll runs every go test of runs in the module at root, built with
-// the overlay file overlay, and returns their combined output and whether
+// runAll runs every go test of runs in the module, built with the
+// overlay file overlay, and returns their combined output and whether
 // any failed. The tests write what they keep (failure traces, porcupine's
 // visualisations) under work. A test of the selection that does not run
 // at all is an error (the mutation test must then be updated), and so is
@@ -422,7 +443,7 @@ func runNames(runs []goTest) string {
 //
 // Vet is off: a mutant must be caught by a test (make test vets the real
 // tree).
-func runAll(goBin, root, overlay, work string, runs []goTest) (string, bool, error) {
+func (rn *runner) runAll(overlay, work string, runs []goTest) (string, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), mutantTimeout)
 	defer cancel()
 	var all strings.Builder
@@ -431,8 +452,11 @@ func runAll(goBin, root, overlay, work string, runs []goTest) (string, bool, err
 		args := []string{"test", "-count=1", "-v", "-vet=off", "-overlay=" + overlay, "-timeout", "120s",
 			"-run", "^(" + strings.Join(r.Tests, "|") + ")$", r.Pkg}
 		args = append(args, r.Args...)
-		cmd := exec.CommandContext(ctx, goBin, args...)
-		cmd.Dir = root
+		if rn.rapid[filepath.Join(rn.root, filepath.FromSlash(r.Pkg))] && !slices.Contains(args, "-rapid.nofailfile") {
+			args = append(args, "-rapid.nofailfile")
+		}
+		cmd := exec.CommandContext(ctx, rn.goBin, args...)
+		cmd.Dir = rn.root
 		cmd.Env = append(os.Environ(),
 			"MARKERWAVE_SEED="+runtimeSeed(),
 			"MARKERWAVE_FAIL_DIR="+filepath.Join(work, "failures"),
