@@ -28,7 +28,8 @@
 // fails saying it must be updated (TestMutantAnchors checks this under
 // -short too). A mutant that does not compile, survives, or is caught by
 // other reports than its Expect fails the test; so does a test it names
-// that no longer exists.
+// that no longer exists, and an expectation that the control's passing
+// output also shows (it would not tell the mutant from the original).
 //
 // # Adding mutants
 //

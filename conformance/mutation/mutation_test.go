@@ -258,10 +258,13 @@ func TestMutants(t *testing.T) {
 	start := time.Now()
 	rn := warm(t, goBin, src.root, overlay, control)
 	tb := &table{}
+	var controlOut string
 	t.Run("all", func(t *testing.T) {
 		t.Run("control", func(t *testing.T) {
 			t.Parallel()
-			tb.add(runControl(t, rn, overlay, work, control))
+			var r result
+			r, controlOut = runControl(t, rn, overlay, work, control)
+			tb.add(r)
 		})
 		for _, m := range selected {
 			t.Run(m.Name, func(t *testing.T) {
@@ -270,6 +273,9 @@ func TestMutants(t *testing.T) {
 			})
 		}
 	})
+	if controlOut != "" {
+		t.Run("distinct", func(t *testing.T) { distinct(t, selected, controlOut) })
+	}
 	t.Logf("mutation results (%d %s and the control in %v, up to %d at a time):\n%s",
 		len(selected), plural(len(selected), "mutant"), time.Since(start).Round(100*time.Millisecond), parallelism(), tb)
 }
@@ -335,9 +341,23 @@ func warm(t *testing.T, goBin, root, overlay string, runs []goTest) *runner {
 	return rn
 }
 
+// distinct: no expectation of the mutants ms is found in the output of
+// the control, which passed: each tells its mutant apart from the
+// original (the README's table says so of them).
+func distinct(t *testing.T, ms []mutant, controlOut string) {
+	for _, m := range ms {
+		for _, e := range m.Expect {
+			if obs, err := e.Find(controlOut); err == nil {
+				t.Errorf("mutant %s: the unmutated tree's passing tests show what %s must report (%s), so it does not tell the mutant apart: make it name the failure", m.Name, e.Check, obs)
+			}
+		}
+	}
+}
+
 // runControl runs runs on the unmutated tree: it must pass them all, or
-// the mutants' failures prove nothing.
-func runControl(t *testing.T, rn *runner, overlay, work string, runs []goTest) result {
+// the mutants' failures prove nothing. It returns the output when they
+// do.
+func runControl(t *testing.T, rn *runner, overlay, work string, runs []goTest) (result, string) {
 	start := time.Now()
 	r := result{name: "control", rule: "-", want: "pass", observed: "pass"}
 	out, failed, err := rn.runAll(overlay, work, runs)
@@ -355,8 +375,9 @@ func runControl(t *testing.T, rn *runner, overlay, work string, runs []goTest) r
 		t.Errorf("control: %s:\n%s", why, tail(out, 80))
 	default:
 		r.ok = true
+		return r, out
 	}
-	return r
+	return r, ""
 }
 
 func runMutant(t *testing.T, rn *runner, src *source, m mutant) result {
