@@ -1,81 +1,77 @@
-// Package mutation shows that the conformance suite can fail, and that it
-// names the property a broken implementation violates: its test copies
-// the repository's tracked files into a temporary directory once per
-// mutant, breaks one rule of the algorithm there (impl/core) or one
-// guarantee of a channel (impl/transport) by replacing an exact snippet of
-// source, runs the conformance tests that should notice, and asserts that
-// they fail naming the mutant's property. A control copy, unmutated, must
-// pass the same tests.
+// Package mutation shows that the test suite can fail, and that it names
+// what a broken implementation violates. Its test plants one realistic
+// bug at a time in a package of impl/ by replacing an exact snippet of
+// source, runs the tests that should notice, and asserts that they fail
+// saying what they must: the property of the algorithm the mutant breaks
+// (Want, a spec.Property), or, for a mutant that breaks a package's own
+// contract and no property of the algorithm, what names the breach. An
+// unmutated control must pass every test the mutants run.
 //
-// For a mutant of impl/core it asserts three things (cut-late the first
-// two, below):
+// # How a mutant is built
 //
-//   - TestLockstep (rapid, fixed seed) fails on a per-step state
-//     mismatch and its failure prints "property: P": the property the
-//     implementation's run, drained alone, breaks;
-//   - the trace that failure writes (the shrunk run, drained, with the
-//     snapshots the nodes recorded) is rejected by conformance.AuditFile,
-//     what markerwave audit runs, with the same P;
-//   - TestScenarios reports P for the fixed trace
-//     conforms/concurrent-snapshots.jsonl, rebuilt with the mutant.
+// Nothing is copied. The test reads the repository's tracked files once
+// (git ls-files, as they are in the work tree, or the commit
+// MUTATION_REV) and builds every mutant in the real module with go test
+// -overlay: the overlay pins every tracked file to that snapshot, deletes
+// every untracked .go file, and replaces the patched file by its mutated
+// text. Packages a mutant does not touch are then the same to the go
+// command as in the real module, so their compiled forms come from the
+// shared build cache (compiled once, with go list -export, before the
+// mutants start); only the mutated package and what depends on it
+// compile, and a mutant whose text did not change since the last run is
+// cached too. What a test reads at run time (traces/, testdata) comes
+// from the work tree; what it writes goes to a temporary directory per
+// mutant ($MARKERWAVE_FAIL_DIR, $MARKERWAVE_FIFO_OUT). Mutants run in
+// parallel, up to go test's -parallel (GOMAXPROCS).
 //
-// The mutants and what the suite must report:
+// A patch's snippet must occur exactly once in its file, or the mutant
+// fails saying it must be updated (TestMutantAnchors checks this under
+// -short too). A mutant that does not compile, survives, or is caught by
+// other reports than its Expect fails the test; so does a test it names
+// that no longer exists, and an expectation that the control's passing
+// output also shows (it would not tell the mutant from the original).
 //
-//	mutant          rule broken                                    property            caught by
-//	forget-record   record every message received on a             ExactChannelState   TestLockstep (recMsgs) + audit;
-//	                recording channel                                                  TestScenarios (also two-account-transfer, puzzle)
-//	record-late     record the local state before applying         Conservation        TestLockstep (recProc) + audit;
-//	                anything received after it                                         TestScenarios (also two-account-transfer, puzzle)
-//	wrong-marker    a marker stops the recording of the channel    SnapshotsComplete   TestLockstep (recChan) + audit;
-//	                it arrived on                                                      TestScenarios (concurrent-snapshots only)
-//	no-forward      on its first marker a process sends a marker   SnapshotsComplete   TestLockstep (chan) + audit;
-//	                on every outgoing channel                                          TestScenarios (every conforming trace)
-//	fifo-swap       channels deliver in FIFO order (in-memory      FIFO (porcupine),   TestMemoryChannelsAreLinearizableFIFO;
-//	                transport)                                     collector check     TestRuntimeMemory (Collect: cut check
-//	                                                               or refused seq      or a channel failed on a refused seq)
-//	marker-id       a marker carries the id of its snapshot        SnapshotsComplete   TestLockstep (chan) + audit;
-//	                                                                                   TestScenarios (concurrent-snapshots only)
-//	wrong-snapshot  a message is recorded by the snapshots         ExactChannelState   TestLockstep (recMsgs) + audit;
-//	                recording its channel                                              TestScenarios (concurrent-snapshots only)
-//	cut-late        a snapshot's cut seqs are the channels' seqs   ConsistentCut       TestLockstep (cutSent) + audit;
-//	                when the state was recorded                    (cutSent),          TestRuntimeMemory (Collect)
-//	                                                               collector check
+// # Adding mutants
 //
-// Why those properties. record-late counts the message's amount twice
-// (in the recorded balance, and in flight or at its sender): the channel
-// states stay exact and the cut consistent, so Conservation is the first
-// run property to fail (ChandyLamportTheorem fails too). wrong-marker
-// closes another channel than the marker's: the lockstep comparison sees
-// recChan differ first (it bears on ExactChannelState), but the node then
-// refuses the real marker of the closed channel as a duplicate, so the
-// snapshot never completes, and every snapshot that does is right:
-// SnapshotsComplete, a liveness failure. marker-id's mislabelled markers
-// duplicate the other snapshot's; the snapshot they belonged to never
-// completes. fifo-swap is no rule of impl/core: the porcupine check of the
-// transport finds the reordering, and in a cluster the collector rejects
-// the snapshot (a recorded channel differs from what was in flight across
-// the cut) before any trace is written, or, when two messages swap, the
-// receiver refuses the out-of-order seq and its channel fails. cut-late
-// leaves every event and recorded state right and moves only the cut seqs
-// a checkpoint restores from (LocalSnapshot.NextSend): the lockstep
-// comparison of the ghost cut (cutSent, bearing on ConsistentCut) sees
-// it, and so do the drained run and audit of its trace, whose recorded
-// lines carry the cut seqs (Replay compares them with cutSent and
-// Len(cutGot) when the snapshot completes: restore would resume the
-// channel at the wrong seq); in a cluster the collector sees it too.
+// Each package's mutants are in mutants_<pkg>_test.go, appended to
+// mutants in an init function (mutants_core_test.go for impl/core's
+// rules, mutants_transport_test.go for the channels' FIFO guarantee). To
+// add one:
 //
-// Nothing here is compiled into the implementation: the mutants exist
-// only in the temporary copies. The package has no exported API.
+//  1. Think of the bug a tired programmer would write that no current
+//     test notices, in the package's contract (its doc.go) or the
+//     algorithm; write it as a patch of a stable snippet.
+//  2. Name the package's own fast tests that must catch it (Runs), and
+//     what each must report (Expect, with outputHas: the test, what it
+//     sees, and the failure text that names it). If none does, the
+//     mutant is a finding: write the test of the contract that kills it.
+//  3. Say in a comment what execution tells it apart from the original
+//     (a mutant no run can tell apart is equivalent, and proves nothing).
+//  4. Run it: MUTATION_ONLY=name go test -count=1 -run TestMutants -v
+//     ./conformance/mutation; then rewrite the README's table with go
+//     test ./conformance/mutation -run TestMutantTable -update.
 //
-// Run it alone (about half a minute on two cores):
+// # The README's table
+//
+// README.md's mutation table, between the markers <!-- mutants:begin -->
+// and <!-- mutants:end -->, is rendered from the mutants: name, package,
+// rule broken, property, and for each expectation the test and what it
+// sees. TestMutantTable (also under -short) fails when it differs; -update
+// rewrites it.
+//
+// # Running it
 //
 //	go test ./conformance/mutation -v
 //
-// Under -short it is skipped. MUTATION_ONLY=name1,name2 restricts the run
-// to some mutants (the control always runs); MUTATION_SEED=n runs
+// prints a table of the results with timings. Under -short TestMutants is
+// skipped. MUTATION_ONLY=name1,name2 restricts the run to some mutants
+// (the control runs the tests they need); MUTATION_SEED=n runs
 // TestLockstep with another rapid seed; MARKERWAVE_SEED=n the runtime
 // tests with another root seed (fixed otherwise); MUTATION_KEEP=1 keeps
-// the copies and prints where they are. Outside a git work tree (a
-// tarball) the test cannot list the tracked files: it fails when CI=true
-// and skips, saying so, otherwise.
+// the snapshot, each mutant's patched files and overlay, and logs where.
+// Outside a git work tree (a tarball) the test cannot list the tracked
+// files: it fails when CI=true and skips, saying so, otherwise.
+//
+// Nothing here is compiled into the implementation: the mutants exist
+// only in the overlays. The package has no exported API.
 package mutation

@@ -4,54 +4,35 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/spec"
 )
 
-// Budget of one mutant: every go test invocation in its copy together.
+// This file is the machinery; the mutants are in mutants_<pkg>_test.go,
+// one file per package of impl/, each appending its list to mutants in
+// an init function.
+
+// Budget of one mutant: every go test invocation of it together.
 const mutantTimeout = 150 * time.Second
 
-// The lockstep test is a rapid property test: a fixed seed makes every run
-// the same, and 500 random runs catch each mutant with a wide margin (over
-// seeds 1..30 the slowest mutant needed at most 30 runs). Shrinking is
-// bounded so that a caught mutant costs seconds, not rapid's default 30s.
-// MUTATION_SEED overrides the seed (to check that the verdicts do not
-// depend on it).
-var lockstepArgs = []string{"-rapid.seed=" + lockstepSeed(), "-rapid.checks=500", "-rapid.shrinktime=3s", "-rapid.nofailfile"}
-
-func lockstepSeed() string {
-	if s := os.Getenv("MUTATION_SEED"); s != "" {
-		return s
-	}
-	return "20261201"
-}
-
-// runtimeSeed is the root seed of the conformance runtime tests in the
-// copies (MARKERWAVE_SEED, see the conformance package doc): the caller's
-// $MARKERWAVE_SEED if set, else fixed, so that the workloads and delays
-// are the same on every run (the goroutine scheduling is not).
-func runtimeSeed() string {
-	if s := os.Getenv("MARKERWAVE_SEED"); s != "" {
-		return s
-	}
-	return "20261201"
-}
+var update = flag.Bool("update", false, "rewrite the mutation table in README.md from the mutants")
 
 // patch replaces the one occurrence of Old in File (relative to the module
 // root) by New.
@@ -60,7 +41,7 @@ type patch struct {
 	Old, New string
 }
 
-// goTest is one go test invocation in the copy.
+// goTest is one go test invocation of a mutant (or of the control).
 type goTest struct {
 	Pkg   string   // e.g. ./conformance
 	Tests []string // top-level test names; -run '^(A|B)$'
@@ -68,35 +49,63 @@ type goTest struct {
 }
 
 // expect is one thing the failing suite must show: Find looks for it in
-// the output of the copy's go test runs and says what it found, or why
+// the output of the mutant's go test runs and says what it found, or why
 // not.
 type expect struct {
 	Check string // which test reports it, for the table
-	Find  func(out string) (observed string, err error)
+	// Observed says what that test sees on the mutant that it does not
+	// see on the original: what execution tells the mutant apart (the
+	// README's table shows it). outputHas sets it.
+	Observed string
+	Find     func(out string) (observed string, err error)
 }
 
 type mutant struct {
 	Name    string
-	Rule    string // the rule of the algorithm (or guarantee of a channel) broken
+	Rule    string // the rule of the algorithm, or the clause of a package's contract, broken
 	Doc     string // how the patch breaks it
 	Patches []patch
 	Runs    []goTest
-	// Want is the property the suite must name.
+	// Want is the property of the algorithm the suite must name (a
+	// spec.Property), or "" for a mutant that breaks no property of the
+	// algorithm but a package's own contract: Expect then says what
+	// names the breach.
 	Want spec.Property
 	// Expect lists what the suite must report, all of it.
 	Expect []expect
 }
 
+// mutants is every mutant, each file mutants_<pkg>_test.go appending its
+// package's in an init function.
+var mutants []mutant
+
+// The conformance runs that mutants of several packages use.
 var (
-	conformanceRun = goTest{Pkg: "./conformance", Tests: []string{"TestLockstep", "TestScenarios"}, Args: lockstepArgs}
-	fifoRun        = goTest{Pkg: "./conformance/fifo", Tests: []string{"TestMemoryChannelsAreLinearizableFIFO"}}
-	runtimeRun     = goTest{Pkg: "./conformance", Tests: []string{"TestRuntimeMemory"}}
-	// controlRuns is every test any mutant runs.
-	controlRuns = []goTest{
-		{Pkg: "./conformance", Tests: append(append([]string(nil), conformanceRun.Tests...), runtimeRun.Tests...), Args: lockstepArgs},
-		fifoRun,
-	}
+	fifoRun    = goTest{Pkg: "./conformance/fifo", Tests: []string{"TestMemoryChannelsAreLinearizableFIFO"}}
+	runtimeRun = goTest{Pkg: "./conformance", Tests: []string{"TestRuntimeMemory"}}
 )
+
+// runtimeSeed is the root seed of the conformance runtime tests the
+// mutants run (MARKERWAVE_SEED, see the conformance package doc): the
+// caller's $MARKERWAVE_SEED if set, else fixed, so that the workloads and
+// delays are the same on every run (the goroutine scheduling is not).
+func runtimeSeed() string {
+	if s := os.Getenv("MARKERWAVE_SEED"); s != "" {
+		return s
+	}
+	return "20261201"
+}
+
+// outputHas: the output matches re; observed says, for the table and the
+// log, what that match means.
+func outputHas(check, observed string, re *regexp.Regexp) expect {
+	return expect{Check: check, Observed: observed, Find: func(out string) (string, error) {
+		if !re.MatchString(out) {
+			return "", fmt.Errorf("%s does not report %s", check, observed)
+		}
+		return check + ": " + observed, nil
+	}}
+}
 
 // section is the output of test name in go test -v output: from its
 // "=== RUN" line to its "--- FAIL" or "--- PASS" line.
@@ -114,321 +123,50 @@ func section(out, name string) (string, bool) {
 	return rest, true
 }
 
-var (
-	lockstepProperty = regexp.MustCompile(`\n\s*property: (\S+)\n`)
-	lockstepTrace    = regexp.MustCompile(`failing run \(([^)]*)\) written to (\S+\.jsonl)`)
-	// lockstepVars matches a mismatch line: "v[...]" or "Len(v[...])",
-	// and the property it bears on.
-	lockstepVars = regexp.MustCompile(`\n\s+(\w+(?:\(\w+)?)\[[^\n]*\[bears on (\w+)\]`)
-)
-
-// mismatchVars lists the variable->property pairs of the mismatch lines
-// in sec, in order, once each ("Len(cutGot)->ConsistentCut").
-func mismatchVars(sec string) []string {
-	var vars []string
-	for _, m := range lockstepVars.FindAllStringSubmatch(sec, -1) {
-		name := m[1]
-		if strings.Contains(name, "(") {
-			name += ")"
-		}
-		if v := name + "->" + m[2]; !slices.Contains(vars, v) {
-			vars = append(vars, v)
+// pkgOf is the package directory (or directories) a mutant patches.
+func pkgOf(m mutant) string {
+	var dirs []string
+	for _, p := range m.Patches {
+		if d := path.Dir(p.File); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
 		}
 	}
-	return vars
+	return strings.Join(dirs, ", ")
 }
 
-// lockstepProp: TestLockstep fails on a per-step state mismatch
-// (conformance/lockstep_test.go, check), names want as the property the
-// implementation's drained run breaks, and writes that run, marked
-// drained, as a trace file on which conformance.AuditFile (what
-// markerwave audit runs) names want too: the failing run replays the
-// failure.
-func lockstepProp(want spec.Property) expect {
-	return expect{Check: "TestLockstep", Find: func(out string) (string, error) {
-		sec, ok := section(out, "TestLockstep")
-		if !ok {
-			return "", fmt.Errorf("TestLockstep did not run")
-		}
-		if !strings.Contains(sec, "the implementation's state is not the model's") {
-			return "", fmt.Errorf("TestLockstep does not fail on a state mismatch")
-		}
-		vars := mismatchVars(sec)
-		m := lockstepProperty.FindStringSubmatch(sec)
-		if m == nil {
-			return "", fmt.Errorf("TestLockstep names no property")
-		}
-		if spec.Property(m[1]) != want {
-			return "", fmt.Errorf("TestLockstep names %s, want %s", m[1], want)
-		}
-		tm := lockstepTrace.FindStringSubmatch(sec)
-		if tm == nil {
-			return "", fmt.Errorf("TestLockstep names no failure trace")
-		}
-		if tm[1] != "drained run" {
-			return "", fmt.Errorf("TestLockstep wrote the %s, want the drained run", tm[1])
-		}
-		tr, _, err := conformance.ReadTraceFile(tm[2])
-		if err != nil {
-			return "", fmt.Errorf("the failure trace: %v", err)
-		}
-		if !tr.Header.Drained {
-			return "", fmt.Errorf("the failure trace %s is not marked drained", tm[2])
-		}
-		rep, err := conformance.AuditFile(tm[2], conformance.Options{})
-		if err != nil {
-			return "", fmt.Errorf("auditing the failure trace: %v", err)
-		}
-		if got := rep.Property(); got != want {
-			return "", fmt.Errorf("audit of the failure trace %s names %q, want %s:\n%s", tm[2], got, want, rep)
-		}
-		return fmt.Sprintf("TestLockstep: %s (%s; %d-event drained trace, audit: %s)", m[1], strings.Join(vars, ", "), len(tr.Events), rep.Property()), nil
-	}}
+// ordered is ms sorted by package, in the order of the list within one.
+func ordered(ms []mutant) []mutant {
+	ms = slices.Clone(ms)
+	slices.SortStableFunc(ms, func(a, b mutant) int { return strings.Compare(pkgOf(a), pkgOf(b)) })
+	return ms
 }
 
-// lockstepVar: TestLockstep fails on a per-step state mismatch in which
-// model variable v differs, bearing on want: the variable the mutant
-// damages first (lockstepProp asserts what the drained run breaks).
-func lockstepVar(v string, want spec.Property) expect {
-	return expect{Check: "TestLockstep", Find: func(out string) (string, error) {
-		sec, ok := section(out, "TestLockstep")
-		if !ok {
-			return "", fmt.Errorf("TestLockstep did not run")
+// controlRuns is every test the mutants ms run, one go test per package
+// and test binary flags: the control must pass all of them.
+func controlRuns(ms []mutant) []goTest {
+	var runs []goTest
+	for _, m := range ms {
+		for _, r := range m.Runs {
+			i := slices.IndexFunc(runs, func(c goTest) bool { return c.Pkg == r.Pkg && slices.Equal(c.Args, r.Args) })
+			if i < 0 {
+				runs = append(runs, goTest{Pkg: r.Pkg, Args: r.Args})
+				i = len(runs) - 1
+			}
+			for _, name := range r.Tests {
+				if !slices.Contains(runs[i].Tests, name) {
+					runs[i].Tests = append(runs[i].Tests, name)
+				}
+			}
 		}
-		if !strings.Contains(sec, "the implementation's state is not the model's") {
-			return "", fmt.Errorf("TestLockstep does not fail on a state mismatch")
-		}
-		vars := mismatchVars(sec)
-		if !slices.Contains(vars, v+"->"+string(want)) {
-			return "", fmt.Errorf("TestLockstep's mismatch names %v, want %s->%s", vars, v, want)
-		}
-		prop := "?"
-		if m := regexp.MustCompile(`\n\s*property: ([^\n]+)\n`).FindStringSubmatch(sec); m != nil {
-			prop = m[1]
-		}
-		return fmt.Sprintf("TestLockstep: %s (drained run: %s)", strings.Join(vars, ", "), prop), nil
-	}}
+	}
+	return runs
 }
 
-// concurrentScenario is the fixed trace with two concurrent snapshots on
-// three fully connected processes (conformance.Scenarios).
-const concurrentScenario = "conforms/concurrent-snapshots.jsonl"
-
-// scenarioProp: TestScenarios rebuilds the fixed scenario name with the
-// mutant and Replay names want for it.
-func scenarioProp(name string, want spec.Property) expect {
-	test := "TestScenarios/" + name
-	return expect{Check: test, Find: func(out string) (string, error) {
-		sec, ok := section(out, test)
-		if !ok {
-			return "", fmt.Errorf("%s did not run", test)
-		}
-		if !strings.Contains(sec, "scenario "+name+": want conforms, got rejects: "+string(want)+"\n") {
-			return "", fmt.Errorf("%s does not report %s", test, want)
-		}
-		return fmt.Sprintf("TestScenarios %s: %s", path.Base(name), want), nil
-	}}
-}
-
-// outputHas: the output matches re.
-func outputHas(check, observed string, re *regexp.Regexp) expect {
-	return expect{Check: check, Find: func(out string) (string, error) {
-		if !re.MatchString(out) {
-			return "", fmt.Errorf("%s does not report %s", check, observed)
-		}
-		return check + ": " + observed, nil
-	}}
-}
-
-// coreMutant is a mutant of impl/core: TestLockstep and the concurrent
-// snapshots scenario must both name want.
-func coreMutant(m mutant) mutant {
-	m.Runs = []goTest{conformanceRun}
-	m.Expect = []expect{lockstepProp(m.Want), scenarioProp(concurrentScenario, m.Want)}
-	return m
-}
-
-var mutants = []mutant{
-	coreMutant(mutant{
-		Name: "forget-record",
-		Rule: "record every message received on a recording channel",
-		Doc:  "RecvApp: an application message received while its channel is recording is not appended to the recording",
-		Patches: []patch{{
-			File: "impl/core/node.go",
-			Old:  "\t\t\tst.recs[i] = append(st.recs[i], RecordedMsg{Seq: f.Seq, Amt: amt, Payload: saved})\n",
-			New:  "\t\t\t_ = saved // MUTANT forget-record: the message is not appended to the recording\n",
-		}},
-		// The snapshot completes without the message: its channel state
-		// is not what was in flight across the cut.
-		Want: spec.PropExactChannelState,
-	}),
-	coreMutant(mutant{
-		Name: "record-late",
-		Rule: "record the local state before applying anything received after it",
-		Doc:  "the recorded local state is overwritten by the state after the first message received after recording (its effect leaks into the snapshot)",
-		Patches: []patch{{
-			File: "impl/core/node.go",
-			Old: "\tvar saved []byte\n" +
-				"\tfor _, st := range n.active {\n" +
-				"\t\tif st.status[i] == Recording {\n",
-			New: "\tvar saved []byte\n" +
-				"\tfor _, st := range n.active {\n" +
-				"\t\tsince := uint64(0)\n" +
-				"\t\tfor k := range n.recvSeq {\n" +
-				"\t\t\tsince += n.recvSeq[k] - st.recvAt[k]\n" +
-				"\t\t}\n" +
-				"\t\tif since == 1 { // MUTANT record-late: the first receive after recording leaks into the recorded state\n" +
-				"\t\t\tst.state = n.State()\n" +
-				"\t\t}\n" +
-				"\t\tif st.status[i] == Recording {\n",
-		}},
-		// The message's amount is counted twice, in the recorded balance
-		// and in flight (on its recording channel) or at its sender (which
-		// recorded before sending it): the recorded money does not add up.
-		// The channel states stay exact and the cut consistent, and
-		// Conservation comes before ChandyLamportTheorem (which fails too:
-		// rcvd is off by one) in CheckRun's order.
-		Want: spec.PropConservation,
-	}),
-	coreMutant(mutant{
-		Name: "wrong-marker",
-		Rule: "a marker stops the recording of the channel it arrived on",
-		Doc:  "Receiving Rule case 2 stops the recording of the first channel still recording instead of the channel the marker arrived on",
-		Patches: []patch{{
-			File: "impl/core/node.go",
-			Old:  "\tst.status[i] = Done\n\tst.pending--\n",
-			New: "\tj := i\n" +
-				"\tif !first { // MUTANT wrong-marker: case 2 closes the first channel still recording, not the marker's\n" +
-				"\t\tfor k, x := range st.status {\n" +
-				"\t\t\tif x == Recording {\n" +
-				"\t\t\t\tj = k\n" +
-				"\t\t\t\tbreak\n" +
-				"\t\t\t}\n" +
-				"\t\t}\n" +
-				"\t}\n" +
-				"\tst.status[j] = Done\n\tst.pending--\n",
-		}},
-		// The lockstep comparison sees recChan differ first (it bears on
-		// ExactChannelState), but the channel closed too early makes its
-		// node refuse the real marker later as a duplicate: the channel
-		// the marker arrived on never stops recording, and the snapshot
-		// never completes. Every snapshot that does complete is right, so
-		// the drained run (and the fixed scenario, where P1 records two
-		// channels at once) breaks SnapshotsComplete, a liveness property.
-		Want: spec.PropSnapshotsComplete,
-	}),
-	coreMutant(mutant{
-		Name: "no-forward",
-		Rule: "on its first marker a process sends a marker on every outgoing channel",
-		Doc:  "Receiving Rule case 1 records but sends no markers",
-		Patches: []patch{{
-			File: "impl/core/node.go",
-			Old:  "\tif first {\n\t\tstep.Out = n.markers(s)\n\t}\n",
-			New:  "\tif first {\n\t\t// MUTANT no-forward: case 1 sends no markers\n\t}\n",
-		}},
-		// The initiator's incoming channels never get a marker.
-		Want: spec.PropSnapshotsComplete,
-	}),
-	{
-		Name: "fifo-swap",
-		Rule: "channels deliver in FIFO order (the transport)",
-		Doc:  "in-memory transport (delayed channels): now and then the next envelope of a channel overtakes the one due",
-		Patches: []patch{{
-			File: "impl/transport/memory.go",
-			Old:  "\t\t\tdst.push(c.q.pop())\n\t\t\tc.due = c.due[1:]\n",
-			New: "\t\t\te := c.q.pop()\n" +
-				"\t\t\tc.due = c.due[1:]\n" +
-				"\t\t\tif c.q.len() > 0 && c.rng.IntN(8) == 0 { // MUTANT fifo-swap: the next envelope overtakes this one\n" +
-				"\t\t\t\tdst.push(c.q.pop())\n" +
-				"\t\t\t\tc.due = c.due[1:]\n" +
-				"\t\t\t}\n" +
-				"\t\t\tdst.push(e)\n",
-		}},
-		Runs: []goTest{fifoRun, runtimeRun},
-		// Not a rule of impl/core: the network breaks the FIFO assumption
-		// the spec makes of channels. The porcupine check of the transport
-		// alone says so; in a running cluster, the collector's check of
-		// each recorded channel against the seqs in flight across the cut
-		// (impl/runtime, through Collect) rejects the snapshot before any
-		// trace exists when a marker and a message swap; when two messages
-		// swap, the receiving node refuses the out-of-order seq, its
-		// channel fails and Collect reports that. Which comes first in a
-		// run is down to the delays and the scheduling, so either counts.
-		Want: "FIFO channels (porcupine); collected channel state",
-		Expect: []expect{
-			outputHas("TestMemoryChannelsAreLinearizableFIFO", "porcupine: Illegal w.r.t. per-channel FIFO queues",
-				regexp.MustCompile(`is Illegal w\.r\.t\. per-channel FIFO queues`)),
-			outputHas("TestRuntimeMemory", "the runtime notices the reordering (collector: recorded channel state is not what was in flight across the cut; or a node refuses an out-of-order seq)",
-				regexp.MustCompile(`\d+ messages recorded, but \d+ were in flight across the cut|out-of-order message: expected seq \d+, got \d+`)),
-		},
-	},
-	coreMutant(mutant{
-		Name: "marker-id",
-		Rule: "a marker carries the id of the snapshot it belongs to",
-		Doc:  "markers sent (initiating or forwarding) carry the id of the lowest-id other active snapshot",
-		Patches: []patch{{
-			File: "impl/core/node.go",
-			Old:  "func (n *Node) markers(s spec.SnapID) []wire.Envelope {\n",
-			New: "func (n *Node) markers(s spec.SnapID) []wire.Envelope {\n" +
-				"\tif len(n.active) > 1 && n.active[0].id != s { // MUTANT marker-id: markers carry another active snapshot's id\n" +
-				"\t\ts = n.active[0].id\n" +
-				"\t}\n",
-		}},
-		// The mislabelled markers are duplicates of the other snapshot's
-		// (refused, or not delivered in the drain: not the model's head),
-		// so the snapshot they belonged to never completes.
-		Want: spec.PropSnapshotsComplete,
-	}),
-	{
-		Name: "cut-late",
-		Rule: "a snapshot's cut seqs are the channels' seqs when the state was recorded",
-		Doc:  "SendApp: every send moves the next send seq of the snapshots still recording at the sender, as if the cut lay after it",
-		Patches: []patch{{
-			File: "impl/core/node.go",
-			Old:  "\tseq := n.sendSeq[j]\n\tn.sendSeq[j]++\n",
-			New: "\tseq := n.sendSeq[j]\n\tn.sendSeq[j]++\n" +
-				"\tfor _, st := range n.active { // MUTANT cut-late: the cut's send seq follows later sends\n" +
-				"\t\tst.sendAt[j] = n.sendSeq[j]\n" +
-				"\t}\n",
-		}},
-		Runs: []goTest{{Pkg: "./conformance", Tests: []string{"TestLockstep"}, Args: lockstepArgs}, runtimeRun},
-		// The recorded states and channels stay right, so the events and
-		// the abstraction conform: only the seqs a checkpoint restores
-		// from (LocalSnapshot.NextSend) are wrong. The lockstep comparison
-		// of the ghost cut sees cutSent differ (it bears on
-		// ConsistentCut); the drained run's recorded lines carry the
-		// wrong cut seqs, so it and audit of its trace name ConsistentCut
-		// too; in a cluster, the collector finds more messages in flight
-		// across the cut than were recorded.
-		Want: spec.PropConsistentCut,
-		Expect: []expect{
-			lockstepVar("cutSent", spec.PropConsistentCut),
-			lockstepProp(spec.PropConsistentCut),
-			outputHas("TestRuntimeMemory", "collector: recorded channel state is not what was in flight across the cut",
-				regexp.MustCompile(`\d+ messages recorded, but \d+ were in flight across the cut`)),
-		},
-	},
-	coreMutant(mutant{
-		Name: "wrong-snapshot",
-		Rule: "a message is recorded by the snapshots recording its channel",
-		Doc:  "RecvApp: a message in flight on a recording channel is appended to the lowest-id active snapshot's recording instead of the recording snapshot's",
-		Patches: []patch{{
-			File: "impl/core/node.go",
-			Old:  "\t\t\tst.recs[i] = append(st.recs[i], RecordedMsg{Seq: f.Seq, Amt: amt, Payload: saved})\n",
-			New: "\t\t\tw := n.active[0] // MUTANT wrong-snapshot: recorded into the lowest-id active snapshot\n" +
-				"\t\t\tw.recs[i] = append(w.recs[i], RecordedMsg{Seq: f.Seq, Amt: amt, Payload: saved})\n",
-		}},
-		// One snapshot records the message twice or where it was not in
-		// flight, the other misses it.
-		Want: spec.PropExactChannelState,
-	}),
-}
-
-// result is one row of the table.
+// result is one row of the log's table.
 type result struct {
-	name, rule, want, observed string
-	ok                         bool
-	took                       time.Duration
+	name, pkg, rule, want, observed string
+	ok                              bool
+	took                            time.Duration
 }
 
 type table struct {
@@ -446,12 +184,12 @@ func (tb *table) String() string {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	rank := map[string]int{"control": -1}
-	for i, m := range mutants {
+	for i, m := range ordered(mutants) {
 		rank[m.Name] = i
 	}
-	rows := append([]result(nil), tb.rows...)
-	sort.Slice(rows, func(i, j int) bool { return rank[rows[i].name] < rank[rows[j].name] })
-	head := []string{"mutant", "rule broken", "property", "reported by", "verdict", "time"}
+	rows := slices.Clone(tb.rows)
+	slices.SortFunc(rows, func(a, b result) int { return rank[a.name] - rank[b.name] })
+	head := []string{"mutant", "package", "rule broken", "property", "reported by", "verdict", "time"}
 	cells := [][]string{head}
 	for _, r := range rows {
 		v := "caught"
@@ -463,7 +201,7 @@ func (tb *table) String() string {
 		case !r.ok:
 			v = "NOT CAUGHT"
 		}
-		cells = append(cells, []string{r.name, r.rule, r.want, r.observed, v, r.took.Round(100 * time.Millisecond).String()})
+		cells = append(cells, []string{r.name, r.pkg, r.rule, r.want, r.observed, v, r.took.Round(100 * time.Millisecond).String()})
 	}
 	w := make([]int, len(head))
 	for _, row := range cells {
@@ -490,102 +228,200 @@ func (tb *table) String() string {
 // TestMutants runs every mutant and the control; see the package doc.
 func TestMutants(t *testing.T) {
 	if testing.Short() {
-		t.Skip("mutation tests build and run the conformance suite once per mutant (about a minute); skipped under -short")
+		t.Skip("the mutation test builds and runs conformance and package tests once per mutant; skipped under -short")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is not on PATH: %v", err)
 	}
 	root := moduleRoot(t, goBin)
-	files := trackedFiles(t, root)
+	src := pin(t, root, trackedFiles(t, root))
 
-	only := map[string]bool{}
+	selected := ordered(mutants)
 	if s := os.Getenv("MUTATION_ONLY"); s != "" {
+		only := map[string]bool{}
 		for _, n := range strings.Split(s, ",") {
-			only[strings.TrimSpace(n)] = true
-		}
-		for n := range only {
-			if !hasMutant(n) {
+			n = strings.TrimSpace(n)
+			if !slices.ContainsFunc(mutants, func(m mutant) bool { return m.Name == n }) {
 				t.Fatalf("MUTATION_ONLY names %q, which is no mutant", n)
 			}
+			only[n] = true
 		}
+		selected = slices.DeleteFunc(selected, func(m mutant) bool { return !only[m.Name] })
 	}
 
+	control := controlRuns(selected)
+	overlay, work, err := src.overlay(t, "control", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rn := warm(t, goBin, src.root, overlay, control)
 	tb := &table{}
+	var controlOut string
 	t.Run("all", func(t *testing.T) {
 		t.Run("control", func(t *testing.T) {
 			t.Parallel()
-			start := time.Now()
-			dir := copyTree(t, files)
-			out, failed, err := runAll(goBin, dir, controlRuns)
-			r := result{name: "control", rule: "-", want: "pass", took: time.Since(start), ok: !failed && err == nil}
-			r.observed = "pass"
-			switch {
-			case err != nil:
-				r.observed = "error"
-				t.Errorf("control: %v", err)
-			case failed:
-				r.observed = "FAIL"
-				why := "the unmutated copy fails the test selection, so the mutants' failures prove nothing"
-				if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
-					why = "the tracked files, as they are in the work tree, do not build"
-				}
-				t.Errorf("control: %s:\n%s", why, tail(out, 80))
-			}
+			var r result
+			r, controlOut = runControl(t, rn, overlay, work, control)
 			tb.add(r)
 		})
-		for _, m := range mutants {
-			if len(only) > 0 && !only[m.Name] {
-				continue
-			}
+		for _, m := range selected {
 			t.Run(m.Name, func(t *testing.T) {
 				t.Parallel()
-				tb.add(runMutant(t, goBin, files, m))
+				tb.add(runMutant(t, rn, src, m))
 			})
 		}
 	})
-	t.Logf("mutation results:\n%s", tb)
+	if controlOut != "" {
+		t.Run("distinct", func(t *testing.T) { distinct(t, selected, controlOut) })
+	}
+	t.Logf("mutation results (%d %s and the control in %v, up to %d at a time):\n%s",
+		len(selected), plural(len(selected), "mutant"), time.Since(start).Round(100*time.Millisecond), parallelism(), tb)
 }
 
-func hasMutant(name string) bool {
-	for _, m := range mutants {
-		if m.Name == name {
-			return true
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// parallelism is how many mutants run at once: go test's -parallel,
+// GOMAXPROCS unless set.
+func parallelism() int {
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil {
+			return n
 		}
 	}
-	return false
+	return 1
 }
 
-func runMutant(t *testing.T, goBin string, files tree, m mutant) result {
+// runner runs the go tests of the mutants and the control.
+type runner struct {
+	goBin, root string
+	// rapid holds the directories of the packages whose test binaries
+	// link pgregory.net/rapid: their runs get -rapid.nofailfile, since
+	// rapid would otherwise write each failing input of a caught mutant
+	// into the package's testdata/rapid in the work tree.
+	rapid map[string]bool
+}
+
+// warm compiles, once and with all the cores, every package the runs
+// need, unmutated, into the build cache (go list -export compiles without
+// linking or running anything): the mutants and the control, started
+// together, then find them there instead of each compiling them at the
+// same time from a cold cache. A failure is the control's to report.
+func warm(t *testing.T, goBin, root, overlay string, runs []goTest) *runner {
 	start := time.Now()
-	r := result{name: m.Name, rule: m.Rule, want: string(m.Want)}
-	dir := copyTree(t, files)
-	for _, p := range m.Patches {
-		if err := applyPatch(dir, p); err != nil {
-			t.Errorf("mutant %s: %v", m.Name, err)
-			r.observed = "anchor not found"
-			r.took = time.Since(start)
-			return r
+	rn := &runner{goBin: goBin, root: root, rapid: map[string]bool{}}
+	const format = `{{.ImportPath}}|{{.Dir}}{{range .Deps}}{{if eq . "pgregory.net/rapid"}}|rapid{{end}}{{end}}`
+	args := []string{"list", "-overlay=" + overlay, "-export", "-deps", "-test", "-e", "-f", format}
+	for _, r := range runs {
+		if !slices.Contains(args, r.Pkg) {
+			args = append(args, r.Pkg)
 		}
 	}
-	out, failed, err := runAll(goBin, dir, m.Runs)
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Errorf("mutant %s: %v", m.Name, err)
+		t.Logf("compiling the unmutated packages: %v (the control will say why)\n%s", err, tail(stderr.String(), 20))
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) == 3 && strings.HasSuffix(f[0], ".test") && f[2] == "rapid" {
+			rn.rapid[f[1]] = true
+		}
+	}
+	t.Logf("compiled the unmutated packages in %v", time.Since(start).Round(100*time.Millisecond))
+	return rn
+}
+
+// distinct: no expectation of the mutants ms is found in the output of
+// the control, which passed: each tells its mutant apart from the
+// original (the README's table says so of them).
+func distinct(t *testing.T, ms []mutant, controlOut string) {
+	for _, m := range ms {
+		for _, e := range m.Expect {
+			if obs, err := e.Find(controlOut); err == nil {
+				t.Errorf("mutant %s: the unmutated tree's passing tests show what %s must report (%s), so it does not tell the mutant apart: make it name the failure", m.Name, e.Check, obs)
+			}
+		}
+	}
+}
+
+// runControl runs runs on the unmutated tree: it must pass them all, or
+// the mutants' failures prove nothing. It returns the output when they
+// do.
+func runControl(t *testing.T, rn *runner, overlay, work string, runs []goTest) (result, string) {
+	start := time.Now()
+	r := result{name: "control", rule: "-", want: "pass", observed: "pass"}
+	out, failed, err := rn.runAll(overlay, work, runs)
+	r.took = time.Since(start)
+	switch {
+	case err != nil:
 		r.observed = "error"
-		r.took = time.Since(start)
+		t.Errorf("control: %v", err)
+	case failed:
+		r.observed = "FAIL"
+		why := "the unmutated tree fails the mutants' test selection, so their failures prove nothing"
+		if buildFailed(out) {
+			why = "the tracked files, as they are in the work tree, do not build"
+		}
+		t.Errorf("control: %s:\n%s", why, tail(out, 80))
+	default:
+		r.ok = true
+		return r, out
+	}
+	return r, ""
+}
+
+func runMutant(t *testing.T, rn *runner, src *source, m mutant) result {
+	start := time.Now()
+	r := result{name: m.Name, pkg: pkgOf(m), rule: m.Rule, want: string(m.Want)}
+	if r.want == "" {
+		r.want = "-"
+	}
+	done := func(observed string) result {
+		r.observed, r.took = observed, time.Since(start)
 		return r
 	}
-	if !failed {
-		t.Errorf("mutant %s SURVIVED: %s\nthe conformance tests %s pass on it; output:\n%s", m.Name, m.Doc, runNames(m.Runs), tail(out, 60))
-		r.observed = "suite passes"
-		r.took = time.Since(start)
-		return r
+	patched := map[string][]byte{}
+	for _, p := range m.Patches {
+		b, ok := patched[p.File]
+		if !ok {
+			b, ok = src.files[p.File]
+		}
+		if !ok {
+			t.Errorf("mutant %s: anchor file %s is not tracked: the mutant must be updated", m.Name, p.File)
+			return done("anchor not found")
+		}
+		b, err := applyPatch(b, p)
+		if err != nil {
+			t.Errorf("mutant %s: %v", m.Name, err)
+			return done("anchor not found")
+		}
+		patched[p.File] = b
 	}
-	if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
+	overlay, work, err := src.overlay(t, m.Name, patched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, failed, err := rn.runAll(overlay, work, m.Runs)
+	switch {
+	case err != nil:
+		t.Errorf("mutant %s: %v", m.Name, err)
+		return done("error")
+	case !failed:
+		t.Errorf("mutant %s SURVIVED: %s\nthe tests %s pass on it; output:\n%s", m.Name, m.Doc, runNames(m.Runs), tail(out, 60))
+		return done("suite passes")
+	case buildFailed(out):
 		t.Errorf("mutant %s does not compile, so it tests nothing: fix its replacement text\n%s", m.Name, tail(out, 40))
-		r.observed = "build failed"
-		r.took = time.Since(start)
-		return r
+		return done("build failed")
 	}
 	var seen, missing []string
 	for _, e := range m.Expect {
@@ -597,18 +433,18 @@ func runMutant(t *testing.T, goBin string, files tree, m mutant) result {
 		seen = append(seen, obs)
 		t.Logf("%s", obs)
 	}
-	r.observed = strings.Join(seen, "; ")
 	if len(missing) > 0 {
 		t.Errorf("mutant %s (%s) is caught, but not as it must be:\n  %s\nfailing tests: %s\noutput:\n%s",
 			m.Name, m.Doc, strings.Join(missing, "\n  "), strings.Join(failedTests(out), ", "), tail(out, 120))
-		r.observed = "wrong report: " + strings.Join(missing, "; ")
-		r.took = time.Since(start)
-		return r
+		return done("wrong report: " + strings.Join(missing, "; "))
 	}
 	r.ok = true
 	t.Logf("mutant %s caught in %v; failing tests: %s", m.Name, time.Since(start).Round(time.Millisecond), strings.Join(failedTests(out), ", "))
-	r.took = time.Since(start)
-	return r
+	return done(strings.Join(seen, "; "))
+}
+
+func buildFailed(out string) bool {
+	return strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]")
 }
 
 func runNames(runs []goTest) string {
@@ -619,25 +455,33 @@ func runNames(runs []goTest) string {
 	return strings.Join(s, " ")
 }
 
-// runAll runs every go test of runs in dir and returns their combined
-// output and whether any failed. A test of the selection that does not run
-// at all is an error (the mutation test must then be updated), and so is a
-// go test that cannot run or does not finish within mutantTimeout.
-func runAll(goBin, dir string, runs []goTest) (string, bool, error) {
+// runAll runs every go test of runs in the module, built with the
+// overlay file overlay, and returns their combined output and whether
+// any failed. The tests write what they keep (failure traces, porcupine's
+// visualisations) under work. A test of the selection that does not run
+// at all is an error (the mutation test must then be updated), and so is
+// a go test that cannot run or does not finish within mutantTimeout.
+//
+// Vet is off: a mutant must be caught by a test (make test vets the real
+// tree).
+func (rn *runner) runAll(overlay, work string, runs []goTest) (string, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), mutantTimeout)
 	defer cancel()
 	var all strings.Builder
 	failed := false
 	for _, r := range runs {
-		args := []string{"test", "-count=1", "-v", "-timeout", "120s",
+		args := []string{"test", "-count=1", "-v", "-vet=off", "-overlay=" + overlay, "-timeout", "120s",
 			"-run", "^(" + strings.Join(r.Tests, "|") + ")$", r.Pkg}
 		args = append(args, r.Args...)
-		cmd := exec.CommandContext(ctx, goBin, args...)
-		cmd.Dir = dir
+		if rn.rapid[filepath.Join(rn.root, filepath.FromSlash(r.Pkg))] && !slices.Contains(args, "-rapid.nofailfile") {
+			args = append(args, "-rapid.nofailfile")
+		}
+		cmd := exec.CommandContext(ctx, rn.goBin, args...)
+		cmd.Dir = rn.root
 		cmd.Env = append(os.Environ(),
 			"MARKERWAVE_SEED="+runtimeSeed(),
-			"MARKERWAVE_FAIL_DIR="+filepath.Join(dir, ".failures"),
-			"MARKERWAVE_FIFO_OUT="+filepath.Join(dir, ".fifo"),
+			"MARKERWAVE_FAIL_DIR="+filepath.Join(work, "failures"),
+			"MARKERWAVE_FIFO_OUT="+filepath.Join(work, "fifo"),
 		)
 		cmd.WaitDelay = 10 * time.Second
 		var buf bytes.Buffer
@@ -646,7 +490,7 @@ func runAll(goBin, dir string, runs []goTest) (string, bool, error) {
 		out := buf.String()
 		fmt.Fprintf(&all, "$ go %s\n%s\n", strings.Join(args, " "), out)
 		if ctx.Err() != nil {
-			return all.String(), true, fmt.Errorf("go test in %s did not finish within %v:\n%s", dir, mutantTimeout, tail(out, 40))
+			return all.String(), true, fmt.Errorf("go test did not finish within %v:\n%s", mutantTimeout, tail(out, 40))
 		}
 		var ee *exec.ExitError
 		switch {
@@ -656,7 +500,7 @@ func runAll(goBin, dir string, runs []goTest) (string, bool, error) {
 		default:
 			return all.String(), true, fmt.Errorf("running go test: %v", err)
 		}
-		if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
+		if buildFailed(out) {
 			continue
 		}
 		for _, name := range r.Tests {
@@ -717,8 +561,8 @@ func moduleRoot(t *testing.T, goBin string) string {
 }
 
 // tree is the repository's tracked files (git ls-files) as they are in the
-// work tree, read once so that every copy, the control's included, is the
-// same tree even while people edit and commit.
+// work tree, read once so that every mutant, and the control, is built
+// from the same tree even while people edit and commit.
 type tree map[string][]byte
 
 func trackedFiles(t *testing.T, root string) tree {
@@ -777,7 +621,7 @@ func inCI() bool {
 // and what to do otherwise (a tree from a tarball has no git metadata).
 func noGitTree(t skipper, ci bool, why string) {
 	t.Helper()
-	const what = "the mutation test copies the repository's tracked files (git ls-files), so it needs a git checkout"
+	const what = "the mutation test builds its mutants from the repository's tracked files (git ls-files), so it needs a git checkout"
 	if ci {
 		t.Fatalf("%s: %s; CI=true, so this is a failure, not a skip: check out the repository with git (not an archive)", why, what)
 		return
@@ -815,51 +659,115 @@ func filesAt(t *testing.T, root, rev string) tree {
 		}
 		files[h.Name] = b
 	}
-	t.Logf("copying the tracked files of %s (MUTATION_REV), not the work tree", rev)
+	t.Logf("building from the tracked files of %s (MUTATION_REV), not the work tree", rev)
 	return files
 }
 
-// copyTree writes files into a fresh temporary directory.
-func copyTree(t *testing.T, files tree) string {
+// source is the tree the mutants and the control are built from, pinned
+// in the real module with the go command's -overlay: every tracked file
+// is replaced by its copy in the snapshot (what the go command reads, so
+// edits made while the test runs do not leak in, and MUTATION_REV builds
+// that commit), and every other .go file in the module is deleted. The
+// packages a mutant does not touch are then the same to the go command
+// as in the real module, so their compiled forms come from the build
+// cache; only the mutated package and its dependents compile. What a test
+// reads at run time (traces/, testdata) it reads from the work tree.
+type source struct {
+	root  string
+	files tree
+	// pinned maps every path the go command may read (absolute, as the
+	// overlay wants it) to its snapshot copy, or to "" (deleted).
+	pinned map[string]string
+}
+
+// pin writes the snapshot files once, into a temporary directory (kept
+// under MUTATION_KEEP, for the kept overlays).
+func pin(t *testing.T, root string, files tree) *source {
 	t.Helper()
-	var dir string
+	snap := t.TempDir()
 	if os.Getenv("MUTATION_KEEP") != "" {
-		d, err := os.MkdirTemp("", "markerwave-mutant-")
+		d, err := os.MkdirTemp("", "markerwave-mutants-snapshot-")
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir = d
-		t.Logf("copy kept in %s", dir)
-	} else {
-		dir = t.TempDir()
+		snap = d
 	}
+	src := &source{root: root, files: files, pinned: map[string]string{}}
 	for f, b := range files {
-		dst := filepath.Join(dir, filepath.FromSlash(f))
+		dst := filepath.Join(snap, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		src.pinned[filepath.Join(root, filepath.FromSlash(f))] = dst
 	}
-	return dir
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
+			return filepath.SkipDir // .git, and what the go command ignores
+		}
+		if _, ok := src.pinned[p]; !ok && !d.IsDir() && strings.HasSuffix(p, ".go") {
+			src.pinned[p] = "" // untracked: not in the tree the mutants are built from
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("listing the module's .go files: %v", err)
+	}
+	return src
 }
 
-// applyPatch replaces p.Old, which must occur exactly once, in the copy.
-func applyPatch(dir string, p patch) error {
-	path := filepath.Join(dir, filepath.FromSlash(p.File))
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("anchor file %s: %v: the mutant must be updated", p.File, err)
+// overlay writes, in a fresh work directory for name, the patched files
+// and the overlay that builds the snapshot with them, and returns the
+// overlay file and the work directory. MUTATION_KEEP=1 keeps the
+// directory and logs the command that builds the mutant again.
+func (s *source) overlay(t *testing.T, name string, patched map[string][]byte) (overlay, work string, err error) {
+	t.Helper()
+	if os.Getenv("MUTATION_KEEP") != "" {
+		if work, err = os.MkdirTemp("", "markerwave-mutant-"+name+"-"); err != nil {
+			return "", "", err
+		}
+		defer func() { t.Logf("%s kept in %s: go test -overlay=%s ...", name, work, overlay) }()
+	} else {
+		work = t.TempDir()
 	}
-	switch n := strings.Count(string(b), p.Old); n {
+	replace := make(map[string]string, len(s.pinned)+len(patched))
+	for p, to := range s.pinned {
+		replace[p] = to
+	}
+	for f, b := range patched {
+		dst := filepath.Join(work, "src", filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			return "", "", err
+		}
+		replace[filepath.Join(s.root, filepath.FromSlash(f))] = dst
+	}
+	b, err := json.Marshal(struct{ Replace map[string]string }{replace})
+	if err != nil {
+		return "", "", err
+	}
+	overlay = filepath.Join(work, "overlay.json")
+	return overlay, work, os.WriteFile(overlay, b, 0o644)
+}
+
+// applyPatch returns b with p.Old, which must occur exactly once,
+// replaced by p.New.
+func applyPatch(b []byte, p patch) ([]byte, error) {
+	switch n := bytes.Count(b, []byte(p.Old)); n {
 	case 1:
 	case 0:
-		return fmt.Errorf("anchor snippet not found in %s, the code changed: the mutant must be updated\nsnippet:\n%s", p.File, p.Old)
+		return nil, fmt.Errorf("anchor snippet not found in %s, the code changed: the mutant must be updated\nsnippet:\n%s", p.File, p.Old)
 	default:
-		return fmt.Errorf("anchor snippet occurs %d times in %s: the mutant must be updated to a unique snippet\nsnippet:\n%s", n, p.File, p.Old)
+		return nil, fmt.Errorf("anchor snippet occurs %d times in %s: the mutant must be updated to a unique snippet\nsnippet:\n%s", n, p.File, p.Old)
 	}
-	return os.WriteFile(path, []byte(strings.Replace(string(b), p.Old, p.New, 1)), 0o644)
+	return bytes.Replace(b, []byte(p.Old), []byte(p.New), 1), nil
 }
 
 // skipRecorder records noGitTree's verdict.
@@ -928,11 +836,7 @@ func TestTrackedFilesHelper(t *testing.T) {
 // mutant's anchor snippet occurs exactly once in the work tree, and that
 // applyPatch refuses missing and ambiguous anchors.
 func TestMutantAnchors(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is not on PATH: %v", err)
-	}
-	root := moduleRoot(t, goBin)
+	root := filepath.Join("..", "..")
 	for _, m := range mutants {
 		for _, p := range m.Patches {
 			b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p.File)))
@@ -949,20 +853,127 @@ func TestMutantAnchors(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f.go"), []byte("a\nb\na\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct{ old, want string }{{"c\n", "not found"}, {"a\n", "occurs 2 times"}} {
-		err := applyPatch(dir, patch{File: "f.go", Old: tc.old, New: "x\n"})
+		_, err := applyPatch([]byte("a\nb\na\n"), patch{File: "f.go", Old: tc.old, New: "x\n"})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "must be updated") {
 			t.Errorf("applyPatch(%q) = %v, want an error saying %q and that the mutant must be updated", tc.old, err, tc.want)
 		}
 	}
-	if err := applyPatch(dir, patch{File: "f.go", Old: "b\n", New: "x\n"}); err != nil {
+	if b, err := applyPatch([]byte("a\nb\na\n"), patch{File: "f.go", Old: "b\n", New: "x\n"}); err != nil || string(b) != "a\nx\na\n" {
+		t.Errorf("applyPatch = %q, %v; want \"a\\nx\\na\\n\"", b, err)
+	}
+}
+
+// The README's mutation table lies between these markers; TestMutantTable
+// keeps it equal to renderTable(mutants).
+const (
+	tableBegin = "<!-- mutants:begin -->"
+	tableEnd   = "<!-- mutants:end -->"
+	readmePath = "../../README.md"
+)
+
+// renderTable is the README's mutation table, in markdown: one row per
+// mutant, by package, saying which rule (or contract clause) it breaks,
+// the property the suite must name, and for each test that must catch it
+// what that test sees on the mutant and not on the original.
+func renderTable(ms []mutant) string {
+	cell := func(s string) string {
+		return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", tableBegin)
+	b.WriteString("<!-- Written by go test ./conformance/mutation -run TestMutantTable -update, from the mutants in conformance/mutation/mutants_*_test.go: edit those, not this table. -->\n\n")
+	b.WriteString("| mutant | package | rule broken | property | caught by: what the test sees that the original never shows |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, m := range ordered(ms) {
+		want := string(m.Want)
+		if want == "" {
+			want = "- (the package's contract)"
+		}
+		var caught []string
+		for _, e := range m.Expect {
+			caught = append(caught, fmt.Sprintf("%s: %s", cell(e.Check), cell(e.Observed)))
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", m.Name, cell(pkgOf(m)), cell(m.Rule), cell(want), strings.Join(caught, "<br>"))
+	}
+	fmt.Fprintf(&b, "\n%d mutants in %d packages.\n%s", len(ms), countPkgs(ms), tableEnd)
+	return b.String()
+}
+
+func countPkgs(ms []mutant) int {
+	pkgs := map[string]bool{}
+	for _, m := range ms {
+		pkgs[pkgOf(m)] = true
+	}
+	return len(pkgs)
+}
+
+// TestMutantTable: README.md holds, between the markers, the table
+// renderTable makes of the mutants (also under -short; -update rewrites
+// it).
+func TestMutantTable(t *testing.T) {
+	b, err := os.ReadFile(readmePath)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "f.go")); string(b) != "a\nx\na\n" {
-		t.Errorf("applyPatch wrote %q", b)
+	readme := string(b)
+	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
+	if i < 0 || j < i || strings.Count(readme, tableBegin) != 1 || strings.Count(readme, tableEnd) != 1 {
+		t.Fatalf("README.md must hold the mutation table once, between %s and %s", tableBegin, tableEnd)
+	}
+	got, want := readme[i:j+len(tableEnd)], renderTable(mutants)
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(readmePath, []byte(readme[:i]+want+readme[j+len(tableEnd):]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote the mutation table in README.md")
+		return
+	}
+	t.Errorf("README.md's mutation table is not the mutants': run go test ./conformance/mutation -run TestMutantTable -update\nwant:\n%s", want)
+}
+
+// TestMutantDefinitions: every mutant is complete enough to run and to
+// be shown in the table (also under -short).
+func TestMutantDefinitions(t *testing.T) {
+	if len(mutants) == 0 {
+		t.Fatal("no mutants")
+	}
+	names := map[string]bool{}
+	for _, m := range mutants {
+		switch {
+		case m.Name == "" || strings.ContainsAny(m.Name, ", \t"):
+			t.Errorf("mutant %q: a name is one word, no commas (MUTATION_ONLY lists names)", m.Name)
+		case names[m.Name]:
+			t.Errorf("two mutants are named %s", m.Name)
+		}
+		names[m.Name] = true
+		if m.Rule == "" || m.Doc == "" {
+			t.Errorf("mutant %s: the rule it breaks and how (Rule, Doc) must be said", m.Name)
+		}
+		if len(m.Patches) == 0 {
+			t.Errorf("mutant %s patches nothing", m.Name)
+		}
+		if len(m.Runs) == 0 {
+			t.Errorf("mutant %s runs no test", m.Name)
+		}
+		for _, r := range m.Runs {
+			if r.Pkg == "" || len(r.Tests) == 0 {
+				t.Errorf("mutant %s: a run names no package or no test: %+v", m.Name, r)
+			}
+		}
+		if len(m.Expect) == 0 {
+			t.Errorf("mutant %s: Expect is empty, so any failure would count as its catch", m.Name)
+		}
+		for _, e := range m.Expect {
+			if e.Check == "" || e.Observed == "" || e.Find == nil {
+				t.Errorf("mutant %s: an expectation must say which test reports it, what that test sees, and how to find it (Check %q, Observed %q)", m.Name, e.Check, e.Observed)
+			}
+		}
+		if strings.ContainsAny(string(m.Want), " ;,") {
+			t.Errorf("mutant %s: Want %q is not a property's name (a spec.Property, or empty for a package's contract)", m.Name, m.Want)
+		}
 	}
 }
