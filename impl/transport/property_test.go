@@ -101,11 +101,11 @@ func fifoViolation(ch spec.Channel, sent, got []wire.Frame, complete bool) strin
 type opKind int
 
 const (
-	opSend  opKind = iota // one frame
-	opBurst               // several frames back to back
-	opCut                 // TCP.CutConnection on the channel
-	opPause               // the channel's sender sleeps a little
-	opBurstCut            // a burst, and a cut Micros into it
+	opSend     opKind = iota // one frame
+	opBurst                  // several frames back to back
+	opCut                    // TCP.CutConnection on the channel
+	opPause                  // the channel's sender sleeps a little
+	opBurstCut               // a burst, and a cut Micros into it
 )
 
 type op struct {
