@@ -248,7 +248,7 @@ func TestTCPRestartProperty(t *testing.T) {
 		open = open[1:]
 		a2 := newA()
 		open = append(open, a2)
-		const base = 1000 // the new sender's frames are #1001...
+		const base = 1000             // the new sender's frames are #1001...
 		send(a2, &sentA2, base+1, k2) // may end early: the channel failed
 		failed := settle(rt, a2, ch)
 		b.tr.in[ch].mu.Lock()
