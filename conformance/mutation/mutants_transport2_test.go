@@ -131,7 +131,7 @@ var transport2Mutants = []mutant{
 			Old:  "\t\told.Close()\n\t\t<-oldDone\n",
 			New:  "\t\told.Close()\n\t\t_ = oldDone // MUTANT transport-takeover-early: the old reader may still deliver\n",
 		}},
-		Runs: transportProps("1000", "TestTCPExactlyOnceFIFOProperty"),
+		Runs: transportProps("500", "TestTCPExactlyOnceFIFOProperty"),
 		Expect: []expect{outputHas("TestTCPExactlyOnceFIFOProperty", "exactly-once broken: a frame delivered by both the old and the new connection",
 			regexp.MustCompile(`exactly-once FIFO broken on \S+: duplicate: frame #\d+ delivered again`))},
 	},
