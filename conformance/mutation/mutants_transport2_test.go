@@ -101,17 +101,16 @@ var transport2Mutants = []mutant{
 			regexp.MustCompile(`exactly-once FIFO broken on \S+: reordered: frame #\d+ delivered at position \d+, before frame #\d+`))},
 	},
 	{
-		// Tells apart: Close while an inbox's channel buffer holds
-		// envelopes no reader took. The original lists them; the mutant
-		// closes the channel with them inside, where nobody reads them.
-		Name: "transport-close-forgets-buffered",
-		Rule: "Close lists every accepted envelope no reader took",
-		Doc:  "an inbox's shut closes its channel without first draining the envelopes buffered in it into the report",
+		// Tells apart: Close while a delayed channel still holds envelopes
+		// that are not due. The original lists them as undelivered; the
+		// mutant drops them, so they are neither read nor listed.
+		Name: "transport-close-forgets-delayed",
+		Rule: "Close lists every accepted envelope no reader took (delayed ones included)",
+		Doc:  "Memory.Close reports what the inboxes hold but forgets the envelopes still waiting in the delayed channels",
 		Patches: []patch{{
-			File: "impl/transport/inbox.go",
-			Old: "\tvar left []wire.Envelope\n\tfor {\n\t\tselect {\n\t\tcase e := <-b.out:\n\t\t\tleft = append(left, e)\n" +
-				"\t\t\tcontinue\n\t\tdefault:\n\t\t}\n\t\tbreak\n\t}\n\tclose(b.out)\n",
-			New: "\tvar left []wire.Envelope\n\tclose(b.out) // MUTANT transport-close-forgets-buffered: what is in the channel is left there\n",
+			File: "impl/transport/memory.go",
+			Old:  "\t\tleft = append(left, mc.q.drain()...)\n",
+			New:  "\t\t_ = mc.q.drain() // MUTANT transport-close-forgets-delayed: the envelopes not yet due are dropped\n",
 		}},
 		Runs: transportProps("100", "TestMemoryClosePendingProperty"),
 		Expect: []expect{outputHas("TestMemoryClosePendingProperty", "Close lost frames: neither read nor listed",

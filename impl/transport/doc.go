@@ -86,8 +86,10 @@
 // taken by an Inbox reader, and otherwise a *ShutdownError listing, each
 // list in per-channel send order:
 //   - Undelivered: envelopes that reached the receiving side (Memory: all
-//     of them, delayed ones included) that no reader took; a reader racing
-//     with Close gets each envelope or leaves it to this list, never both;
+//     of them, delayed ones included) that no reader took. An envelope
+//     leaves the inbox only when a reader takes it, so even with readers
+//     still reading while Close runs, what they took is a prefix of each
+//     channel and Undelivered (the Memory part) is the rest, never both;
 //   - Unacked (TCP): frames the receiver never acknowledged. The receiver
 //     may hold some of them (an ack can be lost with its connection), so
 //     between two transports these may overlap the receiver's deliveries;
