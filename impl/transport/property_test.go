@@ -19,6 +19,10 @@ import (
 // checks what the receivers got against what was sent, per channel, with
 // failures that name what broke: a frame lost, duplicated, reordered,
 // altered or invented, or a refusal not named as the contract says.
+//
+// Each runs rapid's default 100 checks (a fifth under -short), a few
+// seconds for all of them; for a longer run pass -rapid.checks, e.g.
+// go test -run Property ./impl/transport -rapid.checks=2000.
 
 // drainTimeout is the TCP transports' DrainTimeout in the properties;
 // closeBound is how long their Close may take when every receiver is up
