@@ -37,11 +37,13 @@ func (q *fifo) drain() []wire.Envelope {
 	return out
 }
 
-// inboxBuffer is the capacity of an inbox's channel.
-const inboxBuffer = 64
-
-// inbox is a node's unbounded inbound queue, pumped into out (a buffered
-// channel) by one goroutine so that pushes never block.
+// inbox is a node's unbounded inbound queue, pumped into out by one
+// goroutine so that pushes never block. out is unbuffered: an envelope
+// leaves the queue only when a reader has taken it, so what readers took
+// is a prefix of each channel and what shut returns is the rest, even
+// with a reader racing Close. (A buffered out would leave Close and a
+// reader both draining it: the reader could take a later envelope than
+// one Close lists.)
 type inbox struct {
 	mu     sync.Mutex
 	q      fifo
@@ -50,7 +52,7 @@ type inbox struct {
 }
 
 func newInbox() *inbox {
-	return &inbox{notify: make(chan struct{}, 1), out: make(chan wire.Envelope, inboxBuffer)}
+	return &inbox{notify: make(chan struct{}, 1), out: make(chan wire.Envelope)}
 }
 
 // push appends e; it never blocks.
@@ -65,7 +67,7 @@ func (b *inbox) push(e wire.Envelope) {
 }
 
 // pump feeds out until done is closed. After it returns, the envelopes
-// nobody received are those in out's buffer followed by the queue.
+// nobody received are those in the queue.
 func (b *inbox) pump(done <-chan struct{}) {
 	for {
 		b.mu.Lock()
@@ -92,22 +94,10 @@ func (b *inbox) pump(done <-chan struct{}) {
 }
 
 // shut closes out and returns the envelopes no reader took, in order. Call
-// it after pump has returned. A reader racing with shut gets each envelope
-// or leaves it to the result, never both.
+// it after pump has returned.
 func (b *inbox) shut() []wire.Envelope {
-	var left []wire.Envelope
-	for {
-		select {
-		case e := <-b.out:
-			left = append(left, e)
-			continue
-		default:
-		}
-		break
-	}
 	close(b.out)
 	b.mu.Lock()
-	left = append(left, b.q.drain()...)
-	b.mu.Unlock()
-	return left
+	defer b.mu.Unlock()
+	return b.q.drain()
 }

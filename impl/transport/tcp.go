@@ -885,10 +885,16 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 	tr := o.t
 	o.mu.Lock()
 	if last > o.base {
+		// The receiver holds frames whose acks the cut connection lost:
+		// they are acknowledged now (and Close's drain may be waiting).
 		k := int(last - o.base)
 		clear(o.frames[:k])
 		o.frames = o.frames[k:]
+		if len(o.frames) == 0 {
+			o.frames = nil
+		}
 		o.base = last
+		o.cond.Broadcast()
 	}
 	o.written = last
 	resend := 0

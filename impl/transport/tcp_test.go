@@ -718,3 +718,57 @@ func TestTCPOldReceiver(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Len(t, se.Unacked, 1)
 }
+
+// Frames whose acks a cut connection lost are acknowledged by the next
+// handshake (its Last): Close, waiting for them, must wake up then, not
+// wait out DrainTimeout. The receiver here is hand-written: it takes three
+// frames without acknowledging them, drops the connection, and answers the
+// next hello with Last 3.
+func TestTCPHandshakeAcknowledgesForClose(t *testing.T) {
+	checkNoLeak(t)
+	r := newRestartRig(t)
+	a := r.start(TCPConfig{
+		Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": r.addrB}, Local: []spec.ProcID{"P1"},
+		RedialMin: time.Millisecond, RedialMax: 5 * time.Millisecond, DrainTimeout: 10 * time.Second,
+	})
+	r.send(a, 1, 3)
+	const inc = 0x2222
+	require.NoError(t, r.lnB.(*net.TCPListener).SetDeadline(time.Now().Add(5*time.Second)))
+	accept := func() (net.Conn, *bufio.Reader) {
+		c, err := r.lnB.Accept()
+		require.NoError(t, err)
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		br := bufio.NewReader(c)
+		_, err = wire.ReadHello(br)
+		require.NoError(t, err)
+		return c, br
+	}
+	c, br := accept()
+	_, err := c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Incarnation: inc, Last: 0}))
+	require.NoError(t, err)
+	for i := uint64(1); i <= 3; i++ {
+		f, err := wire.ReadFrame(br, 0)
+		require.NoError(t, err)
+		require.True(t, appFrame(r.ch, i).Equal(f))
+	}
+	c.Close()
+	c, _ = accept()
+	// Close starts waiting for the three acknowledgements, then the
+	// handshake gives them.
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	time.Sleep(50 * time.Millisecond)
+	_, err = c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Incarnation: inc, Last: 3}))
+	require.NoError(t, err)
+	select {
+	case err := <-closed:
+		require.NoError(t, err, "nothing is pending")
+		assert.Less(t, time.Since(start), time.Second, "Close waited for acknowledgements the handshake had given")
+	case <-time.After(time.Second):
+		t.Errorf("Close still waits %v after the handshake acknowledged every frame (DrainTimeout 10s)", time.Since(start))
+		require.NoError(t, <-closed)
+	}
+	c.Close()
+	r.lnB.Close()
+}

@@ -1,7 +1,3 @@
-// Package transport carries wire.Envelopes on the directed FIFO channels of
-// a spec.Topology: reliably, without duplication, in send order per channel.
-// Memory is an in-process transport (optionally with random delays); TCP
-// runs one TCP connection per channel and survives connection cuts.
 package transport
 
 import (
