@@ -60,6 +60,9 @@ func Init(cfg *Config) *State {
 		st.Pre[s] = InitApp(cfg)
 		st.Post[s] = InitApp(cfg)
 	}
+	if cfg.Faults() {
+		initFaults(cfg, st) // InitF, tla/ChandyLamportFaults.tla lines 51-59
+	}
 	return st
 }
 

@@ -70,7 +70,9 @@ func assertTraceValid(t *testing.T, cfg *Config, v *Violation) {
 	case "property":
 		assert.True(t, v.Stutter)
 		assert.False(t, fairEnabled(cfg, last))
-		assert.GreaterOrEqual(t, SnapshotDone(cfg, last), 0)
+		prop, s := liveSnapshot(cfg, last)
+		assert.Equal(t, v.Property, prop)
+		assert.GreaterOrEqual(t, s, 0)
 	}
 }
 
