@@ -13,7 +13,7 @@
 // action that is false (with its .tla line) and what the state holds
 // instead, leaving its input untouched: Init, SendApp, RecvApp, RecvAppAt,
 // Initiate, RecvMarker, RecvMarkerAt, and the variants' RecvAppNoRecord
-// and RecvMarkerNoForward. Each action's enabling conjuncts are written
+// and RecvMarkerNoForward (and those of the faults module, below). Each action's enabling conjuncts are written
 // once (enabledSendApp, enabledRecvAt, enabledInitiate); the explorer
 // reads them as an allocation-free Conjunct. The helper operators are mirrored too: the pure
 // ones exported (ShadowSend, ShadowRecv, SentBeforeCut, InitApp, CurrentApp,
@@ -76,4 +76,59 @@
 // Complete(s). A counterexample is the shortest path to such a state,
 // followed by stuttering. For SpecNonFIFO and SpecNoRecord (no fairness)
 // every reachable state counts.
+//
+// # Failures: tla/ChandyLamportFaults.tla
+//
+// The faults module (model/faults.go) adds the variables alive, suspected,
+// abortedBy, crashes, inc, base and restoredFrom (State's last fields,
+// set only when Config.Faults()), the actions SendAppF, RecvAppF,
+// InitiateF, RecvMarkerF (the algorithm's, taken by live processes only),
+// DropMarker, Crash, Detect, FalseSuspect, Abort, Recover and RecoverAny,
+// the invariants FaultTypeOK, MoneyConserved, ExactlyOnce,
+// TheoremUnlessAborted, AbortSound, RecoveredFromComplete and
+// RecoveryReachable, and the liveness property SnapshotsEnd (line 287):
+// \A s \in Snap : Initiated(s) ~> (Complete(s) \/ Aborted(s)). The
+// argument above is restated for it; each step still holds, with these
+// changes.
+//
+//  1. A recovery gives back budget and un-records every snapshot, so the
+//     measure grows two components in front and two before the messages:
+//     (MaxRecover - inc, MaxCrash - crashes, unspent budget, unrecorded
+//     pairs, unsuspected processes, snapshots not aborted, messages in
+//     channels). Recover and RecoverAny decrease the first; Crash the
+//     second and changes no earlier one; SendAppF, InitiateF and case 1 of
+//     RecvMarkerF as before; Detect and FalseSuspect the fifth; Abort the
+//     sixth; RecvAppF, case 2 of RecvMarkerF and DropMarker the last. Every
+//     action decreases it strictly, so again every behaviour ends
+//     stuttering in a final state F, and the explorer asserts the decrease
+//     on every transition.
+//  2. Fairness (lines 225-233) is weak fairness on RecvAppF, RecvMarkerF and
+//     DropMarker (together enabled iff some channel into a live process is
+//     non-empty), on Abort, and, in SpecFaults only, on Detect: F ends a
+//     fair behaviour iff none of them is enabled in F. SpecNoDetector has
+//     no Detect in its next-state relation and so no fairness on it
+//     (weak fairness on an action that is never taken would leave no fair
+//     behaviour with a crash at all, and the property would hold
+//     vacuously). SpecRecoverAny has no fairness.
+//  3. Initiated and Ended(s) == Complete(s) \/ Aborted(s) are monotone
+//     within an incarnation, and Recover is enabled only when no snapshot
+//     is pending (line 191). So if Initiated(s) holds at some point, then
+//     either a recovery follows, and Ended(s) held in the state it was
+//     taken from, or none does, and Initiated(s) holds up to F, where
+//     Ended(s) must then hold. Conversely a path to an F with a pending
+//     snapshot, then stuttering, violates SnapshotsEnd.
+//
+// Hence SnapshotsEnd holds of SpecFaults and SpecNoDetector iff no
+// reachable state with no fair action enabled has a pending snapshot
+// (SnapshotEnded). Step 3 needs the guard of Recover: it would not hold
+// for RecoverAny, which may roll back a pending snapshot, so NewConfig
+// accepts SnapshotsEnd for the faults specifications only and
+// SnapshotsComplete (which an abort or a recovery falsifies) for the
+// others only; no model checks SnapshotsEnd of SpecRecoverAny. Why F has
+// no pending snapshot in SpecFaults: every crashed process is suspected
+// (Detect), every suspected one has finished its part of every pending
+// snapshot (Abort), and every channel into a live process is empty, so
+// the failure-free argument applies to the live processes and the crashed
+// ones have already done their part. SpecNoDetector's counterexample is a
+// crash before the crashed process records (MCFaultsNoDetector).
 package model

@@ -328,6 +328,53 @@ func recoverAny(cfg *Config, st *State, s int) (*State, Conjunct) {
 
 // The exported faults actions, by process ids.
 
+// chanAction applies a channel action named by its processes.
+func chanAction(cfg *Config, st *State, kind ActionKind, p, q spec.ProcID, a int64) (*State, error) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		label := fmt.Sprintf("%s(%q,%q)", kind, p, q)
+		if kind == ActSendAppF {
+			label = fmt.Sprintf("%s(%q,%q,%d)", kind, p, q, a)
+		}
+		return nil, noSuchChannel(kind, label, p, q)
+	}
+	return Action{Kind: kind, Chan: c, Amt: a}.Apply(cfg, st)
+}
+
+// SendAppF mirrors SendAppF(p, q, a) (lines 64-68): SendApp by a live p to
+// an unsuspected q.
+func SendAppF(cfg *Config, st *State, p, q spec.ProcID, a int64) (*State, error) {
+	return chanAction(cfg, st, ActSendAppF, p, q, a)
+}
+
+// RecvAppF mirrors RecvAppF(p, q) (lines 70-73): RecvApp by a live q.
+func RecvAppF(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
+	return chanAction(cfg, st, ActRecvAppF, p, q, 0)
+}
+
+// RecvMarkerF mirrors RecvMarkerF(p, q) (lines 81-87): RecvMarker by a
+// live q, for a marker of a snapshot not aborted.
+func RecvMarkerF(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
+	return chanAction(cfg, st, ActRecvMarkerF, p, q, 0)
+}
+
+// DropMarker mirrors DropMarker(p, q) (lines 90-97): a live q drops the
+// marker of an aborted snapshot at the head of <<p, q>>.
+func DropMarker(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
+	return chanAction(cfg, st, ActDropMarker, p, q, 0)
+}
+
+// InitiateF mirrors InitiateF(s) (lines 75-78): Initiate by a live
+// initiator.
+func InitiateF(cfg *Config, st *State, s spec.SnapID) (*State, error) {
+	si := cfg.SnapIndex(s)
+	if si < 0 {
+		return nil, &NotEnabled{Action: fmt.Sprintf("InitiateF(%d)", s), Conjunct: NoSnap, Source: NoSnap.Source(ActInitiateF),
+			Why: fmt.Sprintf("snapshot %d is not in Snap", s)}
+	}
+	return Action{Kind: ActInitiateF, Snap: si}.Apply(cfg, st)
+}
+
 // procAction applies a process action named by its id.
 func procAction(cfg *Config, st *State, kind ActionKind, p spec.ProcID, s int) (*State, error) {
 	pi := cfg.Topo.ProcIndex(p)

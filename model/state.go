@@ -108,7 +108,7 @@ type State struct {
 }
 
 // Origin is what an incarnation was restored from, the values of
-// restoredFrom in tla/ChandyLamportFaults.tla (line 256).
+// restoredFrom in tla/ChandyLamportFaults.tla (line 254).
 type Origin uint8
 
 const (
