@@ -29,6 +29,9 @@ const (
 	// RecvMarkerNoForward replaces RecvMarker; weak fairness on RecvApp and
 	// RecvMarkerNoForward.
 	VariantNoForward Variant = "SpecNoForward"
+	// VariantLossy is SpecLossy (tla/ChandyLamportLossy.tla): Next or Lose,
+	// a channel losing its head; the fairness of Spec.
+	VariantLossy Variant = "SpecLossy"
 	// VariantFaults is SpecFaults (tla/ChandyLamportFaults.tla line 231):
 	// crashes, a failure detector, aborts and rollback recovery.
 	VariantFaults Variant = "SpecFaults"
@@ -40,10 +43,10 @@ const (
 	VariantRecoverAny Variant = "SpecRecoverAny"
 )
 
-// Valid reports whether v is one of the seven specifications.
+// Valid reports whether v is one of the eight specifications.
 func (v Variant) Valid() bool {
 	switch v {
-	case VariantSpec, VariantNonFIFO, VariantNoRecord, VariantNoForward:
+	case VariantSpec, VariantNonFIFO, VariantNoRecord, VariantNoForward, VariantLossy:
 		return true
 	}
 	return v.Faults()
@@ -127,7 +130,7 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 		return nil, fmt.Errorf("model: no topology")
 	}
 	if !v.Valid() {
-		return nil, fmt.Errorf("model: unknown specification %q (want Spec, SpecNonFIFO, SpecNoRecord, SpecNoForward, SpecFaults, SpecNoDetector or SpecRecoverAny)", string(v))
+		return nil, fmt.Errorf("model: unknown specification %q (want Spec, SpecNonFIFO, SpecNoRecord, SpecNoForward, SpecLossy, SpecFaults, SpecNoDetector or SpecRecoverAny)", string(v))
 	}
 	if np := len(k.Topo.Procs); np > MaxProcs {
 		return nil, constErr("Proc", "%d processes, at most %d supported", np, MaxProcs)
@@ -331,11 +334,11 @@ func (cfg *Config) SnapIndex(s spec.SnapID) int {
 }
 
 // Fair reports whether the variant's specification has weak fairness on
-// the receive actions (Spec, SpecNoForward, SpecFaults and SpecNoDetector
-// do; the other three have no fairness conjunct).
+// the receive actions (Spec, SpecNoForward, SpecLossy, SpecFaults and
+// SpecNoDetector do; the other three have no fairness conjunct).
 func (cfg *Config) Fair() bool {
 	switch cfg.Variant {
-	case VariantSpec, VariantNoForward, VariantFaults, VariantNoDetector:
+	case VariantSpec, VariantNoForward, VariantLossy, VariantFaults, VariantNoDetector:
 		return true
 	}
 	return false

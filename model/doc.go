@@ -13,10 +13,11 @@
 // action that is false (with its .tla line) and what the state holds
 // instead, leaving its input untouched: Init, SendApp, RecvApp, RecvAppAt,
 // Initiate, RecvMarker, RecvMarkerAt, and the variants' RecvAppNoRecord
-// and RecvMarkerNoForward (and those of the faults module, below). Each action's enabling conjuncts are written
-// once (enabledSendApp, enabledRecvAt, enabledInitiate); the explorer
-// reads them as an allocation-free Conjunct. The helper operators are mirrored too: the pure
-// ones exported (ShadowSend, ShadowRecv, SentBeforeCut, InitApp, CurrentApp,
+// and RecvMarkerNoForward, Lose (tla/ChandyLamportLossy.tla), and those
+// of the faults module (below). Each action's enabling conjuncts are
+// written once (enabledSendApp, enabledRecvAt, enabledInitiate); the
+// explorer reads them as an allocation-free Conjunct. The helper
+// operators are mirrored too: the pure ones exported (ShadowSend, ShadowRecv, SentBeforeCut, InitApp, CurrentApp,
 // RecordedApp), the ones that write part of a successor unexported (postRecv,
 // consume, recordInFlight, recordState, withMarkers). So is every
 // property (TypeOK, ConsistentCut, ExactChannelState, Conservation,
@@ -50,17 +51,18 @@
 //     channels) in the lexicographic order on N^3: SendApp spends one unit
 //     of budget; RecvApp, RecvAppAt, RecvAppNoRecord and case 2 of the
 //     marker rules take one message off a channel and change neither of
-//     the first two; Initiate and case 1 of the marker rules record one
-//     more process for a snapshot (spending no budget). So the reachable
+//     the first two (so does Lose, which loses one); Initiate and case 1
+//     of the marker rules record one more process for a snapshot
+//     (spending no budget). So the reachable
 //     state graph is a DAG, every behaviour takes finitely many
 //     non-stuttering steps, and from some point on it stutters in one final
 //     state F forever. The explorer asserts this measure decrease on every
 //     transition it computes, and fails if it ever does not hold.
 //  2. The specification's fairness is weak fairness on every receive action
-//     (RecvApp and RecvMarker for Spec, line 257; RecvApp and
-//     RecvMarkerNoForward for SpecNoForward); SpecNonFIFO and SpecNoRecord
-//     have none. A behaviour stuttering forever in F is fair iff no fair
-//     action is enabled in F (an enabled one would be continuously enabled
+//     (RecvApp and RecvMarker for Spec, line 257, and SpecLossy, whose Lose
+//     is not fair; RecvApp and RecvMarkerNoForward for SpecNoForward);
+//     SpecNonFIFO and SpecNoRecord have none. A behaviour stuttering
+//     forever in F is fair iff no fair action is enabled in F (an enabled one would be continuously enabled
 //     and never taken). Conversely every finite path from the initial state
 //     to such an F, then stuttering, is a fair behaviour of the spec.
 //  3. On a behaviour that ends stuttering in F, Initiated(s) ~> Complete(s)

@@ -96,6 +96,7 @@ const (
 	modCL        = "ChandyLamport.tla"
 	modNoRecord  = "ChandyLamportNoRecord.tla"
 	modNoForward = "ChandyLamportNoForward.tla"
+	modLossy     = "ChandyLamportLossy.tla"
 	modFaults    = "ChandyLamportFaults.tla"
 )
 
@@ -130,6 +131,10 @@ var conjunctText = map[ActionKind]map[Conjunct]Source{
 		NoChannel:  {"<<p, q>> \\in Chan", modNoForward, 26},
 		NoPosition: {"chan[c] # <<>>", modNoForward, 11},
 		NotMarker:  {"Head(chan[c]).kind = \"marker\"", modNoForward, 12},
+	},
+	ActLose: {
+		NoChannel:  {"<<p, q>> \\in Chan", modLossy, 16},
+		NoPosition: {"chan[<<p, q>>] # <<>>", modLossy, 12},
 	},
 	ActSendAppF: {
 		NoChannel:         {"<<p, q>> \\in Chan", modFaults, 205},

@@ -17,6 +17,8 @@ const (
 	ActRecvMarkerAt
 	ActRecvAppNoRecord
 	ActRecvMarkerNoForward
+	// ActLose is Lose(p, q) of tla/ChandyLamportLossy.tla.
+	ActLose
 	// The actions of tla/ChandyLamportFaults.tla.
 	ActSendAppF
 	ActRecvAppF
@@ -31,7 +33,7 @@ const (
 	ActRecoverAny
 )
 
-var actionNames = [...]string{"SendApp", "RecvApp", "RecvAppAt", "Initiate", "RecvMarker", "RecvMarkerAt", "RecvAppNoRecord", "RecvMarkerNoForward",
+var actionNames = [...]string{"SendApp", "RecvApp", "RecvAppAt", "Initiate", "RecvMarker", "RecvMarkerAt", "RecvAppNoRecord", "RecvMarkerNoForward", "Lose",
 	"SendAppF", "RecvAppF", "InitiateF", "RecvMarkerF", "DropMarker", "Crash", "Detect", "FalseSuspect", "Abort", "Recover", "RecoverAny"}
 
 func (k ActionKind) String() string {
@@ -121,6 +123,8 @@ func (a Action) apply(cfg *Config, st *State) (*State, Conjunct) {
 		return recvAppNoRecord(cfg, st, a.Chan)
 	case ActRecvMarkerNoForward:
 		return recvMarkerAt(cfg, st, a.Chan, 1, false)
+	case ActLose:
+		return lose(st, a.Chan)
 	case ActSendAppF:
 		return sendAppF(cfg, st, a.Chan, a.Amt)
 	case ActRecvAppF:
@@ -165,6 +169,7 @@ type Transition struct {
 //	                             each i \in 1..Len(chan[c]).
 //	NextNoRecord, NextNoForward: RecvAppNoRecord, RecvMarkerNoForward in
 //	                             place of RecvApp, RecvMarker.
+//	NextLossy:                   Next, then Lose for each c.
 //	NextFaults, NextNoDetector,  see forEachFaultSuccessor
 //	NextRecoverAny:              (tla/ChandyLamportFaults.tla).
 func Next(cfg *Config, st *State) []Transition {
@@ -230,10 +235,18 @@ func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
 			}
 		}
 	}
+	if cfg.Variant == VariantLossy {
+		for c := 0; c < nc; c++ {
+			if n, k := lose(st, c); k == Enabled {
+				f(Action{Kind: ActLose, Chan: c}, n)
+			}
+		}
+	}
 }
 
 // fairEnabled reports whether some action under weak fairness is enabled
-// in st: a receive in Spec or SpecNoForward (every receive there is fair);
+// in st: a receive in Spec, SpecNoForward or SpecLossy (every receive
+// there is fair; Lose is not);
 // never in SpecNonFIFO and SpecNoRecord, which have no fairness; for the
 // faults specifications, see faultFairEnabled.
 func fairEnabled(cfg *Config, st *State) bool {

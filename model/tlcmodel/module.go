@@ -11,6 +11,7 @@ var specModules = map[string][]model.Variant{
 	"ChandyLamportNonFIFO":   {model.VariantSpec, model.VariantNonFIFO},
 	"ChandyLamportNoRecord":  {model.VariantSpec, model.VariantNoRecord},
 	"ChandyLamportNoForward": {model.VariantSpec, model.VariantNoForward},
+	"ChandyLamportLossy":     {model.VariantSpec, model.VariantLossy},
 	"ChandyLamportFaults":    {model.VariantSpec, model.VariantFaults, model.VariantNoDetector, model.VariantRecoverAny},
 }
 
@@ -100,7 +101,7 @@ func (m *module) extendsClause(p *parser) error {
 				m.specs[v] = true
 			}
 		} else if !standardModules[e.text] {
-			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportFaults, plus standard modules)", e.text)
+			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportLossy, ChandyLamportFaults, plus standard modules)", e.text)
 		}
 		m.extends = append(m.extends, e.text)
 		if !p.is(",") {
