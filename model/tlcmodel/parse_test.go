@@ -184,13 +184,14 @@ func TestParseOverflow(t *testing.T) {
 	assert.Contains(t, err.Error(), "InitBal sums past 9223372036854775807")
 }
 
-// The faults module's models: every faults model loads with its
+// The faults and lossy modules' models: every one loads with its
 // specification and constants, and the three constants are checked at
 // their lines.
 func TestParseFaultsModels(t *testing.T) {
 	want := map[string]model.Variant{"MCFaultsTwoBank": model.VariantFaults, "MCFaultsRing": model.VariantFaults,
 		"MCFaultsTwoSnap": model.VariantFaults, "MCFaultsNoDetector": model.VariantNoDetector,
-		"MCFaultsRecoverAny": model.VariantRecoverAny, "MCFaultsRecoverAnyReach": model.VariantRecoverAny}
+		"MCFaultsRecoverAny": model.VariantRecoverAny, "MCFaultsRecoverAnyReach": model.VariantRecoverAny,
+		"MCLossy": model.VariantLossy, "MCLossyConservation": model.VariantLossy}
 	for name, v := range want {
 		cfg := loadTLA(t, name)
 		assert.Equal(t, v, cfg.Variant, name)
