@@ -60,6 +60,9 @@ func Init(cfg *Config) *State {
 		st.Pre[s] = InitApp(cfg)
 		st.Post[s] = InitApp(cfg)
 	}
+	if cfg.Faults() {
+		initFaults(cfg, st) // InitF, tla/ChandyLamportFaults.tla lines 51-59
+	}
 	return st
 }
 
@@ -435,6 +438,28 @@ func RecvAppNoRecord(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
 		return nil, noSuchChannel(ActRecvAppNoRecord, fmt.Sprintf("RecvAppNoRecord(%q,%q)", p, q), p, q)
 	}
 	return Action{Kind: ActRecvAppNoRecord, Chan: c}.Apply(cfg, st)
+}
+
+// lose mirrors Lose(p, q) (tla/ChandyLamportLossy.tla lines 11-14) for c
+// = <<p, q>>: the message at the head of c is lost.
+func lose(st *State, c int) (*State, Conjunct) {
+	if len(st.Chan[c]) == 0 {
+		return nil, NoPosition
+	}
+	n := *st
+	n.Chan = cloneSlice(st.Chan)
+	n.Chan[c] = removeAt(st.Chan[c], 1)
+	return &n, Enabled
+}
+
+// Lose mirrors Lose(p, q) of tla/ChandyLamportLossy.tla (lines 11-14):
+// the network loses the message at the head of <<p, q>>.
+func Lose(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
+	c := cfg.ChanIndex(p, q)
+	if c < 0 {
+		return nil, noSuchChannel(ActLose, fmt.Sprintf("Lose(%q,%q)", p, q), p, q)
+	}
+	return Action{Kind: ActLose, Chan: c}.Apply(cfg, st)
 }
 
 // RecvMarkerNoForward mirrors RecvMarkerNoForward(p, q) of

@@ -29,15 +29,33 @@ const (
 	// RecvMarkerNoForward replaces RecvMarker; weak fairness on RecvApp and
 	// RecvMarkerNoForward.
 	VariantNoForward Variant = "SpecNoForward"
+	// VariantLossy is SpecLossy (tla/ChandyLamportLossy.tla): Next or Lose,
+	// a channel losing its head; the fairness of Spec.
+	VariantLossy Variant = "SpecLossy"
+	// VariantFaults is SpecFaults (tla/ChandyLamportFaults.tla line 231):
+	// crashes, a failure detector, aborts and rollback recovery.
+	VariantFaults Variant = "SpecFaults"
+	// VariantNoDetector is SpecNoDetector (tla/ChandyLamportFaults.tla
+	// line 232): crashes but nothing ever suspected.
+	VariantNoDetector Variant = "SpecNoDetector"
+	// VariantRecoverAny is SpecRecoverAny (tla/ChandyLamportFaults.tla
+	// line 233): RecoverAny in place of Recover; no fairness.
+	VariantRecoverAny Variant = "SpecRecoverAny"
 )
 
-// Valid reports whether v is one of the four specifications.
+// Valid reports whether v is one of the eight specifications.
 func (v Variant) Valid() bool {
 	switch v {
-	case VariantSpec, VariantNonFIFO, VariantNoRecord, VariantNoForward:
+	case VariantSpec, VariantNonFIFO, VariantNoRecord, VariantNoForward, VariantLossy:
 		return true
 	}
-	return false
+	return v.Faults()
+}
+
+// Faults reports whether v is a specification of
+// tla/ChandyLamportFaults.tla.
+func (v Variant) Faults() bool {
+	return v == VariantFaults || v == VariantNoDetector || v == VariantRecoverAny
 }
 
 // Constants are the CONSTANTS of tla/ChandyLamport.tla (lines 22-29) in Go
@@ -49,6 +67,12 @@ type Constants struct {
 	Budget    map[spec.ProcID]int         // [Proc -> Nat]
 	Snap      []spec.SnapID               // a finite set of positive ids
 	Initiator map[spec.SnapID]spec.ProcID // [Snap -> Proc]
+
+	// The constants of tla/ChandyLamportFaults.tla (lines 26-29), read
+	// only by its specifications.
+	MaxCrash       int  // how many crashes a behaviour may have
+	MaxRecover     int  // how many recoveries
+	FalseSuspicion bool // may the failure detector suspect a live process?
 }
 
 // Config is one model: the constants (in dense, sorted form: processes and
@@ -56,17 +80,22 @@ type Constants struct {
 // variant, and what to check (the .cfg's INVARIANTS and PROPERTIES, in
 // order). Build it with NewConfig or tlcmodel.Load; it is read-only afterwards.
 type Config struct {
-	Name          string
-	Topo          *spec.Topology // Proc = Topo.Procs, Chan = Topo.Chans (both sorted)
-	InitBal       []int64        // by process index
-	Amount        []int64        // sorted ascending
-	Budget        []int          // by process index
-	Snap          []spec.SnapID  // sorted ascending
-	Initiator     []int          // by snapshot index: the initiator's process index
-	Variant       Variant
-	Invariants    []spec.Property
-	Properties    []spec.Property
-	CheckDeadlock bool
+	Name      string
+	Topo      *spec.Topology // Proc = Topo.Procs, Chan = Topo.Chans (both sorted)
+	InitBal   []int64        // by process index
+	Amount    []int64        // sorted ascending
+	Budget    []int          // by process index
+	Snap      []spec.SnapID  // sorted ascending
+	Initiator []int          // by snapshot index: the initiator's process index
+	Variant   Variant
+	// MaxCrash, MaxRecover and FalseSuspicion are the faults constants
+	// (Constants), for the specifications of tla/ChandyLamportFaults.tla.
+	MaxCrash       int
+	MaxRecover     int
+	FalseSuspicion bool
+	Invariants     []spec.Property
+	Properties     []spec.Property
+	CheckDeadlock  bool
 
 	// Derived from the constants.
 	from, to   []int   // channel index -> sender, receiver process index
@@ -101,15 +130,19 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 		return nil, fmt.Errorf("model: no topology")
 	}
 	if !v.Valid() {
-		return nil, fmt.Errorf("model: unknown specification %q (want Spec, SpecNonFIFO, SpecNoRecord or SpecNoForward)", string(v))
+		return nil, fmt.Errorf("model: unknown specification %q (want Spec, SpecNonFIFO, SpecNoRecord, SpecNoForward, SpecLossy, SpecFaults, SpecNoDetector or SpecRecoverAny)", string(v))
 	}
 	if np := len(k.Topo.Procs); np > MaxProcs {
 		return nil, constErr("Proc", "%d processes, at most %d supported", np, MaxProcs)
 	}
-	if err := checkNames(invariants, properties); err != nil {
+	if err := checkNames(v, invariants, properties); err != nil {
 		return nil, err
 	}
-	cfg := &Config{Topo: k.Topo, Variant: v, Invariants: slices.Clone(invariants), Properties: slices.Clone(properties)}
+	if k.MaxCrash < 0 || k.MaxRecover < 0 {
+		return nil, constErr("MaxCrash", "MaxCrash = %d and MaxRecover = %d must be natural numbers", k.MaxCrash, k.MaxRecover)
+	}
+	cfg := &Config{Topo: k.Topo, Variant: v, Invariants: slices.Clone(invariants), Properties: slices.Clone(properties),
+		MaxCrash: k.MaxCrash, MaxRecover: k.MaxRecover, FalseSuspicion: k.FalseSuspicion}
 	for _, step := range []func(Constants) error{cfg.setProcFuncs, cfg.setAmount, cfg.setSnaps} {
 		if err := step(k); err != nil {
 			return nil, err
@@ -119,16 +152,25 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 	return cfg, nil
 }
 
-// checkNames: the invariants and properties are the model's.
-func checkNames(invariants, properties []spec.Property) error {
+// checkNames: the invariants and properties are the model's, and defined
+// by the variant's module: the faults properties by
+// tla/ChandyLamportFaults.tla only, and SnapshotsComplete, which a
+// recovery or an abort may falsify, by the fault-free ones only.
+func checkNames(v Variant, invariants, properties []spec.Property) error {
 	for _, name := range invariants {
 		if _, ok := invariantFuncs[name]; !ok {
 			return fmt.Errorf("model: unknown invariant %q (known: %s)", name, knownInvariants())
+		}
+		if name.Faults() && !v.Faults() {
+			return fmt.Errorf("model: invariant %s is defined by ChandyLamportFaults.tla, not by the module of %s", name, v)
 		}
 	}
 	for _, name := range properties {
 		if !name.IsTemporal() {
 			return fmt.Errorf("model: unknown property %q (known: %s)", name, spec.JoinProperties(spec.TemporalProperties))
+		}
+		if name.Faults() != v.Faults() {
+			return fmt.Errorf("model: property %s is not checked of %s (SnapshotsEnd is the faults module's liveness, SnapshotsComplete the others')", name, v)
 		}
 	}
 	return nil
@@ -292,8 +334,21 @@ func (cfg *Config) SnapIndex(s spec.SnapID) int {
 }
 
 // Fair reports whether the variant's specification has weak fairness on
-// the receive actions (Spec and SpecNoForward do; the other two have no
-// fairness conjunct).
+// the receive actions (Spec, SpecNoForward, SpecLossy, SpecFaults and
+// SpecNoDetector do; the other three have no fairness conjunct).
 func (cfg *Config) Fair() bool {
-	return cfg.Variant == VariantSpec || cfg.Variant == VariantNoForward
+	switch cfg.Variant {
+	case VariantSpec, VariantNoForward, VariantLossy, VariantFaults, VariantNoDetector:
+		return true
+	}
+	return false
+}
+
+// Faults reports whether the model is of tla/ChandyLamportFaults.tla.
+func (cfg *Config) Faults() bool { return cfg.Variant.Faults() }
+
+// detector reports whether the variant's next-state relation has the
+// failure detector (Detector, tla/ChandyLamportFaults.tla lines 212-215).
+func (cfg *Config) detector() bool {
+	return cfg.Variant == VariantFaults || cfg.Variant == VariantRecoverAny
 }

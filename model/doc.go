@@ -13,10 +13,11 @@
 // action that is false (with its .tla line) and what the state holds
 // instead, leaving its input untouched: Init, SendApp, RecvApp, RecvAppAt,
 // Initiate, RecvMarker, RecvMarkerAt, and the variants' RecvAppNoRecord
-// and RecvMarkerNoForward. Each action's enabling conjuncts are written
-// once (enabledSendApp, enabledRecvAt, enabledInitiate); the explorer
-// reads them as an allocation-free Conjunct. The helper operators are mirrored too: the pure
-// ones exported (ShadowSend, ShadowRecv, SentBeforeCut, InitApp, CurrentApp,
+// and RecvMarkerNoForward, Lose (tla/ChandyLamportLossy.tla), and those
+// of the faults module (below). Each action's enabling conjuncts are
+// written once (enabledSendApp, enabledRecvAt, enabledInitiate); the
+// explorer reads them as an allocation-free Conjunct. The helper
+// operators are mirrored too: the pure ones exported (ShadowSend, ShadowRecv, SentBeforeCut, InitApp, CurrentApp,
 // RecordedApp), the ones that write part of a successor unexported (postRecv,
 // consume, recordInFlight, recordState, withMarkers). So is every
 // property (TypeOK, ConsistentCut, ExactChannelState, Conservation,
@@ -50,17 +51,18 @@
 //     channels) in the lexicographic order on N^3: SendApp spends one unit
 //     of budget; RecvApp, RecvAppAt, RecvAppNoRecord and case 2 of the
 //     marker rules take one message off a channel and change neither of
-//     the first two; Initiate and case 1 of the marker rules record one
-//     more process for a snapshot (spending no budget). So the reachable
+//     the first two (so does Lose, which loses one); Initiate and case 1
+//     of the marker rules record one more process for a snapshot
+//     (spending no budget). So the reachable
 //     state graph is a DAG, every behaviour takes finitely many
 //     non-stuttering steps, and from some point on it stutters in one final
 //     state F forever. The explorer asserts this measure decrease on every
 //     transition it computes, and fails if it ever does not hold.
 //  2. The specification's fairness is weak fairness on every receive action
-//     (RecvApp and RecvMarker for Spec, line 257; RecvApp and
-//     RecvMarkerNoForward for SpecNoForward); SpecNonFIFO and SpecNoRecord
-//     have none. A behaviour stuttering forever in F is fair iff no fair
-//     action is enabled in F (an enabled one would be continuously enabled
+//     (RecvApp and RecvMarker for Spec, line 257, and SpecLossy, whose Lose
+//     is not fair; RecvApp and RecvMarkerNoForward for SpecNoForward);
+//     SpecNonFIFO and SpecNoRecord have none. A behaviour stuttering
+//     forever in F is fair iff no fair action is enabled in F (an enabled one would be continuously enabled
 //     and never taken). Conversely every finite path from the initial state
 //     to such an F, then stuttering, is a fair behaviour of the spec.
 //  3. On a behaviour that ends stuttering in F, Initiated(s) ~> Complete(s)
@@ -76,4 +78,59 @@
 // Complete(s). A counterexample is the shortest path to such a state,
 // followed by stuttering. For SpecNonFIFO and SpecNoRecord (no fairness)
 // every reachable state counts.
+//
+// # Failures: tla/ChandyLamportFaults.tla
+//
+// The faults module (model/faults.go) adds the variables alive, suspected,
+// abortedBy, crashes, inc, base and restoredFrom (State's last fields,
+// set only when Config.Faults()), the actions SendAppF, RecvAppF,
+// InitiateF, RecvMarkerF (the algorithm's, taken by live processes only),
+// DropMarker, Crash, Detect, FalseSuspect, Abort, Recover and RecoverAny,
+// the invariants FaultTypeOK, MoneyConserved, ExactlyOnce,
+// TheoremUnlessAborted, AbortSound, RecoveredFromComplete and
+// RecoveryReachable, and the liveness property SnapshotsEnd (line 287):
+// \A s \in Snap : Initiated(s) ~> (Complete(s) \/ Aborted(s)). The
+// argument above is restated for it; each step still holds, with these
+// changes.
+//
+//  1. A recovery gives back budget and un-records every snapshot, so the
+//     measure grows two components in front and two before the messages:
+//     (MaxRecover - inc, MaxCrash - crashes, unspent budget, unrecorded
+//     pairs, unsuspected processes, snapshots not aborted, messages in
+//     channels). Recover and RecoverAny decrease the first; Crash the
+//     second and changes no earlier one; SendAppF, InitiateF and case 1 of
+//     RecvMarkerF as before; Detect and FalseSuspect the fifth; Abort the
+//     sixth; RecvAppF, case 2 of RecvMarkerF and DropMarker the last. Every
+//     action decreases it strictly, so again every behaviour ends
+//     stuttering in a final state F, and the explorer asserts the decrease
+//     on every transition.
+//  2. Fairness (lines 225-233) is weak fairness on RecvAppF, RecvMarkerF and
+//     DropMarker (together enabled iff some channel into a live process is
+//     non-empty), on Abort, and, in SpecFaults only, on Detect: F ends a
+//     fair behaviour iff none of them is enabled in F. SpecNoDetector has
+//     no Detect in its next-state relation and so no fairness on it
+//     (weak fairness on an action that is never taken would leave no fair
+//     behaviour with a crash at all, and the property would hold
+//     vacuously). SpecRecoverAny has no fairness.
+//  3. Initiated and Ended(s) == Complete(s) \/ Aborted(s) are monotone
+//     within an incarnation, and Recover is enabled only when no snapshot
+//     is pending (line 191). So if Initiated(s) holds at some point, then
+//     either a recovery follows, and Ended(s) held in the state it was
+//     taken from, or none does, and Initiated(s) holds up to F, where
+//     Ended(s) must then hold. Conversely a path to an F with a pending
+//     snapshot, then stuttering, violates SnapshotsEnd.
+//
+// Hence SnapshotsEnd holds of SpecFaults and SpecNoDetector iff no
+// reachable state with no fair action enabled has a pending snapshot
+// (SnapshotEnded). Step 3 needs the guard of Recover: it would not hold
+// for RecoverAny, which may roll back a pending snapshot, so NewConfig
+// accepts SnapshotsEnd for the faults specifications only and
+// SnapshotsComplete (which an abort or a recovery falsifies) for the
+// others only; no model checks SnapshotsEnd of SpecRecoverAny. Why F has
+// no pending snapshot in SpecFaults: every crashed process is suspected
+// (Detect), every suspected one has finished its part of every pending
+// snapshot (Abort), and every channel into a live process is empty, so
+// the failure-free argument applies to the live processes and the crashed
+// ones have already done their part. SpecNoDetector's counterexample is a
+// crash before the crashed process records (MCFaultsNoDetector).
 package model

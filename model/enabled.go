@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -41,6 +42,43 @@ const (
 	NotMarker
 	// AlreadyRecorded: Initiator[s] \notin recorded[s] (Initiate).
 	AlreadyRecorded
+
+	// The conjuncts of tla/ChandyLamportFaults.tla.
+
+	// NoProc: p \in Proc, which the quantifier of Next gives the process
+	// actions.
+	NoProc
+	// NotAlive: the acting process is live (p \in alive, q \in alive,
+	// Initiator[s] \in alive).
+	NotAlive
+	// ReceiverSuspected: q \notin suspected (SendAppF).
+	ReceiverSuspected
+	// MarkerAborted: ~Aborted(Head(chan[<<p, q>>]).snap) (RecvMarkerF).
+	MarkerAborted
+	// MarkerNotAborted: Aborted(Head(chan[<<p, q>>]).snap) (DropMarker).
+	MarkerNotAborted
+	// CrashesSpent: crashes < MaxCrash (Crash).
+	CrashesSpent
+	// StillAlive: p \notin alive (Detect).
+	StillAlive
+	// NoFalseSuspicion: FalseSuspicion (FalseSuspect).
+	NoFalseSuspicion
+	// AlreadySuspected: p \notin suspected (Detect, FalseSuspect).
+	AlreadySuspected
+	// NotPending: Pending(s) (Abort).
+	NotPending
+	// NotSuspected: q \in suspected (Abort).
+	NotSuspected
+	// CauseFinished: ~Finished(s, q) (Abort).
+	CauseFinished
+	// NoneSuspected: suspected # {} (Recover, RecoverAny).
+	NoneSuspected
+	// RecoveriesSpent: inc < MaxRecover (Recover, RecoverAny).
+	RecoveriesSpent
+	// SnapshotPending: \A s \in Snap : ~Pending(s) (Recover).
+	SnapshotPending
+	// NotInitiated: Initiated(s) (RecoverAny).
+	NotInitiated
 )
 
 // Source is where a conjunct is written: the text, the module and the line.
@@ -58,6 +96,8 @@ const (
 	modCL        = "ChandyLamport.tla"
 	modNoRecord  = "ChandyLamportNoRecord.tla"
 	modNoForward = "ChandyLamportNoForward.tla"
+	modLossy     = "ChandyLamportLossy.tla"
+	modFaults    = "ChandyLamportFaults.tla"
 )
 
 // conjunctText is each enabling conjunct of each action as its .tla module
@@ -92,11 +132,84 @@ var conjunctText = map[ActionKind]map[Conjunct]Source{
 		NoPosition: {"chan[c] # <<>>", modNoForward, 11},
 		NotMarker:  {"Head(chan[c]).kind = \"marker\"", modNoForward, 12},
 	},
+	ActLose: {
+		NoChannel:  {"<<p, q>> \\in Chan", modLossy, 16},
+		NoPosition: {"chan[<<p, q>>] # <<>>", modLossy, 12},
+	},
+	ActSendAppF: {
+		NoChannel:         {"<<p, q>> \\in Chan", modFaults, 205},
+		NotAlive:          {"p \\in alive", modFaults, 65},
+		ReceiverSuspected: {"q \\notin suspected", modFaults, 66},
+		BudgetSpent:       {"proc[p].sent < Budget[p]", modCL, 162},
+		LowBalance:        {"proc[p].bal >= a", modCL, 163},
+	},
+	ActRecvAppF: {
+		NoChannel:  {"<<p, q>> \\in Chan", modFaults, 206},
+		NotAlive:   {"q \\in alive", modFaults, 71},
+		NoPosition: {"i \\in 1..Len(chan[<<p, q>>])", modCL, 192},
+		NotApp:     {"chan[<<p, q>>][i].kind = \"app\"", modCL, 193},
+	},
+	ActInitiateF: {
+		NoSnap:          {"s \\in Snap", modFaults, 207},
+		NotAlive:        {"Initiator[s] \\in alive", modFaults, 76},
+		AlreadyRecorded: {"Initiator[s] \\notin recorded[s]", modCL, 223},
+	},
+	ActRecvMarkerF: {
+		NoChannel:     {"<<p, q>> \\in Chan", modFaults, 208},
+		NotAlive:      {"q \\in alive", modFaults, 82},
+		NoPosition:    {"chan[<<p, q>>] # <<>>", modFaults, 83},
+		NotMarker:     {"Head(chan[<<p, q>>]).kind = \"marker\"", modFaults, 84},
+		MarkerAborted: {"~Aborted(Head(chan[<<p, q>>]).snap)", modFaults, 85},
+	},
+	ActDropMarker: {
+		NoChannel:        {"<<p, q>> \\in Chan", modFaults, 209},
+		NotAlive:         {"q \\in alive", modFaults, 91},
+		NoPosition:       {"chan[<<p, q>>] # <<>>", modFaults, 92},
+		NotMarker:        {"Head(chan[<<p, q>>]).kind = \"marker\"", modFaults, 93},
+		MarkerNotAborted: {"Aborted(Head(chan[<<p, q>>]).snap)", modFaults, 94},
+	},
+	ActCrash: {
+		NoProc:       {"p \\in Proc", modFaults, 210},
+		NotAlive:     {"p \\in alive", modFaults, 102},
+		CrashesSpent: {"crashes < MaxCrash", modFaults, 103},
+	},
+	ActDetect: {
+		NoProc:           {"p \\in Proc", modFaults, 213},
+		StillAlive:       {"p \\notin alive", modFaults, 111},
+		AlreadySuspected: {"p \\notin suspected", modFaults, 112},
+	},
+	ActFalseSuspect: {
+		NoProc:           {"p \\in Proc", modFaults, 214},
+		NoFalseSuspicion: {"FalseSuspicion", modFaults, 119},
+		NotAlive:         {"p \\in alive", modFaults, 120},
+		AlreadySuspected: {"p \\notin suspected", modFaults, 121},
+	},
+	ActAbort: {
+		NoSnap:        {"s \\in Snap", modFaults, 215},
+		NoProc:        {"q \\in Proc", modFaults, 215},
+		NotPending:    {"Pending(s)", modFaults, 133},
+		NotSuspected:  {"q \\in suspected", modFaults, 134},
+		CauseFinished: {"~Finished(s, q)", modFaults, 135},
+	},
+	ActRecover: {
+		NoneSuspected:   {"suspected # {}", modFaults, 189},
+		RecoveriesSpent: {"inc < MaxRecover", modFaults, 190},
+		SnapshotPending: {"\\A s \\in Snap : ~Pending(s)", modFaults, 191},
+	},
+	ActRecoverAny: {
+		NoSnap:          {"s \\in Snap", modFaults, 219},
+		NoneSuspected:   {"suspected # {}", modFaults, 198},
+		RecoveriesSpent: {"inc < MaxRecover", modFaults, 199},
+		NotInitiated:    {"Initiated(s)", modFaults, 200},
+	},
 }
 
 // Source returns where conjunct k of action kind is written. RecvApp and
 // RecvMarker are RecvAppAt and RecvMarkerAt at i = 1 (lines 198, 247).
 func (k Conjunct) Source(kind ActionKind) Source {
+	if src, ok := conjunctText[kind][k]; ok {
+		return src
+	}
 	switch kind {
 	case ActRecvApp:
 		kind = ActRecvAppAt
@@ -152,8 +265,85 @@ func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
 		e.Why = fmt.Sprintf("%s of %s is %s, not %s", at, cfg.Topo.Chans[a.Chan], FormatMsg(cfg, st.Chan[a.Chan][a.pos()-1]), want)
 	case AlreadyRecorded:
 		e.Why = fmt.Sprintf("its initiator %s has already recorded for snapshot %d", cfg.Topo.Procs[cfg.Initiator[a.Snap]], cfg.Snap[a.Snap])
+	default:
+		e.Why = faultWhy(cfg, st, a, k)
 	}
 	return e
+}
+
+// faultWhy says in the state's terms why a conjunct of an action of
+// tla/ChandyLamportFaults.tla is false.
+func faultWhy(cfg *Config, st *State, a Action, k Conjunct) string {
+	procs := func(ps ProcSet) string {
+		var ids []string
+		for p, id := range cfg.Topo.Procs {
+			if ps.Has(p) {
+				ids = append(ids, string(id))
+			}
+		}
+		return "{" + strings.Join(ids, ", ") + "}"
+	}
+	switch k {
+	case NotAlive:
+		return fmt.Sprintf("%s has crashed (alive = %s)", cfg.Topo.Procs[a.actor(cfg)], procs(st.Alive))
+	case ReceiverSuspected:
+		return fmt.Sprintf("the receiver %s is suspected", cfg.Topo.Procs[cfg.to[a.Chan]])
+	case MarkerAborted, MarkerNotAborted:
+		s := st.Chan[a.Chan][0].Snap
+		if k == MarkerAborted {
+			return fmt.Sprintf("the head of %s is a marker of snapshot %d, aborted (cause %s)", cfg.Topo.Chans[a.Chan], cfg.Snap[s], procs(st.AbortedBy[s]))
+		}
+		return fmt.Sprintf("the head of %s is a marker of snapshot %d, which is not aborted", cfg.Topo.Chans[a.Chan], cfg.Snap[s])
+	case CrashesSpent:
+		return fmt.Sprintf("%d of MaxCrash = %d crashes have happened", st.Crashes, cfg.MaxCrash)
+	case StillAlive:
+		return fmt.Sprintf("%s has not crashed", cfg.Topo.Procs[a.Proc])
+	case NoFalseSuspicion:
+		return "the model allows no false suspicion (FalseSuspicion = FALSE)"
+	case AlreadySuspected:
+		return fmt.Sprintf("%s is already suspected", cfg.Topo.Procs[a.Proc])
+	case NotPending:
+		s := a.Snap
+		switch {
+		case !Initiated(cfg, st, s):
+			return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[s])
+		case Aborted(st, s):
+			return fmt.Sprintf("snapshot %d is already aborted", cfg.Snap[s])
+		}
+		return fmt.Sprintf("snapshot %d is complete", cfg.Snap[s])
+	case NotSuspected:
+		return fmt.Sprintf("%s is not suspected (suspected = %s)", cfg.Topo.Procs[a.Proc], procs(st.Suspected))
+	case CauseFinished:
+		return fmt.Sprintf("%s has done its part of snapshot %d", cfg.Topo.Procs[a.Proc], cfg.Snap[a.Snap])
+	case NoneSuspected:
+		return "no process is suspected"
+	case RecoveriesSpent:
+		return fmt.Sprintf("%d of MaxRecover = %d recoveries have happened", st.Inc, cfg.MaxRecover)
+	case SnapshotPending:
+		for s := range cfg.Snap {
+			if Pending(cfg, st, s) {
+				return fmt.Sprintf("snapshot %d is pending: neither complete nor aborted", cfg.Snap[s])
+			}
+		}
+	case NotInitiated:
+		return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[a.Snap])
+	}
+	return k.Source(a.Kind).TLA + " is false"
+}
+
+// actor is the process whose liveness a faults action requires: the
+// sender (SendAppF), the receiver (RecvAppF, RecvMarkerF, DropMarker),
+// the initiator (InitiateF), or the process acted on.
+func (a Action) actor(cfg *Config) int {
+	switch a.Kind {
+	case ActSendAppF:
+		return cfg.from[a.Chan]
+	case ActRecvAppF, ActRecvMarkerF, ActDropMarker:
+		return cfg.to[a.Chan]
+	case ActInitiateF:
+		return cfg.Initiator[a.Snap]
+	}
+	return a.Proc
 }
 
 // noSuchChannel is the NotEnabled of a channel action named by processes

@@ -80,6 +80,17 @@ func AppendEncode(b []byte, cfg *Config, st *State) []byte {
 	for _, sh := range st.Post {
 		b = appendShadow(b, sh)
 	}
+	if cfg.Faults() { // the variables of tla/ChandyLamportFaults.tla
+		b = binary.AppendUvarint(b, uint64(st.Alive))
+		b = binary.AppendUvarint(b, uint64(st.Suspected))
+		for _, a := range st.AbortedBy {
+			b = binary.AppendUvarint(b, uint64(a))
+		}
+		b = binary.AppendUvarint(b, uint64(st.Crashes))
+		b = binary.AppendUvarint(b, uint64(st.Inc))
+		b = appendShadow(b, st.Base)
+		b = append(b, byte(st.RestoredFrom))
+	}
 	return b
 }
 
@@ -370,6 +381,20 @@ func (a *arena) decode(cfg *Config, b []byte) (*State, error) {
 	}
 	for s := range st.Post {
 		st.Post[s] = d.shadow(a, np, nc)
+	}
+	if cfg.Faults() {
+		st.Alive = ProcSet(d.uvarint())
+		st.Suspected = ProcSet(d.uvarint())
+		st.AbortedBy = take(&a.sets, ns)
+		for s := range st.AbortedBy {
+			st.AbortedBy[s] = ProcSet(d.uvarint())
+		}
+		st.Crashes = int(d.uvarint())
+		st.Inc = int(d.uvarint())
+		st.Base = d.shadow(a, np, nc)
+		if st.RestoredFrom = Origin(d.byte()); st.RestoredFrom > OriginIncomplete && d.err == nil {
+			d.err = fmt.Errorf("%w: bad restoredFrom", ErrBadEncoding)
+		}
 	}
 	if d.err != nil {
 		return nil, d.err

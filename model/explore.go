@@ -14,11 +14,26 @@ import (
 // The liveness check (SnapshotsComplete) rests on the argument in the
 // package documentation, "Liveness without a tableau".
 
-// measure is the progress measure of the liveness argument above.
-type measure struct{ budget, unrecorded, msgs int }
+// measure is the progress measure of the liveness argument above, ordered
+// lexicographically in the order of its fields. recoveries, crashes,
+// unsuspected and unaborted are constant in the fault-free
+// specifications.
+type measure struct {
+	recoveries, crashes, budget, unrecorded, unsuspected, unaborted, msgs int
+}
 
 func progressMeasure(cfg *Config, st *State) measure {
 	var m measure
+	if cfg.Faults() {
+		m.recoveries = cfg.MaxRecover - st.Inc
+		m.crashes = cfg.MaxCrash - st.Crashes
+		m.unsuspected = cfg.NumProcs() - st.Suspected.Len()
+		for s := range cfg.Snap {
+			if !Aborted(st, s) {
+				m.unaborted++
+			}
+		}
+	}
 	for p, l := range st.Proc {
 		m.budget += cfg.Budget[p] - l.Sent
 	}
@@ -32,13 +47,14 @@ func progressMeasure(cfg *Config, st *State) measure {
 }
 
 func (a measure) less(b measure) bool {
-	if a.budget != b.budget {
-		return a.budget < b.budget
+	x := [...]int{a.recoveries, a.crashes, a.budget, a.unrecorded, a.unsuspected, a.unaborted, a.msgs}
+	y := [...]int{b.recoveries, b.crashes, b.budget, b.unrecorded, b.unsuspected, b.unaborted, b.msgs}
+	for i := range x {
+		if x[i] != y[i] {
+			return x[i] < y[i]
+		}
 	}
-	if a.unrecorded != b.unrecorded {
-		return a.unrecorded < b.unrecorded
-	}
-	return a.msgs < b.msgs
+	return false
 }
 
 // Options tune Explore.
@@ -360,8 +376,17 @@ func (x *explorer) liveViolation() (*Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Violation{Kind: "property", Property: spec.PropSnapshotsComplete, Trace: tr, Stutter: true,
-		Detail: fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", x.cfg.Snap[x.liveSnap])}, nil
+	prop, _ := liveSnapshot(x.cfg, tr[len(tr)-1].State)
+	return &Violation{Kind: "property", Property: prop, Trace: tr, Stutter: true, Detail: liveDetail(x.cfg, x.liveSnap)}, nil
+}
+
+// liveDetail says how the temporal property fails for snapshot index s at
+// the state a fair behaviour ends in.
+func liveDetail(cfg *Config, s int) string {
+	if cfg.Faults() {
+		return fmt.Sprintf("snapshot %d was initiated but is never complete or aborted: the last state has no fair action enabled", cfg.Snap[s])
+	}
+	return fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", cfg.Snap[s])
 }
 
 // finish fills in the result's counts; left states were not explored.
@@ -456,7 +481,7 @@ func (x *explorer) expandState(id int, out *chunkOut, ar *arena, buf []byte) []b
 		}
 	}
 	if x.checkLive && out.liveState < 0 && !fairEnabled(cfg, st) {
-		if s := SnapshotDone(cfg, st); s >= 0 {
+		if _, s := liveSnapshot(cfg, st); s >= 0 {
 			out.liveState, out.liveSnap = int64(id), s
 		}
 	}

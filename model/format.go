@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,21 @@ import (
 // VarNames lists the spec's variables in declaration order (line 82).
 var VarNames = []string{"proc", "chan", "nSent", "got", "recorded", "recProc", "recChan", "recMsgs", "cutSent", "cutGot", "pre", "post"}
 
-// FormatVars renders every variable of st as TLA+, in VarNames order.
+// FaultVarNames lists the variables tla/ChandyLamportFaults.tla adds, in
+// declaration order (line 42).
+var FaultVarNames = []string{"alive", "suspected", "abortedBy", "crashes", "inc", "base", "restoredFrom"}
+
+// varNames are the model's variables: VarNames, then FaultVarNames for the
+// faults specifications.
+func varNames(cfg *Config) []string {
+	if cfg.Faults() {
+		return append(slices.Clip(VarNames), FaultVarNames...)
+	}
+	return VarNames
+}
+
+// FormatVars renders every variable of st as TLA+, in VarNames order
+// (then FaultVarNames order for the faults specifications).
 func FormatVars(cfg *Config, st *State) []string {
 	procFn := func(f func(p int) string) string {
 		parts := make([]string, cfg.NumProcs())
@@ -81,7 +96,7 @@ func FormatVars(cfg *Config, st *State) []string {
 			procFn(func(p int) string { return local(sh.Proc[p]) }),
 			chanFn(func(c int) string { return appSeq(sh.Chan[c]) }))
 	}
-	return []string{
+	vars := []string{
 		procFn(func(p int) string { return local(st.Proc[p]) }),
 		chanFn(func(c int) string {
 			ms := st.Chan[c]
@@ -115,14 +130,36 @@ func FormatVars(cfg *Config, st *State) []string {
 		snapFn(func(s int) string { return shadow(st.Pre[s]) }),
 		snapFn(func(s int) string { return shadow(st.Post[s]) }),
 	}
+	if !cfg.Faults() {
+		return vars
+	}
+	set := func(ps ProcSet) string {
+		var ids []string
+		for p, id := range cfg.Topo.Procs {
+			if ps.Has(p) {
+				ids = append(ids, strconv.Quote(string(id)))
+			}
+		}
+		return "{" + strings.Join(ids, ", ") + "}"
+	}
+	return append(vars,
+		set(st.Alive),
+		set(st.Suspected),
+		snapFn(func(s int) string { return set(st.AbortedBy[s]) }),
+		strconv.Itoa(st.Crashes),
+		strconv.Itoa(st.Inc),
+		shadow(st.Base),
+		strconv.Quote(st.RestoredFrom.String()),
+	)
 }
 
 // FormatState renders st as TLC prints a state: one /\ var = value line
 // per variable.
 func FormatState(cfg *Config, st *State) string {
 	var b strings.Builder
+	names := varNames(cfg)
 	for i, v := range FormatVars(cfg, st) {
-		fmt.Fprintf(&b, "/\\ %s = %s\n", VarNames[i], v)
+		fmt.Fprintf(&b, "/\\ %s = %s\n", names[i], v)
 	}
 	return b.String()
 }
@@ -139,11 +176,12 @@ type Var struct {
 func ChangedVars(cfg *Config, trace []TraceStep) [][]Var {
 	out := make([][]Var, len(trace))
 	var prev []string
+	names := varNames(cfg)
 	for i, step := range trace {
 		vars := FormatVars(cfg, step.State)
 		for j, val := range vars {
 			if prev == nil || prev[j] != val {
-				out[i] = append(out[i], Var{Name: VarNames[j], Value: val})
+				out[i] = append(out[i], Var{Name: names[j], Value: val})
 			}
 		}
 		prev = vars

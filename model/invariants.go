@@ -20,6 +20,15 @@ var invariantFuncs = map[spec.Property]Invariant{
 	spec.PropCurrentReachable:     CurrentReachable,
 	spec.PropChandyLamportTheorem: ChandyLamportTheorem,
 	spec.PropStableCatalogue:      StableCatalogue,
+
+	// tla/ChandyLamportFaults.tla (model/faults.go)
+	spec.PropFaultTypeOK:           FaultTypeOK,
+	spec.PropMoneyConserved:        MoneyConserved,
+	spec.PropExactlyOnce:           ExactlyOnce,
+	spec.PropTheoremUnlessAborted:  TheoremUnlessAborted,
+	spec.PropAbortSound:            AbortSound,
+	spec.PropRecoveredFromComplete: RecoveredFromComplete,
+	spec.PropRecoveryReachable:     RecoveryReachable,
 }
 
 // InvariantByName returns the invariant with that TLA+ name.
@@ -334,6 +343,18 @@ func StableCatalogue(cfg *Config, st *State) bool {
 		}
 	}
 	return true
+}
+
+// liveSnapshot is the state part of the model's temporal property at a
+// state a fair behaviour ends in (see the package documentation): the
+// first snapshot index violating it, or -1. The property is SnapshotsEnd
+// for the faults specifications and SnapshotsComplete for the others
+// (NewConfig allows no other pairing).
+func liveSnapshot(cfg *Config, st *State) (spec.Property, int) {
+	if cfg.Faults() {
+		return spec.PropSnapshotsEnd, SnapshotEnded(cfg, st)
+	}
+	return spec.PropSnapshotsComplete, SnapshotDone(cfg, st)
 }
 
 // SnapshotDone is the state part of SnapshotsComplete (line 355) at a

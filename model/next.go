@@ -17,9 +17,24 @@ const (
 	ActRecvMarkerAt
 	ActRecvAppNoRecord
 	ActRecvMarkerNoForward
+	// ActLose is Lose(p, q) of tla/ChandyLamportLossy.tla.
+	ActLose
+	// The actions of tla/ChandyLamportFaults.tla.
+	ActSendAppF
+	ActRecvAppF
+	ActInitiateF
+	ActRecvMarkerF
+	ActDropMarker
+	ActCrash
+	ActDetect
+	ActFalseSuspect
+	ActAbort
+	ActRecover
+	ActRecoverAny
 )
 
-var actionNames = [...]string{"SendApp", "RecvApp", "RecvAppAt", "Initiate", "RecvMarker", "RecvMarkerAt", "RecvAppNoRecord", "RecvMarkerNoForward"}
+var actionNames = [...]string{"SendApp", "RecvApp", "RecvAppAt", "Initiate", "RecvMarker", "RecvMarkerAt", "RecvAppNoRecord", "RecvMarkerNoForward", "Lose",
+	"SendAppF", "RecvAppF", "InitiateF", "RecvMarkerF", "DropMarker", "Crash", "Detect", "FalseSuspect", "Abort", "Recover", "RecoverAny"}
 
 func (k ActionKind) String() string {
 	if int(k) < len(actionNames) {
@@ -28,21 +43,31 @@ func (k ActionKind) String() string {
 	return "?"
 }
 
-// Receive reports whether the action is a receive: the actions under weak
-// fairness in Spec (RecvApp, RecvMarker; line 257) and SpecNoForward
-// (RecvApp, RecvMarkerNoForward).
-func (k ActionKind) Receive() bool { return k != ActSendApp && k != ActInitiate }
+// Receive reports whether the action takes a message off a channel: the
+// actions under weak fairness in Spec (RecvApp, RecvMarker; line 257) and
+// SpecNoForward (RecvApp, RecvMarkerNoForward), the non-FIFO and no-record
+// receives, and RecvAppF, RecvMarkerF and DropMarker of the faults module.
+func (k ActionKind) Receive() bool {
+	switch k {
+	case ActRecvApp, ActRecvAppAt, ActRecvMarker, ActRecvMarkerAt, ActRecvAppNoRecord, ActRecvMarkerNoForward,
+		ActRecvAppF, ActRecvMarkerF, ActDropMarker:
+		return true
+	}
+	return false
+}
 
 // Action is one instance of an action: the action and its parameters.
 // Chan is a channel index (for channel actions), Amt an amount (SendApp),
-// Snap a snapshot index (Initiate), Pos a position from 1 (the ...At
-// actions).
+// Snap a snapshot index (Initiate, Abort, RecoverAny), Pos a position from
+// 1 (the ...At actions), Proc a process index (Crash, Detect, FalseSuspect,
+// Abort's cause).
 type Action struct {
 	Kind ActionKind
 	Chan int
 	Amt  int64
 	Snap int
 	Pos  int
+	Proc int
 }
 
 // Label renders the instance as a TLA+ action, e.g. RecvMarker("P1","P2") (as TLC prints
@@ -53,12 +78,18 @@ func (a Action) Label(cfg *Config) string {
 		return strconv.Quote(string(c.From)) + "," + strconv.Quote(string(c.To))
 	}
 	switch a.Kind {
-	case ActSendApp:
-		return fmt.Sprintf("SendApp(%s,%d)", pq(), a.Amt)
-	case ActInitiate:
-		return fmt.Sprintf("Initiate(%d)", cfg.Snap[a.Snap])
+	case ActSendApp, ActSendAppF:
+		return fmt.Sprintf("%s(%s,%d)", a.Kind, pq(), a.Amt)
+	case ActInitiate, ActInitiateF, ActRecoverAny:
+		return fmt.Sprintf("%s(%d)", a.Kind, cfg.Snap[a.Snap])
 	case ActRecvAppAt, ActRecvMarkerAt:
 		return fmt.Sprintf("%s(%s,%d)", a.Kind, pq(), a.Pos)
+	case ActCrash, ActDetect, ActFalseSuspect:
+		return fmt.Sprintf("%s(%s)", a.Kind, strconv.Quote(string(cfg.Topo.Procs[a.Proc])))
+	case ActAbort:
+		return fmt.Sprintf("Abort(%d,%s)", cfg.Snap[a.Snap], strconv.Quote(string(cfg.Topo.Procs[a.Proc])))
+	case ActRecover:
+		return "Recover"
 	}
 	return fmt.Sprintf("%s(%s)", a.Kind, pq())
 }
@@ -92,6 +123,30 @@ func (a Action) apply(cfg *Config, st *State) (*State, Conjunct) {
 		return recvAppNoRecord(cfg, st, a.Chan)
 	case ActRecvMarkerNoForward:
 		return recvMarkerAt(cfg, st, a.Chan, 1, false)
+	case ActLose:
+		return lose(st, a.Chan)
+	case ActSendAppF:
+		return sendAppF(cfg, st, a.Chan, a.Amt)
+	case ActRecvAppF:
+		return recvAppF(cfg, st, a.Chan)
+	case ActInitiateF:
+		return initiateF(cfg, st, a.Snap)
+	case ActRecvMarkerF:
+		return recvMarkerF(cfg, st, a.Chan)
+	case ActDropMarker:
+		return dropMarker(cfg, st, a.Chan)
+	case ActCrash:
+		return crash(cfg, st, a.Proc)
+	case ActDetect:
+		return suspect(cfg, st, a.Proc, false)
+	case ActFalseSuspect:
+		return suspect(cfg, st, a.Proc, true)
+	case ActAbort:
+		return abort(cfg, st, a.Snap, a.Proc)
+	case ActRecover:
+		return recoverLatest(cfg, st)
+	case ActRecoverAny:
+		return recoverAny(cfg, st, a.Snap)
 	}
 	panic("model: unknown action kind " + a.Kind.String())
 }
@@ -114,6 +169,9 @@ type Transition struct {
 //	                             each i \in 1..Len(chan[c]).
 //	NextNoRecord, NextNoForward: RecvAppNoRecord, RecvMarkerNoForward in
 //	                             place of RecvApp, RecvMarker.
+//	NextLossy:                   Next, then Lose for each c.
+//	NextFaults, NextNoDetector,  see forEachFaultSuccessor
+//	NextRecoverAny:              (tla/ChandyLamportFaults.tla).
 func Next(cfg *Config, st *State) []Transition {
 	var out []Transition
 	forEachSuccessor(cfg, st, func(a Action, n *State) {
@@ -124,6 +182,10 @@ func Next(cfg *Config, st *State) []Transition {
 
 // forEachSuccessor calls f for every enabled instance, in Next's order.
 func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
+	if cfg.Faults() {
+		forEachFaultSuccessor(cfg, st, f)
+		return
+	}
 	nc := cfg.NumChans()
 	for c := 0; c < nc; c++ {
 		for _, a := range cfg.Amount {
@@ -173,12 +235,24 @@ func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
 			}
 		}
 	}
+	if cfg.Variant == VariantLossy {
+		for c := 0; c < nc; c++ {
+			if n, k := lose(st, c); k == Enabled {
+				f(Action{Kind: ActLose, Chan: c}, n)
+			}
+		}
+	}
 }
 
 // fairEnabled reports whether some action under weak fairness is enabled
-// in st: a receive in Spec or SpecNoForward (every receive there is fair);
-// never in SpecNonFIFO and SpecNoRecord, which have no fairness.
+// in st: a receive in Spec, SpecNoForward or SpecLossy (every receive
+// there is fair; Lose is not);
+// never in SpecNonFIFO and SpecNoRecord, which have no fairness; for the
+// faults specifications, see faultFairEnabled.
 func fairEnabled(cfg *Config, st *State) bool {
+	if cfg.Faults() {
+		return faultFairEnabled(cfg, st)
+	}
 	if !cfg.Fair() {
 		return false
 	}

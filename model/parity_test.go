@@ -70,14 +70,16 @@ func assertTraceValid(t *testing.T, cfg *Config, v *Violation) {
 	case "property":
 		assert.True(t, v.Stutter)
 		assert.False(t, fairEnabled(cfg, last))
-		assert.GreaterOrEqual(t, SnapshotDone(cfg, last), 0)
+		prop, s := liveSnapshot(cfg, last)
+		assert.Equal(t, v.Property, prop)
+		assert.GreaterOrEqual(t, s, 0)
 	}
 }
 
 // The result, counterexamples included, does not depend on the number of
 // workers.
 func TestExploreDeterministic(t *testing.T) {
-	for _, name := range []string{"MCTwoBank", "MCNonFIFO", "MCNoRecord", "MCNoForward"} {
+	for _, name := range []string{"MCTwoBank", "MCNonFIFO", "MCNoRecord", "MCNoForward", "MCLossy", "MCFaultsTwoBank", "MCFaultsNoDetector", "MCFaultsRecoverAny"} {
 		cfg := loadTLA(t, name)
 		r1, err := Explore(cfg, Options{Workers: 1})
 		require.NoError(t, err)
@@ -97,11 +99,12 @@ func TestExploreDeterministic(t *testing.T) {
 }
 
 // Shortest counterexamples: BFS finds the orphan message in 5 states (as
-// TLC does) and the vanished $30 in 6.
+// TLC does), the vanished $30 in 6, and the lost marker in 3.
 func TestShortestCounterexamples(t *testing.T) {
 	want := map[string][]string{
 		"MCNonFIFO":   {"", "Initiate(1)", `SendApp("P1","P2",30)`, `RecvAppAt("P1","P2",2)`, `RecvMarkerAt("P1","P2",1)`},
 		"MCNoForward": {"", "Initiate(1)", `RecvMarkerNoForward("P1","P2")`},
+		"MCLossy":     {"", "Initiate(1)", `Lose("P1","P2")`},
 	}
 	for name, labels := range want {
 		cfg := loadTLA(t, name)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/markerwave/markerwave/spec"
 )
 
 // SimOptions tune Simulate, like TLC -simulate: Traces random behaviours
@@ -67,9 +65,9 @@ func Simulate(cfg *Config, opt SimOptions) (*SimResult, error) {
 				}
 			}
 			if len(cfg.Properties) > 0 && !fairEnabled(cfg, st) {
-				if s := SnapshotDone(cfg, st); s >= 0 {
-					res.Violation = &Violation{Kind: "property", Property: spec.PropSnapshotsComplete, Trace: trace, Stutter: true,
-						Detail: fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", cfg.Snap[s])}
+				if prop, s := liveSnapshot(cfg, st); s >= 0 {
+					res.Violation = &Violation{Kind: "property", Property: prop, Trace: trace, Stutter: true,
+						Detail: liveDetail(cfg, s)}
 					res.Duration = time.Since(start)
 					return res, nil
 				}

@@ -95,6 +95,41 @@ type State struct {
 	CutGot   [][][]uint64        // cutGot (ghost): [Snap -> [Chan -> Seq(Nat)]]
 	Pre      []Shadow            // pre (ghost): [Snap -> Shadow]
 	Post     []Shadow            // post (ghost): [Snap -> Shadow]
+
+	// The variables of tla/ChandyLamportFaults.tla (lines 33-40), set
+	// only when Config.Faults(): zero otherwise.
+	Alive        ProcSet   // alive: SUBSET Proc
+	Suspected    ProcSet   // suspected: SUBSET Proc
+	AbortedBy    []ProcSet // abortedBy: [Snap -> SUBSET Proc], {} or {cause}
+	Crashes      int       // crashes: crashes so far
+	Inc          int       // inc: the incarnation
+	Base         Shadow    // base (ghost): the state the incarnation started from
+	RestoredFrom Origin    // restoredFrom (ghost)
+}
+
+// Origin is what an incarnation was restored from, the values of
+// restoredFrom in tla/ChandyLamportFaults.tla (line 254).
+type Origin uint8
+
+const (
+	OriginInit       Origin = iota // "init": the first incarnation
+	OriginComplete                 // "complete": a complete snapshot
+	OriginAborted                  // "aborted": an aborted snapshot
+	OriginIncomplete               // "incomplete": a snapshot still pending
+)
+
+func (o Origin) String() string {
+	switch o {
+	case OriginInit:
+		return "init"
+	case OriginComplete:
+		return "complete"
+	case OriginAborted:
+		return "aborted"
+	case OriginIncomplete:
+		return "incomplete"
+	}
+	return "?"
 }
 
 // Persistent-update helpers: each returns a fresh copy, leaving its

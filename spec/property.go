@@ -26,6 +26,19 @@ const (
 	PropSnapshotsComplete    Property = "SnapshotsComplete"    // line 355: liveness, Initiated(s) ~> Complete(s)
 )
 
+// The properties of tla/ChandyLamportFaults.tla (crashes, a failure
+// detector, aborts and rollback recovery), with its lines.
+const (
+	PropFaultTypeOK           Property = "FaultTypeOK"           // lines 245-254
+	PropMoneyConserved        Property = "MoneyConserved"        // line 258: conserved across crashes and recoveries
+	PropExactlyOnce           Property = "ExactlyOnce"           // lines 262-265: no transfer applied twice or lost
+	PropTheoremUnlessAborted  Property = "TheoremUnlessAborted"  // lines 269-273: the theorem for every snapshot not aborted
+	PropAbortSound            Property = "AbortSound"            // line 276: an aborted snapshot never completes
+	PropRecoveredFromComplete Property = "RecoveredFromComplete" // line 280: never recovered from an aborted snapshot
+	PropRecoveryReachable     Property = "RecoveryReachable"     // line 284: the rollback theorem
+	PropSnapshotsEnd          Property = "SnapshotsEnd"          // line 287: liveness, Initiated(s) ~> Complete(s) \/ Aborted(s)
+)
+
 // The checks that compare a trace with the spec's behaviours step by step.
 // They are not TLA+ definitions: together they say that the trace is a
 // behaviour of Next (tla/TraceChandyLamport.tla asks TLC the same).
@@ -65,11 +78,24 @@ var StateInvariants = []Property{
 	PropTypeOK, PropConsistentCut, PropExactChannelState, PropConservation,
 	PropSnapshotReachable, PropCurrentReachable, PropChandyLamportTheorem,
 	PropStableCatalogue,
+	PropFaultTypeOK, PropMoneyConserved, PropExactlyOnce, PropTheoremUnlessAborted,
+	PropAbortSound, PropRecoveredFromComplete, PropRecoveryReachable,
 }
 
 // TemporalProperties are the properties a TLC model may name in its
 // PROPERTY section.
-var TemporalProperties = []Property{PropSnapshotsComplete}
+var TemporalProperties = []Property{PropSnapshotsComplete, PropSnapshotsEnd}
+
+// Faults reports whether p is defined by tla/ChandyLamportFaults.tla
+// (and so checked only of its specifications).
+func (p Property) Faults() bool {
+	switch p {
+	case PropFaultTypeOK, PropMoneyConserved, PropExactlyOnce, PropTheoremUnlessAborted,
+		PropAbortSound, PropRecoveredFromComplete, PropRecoveryReachable, PropSnapshotsEnd:
+		return true
+	}
+	return false
+}
 
 // IsInvariant reports whether p is one of StateInvariants.
 func (p Property) IsInvariant() bool { return slices.Contains(StateInvariants, p) }
@@ -77,8 +103,8 @@ func (p Property) IsInvariant() bool { return slices.Contains(StateInvariants, p
 // IsTemporal reports whether p is one of TemporalProperties.
 func (p Property) IsTemporal() bool { return slices.Contains(TemporalProperties, p) }
 
-// InSpec reports whether p is defined in tla/ChandyLamport.tla (rather
-// than a step check).
+// InSpec reports whether p is defined in tla/ChandyLamport.tla or
+// tla/ChandyLamportFaults.tla (rather than a step check).
 func (p Property) InSpec() bool { return p.IsInvariant() || p.IsTemporal() }
 
 // JoinProperties renders ps as "A, B, C".

@@ -68,7 +68,7 @@ func Parse(cfgPath, cfgSrc, tlaPath, tlaSrc string) (*model.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := consts.constants()
+	k, err := consts.constants(mod.faults())
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +123,23 @@ func checkNames(cf *cfgFile) error {
 	return nil
 }
 
-// constNames are the CONSTANTS of tla/ChandyLamport.tla (lines 22-29).
-var constNames = []string{"Proc", "Chan", "InitBal", "Amount", "Budget", "Snap", "Initiator"}
+// constNames are the CONSTANTS of tla/ChandyLamport.tla (lines 22-29);
+// faultConstNames those tla/ChandyLamportFaults.tla adds (lines 26-29).
+var (
+	constNames      = []string{"Proc", "Chan", "InitBal", "Amount", "Budget", "Snap", "Initiator"}
+	faultConstNames = []string{"MaxCrash", "MaxRecover", "FalseSuspicion"}
+)
+
+// faults reports whether the module extends tla/ChandyLamportFaults.tla.
+func (m *module) faults() bool { return slices.Contains(m.extends, "ChandyLamportFaults") }
+
+// constantNames are the constants the module declares (through EXTENDS).
+func (m *module) constantNames() []string {
+	if m.faults() {
+		return slices.Concat(constNames, faultConstNames)
+	}
+	return constNames
+}
 
 // resolved is a constant's value and where it was written.
 type resolved struct {
@@ -140,9 +155,10 @@ type consts map[string]resolved
 // a definition of the module (X <- Name).
 func resolve(cf *cfgFile, mod *module) (consts, error) {
 	out := consts{}
+	names := mod.constantNames()
 	for _, c := range cf.constants {
-		if !slices.Contains(constNames, c.name) {
-			return nil, &Error{cf.file, c.line, fmt.Sprintf("unknown constant %s (the spec declares %s)", c.name, strings.Join(constNames, ", "))}
+		if !slices.Contains(names, c.name) {
+			return nil, &Error{cf.file, c.line, fmt.Sprintf("unknown constant %s (the spec declares %s)", c.name, strings.Join(names, ", "))}
 		}
 		if c.ref == "" {
 			out[c.name] = resolved{c.value, cf.file, c.line}
@@ -154,7 +170,7 @@ func resolve(cf *cfgFile, mod *module) (consts, error) {
 		}
 		out[c.name] = resolved{d.val, mod.file, d.line}
 	}
-	for _, name := range constNames {
+	for _, name := range names {
 		if _, ok := out[name]; !ok {
 			return nil, &Error{cf.file, cf.constLine, fmt.Sprintf("constant %s is not assigned", name)}
 		}
@@ -180,8 +196,9 @@ func (cs consts) placeError(err error, cf *cfgFile) error {
 	return &Error{cf.file, cf.constLine, err.Error()}
 }
 
-// constants checks each constant's shape and converts it.
-func (cs consts) constants() (model.Constants, error) {
+// constants checks each constant's shape and converts it; faults: the
+// module is tla/ChandyLamportFaults.tla's, with its three constants more.
+func (cs consts) constants(faults bool) (model.Constants, error) {
 	var k model.Constants
 	var err error
 	if k.Topo, err = cs.topology(); err != nil {
@@ -208,8 +225,31 @@ func (cs consts) constants() (model.Constants, error) {
 	for _, s := range snaps {
 		k.Snap = append(k.Snap, spec.SnapID(s))
 	}
-	k.Initiator, err = cs.initiator(k.Topo, k.Snap)
-	return k, err
+	if k.Initiator, err = cs.initiator(k.Topo, k.Snap); err != nil || !faults {
+		return k, err
+	}
+	return k, cs.faultConstants(&k)
+}
+
+// faultConstants sets MaxCrash, MaxRecover \in Nat and FalseSuspicion \in
+// BOOLEAN (tla/ChandyLamportFaults.tla line 31).
+func (cs consts) faultConstants(k *model.Constants) error {
+	for _, nc := range []struct {
+		name string
+		dst  *int
+	}{{"MaxCrash", &k.MaxCrash}, {"MaxRecover", &k.MaxRecover}} {
+		n, ok := cs[nc.name].v.(int64)
+		if !ok || n < 0 || n > 1<<20 {
+			return cs.bad(nc.name, "want a natural number (at most 2^20), got %s", describe(cs[nc.name].v))
+		}
+		*nc.dst = int(n)
+	}
+	b, ok := cs["FalseSuspicion"].v.(bool)
+	if !ok {
+		return cs.bad("FalseSuspicion", "want TRUE or FALSE, got %s", describe(cs["FalseSuspicion"].v))
+	}
+	k.FalseSuspicion = b
+	return nil
 }
 
 // topology is Proc (a non-empty set of strings) and Chan (a set of pairs

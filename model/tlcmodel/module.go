@@ -11,6 +11,10 @@ var specModules = map[string][]model.Variant{
 	"ChandyLamportNonFIFO":   {model.VariantSpec, model.VariantNonFIFO},
 	"ChandyLamportNoRecord":  {model.VariantSpec, model.VariantNoRecord},
 	"ChandyLamportNoForward": {model.VariantSpec, model.VariantNoForward},
+	"ChandyLamportLossy":     {model.VariantSpec, model.VariantLossy},
+	// ChandyLamportFaults defines Spec too (by EXTENDS), but Spec leaves
+	// the faults variables unconstrained: TLC cannot check it.
+	"ChandyLamportFaults": {model.VariantFaults, model.VariantNoDetector, model.VariantRecoverAny},
 }
 
 var standardModules = map[string]bool{"Naturals": true, "Integers": true, "Sequences": true, "FiniteSets": true, "TLC": true}
@@ -99,7 +103,7 @@ func (m *module) extendsClause(p *parser) error {
 				m.specs[v] = true
 			}
 		} else if !standardModules[e.text] {
-			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, plus standard modules)", e.text)
+			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportLossy, ChandyLamportFaults, plus standard modules)", e.text)
 		}
 		m.extends = append(m.extends, e.text)
 		if !p.is(",") {

@@ -183,3 +183,45 @@ func TestParseOverflow(t *testing.T) {
 	assert.Equal(t, "MCX.tla", e.File)
 	assert.Contains(t, err.Error(), "InitBal sums past 9223372036854775807")
 }
+
+// The faults and lossy modules' models: every one loads with its
+// specification and constants, and the three constants are checked at
+// their lines.
+func TestParseFaultsModels(t *testing.T) {
+	want := map[string]model.Variant{"MCFaultsTwoBank": model.VariantFaults, "MCFaultsRing": model.VariantFaults,
+		"MCFaultsTwoSnap": model.VariantFaults, "MCFaultsNoDetector": model.VariantNoDetector,
+		"MCFaultsRecoverAny": model.VariantRecoverAny, "MCFaultsRecoverAnyReach": model.VariantRecoverAny,
+		"MCLossy": model.VariantLossy, "MCLossyConservation": model.VariantLossy}
+	for name, v := range want {
+		cfg := loadTLA(t, name)
+		assert.Equal(t, v, cfg.Variant, name)
+	}
+	ring := loadTLA(t, "MCFaultsRing")
+	assert.Equal(t, 1, ring.MaxCrash)
+	assert.Equal(t, 1, ring.MaxRecover)
+	assert.True(t, ring.FalseSuspicion)
+	assert.Equal(t, 2, loadTLA(t, "MCFaultsTwoSnap").MaxRecover)
+
+	faultsCfg := strings.Replace(goodCfg, "    Initiator <- MCInitiator\n",
+		"    Initiator <- MCInitiator\n    MaxCrash = 1\n    MaxRecover = 1\n    FalseSuspicion = FALSE\n", 1)
+	faultsCfg = strings.Replace(faultsCfg, "SPECIFICATION Spec", "SPECIFICATION SpecFaults", 1)
+	faultsCfg = strings.Replace(faultsCfg, "SnapshotsComplete", "SnapshotsEnd", 1)
+	faultsTLA := strings.Replace(goodTLA, "EXTENDS ChandyLamport, TLC", "EXTENDS ChandyLamportFaults, TLC", 1)
+	cfg, err := Parse("MCX.cfg", faultsCfg, "MCX.tla", faultsTLA)
+	require.NoError(t, err)
+	assert.Equal(t, model.VariantFaults, cfg.Variant)
+	cases := []struct{ name, cfg, tla, want string }{
+		{"faults constant in base module", strings.NewReplacer("SpecFaults", "Spec", "SnapshotsEnd", "SnapshotsComplete").Replace(faultsCfg), goodTLA,
+			"MCX.cfg:10: unknown constant MaxCrash"},
+		{"missing faults constant", strings.Replace(faultsCfg, "    MaxRecover = 1\n", "", 1), faultsTLA, "constant MaxRecover is not assigned"},
+		{"not a boolean", strings.Replace(faultsCfg, "FalseSuspicion = FALSE", "FalseSuspicion = 1", 1), faultsTLA, "MCX.cfg:12: FalseSuspicion: want TRUE or FALSE"},
+		{"negative bound", strings.Replace(faultsCfg, "MaxCrash = 1", "MaxCrash = -1", 1), faultsTLA, "MCX.cfg:10: MaxCrash: want a natural number"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("MCX.cfg", c.cfg, "MCX.tla", c.tla)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
