@@ -211,6 +211,11 @@ func runTraced(t *testing.T, topo *spec.Topology, tr transport.Transport, w work
 	var recorded []spec.RecordedSnapshot
 	for _, s := range ids {
 		g, err := c.Collect(ctx, s)
+		if err != nil && from != nil {
+			for _, f := range c.FailedChannels() {
+				t.Errorf("restore: a channel of the restored cluster failed (restored from snapshot %d): %v", from.ID, f)
+			}
+		}
 		require.NoError(t, err, "the collector refused snapshot %d", s)
 		snaps[s] = g
 		recorded = append(recorded, g.RecordedSnapshot())

@@ -175,7 +175,9 @@ func TestCollectorNamesExactlyWhatIsMissing(t *testing.T) {
 			if g.ID != other || len(g.Nodes) != len(topo.Procs) || len(g.Chans) != len(topo.Chans) {
 				rt.Fatalf("Collect assembled %d node states and %d channels for snapshot %d, want %d and %d of snapshot %d", len(g.Nodes), len(g.Chans), g.ID, len(topo.Procs), len(topo.Chans), other)
 			}
-			if _, err := col.Collect(context.Background(), other); !errors.Is(err, mwrt.ErrCollected) {
+			again, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			if _, err := col.Collect(again, other); !errors.Is(err, mwrt.ErrCollected) {
 				rt.Fatalf("second Collect of snapshot %d: %v, want ErrCollected", other, err)
 			}
 			col.Add(emptyPart(topo, other, topo.Procs[0]))
@@ -201,7 +203,9 @@ func TestCollectorHandsOutOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, results[i] = col.Collect(context.Background(), s)
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				defer cancel()
+				_, results[i] = col.Collect(ctx, s)
 			}()
 		}
 		for _, p := range topo.Procs {
