@@ -75,8 +75,9 @@
 // order, before any frame from the transport: on every channel the first
 // deliveries are the recorded messages, then the new traffic, numbered
 // on from the cut. The restored cluster's run, after the application
-// steps that led to the recorded state, is a run of the spec. A snapshot
-// that is not well formed is refused before any node starts.
+// steps that led to the recorded state, is a run of the spec. NewCluster
+// refuses a snapshot that is not well formed (snapshot.Global.Validate)
+// before any node starts.
 //
 // Baselines. Cluster.StopTheWorld holds every node's application sends,
 // waits until every application message sent has been delivered, records
