@@ -20,6 +20,7 @@ import (
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
@@ -105,6 +106,45 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	for _, p := range topo.Procs {
 		bal[p] = 50 + rng.Int64N(100)
 	}
+	run := runTraced(t, topo, tr, w, rng, bal, nil)
+	return replayRun(t, run.trace, w)
+}
+
+// replayRun replays tr (Replay) and, if it does not conform, writes it to
+// FailDir and fails t saying how to replay the run.
+func replayRun(t *testing.T, tr spec.Trace, w workload) Report {
+	t.Helper()
+	r := Replay(tr, Options{})
+	if !r.OK() {
+		require.NoError(t, os.MkdirAll(FailDir(), 0o755))
+		path := filepath.Join(FailDir(), fmt.Sprintf("%s-seed%d.jsonl", strings.ReplaceAll(t.Name(), "/", "-"), w.seed))
+		require.NoError(t, spec.WriteTraceFile(path, tr))
+		t.Errorf("runtime run (root seed %d: workload seed %d, delay seed %d) does not conform; written to %s\nreplay: %s=%d go test ./conformance -count=1 -run '^%s$'\n%s",
+			w.root, w.seed, w.delay, path, seedEnv, w.root, rootName(t), r)
+	}
+	return r
+}
+
+// tracedRun is one traced run of a workload: its merged trace (the
+// header with the initiators and the drained claim, the collected
+// snapshots as recorded lines), the snapshots the collector assembled, by
+// id, and each process's state at the end.
+type tracedRun struct {
+	trace spec.Trace
+	snaps map[spec.SnapID]snapshot.Global
+	end   map[spec.ProcID]spec.LocalState
+}
+
+// runTraced runs w on a runtime.Cluster of banks over tr (restored from
+// from if it is set; bal is then the header's initial balances, the
+// original run's): every process sends w.transfers random transfers from
+// its own goroutine, started as soon as the cluster is (while a restored
+// node re-delivers its recorded messages), while w.pairs pairs of
+// snapshots start at random initiators at the same moment. It collects
+// every snapshot, waits for the channels to drain, stops the cluster and
+// merges the nodes' logs (spec.MergeCausal).
+func runTraced(t *testing.T, topo *spec.Topology, tr transport.Transport, w workload, rng *rand.Rand, bal map[spec.ProcID]int64, from *snapshot.Global) tracedRun {
+	t.Helper()
 	h := spec.Header{Topology: topo, InitBal: bal, Source: "conformance runtime test"}
 	bufs := map[spec.ProcID]*bytes.Buffer{}
 	sinks := map[spec.ProcID]*trace.Sink{}
@@ -117,7 +157,7 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	var errMu sync.Mutex
 	var nodeErrs []error
 	c, err := runtime.NewCluster(runtime.ClusterConfig{
-		Topology: topo, Transport: tr, Traces: sinks,
+		Topology: topo, Transport: tr, Traces: sinks, From: from,
 		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(bal[p]) },
 		OnError: func(err error) {
 			errMu.Lock()
@@ -167,22 +207,32 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rec := map[spec.SnapID]spec.GlobalState{}
+	snaps := map[spec.SnapID]snapshot.Global{}
 	var recorded []spec.RecordedSnapshot
 	for _, s := range ids {
 		g, err := c.Collect(ctx, s)
-		require.NoError(t, err, "collect snapshot %d", s)
-		rec[s] = g.Abstract()
+		if err != nil && from != nil {
+			for _, f := range c.FailedChannels() {
+				t.Errorf("restore: a channel of the restored cluster failed (restored from snapshot %d): %v", from.ID, f)
+			}
+		}
+		require.NoError(t, err, "the collector refused snapshot %d", s)
+		snaps[s] = g
 		recorded = append(recorded, g.RecordedSnapshot())
 	}
 	sort.Slice(recorded, func(i, j int) bool { return recorded[i].Snap < recorded[j].Snap })
 	require.NoError(t, c.Quiesce(ctx))
+	end := map[spec.ProcID]spec.LocalState{}
+	for _, p := range topo.Procs {
+		end[p], err = c.Node(p).State()
+		require.NoError(t, err)
+	}
 	require.NoError(t, c.Stop(ctx))
 	for _, s := range sinks {
 		require.NoError(t, s.Close())
 	}
 	require.Empty(t, nodeErrs, "node errors")
-	require.Len(t, rec, 2*w.pairs)
+	require.Len(t, snaps, 2*w.pairs)
 
 	logs := map[spec.ProcID][]spec.Event{}
 	for p, b := range bufs {
@@ -198,23 +248,12 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 			recorded[i].Initiator = h.Snaps[recorded[i].Snap]
 		}
 	}
-	tr2 := spec.Trace{Header: h, Events: merged, Recorded: recorded}
-	r := Replay(tr2, Options{})
 	inFlight := 0
-	for _, g := range rec {
-		for _, ms := range g.Chans {
-			inFlight += len(ms)
-		}
+	for _, g := range snaps {
+		inFlight += g.Recorded()
 	}
-	t.Logf("%d events, %d snapshots recording %d messages in flight", len(merged), len(rec), inFlight)
-	if !r.OK() {
-		require.NoError(t, os.MkdirAll(FailDir(), 0o755))
-		path := filepath.Join(FailDir(), fmt.Sprintf("%s-seed%d.jsonl", filepath.Base(t.Name()), w.seed))
-		require.NoError(t, spec.WriteTraceFile(path, tr2))
-		t.Errorf("runtime run (root seed %d: workload seed %d, delay seed %d) does not conform; written to %s\nreplay: %s=%d go test ./conformance -count=1 -run '^%s$'\n%s",
-			w.root, w.seed, w.delay, path, seedEnv, w.root, rootName(t), r)
-	}
-	return r
+	t.Logf("%d events, %d snapshots recording %d messages in flight", len(merged), len(snaps), inFlight)
+	return tracedRun{trace: spec.Trace{Header: h, Events: merged, Recorded: recorded}, snaps: snaps, end: end}
 }
 
 // rootName is the name of t's top-level test.

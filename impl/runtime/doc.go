@@ -28,4 +28,76 @@
 // NewCluster with one transport for all (transport.NewMemory) or one per
 // node; Send and Snapshot drive it, Collect waits for a snapshot, Quiesce
 // for the channels to drain, and Stop ends it. See the Example.
+//
+// # What it promises
+//
+// Nodes. Each Node runs its core.Node on one goroutine; every method may
+// be called from any goroutine and runs there, so the core's steps are
+// totally ordered. A node hands each incoming channel's frames to the
+// core in the order the transport delivered them, markers included (it
+// never lets data overtake a marker, or the reverse). A frame the core
+// rejects fails its channel (*ChannelError, matching ErrChannelFailed):
+// reported once through OnError, then that frame and every later one of
+// the channel are held, never applied, and listed by Held and Stop.
+// Progress (state recorded, channel closed) and every completed local
+// part reach the Collector before the node takes its next step; with a
+// trace, every step is emitted before that.
+//
+// Collection. Collector.Collect(ctx, s) returns the snapshot assembled
+// from exactly one part of s per process (snapshot.Assemble, which
+// refuses parts of another snapshot and an inconsistent cut), and hands
+// each snapshot out once: a later Collect of it returns ErrCollected.
+// Reports of a snapshot already collected, or given up with Forget, are
+// dropped. Otherwise Collect returns an *IncompleteError naming exactly
+// what s lacks: NeverRecorded, the processes without a part that never
+// recorded, in topology order; Open, every incoming channel of those
+// processes whose marker never arrived, by receiver in topology order,
+// then in incoming order (a process with a part has none open);
+// Stopped, the stopped nodes among them; Failed, the failed channels
+// among Open. It returns at once, with Cause ErrNodeStopped or the first
+// failed channel, when a node without its part has stopped or a channel
+// in Open has failed; else at ctx's end, with ctx's error as Cause, and
+// a later Collect can still get the snapshot. The collected snapshot's
+// abstraction is the spec's recorded state of that id, down to each
+// channel's cut seqs (conformance replays every collected snapshot
+// against the model).
+//
+// Snapshot ids. Cluster.Snapshot gives concurrent calls distinct ids,
+// above the restored snapshot's when restored. RunProcess numbers every
+// run's snapshots with a run tag no stored id has, and after a restore
+// above the restored snapshot's id, so parts of different runs are never
+// assembled together.
+//
+// Restore. A node restored from a snapshot (NodeConfig.From,
+// ClusterConfig.From, ProcessOptions.From) starts in its recorded state
+// (application state, counters, every channel's next seqs at the cut)
+// and delivers each incoming channel's recorded messages first, in
+// order, before any frame from the transport: on every channel the first
+// deliveries are the recorded messages, then the new traffic, numbered
+// on from the cut. The restored cluster's run, after the application
+// steps that led to the recorded state, is a run of the spec. NewCluster
+// refuses a snapshot that is not well formed (snapshot.Global.Validate)
+// before any node starts.
+//
+// Baselines. Cluster.StopTheWorld holds every node's application sends,
+// waits until every application message sent has been delivered, records
+// every node's state, then resumes the held sends in order: its snapshot
+// is a state the run passed through, with every channel empty, and its
+// cut seqs are the channels' seqs at that moment. Senders block
+// meanwhile; snapshots and deliveries go on.
+//
+// Stopping. Quiesce returns once every frame sent was delivered, and
+// fails at once naming the failed channels if frames are held on one.
+// Stop waits for that (bounded by ctx), stops the nodes (bounded by one
+// second more) and closes the transports; its *StopReport lists every
+// frame accepted and never delivered, refused, or unacknowledged, every
+// failed channel and node error, and every node that did not stop.
+//
+// Where each promise is checked: the package's tests (Collector
+// properties with rapid, concurrent Collects, run tags, failed channels,
+// restore from a persisted snapshot), and conformance's randomised
+// in-memory and TCP runs: TestRuntimeMemory and TestRuntimeTCP (collected
+// snapshots against the model), TestRuntimeRestore, TestRuntimeCollectIncomplete
+// and TestRuntimeStopTheWorld (restore, IncompleteError and the
+// baseline against the model and the run's events).
 package runtime
