@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -259,4 +260,32 @@ func sameCounts(a, b Measure) bool {
 
 func counts(m Measure) string {
 	return fmt.Sprintf("%d distinct/%d generated/depth %d", m.Distinct, m.Generated, m.Depth)
+}
+
+// Table renders the models as the Markdown table README.md shows: name,
+// kind, TLC's counts (a positive model's; a negative model stops at its
+// first violation, so only the property it violates is shown) and what
+// the model demonstrates.
+func (m *Manifest) Table() string {
+	var b strings.Builder
+	b.WriteString("| model | kind | distinct states | states generated | depth | demonstrates |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|\n")
+	for _, x := range m.Models {
+		if x.Kind == Negative {
+			fmt.Fprintf(&b, "| `%s` | negative, violates `%s` | | | | %s |\n", x.Name, x.ExpectViolation, x.Demonstrates)
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | positive | %s | %s | %d | %s |\n", x.Name,
+			thousands(x.TLC.Distinct), thousands(x.TLC.Generated), x.TLC.Depth, x.Demonstrates)
+	}
+	return b.String()
+}
+
+// thousands renders n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

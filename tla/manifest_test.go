@@ -2,6 +2,7 @@ package tla
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,4 +187,34 @@ func TestMismatches(t *testing.T) {
 	assert.Len(t, neg.Mismatches(got, nil), 1)
 	got.Violation = ""
 	assert.Len(t, neg.Mismatches(got, nil), 1, "a negative model on which nothing is found fails")
+}
+
+var updateReadme = flag.Bool("update", false, "rewrite README.md's table of models from the manifest")
+
+// TestReadmeTable: README.md shows the manifest's models as Manifest.Table
+// renders them, between the markers; -update rewrites it.
+func TestReadmeTable(t *testing.T) {
+	const begin, end = "<!-- models:begin -->\n", "<!-- models:end -->\n"
+	m, err := Embedded()
+	require.NoError(t, err)
+	path := filepath.Join("..", "README.md")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := string(b)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	require.True(t, i >= 0 && j > i, "README.md has no %q ... %q section", begin, end)
+	want := begin + "<!-- Written by go test ./tla -run TestReadmeTable -update, from tla/manifest.json: edit that, not this table. -->\n\n" + m.Table() + "\n"
+	if got := s[i:j]; got != want {
+		if *updateReadme {
+			require.NoError(t, os.WriteFile(path, []byte(s[:i]+want+s[j:]), 0o644))
+			return
+		}
+		t.Errorf("README.md's table of models is not the manifest's; run go test ./tla -run TestReadmeTable -update\n--- README\n%s\n--- manifest\n%s", got, want)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 683005: "683,005", 1234567: "1,234,567", -1000: "-1,000"} {
+		assert.Equal(t, want, thousands(n))
+	}
 }
