@@ -85,8 +85,13 @@ func fifoViolation(ch spec.Channel, sent, got []wire.Frame, complete bool) strin
 			for _, g := range got[i+1:] {
 				later = later || ident(g) == want
 			}
-			if later {
+			switch {
+			case later:
 				return fmt.Sprintf("exactly-once FIFO broken on %s: reordered: frame #%d delivered at position %d, before frame #%d", ch, id, i+1, want)
+			case !complete:
+				// Seen while frames may still arrive: #want may be late or
+				// lost, but #id overtook it either way.
+				return fmt.Sprintf("exactly-once FIFO broken on %s: reordered: frame #%d delivered at position %d, before frame #%d (not delivered yet)", ch, id, i+1, want)
 			}
 			return fmt.Sprintf("exactly-once FIFO broken on %s: lost: frame #%d never delivered, frame #%d came in its place", ch, want, id)
 		}
