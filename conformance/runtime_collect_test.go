@@ -101,24 +101,12 @@ func collectIncompleteRun(t *testing.T, topo *spec.Topology, seed uint64) {
 	}
 	g := &gate{Transport: transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 100 * time.Microsecond, Seed: seed}), gated: gated}
 	h := spec.Header{Topology: topo, InitBal: bal, Source: "conformance collect test"}
-	bufs := map[spec.ProcID]*bytes.Buffer{}
-	sinks := map[spec.ProcID]*trace.Sink{}
-	for _, p := range topo.Procs {
-		bufs[p] = &bytes.Buffer{}
-		s, err := trace.NewSink(bufs[p], h)
-		require.NoError(t, err)
-		sinks[p] = s
-	}
-	var errMu sync.Mutex
-	var nodeErrs []error
+	bufs, sinks := nodeSinks(t, h)
+	var nodeErrs errorLog
 	c, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: topo, Transport: g, Traces: sinks,
-		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(bal[p]) },
-		OnError: func(err error) {
-			errMu.Lock()
-			nodeErrs = append(nodeErrs, err)
-			errMu.Unlock()
-		},
+		NewApp:  func(p spec.ProcID) (core.App, error) { return app.NewBank(bal[p]) },
+		OnError: nodeErrs.add,
 	})
 	require.NoError(t, err)
 	defer c.Stop(context.Background())
@@ -191,7 +179,7 @@ func collectIncompleteRun(t *testing.T, topo *spec.Topology, seed uint64) {
 	for _, sk := range sinks {
 		require.NoError(t, sk.Close())
 	}
-	require.Empty(t, nodeErrs, "node errors")
+	require.Empty(t, nodeErrs.all(), "node errors")
 	all := mergedSoFar(t, topo, nil, bufs)
 	rec := gl.RecordedSnapshot()
 	full := spec.Trace{Header: h, Events: all, Recorded: []spec.RecordedSnapshot{rec}}

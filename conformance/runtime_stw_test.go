@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -77,17 +76,9 @@ func stwRun(t *testing.T, topo *spec.Topology, seed uint64) {
 		bal[p] = 100 + rng.Int64N(100)
 	}
 	h := spec.Header{Topology: topo, InitBal: bal, Source: "conformance stop-the-world test"}
-	bufs := map[spec.ProcID]*bytes.Buffer{}
-	sinks := map[spec.ProcID]*trace.Sink{}
-	for _, p := range topo.Procs {
-		bufs[p] = &bytes.Buffer{}
-		s, err := trace.NewSink(bufs[p], h)
-		require.NoError(t, err)
-		sinks[p] = s
-	}
+	bufs, sinks := nodeSinks(t, h)
 	var round atomic.Pointer[stwRound]
-	var errMu sync.Mutex
-	var nodeErrs []error
+	var nodeErrs errorLog
 	c, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: topo, Traces: sinks,
 		Transport: transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 300 * time.Microsecond, Seed: seed}),
@@ -95,11 +86,7 @@ func stwRun(t *testing.T, topo *spec.Topology, seed uint64) {
 			b, err := app.NewBank(bal[p])
 			return &stwApp{App: b, self: p, sink: sinks[p], round: &round}, err
 		},
-		OnError: func(err error) {
-			errMu.Lock()
-			nodeErrs = append(nodeErrs, err)
-			errMu.Unlock()
-		},
+		OnError: nodeErrs.add,
 	})
 	require.NoError(t, err)
 	defer c.Stop(context.Background())
@@ -148,7 +135,7 @@ func stwRun(t *testing.T, topo *spec.Topology, seed uint64) {
 	for _, s := range sinks {
 		require.NoError(t, s.Close())
 	}
-	require.Empty(t, nodeErrs, "node errors")
+	require.Empty(t, nodeErrs.all(), "node errors")
 	evs := mergedSoFar(t, topo, nil, bufs)
 	tr := spec.Trace{Header: h, Events: evs}
 	tr.Header.Drained = true

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,24 +147,12 @@ type tracedRun struct {
 func runTraced(t *testing.T, topo *spec.Topology, tr transport.Transport, w workload, rng *rand.Rand, bal map[spec.ProcID]int64, from *snapshot.Global) tracedRun {
 	t.Helper()
 	h := spec.Header{Topology: topo, InitBal: bal, Source: "conformance runtime test"}
-	bufs := map[spec.ProcID]*bytes.Buffer{}
-	sinks := map[spec.ProcID]*trace.Sink{}
-	for _, p := range topo.Procs {
-		bufs[p] = &bytes.Buffer{}
-		s, err := trace.NewSink(bufs[p], h)
-		require.NoError(t, err)
-		sinks[p] = s
-	}
-	var errMu sync.Mutex
-	var nodeErrs []error
+	bufs, sinks := nodeSinks(t, h)
+	var nodeErrs errorLog
 	c, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: topo, Transport: tr, Traces: sinks, From: from,
-		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(bal[p]) },
-		OnError: func(err error) {
-			errMu.Lock()
-			nodeErrs = append(nodeErrs, err)
-			errMu.Unlock()
-		},
+		NewApp:  func(p spec.ProcID) (core.App, error) { return app.NewBank(bal[p]) },
+		OnError: nodeErrs.add,
 	})
 	require.NoError(t, err)
 
@@ -231,7 +220,7 @@ func runTraced(t *testing.T, topo *spec.Topology, tr transport.Transport, w work
 	for _, s := range sinks {
 		require.NoError(t, s.Close())
 	}
-	require.Empty(t, nodeErrs, "node errors")
+	require.Empty(t, nodeErrs.all(), "node errors")
 	require.Len(t, snaps, 2*w.pairs)
 
 	logs := map[spec.ProcID][]spec.Event{}
@@ -335,4 +324,38 @@ func TestSeeds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nodeSinks gives every process of h's topology a trace sink writing into
+// a buffer of its own: its node log.
+func nodeSinks(t *testing.T, h spec.Header) (map[spec.ProcID]*bytes.Buffer, map[spec.ProcID]*trace.Sink) {
+	t.Helper()
+	bufs := map[spec.ProcID]*bytes.Buffer{}
+	sinks := map[spec.ProcID]*trace.Sink{}
+	for _, p := range h.Topology.Procs {
+		bufs[p] = &bytes.Buffer{}
+		s, err := trace.NewSink(bufs[p], h)
+		require.NoError(t, err)
+		sinks[p] = s
+	}
+	return bufs, sinks
+}
+
+// errorLog collects the errors a cluster's nodes report
+// (runtime.ClusterConfig.OnError).
+type errorLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errorLog) add(err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+}
+
+func (l *errorLog) all() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.errs)
 }
