@@ -46,8 +46,12 @@ var transport2Mutants = []mutant{
 			New:  "\treturn conn, br, base, nil // MUTANT transport-resume-from-acked: resend everything unacknowledged\n",
 		}},
 		Runs: transportProps("100", "TestTCPExactlyOnceFIFOProperty"),
-		Expect: []expect{outputHas("TestTCPExactlyOnceFIFOProperty", "exactly-once broken: a frame delivered twice after a reconnect",
-			regexp.MustCompile(`exactly-once FIFO broken on \S+: duplicate: frame #\d+ delivered again`))},
+		// Which breach shows first depends on timing: usually the resent
+		// frames are delivered again; on a loaded machine the receiver may
+		// first stop acknowledging, so Close finds frames unacknowledged
+		// although every frame arrived. The original shows neither.
+		Expect: []expect{outputHas("TestTCPExactlyOnceFIFOProperty", "exactly-once broken after a reconnect: a frame delivered twice, or frames that arrived never acknowledged",
+			regexp.MustCompile(`exactly-once FIFO broken on \S+: duplicate: frame #\d+ delivered again|Close after every frame arrived: transport: closed with \d+ un`))},
 	},
 	{
 		// Tells apart: a receiver restart while the sender still has frames
