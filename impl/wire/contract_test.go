@@ -177,6 +177,16 @@ func TestReadFrameLimitProperty(t *testing.T) {
 		b, err := Encode(f)
 		require.NoError(t, err)
 		n := len(b) - prefixLen
+		// At the boundary, for every frame: a limit of exactly its size
+		// reads it, one byte less refuses it.
+		if got, err := ReadFrame(bytes.NewReader(b), n); err != nil || !f.Equal(got) {
+			t.Fatalf("ReadFrame(maxSize %d) of a frame of exactly %d bytes: %v, %v", n, n, got, err)
+		}
+		if n > 1 {
+			if _, err := ReadFrame(bytes.NewReader(b), n-1); !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("ReadFrame(maxSize %d) of a frame of %d bytes: got %v, want ErrTooLarge", n-1, n, err)
+			}
+		}
 		maxSize := rapid.OneOf(
 			rapid.IntRange(n-2, n+2),
 			rapid.IntRange(math.MinInt, 0),
