@@ -179,8 +179,10 @@ func TestReadFrameLimitProperty(t *testing.T) {
 		n := len(b) - prefixLen
 		// At the boundary, for every frame: a limit of exactly its size
 		// reads it, one byte less refuses it.
-		if got, err := ReadFrame(bytes.NewReader(b), n); err != nil || !f.Equal(got) {
-			t.Fatalf("ReadFrame(maxSize %d) of a frame of exactly %d bytes: %v, %v", n, n, got, err)
+		if got, err := ReadFrame(bytes.NewReader(b), n); err != nil {
+			t.Fatalf("ReadFrame(maxSize %d, limit %d) refused a frame of %d bytes: %v", n, n, n, err)
+		} else if !f.Equal(got) {
+			t.Fatalf("ReadFrame(maxSize %d) of a frame of exactly %d bytes read %v, sent %v", n, n, got, f)
 		}
 		if n > 1 {
 			if _, err := ReadFrame(bytes.NewReader(b), n-1); !errors.Is(err, ErrTooLarge) {
