@@ -65,8 +65,9 @@
 //
 // prints a table of the results with timings. Under -short TestMutants is
 // skipped. MUTATION_ONLY=name1,name2 restricts the run to some mutants
-// (the control runs the tests they need); MUTATION_SEED=n runs
-// TestLockstep with another rapid seed; MARKERWAVE_SEED=n the runtime
+// (the control runs the tests they need); MUTATION_SEED=n runs every
+// rapid property (TestLockstep and the packages' properties) with another
+// seed (fixed otherwise, so that a run is repeatable); MARKERWAVE_SEED=n the runtime
 // tests with another root seed (fixed otherwise); MUTATION_KEEP=1 keeps
 // the snapshot, each mutant's patched files and overlay, and logs where.
 // Outside a git work tree (a tarball) the test cannot list the tracked

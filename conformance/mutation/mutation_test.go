@@ -298,6 +298,20 @@ func parallelism() int {
 	return 1
 }
 
+// rapidArgs adds to the arguments of a package whose tests use rapid
+// -rapid.nofailfile and, unless they name one, the seed of the mutation
+// run (MUTATION_SEED, else fixed), so that the properties draw the same
+// inputs for a mutant and for the control on every run.
+func rapidArgs(args []string) []string {
+	if !slices.Contains(args, "-rapid.nofailfile") {
+		args = append(args, "-rapid.nofailfile")
+	}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-rapid.seed=") }) {
+		args = append(args, "-rapid.seed="+lockstepSeed())
+	}
+	return args
+}
+
 // runner runs the go tests of the mutants and the control.
 type runner struct {
 	goBin, root string
@@ -473,8 +487,8 @@ func (rn *runner) runAll(overlay, work string, runs []goTest) (string, bool, err
 		args := []string{"test", "-count=1", "-v", "-vet=off", "-overlay=" + overlay, "-timeout", "120s",
 			"-run", "^(" + strings.Join(r.Tests, "|") + ")$", r.Pkg}
 		args = append(args, r.Args...)
-		if rn.rapid[filepath.Join(rn.root, filepath.FromSlash(r.Pkg))] && !slices.Contains(args, "-rapid.nofailfile") {
-			args = append(args, "-rapid.nofailfile")
+		if rn.rapid[filepath.Join(rn.root, filepath.FromSlash(r.Pkg))] {
+			args = rapidArgs(args)
 		}
 		cmd := exec.CommandContext(ctx, rn.goBin, args...)
 		cmd.Dir = rn.root
