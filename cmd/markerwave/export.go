@@ -147,7 +147,7 @@ func (j *exportJob) writeDiagram(f *cmdFlags, tr spec.Trace) int {
 	if ext.Width > wideDiagram && j.view == (export.View{}) {
 		f.errorf("the diagram is %d px wide; --snap N or --window FROM:TO draws a part of the run", ext.Width)
 	}
-	for _, l := range a.Notes() {
+	for _, l := range a.Notes(j.view.Snap) {
 		fmt.Fprintf(f.stdout, "  %s\n", l)
 	}
 	return exitOK

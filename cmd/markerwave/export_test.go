@@ -227,6 +227,8 @@ func TestExportDiagramSnapAndWindow(t *testing.T) {
 	w, err := strconv.Atoi(m[3])
 	require.NoError(t, err)
 	assert.LessOrEqual(t, w, 4*1920, "within four screens")
+	assert.Equal(t, 1, strings.Count(out, "  snapshot "), "the notes speak of the snapshot drawn only:\n%s", out)
+	assert.Contains(t, out, "  snapshot 2 (")
 	doc, err := os.ReadFile(svg)
 	require.NoError(t, err)
 	wellFormedXML(t, doc)

@@ -1,14 +1,22 @@
 package export
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/markerwave/markerwave/spec"
+)
 
 // Notes describes a's cuts for people, one line each: the snapshot's
 // Summary and its orphan, missing and spurious message counts; then, for
 // each kind of faulty message present, how many there are and how the
-// diagram draws them.
-func (a *Analysis) Notes() []string {
+// diagram draws them. A snap other than 0 limits the notes to that
+// snapshot (the one --snap draws).
+func (a *Analysis) Notes(snap spec.SnapID) []string {
 	var out []string
 	for _, c := range a.Cuts {
+		if snap != 0 && c.Snap != snap {
+			continue
+		}
 		line := fmt.Sprintf("%s; %d orphan, %d missing", c.Summary(), a.Count(c.Snap, Orphan), a.Count(c.Snap, Missing))
 		if n := a.Count(c.Snap, Spurious); n > 0 {
 			line += fmt.Sprintf(", %d spurious", n)
@@ -19,7 +27,11 @@ func (a *Analysis) Notes() []string {
 		st    Status
 		drawn string
 	}{{Orphan, "red"}, {Missing, "red dashed"}, {Spurious, "red dotted"}} {
-		if n := a.countAny(k.st); n > 0 {
+		n := a.countAny(k.st)
+		if snap != 0 {
+			n = a.Count(snap, k.st)
+		}
+		if n > 0 {
 			out = append(out, fmt.Sprintf("%s, drawn in %s", messages(n, string(k.st)), k.drawn))
 		}
 	}
