@@ -12,6 +12,9 @@ type SimOptions struct {
 	Seed   uint64
 	Traces int // 0: 1000
 	Depth  int // 0: 100
+	// Stop, when closed, ends the simulation after the behaviour under
+	// way (SimResult.Canceled).
+	Stop <-chan struct{}
 }
 
 // SimResult is what Simulate found. States counts every state visited
@@ -23,6 +26,8 @@ type SimResult struct {
 	MaxLen    int
 	Violation *Violation
 	Duration  time.Duration
+	// Canceled: Stop ended the simulation before Traces behaviours.
+	Canceled bool
 }
 
 // Simulate checks cfg's invariants along random behaviours: each starts
@@ -52,6 +57,10 @@ func Simulate(cfg *Config, opt SimOptions) (*SimResult, error) {
 	res := &SimResult{}
 	var succs []Transition
 	for t := 0; t < opt.Traces; t++ {
+		if stopped(opt.Stop) {
+			res.Canceled = true
+			break
+		}
 		res.Traces++
 		trace := []TraceStep{{State: Init(cfg)}}
 		for {
@@ -96,4 +105,14 @@ func Simulate(cfg *Config, opt SimOptions) (*SimResult, error) {
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// stopped reports whether stop is closed (a nil stop never is).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }

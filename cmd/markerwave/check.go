@@ -122,17 +122,8 @@ func (f *checkFlags) runExplore(cfg *model.Config) int {
 	if !*f.json {
 		fmt.Fprintf(f.stdout, "Running breadth-first search with %s.\n", plural(*f.workers, "worker"))
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	sigs, release := notifyInterrupt()
+	stop, release := interruptible()
 	defer release()
-	defer close(done)
-	go func() {
-		select {
-		case <-sigs:
-			close(stop)
-		case <-done:
-		}
-	}()
 	opt := model.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop}
 	if *f.progress || isTerminal(f.stderr) {
 		opt.Progress = func(s model.Stats) {
@@ -211,13 +202,19 @@ func (f *checkFlags) runSimulate(cfg *model.Config) int {
 	if !*f.json {
 		fmt.Fprintf(f.stdout, "Running random simulation with seed %d (%s of at most %s).\n", s, plural(*f.traces, "behaviour"), plural(*f.depth, "state"))
 	}
-	r, err := model.Simulate(cfg, model.SimOptions{Seed: s, Traces: *f.traces, Depth: *f.depth})
+	stop, release := interruptible()
+	defer release()
+	r, err := model.Simulate(cfg, model.SimOptions{Seed: s, Traces: *f.traces, Depth: *f.depth, Stop: stop})
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}
 	code := exitOK
-	if r.Violation != nil {
+	switch {
+	case r.Violation != nil:
 		code = exitFail
+	case r.Canceled:
+		code = exitInterrupted
+		f.errorf("interrupted after %s; the simulation is incomplete", plural(r.Traces, "behaviour"))
 	}
 	if *f.json {
 		f.writeJSON(simulateVerdict(cfg, *f.model, s, r))
@@ -227,6 +224,9 @@ func (f *checkFlags) runSimulate(cfg *model.Config) int {
 		reportViolation(f.stdout, cfg, r.Violation)
 	} else {
 		fmt.Fprintf(f.stdout, "No error has been found in %s.\n", plural(r.Traces, "behaviour"))
+		if r.Canceled {
+			fmt.Fprintf(f.stdout, "The simulation was interrupted before %s.\n", plural(*f.traces, "behaviour"))
+		}
 	}
 	fmt.Fprintf(f.stdout, "%d states checked in %s (longest %s), %d states generated.\n", r.States, plural(r.Traces, "behaviour"), plural(r.MaxLen, "state"), r.Generated)
 	fmt.Fprintf(f.stdout, "Finished in %s (%.0f states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.States, r.Duration))
@@ -327,6 +327,13 @@ func exploreVerdict(cfg *model.Config, file string, r *model.Result) checkVerdic
 
 func simulateVerdict(cfg *model.Config, file string, seed uint64, r *model.SimResult) checkVerdict {
 	out := newVerdict(cfg, file, "simulate", r.Violation)
+	out.Stop = "done"
+	if r.Canceled {
+		out.Stop = "canceled"
+		if r.Violation == nil {
+			out.Verdict = "incomplete"
+		}
+	}
 	out.Counts = simulateCounts{Seed: seed, Behaviours: r.Traces, States: r.States, Generated: r.Generated, Longest: r.MaxLen}
 	out.Seconds = r.Duration.Seconds()
 	return out
@@ -338,6 +345,21 @@ func (f *checkFlags) writeJSON(v checkVerdict) {
 	if err := enc.Encode(v); err != nil {
 		f.errorf("%v", err)
 	}
+}
+
+// interruptible returns a channel closed on SIGINT, until release is
+// called: the Stop of the explorer and of the simulation.
+func interruptible() (stop <-chan struct{}, release func()) {
+	ch, done := make(chan struct{}), make(chan struct{})
+	sigs, unnotify := notifyInterrupt()
+	go func() {
+		select {
+		case <-sigs:
+			close(ch)
+		case <-done:
+		}
+	}()
+	return ch, func() { close(done); unnotify() }
 }
 
 // notifyInterrupt relays SIGINT until release is called; tests replace it.

@@ -202,6 +202,29 @@ func TestCheckInterrupt(t *testing.T) {
 	assert.Equal(t, "markerwave check: interrupted; the search is incomplete\n", errs)
 }
 
+// Ctrl-C stops a simulation too, after the behaviour under way, with the
+// counts reached and exit 130.
+func TestCheckSimulateInterrupt(t *testing.T) {
+	saved := notifyInterrupt
+	defer func() { notifyInterrupt = saved }()
+	notifyInterrupt = func() (<-chan os.Signal, func()) {
+		ch := make(chan os.Signal, 1)
+		ch <- os.Interrupt
+		return ch, func() {}
+	}
+	code, out, errs := check("--model", "../../tla/MCLarge.cfg", "--simulate", "--seed", "7", "--traces", "100000000")
+	assert.Equal(t, exitInterrupted, code)
+	assert.Contains(t, out, "The simulation was interrupted before 100000000 behaviours.\n")
+	assert.Regexp(t, `\d+ states checked in \d+ behaviours? \(longest \d+ states?\), \d+ states generated.\n`, out)
+	assert.Regexp(t, `^markerwave check: interrupted after \d+ behaviours?; the simulation is incomplete\n$`, errs)
+
+	code, out, _ = check("--model", "../../tla/MCLarge.cfg", "--simulate", "--seed", "7", "--traces", "100000000", "--json")
+	assert.Equal(t, exitInterrupted, code)
+	v := verdict(t, out)
+	assert.Equal(t, "incomplete", v.Verdict)
+	assert.Equal(t, "canceled", v.Stop)
+}
+
 func TestByteSize(t *testing.T) {
 	for in, want := range map[string]int64{"0": 0, "1000": 1000, "10kB": 10_000, "512MiB": 512 << 20, "4GiB": 4 << 30, "1.5GB": 1_500_000_000, "2 TiB": 2 << 40, "7B": 7} {
 		var b byteSize
