@@ -24,6 +24,11 @@ func TestLayers(t *testing.T) {
 		{"model/...", true, []string{"impl", "conformance", "cmd"}},
 		{"model/...", false, []string{"tla"}},
 		{"impl/...", true, []string{"tla", "model", "conformance", "cmd"}},
+		// Inside impl, the runtime sits on top: what it assembles, stores
+		// and runs knows nothing of it.
+		{"impl/store/...", true, []string{"impl/runtime"}},
+		{"impl/snapshot/...", true, []string{"impl/runtime", "impl/store"}},
+		{"impl/app/...", true, []string{"impl/runtime", "impl/store", "impl/snapshot"}},
 	}
 	for _, r := range rules {
 		for _, rel := range moduleDeps(t, mod, r.pkgs, r.withTests) {
