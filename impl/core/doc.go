@@ -19,7 +19,9 @@
 //     says why (errors.Is with ErrUnknownChannel, ErrSeq, ErrApp, ...,
 //     errors.As with *Error for the node, step and channel).
 //  3. Send the frames of each Step.Out to their channels (wire.Envelope
-//     names the channel), in the order returned. The algorithm assumes
+//     names the channel), in the order returned. Step.Out is a buffer the
+//     node reuses: it is valid until the node's next step, so copy the
+//     envelopes (they are values) or the slice if you keep them longer. The algorithm assumes
 //     reliable FIFO channels: every frame delivered, once, in the order
 //     sent on its channel. Deliver refuses an application frame out of
 //     order (ErrSeq); a marker out of order is not detectable and breaks
@@ -37,7 +39,12 @@
 //
 // Events (Step.Event) carry vector clocks and per-node sequence numbers,
 // so the per-node logs merge into one causal run (spec.MergeCausal) that
-// the conformance suite replays against the model.
+// the conformance suite replays against the model. A caller that records
+// no trace sets Config.NoClocks: the node then keeps no vector clock,
+// frames carry none, events carry no clock and no JSON payload, and
+// SendApp and Deliver of an application message (recorded or not)
+// allocate nothing in steady state. impl/runtime does so when it has no
+// trace sink.
 //
 // impl/core/coretest runs this loop by hand, with one FIFO queue per
 // channel, for tests and for experimenting with the core; impl/runtime
@@ -45,5 +52,6 @@
 //
 // A Node is not safe for concurrent use. It keeps the payload slices it is
 // given in frames and events (callers must not modify them afterwards) but
-// copies payloads it records as channel state.
+// copies payloads it records as channel state (into chunks of memory it
+// allocates now and then and never writes again once a copy is in them).
 package core

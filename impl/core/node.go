@@ -65,11 +65,17 @@ type Config struct {
 	Topology *spec.Topology
 	Self     spec.ProcID
 	App      App
+	// NoClocks turns the vector clock off, for a caller that records no
+	// trace: frames then carry no clock (the wire allows an empty one),
+	// Step.Event has no VC and no Payload, and a step allocates nothing
+	// for either. The algorithm and the rest of the event are unchanged.
+	NoClocks bool
 }
 
 // Step is the outcome of one step: the event performed and the frames to
 // send, ordered by destination channel as in spec.Topology. The frames and
-// the event share one vector clock slice; treat it as read-only.
+// the event share one vector clock slice; treat it as read-only. Out is a
+// buffer of the node's, valid until its next step: copy what you keep.
 type Step struct {
 	Event spec.Event
 	Out   []wire.Envelope
@@ -94,7 +100,10 @@ type Node struct {
 	sent    int
 	rcvd    int
 	steps   uint64
-	vc      spec.VectorClock // replaced, never mutated in place
+	clocks  bool             // !Config.NoClocks
+	vc      spec.VectorClock // replaced, never mutated in place; nil without clocks
+	outBuf  []wire.Envelope  // Step.Out, reused by every step
+	arena   []byte           // copies of recorded payloads, see keep
 
 	snaps     map[spec.SnapID]*snapState // recorded, not released
 	active    []*snapState               // recorded, not complete, by id
@@ -125,8 +134,11 @@ func New(cfg Config) (*Node, error) {
 		out:    cfg.Topology.Out(cfg.Self),
 		inIdx:  make(map[spec.ProcID]int),
 		outIdx: make(map[spec.ProcID]int),
-		vc:     make(spec.VectorClock, len(cfg.Topology.Procs)),
+		clocks: !cfg.NoClocks,
 		snaps:  make(map[spec.SnapID]*snapState),
+	}
+	if n.clocks {
+		n.vc = make(spec.VectorClock, len(cfg.Topology.Procs))
 	}
 	n.sendSeq = make([]uint64, len(n.out))
 	n.recvSeq = make([]uint64, len(n.in))
@@ -225,12 +237,14 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
 	seq := n.sendSeq[j]
 	n.sendSeq[j]++
 	n.sent++
-	n.vc = n.vc.Tick(n.idx)
+	n.tick(nil)
 	ev := n.event(spec.SendApp)
 	ev.From, ev.To, ev.Amount, ev.Msg = n.self, to, amt, seq
-	ev.Payload = jsonPayload(payload)
-	out := []wire.Envelope{{Chan: c, Frame: wire.Frame{Kind: wire.KindApp, Seq: seq, Payload: payload, VC: n.vc}}}
-	return Step{Event: ev, Out: out}, nil
+	if n.clocks {
+		ev.Payload = jsonPayload(payload)
+	}
+	n.outBuf = append(n.outBuf[:0], wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindApp, Seq: seq, Payload: payload, VC: n.vc}})
+	return Step{Event: ev, Out: n.outBuf[:1:1]}, nil
 }
 
 // Initiate starts snapshot s here. It mirrors Initiate(s) in
@@ -248,7 +262,7 @@ func (n *Node) Initiate(s spec.SnapID) (Step, error) {
 		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: capture for snapshot %d: %w", ErrApp, s, err)
 	}
 	st := n.record(s, appState)
-	n.vc = n.vc.Tick(n.idx)
+	n.tick(nil)
 	step := Step{Out: n.markers(s)}
 	if st.pending == 0 {
 		step.Completed = n.complete(st)
@@ -271,8 +285,8 @@ func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 		return Step{}, n.errorf("deliver", c, "%w: not an incoming channel (unknown peer %q)", ErrUnknownChannel, string(c.From))
 	}
 	f := &env.Frame
-	if len(f.VC) != 0 && len(f.VC) != len(n.vc) {
-		return Step{}, n.errorf("deliver", c, "%w: vector clock has %d entries, want %d", ErrBadFrame, len(f.VC), len(n.vc))
+	if np := len(n.topo.Procs); len(f.VC) != 0 && len(f.VC) != np {
+		return Step{}, n.errorf("deliver", c, "%w: vector clock has %d entries, want %d", ErrBadFrame, len(f.VC), np)
 	}
 	switch f.Kind {
 	case wire.KindApp:
@@ -306,15 +320,17 @@ func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 	for _, st := range n.active {
 		if st.status[i] == Recording {
 			if saved == nil {
-				saved = append(make([]byte, 0, len(f.Payload)), f.Payload...)
+				saved = n.keep(f.Payload)
 			}
 			st.recs[i] = append(st.recs[i], RecordedMsg{Seq: f.Seq, Amt: amt, Payload: saved})
 		}
 	}
-	n.vc = n.vc.Merge(f.VC, n.idx)
+	n.tick(f.VC)
 	ev := n.event(spec.RecvApp)
 	ev.From, ev.To, ev.Amount, ev.Msg = c.From, c.To, amt, f.Seq
-	ev.Payload = jsonPayload(f.Payload)
+	if n.clocks {
+		ev.Payload = jsonPayload(f.Payload)
+	}
 	return Step{Event: ev}, nil
 }
 
@@ -347,7 +363,7 @@ func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
 	}
 	st.status[i] = Done
 	st.pending--
-	n.vc = n.vc.Merge(f.VC, n.idx)
+	n.tick(f.VC)
 	var step Step
 	if first {
 		step.Out = n.markers(s)
@@ -388,13 +404,47 @@ func (n *Node) record(s spec.SnapID, appState []byte) *snapState {
 }
 
 // markers returns one marker for s per outgoing channel, carrying the
-// current clock.
+// current clock, in the node's Out buffer.
 func (n *Node) markers(s spec.SnapID) []wire.Envelope {
-	out := make([]wire.Envelope, len(n.out))
-	for j, c := range n.out {
-		out[j] = wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindMarker, Snap: s, VC: n.vc}}
+	out := n.outBuf[:0]
+	for _, c := range n.out {
+		out = append(out, wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindMarker, Snap: s, VC: n.vc}})
 	}
-	return out
+	n.outBuf = out
+	return out[:len(out):len(out)]
+}
+
+// tick advances the clock for a local step (received nil) or a receive of
+// a frame carrying received; without clocks it does nothing. The clock is
+// replaced, not changed in place: earlier frames and events share it.
+func (n *Node) tick(received spec.VectorClock) {
+	if !n.clocks {
+		return
+	}
+	if received == nil {
+		n.vc = n.vc.Tick(n.idx)
+		return
+	}
+	n.vc = n.vc.Merge(received, n.idx)
+}
+
+// arenaMax bounds the chunks keep allocates: one allocation per this many
+// recorded payload bytes in steady state.
+const arenaMax = 64 << 10
+
+// keep copies a payload recorded as channel state into the node's arena,
+// a chunk of memory the copies are carved from: a new chunk (doubling, up
+// to arenaMax) only when the current one is full. Each copy's capacity
+// ends at its length, so appending to one never touches another; a full
+// chunk stays alive while copies in it do.
+func (n *Node) keep(p []byte) []byte {
+	if cap(n.arena)-len(n.arena) < len(p) || n.arena == nil {
+		size := min(max(2*cap(n.arena), 256), arenaMax)
+		n.arena = make([]byte, 0, max(size, len(p)))
+	}
+	k := len(n.arena)
+	n.arena = append(n.arena, p...)
+	return n.arena[k:len(n.arena):len(n.arena)]
 }
 
 // complete queues st's local snapshot and takes st off the active list.

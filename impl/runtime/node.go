@@ -29,8 +29,8 @@ type NodeConfig struct {
 	// part (after the Collector); it must not block for long.
 	OnPart func(snapshot.Part)
 	// Trace, if set, receives every event; frames then carry vector
-	// clocks. Without it frames carry none (the core keeps only its own
-	// ticks), which is cheaper.
+	// clocks. Without it the core runs with core.Config.NoClocks: frames
+	// carry no clock and steps build none, which is cheaper.
 	Trace *trace.Sink
 	// From, if set, restores the node from this snapshot: its recorded
 	// state, then its incoming channels' recorded messages delivered first,
@@ -85,7 +85,6 @@ type Node struct {
 	initiated map[spec.SnapID]bool
 	paused    bool
 	deferred  []*command
-	clocks    bool
 
 	mu     sync.Mutex
 	errs   []error
@@ -144,7 +143,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Transport == nil {
 		return nil, fmt.Errorf("runtime: node %s: no transport", string(cfg.Self))
 	}
-	ccfg := core.Config{Topology: cfg.Topology, Self: cfg.Self, App: cfg.App}
+	ccfg := core.Config{Topology: cfg.Topology, Self: cfg.Self, App: cfg.App, NoClocks: !cfg.Trace.Enabled()}
 	var (
 		cn     *core.Node
 		err    error
@@ -178,7 +177,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		self: cfg.Self, core: cn, tr: cfg.Transport, inbox: inbox,
 		col: cfg.Collector, sink: cfg.Trace, cfg: cfg, stats: st,
 		cmds: make(chan *command), stop: make(chan struct{}), done: make(chan struct{}),
-		replay: replay, initiated: map[spec.SnapID]bool{}, clocks: cfg.Trace.Enabled(),
+		replay: replay, initiated: map[spec.SnapID]bool{},
 	}
 	go n.run()
 	return n, nil
@@ -288,10 +287,7 @@ func (n *Node) deliver(env wire.Envelope) bool {
 
 // after sends a step's frames, traces its event and reports progress.
 func (n *Node) after(step core.Step) {
-	for _, env := range step.Out {
-		if !n.clocks {
-			env.Frame.VC = nil
-		}
+	for _, env := range step.Out { // step.Out is the core's buffer: Send copies the envelope
 		if err := n.tr.Send(env); err != nil {
 			n.mu.Lock()
 			n.unsent = append(n.unsent, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
