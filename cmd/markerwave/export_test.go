@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,32 +173,8 @@ func TestExportRunsTLC(t *testing.T) {
 // few snapshots, as a trace file: a transfer for every two deliveries or
 // so, as in the demo.
 func longRun(t *testing.T, n int) string {
-	topo := spec.Complete(5)
-	bal := map[spec.ProcID]int64{}
-	for _, p := range topo.Procs {
-		bal[p] = 1000
-	}
-	net, err := coretest.NewBank(topo, bal)
+	net, err := coretest.RandomBank(n, 400, 1)
 	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(1, 2))
-	sid := spec.SnapID(0)
-	for len(net.Events) < n {
-		c := topo.Chans[r.IntN(len(topo.Chans))]
-		switch x := r.IntN(400); {
-		case x < 120:
-			_, _ = net.SendAmount(c.From, c.To, 1+r.Int64N(20)) // refusals are fine
-		case x < 399:
-			if len(net.Queues[c]) > 0 {
-				_, err = net.Deliver(c)
-				require.NoError(t, err)
-			}
-		default:
-			sid++
-			_, err = net.Initiate(topo.Procs[r.IntN(5)], sid)
-			require.NoError(t, err)
-		}
-	}
-	require.NoError(t, net.Drain())
 	tr := net.Trace("")
 	tr.Header.Drained = true
 	tr.Recorded = net.RecordedSnapshots()

@@ -161,3 +161,22 @@ func TestDrainDropping(t *testing.T) {
 	assert.False(t, drained)
 	assert.Zero(t, n.InFlight())
 }
+
+// RandomBank is repeatable, drained and conserving, takes snapshots, and
+// refuses a snapshot rate it cannot honour.
+func TestRandomBank(t *testing.T) {
+	a, err := coretest.RandomBank(2000, 100, 7)
+	require.NoError(t, err)
+	b, err := coretest.RandomBank(2000, 100, 7)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(a.Events), 2000)
+	assert.Equal(t, a.Events, b.Events, "the same arguments give the same run")
+	assert.Zero(t, a.InFlight(), "drained")
+	rec := a.Recorded()
+	require.NotEmpty(t, rec)
+	for s, g := range rec {
+		assert.EqualValues(t, 5000, g.Total(), "snapshot %d", s)
+	}
+	_, err = coretest.RandomBank(10, 1, 7)
+	assert.Error(t, err)
+}
