@@ -186,15 +186,21 @@ func TestCheckBounds(t *testing.T) {
 	assert.Equal(t, exitOK, code, "bounds that are not reached do not stop the search")
 }
 
-// Ctrl-C stops the search, prints the counts reached and exits 130.
-func TestCheckInterrupt(t *testing.T) {
+// interruptAtOnce makes check see a SIGINT as soon as it listens, for the
+// rest of the test.
+func interruptAtOnce(t *testing.T) {
 	saved := notifyInterrupt
-	defer func() { notifyInterrupt = saved }()
+	t.Cleanup(func() { notifyInterrupt = saved })
 	notifyInterrupt = func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 1)
 		ch <- os.Interrupt
 		return ch, func() {}
 	}
+}
+
+// Ctrl-C stops the search, prints the counts reached and exits 130.
+func TestCheckInterrupt(t *testing.T) {
+	interruptAtOnce(t)
 	code, out, errs := check("--model", "../../tla/MCLarge.cfg")
 	assert.Equal(t, exitInterrupted, code)
 	assert.Contains(t, out, "Model checking stopped before the end: interrupted.")
@@ -205,13 +211,7 @@ func TestCheckInterrupt(t *testing.T) {
 // Ctrl-C stops a simulation too, after the behaviour under way, with the
 // counts reached and exit 130.
 func TestCheckSimulateInterrupt(t *testing.T) {
-	saved := notifyInterrupt
-	defer func() { notifyInterrupt = saved }()
-	notifyInterrupt = func() (<-chan os.Signal, func()) {
-		ch := make(chan os.Signal, 1)
-		ch <- os.Interrupt
-		return ch, func() {}
-	}
+	interruptAtOnce(t)
 	code, out, errs := check("--model", "../../tla/MCLarge.cfg", "--simulate", "--seed", "7", "--traces", "100000000")
 	assert.Equal(t, exitInterrupted, code)
 	assert.Contains(t, out, "The simulation was interrupted before 100000000 behaviours.\n")

@@ -362,6 +362,29 @@ func runSchedule(t *rapid.T, tr Transport, runs []*channelRun, r *inboxes) {
 	}
 }
 
+// runToEnd runs the schedule on tr, waits until every frame sent
+// arrived, and closes tr, which must then report nothing pending; it
+// returns what the inboxes read and how long Close took.
+func runToEnd(rt *rapid.T, tr Transport, top *spec.Topology, runs []*channelRun) (*inboxes, time.Duration) {
+	closed := false
+	rt.Cleanup(func() {
+		if !closed {
+			tr.Close()
+		}
+	})
+	r := readInboxes(rt, tr, top.Procs, nil)
+	runSchedule(rt, tr, runs, r)
+	r.waitAll(rt, tr, runs, 5*time.Second)
+	closed = true
+	start := time.Now()
+	if err := tr.Close(); err != nil {
+		rt.Fatalf("Close after every frame arrived: %v", err)
+	}
+	took := time.Since(start)
+	r.stop()
+	return r, took
+}
+
 // TestTCPExactlyOnceFIFOProperty: on any schedule of sends (markers, empty
 // and large payloads, bursts) and connection cuts at any point, on every
 // channel concurrently, every channel delivers exactly the frames sent, in
@@ -378,24 +401,10 @@ func TestTCPExactlyOnceFIFOProperty(t *testing.T) {
 		if err != nil {
 			rt.Fatalf("NewTCP: %v", err)
 		}
-		closed := false
-		rt.Cleanup(func() {
-			if !closed {
-				tr.Close()
-			}
-		})
-		r := readInboxes(rt, tr, top.Procs, nil)
-		runSchedule(rt, tr, runs, r)
-		r.waitAll(rt, tr, runs, 5*time.Second)
-		closed = true
-		start := time.Now()
-		if err := tr.Close(); err != nil {
-			rt.Fatalf("Close after every frame arrived: %v", err)
+		r, took := runToEnd(rt, tr, top, runs)
+		if took > closeBound {
+			rt.Fatalf("Close took %v after every frame arrived: it waited for acknowledgements it already had (bound %v)", took, closeBound)
 		}
-		if d := time.Since(start); d > closeBound {
-			rt.Fatalf("Close took %v after every frame arrived: it waited for acknowledgements it already had (bound %v)", d, closeBound)
-		}
-		r.stop()
 		st := tr.Stats()
 		tcpTotals.add(runs, st)
 		for _, e := range tr.Errors() {
@@ -430,20 +439,7 @@ func TestMemoryExactlyOnceFIFOProperty(t *testing.T) {
 			Seed:     rapid.Uint64().Draw(rt, "seed"),
 		}
 		tr := NewMemory(top, cfg)
-		closed := false
-		rt.Cleanup(func() {
-			if !closed {
-				tr.Close()
-			}
-		})
-		r := readInboxes(rt, tr, top.Procs, nil)
-		runSchedule(rt, tr, runs, r)
-		r.waitAll(rt, tr, runs, 5*time.Second)
-		closed = true
-		if err := tr.Close(); err != nil {
-			rt.Fatalf("Close after every frame arrived: %v", err)
-		}
-		r.stop()
+		r, _ := runToEnd(rt, tr, top, runs)
 		for _, c := range runs {
 			if v := fifoViolation(c.ch, c.sent, r.frames(c.ch), true); v != "" {
 				rt.Fatalf("%s", v)
