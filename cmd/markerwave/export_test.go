@@ -250,7 +250,7 @@ func TestExportDiagramOfTheDemo(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	require.Equal(t, exitOK, runDemo([]string{"--transfers", "1500", "--seed", "3", "--out", dir}, &out, &errb), errb.String())
+	require.Equal(t, exitOK, runDemo([]string{"--transfers", "1500", "--seed", "3", "--out", dir}, &out, &errb), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	trace := filepath.Join(dir, "trace.jsonl")
 	tr, _, err := conformance.ReadTraceFile(trace)
 	require.NoError(t, err)

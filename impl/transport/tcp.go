@@ -485,6 +485,17 @@ func (tr *TCP) Close() error {
 		o.waitAcked(deadline)
 	}
 
+	// Acknowledge every frame delivered here before hanging up, so that
+	// a peer closing at the same moment does not wait out its own drain
+	// for acks the closed connections would have lost.
+	for _, in := range tr.in {
+		in.mu.Lock()
+		c := in.conn
+		in.mu.Unlock()
+		if c != nil {
+			_ = in.ack(c, tr.cfg.WriteTimeout)
+		}
+	}
 	close(tr.stop)
 	tr.cancel()
 	tr.closeListeners()
@@ -535,8 +546,10 @@ func (tr *TCP) Close() error {
 type inChan struct {
 	hsMu      sync.Mutex // serializes connection takeovers
 	mu        sync.Mutex
-	delivered uint64   // frames delivered to the inbox so far
-	conn      net.Conn // current connection, nil if none
+	delivered uint64     // frames delivered to the inbox so far
+	conn      net.Conn   // current connection, nil if none
+	ackMu     sync.Mutex // serializes acks on conn
+	acked     uint64     // the last ack written on conn
 	done      chan struct{}
 	// peer is the sender incarnation first seen, 0 before the first
 	// hello; failed, once set, refuses every later hello.
@@ -669,6 +682,9 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	in.conn, in.done = c, done
 	last := in.delivered
 	in.mu.Unlock()
+	in.ackMu.Lock()
+	in.acked = last // the reply's Last acknowledges them
+	in.ackMu.Unlock()
 	in.hsMu.Unlock()
 	defer func() {
 		c.Close()
@@ -686,7 +702,6 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	tr.count(func(s *TCPStats) { s.Accepted++ })
 	c.SetDeadline(time.Time{})
 	b := tr.inboxes[p]
-	acked := last
 	for {
 		f, err := wire.ReadFrame(br, tr.cfg.MaxFrameSize)
 		if err != nil {
@@ -700,14 +715,48 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 		n := in.delivered
 		b.push(wire.Envelope{Chan: ch, Frame: f})
 		in.mu.Unlock()
-		if br.Buffered() == 0 || n-acked >= 256 {
-			c.SetWriteDeadline(time.Now().Add(tr.cfg.WriteTimeout))
-			if _, err := c.Write(wire.EncodeAck(n)); err != nil {
+		if testHookBeforeAck != nil {
+			testHookBeforeAck()
+		}
+		if br.Buffered() == 0 || n-in.ackedUpTo() >= 256 {
+			if err := in.ack(c, tr.cfg.WriteTimeout); err != nil {
 				return
 			}
-			acked = n
 		}
 	}
+}
+
+// testHookBeforeAck, set by tests only, runs between a frame's delivery
+// and its ack: it widens the window in which Close races the ack.
+var testHookBeforeAck func()
+
+// ackedUpTo is the last frame number acknowledged on the current
+// connection.
+func (in *inChan) ackedUpTo() uint64 {
+	in.ackMu.Lock()
+	defer in.ackMu.Unlock()
+	return in.acked
+}
+
+// ack tells the sender on c, if c is still the channel's connection, that
+// every frame delivered so far has arrived. Acks are cumulative and only
+// grow: the receiving goroutine and Close (the final ack before hanging
+// up) both call it.
+func (in *inChan) ack(c net.Conn, timeout time.Duration) error {
+	in.ackMu.Lock()
+	defer in.ackMu.Unlock()
+	in.mu.Lock()
+	n, current := in.delivered, in.conn == c
+	in.mu.Unlock()
+	if !current || n <= in.acked {
+		return nil
+	}
+	c.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := c.Write(wire.EncodeAck(n)); err != nil {
+		return err
+	}
+	in.acked = n
+	return nil
 }
 
 // ---- sending side ----

@@ -788,3 +788,54 @@ func TestTCPHandshakeAcknowledgesForClose(t *testing.T) {
 	c.Close()
 	r.lnB.Close()
 }
+
+// Two processes' transports closed at the same moment, right after the
+// receiver took every frame from its inbox: the receiver acknowledges what
+// it delivered before it hangs up, so the sender's Close finds nothing
+// unacknowledged. (Without that final ack, the ack of the last frames can
+// lose the race with the receiver's close, and the sender waits out
+// DrainTimeout and reports frames that were in fact delivered.)
+func TestTCPCloseAcknowledgesDelivered(t *testing.T) {
+	checkNoLeak(t)
+	testHookBeforeAck = func() { time.Sleep(time.Millisecond) } // lose the race, were it not for the final ack
+	t.Cleanup(func() { testHookBeforeAck = nil })
+	top := spec.Complete(2)
+	ch := spec.Channel{From: "P2", To: "P1"}
+	rounds := 20
+	if testing.Short() {
+		rounds = 5
+	}
+	for r := 0; r < rounds; r++ {
+		lns := map[spec.ProcID]net.Listener{}
+		addrs := map[spec.ProcID]string{}
+		for _, p := range top.Procs {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			lns[p], addrs[p] = ln, ln.Addr().String()
+		}
+		a := newTCP(t, top, TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P1"}, Listeners: map[spec.ProcID]net.Listener{"P1": lns["P1"]}, DrainTimeout: 200 * time.Millisecond})
+		b := newTCP(t, top, TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P2"}, Listeners: map[spec.ProcID]net.Listener{"P2": lns["P2"]}, DrainTimeout: 200 * time.Millisecond})
+		in, err := a.Inbox("P1")
+		require.NoError(t, err)
+		n := 1 + r%40
+		for i := 1; i <= n; i++ {
+			require.NoError(t, b.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, uint64(i))}))
+		}
+		for i := 1; i <= n; i++ {
+			select {
+			case <-in:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("round %d: frame %d not delivered", r, i)
+			}
+		}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, tr := range []*TCP{a, b} {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = tr.Close() }()
+		}
+		wg.Wait()
+		require.NoError(t, errs[0], "round %d: receiver's close", r)
+		require.NoError(t, errs[1], "round %d: sender's close: frames the receiver delivered are unacknowledged", r)
+	}
+}
