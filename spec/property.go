@@ -115,3 +115,27 @@ func JoinProperties(ps []Property) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// The properties of tla/BarrierSnapshots.tla (aligned barrier snapshots
+// and unaligned checkpoints on a dataflow graph), with its lines. The
+// Barrier prefix keeps them apart from the Chandy-Lamport properties they
+// restate for dataflows.
+const (
+	PropBarrierTypeOK            Property = "BarrierTypeOK"            // lines 314-326
+	PropBarrierConsistentCut     Property = "BarrierConsistentCut"     // lines 331-332: no record taken before the receiver's cut that was sent after the sender's
+	PropBarrierExactChannelState Property = "BarrierExactChannelState" // lines 337-340
+	PropAlignedNoChannelState    Property = "AlignedNoChannelState"    // lines 344-345: aligned records channel state on back-edges only
+	PropBarrierSnapshotReachable Property = "BarrierSnapshotReachable" // lines 349-351: the theorem
+	PropBarrierExactlyOnce       Property = "BarrierExactlyOnce"       // lines 356-358: the sink's output, restored or not
+	PropBarriersComplete         Property = "BarriersComplete"         // line 362: liveness, Injected ~> Complete
+)
+
+// BarrierInvariants are the state invariants of tla/BarrierSnapshots.tla,
+// in the order of the spec.
+var BarrierInvariants = []Property{
+	PropBarrierTypeOK, PropBarrierConsistentCut, PropBarrierExactChannelState,
+	PropAlignedNoChannelState, PropBarrierSnapshotReachable, PropBarrierExactlyOnce,
+}
+
+// BarrierTemporal are the temporal properties of tla/BarrierSnapshots.tla.
+var BarrierTemporal = []Property{PropBarriersComplete}
