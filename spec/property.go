@@ -139,3 +139,8 @@ var BarrierInvariants = []Property{
 
 // BarrierTemporal are the temporal properties of tla/BarrierSnapshots.tla.
 var BarrierTemporal = []Property{PropBarriersComplete}
+
+// ManifestProperties are every property a TLC model of tla/ may name
+// (tla/manifest.schema.json lists the same): those of the Chandy-Lamport
+// modules, then those of tla/BarrierSnapshots.tla.
+var ManifestProperties = slices.Concat(StateInvariants, TemporalProperties, BarrierInvariants, BarrierTemporal)

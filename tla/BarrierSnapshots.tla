@@ -125,8 +125,10 @@ Injected   == Src \cap recorded # {}
 Terminated == /\ \A s \in Src : emitted[s] = Budget[s]
               /\ \A e \in Edge : q[e] = <<>>
 
-(* Room on edge e for one more item: backpressure. *)
-Room(e) == e \in Back \/ Len(q[e]) < Cap
+(* Room on edge e for one more item: backpressure.  (Written with IF, not *)
+(* \/: TLC would take each true disjunct of an action's conjunct as its  *)
+(* own branch and count the successor twice.)                             *)
+Room(e) == IF e \in Back THEN TRUE ELSE Len(q[e]) < Cap
 
 (* Replaying one step on a shadow sh, as in ChandyLamport.tla: the step   *)
 (* must be enabled in sh (the buffers' bound aside: see tla/README.md),    *)
@@ -188,7 +190,7 @@ ProcessV(e, block, log) ==
         r2 == Fwd(r, t, nSent[t] + 1)
     IN  /\ q[e] # <<>>
         /\ r.kind = "rec"
-        /\ block /\ Mode = "aligned" => n \in recorded \/ e \notin bar[n]
+        /\ ~(block /\ Mode = "aligned" /\ n \notin recorded /\ e \in bar[n])
         /\ IF n = Snk
            THEN /\ out' = [out EXCEPT ![<<r.src, r.i>>] = @ + 1]
                 /\ q'   = [q EXCEPT ![e] = Tail(@)]

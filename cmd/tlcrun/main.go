@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/model/barrier"
 	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 	"github.com/markerwave/markerwave/tla"
@@ -265,6 +266,9 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 // explore runs the Go explorer, with every core, on one manifest model:
 // tlcrun's one call into the model loader and the explorer.
 func explore(dir string, m tla.Model) (tla.Measure, error) {
+	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && mod == barrier.SpecModule {
+		return exploreBarrier(filepath.Join(dir, m.Cfg))
+	}
 	cfg, err := tlcmodel.Load(filepath.Join(dir, m.Cfg))
 	if err != nil {
 		return tla.Measure{}, err

@@ -57,6 +57,9 @@ func Parse(cfgPath, cfgSrc, tlaPath, tlaSrc string) (*model.Config, error) {
 	if err := checkModuleName(mod, tlaPath); err != nil {
 		return nil, err
 	}
+	if mod.other != "" {
+		return nil, &Error{tlaPath, 0, fmt.Sprintf("%s extends %s, which package model does not check (LoadRaw reads it)", mod.name, mod.other)}
+	}
 	variant, err := specification(cf, mod)
 	if err != nil {
 		return nil, err
