@@ -18,7 +18,7 @@ func InitApp(cfg *Config) App {
 		Out: make([]int, cfg.numKeys), Q: make([][]Item, len(cfg.Edges))}
 }
 
-// Init mirrors Init (lines 147-164): the single initial state.
+// Init mirrors Init (lines 149-166): the single initial state.
 func Init(cfg *Config) *State {
 	n, e, k := len(cfg.Nodes), len(cfg.Edges), cfg.numKeys
 	return &State{
@@ -73,7 +73,7 @@ func Terminated(cfg *Config, st *State) bool {
 	return true
 }
 
-// room mirrors Room(e) (line 129).
+// room mirrors Room(e) (line 131).
 func room(cfg *Config, st *State, e int) bool {
 	return cfg.Back[e] || len(st.Q[e]) < cfg.Cap
 }
@@ -87,7 +87,7 @@ func fwd(cfg *Config, r Item, e, k int) Item {
 	return r
 }
 
-// shadowEmit mirrors ShadowEmit (lines 134-137) on sh in place.
+// shadowEmit mirrors ShadowEmit (lines 136-139) on sh in place.
 func shadowEmit(cfg *Config, sh *App, s, e int, r Item) {
 	if sh.Emitted[s] < cfg.Budget[s] {
 		sh.Emitted[s]++
@@ -97,7 +97,7 @@ func shadowEmit(cfg *Config, sh *App, s, e int, r Item) {
 	sh.OK = false
 }
 
-// shadowProcess mirrors ShadowProcess (lines 139-144) on sh in place.
+// shadowProcess mirrors ShadowProcess (lines 141-146) on sh in place.
 func shadowProcess(cfg *Config, sh *App, e int, r Item, t int, r2 Item) {
 	if len(sh.Q[e]) == 0 || sh.Q[e][0] != r {
 		sh.OK = false
@@ -113,7 +113,7 @@ func shadowProcess(cfg *Config, sh *App, e int, r Item, t int, r2 Item) {
 	}
 }
 
-// emit mirrors Emit(s) (lines 167-177).
+// emit mirrors Emit(s) (lines 169-179).
 func emit(cfg *Config, st *State, s int) (*State, Conjunct) {
 	e := cfg.fwdOut[s]
 	if st.Emitted[s] >= cfg.Budget[s] {
@@ -133,7 +133,7 @@ func emit(cfg *Config, st *State, s int) (*State, Conjunct) {
 	return n, Enabled
 }
 
-// process mirrors ProcessV(e, block, log) (lines 184-206).
+// process mirrors ProcessV(e, block, log) (lines 186-208).
 func process(cfg *Config, st *State, e int, block, log bool) (*State, Conjunct) {
 	n := cfg.Edges[e][1]
 	if len(st.Q[e]) == 0 {
@@ -173,7 +173,7 @@ func process(cfg *Config, st *State, e int, block, log bool) (*State, Conjunct) 
 	return ns, Enabled
 }
 
-// recordNode mirrors RecordNode(n) (lines 209-216): ns is the successor
+// recordNode mirrors RecordNode(n) (lines 211-218): ns is the successor
 // being built from st.
 func recordNode(cfg *Config, st, ns *State, n int) {
 	ns.Recorded |= 1 << n
@@ -194,7 +194,7 @@ func recordNode(cfg *Config, st, ns *State, n int) {
 	}
 }
 
-// sendBarriers mirrors SendBarriers(n, qs, persist) (lines 220-225), qs
+// sendBarriers mirrors SendBarriers(n, qs, persist) (lines 222-227), qs
 // being ns.Q before the barriers are sent.
 func sendBarriers(cfg *Config, ns *State, n int, persist bool) {
 	for _, e := range cfg.out[n] {
@@ -209,7 +209,7 @@ func sendBarriers(cfg *Config, ns *State, n int, persist bool) {
 	}
 }
 
-// inject mirrors InjectV(s, persist) (lines 228-232).
+// inject mirrors InjectV(s, persist) (lines 230-234).
 func inject(cfg *Config, st *State, s int, persist bool) (*State, Conjunct) {
 	if st.Has(s) {
 		return nil, AlreadyRecorded
@@ -220,7 +220,7 @@ func inject(cfg *Config, st *State, s int, persist bool) (*State, Conjunct) {
 	return ns, Enabled
 }
 
-// recvBarrier mirrors RecvBarrierV(e, persist) (lines 239-258).
+// recvBarrier mirrors RecvBarrierV(e, persist) (lines 241-260).
 func recvBarrier(cfg *Config, st *State, e int, persist bool) (*State, Conjunct) {
 	n := cfg.Edges[e][1]
 	if len(st.Q[e]) == 0 {
@@ -250,7 +250,7 @@ func recvBarrier(cfg *Config, st *State, e int, persist bool) (*State, Conjunct)
 	return ns, Enabled
 }
 
-// aligned reports InF(n) \subseteq b (line 251).
+// aligned reports InF(n) \subseteq b (line 252).
 func (cfg *Config) aligned(n int, b uint64) bool {
 	for _, d := range cfg.in[n] {
 		if !cfg.Back[d] && b&(1<<d) == 0 {
@@ -260,7 +260,7 @@ func (cfg *Config) aligned(n int, b uint64) bool {
 	return true
 }
 
-// restore mirrors Restore (lines 263-273).
+// restore mirrors Restore (lines 265-275).
 func restore(cfg *Config, st *State) (*State, Conjunct) {
 	if !Complete(cfg, st) {
 		return nil, NotComplete
@@ -282,13 +282,13 @@ func restore(cfg *Config, st *State) (*State, Conjunct) {
 // ActionKind names an action of tla/BarrierSnapshots.tla.
 type ActionKind uint8
 
-// The actions, in the order of NextV's disjuncts (lines 280-285).
+// The actions, in the order of NextV's disjuncts (lines 282-287).
 const (
-	ActEmit        ActionKind = iota // Emit(s), line 167
-	ActInject                        // InjectV(s, persist), line 228
-	ActProcess                       // ProcessV(e, block, log), line 184
-	ActRecvBarrier                   // RecvBarrierV(e, persist), line 239
-	ActRestore                       // Restore, line 263
+	ActEmit        ActionKind = iota // Emit(s), line 169
+	ActInject                        // InjectV(s, persist), line 230
+	ActProcess                       // ProcessV(e, block, log), line 186
+	ActRecvBarrier                   // RecvBarrierV(e, persist), line 241
+	ActRestore                       // Restore, line 265
 )
 
 // Action is one instance of an action: Node for Emit and Inject, Edge for
@@ -353,7 +353,7 @@ func (a Action) Apply(cfg *Config, st *State) (*State, error) {
 	return ns, nil
 }
 
-// Actions lists every instance of Next's disjuncts (lines 280-285), in
+// Actions lists every instance of Next's disjuncts (lines 282-287), in
 // order: Emit and InjectV per source, ProcessV and RecvBarrierV per edge,
 // Restore.
 func (cfg *Config) Actions() []Action {
@@ -379,7 +379,7 @@ type Step struct {
 	State  *State
 }
 
-// Next mirrors Next (line 280) for cfg's variant: every enabled instance
+// Next mirrors Next (line 282) for cfg's variant: every enabled instance
 // and its successor, in the order of Actions.
 func Next(cfg *Config, st *State) []Step {
 	var out []Step
@@ -391,7 +391,7 @@ func Next(cfg *Config, st *State) []Step {
 	return out
 }
 
-// fairEnabled reports whether an action FairnessV (lines 290-292) makes
+// fairEnabled reports whether an action FairnessV (lines 292-294) makes
 // weakly fair is enabled in st: InjectV, ProcessV or RecvBarrierV.
 func fairEnabled(cfg *Config, st *State) bool {
 	for _, a := range cfg.Actions() {

@@ -7,7 +7,7 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// Mode mirrors the constant Mode of tla/BarrierSnapshots.tla (line 50):
+// Mode mirrors the constant Mode of tla/BarrierSnapshots.tla (line 52):
 // which protocol every operator runs.
 type Mode uint8
 
@@ -31,15 +31,15 @@ func (m Mode) String() string {
 }
 
 // Variant is the specification a model checks: Spec or one of the broken
-// protocols of tla/BarrierSnapshots.tla (lines 295-304).
+// protocols of tla/BarrierSnapshots.tla (lines 297-306).
 type Variant string
 
 // The specifications of tla/BarrierSnapshots.tla.
 const (
-	VariantSpec      Variant = "Spec"          // line 295
-	VariantNoBlock   Variant = "SpecNoBlock"   // line 299: alignment without blocking
-	VariantNoLog     Variant = "SpecNoLog"     // line 302: no back-edge logging
-	VariantNoPersist Variant = "SpecNoPersist" // line 304: overtaken buffers not persisted
+	VariantSpec      Variant = "Spec"          // line 297
+	VariantNoBlock   Variant = "SpecNoBlock"   // line 301: alignment without blocking
+	VariantNoLog     Variant = "SpecNoLog"     // line 304: no back-edge logging
+	VariantNoPersist Variant = "SpecNoPersist" // line 306: overtaken buffers not persisted
 )
 
 // Valid reports whether v is one of the specifications.
@@ -67,7 +67,7 @@ const (
 	Sink
 )
 
-// Constants are the CONSTANTS of tla/BarrierSnapshots.tla (lines 42-51),
+// Constants are the CONSTANTS of tla/BarrierSnapshots.tla (lines 43-52),
 // by name.
 type Constants struct {
 	Src    []string
@@ -82,7 +82,7 @@ type Constants struct {
 }
 
 // ConstantError is a model whose constants break the spec's ASSUME
-// (lines 61-70); Constant names the constant at fault.
+// (lines 62-71); Constant names the constant at fault.
 type ConstantError struct {
 	Constant string
 	Msg      string
@@ -116,7 +116,7 @@ type Config struct {
 	numKeys int
 }
 
-// NewConfig checks k against the spec's ASSUME (lines 61-70) and indexes
+// NewConfig checks k against the spec's ASSUME (lines 62-71) and indexes
 // it; invariants and properties must be the spec's.
 func NewConfig(k Constants, variant Variant, invariants, properties []spec.Property) (*Config, error) {
 	if !variant.Valid() {
@@ -229,7 +229,7 @@ func NewConfig(k Constants, variant Variant, invariants, properties []spec.Prope
 	return cfg, nil
 }
 
-// shape checks the ASSUME's conditions on the graph (lines 65-68) and
+// shape checks the ASSUME's conditions on the graph (lines 66-69) and
 // computes FwdOut and BackOut.
 func (cfg *Config) shape() error {
 	n := len(cfg.Nodes)

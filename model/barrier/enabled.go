@@ -30,8 +30,8 @@ const (
 	EmptyQueue
 	// NotRecord: r.kind = "rec" (ProcessV).
 	NotRecord
-	// Blocked: block /\ Mode = "aligned" => n \in recorded \/ e \notin
-	// bar[n] (ProcessV): the input is blocked by alignment.
+	// Blocked: ~(block /\ Mode = "aligned" /\ n \notin recorded /\ e \in
+	// bar[n]) (ProcessV): the input is blocked by alignment.
 	Blocked
 	// NotBarrier: Head(q[e]).kind = "barrier" (RecvBarrierV).
 	NotBarrier
@@ -47,29 +47,29 @@ const modBarrier = "BarrierSnapshots.tla"
 // tla/BarrierSnapshots.tla writes it.
 var conjunctText = map[ActionKind]map[Conjunct]model.Source{
 	ActEmit: {
-		NoSource:    {TLA: "s \\in Src", Module: modBarrier, Line: 281},
-		BudgetSpent: {TLA: "emitted[s] < Budget[s]", Module: modBarrier, Line: 170},
-		NoRoom:      {TLA: "Room(e)", Module: modBarrier, Line: 171},
+		NoSource:    {TLA: "s \\in Src", Module: modBarrier, Line: 283},
+		BudgetSpent: {TLA: "emitted[s] < Budget[s]", Module: modBarrier, Line: 172},
+		NoRoom:      {TLA: "Room(e)", Module: modBarrier, Line: 173},
 	},
 	ActInject: {
-		NoSource:        {TLA: "s \\in Src", Module: modBarrier, Line: 282},
-		AlreadyRecorded: {TLA: "s \\notin recorded", Module: modBarrier, Line: 229},
+		NoSource:        {TLA: "s \\in Src", Module: modBarrier, Line: 284},
+		AlreadyRecorded: {TLA: "s \\notin recorded", Module: modBarrier, Line: 231},
 	},
 	ActProcess: {
-		NoEdge:     {TLA: "e \\in Edge", Module: modBarrier, Line: 283},
-		EmptyQueue: {TLA: "q[e] # <<>>", Module: modBarrier, Line: 189},
-		NotRecord:  {TLA: "r.kind = \"rec\"", Module: modBarrier, Line: 190},
-		Blocked:    {TLA: "block /\\ Mode = \"aligned\" => n \\in recorded \\/ e \\notin bar[n]", Module: modBarrier, Line: 191},
-		NoRoom:     {TLA: "Room(t)", Module: modBarrier, Line: 196},
+		NoEdge:     {TLA: "e \\in Edge", Module: modBarrier, Line: 285},
+		EmptyQueue: {TLA: "q[e] # <<>>", Module: modBarrier, Line: 191},
+		NotRecord:  {TLA: "r.kind = \"rec\"", Module: modBarrier, Line: 192},
+		Blocked:    {TLA: "~(block /\\ Mode = \"aligned\" /\\ n \\notin recorded /\\ e \\in bar[n])", Module: modBarrier, Line: 193},
+		NoRoom:     {TLA: "Room(t)", Module: modBarrier, Line: 198},
 	},
 	ActRecvBarrier: {
-		NoEdge:     {TLA: "e \\in Edge", Module: modBarrier, Line: 284},
-		EmptyQueue: {TLA: "q[e] # <<>>", Module: modBarrier, Line: 243},
-		NotBarrier: {TLA: "Head(q[e]).kind = \"barrier\"", Module: modBarrier, Line: 244},
+		NoEdge:     {TLA: "e \\in Edge", Module: modBarrier, Line: 286},
+		EmptyQueue: {TLA: "q[e] # <<>>", Module: modBarrier, Line: 245},
+		NotBarrier: {TLA: "Head(q[e]).kind = \"barrier\"", Module: modBarrier, Line: 246},
 	},
 	ActRestore: {
-		NotComplete:     {TLA: "Complete", Module: modBarrier, Line: 264},
-		AlreadyRestored: {TLA: "~restored", Module: modBarrier, Line: 265},
+		NotComplete:     {TLA: "Complete", Module: modBarrier, Line: 266},
+		AlreadyRestored: {TLA: "~restored", Module: modBarrier, Line: 267},
 	},
 }
 

@@ -10,7 +10,7 @@ import (
 // SpecModule is the spec module this package mirrors.
 const SpecModule = "BarrierSnapshots"
 
-// constNames are the CONSTANTS of tla/BarrierSnapshots.tla (lines 42-51).
+// constNames are the CONSTANTS of tla/BarrierSnapshots.tla (lines 43-52).
 var constNames = []string{"Src", "Op", "Snk", "Edge", "Back", "Budget", "Cap", "Iter", "Mode"}
 
 // Load reads a TLC model of tla/BarrierSnapshots.tla (a .cfg file and the

@@ -7,7 +7,7 @@ import (
 )
 
 // Item mirrors an element of an edge's queue (tla/BarrierSnapshots.tla
-// lines 76-77): a barrier, or Rec(src, i, hops, eseq).
+// lines 78-79): a barrier, or Rec(src, i, hops, eseq).
 type Item struct {
 	Barrier bool
 	Src     int // the source's node index
