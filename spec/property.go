@@ -121,13 +121,13 @@ func JoinProperties(ps []Property) string {
 // Barrier prefix keeps them apart from the Chandy-Lamport properties they
 // restate for dataflows.
 const (
-	PropBarrierTypeOK            Property = "BarrierTypeOK"            // lines 316-328
-	PropBarrierConsistentCut     Property = "BarrierConsistentCut"     // lines 333-334: no record taken before the receiver's cut that was sent after the sender's
-	PropBarrierExactChannelState Property = "BarrierExactChannelState" // lines 339-342
-	PropAlignedNoChannelState    Property = "AlignedNoChannelState"    // lines 346-347: aligned records channel state on back-edges only
-	PropBarrierSnapshotReachable Property = "BarrierSnapshotReachable" // lines 351-353: the theorem
-	PropBarrierExactlyOnce       Property = "BarrierExactlyOnce"       // lines 358-360: the sink's output, restored or not
-	PropBarriersComplete         Property = "BarriersComplete"         // line 364: liveness, Injected ~> Complete
+	PropBarrierTypeOK            Property = "BarrierTypeOK"            // lines 318-330
+	PropBarrierConsistentCut     Property = "BarrierConsistentCut"     // lines 335-336: no record taken before the receiver's cut that was sent after the sender's
+	PropBarrierExactChannelState Property = "BarrierExactChannelState" // lines 341-344
+	PropAlignedNoChannelState    Property = "AlignedNoChannelState"    // lines 348-349: aligned records channel state on back-edges only
+	PropBarrierSnapshotReachable Property = "BarrierSnapshotReachable" // lines 353-355: the theorem
+	PropBarrierExactlyOnce       Property = "BarrierExactlyOnce"       // lines 360-362: the sink's output, restored or not
+	PropBarriersComplete         Property = "BarriersComplete"         // line 366: liveness, Injected ~> Complete
 )
 
 // BarrierInvariants are the state invariants of tla/BarrierSnapshots.tla,

@@ -36,7 +36,7 @@
 (* Restore models a failure after the snapshot completed: the whole graph *)
 (* restarts from the recorded state and runs on.  Ghost variables, which  *)
 (* the protocols never read, state the properties as in ChandyLamport.tla.*)
-(* SpecNoBlock, SpecNoLog and SpecNoPersist break one rule each.          *)
+(* SpecNoBlock, SpecNoLog, SpecNoPersist, SpecAlignAll break a rule each.*)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -235,10 +235,10 @@ InjectV(s, persist) ==
 
 (* RecvBarrier(e): e's receiver n takes the barrier at the head of e.     *)
 (* If n has recorded, e's recording is done.  Otherwise n records now if  *)
-(* it is unaligned, or if aligned and every input that is not a back-edge *)
-(* has delivered its barrier; the inputs whose barrier has arrived are    *)
-(* done, the others start recording.  Else e stays blocked.               *)
-RecvBarrierV(e, persist) ==
+(* it is unaligned, or if aligned and every input (cyclic: that is not a *)
+(* back-edge) has delivered its barrier; the inputs whose barrier has   *)
+(* arrived are done, the others start recording.  Else e stays blocked. *)
+RecvBarrierV(e, persist, cyclic) ==
     LET n    == e[2]
         b    == bar[n] \cup {e}
         rest == [q EXCEPT ![e] = Tail(@)]
@@ -249,7 +249,7 @@ RecvBarrierV(e, persist) ==
            THEN /\ recChan' = [recChan EXCEPT ![e] = "done"]
                 /\ q' = rest
                 /\ UNCHANGED <<recorded, recOff, recCnt, recOut, recQ, cutSent, cutRcvd>>
-           ELSE IF Mode = "unaligned" \/ InF(n) \subseteq b
+           ELSE IF Mode = "unaligned" \/ (IF cyclic THEN InF(n) ELSE In(n)) \subseteq b
            THEN /\ RecordNode(n)
                 /\ recChan' = [d \in Edge |-> IF d[2] = n
                                               THEN IF d \in b THEN "done" ELSE "recording"
@@ -274,36 +274,38 @@ Restore ==
     /\ nRcvd'    = cutRcvd
     /\ UNCHANGED <<bar, recorded, recOff, recCnt, recOut, recChan, recQ, cutSent, cutRcvd, pre>>
 
-(* The protocol's actions, and the three broken variants. *)
+(* The protocol's actions, and the four broken variants. *)
 Process(e)     == ProcessV(e, TRUE, TRUE)
 Inject(s)      == InjectV(s, TRUE)
-RecvBarrier(e) == RecvBarrierV(e, TRUE)
+RecvBarrier(e) == RecvBarrierV(e, TRUE, TRUE)
 
-NextV(block, log, persist) ==
+NextV(block, log, persist, cyclic) ==
     \/ \E s \in Src : Emit(s)
     \/ \E s \in Src : InjectV(s, persist)
     \/ \E e \in Edge : ProcessV(e, block, log)
-    \/ \E e \in Edge : RecvBarrierV(e, persist)
+    \/ \E e \in Edge : RecvBarrierV(e, persist, cyclic)
     \/ Restore
 
 (* Fairness: every source eventually injects its barrier, and a record or *)
 (* barrier at the head of an edge is eventually taken when its receiver   *)
 (* may take it.  Emitting and restoring need none.                        *)
-FairnessV(block, log, persist) ==
+FairnessV(block, log, persist, cyclic) ==
     /\ \A s \in Src : WF_vars(InjectV(s, persist))
-    /\ \A e \in Edge : WF_vars(ProcessV(e, block, log)) /\ WF_vars(RecvBarrierV(e, persist))
+    /\ \A e \in Edge : WF_vars(ProcessV(e, block, log)) /\ WF_vars(RecvBarrierV(e, persist, cyclic))
 
-Next == NextV(TRUE, TRUE, TRUE)
-Spec == Init /\ [][Next]_vars /\ FairnessV(TRUE, TRUE, TRUE)
+Next == NextV(TRUE, TRUE, TRUE, TRUE)
+Spec == Init /\ [][Next]_vars /\ FairnessV(TRUE, TRUE, TRUE, TRUE)
 
 (* Alignment without blocking: an input whose barrier has arrived keeps   *)
 (* being processed before the operator records.                           *)
-SpecNoBlock   == Init /\ [][NextV(FALSE, TRUE, TRUE)]_vars /\ FairnessV(FALSE, TRUE, TRUE)
+SpecNoBlock   == Init /\ [][NextV(FALSE, TRUE, TRUE, TRUE)]_vars /\ FairnessV(FALSE, TRUE, TRUE, TRUE)
 (* A cyclic graph without back-edge logging: the records taken off a back- *)
 (* edge between recording and its barrier are not logged.                 *)
-SpecNoLog     == Init /\ [][NextV(TRUE, FALSE, TRUE)]_vars /\ FairnessV(TRUE, FALSE, TRUE)
+SpecNoLog     == Init /\ [][NextV(TRUE, FALSE, TRUE, TRUE)]_vars /\ FairnessV(TRUE, FALSE, TRUE, TRUE)
 (* Unaligned without persisting the overtaken buffers. *)
-SpecNoPersist == Init /\ [][NextV(TRUE, TRUE, FALSE)]_vars /\ FairnessV(TRUE, TRUE, FALSE)
+SpecNoPersist == Init /\ [][NextV(TRUE, TRUE, FALSE, TRUE)]_vars /\ FairnessV(TRUE, TRUE, FALSE, TRUE)
+(* Aligned on a cycle waiting for the back-edge's barrier too (~cyclic). *)
+SpecAlignAll  == Init /\ [][NextV(TRUE, TRUE, TRUE, FALSE)]_vars /\ FairnessV(TRUE, TRUE, TRUE, FALSE)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)

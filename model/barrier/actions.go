@@ -220,8 +220,8 @@ func inject(cfg *Config, st *State, s int, persist bool) (*State, Conjunct) {
 	return ns, Enabled
 }
 
-// recvBarrier mirrors RecvBarrierV(e, persist) (lines 241-260).
-func recvBarrier(cfg *Config, st *State, e int, persist bool) (*State, Conjunct) {
+// recvBarrier mirrors RecvBarrierV(e, persist, cyclic) (lines 241-260).
+func recvBarrier(cfg *Config, st *State, e int, persist, cyclic bool) (*State, Conjunct) {
 	n := cfg.Edges[e][1]
 	if len(st.Q[e]) == 0 {
 		return nil, EmptyQueue
@@ -236,7 +236,7 @@ func recvBarrier(cfg *Config, st *State, e int, persist bool) (*State, Conjunct)
 	switch {
 	case st.Has(n):
 		ns.RecChan[e] = Done
-	case cfg.Mode == Unaligned || cfg.aligned(n, b):
+	case cfg.Mode == Unaligned || cfg.aligned(n, b, cyclic):
 		recordNode(cfg, st, ns, n)
 		for _, d := range cfg.in[n] {
 			if b&(1<<d) != 0 {
@@ -250,10 +250,11 @@ func recvBarrier(cfg *Config, st *State, e int, persist bool) (*State, Conjunct)
 	return ns, Enabled
 }
 
-// aligned reports InF(n) \subseteq b (line 252).
-func (cfg *Config) aligned(n int, b uint64) bool {
+// aligned reports (IF cyclic THEN InF(n) ELSE In(n)) \subseteq b (line
+// 252).
+func (cfg *Config) aligned(n int, b uint64, cyclic bool) bool {
 	for _, d := range cfg.in[n] {
-		if !cfg.Back[d] && b&(1<<d) == 0 {
+		if !(cyclic && cfg.Back[d]) && b&(1<<d) == 0 {
 			return false
 		}
 	}
@@ -287,13 +288,13 @@ const (
 	ActEmit        ActionKind = iota // Emit(s), line 169
 	ActInject                        // InjectV(s, persist), line 230
 	ActProcess                       // ProcessV(e, block, log), line 186
-	ActRecvBarrier                   // RecvBarrierV(e, persist), line 241
+	ActRecvBarrier                   // RecvBarrierV(e, persist, cyclic), line 241
 	ActRestore                       // Restore, line 265
 )
 
 // Action is one instance of an action: Node for Emit and Inject, Edge for
-// Process and RecvBarrier. The variant's flags (block, log, persist) come
-// from the Config.
+// Process and RecvBarrier. The variant's flags (block, log, persist,
+// cyclic) come from the Config.
 type Action struct {
 	Kind ActionKind
 	Node int
@@ -310,7 +311,7 @@ func tlaBool(b bool) string {
 // Label renders the instance as TLC prints it in a trace, e.g.
 // ProcessV(<<"S1", "X">>,TRUE,TRUE).
 func (a Action) Label(cfg *Config) string {
-	block, log, persist := cfg.Variant.flags()
+	block, log, persist, cyclic := cfg.Variant.flags()
 	switch a.Kind {
 	case ActEmit:
 		return fmt.Sprintf("Emit(%q)", cfg.Nodes[a.Node])
@@ -319,14 +320,14 @@ func (a Action) Label(cfg *Config) string {
 	case ActProcess:
 		return fmt.Sprintf("ProcessV(%s,%s,%s)", cfg.EdgeName(a.Edge), tlaBool(block), tlaBool(log))
 	case ActRecvBarrier:
-		return fmt.Sprintf("RecvBarrierV(%s,%s)", cfg.EdgeName(a.Edge), tlaBool(persist))
+		return fmt.Sprintf("RecvBarrierV(%s,%s,%s)", cfg.EdgeName(a.Edge), tlaBool(persist), tlaBool(cyclic))
 	}
 	return "Restore"
 }
 
 // step computes a's successor of st, or the false conjunct.
 func step(cfg *Config, st *State, a Action) (*State, Conjunct) {
-	block, log, persist := cfg.Variant.flags()
+	block, log, persist, cyclic := cfg.Variant.flags()
 	switch a.Kind {
 	case ActEmit:
 		return emit(cfg, st, a.Node)
@@ -335,7 +336,7 @@ func step(cfg *Config, st *State, a Action) (*State, Conjunct) {
 	case ActProcess:
 		return process(cfg, st, a.Edge, block, log)
 	case ActRecvBarrier:
-		return recvBarrier(cfg, st, a.Edge, persist)
+		return recvBarrier(cfg, st, a.Edge, persist, cyclic)
 	}
 	return restore(cfg, st)
 }

@@ -31,7 +31,7 @@ func (m Mode) String() string {
 }
 
 // Variant is the specification a model checks: Spec or one of the broken
-// protocols of tla/BarrierSnapshots.tla (lines 297-306).
+// protocols of tla/BarrierSnapshots.tla (lines 297-308).
 type Variant string
 
 // The specifications of tla/BarrierSnapshots.tla.
@@ -40,21 +40,22 @@ const (
 	VariantNoBlock   Variant = "SpecNoBlock"   // line 301: alignment without blocking
 	VariantNoLog     Variant = "SpecNoLog"     // line 304: no back-edge logging
 	VariantNoPersist Variant = "SpecNoPersist" // line 306: overtaken buffers not persisted
+	VariantAlignAll  Variant = "SpecAlignAll"  // line 308: aligned on back-edges too
 )
 
 // Valid reports whether v is one of the specifications.
 func (v Variant) Valid() bool {
 	switch v {
-	case VariantSpec, VariantNoBlock, VariantNoLog, VariantNoPersist:
+	case VariantSpec, VariantNoBlock, VariantNoLog, VariantNoPersist, VariantAlignAll:
 		return true
 	}
 	return false
 }
 
 // flags are the arguments the variant passes to NextV and FairnessV
-// (block, log, persist).
-func (v Variant) flags() (block, log, persist bool) {
-	return v != VariantNoBlock, v != VariantNoLog, v != VariantNoPersist
+// (block, log, persist, cyclic).
+func (v Variant) flags() (block, log, persist, cyclic bool) {
+	return v != VariantNoBlock, v != VariantNoLog, v != VariantNoPersist, v != VariantAlignAll
 }
 
 // NodeKind says which of Src, Op and {Snk} a node belongs to.
@@ -120,7 +121,7 @@ type Config struct {
 // it; invariants and properties must be the spec's.
 func NewConfig(k Constants, variant Variant, invariants, properties []spec.Property) (*Config, error) {
 	if !variant.Valid() {
-		return nil, fmt.Errorf("barrier: unknown specification %q (want Spec, SpecNoBlock, SpecNoLog or SpecNoPersist)", variant)
+		return nil, fmt.Errorf("barrier: unknown specification %q (want Spec, SpecNoBlock, SpecNoLog, SpecNoPersist or SpecAlignAll)", variant)
 	}
 	for _, p := range invariants {
 		if !slices.Contains(spec.BarrierInvariants, p) {

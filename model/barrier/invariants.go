@@ -27,8 +27,8 @@ func InvariantByName(p spec.Property) (Invariant, bool) {
 	return f, ok
 }
 
-// TypeOK mirrors BarrierTypeOK (lines 316-328). The Go types give most of
-// it; what they do not: queue items are well formed (Item, lines 313-314),
+// TypeOK mirrors BarrierTypeOK (lines 318-330). The Go types give most of
+// it; what they do not: queue items are well formed (Item, lines 315-316),
 // no barrier is recorded, node and edge sets stay inside Node and Edge.
 func TypeOK(cfg *Config, st *State) bool {
 	item := func(it Item) bool {
@@ -60,7 +60,7 @@ func TypeOK(cfg *Config, st *State) bool {
 	return true
 }
 
-// ConsistentCut mirrors BarrierConsistentCut (lines 333-334).
+// ConsistentCut mirrors BarrierConsistentCut (lines 335-336).
 func ConsistentCut(cfg *Config, st *State) bool {
 	for e, ends := range cfg.Edges {
 		if st.Has(ends[0]) && st.Has(ends[1]) && st.CutRcvd[e] > st.CutSent[e] {
@@ -70,7 +70,7 @@ func ConsistentCut(cfg *Config, st *State) bool {
 	return true
 }
 
-// ExactChannelState mirrors BarrierExactChannelState (lines 339-342).
+// ExactChannelState mirrors BarrierExactChannelState (lines 341-344).
 func ExactChannelState(cfg *Config, st *State) bool {
 	for e := range cfg.Edges {
 		if st.RecChan[e] != Done {
@@ -89,7 +89,7 @@ func ExactChannelState(cfg *Config, st *State) bool {
 	return true
 }
 
-// AlignedNoChannelState mirrors AlignedNoChannelState (lines 346-347).
+// AlignedNoChannelState mirrors AlignedNoChannelState (lines 348-349).
 func AlignedNoChannelState(cfg *Config, st *State) bool {
 	if cfg.Mode != Aligned {
 		return true
@@ -102,7 +102,7 @@ func AlignedNoChannelState(cfg *Config, st *State) bool {
 	return true
 }
 
-// SnapshotReachable mirrors BarrierSnapshotReachable (lines 351-353).
+// SnapshotReachable mirrors BarrierSnapshotReachable (lines 353-355).
 func SnapshotReachable(cfg *Config, st *State) bool {
 	return st.Pre.OK && (!Complete(cfg, st) || sameApp(st.Pre, RecordedApp(st)))
 }
@@ -114,7 +114,7 @@ func sameApp(a, b App) bool {
 	return slices.EqualFunc(a.Q, b.Q, func(x, y []Item) bool { return slices.Equal(x, y) })
 }
 
-// ExactlyOnce mirrors BarrierExactlyOnce (lines 358-360).
+// ExactlyOnce mirrors BarrierExactlyOnce (lines 360-362).
 func ExactlyOnce(cfg *Config, st *State) bool {
 	term := Terminated(cfg, st)
 	for _, n := range st.Out {
@@ -126,7 +126,7 @@ func ExactlyOnce(cfg *Config, st *State) bool {
 }
 
 // liveViolated reports whether a fair behaviour ending, stuttering, in st
-// violates BarriersComplete (line 364): no fair action is enabled, a
+// violates BarriersComplete (line 366): no fair action is enabled, a
 // source has injected and the snapshot is not complete. See doc.go.
 func liveViolated(cfg *Config, st *State) bool {
 	return Injected(cfg, st) && !Complete(cfg, st) && !fairEnabled(cfg, st)

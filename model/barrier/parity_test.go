@@ -12,6 +12,7 @@ import (
 
 	"github.com/markerwave/markerwave/model/engine"
 	"github.com/markerwave/markerwave/model/tlcmodel"
+	"github.com/markerwave/markerwave/spec"
 	"github.com/markerwave/markerwave/tla"
 )
 
@@ -64,7 +65,7 @@ func TestParityWithTLC(t *testing.T) {
 			}
 		})
 	}
-	assert.GreaterOrEqual(t, n, 7, "the manifest lists the four positive and three negative barrier models")
+	assert.GreaterOrEqual(t, n, 8, "the manifest lists the four positive and four negative barrier models")
 }
 
 // assertTraceValid replays a counterexample: it starts in Init, each step
@@ -72,33 +73,47 @@ func TestParityWithTLC(t *testing.T) {
 func assertTraceValid(t *testing.T, cfg *Config, v *Violation) {
 	t.Helper()
 	require.NotEmpty(t, v.Trace)
-	require.Equal(t, engine.KindInvariant, v.Kind)
 	assert.Equal(t, Key(Init(cfg)), Key(v.Trace[0].State))
-	f, ok := InvariantByName(v.Property)
-	require.True(t, ok)
 	for i := 1; i < len(v.Trace); i++ {
 		require.NotNil(t, v.Trace[i].Action)
 		n, err := v.Trace[i].Action.Apply(cfg, v.Trace[i-1].State)
 		require.NoError(t, err, "step %d (%s)", i+1, v.Trace[i].Label)
 		assert.Equal(t, Key(v.Trace[i].State), Key(n), "step %d", i+1)
-		assert.True(t, f(cfg, v.Trace[i-1].State), "the counterexample should stop at the first violation")
 	}
-	assert.False(t, f(cfg, v.Trace[len(v.Trace)-1].State))
+	last := v.Trace[len(v.Trace)-1].State
+	if v.Kind == engine.KindProperty {
+		// A fair behaviour stutters forever in the last state, Injected
+		// and not Complete.
+		assert.True(t, v.Stutter)
+		assert.Equal(t, spec.PropBarriersComplete, v.Property)
+		assert.True(t, liveViolated(cfg, last))
+		return
+	}
+	require.Equal(t, engine.KindInvariant, v.Kind)
+	f, ok := InvariantByName(v.Property)
+	require.True(t, ok)
+	for _, s := range v.Trace[:len(v.Trace)-1] {
+		assert.True(t, f(cfg, s.State), "the counterexample should stop at the first violation")
+	}
+	assert.False(t, f(cfg, last))
 }
 
-// Shortest counterexamples, as long as TLC's (-workers 1: 13, 16 and 11
-// states), and what each shows.
+// Shortest counterexamples, as long as TLC's for the invariants
+// (-workers 1: 13, 16 and 11 states), and what each shows. For the
+// liveness property TLC's counterexample has 4 states before stuttering
+// (it takes an Emit first: TLC's liveness search does not look for the
+// shortest); the explorer's breadth-first search finds the 3-state one.
 func TestShortestCounterexamples(t *testing.T) {
 	want := map[string][]string{
 		// A record S1 emits after its barrier passes X before X records,
 		// reaches the sink before the sink's barrier, and S1 emits it
 		// again after the restore.
-		"MCBarrierNoBlock": {"", `InjectV("S1",TRUE)`, `InjectV("S2",TRUE)`, `RecvBarrierV(<<"S1", "X">>,TRUE)`,
+		"MCBarrierNoBlock": {"", `InjectV("S1",TRUE)`, `InjectV("S2",TRUE)`, `RecvBarrierV(<<"S1", "X">>,TRUE,TRUE)`,
 			`Emit("S1")`, `ProcessV(<<"S1", "X">>,FALSE,TRUE)`, `ProcessV(<<"X", "K">>,FALSE,TRUE)`,
-			`RecvBarrierV(<<"S2", "X">>,TRUE)`, `RecvBarrierV(<<"X", "K">>,TRUE)`, "Restore",
+			`RecvBarrierV(<<"S2", "X">>,TRUE,TRUE)`, `RecvBarrierV(<<"X", "K">>,TRUE,TRUE)`, "Restore",
 			`Emit("S1")`, `ProcessV(<<"S1", "X">>,FALSE,TRUE)`, `ProcessV(<<"X", "K">>,FALSE,TRUE)`},
 	}
-	lens := map[string]int{"MCBarrierNoBlock": 13, "MCBarrierNoLog": 16, "MCBarrierNoPersist": 11}
+	lens := map[string]int{"MCBarrierNoBlock": 13, "MCBarrierNoLog": 16, "MCBarrierNoPersist": 11, "MCBarrierAlignAll": 3}
 	for name, n := range lens {
 		res, err := Explore(loadTLA(t, name), engine.Options{})
 		require.NoError(t, err)
@@ -111,6 +126,9 @@ func TestShortestCounterexamples(t *testing.T) {
 			}
 			assert.Equal(t, w, got, name)
 		}
+		if res.Violation.Kind == engine.KindProperty {
+			continue // A waits forever for the back-edge's barrier; no restore needed
+		}
 		assert.True(t, slices.ContainsFunc(res.Violation.Trace, func(s TraceStep) bool { return s.Label == "Restore" }),
 			"%s: the record is lost or counted twice by the restore", name)
 	}
@@ -119,7 +137,7 @@ func TestShortestCounterexamples(t *testing.T) {
 // The result, counterexamples included, does not depend on the number of
 // workers.
 func TestExploreDeterministic(t *testing.T) {
-	for _, name := range []string{"MCBarrierUnalignedDAG", "MCBarrierNoBlock", "MCBarrierNoLog", "MCBarrierNoPersist"} {
+	for _, name := range []string{"MCBarrierUnalignedDAG", "MCBarrierNoBlock", "MCBarrierNoLog", "MCBarrierNoPersist", "MCBarrierAlignAll"} {
 		cfg := loadTLA(t, name)
 		r1, err := Explore(cfg, engine.Options{Workers: 1})
 		require.NoError(t, err)
