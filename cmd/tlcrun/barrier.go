@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"math"
-	"runtime"
-
 	"github.com/markerwave/markerwave/model/barrier"
 	"github.com/markerwave/markerwave/model/engine"
 	"github.com/markerwave/markerwave/tla"
@@ -21,18 +17,8 @@ func exploreBarrier(cfgPath string) (tla.Measure, error) {
 	if err != nil {
 		return tla.Measure{}, err
 	}
-	got := tla.Measure{
-		Distinct:  res.Distinct,
-		Generated: res.Generated,
-		Depth:     int64(res.Depth),
-		Seconds:   math.Round(res.Duration.Seconds()*1000) / 1000,
-		Version:   runtime.Version(),
-	}
 	if v := res.Violation; v != nil {
-		if v.Property == "" {
-			return got, fmt.Errorf("the Go explorer reports a %s", v.Kind)
-		}
-		got.Violation = v.Property
+		return measured(res.Counts, v.Property, v.Kind)
 	}
-	return got, nil
+	return measured(res.Counts, "", "")
 }

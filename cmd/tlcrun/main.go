@@ -33,6 +33,7 @@ import (
 
 	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/model/barrier"
+	"github.com/markerwave/markerwave/model/engine"
 	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 	"github.com/markerwave/markerwave/tla"
@@ -277,18 +278,27 @@ func explore(dir string, m tla.Model) (tla.Measure, error) {
 	if err != nil {
 		return tla.Measure{}, err
 	}
+	if v := res.Violation; v != nil {
+		return measured(res.Counts, v.Property, v.Kind)
+	}
+	return measured(res.Counts, "", "")
+}
+
+// measured is what tlcrun records of a Go search: its counts and, when
+// kind is not "", the property its violation of that kind names.
+func measured(c engine.Counts, prop spec.Property, kind string) (tla.Measure, error) {
 	got := tla.Measure{
-		Distinct:  res.Distinct,
-		Generated: res.Generated,
-		Depth:     int64(res.Depth),
-		Seconds:   math.Round(res.Duration.Seconds()*1000) / 1000,
+		Distinct:  c.Distinct,
+		Generated: c.Generated,
+		Depth:     int64(c.Depth),
+		Seconds:   math.Round(c.Duration.Seconds()*1000) / 1000,
 		Version:   runtime.Version(),
 	}
-	if v := res.Violation; v != nil {
-		if v.Property == "" {
-			return got, fmt.Errorf("the Go explorer reports a %s", v.Kind)
+	if kind != "" {
+		if prop == "" {
+			return got, fmt.Errorf("the Go explorer reports a %s", kind)
 		}
-		got.Violation = v.Property
+		got.Violation = prop
 	}
 	return got, nil
 }

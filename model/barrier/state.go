@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+
+	"github.com/markerwave/markerwave/model"
 )
 
 // Item mirrors an element of an edge's queue (tla/BarrierSnapshots.tla
@@ -16,19 +18,16 @@ type Item struct {
 	ESeq    int // ghost: its number on the edge it travels
 }
 
-// Status mirrors Status (line 82): an edge's recording status.
-type Status uint8
+// Status mirrors Status (line 82), an edge's recording status: the same
+// three values as in tla/ChandyLamport.tla, so model's type.
+type Status = model.Status
 
 // The statuses.
 const (
-	Idle Status = iota
-	Recording
-	Done
+	Idle      = model.Idle
+	Recording = model.Recording
+	Done      = model.Done
 )
-
-func (s Status) String() string {
-	return [...]string{"idle", "recording", "done"}[s]
-}
 
 // App mirrors the application state of lines 116-121 (InitApp,
 // RecordedApp, the shadow pre): per node and per edge, indexed as in

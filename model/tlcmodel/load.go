@@ -3,7 +3,6 @@ package tlcmodel
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -31,14 +30,9 @@ func (e *Error) Error() string {
 // base name beside it, and returns the model. Errors name the file and
 // line at fault.
 func Load(cfgPath string) (*model.Config, error) {
-	src, err := os.ReadFile(cfgPath)
+	src, tlaPath, msrc, err := readModel(cfgPath)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	tlaPath := strings.TrimSuffix(cfgPath, filepath.Ext(cfgPath)) + ".tla"
-	msrc, err := os.ReadFile(tlaPath)
-	if err != nil {
-		return nil, fmt.Errorf("model: %s needs its module %s: %w", cfgPath, tlaPath, err)
+		return nil, err
 	}
 	return Parse(cfgPath, string(src), tlaPath, string(msrc))
 }

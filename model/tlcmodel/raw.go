@@ -66,14 +66,9 @@ func Describe(v Value) string { return describe(v) }
 // beside it, which must extend specModule, whose CONSTANTS are
 // constants: each must be assigned, and none other.
 func LoadRaw(cfgPath, specModule string, constants []string) (*Raw, error) {
-	src, err := os.ReadFile(cfgPath)
+	src, tlaPath, msrc, err := readModel(cfgPath)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	tlaPath := strings.TrimSuffix(cfgPath, filepath.Ext(cfgPath)) + ".tla"
-	msrc, err := os.ReadFile(tlaPath)
-	if err != nil {
-		return nil, fmt.Errorf("model: %s needs its module %s: %w", cfgPath, tlaPath, err)
+		return nil, err
 	}
 	cf, err := parseCfg(cfgPath, string(src))
 	if err != nil {
@@ -134,4 +129,19 @@ func SpecModule(cfgPath string) (string, error) {
 		}
 	}
 	return "", &Error{tlaPath, 0, "EXTENDS names no spec module"}
+}
+
+// readModel reads the TLC model cfgPath and the module of the same base
+// name beside it.
+func readModel(cfgPath string) (cfgSrc []byte, tlaPath string, tlaSrc []byte, err error) {
+	cfgSrc, err = os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("model: %w", err)
+	}
+	tlaPath = strings.TrimSuffix(cfgPath, filepath.Ext(cfgPath)) + ".tla"
+	tlaSrc, err = os.ReadFile(tlaPath)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("model: %s needs its module %s: %w", cfgPath, tlaPath, err)
+	}
+	return cfgSrc, tlaPath, tlaSrc, nil
 }
