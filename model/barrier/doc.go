@@ -3,7 +3,7 @@
 // Asynchronous Snapshots for Distributed Dataflows", 2015), aligned (ABS,
 // with the cyclic variant's back-edge logging) or unaligned, a restore
 // after the snapshot completed, and the broken variants SpecNoBlock,
-// SpecNoLog and SpecNoPersist. It mirrors the spec action for action, as
+// SpecNoLog, SpecNoPersist and SpecAlignAll. It mirrors the spec action for action, as
 // package model mirrors tla/ChandyLamport.tla, and is searched by the
 // same engine (model/engine), with TLC's counts on every model of the
 // manifest (parity_test.go).
