@@ -65,7 +65,7 @@ func TestParityWithTLC(t *testing.T) {
 			}
 		})
 	}
-	assert.GreaterOrEqual(t, n, 10, "the manifest lists the four positive and six negative barrier models")
+	assert.GreaterOrEqual(t, n, 12, "the manifest lists the six positive and six negative barrier models")
 }
 
 // assertTraceValid replays a counterexample: it starts in Init, each step
