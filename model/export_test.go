@@ -6,3 +6,7 @@ package model
 // model_test, in the same test binary) sets LoadModel to tlcmodel.Load
 // before any test runs.
 var LoadModel func(cfgPath string) (*Config, error)
+
+// SpecModule names the spec module a TLC model file's module extends
+// (tlcmodel.SpecModule, set like LoadModel).
+var SpecModule func(cfgPath string) (string, error)

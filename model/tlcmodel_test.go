@@ -5,4 +5,4 @@ import (
 	"github.com/markerwave/markerwave/model/tlcmodel"
 )
 
-func init() { model.LoadModel = tlcmodel.Load }
+func init() { model.LoadModel, model.SpecModule = tlcmodel.Load, tlcmodel.SpecModule }

@@ -115,3 +115,32 @@ func JoinProperties(ps []Property) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// The properties of tla/BarrierSnapshots.tla (aligned barrier snapshots
+// and unaligned checkpoints on a dataflow graph), with its lines. The
+// Barrier prefix keeps them apart from the Chandy-Lamport properties they
+// restate for dataflows.
+const (
+	PropBarrierTypeOK            Property = "BarrierTypeOK"            // lines 318-330
+	PropBarrierConsistentCut     Property = "BarrierConsistentCut"     // lines 335-336: no record taken before the receiver's cut that was sent after the sender's
+	PropBarrierExactChannelState Property = "BarrierExactChannelState" // lines 341-344
+	PropAlignedNoChannelState    Property = "AlignedNoChannelState"    // lines 348-349: aligned records channel state on back-edges only
+	PropBarrierSnapshotReachable Property = "BarrierSnapshotReachable" // lines 353-355: the theorem
+	PropBarrierExactlyOnce       Property = "BarrierExactlyOnce"       // lines 360-362: the sink's output, restored or not
+	PropBarriersComplete         Property = "BarriersComplete"         // line 366: liveness, Injected ~> Complete
+)
+
+// BarrierInvariants are the state invariants of tla/BarrierSnapshots.tla,
+// in the order of the spec.
+var BarrierInvariants = []Property{
+	PropBarrierTypeOK, PropBarrierConsistentCut, PropBarrierExactChannelState,
+	PropAlignedNoChannelState, PropBarrierSnapshotReachable, PropBarrierExactlyOnce,
+}
+
+// BarrierTemporal are the temporal properties of tla/BarrierSnapshots.tla.
+var BarrierTemporal = []Property{PropBarriersComplete}
+
+// ManifestProperties are every property a TLC model of tla/ may name
+// (tla/manifest.schema.json lists the same): those of the Chandy-Lamport
+// modules, then those of tla/BarrierSnapshots.tla.
+var ManifestProperties = slices.Concat(StateInvariants, TemporalProperties, BarrierInvariants, BarrierTemporal)

@@ -73,6 +73,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if code, bad := f.validate(); bad {
 		return code
 	}
+	if isBarrierModel(*f.model) {
+		return f.runBarrier() // check_barrier.go
+	}
 	cfg, err := tlcmodel.Load(*f.model)
 	if err != nil {
 		return f.fail(exitUsage, err)

@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/model/barrier"
+	"github.com/markerwave/markerwave/model/engine"
 	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 	"github.com/markerwave/markerwave/tla"
@@ -265,6 +267,9 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 // explore runs the Go explorer, with every core, on one manifest model:
 // tlcrun's one call into the model loader and the explorer.
 func explore(dir string, m tla.Model) (tla.Measure, error) {
+	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && mod == barrier.SpecModule {
+		return exploreBarrier(filepath.Join(dir, m.Cfg))
+	}
 	cfg, err := tlcmodel.Load(filepath.Join(dir, m.Cfg))
 	if err != nil {
 		return tla.Measure{}, err
@@ -273,18 +278,27 @@ func explore(dir string, m tla.Model) (tla.Measure, error) {
 	if err != nil {
 		return tla.Measure{}, err
 	}
+	if v := res.Violation; v != nil {
+		return measured(res.Counts, v.Property, v.Kind)
+	}
+	return measured(res.Counts, "", "")
+}
+
+// measured is what tlcrun records of a Go search: its counts and, when
+// kind is not "", the property its violation of that kind names.
+func measured(c engine.Counts, prop spec.Property, kind string) (tla.Measure, error) {
 	got := tla.Measure{
-		Distinct:  res.Distinct,
-		Generated: res.Generated,
-		Depth:     int64(res.Depth),
-		Seconds:   math.Round(res.Duration.Seconds()*1000) / 1000,
+		Distinct:  c.Distinct,
+		Generated: c.Generated,
+		Depth:     int64(c.Depth),
+		Seconds:   math.Round(c.Duration.Seconds()*1000) / 1000,
 		Version:   runtime.Version(),
 	}
-	if v := res.Violation; v != nil {
-		if v.Property == "" {
-			return got, fmt.Errorf("the Go explorer reports a %s", v.Kind)
+	if kind != "" {
+		if prop == "" {
+			return got, fmt.Errorf("the Go explorer reports a %s", kind)
 		}
-		got.Violation = v.Property
+		got.Violation = prop
 	}
 	return got, nil
 }

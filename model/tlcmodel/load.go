@@ -3,7 +3,6 @@ package tlcmodel
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -31,14 +30,9 @@ func (e *Error) Error() string {
 // base name beside it, and returns the model. Errors name the file and
 // line at fault.
 func Load(cfgPath string) (*model.Config, error) {
-	src, err := os.ReadFile(cfgPath)
+	src, tlaPath, msrc, err := readModel(cfgPath)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	tlaPath := strings.TrimSuffix(cfgPath, filepath.Ext(cfgPath)) + ".tla"
-	msrc, err := os.ReadFile(tlaPath)
-	if err != nil {
-		return nil, fmt.Errorf("model: %s needs its module %s: %w", cfgPath, tlaPath, err)
+		return nil, err
 	}
 	return Parse(cfgPath, string(src), tlaPath, string(msrc))
 }
@@ -56,6 +50,9 @@ func Parse(cfgPath, cfgSrc, tlaPath, tlaSrc string) (*model.Config, error) {
 	}
 	if err := checkModuleName(mod, tlaPath); err != nil {
 		return nil, err
+	}
+	if mod.other != "" {
+		return nil, &Error{tlaPath, 0, fmt.Sprintf("%s extends %s, which package model does not check (LoadRaw reads it)", mod.name, mod.other)}
 	}
 	variant, err := specification(cf, mod)
 	if err != nil {

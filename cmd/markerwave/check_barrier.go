@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/markerwave/markerwave/model/barrier"
+	"github.com/markerwave/markerwave/model/engine"
+	"github.com/markerwave/markerwave/model/tlcmodel"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// isBarrierModel reports whether the TLC model file is a model of
+// tla/BarrierSnapshots.tla, which model/barrier checks. A file that cannot
+// be read is left to tlcmodel.Load, which names what is wrong.
+func isBarrierModel(cfgPath string) bool {
+	mod, err := tlcmodel.SpecModule(cfgPath)
+	return err == nil && mod == barrier.SpecModule
+}
+
+// runBarrier checks a model of tla/BarrierSnapshots.tla: the exhaustive
+// search of model/barrier on the shared engine, reported as check reports
+// a Chandy-Lamport model.
+func (f *checkFlags) runBarrier() int {
+	if *f.simulate {
+		return f.usageError("--simulate: %s is a model of %s.tla, which check searches exhaustively only", *f.model, barrier.SpecModule)
+	}
+	cfg, err := barrier.Load(*f.model)
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	checks := append(append([]spec.Property{}, cfg.Invariants...), cfg.Properties...)
+	if !*f.json {
+		fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, %s.\n", cfg.Name, *f.model, cfg.Variant, cfg.Mode,
+			plural(len(cfg.Nodes), "node"), plural(len(cfg.Edges), "edge"))
+		if len(checks) > 0 {
+			fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
+		}
+		fmt.Fprintf(f.stdout, "Running breadth-first search with %s.\n", plural(*f.workers, "worker"))
+	}
+	stop, release := interruptible()
+	defer release()
+	opt := engine.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop}
+	if *f.progress || isTerminal(f.stderr) {
+		opt.Progress = func(s engine.Stats) {
+			fmt.Fprintf(f.stderr, "Progress: %d states generated, %d distinct states found, %d states left on queue (%.1fs)\n",
+				s.Generated, s.Distinct, s.Left, s.Elapsed.Seconds())
+		}
+	}
+	r, err := barrier.Explore(cfg, opt)
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	code := exitOK
+	switch {
+	case r.Violation != nil:
+		code = exitFail
+	case r.Stop == engine.StopCanceled:
+		code = exitInterrupted
+	case r.Stop != engine.StopDone:
+		code = exitBounded
+	}
+	if r.Violation == nil && r.Stop != engine.StopDone {
+		f.errorf("the search stopped (%s) before it covered every state; the search is incomplete", r.Stop)
+	}
+	if *f.json {
+		f.writeJSON(barrierVerdict(cfg, *f.model, checks, r))
+		return code
+	}
+	w := f.stdout
+	switch v := r.Violation; {
+	case v != nil:
+		switch v.Kind {
+		case engine.KindProperty:
+			fmt.Fprintf(w, "Error: Temporal property %s was violated.\nError: The following behavior constitutes a counter-example:\n", v.Property)
+		case engine.KindDeadlock:
+			fmt.Fprintf(w, "Error: Deadlock reached.\nError: The behavior up to this point is:\n")
+		default:
+			fmt.Fprintf(w, "Error: Invariant %s is violated.\nError: The behavior up to this point is:\n", v.Property)
+		}
+		barrier.WriteTrace(w, cfg, v)
+	case r.Stop == engine.StopDone:
+		fmt.Fprintf(w, "Model checking completed. No error has been found.\n")
+	default:
+		fmt.Fprintf(w, "Model checking stopped before the end (%s). No error has been found in the states explored, but the search is incomplete.\n", r.Stop)
+	}
+	fmt.Fprintf(w, "%d states generated, %d distinct states found, %d states left on queue.\n", r.Generated, r.Distinct, r.Left)
+	fmt.Fprintf(w, "The depth of the search is %d.\n", r.Depth)
+	fmt.Fprintf(w, "Finished in %s.\n", r.Duration.Round(time.Millisecond))
+	return code
+}
+
+// barrierVerdict is check's --json output for a barrier model: the same
+// fields as for a Chandy-Lamport model, each counterexample step with
+// every variable it changed.
+func barrierVerdict(cfg *barrier.Config, file string, checks []spec.Property, r *barrier.Result) checkVerdict {
+	out := checkVerdict{Model: cfg.Name, File: file, Specification: string(cfg.Variant), Checked: checks,
+		Mode: "exhaustive", Verdict: "ok", Stop: r.Stop.String(), Seconds: r.Duration.Seconds(),
+		Counts: exploreCounts{Generated: r.Generated, Distinct: r.Distinct, Depth: r.Depth, Left: r.Left}}
+	if v := r.Violation; v != nil {
+		out.Verdict, out.Property, out.Kind = "violated", v.Property, v.Kind
+		var prev []barrier.Var
+		for _, s := range v.Trace {
+			st := checkStep{Action: s.Label, Changed: map[string]string{}}
+			vars := barrier.Vars(cfg, s.State)
+			for j, x := range vars {
+				if prev == nil || prev[j].Value != x.Value {
+					st.Changed[x.Name] = x.Value
+				}
+			}
+			prev = vars
+			out.Counterexample = append(out.Counterexample, st)
+		}
+	} else if r.Stop != engine.StopDone {
+		out.Verdict = "incomplete"
+	}
+	return out
+}

@@ -1,0 +1,326 @@
+package barrier
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Mode mirrors the constant Mode of tla/BarrierSnapshots.tla (line 52):
+// which protocol every operator runs.
+type Mode uint8
+
+// The protocols.
+const (
+	// Aligned: ABS. An operator blocks each input whose barrier has
+	// arrived until every input that is not a back-edge has delivered its
+	// barrier, records, and appends its barrier to every output.
+	Aligned Mode = iota
+	// Unaligned: an operator records on its first barrier, its barrier
+	// overtakes its queued output, and the overtaken records join the
+	// channel state.
+	Unaligned
+)
+
+func (m Mode) String() string {
+	if m == Aligned {
+		return "aligned"
+	}
+	return "unaligned"
+}
+
+// Variant is the specification a model checks: Spec or one of the broken
+// protocols of tla/BarrierSnapshots.tla (lines 297-308).
+type Variant string
+
+// The specifications of tla/BarrierSnapshots.tla.
+const (
+	VariantSpec      Variant = "Spec"          // line 297
+	VariantNoBlock   Variant = "SpecNoBlock"   // line 301: alignment without blocking
+	VariantNoLog     Variant = "SpecNoLog"     // line 304: no back-edge logging
+	VariantNoPersist Variant = "SpecNoPersist" // line 306: overtaken buffers not persisted
+	VariantAlignAll  Variant = "SpecAlignAll"  // line 308: aligned on back-edges too
+)
+
+// Valid reports whether v is one of the specifications.
+func (v Variant) Valid() bool {
+	switch v {
+	case VariantSpec, VariantNoBlock, VariantNoLog, VariantNoPersist, VariantAlignAll:
+		return true
+	}
+	return false
+}
+
+// flags are the arguments the variant passes to NextV and FairnessV
+// (block, log, persist, cyclic).
+func (v Variant) flags() (block, log, persist, cyclic bool) {
+	return v != VariantNoBlock, v != VariantNoLog, v != VariantNoPersist, v != VariantAlignAll
+}
+
+// NodeKind says which of Src, Op and {Snk} a node belongs to.
+type NodeKind uint8
+
+// The kinds of node.
+const (
+	Source NodeKind = iota
+	Operator
+	Sink
+)
+
+// Constants are the CONSTANTS of tla/BarrierSnapshots.tla (lines 43-52),
+// by name.
+type Constants struct {
+	Src    []string
+	Op     []string
+	Snk    string
+	Edge   [][2]string
+	Back   [][2]string
+	Budget map[string]int // Budget[s] for every source
+	Cap    int
+	Iter   int
+	Mode   Mode
+}
+
+// ConstantError is a model whose constants break the spec's ASSUME
+// (lines 62-71); Constant names the constant at fault.
+type ConstantError struct {
+	Constant string
+	Msg      string
+}
+
+func (e *ConstantError) Error() string { return e.Constant + ": " + e.Msg }
+
+// Config is a model of tla/BarrierSnapshots.tla: its constants with every
+// node and edge given an index, the specification and the properties to
+// check. Nodes are ordered sources, operators, sink (each by name); edges
+// by their endpoints' names.
+type Config struct {
+	Name          string
+	Nodes         []string
+	Kind          []NodeKind
+	Edges         [][2]int
+	Back          []bool // Back[e]: e \in Back
+	Budget        []int  // per node; 0 for nodes that are not sources
+	Cap, Iter     int
+	Mode          Mode
+	Variant       Variant
+	Invariants    []spec.Property
+	Properties    []spec.Property
+	CheckDeadlock bool
+
+	snk     int
+	in, out [][]int // the edge indexes of In(n), Out(n)
+	fwdOut  []int   // FwdOut(n), -1 for the sink
+	backOut []int   // the edge of BackOut(n), -1 if none
+	keyBase []int   // the index of Key <<s, 1>> is keyBase[s]
+	numKeys int
+}
+
+// NewConfig checks k against the spec's ASSUME (lines 62-71) and indexes
+// it; invariants and properties must be the spec's.
+func NewConfig(k Constants, variant Variant, invariants, properties []spec.Property) (*Config, error) {
+	if !variant.Valid() {
+		return nil, fmt.Errorf("barrier: unknown specification %q (want Spec, SpecNoBlock, SpecNoLog, SpecNoPersist or SpecAlignAll)", variant)
+	}
+	for _, p := range invariants {
+		if !slices.Contains(spec.BarrierInvariants, p) {
+			return nil, fmt.Errorf("barrier: unknown invariant %s (known: %s)", p, spec.JoinProperties(spec.BarrierInvariants))
+		}
+	}
+	for _, p := range properties {
+		if !slices.Contains(spec.BarrierTemporal, p) {
+			return nil, fmt.Errorf("barrier: unknown property %s (known: %s)", p, spec.JoinProperties(spec.BarrierTemporal))
+		}
+	}
+	cfg := &Config{Cap: k.Cap, Iter: k.Iter, Mode: k.Mode, Variant: variant,
+		Invariants: invariants, Properties: properties}
+	idx := map[string]int{}
+	add := func(constant string, names []string, kind NodeKind) error {
+		names = slices.Clone(names)
+		slices.Sort(names)
+		for _, n := range names {
+			if _, dup := idx[n]; dup {
+				return &ConstantError{constant, fmt.Sprintf("node %q is in Src, Op or Snk twice", n)}
+			}
+			idx[n] = len(cfg.Nodes)
+			cfg.Nodes = append(cfg.Nodes, n)
+			cfg.Kind = append(cfg.Kind, kind)
+		}
+		return nil
+	}
+	if len(k.Src) == 0 {
+		return nil, &ConstantError{"Src", "no source"}
+	}
+	if err := add("Src", k.Src, Source); err != nil {
+		return nil, err
+	}
+	if err := add("Op", k.Op, Operator); err != nil {
+		return nil, err
+	}
+	if err := add("Snk", []string{k.Snk}, Sink); err != nil {
+		return nil, err
+	}
+	if len(cfg.Nodes) > 64 {
+		return nil, &ConstantError{"Op", fmt.Sprintf("%d nodes: the model handles at most 64", len(cfg.Nodes))}
+	}
+	cfg.snk = len(cfg.Nodes) - 1
+	edges := slices.Clone(k.Edge)
+	slices.SortFunc(edges, func(a, b [2]string) int {
+		if c := compareStr(a[0], b[0]); c != 0 {
+			return c
+		}
+		return compareStr(a[1], b[1])
+	})
+	edges = slices.Compact(edges)
+	if len(edges) > 64 {
+		return nil, &ConstantError{"Edge", fmt.Sprintf("%d edges: the model handles at most 64", len(edges))}
+	}
+	n := len(cfg.Nodes)
+	cfg.in, cfg.out = make([][]int, n), make([][]int, n)
+	for i, e := range edges {
+		a, okA := idx[e[0]]
+		b, okB := idx[e[1]]
+		if !okA || !okB {
+			return nil, &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> joins a node that is in neither Src, Op nor Snk", e[0], e[1])}
+		}
+		if a == b {
+			return nil, &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> is a self-loop", e[0], e[1])}
+		}
+		cfg.Edges = append(cfg.Edges, [2]int{a, b})
+		cfg.out[a] = append(cfg.out[a], i)
+		cfg.in[b] = append(cfg.in[b], i)
+	}
+	cfg.Back = make([]bool, len(cfg.Edges))
+	for _, e := range k.Back {
+		i, ok := cfg.EdgeIndex(e[0], e[1])
+		if !ok {
+			return nil, &ConstantError{"Back", fmt.Sprintf("<<%q, %q>> is not in Edge", e[0], e[1])}
+		}
+		cfg.Back[i] = true
+	}
+	if err := cfg.shape(); err != nil {
+		return nil, err
+	}
+	cfg.Budget = make([]int, n)
+	cfg.keyBase = make([]int, n)
+	for s, kind := range cfg.Kind {
+		if kind != Source {
+			continue
+		}
+		b, ok := k.Budget[cfg.Nodes[s]]
+		if !ok || b < 0 {
+			return nil, &ConstantError{"Budget", fmt.Sprintf("Budget[%q] must be a natural number", cfg.Nodes[s])}
+		}
+		cfg.Budget[s] = b
+		cfg.keyBase[s] = cfg.numKeys
+		cfg.numKeys += b
+	}
+	for name := range k.Budget {
+		if i, ok := idx[name]; !ok || cfg.Kind[i] != Source {
+			return nil, &ConstantError{"Budget", fmt.Sprintf("%q is not a source", name)}
+		}
+	}
+	if k.Cap < 1 {
+		return nil, &ConstantError{"Cap", fmt.Sprintf("must be at least 1, not %d", k.Cap)}
+	}
+	if k.Iter < 0 {
+		return nil, &ConstantError{"Iter", fmt.Sprintf("must be a natural number, not %d", k.Iter)}
+	}
+	return cfg, nil
+}
+
+// shape checks the ASSUME's conditions on the graph (lines 66-69) and
+// computes FwdOut and BackOut.
+func (cfg *Config) shape() error {
+	n := len(cfg.Nodes)
+	cfg.fwdOut, cfg.backOut = make([]int, n), make([]int, n)
+	for v := range n {
+		name := cfg.Nodes[v]
+		cfg.fwdOut[v], cfg.backOut[v] = -1, -1
+		var fwd, back []int
+		for _, e := range cfg.out[v] {
+			if cfg.Back[e] {
+				back = append(back, e)
+			} else {
+				fwd = append(fwd, e)
+			}
+		}
+		inF := 0
+		for _, e := range cfg.in[v] {
+			if !cfg.Back[e] {
+				inF++
+			}
+		}
+		switch cfg.Kind[v] {
+		case Source:
+			if len(cfg.in[v]) != 0 || len(fwd) != 1 || len(back) != 0 {
+				return &ConstantError{"Edge", fmt.Sprintf("source %q must have no input and one output, not a back-edge", name)}
+			}
+		case Operator:
+			if len(fwd) != 1 || len(back) > 1 || inF == 0 {
+				return &ConstantError{"Edge", fmt.Sprintf("operator %q must have one output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", name)}
+			}
+		case Sink:
+			if len(cfg.out[v]) != 0 || inF == 0 {
+				return &ConstantError{"Edge", fmt.Sprintf("the sink %q must have no output and an input that is not a back-edge", name)}
+			}
+		}
+		if len(fwd) == 1 {
+			cfg.fwdOut[v] = fwd[0]
+		}
+		if len(back) == 1 {
+			cfg.backOut[v] = back[0]
+		}
+	}
+	return nil
+}
+
+func compareStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// EdgeIndex is the index of edge <<from, to>>.
+func (cfg *Config) EdgeIndex(from, to string) (int, bool) {
+	for i, e := range cfg.Edges {
+		if cfg.Nodes[e[0]] == from && cfg.Nodes[e[1]] == to {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// NodeIndex is the index of node name.
+func (cfg *Config) NodeIndex(name string) (int, bool) {
+	i := slices.Index(cfg.Nodes, name)
+	return i, i >= 0
+}
+
+// Snk is the sink's index.
+func (cfg *Config) Snk() int { return cfg.snk }
+
+// NumKeys is the size of Key (line 81): every record every source emits.
+func (cfg *Config) NumKeys() int { return cfg.numKeys }
+
+// key is the index of Key <<s, i>>.
+func (cfg *Config) key(s, i int) int { return cfg.keyBase[s] + i - 1 }
+
+// EdgeName renders edge e as TLC prints it: <<"S1", "X">>.
+func (cfg *Config) EdgeName(e int) string {
+	return fmt.Sprintf("<<%q, %q>>", cfg.Nodes[cfg.Edges[e][0]], cfg.Nodes[cfg.Edges[e][1]])
+}
+
+// route mirrors Route(n, r) (lines 86-88): the edge operator n sends a
+// record with hops on.
+func (cfg *Config) route(n, hops int) int {
+	if cfg.backOut[n] >= 0 && hops < cfg.Iter {
+		return cfg.backOut[n]
+	}
+	return cfg.fwdOut[n]
+}

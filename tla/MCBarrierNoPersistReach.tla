@@ -1,0 +1,17 @@
+-------------------- MODULE MCBarrierNoPersistReach --------------------
+(* Negative: unaligned without persisting the overtaken buffers,        *)
+(* checking the theorem.  TLC must report BarrierSnapshotReachable: the *)
+(* pre-recording steps put records in flight that the snapshot lacks.  *)
+EXTENDS BarrierSnapshots
+
+(* Two sources feed a fan-in operator X, which feeds the sink K.        *)
+MCSrc    == {"S1", "S2"}
+MCOp     == {"X"}
+MCSnk    == "K"
+MCEdge   == {<<"S1", "X">>, <<"S2", "X">>, <<"X", "K">>}
+MCBack   == {}
+MCBudget == [S1 |-> 2, S2 |-> 1]
+MCCap    == 1
+MCIter   == 0
+MCMode   == "unaligned"
+=============================================================================
