@@ -41,6 +41,7 @@ var commands = []command{
 	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", runCheck},
 	{"audit", "replay traces against the model and check every snapshot", runAudit},
 	{"export", "export a trace as a diagram, a ShiViz log or a TLC trace-validation model", runExport},
+	{"serve", "serve the explorer page: the model in the browser, stepped by hand; trace audit", runServe},
 }
 
 // lookup finds subcommand name in commands.

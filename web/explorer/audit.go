@@ -102,7 +102,7 @@ func (l *Loaded) View() AuditView {
 		v.Events = append(v.Events, ev)
 	}
 	for _, c := range l.analysis.Cuts {
-		v.Snapshots = append(v.Snapshots, fmt.Sprintf("snapshot %d: %s", c.Snap, c.Summary()))
+		v.Snapshots = append(v.Snapshots, c.Summary())
 		v.SnapIDs = append(v.SnapIDs, c.Snap)
 	}
 	return v
