@@ -126,8 +126,9 @@ func browserPath(t *testing.T) string {
 // markerwave serve, as a person would: the article's two accounts taken
 // step by step show a snapshot of $150; the no-recording specification
 // shows $120 and names Conservation; the shared link and the keys replay
-// and step; the orphan trace is audited with its divergence shown. Every
-// request the page makes is to the server. With MARKERWAVE_SCREENSHOTS=DIR
+// and step; the orphan trace is audited with its divergence shown; a long
+// run is audited and one snapshot of it drawn. Every request the page
+// makes is to the server. With MARKERWAVE_SCREENSHOTS=DIR
 // (make screenshots) it writes the page's screenshots into DIR.
 func TestPageInBrowser(t *testing.T) {
 	if testing.Short() {
@@ -251,6 +252,17 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text("#cursor"), "Showing events 1..3 of")
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .msg.orphan").length`), "the diagram marks the orphan up to the divergence")
 	shot("explorer-audit.png")
+
+	// A long run of a 5-account bank: it conforms, and one snapshot's
+	// neighbourhood is drawn within a few screens.
+	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}),
+		chromedp.WaitVisible(chromedp.CSS("#audit-banner.holds")))
+	assert.Contains(t, text("#audit-banner"), "conforms")
+	do("snapshot 2", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("audit-snap"); s.value = "2"; s.dispatchEvent(new Event("change")); })()`))
+	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .cut").length`), "snapshot 2 alone")
+	width := eval(`Number(document.querySelector("#audit-diagram svg").getAttribute("width"))`)
+	assert.LessOrEqual(t, width, 4*1920, "one snapshot's neighbourhood of a 2000-event run stays within four screens, as export --snap does")
+	shot("explorer-long-run.png")
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -144,7 +144,11 @@
       onclick: () => jump(i + 1) }, (e.line ? "line " + e.line + ": " : "") + e.label)));
     $("cursor").textContent = "Showing events 1.." + cursor + " of " + a.events.length + (div > 0 ? "; the first divergence is event " + div : "");
     const snap = Number($("audit-snap").value);
-    try { $("audit-diagram").innerHTML = call("traceDiagram", cursor, snap).diagram; } catch (e) { showError(e); }
+    const box = $("audit-diagram");
+    try { box.innerHTML = call("traceDiagram", cursor, snap).diagram; } catch (e) { showError(e); }
+    // Bring the snapshot's cut into view.
+    const cut = box.querySelector("svg .cut");
+    if (snap && cut) box.scrollLeft = Math.max(0, cut.getBBox().x - 150);
     const cur = $("events").children[cursor - 1];
     if (cur) cur.scrollIntoView({ block: "nearest" });
   }
