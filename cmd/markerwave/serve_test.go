@@ -20,6 +20,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// serve follows the commands' conventions (TestConventions); it reads no
+// input file.
+func init() {
+	commandConventions["serve"] = conventions{flags: []string{"addr", "allow-remote", "export"}}
+}
+
 // TestServeFlags: loopback only unless --allow-remote, no arguments,
 // --export writes the site.
 func TestServeFlags(t *testing.T) {
