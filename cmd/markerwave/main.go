@@ -6,6 +6,7 @@
 //	markerwave check --model tla/MCRing.cfg  # explore a TLC model in Go
 //	markerwave audit TRACE                   # replay a trace against the model
 //	markerwave export --diagram run.html TRACE
+//	markerwave serve                         # the explorer page on 127.0.0.1:8080
 //
 // Every subcommand follows the same conventions (cli.go): -h/--help and
 // `markerwave help COMMAND` print its usage to stdout and exit 0; results
