@@ -70,19 +70,15 @@ func started(s *explorer.Session, err error, schedule string) any {
 		return errorReply(err)
 	}
 	session = s
-	v, verr := s.View()
-	if rerr := s.Replay(schedule); rerr != nil {
-		v, verr = s.View()
-		if verr != nil {
-			return errorReply(verr)
-		}
-		return reply(struct {
-			explorer.View
-			Warning string `json:"warning"`
-		}{v, rerr.Error()}, nil)
+	rerr := s.Replay(schedule)
+	v, err := s.View()
+	if err != nil || rerr == nil {
+		return reply(v, err)
 	}
-	v, verr = s.View()
-	return reply(v, verr)
+	return reply(struct {
+		explorer.View
+		Warning string `json:"warning"`
+	}{v, rerr.Error()}, nil)
 }
 
 // fn wraps f as a JavaScript function; a panic becomes an error reply, so
