@@ -56,6 +56,7 @@ test-short: wasm
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./web/wasm
 
 # Model-check every model in tla/manifest.json with TLC and with the Go
 # explorer and compare the counts. TLA2TOOLS must name tla2tools.jar.

@@ -259,6 +259,12 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .msg.orphan").length`), "the diagram marks the orphan up to the divergence")
 	shot("explorer-audit.png")
 
+	// A file that is no trace is refused, naming it and the line.
+	garbage := filepath.Join(t.TempDir(), "garbage.jsonl")
+	require.NoError(t, os.WriteFile(garbage, []byte("{ not a trace\n"), 0o644))
+	do("garbage", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{garbage}), chromedp.WaitVisible(chromedp.CSS("#error")))
+	assert.Contains(t, text("#error"), "garbage.jsonl: trace line 1: header: malformed JSON")
+
 	// A long run of a 5-account bank: it conforms, and one snapshot's
 	// neighbourhood is drawn within a few screens.
 	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}),

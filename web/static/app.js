@@ -9,6 +9,7 @@
   let audit = null;     // the loaded trace's view
   let cursor = 0;       // events of the loaded trace shown
   let custom = null;    // constants of one's own, when started
+  const eventsBefore = 300, eventsAfter = 100; // the events listed around the cursor
 
   function call(name, ...args) {
     const out = JSON.parse(globalThis.markerwave[name](...args));
@@ -139,9 +140,14 @@
     $("audit-snapshots").replaceChildren(...a.snapshots.map((s) => el("li", {}, s)));
     $("ev-div").disabled = !a.divergence;
     const div = a.divergence ? a.divergence.Step : -1;
-    $("events").replaceChildren(...a.events.map((e, i) => el("li", {
-      class: (i + 1 === div ? "divergent " : "") + (i < cursor ? "shown" : "later"), "data-n": String(i + 1),
-      onclick: () => jump(i + 1) }, (e.line ? "line " + e.line + ": " : "") + e.label)));
+    // A long run lists the events around the cursor only.
+    const from = Math.max(0, cursor - eventsBefore), to = Math.min(a.events.length, cursor + eventsAfter);
+    $("events").replaceChildren(...a.events.slice(from, to).map((e, k) => {
+      const i = from + k;
+      return el("li", {
+        class: (i + 1 === div ? "divergent " : "") + (i < cursor ? "shown" : "later"), "data-n": String(i + 1),
+        onclick: () => jump(i + 1) }, (e.line ? "line " + e.line + ": " : "") + e.label);
+    }));
     $("cursor").textContent = "Showing events 1.." + cursor + " of " + a.events.length + (div > 0 ? "; the first divergence is event " + div : "");
     const snap = Number($("audit-snap").value);
     const box = $("audit-diagram");
@@ -149,7 +155,7 @@
     // Bring the snapshot's cut into view.
     const cut = box.querySelector("svg .cut");
     if (snap && cut) box.scrollLeft = Math.max(0, cut.getBBox().x - 150);
-    const cur = $("events").children[cursor - 1];
+    const cur = $("events").querySelector(`li[data-n="${cursor}"]`);
     if (cur) cur.scrollIntoView({ block: "nearest" });
   }
   function jump(n) {
