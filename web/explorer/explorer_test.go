@@ -68,8 +68,11 @@ func TestVariants(t *testing.T) {
 	assert.Contains(t, violated(v), spec.PropConservation)
 	assert.Empty(t, v.Snapshots[0].Chans[1].Msgs)
 
+	assert.Contains(t, v.Diagram, `class="msg app missing"`, "the diagram draws the $30 missing from the recording")
+
 	_, v = run(t, "two-accounts", model.VariantNonFIFO, "I1.S0x30.R0@2.M0.M1")
 	assert.Contains(t, violated(v), spec.PropConsistentCut, "the $30 overtook the marker: an orphan")
+	assert.Contains(t, v.Diagram, `class="msg app orphan"`, "the diagram draws the orphan")
 
 	_, v = run(t, "token-ring", model.VariantNoForward, "I1.S1x1.M0.R1")
 	assert.Equal(t, []spec.Property{spec.PropSnapshotsComplete}, violated(v), "the snapshot stalls and nothing else fails")
@@ -133,6 +136,19 @@ func TestConstantsOfOnesOwn(t *testing.T) {
 	k.Chans = [][2]spec.ProcID{{"P1", "P2"}}
 	_, err = NewSession(k, model.VariantSpec)
 	assert.Error(t, err, "not strongly connected")
+	k = Constants{
+		Procs: []spec.ProcID{"A", "B", "C"}, Chans: [][2]spec.ProcID{{"A", "B"}, {"B", "C"}, {"C", "A"}, {"B", "A"}},
+		InitBal: map[spec.ProcID]int64{"A": 10, "B": 5, "C": 0}, Amount: []int64{1, 4},
+		Budget: map[spec.ProcID]int{"A": 2, "B": 2, "C": 1}, Initiator: map[spec.SnapID]spec.ProcID{1: "A", 2: "C"},
+	}
+	s, err := NewSession(k, model.VariantSpec)
+	require.NoError(t, err, "constants of one's own within the limits")
+	s.Random(3, MaxSteps)
+	v, err := s.View()
+	require.NoError(t, err)
+	assert.Empty(t, v.Violated)
+	assert.Len(t, v.Snapshots, 2)
+	assert.True(t, conformance.Audit(s.Trace(), conformance.Options{}).OK())
 	k = sc.Constants
 	k.InitBal = map[spec.ProcID]int64{"P1": 100, "P9": 50}
 	_, err = NewSession(k, model.VariantSpec)
