@@ -230,6 +230,13 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, link, "v=SpecNoRecord")
 	assert.Contains(t, link, "run=S1x30.I1.M0.R1.M1")
 
+	// The run, audited as a trace: the snapshot the model recorded
+	// leaves the $30 out, which the audit of its report names.
+	do("audit this run", chromedp.Click(chromedp.CSS("#audit-run")), chromedp.WaitVisible(chromedp.CSS("#audit-banner.fails")))
+	banner := text("#audit-banner")
+	assert.Contains(t, banner, "this run violates ExactChannelState")
+	assert.Contains(t, banner, "first divergence at event 5 (line 6), RecvMarker(P2, P1) [snap 1]: RecordedState")
+
 	// The shared link replays the run in a fresh page; the keys step back
 	// and take the first enabled action.
 	do("open the link", chromedp.Navigate("about:blank"), chromedp.Navigate(link), ready)
@@ -249,7 +256,7 @@ func TestPageInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	do("audit", chromedp.Click(chromedp.CSS("#tab-audit")), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{trace}),
 		chromedp.WaitVisible(chromedp.CSS("#audit-banner.fails")))
-	banner := text("#audit-banner")
+	banner = text("#audit-banner")
 	assert.Contains(t, banner, "violates ConsistentCut")
 	assert.Contains(t, banner, "first divergence at event 3 (line 4), RecvApp(P1, P2) 30#1: Enabled")
 	div, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS("#events li.divergent"), "data-n"))

@@ -230,6 +230,9 @@
         setTimeout(() => URL.revokeObjectURL(a.href), 1000);
       } catch (e) { showError(e); }
     };
+    $("audit-run").onclick = () => {
+      try { tab("audit"); loadTrace("this run", call("trace").trace); } catch (e) { showError(e); }
+    };
     $("fit").onchange = () => $("diagram").classList.toggle("fit", $("fit").checked);
     $("tab-model").onclick = () => tab("model");
     $("tab-audit").onclick = () => tab("audit");
