@@ -194,7 +194,13 @@
   function readFile(f) {
     if (!f) return;
     const r = new FileReader();
-    r.onload = () => loadTrace(f.name, String(r.result));
+    // The audit runs in this thread: say so, and let the status paint first.
+    r.onload = () => {
+      const st = $("loading");
+      st.textContent = "Auditing " + f.name + " (" + Math.round(f.size / 1024) + " kB) against the model…";
+      st.hidden = false;
+      setTimeout(() => { loadTrace(f.name, String(r.result)); st.hidden = true; }, 30);
+    };
     r.onerror = () => showError("could not read " + f.name + ": " + r.error);
     r.readAsText(f);
   }
