@@ -17,7 +17,7 @@ const WasmFile = "main.wasm"
 var static embed.FS
 
 // ErrNoWasm says the binary was built without the WebAssembly module.
-var ErrNoWasm = errors.New("this binary holds no web/static/" + WasmFile + ": build it with `make wasm` (GOOS=js GOARCH=wasm), then build markerwave again (`make` does both)")
+var ErrNoWasm = errors.New("this binary holds no web/static/" + WasmFile + ": run `make wasm` (GOOS=js GOARCH=wasm) and build markerwave again; `make serve` does both")
 
 // Site is the page's files, rooted at index.html; ErrNoWasm if the
 // WebAssembly module was not built into the binary.

@@ -31,7 +31,7 @@ page's address on stdout and serves until interrupted (Ctrl-C).
 
 Exit status: 0 stopped by an interrupt, or the site exported; 1 the
 address could not be listened on, or the binary holds no WebAssembly
-module (build with make); 2 bad usage or an unwritable --export folder.`
+module (make wasm builds it); 2 bad usage or an unwritable --export folder.`
 
 // serveSecurity are the headers of every response: the page may load
 // only its own files (the same policy its <meta> states), and nothing is
