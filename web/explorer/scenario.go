@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/model/tlcmodel"
@@ -82,7 +83,10 @@ var sources = []scenarioSource{
 }
 
 // Scenarios lists the page's scenarios with their constants.
-func Scenarios() ([]Scenario, error) {
+func Scenarios() ([]Scenario, error) { return scenarios() }
+
+// scenarios reads the scenarios' TLC models once.
+var scenarios = sync.OnceValues(func() ([]Scenario, error) {
 	out := make([]Scenario, 0, len(sources))
 	for _, src := range sources {
 		sc := Scenario{ID: src.id, Title: src.title, About: src.about, Model: src.model, Article: src.article}
@@ -98,7 +102,7 @@ func Scenarios() ([]Scenario, error) {
 		out = append(out, sc)
 	}
 	return out, nil
-}
+})
 
 // scenario finds scenario id.
 func scenario(id string) (Scenario, error) {

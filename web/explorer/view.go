@@ -18,8 +18,8 @@ type View struct {
 	Enabled  []Step        `json:"enabled"`
 	Procs    []ProcView    `json:"procs"`
 	Chans    []ChanView    `json:"chans"`
-	// SystemTotal is the money in the system: balances plus transfers in
-	// flight (TotalMoney while Conservation's premise holds).
+	// SystemTotal is the money in the system now: balances plus
+	// transfers in flight.
 	SystemTotal string     `json:"system_total"`
 	Snapshots   []SnapView `json:"snapshots"`
 	Properties  []PropView `json:"properties"`
