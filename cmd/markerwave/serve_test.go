@@ -251,6 +251,21 @@ func TestPageInBrowser(t *testing.T) {
 	do("key 1", chromedp.KeyEvent("1"))
 	assert.Equal(t, 5, eval(history), "key 1 takes the first enabled action")
 
+	// Constants of one's own: a three-process ring, started and stepped;
+	// a topology that is not strongly connected is refused, named.
+	setConstants := func(k string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { document.getElementById("constants-box").open = true; document.getElementById("constants").value = %q; document.getElementById("apply-constants").click(); })()`, k))
+	}
+	do("ring of one's own", setConstants(`{"procs":["A","B","C"],"chans":[["A","B"],["B","C"],["C","A"]],"init_bal":{"A":3,"B":0,"C":0},"amount":[1],"budget":{"A":1,"B":1,"C":1},"initiator":{"1":"B"}}`))
+	take("I1", "S0x1")
+	assert.Equal(t, 2, eval(history))
+	assert.Contains(t, text("#system-total"), "$3")
+	link, err = chromedp.Run(bctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Contains(t, link, "k=", "the link carries the constants")
+	do("not strongly connected", setConstants(`{"procs":["A","B"],"chans":[["A","B"]],"init_bal":{"A":1,"B":0},"amount":[1],"budget":{"A":1,"B":0},"initiator":{"1":"A"}}`))
+	assert.Contains(t, text("#error"), "strongly connected")
+
 	// Audit the orphan trace: the divergence is shown and jumped to.
 	trace, err := filepath.Abs("../../traces/rejects/ConsistentCut-orphan.jsonl")
 	require.NoError(t, err)
