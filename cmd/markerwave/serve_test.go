@@ -206,6 +206,15 @@ func TestPageInBrowser(t *testing.T) {
 		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById("variant"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, v))
 	}
 	history := `document.querySelectorAll("#history li").length`
+	// until waits for a JavaScript condition: what a file upload ends in
+	// (it is read and audited asynchronously, so an earlier banner or
+	// error must not be taken for it).
+	until := func(cond string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingTimeout(time.Minute))
+	}
+	bannerNames := func(name string) chromedp.Action[chromedp.Void] {
+		return until(fmt.Sprintf(`document.getElementById("audit-banner").textContent.startsWith(%q)`, name))
+	}
 
 	// The article's two accounts: P2 sends $30, P1 initiates, P2 records
 	// on the marker, P1 records the $30 in flight, then the marker.
@@ -232,7 +241,7 @@ func TestPageInBrowser(t *testing.T) {
 
 	// The run, audited as a trace: the snapshot the model recorded
 	// leaves the $30 out, which the audit of its report names.
-	do("audit this run", chromedp.Click(chromedp.CSS("#audit-run")), chromedp.WaitVisible(chromedp.CSS("#audit-banner.fails")))
+	do("audit this run", chromedp.Click(chromedp.CSS("#audit-run")), bannerNames("this run"))
 	banner := text("#audit-banner")
 	assert.Contains(t, banner, "this run violates ExactChannelState")
 	assert.Contains(t, banner, "first divergence at event 5 (line 6), RecvMarker(P2, P1) [snap 1]: RecordedState")
@@ -270,7 +279,7 @@ func TestPageInBrowser(t *testing.T) {
 	trace, err := filepath.Abs("../../traces/rejects/ConsistentCut-orphan.jsonl")
 	require.NoError(t, err)
 	do("audit", chromedp.Click(chromedp.CSS("#tab-audit")), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{trace}),
-		chromedp.WaitVisible(chromedp.CSS("#audit-banner.fails")))
+		bannerNames("ConsistentCut-orphan.jsonl"))
 	banner = text("#audit-banner")
 	assert.Contains(t, banner, "violates ConsistentCut")
 	assert.Contains(t, banner, "first divergence at event 3 (line 4), RecvApp(P1, P2) 30#1: Enabled")
@@ -284,13 +293,13 @@ func TestPageInBrowser(t *testing.T) {
 	// A file that is no trace is refused, naming it and the line.
 	garbage := filepath.Join(t.TempDir(), "garbage.jsonl")
 	require.NoError(t, os.WriteFile(garbage, []byte("{ not a trace\n"), 0o644))
-	do("garbage", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{garbage}), chromedp.WaitVisible(chromedp.CSS("#error")))
+	do("garbage", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{garbage}),
+		until(`document.getElementById("error").textContent.startsWith("garbage.jsonl")`))
 	assert.Contains(t, text("#error"), "garbage.jsonl: trace line 1: header: malformed JSON")
 
 	// A long run of a 5-account bank: it conforms, and one snapshot's
 	// neighbourhood is drawn within a few screens.
-	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}),
-		chromedp.WaitVisible(chromedp.CSS("#audit-banner.holds")))
+	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}), bannerNames("trace.jsonl"))
 	assert.Contains(t, text("#audit-banner"), "conforms")
 	do("snapshot 2", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("audit-snap"); s.value = "2"; s.dispatchEvent(new Event("change")); })()`))
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .cut").length`), "snapshot 2 alone")
