@@ -12,10 +12,31 @@ TLA2TOOLS ?=
 # Docker images have one.
 RACE_PKGS = ./impl/... ./conformance/fifo/
 
-.PHONY: run test test-short vet tlc tlc-go tlc-trace fifo soak bench fmt
+.PHONY: run test test-short vet wasm serve screenshots tlc tlc-go tlc-trace fifo soak bench fmt
+
+# The explorer page's WebAssembly: the Go model and the audit compiled for
+# the browser (web/wasm), embedded into markerwave by go:embed. Built, never
+# committed, and neither is wasm_exec.js, the glue of the same Go
+# toolchain, copied beside it: every target that builds or tests markerwave builds it first,
+# and web's TestWasmFresh rebuilds it into a temporary file (WASM_OUT) and
+# fails if the embedded one differs (stale). -trimpath and -buildvcs=false
+# make the bytes depend only on the sources and the Go toolchain.
+WASM_OUT ?= web/static/main.wasm
 
 run:
 	$(GO) run ./cmd/markerwave demo
+
+wasm:
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags="-s -w" -o $(WASM_OUT) ./web/wasm
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(dir $(WASM_OUT))wasm_exec.js
+
+# The explorer page on http://127.0.0.1:8080/.
+serve: wasm
+	$(GO) run ./cmd/markerwave serve
+
+# Rewrite the page's screenshots in docs/ (the browser tests take them).
+screenshots: wasm
+	MARKERWAVE_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestPageInBrowser$$' ./cmd/markerwave
 
 # The complete suite, what CI runs (.ci/run): gofmt and vet, every test
 # (the parity test against TLC's numbers and the mutation test included),
@@ -23,18 +44,19 @@ run:
 # 2 cores: about 2.5 minutes (3 minutes of CPU: vet 1, tests 1.2, the
 # race run 1.2, most of it compiling); the mutation test is most of the
 # tests' wall time.
-test: vet
+test: vet wasm
 	$(GOTEST) -count=1 ./...
 	$(GOTEST) -count=1 -race $(RACE_PKGS)
 
 # The fast loop: every test in -short mode (the mutation test, the demo
 # over TCP and the long runs skip), from the build cache. Under 30 s.
-test-short:
+test-short: wasm
 	$(GO) test -short ./...
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./web/wasm
 
 # Model-check every model in tla/manifest.json with TLC and with the Go
 # explorer and compare the counts. TLA2TOOLS must name tla2tools.jar.

@@ -6,6 +6,7 @@
 //	markerwave check --model tla/MCRing.cfg  # explore a TLC model in Go
 //	markerwave audit TRACE                   # replay a trace against the model
 //	markerwave export --diagram run.html TRACE
+//	markerwave serve                         # the explorer page on 127.0.0.1:8080
 //
 // Every subcommand follows the same conventions (cli.go): -h/--help and
 // `markerwave help COMMAND` print its usage to stdout and exit 0; results
@@ -41,6 +42,7 @@ var commands = []command{
 	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", runCheck},
 	{"audit", "replay traces against the model and check every snapshot", runAudit},
 	{"export", "export a trace as a diagram, a ShiViz log or a TLC trace-validation model", runExport},
+	{"serve", "serve the explorer page: the model in the browser, stepped by hand; trace audit", runServe},
 }
 
 // lookup finds subcommand name in commands.

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// serve follows the commands' conventions (TestConventions); it reads no
+// input file.
+func init() {
+	commandConventions["serve"] = conventions{flags: []string{"addr", "allow-remote", "export"}}
+}
+
+// TestServeFlags: loopback only unless --allow-remote, no arguments,
+// --export writes the site.
+func TestServeFlags(t *testing.T) {
+	serve := func(args ...string) (int, string, string) {
+		var out, errb strings.Builder
+		code := runServe(args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, _ := serve("--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "-allow-remote")
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.0.2.1:80", "example.org:80"} {
+		code, _, errs := serve("--addr", addr)
+		assert.Equal(t, exitUsage, code, addr)
+		assert.Contains(t, errs, "markerwave serve: --addr "+addr, addr)
+		assert.Contains(t, errs, "--allow-remote", addr)
+	}
+	code, _, errs := serve("--addr", "nonsense")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, `--addr "nonsense"`)
+	code, _, errs = serve("extra")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, `want no arguments, got "extra"`)
+	code, _, errs = serve("--export", t.TempDir(), "--addr", "127.0.0.1:1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "--export writes files and serves nothing")
+
+	dir := filepath.Join(t.TempDir(), "site")
+	code, out, errs = serve("--export", dir)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "wrote 5 files (")
+	for _, f := range []string{"index.html", "app.js", "style.css", "wasm_exec.js", "main.wasm"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	code, _, errs = serve("--export", file)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "not a folder")
+}
+
+// startServe runs markerwave serve on a free loopback port until the test
+// ends and returns the page's address.
+func startServe(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	saved := serveContext
+	serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var errb strings.Builder
+	go func() {
+		done <- runServe([]string{"--addr", "127.0.0.1:0"}, pw, &errb)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err, "serve printed no address: %s", errb.String())
+	go io.Copy(io.Discard, pr)
+	t.Cleanup(func() {
+		cancel()
+		assert.Equal(t, exitOK, <-done, "serve stops cleanly on an interrupt")
+		serveContext = saved
+	})
+	return strings.TrimSpace(line)
+}
+
+// TestServeHeaders: the page, the WebAssembly as application/wasm, the
+// security policy on every response, nothing to write.
+func TestServeHeaders(t *testing.T) {
+	base := startServe(t)
+	for path, ctype := range map[string]string{"": "text/html; charset=utf-8", "main.wasm": "application/wasm", "app.js": "text/javascript; charset=utf-8"} {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Equal(t, ctype, resp.Header.Get("Content-Type"), path)
+		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'self'", path)
+	}
+	resp, err := http.Post(base, "text/plain", strings.NewReader("x"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}
+
+// browserPath finds Chromium for the browser tests. Without one the tests
+// fail, naming what is missing, unless MARKERWAVE_NO_BROWSER says the
+// browser is left out by choice (then they skip, saying so).
+func browserPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if why := os.Getenv("MARKERWAVE_NO_BROWSER"); why != "" {
+		t.Skipf("NOT RUN: MARKERWAVE_NO_BROWSER=%q: the explorer page is not tested in a browser", why)
+	}
+	t.Fatal("no chromium on PATH: the explorer page's browser tests need it (Debian: apt-get install chromium; .ci/run installs it). " +
+		"To leave the browser out by choice, set MARKERWAVE_NO_BROWSER to why")
+	return ""
+}
+
+// TestPageInBrowser drives the explorer page in headless Chromium against
+// markerwave serve, as a person would: the article's two accounts taken
+// step by step show a snapshot of $150; the no-recording specification
+// shows $120 and names Conservation; the shared link and the keys replay
+// and step; the orphan trace is audited with its divergence shown; a long
+// run is audited and one snapshot of it drawn. Every request the page
+// makes is to the server. With MARKERWAVE_SCREENSHOTS=DIR
+// (make screenshots) it writes the page's screenshots into DIR.
+func TestPageInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("NOT RUN in -short: starts a browser")
+	}
+	browser := browserPath(t)
+	base := startServe(t)
+	shots := os.Getenv("MARKERWAVE_SCREENSHOTS")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-quic", true))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+
+	var mu sync.Mutex
+	var requests []string
+	require.NoError(t, chromedp.Listen(bctx, func(ev any) {
+		var u string
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			u = e.Request.URL
+		case network.EventRequestWillBeSent:
+			u = e.Request.URL
+		default:
+			return
+		}
+		mu.Lock()
+		requests = append(requests, u)
+		mu.Unlock()
+	}))
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(bctx, steps...), what)
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		require.NoError(t, err, "read %s", sel)
+		return s
+	}
+	eval := func(expr string) int {
+		t.Helper()
+		n, err := chromedp.Run(bctx, chromedp.Evaluate[int](expr))
+		require.NoError(t, err, expr)
+		return n
+	}
+	shot := func(name string) {
+		t.Helper()
+		if shots == "" {
+			return
+		}
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err, "screenshot")
+		require.NoError(t, os.WriteFile(filepath.Join(shots, name), png, 0o644))
+	}
+	take := func(tokens ...string) {
+		t.Helper()
+		for _, tok := range tokens {
+			do("take "+tok, chromedp.Click(chromedp.CSS(`#enabled button[data-token="`+tok+`"]`)))
+		}
+	}
+	ready := chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`))
+	setVariant := func(v string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById("variant"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, v))
+	}
+	history := `document.querySelectorAll("#history li").length`
+	// until waits for a JavaScript condition: what a file upload ends in
+	// (it is read and audited asynchronously, so an earlier banner or
+	// error must not be taken for it).
+	until := func(cond string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingTimeout(time.Minute))
+	}
+	bannerNames := func(name string) chromedp.Action[chromedp.Void] {
+		return until(fmt.Sprintf(`document.getElementById("audit-banner").textContent.startsWith(%q)`, name))
+	}
+
+	// The article's two accounts: P2 sends $30, P1 initiates, P2 records
+	// on the marker, P1 records the $30 in flight, then the marker.
+	do("open the page", chromedp.Navigate(base), ready)
+	scenario, err := chromedp.Run(bctx, chromedp.Value(chromedp.CSS("#scenario")))
+	require.NoError(t, err)
+	assert.Equal(t, "two-accounts", scenario)
+	take("S1x30", "I1", "M0", "R1", "M1")
+	assert.Equal(t, "$150", text(`.snap[data-snap="1"] .snap-total`))
+	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "complete: recorded $150, the system's $150")
+	assert.Contains(t, text("#banner"), "Every property of the spec holds")
+	assert.Equal(t, 1, eval(`document.querySelectorAll("#diagram svg .cut").length`), "the diagram draws the snapshot's cut")
+	shot("explorer-1280.png")
+
+	// The same schedule without channel recording: the $30 vanishes.
+	do("no recording", setVariant("SpecNoRecord"))
+	assert.Equal(t, "$120", text(`.snap[data-snap="1"] .snap-total`))
+	assert.Contains(t, text("#banner"), "Conservation")
+	assert.Contains(t, text(`#properties li[data-prop="Conservation"]`), "✗")
+	link, err := chromedp.Run(bctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Contains(t, link, "v=SpecNoRecord")
+	assert.Contains(t, link, "run=S1x30.I1.M0.R1.M1")
+
+	// The run, audited as a trace: the snapshot the model recorded
+	// leaves the $30 out, which the audit of its report names.
+	do("audit this run", chromedp.Click(chromedp.CSS("#audit-run")), bannerNames("this run"))
+	banner := text("#audit-banner")
+	assert.Contains(t, banner, "this run violates ExactChannelState")
+	assert.Contains(t, banner, "first divergence at event 5 (line 6), RecvMarker(P2, P1) [snap 1]: RecordedState")
+
+	// The shared link replays the run in a fresh page; the keys step back
+	// and take the first enabled action.
+	do("open the link", chromedp.Navigate("about:blank"), chromedp.Navigate(link), ready)
+	assert.Equal(t, 5, eval(history))
+	assert.Equal(t, "$120", text(`.snap[data-snap="1"] .snap-total`))
+	do("phone", chromedp.EmulateViewport(390, 844))
+	assert.Equal(t, 0, eval(`document.documentElement.scrollWidth > window.innerWidth ? 1 : 0`), "at 390 px wide the page scrolls only vertically")
+	shot("explorer-phone.png")
+	do("wide again", chromedp.EmulateViewport(1280, 800))
+	do("Backspace", chromedp.KeyEvent("\b"))
+	assert.Equal(t, 4, eval(history), "Backspace steps back")
+	do("key 1", chromedp.KeyEvent("1"))
+	assert.Equal(t, 5, eval(history), "key 1 takes the first enabled action")
+
+	// Constants of one's own: a three-process ring, started and stepped;
+	// a topology that is not strongly connected is refused, named.
+	setConstants := func(k string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { document.getElementById("constants-box").open = true; document.getElementById("constants").value = %q; document.getElementById("apply-constants").click(); })()`, k))
+	}
+	do("ring of one's own", setConstants(`{"procs":["A","B","C"],"chans":[["A","B"],["B","C"],["C","A"]],"init_bal":{"A":3,"B":0,"C":0},"amount":[1],"budget":{"A":1,"B":1,"C":1},"initiator":{"1":"B"}}`))
+	take("I1", "S0x1")
+	assert.Equal(t, 2, eval(history))
+	assert.Contains(t, text("#system-total"), "$3")
+	link, err = chromedp.Run(bctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Contains(t, link, "k=", "the link carries the constants")
+	do("not strongly connected", setConstants(`{"procs":["A","B"],"chans":[["A","B"]],"init_bal":{"A":1,"B":0},"amount":[1],"budget":{"A":1,"B":0},"initiator":{"1":"A"}}`))
+	assert.Contains(t, text("#error"), "strongly connected")
+
+	// Audit the orphan trace: the divergence is shown and jumped to.
+	trace, err := filepath.Abs("../../traces/rejects/ConsistentCut-orphan.jsonl")
+	require.NoError(t, err)
+	do("audit", chromedp.Click(chromedp.CSS("#tab-audit")), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{trace}),
+		bannerNames("ConsistentCut-orphan.jsonl"))
+	banner = text("#audit-banner")
+	assert.Contains(t, banner, "violates ConsistentCut")
+	assert.Contains(t, banner, "first divergence at event 3 (line 4), RecvApp(P1, P2) 30#1: Enabled")
+	div, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS("#events li.divergent"), "data-n"))
+	require.NoError(t, err)
+	assert.Equal(t, "3", div.Value)
+	assert.Contains(t, text("#cursor"), "Showing events 1..3 of")
+	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .msg.orphan").length`), "the diagram marks the orphan up to the divergence")
+	shot("explorer-audit.png")
+
+	// A file that is no trace is refused, naming it and the line.
+	garbage := filepath.Join(t.TempDir(), "garbage.jsonl")
+	require.NoError(t, os.WriteFile(garbage, []byte("{ not a trace\n"), 0o644))
+	do("garbage", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{garbage}),
+		until(`document.getElementById("error").textContent.startsWith("garbage.jsonl")`))
+	assert.Contains(t, text("#error"), "garbage.jsonl: trace line 1: header: malformed JSON")
+
+	// A long run of a 5-account bank: it conforms, and one snapshot's
+	// neighbourhood is drawn within a few screens.
+	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}), bannerNames("trace.jsonl"))
+	assert.Contains(t, text("#audit-banner"), "conforms")
+	do("snapshot 2", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("audit-snap"); s.value = "2"; s.dispatchEvent(new Event("change")); })()`))
+	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .cut").length`), "snapshot 2 alone")
+	width := eval(`Number(document.querySelector("#audit-diagram svg").getAttribute("width"))`)
+	assert.LessOrEqual(t, width, 4*1920, "one snapshot's neighbourhood of a 2000-event run stays within four screens, as export --snap does")
+	shot("explorer-long-run.png")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, requests)
+	for _, u := range requests {
+		ok := strings.HasPrefix(u, base) || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:") || u == "about:blank"
+		assert.True(t, ok, "the page requested %s", u)
+	}
+}

@@ -1,0 +1,24 @@
+// Package explorer is the explorer page's logic on the Go model: what the
+// WebAssembly entry point (web/wasm) calls, kept free of syscall/js so it
+// is tested on the host.
+//
+// To explore a model, in order:
+//
+//  1. Scenarios lists the ready-made scenarios (the TLC models of tla/,
+//     read by model/tlcmodel from tla.Models, and the P1/P2 puzzle's
+//     constants) and Variants the specifications the page offers.
+//  2. NewScenario (or NewSession, for Constants of one's own within the
+//     limits Limits describes) starts a Session in the initial state.
+//  3. Take a step by its Token (Enabled lists what model.Next enables),
+//     Replay a schedule, Random steps from a seed, or Back.
+//  4. View renders the state, the snapshots, the spec's properties and
+//     the space-time diagram; Trace and TraceJSONL give the run in the
+//     trace format.
+//
+// To audit a trace file: Load reads and audits it (conformance.Audit),
+// Loaded.View renders the verdict, and Loaded.Diagram draws the run up to
+// an event or one snapshot's neighbourhood.
+//
+// Every decision is the model's or the audit's: the package only turns
+// their values into what the page shows.
+package explorer

@@ -1,0 +1,182 @@
+package explorer
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// run starts scenario id under variant v, takes schedule and renders it.
+func run(t *testing.T, id string, v model.Variant, schedule string) (*Session, View) {
+	t.Helper()
+	s, err := NewScenario(id, v)
+	require.NoError(t, err)
+	require.NoError(t, s.Replay(schedule))
+	view, err := s.View()
+	require.NoError(t, err)
+	return s, view
+}
+
+func violated(v View) []spec.Property {
+	var ps []spec.Property
+	for _, p := range v.Violated {
+		ps = append(ps, p.Name)
+	}
+	return ps
+}
+
+// TestArticleRuns takes each scenario's article run under the spec: every
+// snapshot completes with the system's money, no property fails, and the
+// run's trace conforms when audited.
+func TestArticleRuns(t *testing.T) {
+	all, err := Scenarios()
+	require.NoError(t, err)
+	want := map[string]string{"two-accounts": "$150", "token-ring": "$1", "puzzle": "$150"}
+	for _, sc := range all {
+		if sc.Article == "" {
+			continue
+		}
+		t.Run(sc.ID, func(t *testing.T) {
+			s, v := run(t, sc.ID, model.VariantSpec, sc.Article)
+			assert.Equal(t, sc.Article, v.Schedule)
+			require.Len(t, v.Snapshots, 1)
+			assert.True(t, v.Snapshots[0].Complete)
+			assert.Equal(t, want[sc.ID], v.Snapshots[0].Total)
+			assert.Equal(t, want[sc.ID], v.Snapshots[0].Of)
+			assert.Empty(t, v.Violated)
+			assert.Contains(t, v.Diagram, "<svg")
+			rep := conformance.Audit(s.Trace(), conformance.Options{})
+			assert.True(t, rep.OK(), rep.String())
+		})
+	}
+	_, v := run(t, "two-accounts", model.VariantSpec, "S1x30.I1.M0.R1.M1")
+	assert.Equal(t, []string{"$30 #1"}, v.Snapshots[0].Chans[1].Msgs, "the $30 in flight on P2->P1 is recorded")
+	assert.Equal(t, "P2->P1", v.Snapshots[0].Chans[1].Name)
+}
+
+// TestVariants: the same schedules under the counter-example variants
+// show what the spec's properties rule out, named.
+func TestVariants(t *testing.T) {
+	_, v := run(t, "two-accounts", model.VariantNoRecord, "S1x30.I1.M0.R1.M1")
+	assert.Equal(t, "$120", v.Snapshots[0].Total, "the $30 in flight vanishes")
+	assert.Contains(t, violated(v), spec.PropConservation)
+	assert.Empty(t, v.Snapshots[0].Chans[1].Msgs)
+
+	assert.Contains(t, v.Diagram, `class="msg app missing"`, "the diagram draws the $30 missing from the recording")
+
+	_, v = run(t, "two-accounts", model.VariantNonFIFO, "I1.S0x30.R0@2.M0.M1")
+	assert.Contains(t, violated(v), spec.PropConsistentCut, "the $30 overtook the marker: an orphan")
+	assert.Contains(t, v.Diagram, `class="msg app orphan"`, "the diagram draws the orphan")
+
+	_, v = run(t, "token-ring", model.VariantNoForward, "I1.S1x1.M0.R1")
+	assert.Equal(t, []spec.Property{spec.PropSnapshotsComplete}, violated(v), "the snapshot stalls and nothing else fails")
+	assert.False(t, v.Snapshots[0].Complete)
+
+	_, v = run(t, "token-ring", model.VariantSpec, "I1.S1x1.M0.R1")
+	assert.Empty(t, violated(v), "the spec forwards the marker: a receive is still enabled")
+}
+
+// TestSchedule: tokens name instances the same way in every variant, Back
+// undoes a step, a step that is not enabled is refused naming what is,
+// and a seeded random run repeats.
+func TestSchedule(t *testing.T) {
+	s, err := NewScenario("two-accounts", model.VariantSpec)
+	require.NoError(t, err)
+	err = s.Take("M0")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "enabled: S0x30 S1x30 I1")
+	require.NoError(t, s.Replay("S0x30.I1"))
+	assert.True(t, s.Back())
+	assert.Equal(t, "S0x30", s.Schedule())
+	assert.True(t, s.Back())
+	assert.False(t, s.Back())
+
+	a, _ := NewScenario("concurrent", model.VariantSpec)
+	b, _ := NewScenario("concurrent", model.VariantSpec)
+	n := a.Random(7, 50)
+	assert.Equal(t, n, b.Random(7, 50))
+	assert.Equal(t, a.Schedule(), b.Schedule())
+	assert.Positive(t, n)
+	rep := conformance.Audit(a.Trace(), conformance.Options{})
+	assert.True(t, rep.OK(), "a random run of the model conforms: %s", rep.String())
+
+	for _, id := range []string{"two-accounts", "token-ring", "puzzle", "concurrent"} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			s, err := NewScenario(id, model.VariantSpec)
+			require.NoError(t, err)
+			s.Random(seed, MaxSteps)
+			assert.Empty(t, s.Enabled(), "%s seed %d runs to the end", id, seed)
+			v, err := s.View()
+			require.NoError(t, err)
+			assert.Empty(t, v.Violated, "%s seed %d", id, seed)
+			rep := conformance.Audit(s.Trace(), conformance.Options{})
+			assert.True(t, rep.OK(), "%s seed %d: %s", id, seed, rep.String())
+		}
+	}
+}
+
+// TestConstantsOfOnesOwn: constants are checked against the page's limits
+// and the spec's ASSUME, with the fault named.
+func TestConstantsOfOnesOwn(t *testing.T) {
+	sc, err := scenario("puzzle")
+	require.NoError(t, err)
+	k := sc.Constants
+	_, err = NewSession(k, "SpecLossless")
+	assert.ErrorContains(t, err, `no variant "SpecLossless"`)
+	k.Budget = map[spec.ProcID]int{"P1": 10, "P2": 10}
+	_, err = NewSession(k, model.VariantSpec)
+	assert.ErrorContains(t, err, "a total budget of 20 sends")
+	k = sc.Constants
+	k.Chans = [][2]spec.ProcID{{"P1", "P2"}}
+	_, err = NewSession(k, model.VariantSpec)
+	assert.Error(t, err, "not strongly connected")
+	k = Constants{
+		Procs: []spec.ProcID{"A", "B", "C"}, Chans: [][2]spec.ProcID{{"A", "B"}, {"B", "C"}, {"C", "A"}, {"B", "A"}},
+		InitBal: map[spec.ProcID]int64{"A": 10, "B": 5, "C": 0}, Amount: []int64{1, 4},
+		Budget: map[spec.ProcID]int{"A": 2, "B": 2, "C": 1}, Initiator: map[spec.SnapID]spec.ProcID{1: "A", 2: "C"},
+	}
+	s, err := NewSession(k, model.VariantSpec)
+	require.NoError(t, err, "constants of one's own within the limits")
+	s.Random(3, MaxSteps)
+	v, err := s.View()
+	require.NoError(t, err)
+	assert.Empty(t, v.Violated)
+	assert.Len(t, v.Snapshots, 2)
+	assert.True(t, conformance.Audit(s.Trace(), conformance.Options{}).OK())
+	k = sc.Constants
+	k.InitBal = map[spec.ProcID]int64{"P1": 100, "P9": 50}
+	_, err = NewSession(k, model.VariantSpec)
+	assert.ErrorContains(t, err, `"P9"`)
+}
+
+// TestLoad audits the project's traces as markerwave audit does.
+func TestLoad(t *testing.T) {
+	read := func(path string) string {
+		b, err := os.ReadFile("../../" + path)
+		require.NoError(t, err)
+		return string(b)
+	}
+	l, err := Load("orphan.jsonl", read("traces/rejects/ConsistentCut-orphan.jsonl"))
+	require.NoError(t, err)
+	v := l.View()
+	assert.False(t, v.OK)
+	assert.Equal(t, spec.PropConsistentCut, v.Property)
+	require.NotNil(t, v.Divergence)
+	assert.Positive(t, v.Divergence.Step)
+	d, err := l.Diagram(v.Divergence.Step, 0)
+	require.NoError(t, err)
+	assert.Contains(t, d, "<svg")
+
+	l, err = Load("ring.jsonl", read("traces/conforms/token-ring.jsonl"))
+	require.NoError(t, err)
+	assert.True(t, l.View().OK)
+
+	_, err = Load("bad.jsonl", "{\"format\":\"nope\"}\n")
+	assert.ErrorContains(t, err, "bad.jsonl")
+}

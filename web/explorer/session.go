@@ -1,0 +1,255 @@
+package explorer
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/conformance/export"
+	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Session is one run of a model in the page: the constants, the variant,
+// and the states reached by the schedule taken so far. Every step is the
+// model's (model.Next); the session only remembers the way back.
+type Session struct {
+	k      Constants
+	cfg    *model.Config
+	states []*model.State // states[0] is Init; states[i] after step i
+	steps  []model.Transition
+}
+
+// NewSession starts constants k under variant v in the initial state.
+func NewSession(k Constants, v model.Variant) (*Session, error) {
+	cfg, err := k.config(v)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{k: k, cfg: cfg, states: []*model.State{model.Init(cfg)}}, nil
+}
+
+// NewScenario starts scenario id under variant v.
+func NewScenario(id string, v model.Variant) (*Session, error) {
+	sc, err := scenario(id)
+	if err != nil {
+		return nil, err
+	}
+	return NewSession(sc.Constants, v)
+}
+
+// Token names an action instance for a schedule, the same in every variant
+// the page offers, so that a schedule replays under another variant:
+//
+//	S<c>x<a>  SendApp on channel index c of amount a
+//	R<c>      receive the application message at the head of channel c
+//	R<c>@<i>  receive the one at position i (non-FIFO)
+//	I<s>      Initiate snapshot id s
+//	M<c>      receive the marker at the head of channel c
+//	M<c>@<i>  receive the marker at position i (non-FIFO)
+//
+// Channels are indexed in the topology's sorted order. A schedule is its
+// tokens joined by dots.
+func Token(cfg *model.Config, a model.Action) string {
+	at := func(letter string) string {
+		if a.Pos > 1 {
+			return fmt.Sprintf("%s%d@%d", letter, a.Chan, a.Pos)
+		}
+		return fmt.Sprintf("%s%d", letter, a.Chan)
+	}
+	switch a.Kind {
+	case model.ActSendApp:
+		return fmt.Sprintf("S%dx%d", a.Chan, a.Amt)
+	case model.ActInitiate:
+		return fmt.Sprintf("I%d", cfg.Snap[a.Snap])
+	case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord:
+		return at("R")
+	case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward:
+		return at("M")
+	}
+	return a.Label(cfg)
+}
+
+// Enabled lists the enabled action instances in the current state, in
+// TLC's order.
+func (s *Session) Enabled() []model.Transition { return model.Next(s.cfg, s.state()) }
+
+func (s *Session) state() *model.State { return s.states[len(s.states)-1] }
+
+// Take takes the enabled instance named by token, or says why it cannot:
+// no such instance is enabled now (with the model's reason when the token
+// names an action of the variant), or the schedule is at its limit.
+func (s *Session) Take(token string) error {
+	if len(s.steps) >= MaxSteps {
+		return fmt.Errorf("the schedule has %d steps, the page's limit", MaxSteps)
+	}
+	for _, t := range s.Enabled() {
+		if Token(s.cfg, t.Action) == token {
+			s.steps = append(s.steps, t)
+			s.states = append(s.states, t.State)
+			return nil
+		}
+	}
+	return fmt.Errorf("step %d, %s: not enabled in %s (enabled: %s)", len(s.steps)+1, token, s.cfg.Variant, s.enabledTokens())
+}
+
+func (s *Session) enabledTokens() string {
+	var ts []string
+	for _, t := range s.Enabled() {
+		ts = append(ts, Token(s.cfg, t.Action))
+	}
+	if len(ts) == 0 {
+		return "none"
+	}
+	return strings.Join(ts, " ")
+}
+
+// Replay takes every step of schedule in order (dot-separated tokens),
+// stopping at the first that cannot be taken.
+func (s *Session) Replay(schedule string) error {
+	if schedule == "" {
+		return nil
+	}
+	for _, tok := range strings.Split(schedule, ".") {
+		if err := s.Take(tok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Back undoes the last step; false at the initial state.
+func (s *Session) Back() bool {
+	if len(s.steps) == 0 {
+		return false
+	}
+	s.steps = s.steps[:len(s.steps)-1]
+	s.states = s.states[:len(s.states)-1]
+	return true
+}
+
+// Random takes up to n steps, each chosen uniformly among the enabled
+// instances by a generator seeded with seed (as model.Simulate chooses),
+// and stops early where nothing is enabled. It returns how many it took.
+func (s *Session) Random(seed uint64, n int) int {
+	r := rand.New(rand.NewPCG(seed, uint64(len(s.steps))))
+	took := 0
+	for ; took < n && len(s.steps) < MaxSteps; took++ {
+		ts := s.Enabled()
+		if len(ts) == 0 {
+			break
+		}
+		t := ts[r.IntN(len(ts))]
+		s.steps = append(s.steps, t)
+		s.states = append(s.states, t.State)
+	}
+	return took
+}
+
+// Schedule is the steps taken, as tokens joined by dots.
+func (s *Session) Schedule() string {
+	ts := make([]string, len(s.steps))
+	for i, t := range s.steps {
+		ts[i] = Token(s.cfg, t.Action)
+	}
+	return strings.Join(ts, ".")
+}
+
+// Trace is the run so far as a trace in the project's format: one event
+// per step, in the order taken (which is causal), and the recorded state
+// of every snapshot the model completed, as the model recorded it. What
+// the model does not record (the in-flight $30 of the no-recording
+// variant) is then missing from the trace's report, and the diagram and
+// the audit show it so.
+func (s *Session) Trace() spec.Trace {
+	cfg := s.cfg
+	topo := cfg.Topo
+	h := spec.Header{
+		Format: spec.TraceFormat, Topology: topo, InitBal: map[spec.ProcID]int64{}, Budget: map[spec.ProcID]int{},
+		Snaps:  map[spec.SnapID]spec.ProcID{},
+		Source: "markerwave explorer page (the Go model, " + string(cfg.Variant) + ")",
+	}
+	for i, p := range topo.Procs {
+		h.InitBal[p] = cfg.InitBal[i]
+		h.Budget[p] = cfg.Budget[i]
+	}
+	for i, id := range cfg.Snap {
+		h.Snaps[id] = topo.Procs[cfg.Initiator[i]]
+	}
+	seq := make([]uint64, len(topo.Procs))
+	events := make([]spec.Event, 0, len(s.steps))
+	for i, t := range s.steps {
+		prev, next, a := s.states[i], s.states[i+1], t.Action
+		var e spec.Event
+		msgAt := func() model.Msg {
+			pos := max(a.Pos, 1)
+			return prev.Chan[a.Chan][pos-1]
+		}
+		switch a.Kind {
+		case model.ActSendApp:
+			c := topo.Chans[a.Chan]
+			e = spec.Event{Proc: c.From, Action: spec.SendApp, From: c.From, To: c.To, Amount: a.Amt, Msg: next.NSent[a.Chan]}
+		case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord:
+			c, m := topo.Chans[a.Chan], msgAt()
+			e = spec.Event{Proc: c.To, Action: spec.RecvApp, From: c.From, To: c.To, Amount: m.Amt, Msg: m.Seq}
+		case model.ActInitiate:
+			e = spec.Event{Proc: topo.Procs[cfg.Initiator[a.Snap]], Action: spec.Initiate, Snap: cfg.Snap[a.Snap]}
+		case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward:
+			c, m := topo.Chans[a.Chan], msgAt()
+			q := topo.ProcIndex(c.To)
+			e = spec.Event{Proc: c.To, Action: spec.RecvMarker, From: c.From, To: c.To, Snap: cfg.Snap[m.Snap], First: !prev.Recorded[m.Snap].Has(q)}
+		default:
+			panic("explorer: the page offers no variant with action " + a.Kind.String())
+		}
+		p := topo.ProcIndex(e.Proc)
+		seq[p]++
+		e.Seq, e.After = seq[p], next.Proc[p]
+		events = append(events, e)
+	}
+	st := s.state()
+	drained := true
+	for _, ch := range st.Chan {
+		drained = drained && len(ch) == 0
+	}
+	h.Drained = drained
+	tr := spec.Trace{Header: h, Events: events}
+	for i, id := range cfg.Snap {
+		if !model.Complete(cfg, st, i) {
+			continue
+		}
+		cut := map[spec.Channel]spec.ChanCut{}
+		for c, ch := range topo.Chans {
+			cut[ch] = spec.ChanCut{Sent: st.CutSent[i][c], Got: uint64(len(st.CutGot[i][c]))}
+		}
+		tr.Recorded = append(tr.Recorded, spec.NewRecordedSnapshot(id, topo.Procs[cfg.Initiator[i]], conformance.RecordedState(cfg, st, i), cut))
+	}
+	return tr
+}
+
+// TraceJSONL is Trace in the trace file format, for download.
+func (s *Session) TraceJSONL() (string, error) {
+	var b bytes.Buffer
+	if err := spec.WriteTrace(&b, s.Trace()); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Diagram draws the run so far as conformance/export draws a trace (SVG),
+// "" before the first step.
+func (s *Session) Diagram(v export.View) (string, error) {
+	if len(s.steps) == 0 {
+		return "", nil
+	}
+	var b bytes.Buffer
+	if err := export.Diagram(s.Trace(), &b, export.SVG, v); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// money renders an amount as the page shows it.
+func money(a int64) string { return "$" + strconv.FormatInt(a, 10) }

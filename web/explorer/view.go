@@ -1,0 +1,235 @@
+package explorer
+
+import (
+	"fmt"
+
+	"github.com/markerwave/markerwave/conformance/export"
+	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// View is what the page shows of a session: the schedule, the enabled
+// actions, the state, every snapshot, the spec's properties in the state,
+// and the space-time diagram.
+type View struct {
+	Variant  model.Variant `json:"variant"`
+	Schedule string        `json:"schedule"`
+	History  []Step        `json:"history"`
+	Enabled  []Step        `json:"enabled"`
+	Procs    []ProcView    `json:"procs"`
+	Chans    []ChanView    `json:"chans"`
+	// SystemTotal is the money in the system now: balances plus
+	// transfers in flight.
+	SystemTotal string     `json:"system_total"`
+	Snapshots   []SnapView `json:"snapshots"`
+	Properties  []PropView `json:"properties"`
+	Violated    []PropView `json:"violated"`
+	Diagram     string     `json:"diagram"`
+	Constants   Constants  `json:"constants"`
+}
+
+// Step is an action instance: its schedule token and its TLA+ label.
+type Step struct {
+	Token string `json:"token"`
+	Label string `json:"label"`
+}
+
+// ProcView is a process's state.
+type ProcView struct {
+	ID  spec.ProcID `json:"id"`
+	Bal string      `json:"bal"`
+	spec.LocalState
+}
+
+// ChanView is a channel and the messages in it, head first.
+type ChanView struct {
+	Name string   `json:"name"`
+	Msgs []string `json:"msgs"`
+}
+
+// SnapView is one snapshot: who recorded what, each channel's recording,
+// and the recorded total against the system's.
+type SnapView struct {
+	ID        spec.SnapID   `json:"id"`
+	Initiator spec.ProcID   `json:"initiator"`
+	Initiated bool          `json:"initiated"`
+	Complete  bool          `json:"complete"`
+	Procs     []RecProcView `json:"procs"`
+	Chans     []RecChanView `json:"chans"`
+	Total     string        `json:"total"`  // the recorded total so far
+	Of        string        `json:"of"`     // the system's money, TotalMoney
+	Status    string        `json:"status"` // one sentence
+}
+
+// RecProcView is a process's recorded state for one snapshot.
+type RecProcView struct {
+	ID       spec.ProcID `json:"id"`
+	Recorded bool        `json:"recorded"`
+	Bal      string      `json:"bal,omitempty"`
+}
+
+// RecChanView is a channel's recording for one snapshot.
+type RecChanView struct {
+	Name   string   `json:"name"`
+	Status string   `json:"status"` // idle, recording, done
+	Msgs   []string `json:"msgs"`
+}
+
+// PropView is one property of the spec in the current state.
+type PropView struct {
+	Name   spec.Property `json:"name"`
+	Holds  bool          `json:"holds"`
+	Detail string        `json:"detail"`
+}
+
+// View renders the session for the page.
+func (s *Session) View() (View, error) {
+	cfg, st := s.cfg, s.state()
+	v := View{Variant: cfg.Variant, Schedule: s.Schedule(), Constants: s.k,
+		History: []Step{}, Enabled: []Step{}, Violated: []PropView{}}
+	for _, t := range s.steps {
+		v.History = append(v.History, Step{Token(cfg, t.Action), t.Label})
+	}
+	enabled := s.Enabled()
+	for _, t := range enabled {
+		v.Enabled = append(v.Enabled, Step{Token(cfg, t.Action), t.Label})
+	}
+	var system int64
+	for i, p := range cfg.Topo.Procs {
+		v.Procs = append(v.Procs, ProcView{ID: p, Bal: money(st.Proc[i].Bal), LocalState: st.Proc[i]})
+		system += st.Proc[i].Bal
+	}
+	for c, ch := range cfg.Topo.Chans {
+		cv := ChanView{Name: ch.String(), Msgs: []string{}}
+		for _, m := range st.Chan[c] {
+			cv.Msgs = append(cv.Msgs, msgText(cfg, m))
+			if m.Kind == model.KindApp {
+				system += m.Amt
+			}
+		}
+		v.Chans = append(v.Chans, cv)
+	}
+	v.SystemTotal = money(system)
+	for i := range cfg.Snap {
+		v.Snapshots = append(v.Snapshots, s.snapView(i))
+	}
+	v.Properties = s.properties(enabled)
+	for _, p := range v.Properties {
+		if !p.Holds {
+			v.Violated = append(v.Violated, p)
+		}
+	}
+	d, err := s.Diagram(export.View{})
+	if err != nil {
+		return v, err
+	}
+	v.Diagram = d
+	return v, nil
+}
+
+// msgText renders a message in a channel: $30 #1, or marker 1.
+func msgText(cfg *model.Config, m model.Msg) string {
+	if m.Kind == model.KindMarker {
+		return fmt.Sprintf("marker %d", cfg.Snap[m.Snap])
+	}
+	return fmt.Sprintf("%s #%d", money(m.Amt), m.Seq)
+}
+
+// snapView renders snapshot index i from the model's recording variables
+// (recorded, recProc, recChan, recMsgs).
+func (s *Session) snapView(i int) SnapView {
+	cfg, st := s.cfg, s.state()
+	sv := SnapView{ID: cfg.Snap[i], Initiator: cfg.Topo.Procs[cfg.Initiator[i]],
+		Initiated: model.Initiated(cfg, st, i), Complete: model.Complete(cfg, st, i), Of: money(cfg.TotalMoney())}
+	var total int64
+	for p, id := range cfg.Topo.Procs {
+		rp := RecProcView{ID: id, Recorded: st.Recorded[i].Has(p)}
+		if rp.Recorded {
+			rp.Bal = money(st.RecProc[i][p].Bal)
+			total += st.RecProc[i][p].Bal
+		}
+		sv.Procs = append(sv.Procs, rp)
+	}
+	for c, ch := range cfg.Topo.Chans {
+		rc := RecChanView{Name: ch.String(), Status: st.RecChan[i][c].String(), Msgs: []string{}}
+		for _, m := range st.RecMsgs[i][c] {
+			rc.Msgs = append(rc.Msgs, fmt.Sprintf("%s #%d", money(m.Amt), m.Seq))
+			total += m.Amt
+		}
+		sv.Chans = append(sv.Chans, rc)
+	}
+	sv.Total = money(total)
+	switch {
+	case sv.Complete && total == cfg.TotalMoney():
+		sv.Status = fmt.Sprintf("complete: recorded %s, the system's %s", sv.Total, sv.Of)
+	case sv.Complete:
+		sv.Status = fmt.Sprintf("complete: recorded %s, but the system holds %s", sv.Total, sv.Of)
+	case sv.Initiated:
+		sv.Status = fmt.Sprintf("in progress: %s recorded so far", sv.Total)
+	default:
+		sv.Status = "not initiated"
+	}
+	return sv
+}
+
+// properties evaluates the spec's invariants (spec.Invariants, with the
+// model's definitions) in the current state, then SnapshotsComplete as
+// the explorer checks it: in a fair variant, a state with no receive
+// enabled ends a fair behaviour, and every initiated snapshot must be
+// complete in it; the non-FIFO and no-recording specifications have no
+// fairness and claim no liveness.
+func (s *Session) properties(enabled []model.Transition) []PropView {
+	cfg, st := s.cfg, s.state()
+	var out []PropView
+	for _, name := range spec.Invariants {
+		inv, ok := model.InvariantByName(name)
+		if !ok {
+			out = append(out, PropView{Name: name, Detail: "the model has no definition of it"})
+			continue
+		}
+		pv := PropView{Name: name, Holds: inv(cfg, st)}
+		if !pv.Holds {
+			pv.Detail = violationDetail(name)
+		}
+		out = append(out, pv)
+	}
+	live := PropView{Name: spec.PropSnapshotsComplete, Holds: true}
+	receive := false
+	for _, t := range enabled {
+		receive = receive || t.Action.Kind.Receive()
+	}
+	switch {
+	case !cfg.Fair():
+		live.Detail = string(cfg.Variant) + " has no fairness and claims no liveness"
+	case receive:
+		live.Detail = "a receive is still enabled: the behaviour goes on"
+	default:
+		if i := model.SnapshotDone(cfg, st); i >= 0 {
+			live.Holds = false
+			live.Detail = fmt.Sprintf("snapshot %d was initiated and never completes: no receive is enabled, so every fair behaviour from here stutters in this state", cfg.Snap[i])
+		} else {
+			live.Detail = "no receive is enabled and every initiated snapshot is complete"
+		}
+	}
+	return append(out, live)
+}
+
+// violationDetail says what a violated invariant means, in the words of
+// the spec's comments.
+func violationDetail(p spec.Property) string {
+	switch p {
+	case spec.PropConsistentCut:
+		return "an orphan message: received before its receiver recorded, sent after its sender recorded"
+	case spec.PropExactChannelState:
+		return "a done channel's recorded messages are not exactly those in flight across the cut"
+	case spec.PropConservation:
+		return "a complete snapshot does not hold all the money"
+	case spec.PropChandyLamportTheorem:
+		return "the recorded state is not reachable from the initial state, or the current state not from it"
+	case spec.PropStableCatalogue:
+		return "a stable predicate of the catalogue detected in the snapshot does not hold now"
+	case spec.PropTypeOK:
+		return "a variable left its type"
+	}
+	return ""
+}

@@ -1,0 +1,273 @@
+// The explorer page: the controls around the Go model (main.wasm, which
+// sets globalThis.markerwave; see web/wasm/main.go). Every decision about
+// the algorithm is the model's; this file only shows what it returns.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  let info = null;      // scenarios, variants and limits
+  let current = null;   // the model session's view
+  let audit = null;     // the loaded trace's view
+  let cursor = 0;       // events of the loaded trace shown
+  let custom = null;    // constants of one's own, when started
+  const eventsBefore = 300, eventsAfter = 100; // the events listed around the cursor
+
+  function call(name, ...args) {
+    const out = JSON.parse(globalThis.markerwave[name](...args));
+    if (out.error) throw new Error(out.error);
+    return out;
+  }
+  function showError(e) {
+    const el = $("error");
+    el.textContent = e ? String(e.message || e) : "";
+    el.hidden = !e;
+  }
+  function el(tag, attrs, ...kids) {
+    const n = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") n.className = v; else if (k.startsWith("data-")) n.setAttribute(k, v); else n[k] = v;
+    }
+    for (const k of kids) n.append(k);
+    return n;
+  }
+
+  // The location hash holds the run: scenario (or constants of one's
+  // own), specification, schedule, and the tab.
+  function readHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    return { s: h.get("s"), k: h.get("k"), v: h.get("v"), run: h.get("run") || "", tab: h.get("tab") };
+  }
+  function writeHash() {
+    const h = new URLSearchParams();
+    if ($("panel-audit").hidden === false) h.set("tab", "audit");
+    if (custom) h.set("k", b64(JSON.stringify(custom))); else h.set("s", $("scenario").value);
+    h.set("v", $("variant").value);
+    if (current && current.schedule) h.set("run", current.schedule);
+    history.replaceState(null, "", "#" + h.toString());
+  }
+  const b64 = (s) => btoa(unescape(encodeURIComponent(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const unb64 = (s) => decodeURIComponent(escape(atob(s.replace(/-/g, "+").replace(/_/g, "/"))));
+
+  function scenario() { return info.scenarios.find((s) => s.id === $("scenario").value); }
+
+  function start(schedule) {
+    showError(null);
+    try {
+      const v = $("variant").value;
+      const out = custom ? call("startConstants", JSON.stringify(custom), v, schedule || "")
+                         : call("start", $("scenario").value, v, schedule || "");
+      if (out.warning) showError("The schedule stopped early: " + out.warning);
+      render(out);
+    } catch (e) { showError(e); }
+  }
+  function act(name, ...args) {
+    showError(null);
+    try { render(call(name, ...args)); } catch (e) { showError(e); }
+  }
+
+  function render(v) {
+    current = v;
+    const sc = custom ? null : scenario();
+    $("about").textContent = sc ? sc.about : "Constants of your own.";
+    $("article").hidden = !(sc && sc.article);
+    $("constants").value = JSON.stringify(v.constants, null, 1);
+    const en = $("enabled");
+    en.replaceChildren(...v.enabled.map((s, i) => el("li", {},
+      el("button", { class: "act", title: "token " + s.token, "data-token": s.token, onclick: () => act("take", s.token) },
+        (i < 9 ? (i + 1) + "  " : "") + s.label))));
+    $("deadlock").hidden = v.enabled.length > 0;
+    $("back").disabled = v.history.length === 0;
+    $("history").replaceChildren(...v.history.map((s) => el("li", {}, s.label)));
+    $("system-total").textContent = "(the system holds " + v.system_total + ")";
+    $("procs").tBodies[0].replaceChildren(...v.procs.map((p) =>
+      el("tr", {}, el("th", {}, p.id), el("td", { class: "bal" }, p.bal), el("td", {}, String(p.sent)), el("td", {}, String(p.rcvd)))));
+    $("chans").tBodies[0].replaceChildren(...v.chans.map((c) =>
+      el("tr", {}, el("th", {}, c.name), el("td", {}, c.msgs.length ? c.msgs.join(", ") : "empty"))));
+    $("properties").replaceChildren(...v.properties.map((p) =>
+      el("li", { class: p.holds ? "holds" : "fails", "data-prop": p.name },
+        el("span", { class: "mark" }, p.holds ? "✓ " : "✗ "), el("strong", {}, p.name), p.detail ? " — " + p.detail : "")));
+    const banner = $("banner");
+    if (v.violated.length) {
+      banner.className = "banner fails";
+      banner.replaceChildren(el("strong", {}, "Violated: " + v.violated.map((p) => p.name).join(", ")),
+        el("span", {}, " — " + v.violated.map((p) => p.detail).join("; ")));
+    } else {
+      banner.className = "banner holds";
+      banner.replaceChildren(el("strong", {}, "Every property of the spec holds in this state."));
+    }
+    $("snapshots").replaceChildren(...v.snapshots.map(snapCard));
+    $("diagram").innerHTML = v.diagram || "<p class='about'>Take a step: the diagram grows with the run.</p>";
+    writeHash();
+  }
+
+  function snapCard(s) {
+    const procs = s.procs.map((p) => p.id + (p.recorded ? " " + p.bal : " —")).join(", ");
+    const chans = s.chans.map((c) => el("li", {}, c.name + " " + c.status + (c.msgs.length ? ": " + c.msgs.join(", ") : "")));
+    const ok = s.complete && s.total === s.of;
+    return el("article", { class: "snap " + (s.complete ? (ok ? "ok" : "bad") : "open"), "data-snap": String(s.id) },
+      el("h3", {}, "Snapshot " + s.id + " (initiator " + s.initiator + ")"),
+      el("p", { class: "total" }, el("span", { class: "snap-total" }, s.total), " recorded of " + s.of),
+      el("p", { class: "status" }, s.status),
+      el("p", {}, "Recorded states: " + procs),
+      el("ul", { class: "recchans" }, ...chans));
+  }
+
+  // The audit tab.
+  function loadTrace(name, text) {
+    showError(null);
+    try {
+      audit = call("load", name, text);
+      cursor = audit.events.length;
+      const sel = $("audit-snap");
+      sel.replaceChildren(el("option", { value: "0" }, "every snapshot"),
+        ...audit.snap_ids.map((id) => el("option", { value: String(id) }, "snapshot " + id + " only")));
+      renderAudit();
+      if (audit.divergence) jump(audit.divergence.Step || audit.events.length);
+    } catch (e) { showError(e); }
+  }
+  function renderAudit() {
+    const a = audit;
+    const banner = $("audit-banner");
+    if (a.ok) {
+      banner.className = "banner holds";
+      banner.replaceChildren(el("strong", {}, a.name + " conforms"), " (" + a.events.length + " events)");
+    } else {
+      banner.className = "banner fails";
+      const d = a.divergence;
+      banner.replaceChildren(el("strong", {}, a.name + " violates " + a.property),
+        d ? el("span", {}, " — first divergence at event " + d.Step + (d.Line ? " (line " + d.Line + ")" : "") + ", " + d.Action + ": " + d.Property + ": " + d.Detail) : "");
+    }
+    $("audit-verdict").textContent = a.verdict;
+    $("audit-snapshots").replaceChildren(...a.snapshots.map((s) => el("li", {}, s)));
+    $("ev-div").disabled = !a.divergence;
+    const div = a.divergence ? a.divergence.Step : -1;
+    // A long run lists the events around the cursor only.
+    const from = Math.max(0, cursor - eventsBefore), to = Math.min(a.events.length, cursor + eventsAfter);
+    $("events").replaceChildren(...a.events.slice(from, to).map((e, k) => {
+      const i = from + k;
+      return el("li", {
+        class: (i + 1 === div ? "divergent " : "") + (i < cursor ? "shown" : "later"), "data-n": String(i + 1),
+        onclick: () => jump(i + 1) }, (e.line ? "line " + e.line + ": " : "") + e.label);
+    }));
+    $("cursor").textContent = "Showing events 1.." + cursor + " of " + a.events.length + (div > 0 ? "; the first divergence is event " + div : "");
+    const snap = Number($("audit-snap").value);
+    const box = $("audit-diagram");
+    try { box.innerHTML = call("traceDiagram", cursor, snap).diagram; } catch (e) { showError(e); }
+    // Bring the snapshot's cut into view.
+    const cut = box.querySelector("svg .cut");
+    if (snap && cut) box.scrollLeft = Math.max(0, cut.getBBox().x - 150);
+    const cur = $("events").querySelector(`li[data-n="${cursor}"]`);
+    if (cur) cur.scrollIntoView({ block: "nearest" });
+  }
+  function jump(n) {
+    if (!audit) return;
+    cursor = Math.max(1, Math.min(audit.events.length, n));
+    renderAudit();
+  }
+
+  function tab(which) {
+    const audTab = which === "audit";
+    $("panel-model").hidden = audTab;
+    $("panel-audit").hidden = !audTab;
+    $("tab-model").setAttribute("aria-selected", String(!audTab));
+    $("tab-audit").setAttribute("aria-selected", String(audTab));
+    // Only the visible panel holds a diagram: the two SVGs share ids.
+    if (audTab) { $("diagram").replaceChildren(); if (audit) renderAudit(); }
+    else { $("audit-diagram").replaceChildren(); if (current) render(current); }
+    writeHash();
+  }
+
+  function keys(e) {
+    if (e.target.matches("input, textarea, select")) return;
+    if (!$("panel-model").hidden) {
+      if (/^[1-9]$/.test(e.key)) {
+        const b = $("enabled").querySelectorAll("button")[Number(e.key) - 1];
+        if (b) { b.click(); e.preventDefault(); }
+      } else if (e.key === "ArrowLeft" || e.key === "Backspace") { act("back"); e.preventDefault(); }
+      else if (e.key === "r") { $("random").click(); }
+    } else if (audit) {
+      if (e.key === "ArrowRight") { jump(cursor + 1); e.preventDefault(); }
+      else if (e.key === "ArrowLeft") { jump(cursor - 1); e.preventDefault(); }
+      else if (e.key === "d" && audit.divergence) { jump(audit.divergence.Step || audit.events.length); }
+    }
+  }
+
+  function readFile(f) {
+    if (!f) return;
+    const r = new FileReader();
+    // The audit runs in this thread: say so, and let the status paint first.
+    r.onload = () => {
+      const st = $("loading");
+      st.textContent = "Auditing " + f.name + " (" + Math.round(f.size / 1024) + " kB) against the model…";
+      st.hidden = false;
+      setTimeout(() => { loadTrace(f.name, String(r.result)); st.hidden = true; }, 30);
+    };
+    r.onerror = () => showError("could not read " + f.name + ": " + r.error);
+    r.readAsText(f);
+  }
+
+  function wire() {
+    info = call("scenarios");
+    $("scenario").replaceChildren(...info.scenarios.map((s) => el("option", { value: s.id }, s.title)));
+    $("variant").replaceChildren(...info.variants.map((v) => el("option", { value: v.variant }, v.title + " (" + v.variant + ")")));
+    $("limits").textContent = info.limits;
+    const showVariant = () => { $("variant-about").textContent = info.variants.find((v) => v.variant === $("variant").value).about; };
+    $("scenario").onchange = () => { custom = null; start(""); };
+    // Switching the specification keeps the schedule: the same steps, taken
+    // by the variant's actions, as far as they are enabled there.
+    $("variant").onchange = () => { showVariant(); start(current ? current.schedule : ""); };
+    $("apply-constants").onclick = () => {
+      try { custom = JSON.parse($("constants").value); } catch (e) { showError("constants: " + e.message); return; }
+      start("");
+    };
+    $("back").onclick = () => act("back");
+    $("reset").onclick = () => start("");
+    $("article").onclick = () => start(scenario().article);
+    $("random").onclick = () => act("random", Number($("seed").value) || 0, Number($("nsteps").value) || 1);
+    $("share").onclick = () => {
+      const u = $("share-url");
+      u.value = location.href; u.hidden = false; u.select();
+      if (navigator.clipboard) navigator.clipboard.writeText(location.href).catch(() => {});
+    };
+    $("download").onclick = () => {
+      try {
+        const t = call("trace").trace;
+        const a = el("a", { href: URL.createObjectURL(new Blob([t], { type: "application/x-ndjson" })), download: "run.jsonl" });
+        a.click();
+        setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+      } catch (e) { showError(e); }
+    };
+    $("audit-run").onclick = () => {
+      try { tab("audit"); loadTrace("this run", call("trace").trace); } catch (e) { showError(e); }
+    };
+    $("fit").onchange = () => $("diagram").classList.toggle("fit", $("fit").checked);
+    $("tab-model").onclick = () => tab("model");
+    $("tab-audit").onclick = () => tab("audit");
+    $("file").onchange = () => readFile($("file").files[0]);
+    const drop = $("drop");
+    drop.ondragover = (e) => { e.preventDefault(); drop.classList.add("over"); };
+    drop.ondragleave = () => drop.classList.remove("over");
+    drop.ondrop = (e) => { e.preventDefault(); drop.classList.remove("over"); readFile(e.dataTransfer.files[0]); };
+    $("ev-prev").onclick = () => jump(cursor - 1);
+    $("ev-next").onclick = () => jump(cursor + 1);
+    $("ev-div").onclick = () => audit && audit.divergence && jump(audit.divergence.Step || audit.events.length);
+    $("ev-end").onclick = () => audit && jump(audit.events.length);
+    $("audit-snap").onchange = () => audit && renderAudit();
+    document.addEventListener("keydown", keys);
+
+    const h = readHash();
+    if (h.k) { try { custom = JSON.parse(unb64(h.k)); } catch (e) { showError("the link's constants: " + e.message); } }
+    if (h.s && info.scenarios.some((s) => s.id === h.s)) $("scenario").value = h.s;
+    if (h.v && info.variants.some((v) => v.variant === h.v)) $("variant").value = h.v;
+    showVariant();
+    $("loading").hidden = true;
+    tab(h.tab === "audit" ? "audit" : "model");
+    start(h.run);
+    document.body.dataset.ready = "true";
+  }
+
+  const go = new Go();
+  addEventListener("markerwave-ready", () => { try { wire(); } catch (e) { showError(e); } }, { once: true });
+  WebAssembly.instantiateStreaming(fetch("main.wasm"), go.importObject)
+    .then((r) => go.run(r.instance))
+    .catch((e) => { $("loading").hidden = true; showError("could not start the model: " + e); });
+})();
