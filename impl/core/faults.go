@@ -156,3 +156,13 @@ func (n *Node) peerStep(a spec.Action, q spec.ProcID) Step {
 	ev.Peer = q
 	return Step{Event: ev}
 }
+
+// Active lists the snapshots this node has recorded that are not complete
+// here, by id.
+func (n *Node) Active() []spec.SnapID {
+	ids := make([]spec.SnapID, len(n.active))
+	for k, st := range n.active {
+		ids[k] = st.id
+	}
+	return ids
+}

@@ -38,6 +38,7 @@ type progress struct {
 	recorded map[spec.ProcID]bool
 	closed   map[spec.Channel]bool
 	parts    map[spec.ProcID]snapshot.Part
+	aborts   []Fault // the nodes that aborted it, in report order
 }
 
 // NewCollector returns a collector for the processes of t.
@@ -115,6 +116,20 @@ func (c *Collector) NodeStopped(p spec.ProcID) {
 	c.notify()
 }
 
+// Aborted notes that node f.Node aborted snapshot f.Snap (a Fault of
+// action spec.Abort): the snapshot can no longer complete, and Collect
+// reports it aborted at once.
+func (c *Collector) Aborted(f Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.collected[f.Snap] {
+		return
+	}
+	pr := c.get(f.Snap)
+	pr.aborts = append(pr.aborts, f)
+	c.notify()
+}
+
 // ChannelFailed notes that a node stopped delivering from a channel (see
 // ChannelError): snapshots whose marker on it has not arrived can no
 // longer complete, and Collect reports them at once.
@@ -128,10 +143,12 @@ func (c *Collector) ChannelFailed(e *ChannelError) {
 }
 
 // Collect waits until every node has reported its part of s and returns
-// the assembled snapshot, handing it out once. When ctx ends first, or a
-// node missing from s has stopped, or a channel whose marker s lacks has
-// failed, it returns an *IncompleteError naming what is missing. It never
-// waits past ctx.
+// the assembled snapshot, handing it out once. So a snapshot ends
+// complete, aborted or incomplete: when a node aborted s (its failure
+// detector suspects a process s waits for) it returns an *AbortedError
+// naming who aborted it and why; when ctx ends first, or a node missing
+// from s has stopped, or a channel whose marker s lacks has failed, an
+// *IncompleteError naming what is missing. It never waits past ctx.
 func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global, error) {
 	c.mu.Lock()
 	c.waiters++
@@ -149,6 +166,11 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			delete(c.snaps, s)
 			c.collected[s] = true
 			return snapshot.Assemble(c.topo, s, parts)
+		}
+		if pr != nil && len(pr.aborts) > 0 {
+			delete(c.snaps, s)
+			c.collected[s] = true
+			return snapshot.Global{}, &AbortedError{Snap: s, By: append([]Fault(nil), pr.aborts...), Missing: c.incomplete(s, pr)}
 		}
 		if len(c.stopped) > 0 || len(c.failed) > 0 {
 			if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {

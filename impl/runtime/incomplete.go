@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -70,4 +71,39 @@ func sortedIDs(set map[spec.ProcID]bool) []spec.ProcID {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// ErrAborted is matched by an *AbortedError.
+var ErrAborted = errors.New("snapshot aborted")
+
+// AbortedError says that a snapshot was aborted (tla/ChandyLamportFaults.tla
+// Abort(s, q), lines 132-138): it can never complete, because a process
+// it waits for is suspected. Its recording buffers were released at each
+// node that aborted it.
+type AbortedError struct {
+	Snap spec.SnapID
+	// By lists each abort reported, in order: the node, the cause (Peer),
+	// since when the cause was silent.
+	By []Fault
+	// Missing is what the snapshot lacked when it was reported aborted.
+	Missing *IncompleteError
+}
+
+func (e *AbortedError) Error() string {
+	parts := make([]string, len(e.By))
+	for i, f := range e.By {
+		parts[i] = fmt.Sprintf("%s aborted it: %s suspected, nothing heard since %s", string(f.Node), string(f.Peer), f.Since.Format("15:04:05.000"))
+	}
+	return fmt.Sprintf("snapshot %d aborted: %s", e.Snap, strings.Join(parts, "; "))
+}
+
+func (e *AbortedError) Is(target error) bool { return target == ErrAborted }
+
+// Causes lists the suspected processes that caused the aborts, sorted.
+func (e *AbortedError) Causes() []spec.ProcID {
+	set := map[spec.ProcID]bool{}
+	for _, f := range e.By {
+		set[f.Peer] = true
+	}
+	return sortedIDs(set)
 }

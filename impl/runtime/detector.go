@@ -1,0 +1,372 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// DetectorConfig configures a node's failure detector: the spec's Detect
+// (tla/ChandyLamportFaults.tla lines 110-115), built from heartbeats.
+//
+// Every Interval the node sends a heartbeat (wire.KindHeartbeat) on each
+// outgoing channel it sent nothing on since the previous tick, and looks
+// at each incoming channel: a peer it has heard nothing from (no frame of
+// any kind) for longer than Timeout is suspected; a suspected peer heard
+// again is trusted again. A live peer's channel therefore carries a frame
+// at least every 2*Interval, and a peer that crashes (or becomes
+// unreachable) is suspected at most Timeout + Interval after the last
+// frame that reached us from it: Bound.
+//
+// A node hears only its in-neighbours, so it suspects only them: in a
+// topology where q sends nothing to p, p never suspects q (a complete
+// graph, as the shipped configs use, has no such pair). Those are also
+// the only processes whose markers p waits for.
+type DetectorConfig struct {
+	// Interval is the heartbeat and check period; 0 turns the detector off.
+	Interval time.Duration
+	// Timeout is how long a silent peer is trusted; at least 3*Interval
+	// (Check), so that a live peer's heartbeats cannot fall that far
+	// apart on an idle machine.
+	Timeout time.Duration
+}
+
+// Enabled reports whether the detector runs.
+func (c DetectorConfig) Enabled() bool { return c.Interval > 0 }
+
+// Bound is the detection time: a peer that stops is suspected at most
+// this long after the last frame it sent arrived.
+func (c DetectorConfig) Bound() time.Duration { return c.Timeout + c.Interval }
+
+// Check reports a config the detector cannot honour.
+func (c DetectorConfig) Check() error {
+	switch {
+	case c.Interval < 0 || c.Timeout < 0:
+		return fmt.Errorf("interval %v and timeout %v must not be negative", c.Interval, c.Timeout)
+	case c.Interval > 0 && c.Timeout < 3*c.Interval:
+		return fmt.Errorf("timeout %v is below 3 heartbeat intervals (%v): live peers would be suspected", c.Timeout, 3*c.Interval)
+	}
+	return nil
+}
+
+// Fault is one act of a node's failure handling: a suspicion, its
+// withdrawal, or an abort, as reported to NodeConfig.OnFault and by
+// Node.Faults.
+type Fault struct {
+	// Action is spec.Suspect, spec.Unsuspect or spec.Abort.
+	Action spec.Action
+	Node   spec.ProcID // the node that acted
+	Peer   spec.ProcID // the peer suspected, trusted again, or the abort's cause
+	// Incarnation is Peer's incarnation as its last heartbeat said, 0 if
+	// none arrived.
+	Incarnation uint64
+	// Since is when Peer was last heard from (Suspect, Abort), or when it
+	// was suspected (Unsuspect).
+	Since time.Time
+	At    time.Time   // when the node acted
+	Snap  spec.SnapID // Abort: the snapshot aborted
+}
+
+func (f Fault) String() string {
+	peer := string(f.Peer)
+	if f.Incarnation != 0 {
+		peer = fmt.Sprintf("%s (incarnation %x)", peer, f.Incarnation)
+	}
+	since := f.Since.Format("15:04:05.000")
+	switch f.Action {
+	case spec.Suspect:
+		return fmt.Sprintf("suspect %s: nothing heard since %s (%v)", peer, since, f.At.Sub(f.Since).Round(time.Millisecond))
+	case spec.Unsuspect:
+		return fmt.Sprintf("trust %s again: heard from it (suspected since %s)", peer, since)
+	case spec.Abort:
+		return fmt.Sprintf("abort snapshot %d: it waits for %s, suspected (nothing heard since %s)", f.Snap, peer, since)
+	}
+	return fmt.Sprintf("%s %s", f.Action, peer)
+}
+
+// detector is a node's failure detector state (node goroutine only).
+type detector struct {
+	cfg    DetectorConfig
+	inc    uint64 // this node's incarnation, in its heartbeats
+	ticker *time.Ticker
+
+	out  []spec.Channel // outgoing channels, topology order
+	sent []bool         // by outgoing index: a frame sent since the last tick
+
+	peers     []spec.ProcID // senders of the incoming channels, topology order
+	heard     []bool        // by incoming index: a frame arrived since the last tick
+	last      []time.Time   // by incoming index: last tick at which one had
+	peerInc   []uint64      // by incoming index: the peer's incarnation
+	suspected []time.Time   // by incoming index: when suspected (zero: not)
+	done      []bool        // by incoming index: KindDone arrived
+}
+
+func newDetector(cfg DetectorConfig, inc uint64, t *spec.Topology, self spec.ProcID, now time.Time) *detector {
+	d := &detector{cfg: cfg, inc: inc, out: t.Out(self)}
+	d.sent = make([]bool, len(d.out))
+	for _, c := range t.In(self) {
+		d.peers = append(d.peers, c.From)
+	}
+	k := len(d.peers)
+	d.heard, d.last, d.peerInc, d.suspected, d.done = make([]bool, k), make([]time.Time, k), make([]uint64, k), make([]time.Time, k), make([]bool, k)
+	for i := range d.last {
+		d.last[i] = now
+	}
+	if cfg.Enabled() {
+		d.ticker = time.NewTicker(cfg.Interval)
+	}
+	return d
+}
+
+// tick is the ticker's channel, nil without a detector.
+func (d *detector) tick() <-chan time.Time {
+	if d == nil || d.ticker == nil {
+		return nil
+	}
+	return d.ticker.C
+}
+
+func (d *detector) stop() {
+	if d != nil && d.ticker != nil {
+		d.ticker.Stop()
+	}
+}
+
+// in returns the incoming index of the channel from q, or -1.
+func (d *detector) in(q spec.ProcID) int {
+	for i, p := range d.peers {
+		if p == q {
+			return i
+		}
+	}
+	return -1
+}
+
+// heardOn notes a frame from q.
+func (d *detector) heardOn(q spec.ProcID) {
+	if i := d.in(q); i >= 0 {
+		d.heard[i] = true
+	}
+}
+
+// sentOn notes a frame sent on c.
+func (d *detector) sentOn(c spec.Channel) {
+	for j, o := range d.out {
+		if o == c {
+			d.sent[j] = true
+			return
+		}
+	}
+}
+
+// control takes a heartbeat or done frame from q.
+func (d *detector) control(q spec.ProcID, f wire.Frame) {
+	i := d.in(q)
+	if i < 0 {
+		return
+	}
+	d.heard[i] = true
+	d.peerInc[i] = f.Seq
+	if f.Kind == wire.KindDone {
+		d.done[i] = true
+	}
+}
+
+// idle returns the outgoing channels nothing was sent on since the last
+// tick (they get a heartbeat) and resets the marks.
+func (d *detector) idle() []spec.Channel {
+	var out []spec.Channel
+	for j, c := range d.out {
+		if !d.sent[j] {
+			out = append(out, c)
+		}
+		d.sent[j] = false
+	}
+	return out
+}
+
+// check updates the last-heard times at now and returns the peers to
+// suspect (silent beyond the timeout, not suspected) and to trust again
+// (suspected, heard since).
+func (d *detector) check(now time.Time) (suspect, trust []int) {
+	for i := range d.peers {
+		if d.heard[i] {
+			d.last[i] = now
+			d.heard[i] = false
+			if !d.suspected[i].IsZero() {
+				trust = append(trust, i)
+			}
+			continue
+		}
+		if d.suspected[i].IsZero() && now.Sub(d.last[i]) > d.cfg.Timeout {
+			suspect = append(suspect, i)
+		}
+	}
+	return suspect, trust
+}
+
+var (
+	// ErrPeerSuspected: Initiate refused while the node suspects a peer.
+	ErrPeerSuspected = errors.New("a peer is suspected")
+	// ErrFinished: SendApp after Finish.
+	ErrFinished = errors.New("node finished: no more transfers")
+)
+
+// detect is one tick of the failure detector at now: heartbeats on idle
+// outgoing channels, then suspicions and their withdrawals, each
+// suspicion followed by the aborts it causes.
+func (n *Node) detect(now time.Time) {
+	d := n.det
+	for _, c := range d.idle() {
+		// A heartbeat is not an algorithm frame: not counted, not traced.
+		if err := n.tr.Send(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindHeartbeat, Seq: d.inc}}); err != nil && !errors.Is(err, transport.ErrClosed) {
+			n.fail(fmt.Errorf("runtime %s: heartbeat on %s: %w", string(n.self), c, err))
+		}
+	}
+	suspect, trust := d.check(now)
+	for _, i := range trust {
+		q := d.peers[i]
+		if st, err := n.core.Unsuspect(q); err != nil {
+			n.fail(err)
+		} else {
+			n.after(st)
+		}
+		n.fault(Fault{Action: spec.Unsuspect, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.suspected[i], At: now})
+		d.suspected[i] = time.Time{}
+	}
+	for _, i := range suspect {
+		q := d.peers[i]
+		st, err := n.core.Suspect(q)
+		if err != nil {
+			n.fail(err)
+			continue
+		}
+		d.suspected[i] = now
+		n.after(st)
+		n.fault(Fault{Action: spec.Suspect, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.last[i], At: now})
+		for _, s := range n.core.WaitingOn(q) {
+			n.abort(s, i, now)
+		}
+	}
+}
+
+// abortIfWaiting aborts snapshot s, just recorded here, if it waits for
+// a marker from a suspected peer: Abort(s, q) is enabled at once.
+func (n *Node) abortIfWaiting(s spec.SnapID) {
+	d := n.det
+	for i, q := range d.peers {
+		if !d.suspected[i].IsZero() && n.core.Suspected(q) {
+			for _, w := range n.core.WaitingOn(q) {
+				if w == s {
+					n.abort(s, i, time.Now())
+					return
+				}
+			}
+		}
+	}
+}
+
+// abort aborts s, the peer of incoming index i the cause (core.Abort), and
+// reports it to the collector and OnFault.
+func (n *Node) abort(s spec.SnapID, i int, now time.Time) {
+	d := n.det
+	q := d.peers[i]
+	st, err := n.core.Abort(s, q)
+	if err != nil {
+		n.fail(err)
+		return
+	}
+	delete(n.initiated, s)
+	n.after(st)
+	f := Fault{Action: spec.Abort, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.last[i], At: now, Snap: s}
+	if n.col != nil {
+		n.col.Aborted(f)
+	}
+	n.fault(f)
+}
+
+// fault records f and hands it to OnFault.
+func (n *Node) fault(f Fault) {
+	n.mu.Lock()
+	n.faults = append(n.faults, f)
+	n.mu.Unlock()
+	if n.cfg.OnFault != nil {
+		n.cfg.OnFault(f)
+	}
+}
+
+// anySuspected returns a peer the node suspects and when it was last
+// heard from.
+func (n *Node) anySuspected() (spec.ProcID, time.Time, bool) {
+	for i, q := range n.det.peers {
+		if !n.det.suspected[i].IsZero() {
+			return q, n.det.last[i], true
+		}
+	}
+	return "", time.Time{}, false
+}
+
+// Faults returns every suspicion, withdrawal and abort of the node so
+// far, in order.
+func (n *Node) Faults() []Fault {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Fault(nil), n.faults...)
+}
+
+// Finish is the first half of a graceful stop: the node makes no more
+// application sends (SendApp returns ErrFinished) and tells each
+// out-neighbour so with a KindDone frame, behind everything it sent
+// before (FIFO). Markers still flow, so snapshots under way complete.
+func (n *Node) Finish() error {
+	return n.exec(false, func() {
+		if n.finished {
+			return
+		}
+		n.finished = true
+		for _, c := range n.det.out {
+			if err := n.tr.Send(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindDone, Seq: n.det.inc}}); err != nil {
+				n.fail(fmt.Errorf("runtime %s: done on %s: %w", string(n.self), c, err))
+			}
+		}
+	})
+}
+
+// Drain is what a graceful stop still waits for at this node: the
+// in-neighbours that have neither said they are done (Finish) nor are
+// suspected, and the snapshots recorded here that are not complete.
+type Drain struct {
+	Peers []spec.ProcID
+	Snaps []spec.SnapID
+}
+
+// Empty reports whether nothing is left to wait for.
+func (d Drain) Empty() bool { return len(d.Peers) == 0 && len(d.Snaps) == 0 }
+
+// Draining reports what a graceful stop still waits for (see Drain).
+func (n *Node) Draining() (Drain, error) {
+	var dr Drain
+	err := n.exec(false, func() {
+		d := n.det
+		for i, q := range d.peers {
+			if !d.done[i] && d.suspected[i].IsZero() {
+				dr.Peers = append(dr.Peers, q)
+			}
+		}
+		dr.Snaps = n.core.Active()
+	})
+	return dr, err
+}
+
+// Crash stops the node as a crash would: its goroutine ends, nothing more
+// is sent (heartbeats included), and no one is told (the collector is
+// not notified). For tests of failure handling; peers find out through
+// their failure detectors.
+func (n *Node) Crash() {
+	n.crashed.Store(true)
+	n.Stop()
+}
