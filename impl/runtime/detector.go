@@ -64,11 +64,17 @@ type Fault struct {
 	// Incarnation is Peer's incarnation as its last heartbeat said, 0 if
 	// none arrived.
 	Incarnation uint64
-	// Since is when Peer was last heard from (Suspect, Abort), or when it
-	// was suspected (Unsuspect).
+	// Since is when Peer was last heard from (Suspect, Abort; zero if
+	// never), or when it was suspected (Unsuspect).
 	Since time.Time
 	At    time.Time   // when the node acted
 	Snap  spec.SnapID // Abort: the snapshot aborted
+	// Finished: Peer had said it sends no more transfers (KindDone, a
+	// graceful stop), so its silence may be its orderly exit.
+	Finished bool
+	// Why is the evidence for a suspicion other than silence (Hint), or
+	// "".
+	Why string
 }
 
 func (f Fault) String() string {
@@ -76,16 +82,35 @@ func (f Fault) String() string {
 	if f.Incarnation != 0 {
 		peer = fmt.Sprintf("%s (incarnation %x)", peer, f.Incarnation)
 	}
-	since := f.Since.Format("15:04:05.000")
+	since := heardSince(f.Since)
 	switch f.Action {
 	case spec.Suspect:
-		return fmt.Sprintf("suspect %s: nothing heard since %s (%v)", peer, since, f.At.Sub(f.Since).Round(time.Millisecond))
+		s := fmt.Sprintf("suspect %s: nothing heard since %s", peer, since)
+		if !f.Since.IsZero() {
+			s += fmt.Sprintf(" (%v)", f.At.Sub(f.Since).Round(time.Millisecond))
+		}
+		if f.Why != "" {
+			s = fmt.Sprintf("suspect %s: %s (nothing heard since %s)", peer, f.Why, since)
+		}
+		if f.Finished {
+			s += "; it had finished sending, a graceful stop"
+		}
+		return s
 	case spec.Unsuspect:
 		return fmt.Sprintf("trust %s again: heard from it (suspected since %s)", peer, since)
 	case spec.Abort:
 		return fmt.Sprintf("abort snapshot %d: it waits for %s, suspected (nothing heard since %s)", f.Snap, peer, since)
 	}
 	return fmt.Sprintf("%s %s", f.Action, peer)
+}
+
+// heardSince renders a last-heard time: "12:00:01.250", or "it started"
+// for a peer never heard from.
+func heardSince(t time.Time) string {
+	if t.IsZero() {
+		return "this node started (never heard from)"
+	}
+	return t.Format("15:04:05.000")
 }
 
 // detector is a node's failure detector state (node goroutine only).
@@ -103,6 +128,15 @@ type detector struct {
 	peerInc   []uint64      // by incoming index: the peer's incarnation
 	suspected []time.Time   // by incoming index: when suspected (zero: not)
 	done      []bool        // by incoming index: KindDone arrived
+	ever      []bool        // by incoming index: heard from at least once
+
+	hints chan hint // Hint's evidence, for the node goroutine
+}
+
+// hint is evidence that a peer is gone, besides silence.
+type hint struct {
+	peer spec.ProcID
+	why  string
 }
 
 func newDetector(cfg DetectorConfig, inc uint64, t *spec.Topology, self spec.ProcID, now time.Time) *detector {
@@ -113,6 +147,8 @@ func newDetector(cfg DetectorConfig, inc uint64, t *spec.Topology, self spec.Pro
 	}
 	k := len(d.peers)
 	d.heard, d.last, d.peerInc, d.suspected, d.done = make([]bool, k), make([]time.Time, k), make([]uint64, k), make([]time.Time, k), make([]bool, k)
+	d.ever = make([]bool, k)
+	d.hints = make(chan hint, 16)
 	for i := range d.last {
 		d.last[i] = now
 	}
@@ -120,6 +156,15 @@ func newDetector(cfg DetectorConfig, inc uint64, t *spec.Topology, self spec.Pro
 		d.ticker = time.NewTicker(cfg.Interval)
 	}
 	return d
+}
+
+// lastHeard is when the peer of incoming index i was last heard from
+// (the tick that saw it), zero if never.
+func (d *detector) lastHeard(i int) time.Time {
+	if !d.ever[i] {
+		return time.Time{}
+	}
+	return d.last[i]
 }
 
 // tick is the ticker's channel, nil without a detector.
@@ -197,6 +242,7 @@ func (d *detector) check(now time.Time) (suspect, trust []int) {
 		if d.heard[i] {
 			d.last[i] = now
 			d.heard[i] = false
+			d.ever[i] = true
 			if !d.suspected[i].IsZero() {
 				trust = append(trust, i)
 			}
@@ -228,7 +274,16 @@ func (n *Node) detect(now time.Time) {
 		}
 	}
 	suspect, trust := d.check(now)
-	for _, i := range trust {
+	n.trust(trust, now)
+	for _, i := range suspect {
+		n.suspect(i, now, "")
+	}
+}
+
+// trust withdraws the suspicions of the peers of incoming indexes is.
+func (n *Node) trust(is []int, now time.Time) {
+	d := n.det
+	for _, i := range is {
 		q := d.peers[i]
 		if st, err := n.core.Unsuspect(q); err != nil {
 			n.fail(err)
@@ -238,20 +293,48 @@ func (n *Node) detect(now time.Time) {
 		n.fault(Fault{Action: spec.Unsuspect, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.suspected[i], At: now})
 		d.suspected[i] = time.Time{}
 	}
-	for _, i := range suspect {
-		q := d.peers[i]
-		st, err := n.core.Suspect(q)
-		if err != nil {
-			n.fail(err)
-			continue
-		}
-		d.suspected[i] = now
-		n.after(st)
-		n.fault(Fault{Action: spec.Suspect, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.last[i], At: now})
-		for _, s := range n.core.WaitingOn(q) {
-			n.abort(s, i, now)
-		}
+}
+
+// suspect suspects the peer of incoming index i (core.Suspect), for why
+// ("" for silence), and aborts the snapshots waiting for it.
+func (n *Node) suspect(i int, now time.Time, why string) {
+	d := n.det
+	q := d.peers[i]
+	st, err := n.core.Suspect(q)
+	if err != nil {
+		n.fail(err)
+		return
 	}
+	d.suspected[i] = now
+	n.after(st)
+	n.fault(Fault{Action: spec.Suspect, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.lastHeard(i), At: now, Finished: d.done[i], Why: why})
+	for _, s := range n.core.WaitingOn(q) {
+		n.abort(s, i, now)
+	}
+}
+
+// Hint gives the failure detector evidence that peer q is gone besides
+// its silence, e.g. that its listener refuses connections: q is then
+// suspected at once instead of after the timeout, if the node has heard
+// from q before (a peer not started yet refuses connections too) and
+// has heard nothing from it since the last tick. Hint never blocks (it is
+// safe from a transport's callbacks); evidence that finds the queue full
+// is dropped, and the timeout still applies.
+func (n *Node) Hint(q spec.ProcID, why string) {
+	select {
+	case n.det.hints <- hint{peer: q, why: why}:
+	default:
+	}
+}
+
+// hinted acts on Hint's evidence.
+func (n *Node) hinted(h hint, now time.Time) {
+	d := n.det
+	i := d.in(h.peer)
+	if i < 0 || !d.ever[i] || d.heard[i] || !d.suspected[i].IsZero() || !d.cfg.Enabled() {
+		return
+	}
+	n.suspect(i, now, h.why)
 }
 
 // abortIfWaiting aborts snapshot s, just recorded here, if it waits for
@@ -282,7 +365,7 @@ func (n *Node) abort(s spec.SnapID, i int, now time.Time) {
 	}
 	delete(n.initiated, s)
 	n.after(st)
-	f := Fault{Action: spec.Abort, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.last[i], At: now, Snap: s}
+	f := Fault{Action: spec.Abort, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.lastHeard(i), At: now, Snap: s}
 	if n.col != nil {
 		n.col.Aborted(f)
 	}
@@ -304,7 +387,7 @@ func (n *Node) fault(f Fault) {
 func (n *Node) anySuspected() (spec.ProcID, time.Time, bool) {
 	for i, q := range n.det.peers {
 		if !n.det.suspected[i].IsZero() {
-			return q, n.det.last[i], true
+			return q, n.det.lastHeard(i), true
 		}
 	}
 	return "", time.Time{}, false

@@ -92,7 +92,7 @@ type AbortedError struct {
 func (e *AbortedError) Error() string {
 	parts := make([]string, len(e.By))
 	for i, f := range e.By {
-		parts[i] = fmt.Sprintf("%s aborted it: %s suspected, nothing heard since %s", string(f.Node), string(f.Peer), f.Since.Format("15:04:05.000"))
+		parts[i] = fmt.Sprintf("%s aborted it: %s suspected, nothing heard since %s", string(f.Node), string(f.Peer), heardSince(f.Since))
 	}
 	return fmt.Sprintf("snapshot %d aborted: %s", e.Snap, strings.Join(parts, "; "))
 }

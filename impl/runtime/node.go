@@ -232,6 +232,8 @@ func (n *Node) run() {
 			close(c.done)
 		case now := <-n.det.tick():
 			n.detect(now)
+		case h := <-n.det.hints:
+			n.hinted(h, time.Now())
 		case env, ok := <-inbox:
 			if !ok {
 				inbox = nil
@@ -412,7 +414,7 @@ func (n *Node) Initiate(s spec.SnapID) error {
 	var err error
 	if e := n.exec(false, func() {
 		if q, since, ok := n.anySuspected(); ok {
-			err = fmt.Errorf("runtime %s: snapshot %d not started: %w: %s, nothing heard since %s", string(n.self), s, ErrPeerSuspected, string(q), since.Format("15:04:05.000"))
+			err = fmt.Errorf("runtime %s: snapshot %d not started: %w: %s, nothing heard since %s", string(n.self), s, ErrPeerSuspected, string(q), heardSince(since))
 			return
 		}
 		var step core.Step
