@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -200,18 +202,56 @@ func TestNodeRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	var total int64
 	for i, r := range res {
 		id := []string{"P1", "P2"}[i]
-		if r.code != exitOK {
-			// Nodes stop at slightly different moments: frames to a
-			// stopped peer are reported (exit 1), never anything else.
-			assert.Equal(t, exitFail, r.code, r.err)
-			assert.Contains(t, r.err, "unacknowledged", r.err)
-		} else {
-			assert.Regexp(t, "^"+id+`: done after \d`, r.out)
-		}
+		// A graceful stop drains: each node waits for the other to finish
+		// sending, so nothing is left in flight and both exit 0.
+		assert.Equal(t, exitOK, r.code, r.err)
+		assert.Regexp(t, "^"+id+`: done after \d`, r.out)
 		assert.Contains(t, r.err, id+": listening on ")
+		assert.Contains(t, r.err, id+": drained after ")
 		assert.NotContains(t, r.err, "error:")
+		assert.NotContains(t, r.err, "suspect")
+		m := regexp.MustCompile(id + `: stopped: balance (\d+),`).FindStringSubmatch(r.err)
+		require.NotNil(t, m, r.err)
+		b, err := strconv.ParseInt(m[1], 10, 64)
+		require.NoError(t, err)
+		total += b
 	}
+	assert.Equal(t, int64(2000), total, "the balances add up after a timed stop")
 	assert.Contains(t, res[0].err+res[1].err, "complete: total 2000")
+}
+
+// A peer that never answers is named within the detection time, the
+// snapshots waiting for it are aborted, transfers to it are refused, and
+// the stop is one with failures (exit 1) whose summary names it.
+func TestNodeDeadPeer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	path := nodeConfig(t,
+		`"procs": ["P1", "P2", "P3"]`, `"procs": ["P1", "P2"]`,
+		`{"from": "P2", "to": "P3"}, {"from": "P3", "to": "P2"},`, ``,
+		`{"from": "P3", "to": "P1"}, {"from": "P1", "to": "P3"}`, ``,
+		`{"from": "P2", "to": "P1"},`, `{"from": "P2", "to": "P1"}`,
+		`"127.0.0.1:7101"`, `"`+addr+`"`,
+		`"P3": {"listen": "127.0.0.1:7103"}`, ``,
+		`"127.0.0.1:7102"},`, `"127.0.0.1:1"}`, // nothing listens there
+		`, "P3": 1000`, ``,
+		`"transfers": 400`, `"transfers": 5`,
+		`"pause_ms": 2`, `"pause_ms": 100`,
+		`"every_ms": 250`, `"every_ms": 50`,
+		`"initiators": ["P1", "P3"]`, `"initiators": ["P1"]`,
+		`"count": 3}`, `"count": 1}, "failures": {"heartbeat_ms": 20, "timeout_ms": 200, "drain_ms": 300}`,
+	)
+	code, out, errs := node("--config", path, "--id", "P1", "--duration", "900ms")
+	assert.Equal(t, exitFail, code, errs)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "P1: suspect P2: nothing heard since this node started (never heard from)")
+	assert.Contains(t, errs, "P1: abort snapshot ")
+	assert.Contains(t, errs, "it waits for P2, suspected")
+	assert.Contains(t, errs, "markerwave node: node P1 stopped with failures\n  dead peer P2, nothing heard since this node started (never heard from)\n  aborted snapshot ")
+	assert.Regexp(t, `transfers to suspected peers refused \(not debited\)|lost to P2: \d+ transfers`, errs)
 }
