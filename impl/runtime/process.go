@@ -194,6 +194,10 @@ func (p *process) openTransport() error {
 			}
 		}
 	}}
+	// The drain has waited for the peers already; frames to a dead one
+	// are never acknowledged, so the transport's wait is bounded by the
+	// drain timeout too.
+	tcfg.DrainTimeout = min(2*time.Second, p.cfg.DrainTimeout())
 	if p.opt.Listener != nil {
 		tcfg.Listeners = map[spec.ProcID]net.Listener{p.self: p.opt.Listener}
 	}
