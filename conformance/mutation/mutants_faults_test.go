@@ -79,18 +79,22 @@ var faultMutants = []mutant{
 			regexp.MustCompile(`snapshot \d+ was not aborted`))},
 	},
 	{
-		// Tells apart: a crashed peer; its silence never exceeds the
+		// Tells apart: a crashed peer; its silence never reaches the
 		// mutant's threshold within the test, so it is never suspected.
 		Name: "runtime-detector-timeout-ignored",
-		Rule: "a peer silent for longer than the timeout is suspected (within Timeout + Interval)",
-		Doc:  "the detector compares the silence with a thousand timeouts",
+		Rule: "a peer silent for longer than the timeout is suspected (within DetectorConfig.Bound)",
+		Doc:  "the detector waits a thousand timeouts",
 		Patches: []patch{{
 			File: "impl/runtime/detector.go",
-			Old:  "now.Sub(d.last[i]) > d.cfg.Timeout {",
-			New:  "now.Sub(d.last[i]) > 1000*d.cfg.Timeout { // MUTANT runtime-detector-timeout-ignored",
+			Old:  "time.Duration(d.silent[i]) >= d.cfg.silentTicks() {",
+			New:  "time.Duration(d.silent[i]) >= 1000*d.cfg.silentTicks() { // MUTANT runtime-detector-timeout-ignored",
 		}},
-		Runs: []goTest{runtimeUnit("TestCrashDetectedAbortedRefusedMemory")},
-		Expect: []expect{outputHas("TestCrashDetectedAbortedRefusedMemory", "the crashed node is not suspected within the bound",
-			regexp.MustCompile(`not within [\d.]+m?s: P\d suspects P3`))},
+		Runs: []goTest{runtimeUnit("TestCrashDetectedAbortedRefusedMemory", "TestDetectorBoundProperty")},
+		Expect: []expect{
+			outputHas("TestDetectorBoundProperty", "a silent peer is not suspected within the bound",
+				regexp.MustCompile(`a peer silent since \S+ is not suspected by`)),
+			outputHas("TestCrashDetectedAbortedRefusedMemory", "the crashed node is not suspected",
+				regexp.MustCompile(`not within [\d.]+m?s: P\d suspects P3`)),
+		},
 	},
 }

@@ -13,14 +13,18 @@ import (
 // DetectorConfig configures a node's failure detector: the spec's Detect
 // (tla/ChandyLamportFaults.tla lines 110-115), built from heartbeats.
 //
-// Every Interval the node sends a heartbeat (wire.KindHeartbeat) on each
-// outgoing channel it sent nothing on since the previous tick, and looks
-// at each incoming channel: a peer it has heard nothing from (no frame of
-// any kind) for longer than Timeout is suspected; a suspected peer heard
-// again is trusted again. A live peer's channel therefore carries a frame
-// at least every 2*Interval, and a peer that crashes (or becomes
-// unreachable) is suspected at most Timeout + Interval after the last
-// frame that reached us from it: Bound.
+// Every Interval the node ticks: it sends a heartbeat (wire.KindHeartbeat)
+// on each outgoing channel it sent nothing on since the previous tick,
+// and counts, per incoming channel, the ticks in a row that heard nothing
+// (no frame of any kind) from the peer: after ceil(Timeout/Interval) of
+// them, Timeout at least, the peer is suspected; a suspected peer heard
+// again is trusted again at the next tick. A live peer's channel carries
+// a frame at least every 2*Interval, so with Timeout >= 3*Interval it is
+// not suspected; a peer that crashes (or becomes unreachable) is
+// suspected at least Timeout and at most Bound (Timeout + Interval when
+// Timeout is a multiple of Interval) after the last frame that reached us
+// from it, as long as the node's ticks run on time (a node starved of CPU
+// ticks late and suspects later, never sooner).
 //
 // A node hears only its in-neighbours, so it suspects only them: in a
 // topology where q sends nothing to p, p never suspects q (a complete
@@ -39,8 +43,16 @@ type DetectorConfig struct {
 func (c DetectorConfig) Enabled() bool { return c.Interval > 0 }
 
 // Bound is the detection time: a peer that stops is suspected at most
-// this long after the last frame it sent arrived.
-func (c DetectorConfig) Bound() time.Duration { return c.Timeout + c.Interval }
+// this long after the last frame it sent arrived: (ceil(Timeout/Interval)
+// + 1) intervals, Timeout + Interval when Timeout is a multiple of
+// Interval.
+func (c DetectorConfig) Bound() time.Duration { return (c.silentTicks() + 1) * c.Interval }
+
+// silentTicks is how many ticks in a row that hear nothing make a peer
+// suspected: ceil(Timeout/Interval).
+func (c DetectorConfig) silentTicks() time.Duration {
+	return (c.Timeout + c.Interval - 1) / c.Interval
+}
 
 // Check reports a config the detector cannot honour.
 func (c DetectorConfig) Check() error {
@@ -124,6 +136,7 @@ type detector struct {
 
 	peers     []spec.ProcID // senders of the incoming channels, topology order
 	heard     []bool        // by incoming index: a frame arrived since the last tick
+	silent    []int         // by incoming index: ticks in a row that heard nothing
 	last      []time.Time   // by incoming index: last tick at which one had
 	peerInc   []uint64      // by incoming index: the peer's incarnation
 	suspected []time.Time   // by incoming index: when suspected (zero: not)
@@ -147,7 +160,7 @@ func newDetector(cfg DetectorConfig, inc uint64, t *spec.Topology, self spec.Pro
 	}
 	k := len(d.peers)
 	d.heard, d.last, d.peerInc, d.suspected, d.done = make([]bool, k), make([]time.Time, k), make([]uint64, k), make([]time.Time, k), make([]bool, k)
-	d.ever = make([]bool, k)
+	d.ever, d.silent = make([]bool, k), make([]int, k)
 	d.hints = make(chan hint, 16)
 	for i := range d.last {
 		d.last[i] = now
@@ -234,21 +247,23 @@ func (d *detector) idle() []spec.Channel {
 	return out
 }
 
-// check updates the last-heard times at now and returns the peers to
-// suspect (silent beyond the timeout, not suspected) and to trust again
-// (suspected, heard since).
+// check is one tick at now: it returns the peers to suspect (silent for
+// ceil(Timeout/Interval) ticks in a row, not suspected) and to trust
+// again (suspected, heard since the last tick).
 func (d *detector) check(now time.Time) (suspect, trust []int) {
 	for i := range d.peers {
 		if d.heard[i] {
 			d.last[i] = now
 			d.heard[i] = false
 			d.ever[i] = true
+			d.silent[i] = 0
 			if !d.suspected[i].IsZero() {
 				trust = append(trust, i)
 			}
 			continue
 		}
-		if d.suspected[i].IsZero() && now.Sub(d.last[i]) > d.cfg.Timeout {
+		d.silent[i]++
+		if d.suspected[i].IsZero() && time.Duration(d.silent[i]) >= d.cfg.silentTicks() {
 			suspect = append(suspect, i)
 		}
 	}

@@ -23,9 +23,12 @@ import (
 // live peers look dead.
 var testDetector = mwrt.DetectorConfig{Interval: 20 * time.Millisecond, Timeout: 400 * time.Millisecond}
 
-// schedSlack is what a loaded 2-core machine may add to the detection
-// bound (scheduling delays of the node goroutines and the ticker).
-const schedSlack = 500 * time.Millisecond
+// schedSlack is what a loaded machine may add to the detection bound on
+// the wall clock (late ticks and node goroutines waiting for a CPU: the
+// shared 2-core test machine ran at a load of 24). The bound itself is
+// checked exactly, on the detector's own clock, by
+// TestDetectorBoundProperty; here it guards against gross failures.
+const schedSlack = 2 * time.Second
 
 // faultLog collects OnFault reports.
 type faultLog struct {
