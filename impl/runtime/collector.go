@@ -29,6 +29,7 @@ type Collector struct {
 	stopped   map[spec.ProcID]bool
 	failed    map[spec.Channel]*ChannelError
 	collected map[spec.SnapID]bool
+	suspects  map[spec.ProcID]map[spec.ProcID]Fault // suspected peer -> suspecting node -> its Fault
 	waiters   int
 	changed   chan struct{} // closed and replaced on updates while waiters > 0
 }
@@ -49,6 +50,7 @@ func NewCollector(t *spec.Topology) *Collector {
 		stopped:   map[spec.ProcID]bool{},
 		failed:    map[spec.Channel]*ChannelError{},
 		collected: map[spec.SnapID]bool{},
+		suspects:  map[spec.ProcID]map[spec.ProcID]Fault{},
 		changed:   make(chan struct{}),
 	}
 }
@@ -130,6 +132,30 @@ func (c *Collector) Aborted(f Fault) {
 	c.notify()
 }
 
+// Suspected notes a node's suspicion f (action spec.Suspect) or its
+// withdrawal (spec.Unsuspect). While a process is suspected by some node,
+// a snapshot still missing its part can no longer complete: Collect
+// reports it aborted at once.
+func (c *Collector) Suspected(f Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	by := c.suspects[f.Peer]
+	switch f.Action {
+	case spec.Suspect:
+		if by == nil {
+			by = map[spec.ProcID]Fault{}
+			c.suspects[f.Peer] = by
+		}
+		by[f.Node] = f
+		c.notify()
+	case spec.Unsuspect:
+		delete(by, f.Node)
+		if len(by) == 0 {
+			delete(c.suspects, f.Peer)
+		}
+	}
+}
+
 // ChannelFailed notes that a node stopped delivering from a channel (see
 // ChannelError): snapshots whose marker on it has not arrived can no
 // longer complete, and Collect reports them at once.
@@ -167,10 +193,10 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			c.collected[s] = true
 			return snapshot.Assemble(c.topo, s, parts)
 		}
-		if pr != nil && len(pr.aborts) > 0 {
+		if ab := c.aborted(s, pr); ab != nil {
 			delete(c.snaps, s)
 			c.collected[s] = true
-			return snapshot.Global{}, &AbortedError{Snap: s, By: append([]Fault(nil), pr.aborts...), Missing: c.incomplete(s, pr)}
+			return snapshot.Global{}, ab
 		}
 		if len(c.stopped) > 0 || len(c.failed) > 0 {
 			if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
@@ -196,6 +222,34 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			return snapshot.Global{}, inc
 		}
 	}
+}
+
+// aborted is the AbortedError of s if a node aborted it or a process
+// whose part it lacks is suspected, else nil; c.mu must be held.
+func (c *Collector) aborted(s spec.SnapID, pr *progress) *AbortedError {
+	ab := &AbortedError{Snap: s}
+	if pr != nil {
+		ab.By = append(ab.By, pr.aborts...)
+	}
+	if len(c.suspects) > 0 {
+		for _, p := range c.topo.Procs {
+			if pr != nil {
+				if _, ok := pr.parts[p]; ok {
+					continue
+				}
+			}
+			by := c.suspects[p]
+			for _, q := range sortedIDs(keySet(by)) {
+				ab.PartOf = append(ab.PartOf, by[q])
+				break // one suspicion names the cause
+			}
+		}
+	}
+	if len(ab.By)+len(ab.PartOf) == 0 {
+		return nil
+	}
+	ab.Missing = c.incomplete(s, pr)
+	return ab
 }
 
 // Forget drops what the collector holds of s, e.g. after giving up on it.

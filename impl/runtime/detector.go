@@ -387,11 +387,15 @@ func (n *Node) abort(s spec.SnapID, i int, now time.Time) {
 	n.fault(f)
 }
 
-// fault records f and hands it to OnFault.
+// fault records f and hands it to the Collector (suspicions) and
+// OnFault.
 func (n *Node) fault(f Fault) {
 	n.mu.Lock()
 	n.faults = append(n.faults, f)
 	n.mu.Unlock()
+	if n.col != nil && f.Action != spec.Abort {
+		n.col.Suspected(f)
+	}
 	if n.cfg.OnFault != nil {
 		n.cfg.OnFault(f)
 	}

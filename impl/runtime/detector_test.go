@@ -256,3 +256,30 @@ func TestDetectorConfigCheck(t *testing.T) {
 	assert.ErrorContains(t, mwrt.DetectorConfig{Interval: -1}.Check(), "negative")
 	assert.Equal(t, 420*time.Millisecond, testDetector.Bound())
 }
+
+// A snapshot whose markers all went out but one of whose parts can never
+// come (its node crashed before completing it): the survivors complete
+// their parts, and once they suspect the crashed node the collector
+// reports the snapshot aborted, naming the missing part and who suspects
+// its process.
+func TestCrashMissingPartAborted(t *testing.T) {
+	checkNoLeak(t)
+	topo := spec.Complete(3)
+	ct := counting(transport.NewMemory(topo, transport.MemoryConfig{}))
+	cl, _ := faultCluster(t, mwrt.ClusterConfig{Topology: topo, Transport: ct})
+	defer func() { _ = cl.Stop(ctxFor(t, 200*time.Millisecond)) }()
+	for _, c := range topo.In("P3") {
+		ct.Gate(c) // P3 never gets the markers it needs
+	}
+	s, err := cl.Snapshot("P3")
+	require.NoError(t, err)
+	cl.Node("P3").Crash()
+	_, err = cl.Collect(ctxFor(t, 3*(testDetector.Bound()+schedSlack)), s)
+	var ab *mwrt.AbortedError
+	require.ErrorAs(t, err, &ab, "snapshot %d was not aborted: %v", s, err)
+	assert.Empty(t, ab.By, "no survivor waits for a marker of P3's")
+	require.NotEmpty(t, ab.PartOf)
+	assert.Equal(t, spec.ProcID("P3"), ab.PartOf[0].Peer)
+	assert.Equal(t, []spec.ProcID{"P3"}, ab.Causes())
+	assert.Contains(t, err.Error(), "P3's part is missing and P")
+}

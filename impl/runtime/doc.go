@@ -110,7 +110,8 @@
 // debited; every snapshot waiting for a marker from q is aborted
 // (core.Node.Abort: its recording released; its later markers dropped),
 // and the Collector returns an *AbortedError (matching ErrAborted) for it,
-// naming who aborted it and why, so a snapshot ends complete, aborted or
+// naming who aborted it and why, as it does for a snapshot that lacks the
+// part of a suspected process, so a snapshot ends complete, aborted or
 // incomplete; Initiate is refused (ErrPeerSuspected) until q is heard
 // again. Node.Crash stops a node as a crash does, telling no one, for
 // tests.
