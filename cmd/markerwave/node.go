@@ -178,6 +178,8 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 	} else {
 		row("snapshots", "none scheduled")
 	}
+	d := cfg.Detector()
+	row("failures", "heartbeat every %v, a silent peer suspected after %v (within %v), stop drains up to %v", d.Interval, d.Timeout, d.Bound(), cfg.DrainTimeout())
 	row("snapshot_dir", "%s", dirState(cfg.SnapshotDir))
 	if cfg.TraceDir != "" {
 		row("trace_dir", "%s", dirState(cfg.TraceDir))

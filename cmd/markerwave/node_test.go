@@ -92,6 +92,10 @@ func TestNodeConfigErrors(t *testing.T) {
 		{[]string{`"count": 3`, `"count": [3]`}, []string{`config: field "snapshots.count": want an integer, got array`}},
 		{[]string{`{"from": "P1", "to": "P3"}`, `{"from": "P1", "to": "P1"}`}, []string{
 			`config: field "topology": topology: channel P1->P1 is a self-loop; self-loops are not supported`}},
+		{[]string{`"count": 3}`, `"count": 3}, "failures": {"heartbeat_ms": 100, "timeout_ms": 200}`}, []string{
+			`config: field "failures.timeout_ms": timeout 200ms is below 3 heartbeat intervals (300ms): live peers would be suspected`}},
+		{[]string{`"count": 3}`, `"count": 3}, "failures": {"drain_ms": -1, "heartbeat_ms": 5}`}, []string{
+			`config: field "failures.drain_ms": -1 is negative`}},
 		{[]string{`"127.0.0.1:7101"`, `"127.0.0.1:0"`, `"P3": 1000}`, `"P3": -1}`, `"every_ms": 250`, `"every_ms": 0`}, []string{
 			`config: field "nodes.P1.listen": port 0 out of range 1-65535`,
 			`config: field "app.balances.P3": negative balance -1`,
@@ -156,6 +160,7 @@ func TestNodeCheckOK(t *testing.T) {
   app           bank, initial total 3000 (fits in int64)
   workload      400 messages per node, amounts 1-50, 2ms apart
   snapshots     3 from each of P1, P3, every 250ms
+  failures      heartbeat every 100ms, a silent peer suspected after 1s (within 1.1s), stop drains up to 5s
   snapshot_dir  `+dir+`/snaps: will be created (parent writable)
   trace_dir     `+dir+`/nodes: will be created (parent writable)
   --id P2       a process of the topology: 2 channels out, 2 channels in
