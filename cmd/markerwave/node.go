@@ -179,7 +179,8 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 		row("snapshots", "none scheduled")
 	}
 	d := cfg.Detector()
-	row("failures", "heartbeat every %v, a silent peer suspected after %v (within %v), stop drains up to %v", d.Interval, d.Timeout, d.Bound(), cfg.DrainTimeout())
+	row("failures", "heartbeat every %v, a silent peer suspected after %v (within %v; one never heard from after %v), stop drains up to %v",
+		d.Interval, d.Timeout, d.Bound(), max(d.Startup, d.Timeout), cfg.DrainTimeout())
 	row("snapshot_dir", "%s", dirState(cfg.SnapshotDir))
 	if cfg.TraceDir != "" {
 		row("trace_dir", "%s", dirState(cfg.TraceDir))

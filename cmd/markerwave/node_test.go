@@ -160,7 +160,7 @@ func TestNodeCheckOK(t *testing.T) {
   app           bank, initial total 3000 (fits in int64)
   workload      400 messages per node, amounts 1-50, 2ms apart
   snapshots     3 from each of P1, P3, every 250ms
-  failures      heartbeat every 100ms, a silent peer suspected after 1s (within 1.1s), stop drains up to 5s
+  failures      heartbeat every 100ms, a silent peer suspected after 1s (within 1.1s; one never heard from after 10s), stop drains up to 5s
   snapshot_dir  `+dir+`/snaps: will be created (parent writable)
   trace_dir     `+dir+`/nodes: will be created (parent writable)
   --id P2       a process of the topology: 2 channels out, 2 channels in
@@ -249,7 +249,7 @@ func TestNodeDeadPeer(t *testing.T) {
 		`"pause_ms": 2`, `"pause_ms": 100`,
 		`"every_ms": 250`, `"every_ms": 50`,
 		`"initiators": ["P1", "P3"]`, `"initiators": ["P1"]`,
-		`"count": 3}`, `"count": 1}, "failures": {"heartbeat_ms": 20, "timeout_ms": 200, "drain_ms": 300}`,
+		`"count": 3}`, `"count": 1}, "failures": {"heartbeat_ms": 20, "timeout_ms": 200, "drain_ms": 300, "startup_ms": 200}`,
 	)
 	code, out, errs := node("--config", path, "--id", "P1", "--duration", "900ms")
 	assert.Equal(t, exitFail, code, errs)

@@ -86,8 +86,8 @@ var faultMutants = []mutant{
 		Doc:  "the detector waits a thousand timeouts",
 		Patches: []patch{{
 			File: "impl/runtime/detector.go",
-			Old:  "time.Duration(d.silent[i]) >= d.cfg.silentTicks() {",
-			New:  "time.Duration(d.silent[i]) >= 1000*d.cfg.silentTicks() { // MUTANT runtime-detector-timeout-ignored",
+			Old:  "time.Duration(d.silent[i]) >= d.cfg.silentTicks(d.ever[i]) {",
+			New:  "time.Duration(d.silent[i]) >= 1000*d.cfg.silentTicks(d.ever[i]) { // MUTANT runtime-detector-timeout-ignored",
 		}},
 		Runs: []goTest{runtimeUnit("TestCrashDetectedAbortedRefusedMemory", "TestDetectorBoundProperty")},
 		Expect: []expect{

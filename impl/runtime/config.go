@@ -29,7 +29,7 @@ import (
 //	  "snapshot_dir": "out/cluster/snapshots",
 //	  "workload": {"transfers": 200, "max_amount": 20, "pause_ms": 5, "seed": 1},
 //	  "snapshots": {"initiators": ["P1","P2"], "every_ms": 300, "count": 3},
-//	  "failures": {"heartbeat_ms": 100, "timeout_ms": 1000, "drain_ms": 5000}
+//	  "failures": {"heartbeat_ms": 100, "timeout_ms": 1000, "drain_ms": 5000, "startup_ms": 10000}
 //	}
 //
 // "app" names a kind registered in impl/app; its other fields are that
@@ -56,6 +56,10 @@ type Failures struct {
 	// DrainMS bounds the wait, on a stop, for peers to finish sending and
 	// for snapshots under way to complete (default 5000).
 	DrainMS int `json:"drain_ms"`
+	// StartupMS is how long a peer never heard from is trusted after
+	// this node starts (default 10000): nodes started by hand come up
+	// seconds apart.
+	StartupMS int `json:"startup_ms"`
 }
 
 // Defaults of Failures.
@@ -63,6 +67,7 @@ const (
 	DefaultHeartbeatMS = 100
 	DefaultTimeoutMS   = 1000
 	DefaultDrainMS     = 5000
+	DefaultStartupMS   = 10000
 )
 
 // orDefault is v, or def if v is 0.
@@ -82,6 +87,7 @@ func (c *FileConfig) Detector() DetectorConfig {
 	return DetectorConfig{
 		Interval: time.Duration(orDefault(f.HeartbeatMS, DefaultHeartbeatMS)) * time.Millisecond,
 		Timeout:  time.Duration(orDefault(f.TimeoutMS, DefaultTimeoutMS)) * time.Millisecond,
+		Startup:  time.Duration(orDefault(f.StartupMS, DefaultStartupMS)) * time.Millisecond,
 	}
 }
 
@@ -409,7 +415,7 @@ func (c *FileConfig) checkFailures(ps *problems) {
 	for _, v := range []struct {
 		field string
 		ms    int
-	}{{"failures.heartbeat_ms", f.HeartbeatMS}, {"failures.timeout_ms", f.TimeoutMS}, {"failures.drain_ms", f.DrainMS}} {
+	}{{"failures.heartbeat_ms", f.HeartbeatMS}, {"failures.timeout_ms", f.TimeoutMS}, {"failures.drain_ms", f.DrainMS}, {"failures.startup_ms", f.StartupMS}} {
 		if v.ms < 0 {
 			ps.add(v.field, "%d is negative", v.ms)
 			bad = true

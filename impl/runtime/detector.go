@@ -37,6 +37,11 @@ type DetectorConfig struct {
 	// (Check), so that a live peer's heartbeats cannot fall that far
 	// apart on an idle machine.
 	Timeout time.Duration
+	// Startup is how long a peer never heard from is trusted, counted
+	// from the node's start (processes of a cluster started by hand come
+	// up seconds apart); 0 means Timeout, and less than Timeout counts
+	// as Timeout.
+	Startup time.Duration
 }
 
 // Enabled reports whether the detector runs.
@@ -46,19 +51,24 @@ func (c DetectorConfig) Enabled() bool { return c.Interval > 0 }
 // this long after the last frame it sent arrived: (ceil(Timeout/Interval)
 // + 1) intervals, Timeout + Interval when Timeout is a multiple of
 // Interval.
-func (c DetectorConfig) Bound() time.Duration { return (c.silentTicks() + 1) * c.Interval }
+func (c DetectorConfig) Bound() time.Duration { return (c.silentTicks(true) + 1) * c.Interval }
 
 // silentTicks is how many ticks in a row that hear nothing make a peer
-// suspected: ceil(Timeout/Interval).
-func (c DetectorConfig) silentTicks() time.Duration {
-	return (c.Timeout + c.Interval - 1) / c.Interval
+// suspected: ceil(Timeout/Interval), or for a peer never heard from
+// ceil(max(Startup, Timeout)/Interval).
+func (c DetectorConfig) silentTicks(heard bool) time.Duration {
+	d := c.Timeout
+	if !heard {
+		d = max(c.Startup, c.Timeout)
+	}
+	return (d + c.Interval - 1) / c.Interval
 }
 
 // Check reports a config the detector cannot honour.
 func (c DetectorConfig) Check() error {
 	switch {
-	case c.Interval < 0 || c.Timeout < 0:
-		return fmt.Errorf("interval %v and timeout %v must not be negative", c.Interval, c.Timeout)
+	case c.Interval < 0 || c.Timeout < 0 || c.Startup < 0:
+		return fmt.Errorf("interval %v, timeout %v and startup %v must not be negative", c.Interval, c.Timeout, c.Startup)
 	case c.Interval > 0 && c.Timeout < 3*c.Interval:
 		return fmt.Errorf("timeout %v is below 3 heartbeat intervals (%v): live peers would be suspected", c.Timeout, 3*c.Interval)
 	}
@@ -263,7 +273,7 @@ func (d *detector) check(now time.Time) (suspect, trust []int) {
 			continue
 		}
 		d.silent[i]++
-		if d.suspected[i].IsZero() && time.Duration(d.silent[i]) >= d.cfg.silentTicks() {
+		if d.suspected[i].IsZero() && time.Duration(d.silent[i]) >= d.cfg.silentTicks(d.ever[i]) {
 			suspect = append(suspect, i)
 		}
 	}

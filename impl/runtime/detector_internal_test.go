@@ -14,12 +14,14 @@ import (
 // own, free of scheduling: a peer whose frames arrive at most two
 // intervals apart (what its heartbeats guarantee) is never suspected, and
 // a peer that falls silent is suspected at least Timeout and at most
-// DetectorConfig.Bound after its last frame. A frame heard again
-// withdraws the suspicion at the next tick.
+// DetectorConfig.Bound after its last frame (one never heard from: at
+// least Startup, at most one tick later). A frame heard again withdraws
+// the suspicion at the next tick.
 func TestDetectorBoundProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		iv := time.Duration(rapid.IntRange(1, 50).Draw(t, "interval ms")) * time.Millisecond
 		cfg := DetectorConfig{Interval: iv, Timeout: iv*3 + time.Duration(rapid.Int64Range(0, int64(20*iv)).Draw(t, "timeout above 3 intervals"))}
+		cfg.Startup = time.Duration(rapid.Int64Range(0, int64(4*cfg.Timeout)).Draw(t, "startup"))
 		start := time.Unix(1000, 0)
 		d := newDetector(DetectorConfig{}, 7, spec.Complete(2), "P1", start) // no ticker: this test is the clock
 		d.cfg = cfg
@@ -57,15 +59,22 @@ func TestDetectorBoundProperty(t *testing.T) {
 				suspectedAt = tick
 				d.suspected[suspect[0]] = start.Add(tick)
 			}
-			if tick > last+10*cfg.Bound() {
+			if tick > last+10*cfg.Bound()+cfg.Startup {
 				t.Fatalf("a peer silent since %v is not suspected by %v", last, tick)
 			}
 		}
-		if suspectedAt > last+cfg.Bound() {
-			t.Fatalf("suspected at %v, more than Timeout+Interval = %v after the last frame at %v", suspectedAt, cfg.Bound(), last)
+		// A peer never heard from is trusted for Startup (at least
+		// Timeout) from the start, to the next tick.
+		lo, hi := last+cfg.Timeout, last+cfg.Bound()
+		if len(frames) == 0 {
+			lo = max(cfg.Startup, cfg.Timeout)
+			hi = lo + iv
 		}
-		if suspectedAt < last+cfg.Timeout {
-			t.Fatalf("suspected at %v, before Timeout %v had passed since the last frame at %v", suspectedAt, cfg.Timeout, last)
+		if suspectedAt > hi {
+			t.Fatalf("suspected at %v, after %v (last frame at %v, %+v)", suspectedAt, hi, last, cfg)
+		}
+		if suspectedAt < lo {
+			t.Fatalf("suspected at %v, before %v (last frame at %v, %+v)", suspectedAt, lo, last, cfg)
 		}
 
 		// Heard again: trusted at the next tick.
