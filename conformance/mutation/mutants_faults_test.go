@@ -76,7 +76,7 @@ var faultMutants = []mutant{
 		}},
 		Runs: []goTest{runtimeUnit("TestCrashDetectedAbortedRefusedMemory")},
 		Expect: []expect{outputHas("TestCrashDetectedAbortedRefusedMemory", "the snapshot waiting for the crashed node is not aborted",
-			regexp.MustCompile(`snapshot \d+ was not aborted`))},
+			regexp.MustCompile(`no survivor aborted snapshot \d+`))},
 	},
 	{
 		// Tells apart: a crashed peer; its silence never reaches the

@@ -111,6 +111,7 @@ func crashScenario(t *testing.T, cl *mwrt.Cluster, log *faultLog) {
 	_, err = cl.Collect(ctxFor(t, 3*(testDetector.Bound()+schedSlack)), s2)
 	var ab *mwrt.AbortedError
 	require.ErrorAs(t, err, &ab, "snapshot %d was not aborted: %v", s2, err)
+	require.NotEmpty(t, ab.By, "no survivor aborted snapshot %d: %v", s2, err)
 	assert.ErrorIs(t, err, mwrt.ErrAborted)
 	assert.Equal(t, []spec.ProcID{"P3"}, ab.Causes())
 	assert.Contains(t, err.Error(), "suspected")
@@ -151,10 +152,17 @@ func TestCrashDetectedAbortedRefusedMemory(t *testing.T) {
 	checkNoLeak(t)
 	topo := spec.Complete(3)
 	cl, log := faultCluster(t, mwrt.ClusterConfig{Topology: topo, Transport: transport.NewMemory(topo, transport.MemoryConfig{})})
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = cl.Stop(ctxFor(t, 200*time.Millisecond))
+		}
+	}()
 	crashScenario(t, cl, log)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	err := cl.Stop(ctx)
+	stopped = true
 	// What was sent to the dead P3 is reported, not lost silently.
 	var rep *mwrt.StopReport
 	if errors.As(err, &rep) {
