@@ -287,17 +287,30 @@ var (
 	ErrFinished = errors.New("node finished: no more transfers")
 )
 
+// greet sends a first heartbeat on every outgoing channel, so that every
+// peer learns this node's incarnation even if the channel is never idle.
+func (n *Node) greet() {
+	if n.det.cfg.Enabled() {
+		n.heartbeats(n.det.out)
+	}
+}
+
+// heartbeats sends a heartbeat on each of cs. A heartbeat is not an
+// algorithm frame: not counted, not traced.
+func (n *Node) heartbeats(cs []spec.Channel) {
+	for _, c := range cs {
+		if err := n.tr.Send(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindHeartbeat, Seq: n.det.inc}}); err != nil && !errors.Is(err, transport.ErrClosed) {
+			n.fail(fmt.Errorf("runtime %s: heartbeat on %s: %w", string(n.self), c, err))
+		}
+	}
+}
+
 // detect is one tick of the failure detector at now: heartbeats on idle
 // outgoing channels, then suspicions and their withdrawals, each
 // suspicion followed by the aborts it causes.
 func (n *Node) detect(now time.Time) {
 	d := n.det
-	for _, c := range d.idle() {
-		// A heartbeat is not an algorithm frame: not counted, not traced.
-		if err := n.tr.Send(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindHeartbeat, Seq: d.inc}}); err != nil && !errors.Is(err, transport.ErrClosed) {
-			n.fail(fmt.Errorf("runtime %s: heartbeat on %s: %w", string(n.self), c, err))
-		}
-	}
+	n.heartbeats(d.idle())
 	suspect, trust := d.check(now)
 	n.trust(trust, now)
 	for _, i := range suspect {

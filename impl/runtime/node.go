@@ -214,6 +214,7 @@ func (n *Node) run() {
 			n.col.NodeStopped(n.self)
 		}
 	}()
+	n.greet()
 	for _, env := range n.replay {
 		n.deliver(env)
 	}
