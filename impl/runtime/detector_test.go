@@ -207,6 +207,11 @@ func TestFalseSuspicionWithdrawnNextSnapshotCompletes(t *testing.T) {
 	var ab *mwrt.AbortedError
 	require.ErrorAs(t, err, &ab, "snapshot %d was not aborted: %v", s, err)
 	assert.Equal(t, []spec.ProcID{"P3"}, ab.Causes())
+	// The first suspicion decides the collector; let both survivors
+	// suspect P3 before it is heard again.
+	for _, p := range []spec.ProcID{"P1", "P2"} {
+		waitFor(t, testDetector.Bound()+schedSlack, string(p)+" suspects P3", func() bool { return len(log.of(spec.Suspect, p, "P3")) > 0 })
+	}
 
 	require.NoError(t, ct.Release()) // P3 is heard again, its late marker of s with it
 	for _, p := range []spec.ProcID{"P1", "P2"} {
