@@ -115,7 +115,11 @@ func (f Fault) String() string {
 			s = fmt.Sprintf("suspect %s: %s (nothing heard since %s)", peer, f.Why, since)
 		}
 		if f.Finished {
-			s += "; it had finished sending, a graceful stop"
+			why := f.Why
+			if why == "" {
+				why = "nothing heard since " + since
+			}
+			s = fmt.Sprintf("%s has stopped after saying it was done (a graceful stop): %s", peer, why)
 		}
 		return s
 	case spec.Unsuspect:
