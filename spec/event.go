@@ -27,10 +27,43 @@ const (
 	RecvMarker Action = "RecvMarker"
 )
 
-// Valid reports whether a is one of the spec's actions.
+// The failure handling of tla/ChandyLamportFaults.tla, as one node takes
+// it (line numbers refer to that module). Peer names the process the
+// step is about.
+const (
+	// Suspect(q): Proc's failure detector suspects Peer: Detect(q) when
+	// Peer crashed, FalseSuspect(q) when it did not (lines 110-124).
+	// From then on Proc sends Peer no transfer (SendAppF, line 66).
+	Suspect Action = "Suspect"
+	// Unsuspect(q): Proc heard from Peer again and withdraws its
+	// suspicion. The spec's suspicions are permanent; a real detector's
+	// are not, and withdrawing one only lets later sends and snapshots
+	// through.
+	Unsuspect Action = "Unsuspect"
+	// Abort(s, q): Proc aborts snapshot Snap, Peer's suspicion the cause
+	// (lines 132-138): Proc's recording of Snap is released and Snap's
+	// markers are dropped from now on.
+	Abort Action = "Abort"
+	// DropMarker(p, q): q drops the marker of the aborted snapshot Snap
+	// at the head of <<p, q>> (lines 90-97).
+	DropMarker Action = "DropMarker"
+)
+
+// Valid reports whether a is one of the spec's actions (those of
+// tla/ChandyLamport.tla or, Fault, of tla/ChandyLamportFaults.tla).
 func (a Action) Valid() bool {
 	switch a {
 	case SendApp, RecvApp, Initiate, RecvMarker:
+		return true
+	}
+	return a.Fault()
+}
+
+// Fault reports whether a is an action of the failure handling
+// (tla/ChandyLamportFaults.tla) rather than of the algorithm itself.
+func (a Action) Fault() bool {
+	switch a {
+	case Suspect, Unsuspect, Abort, DropMarker:
 		return true
 	}
 	return false
@@ -49,6 +82,9 @@ type Event struct {
 	Amount int64  `json:"amount"`          // SendApp and RecvApp
 	Msg    uint64 `json:"msg,omitempty"`   // SendApp and RecvApp: the message's seq on its channel
 	First  bool   `json:"first,omitempty"` // RecvMarker: the first marker of Snap at Proc (case 1)
+	// Peer is the process suspected (Suspect, Unsuspect) or whose
+	// suspicion caused the abort (Abort).
+	Peer ProcID `json:"peer,omitempty"`
 	// Payload is the application's own encoding of the message, if any.
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// After is the abstraction of Proc's state after the step.
@@ -74,6 +110,12 @@ func (e Event) String() string {
 		return fmt.Sprintf("Initiate(%d) at %s", e.Snap, string(e.Proc))
 	case RecvMarker:
 		return fmt.Sprintf("RecvMarker(%s, %s) [snap %d]", string(e.From), string(e.To), e.Snap)
+	case DropMarker:
+		return fmt.Sprintf("DropMarker(%s, %s) [snap %d]", string(e.From), string(e.To), e.Snap)
+	case Suspect, Unsuspect:
+		return fmt.Sprintf("%s(%s) at %s", string(e.Action), string(e.Peer), string(e.Proc))
+	case Abort:
+		return fmt.Sprintf("Abort(%d, %s) at %s", e.Snap, string(e.Peer), string(e.Proc))
 	}
 	return fmt.Sprintf("%s?", string(e.Action))
 }
@@ -87,7 +129,7 @@ func (e Event) Validate(t *Topology) error {
 		return fmt.Errorf("seq must be >= 1")
 	}
 	switch e.Action {
-	case SendApp, RecvApp, RecvMarker:
+	case SendApp, RecvApp, RecvMarker, DropMarker:
 		c := e.Chan()
 		if !t.HasChan(c) {
 			return fmt.Errorf("%s on unknown channel %s", string(e.Action), c)
@@ -99,15 +141,23 @@ func (e Event) Validate(t *Topology) error {
 		if e.Proc != owner {
 			return fmt.Errorf("%s on %s taken by %s, want %s", string(e.Action), c, string(e.Proc), string(owner))
 		}
-		if e.Action == RecvMarker && e.Snap == 0 {
-			return fmt.Errorf("RecvMarker without a snapshot id")
+		marker := e.Action == RecvMarker || e.Action == DropMarker
+		if marker && e.Snap == 0 {
+			return fmt.Errorf("%s without a snapshot id", string(e.Action))
 		}
-		if e.Action != RecvMarker && (e.Msg == 0 || e.Amount <= 0) {
+		if !marker && (e.Msg == 0 || e.Amount <= 0) {
 			return fmt.Errorf("%s needs a positive amount and message seq", string(e.Action))
 		}
 	case Initiate:
 		if e.Snap == 0 {
 			return fmt.Errorf("action Initiate without a snapshot id")
+		}
+	case Suspect, Unsuspect, Abort:
+		if !t.Has(e.Peer) || e.Peer == e.Proc {
+			return fmt.Errorf("%s names peer %q, want another process of the topology", string(e.Action), string(e.Peer))
+		}
+		if e.Action == Abort && e.Snap == 0 {
+			return fmt.Errorf("action Abort without a snapshot id")
 		}
 	default:
 		return fmt.Errorf("unknown action %q", string(e.Action))

@@ -219,3 +219,45 @@ func TestVectorClock(t *testing.T) {
 	assert.Equal(t, VectorClock{2, 0, 0}, b)
 	assert.Equal(t, VectorClock{2, 4, 1}, VectorClock{0, 3, 1}.Merge(VectorClock{2, 1, 0}, 1))
 }
+
+// The fault actions the implementation traces: well formed when they
+// name another process of the topology (and, for Abort and DropMarker, a
+// snapshot), and rendered as their TLA+ actions.
+func TestFaultEventsValidate(t *testing.T) {
+	top := Complete(3)
+	ok := []Event{
+		{Proc: "P1", Seq: 1, Action: Suspect, Peer: "P3"},
+		{Proc: "P1", Seq: 2, Action: Unsuspect, Peer: "P3"},
+		{Proc: "P1", Seq: 3, Action: Abort, Snap: 4, Peer: "P3"},
+		{Proc: "P2", Seq: 1, Action: DropMarker, From: "P3", To: "P2", Snap: 4},
+	}
+	for _, e := range ok {
+		if err := e.Validate(top); err != nil {
+			t.Errorf("%s: %v", e, err)
+		}
+		if !e.Action.Valid() || !e.Action.Fault() {
+			t.Errorf("%s is not a valid fault action", e.Action)
+		}
+	}
+	if got := ok[2].String(); got != "Abort(4, P3) at P1" {
+		t.Errorf("String = %q", got)
+	}
+	bad := map[string]Event{
+		"suspects itself":    {Proc: "P1", Seq: 1, Action: Suspect, Peer: "P1"},
+		"unknown peer":       {Proc: "P1", Seq: 1, Action: Abort, Snap: 1, Peer: "P9"},
+		"abort without snap": {Proc: "P1", Seq: 1, Action: Abort, Peer: "P2"},
+		"drop without snap":  {Proc: "P2", Seq: 1, Action: DropMarker, From: "P3", To: "P2"},
+		"drop by the sender": {Proc: "P3", Seq: 1, Action: DropMarker, From: "P3", To: "P2", Snap: 1},
+		"unsuspect no one":   {Proc: "P1", Seq: 1, Action: Unsuspect},
+	}
+	for name, e := range bad {
+		if err := e.Validate(top); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	for _, a := range []Action{SendApp, RecvApp, Initiate, RecvMarker} {
+		if a.Fault() {
+			t.Errorf("%s is an action of the algorithm, not of the failure handling", a)
+		}
+	}
+}

@@ -31,8 +31,19 @@ stdout.
 Every start first checks the config and this machine (ports in range and
 distinct, amounts and totals, the topology strongly connected, ID in it,
 the directories usable) and names every problem; --check stops there.
+
+A peer heard nothing from for the config's failures.timeout_ms (a refused
+connection: at once) is suspected and named on stderr; snapshots waiting
+for it are aborted, transfers to it refused (nothing debited), and no
+snapshot starts until it is heard again. A stop (--duration, SIGINT or
+SIGTERM) ends the workload and schedule, then waits (failures.drain_ms at
+most) until every live peer has finished sending and no snapshot is under
+way here, so nothing is left in flight.
+
 Exit 0: stopped cleanly (or, with --check, the config is usable); 1: the
-run failed; 2: bad usage or a bad config.`
+run had failures, listed in a final summary on stderr (dead peers,
+aborted and unfinished snapshots, frames lost, errors); 2: bad usage or a
+bad config.`
 
 // nodeOptions are node's flags.
 type nodeOptions struct {
@@ -167,6 +178,9 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 	} else {
 		row("snapshots", "none scheduled")
 	}
+	d := cfg.Detector()
+	row("failures", "heartbeat every %v, a silent peer suspected after %v (within %v; one never heard from after %v), stop drains up to %v",
+		d.Interval, d.Timeout, d.Bound(), max(d.Startup, d.Timeout), cfg.DrainTimeout())
 	row("snapshot_dir", "%s", dirState(cfg.SnapshotDir))
 	if cfg.TraceDir != "" {
 		row("trace_dir", "%s", dirState(cfg.TraceDir))

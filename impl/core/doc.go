@@ -2,7 +2,9 @@
 // It has no goroutines, clocks, randomness or I/O: the caller drives each
 // Node one step at a time, and each step returns the spec.Event it
 // performed and the frames to send. The steps mirror the actions of
-// tla/ChandyLamport.tla: SendApp, RecvApp, Initiate and RecvMarker.
+// tla/ChandyLamport.tla: SendApp, RecvApp, Initiate and RecvMarker, and a
+// node's share of tla/ChandyLamportFaults.tla: Suspect, Abort and
+// DropMarker.
 //
 // # Usage
 //
@@ -36,6 +38,14 @@
 //     parts' states and channels make up the global state.
 //  6. To restart from a snapshot, Restore each node from its part's
 //     Checkpoint and re-deliver the part's recorded messages first.
+//  7. Failures (tla/ChandyLamportFaults.tla) are detected by the caller;
+//     the core acts on the verdicts. Suspect(q) when the caller's failure
+//     detector suspects q (Unsuspect when it hears from q again): SendApp
+//     to q is then refused before the application sees it (ErrSuspected).
+//     Abort(s, q) for each snapshot that cannot complete because of q
+//     (WaitingOn(q) lists those waiting for q's marker): the snapshot's
+//     recording is released and its later markers are dropped
+//     (DropMarker events).
 //
 // Events (Step.Event) carry vector clocks and per-node sequence numbers,
 // so the per-node logs merge into one causal run (spec.MergeCausal) that

@@ -12,13 +12,7 @@ import (
 
 // ActiveSnaps lists the snapshots n has recorded that are not complete,
 // by id.
-func ActiveSnaps(n *Node) []spec.SnapID {
-	ids := make([]spec.SnapID, len(n.active))
-	for k, st := range n.active {
-		ids[k] = st.id
-	}
-	return ids
-}
+func ActiveSnaps(n *Node) []spec.SnapID { return n.Active() }
 
 // CompletedCount is the number of local snapshots n completed so far,
 // taken or not.

@@ -20,6 +20,15 @@ var (
 	ErrDuplicateMarker = errors.New("duplicate marker")
 	ErrReleased        = errors.New("snapshot already completed and released")
 	ErrApp             = errors.New("application error")
+	// ErrSuspected: the peer a transfer is for is suspected (SendAppF).
+	ErrSuspected = errors.New("receiver suspected")
+	// ErrAborted: the snapshot was aborted here.
+	ErrAborted = errors.New("snapshot aborted")
+	// ErrNotSuspected: Abort names a cause this node does not suspect, or
+	// Unsuspect a peer it does not suspect.
+	ErrNotSuspected = errors.New("peer not suspected")
+	// ErrAlreadySuspected: Suspect names a peer already suspected.
+	ErrAlreadySuspected = errors.New("peer already suspected")
 )
 
 // Error is why a node refused a step or a checkpoint: the node, the
@@ -110,6 +119,12 @@ type Node struct {
 	completed []LocalSnapshot            // complete, not yet taken
 	released  idSet
 	nDone     uint64 // local snapshots completed so far
+
+	// suspected is this node's failure detector output, by process index
+	// (the spec's suspected, as this node sees it); nSusp counts it.
+	suspected []bool
+	nSusp     int
+	aborted   idSet // snapshots aborted here: their markers are dropped
 }
 
 // New returns a node in its initial state: the application as given, all
@@ -136,6 +151,8 @@ func New(cfg Config) (*Node, error) {
 		outIdx: make(map[spec.ProcID]int),
 		clocks: !cfg.NoClocks,
 		snaps:  make(map[spec.SnapID]*snapState),
+
+		suspected: make([]bool, len(cfg.Topology.Procs)),
 	}
 	if n.clocks {
 		n.vc = make(spec.VectorClock, len(cfg.Topology.Procs))
@@ -220,13 +237,19 @@ func Restore(cfg Config, cp Checkpoint) (*Node, error) {
 // SendApp sends payload to peer to. It mirrors SendApp(p, q, a) in
 // tla/ChandyLamport.tla: the application's local effect of the send (which
 // may refuse), sent+1, and one app frame numbered with the channel's next
-// seq. Snapshots being recorded are not affected.
+// seq. Snapshots being recorded are not affected. A send to a peer this
+// node suspects is refused before the application sees it (ErrSuspected),
+// as SendAppF(p, q, a) requires q \notin suspected
+// (tla/ChandyLamportFaults.tla line 66): nothing is debited.
 func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
 	j, ok := n.outIdx[to]
 	if !ok {
 		return Step{}, n.errorf("send", spec.Channel{}, "%w: no channel %s->%s", ErrUnknownChannel, string(n.self), string(to))
 	}
 	c := n.out[j]
+	if n.nSusp > 0 && n.suspected[n.topo.ProcIndex(to)] {
+		return Step{}, n.errorf("send", c, "%w: %s is suspected, the transfer was not made", ErrSuspected, string(to))
+	}
 	amt, err := n.amount(payload)
 	if err != nil {
 		return Step{}, &Error{Node: n.self, Op: "send", Chan: c, Err: err}
@@ -254,7 +277,7 @@ func (n *Node) Initiate(s spec.SnapID) (Step, error) {
 	if s == 0 {
 		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: 0", ErrBadSnap)
 	}
-	if n.snaps[s] != nil || n.released.has(s) {
+	if n.snaps[s] != nil || n.released.has(s) || n.aborted.has(s) {
 		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: %s already knows snapshot %d", ErrDuplicateSnap, string(n.self), s)
 	}
 	appState, err := n.app.Capture()
@@ -348,6 +371,9 @@ func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
 	}
 	if n.released.has(s) {
 		return Step{}, n.errorf("deliver", c, "%w: marker for snapshot %d", ErrReleased, s)
+	}
+	if n.aborted.has(s) {
+		return n.dropMarker(c, s, f.VC), nil
 	}
 	st := n.snaps[s]
 	first := st == nil
@@ -546,6 +572,9 @@ func (n *Node) NextRecvSeq(from spec.ProcID) (uint64, bool) {
 
 // Phase says where snapshot s stands at this node.
 func (n *Node) Phase(s spec.SnapID) Phase {
+	if n.aborted.has(s) {
+		return Aborted
+	}
 	if st := n.snaps[s]; st != nil {
 		if st.pending == 0 {
 			return Complete

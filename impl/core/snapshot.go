@@ -42,6 +42,9 @@ const (
 	// Released: handed out by TakeCompleted (or retired by Restore); only
 	// the id is remembered.
 	Released
+	// Aborted: aborted here (Node.Abort); only the id is remembered, and
+	// the snapshot's markers are dropped.
+	Aborted
 )
 
 func (p Phase) String() string {
@@ -54,6 +57,8 @@ func (p Phase) String() string {
 		return "complete"
 	case Released:
 		return "released"
+	case Aborted:
+		return "aborted"
 	}
 	return "Phase(?)"
 }

@@ -35,6 +35,12 @@ type ClusterConfig struct {
 	// OnError, if set, is called with every node error (from node
 	// goroutines, possibly concurrently).
 	OnError func(error)
+	// Detector configures every node's failure detector (off by default;
+	// see DetectorConfig).
+	Detector DetectorConfig
+	// OnFault, if set, is called with every node's suspicions and aborts
+	// (from node goroutines, possibly concurrently).
+	OnFault func(Fault)
 }
 
 // Cluster runs one Node per process of a topology in this process.
@@ -101,6 +107,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 			Topology: cfg.Topology, Self: p, App: a, Transport: tr,
 			Collector: c.col, Trace: cfg.Traces[p], From: cfg.From,
 			OnError: cfg.OnError, Stats: c.stats,
+			Detector: cfg.Detector, OnFault: cfg.OnFault,
 		})
 		if err != nil {
 			c.abort()
@@ -256,6 +263,29 @@ func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g snapshot.G
 	return g, nil
 }
 
+// Faults lists every node's suspicions, withdrawals and aborts, node by
+// node in topology order.
+func (c *Cluster) Faults() []Fault {
+	var out []Fault
+	for _, p := range c.topo.Procs {
+		out = append(out, c.nodes[p].Faults()...)
+	}
+	return out
+}
+
+// algorithmFrames drops the runtime's own control frames (heartbeats,
+// done) from envs: losing one loses nothing of the application's or the
+// algorithm's.
+func algorithmFrames(envs []wire.Envelope) []wire.Envelope {
+	out := envs[:0:0]
+	for _, e := range envs {
+		if !e.Frame.Kind.Control() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // FailedChannels lists the channels of every node stopped because the
 // core rejected a frame, in topology order.
 func (c *Cluster) FailedChannels() []*ChannelError {
@@ -367,8 +397,8 @@ func (c *Cluster) Stop(ctx context.Context) error {
 		switch {
 		case err == nil:
 		case errors.As(err, &se):
-			rep.Undelivered = append(rep.Undelivered, se.Undelivered...)
-			rep.Unacked = append(rep.Unacked, se.Unacked...)
+			rep.Undelivered = append(rep.Undelivered, algorithmFrames(se.Undelivered)...)
+			rep.Unacked = append(rep.Unacked, algorithmFrames(se.Unacked)...)
 		default:
 			rep.Other = append(rep.Other, err)
 		}

@@ -29,6 +29,7 @@ type Collector struct {
 	stopped   map[spec.ProcID]bool
 	failed    map[spec.Channel]*ChannelError
 	collected map[spec.SnapID]bool
+	suspects  map[spec.ProcID]map[spec.ProcID]Fault // suspected peer -> suspecting node -> its Fault
 	waiters   int
 	changed   chan struct{} // closed and replaced on updates while waiters > 0
 }
@@ -38,6 +39,7 @@ type progress struct {
 	recorded map[spec.ProcID]bool
 	closed   map[spec.Channel]bool
 	parts    map[spec.ProcID]snapshot.Part
+	aborts   []Fault // the nodes that aborted it, in report order
 }
 
 // NewCollector returns a collector for the processes of t.
@@ -48,6 +50,7 @@ func NewCollector(t *spec.Topology) *Collector {
 		stopped:   map[spec.ProcID]bool{},
 		failed:    map[spec.Channel]*ChannelError{},
 		collected: map[spec.SnapID]bool{},
+		suspects:  map[spec.ProcID]map[spec.ProcID]Fault{},
 		changed:   make(chan struct{}),
 	}
 }
@@ -115,6 +118,44 @@ func (c *Collector) NodeStopped(p spec.ProcID) {
 	c.notify()
 }
 
+// Aborted notes that node f.Node aborted snapshot f.Snap (a Fault of
+// action spec.Abort): the snapshot can no longer complete, and Collect
+// reports it aborted at once.
+func (c *Collector) Aborted(f Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.collected[f.Snap] {
+		return
+	}
+	pr := c.get(f.Snap)
+	pr.aborts = append(pr.aborts, f)
+	c.notify()
+}
+
+// Suspected notes a node's suspicion f (action spec.Suspect) or its
+// withdrawal (spec.Unsuspect). While a process is suspected by some node,
+// a snapshot still missing its part can no longer complete: Collect
+// reports it aborted at once.
+func (c *Collector) Suspected(f Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	by := c.suspects[f.Peer]
+	switch f.Action {
+	case spec.Suspect:
+		if by == nil {
+			by = map[spec.ProcID]Fault{}
+			c.suspects[f.Peer] = by
+		}
+		by[f.Node] = f
+		c.notify()
+	case spec.Unsuspect:
+		delete(by, f.Node)
+		if len(by) == 0 {
+			delete(c.suspects, f.Peer)
+		}
+	}
+}
+
 // ChannelFailed notes that a node stopped delivering from a channel (see
 // ChannelError): snapshots whose marker on it has not arrived can no
 // longer complete, and Collect reports them at once.
@@ -128,10 +169,12 @@ func (c *Collector) ChannelFailed(e *ChannelError) {
 }
 
 // Collect waits until every node has reported its part of s and returns
-// the assembled snapshot, handing it out once. When ctx ends first, or a
-// node missing from s has stopped, or a channel whose marker s lacks has
-// failed, it returns an *IncompleteError naming what is missing. It never
-// waits past ctx.
+// the assembled snapshot, handing it out once. So a snapshot ends
+// complete, aborted or incomplete: when a node aborted s (its failure
+// detector suspects a process s waits for) it returns an *AbortedError
+// naming who aborted it and why; when ctx ends first, or a node missing
+// from s has stopped, or a channel whose marker s lacks has failed, an
+// *IncompleteError naming what is missing. It never waits past ctx.
 func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global, error) {
 	c.mu.Lock()
 	c.waiters++
@@ -149,6 +192,11 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			delete(c.snaps, s)
 			c.collected[s] = true
 			return snapshot.Assemble(c.topo, s, parts)
+		}
+		if ab := c.aborted(s, pr); ab != nil {
+			delete(c.snaps, s)
+			c.collected[s] = true
+			return snapshot.Global{}, ab
 		}
 		if len(c.stopped) > 0 || len(c.failed) > 0 {
 			if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
@@ -174,6 +222,34 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			return snapshot.Global{}, inc
 		}
 	}
+}
+
+// aborted is the AbortedError of s if a node aborted it or a process
+// whose part it lacks is suspected, else nil; c.mu must be held.
+func (c *Collector) aborted(s spec.SnapID, pr *progress) *AbortedError {
+	ab := &AbortedError{Snap: s}
+	if pr != nil {
+		ab.By = append(ab.By, pr.aborts...)
+	}
+	if len(c.suspects) > 0 {
+		for _, p := range c.topo.Procs {
+			if pr != nil {
+				if _, ok := pr.parts[p]; ok {
+					continue
+				}
+			}
+			by := c.suspects[p]
+			for _, q := range sortedIDs(keySet(by)) {
+				ab.PartOf = append(ab.PartOf, by[q])
+				break // one suspicion names the cause
+			}
+		}
+	}
+	if len(ab.By)+len(ab.PartOf) == 0 {
+		return nil
+	}
+	ab.Missing = c.incomplete(s, pr)
+	return ab
 }
 
 // Forget drops what the collector holds of s, e.g. after giving up on it.

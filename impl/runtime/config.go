@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
@@ -27,7 +28,8 @@ import (
 //	  "trace_dir": "out/cluster/nodes",
 //	  "snapshot_dir": "out/cluster/snapshots",
 //	  "workload": {"transfers": 200, "max_amount": 20, "pause_ms": 5, "seed": 1},
-//	  "snapshots": {"initiators": ["P1","P2"], "every_ms": 300, "count": 3}
+//	  "snapshots": {"initiators": ["P1","P2"], "every_ms": 300, "count": 3},
+//	  "failures": {"heartbeat_ms": 100, "timeout_ms": 1000, "drain_ms": 5000, "startup_ms": 10000}
 //	}
 //
 // "app" names a kind registered in impl/app; its other fields are that
@@ -40,6 +42,62 @@ type FileConfig struct {
 	SnapshotDir string                      `json:"snapshot_dir"`
 	Workload    *Workload                   `json:"workload,omitempty"`
 	Snapshots   *Schedule                   `json:"snapshots,omitempty"`
+	Failures    *Failures                   `json:"failures,omitempty"`
+}
+
+// Failures configures failure detection and the graceful stop; each
+// field left out (or 0) takes its default.
+type Failures struct {
+	// HeartbeatMS is the failure detector's interval (default 100).
+	HeartbeatMS int `json:"heartbeat_ms"`
+	// TimeoutMS is how long a silent peer is trusted (default 1000; at
+	// least 3 heartbeats).
+	TimeoutMS int `json:"timeout_ms"`
+	// DrainMS bounds the wait, on a stop, for peers to finish sending and
+	// for snapshots under way to complete (default 5000).
+	DrainMS int `json:"drain_ms"`
+	// StartupMS is how long a peer never heard from is trusted after
+	// this node starts (default 10000): nodes started by hand come up
+	// seconds apart.
+	StartupMS int `json:"startup_ms"`
+}
+
+// Defaults of Failures.
+const (
+	DefaultHeartbeatMS = 100
+	DefaultTimeoutMS   = 1000
+	DefaultDrainMS     = 5000
+	DefaultStartupMS   = 10000
+)
+
+// orDefault is v, or def if v is 0.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// Detector is the failure detector the config asks for.
+func (c *FileConfig) Detector() DetectorConfig {
+	var f Failures
+	if c.Failures != nil {
+		f = *c.Failures
+	}
+	return DetectorConfig{
+		Interval: time.Duration(orDefault(f.HeartbeatMS, DefaultHeartbeatMS)) * time.Millisecond,
+		Timeout:  time.Duration(orDefault(f.TimeoutMS, DefaultTimeoutMS)) * time.Millisecond,
+		Startup:  time.Duration(orDefault(f.StartupMS, DefaultStartupMS)) * time.Millisecond,
+	}
+}
+
+// DrainTimeout bounds a graceful stop's wait (Failures.DrainMS).
+func (c *FileConfig) DrainTimeout() time.Duration {
+	d := DefaultDrainMS
+	if c.Failures != nil {
+		d = orDefault(c.Failures.DrainMS, d)
+	}
+	return time.Duration(d) * time.Millisecond
 }
 
 // NodeAddress is where a node listens for its incoming channels.
@@ -163,6 +221,7 @@ func parseConfig(b []byte) (*FileConfig, problems) {
 	cfg.checkSnapshotDir(&ps)
 	cfg.checkWorkload(&ps)
 	cfg.checkSchedule(&ps)
+	cfg.checkFailures(&ps)
 	return cfg, ps
 }
 
@@ -344,6 +403,29 @@ func (c *FileConfig) checkSchedule(ps *problems) {
 		ps.add("snapshots.count", "%d is negative", s.Count)
 	} else if s.Count > limit {
 		ps.add("snapshots.count", "%d, at most %d for %d processes", s.Count, limit, len(t.Procs))
+	}
+}
+
+func (c *FileConfig) checkFailures(ps *problems) {
+	f := c.Failures
+	if f == nil {
+		return
+	}
+	bad := false
+	for _, v := range []struct {
+		field string
+		ms    int
+	}{{"failures.heartbeat_ms", f.HeartbeatMS}, {"failures.timeout_ms", f.TimeoutMS}, {"failures.drain_ms", f.DrainMS}, {"failures.startup_ms", f.StartupMS}} {
+		if v.ms < 0 {
+			ps.add(v.field, "%d is negative", v.ms)
+			bad = true
+		}
+	}
+	if bad {
+		return
+	}
+	if err := c.Detector().Check(); err != nil {
+		ps.add("failures.timeout_ms", "%v", err)
 	}
 }
 

@@ -93,11 +93,45 @@
 // frame accepted and never delivered, refused, or unacknowledged, every
 // failed channel and node error, and every node that did not stop.
 //
+// Failures (tla/ChandyLamportFaults.tla; DetectorConfig, detector.go).
+// With a detector (NodeConfig.Detector, ClusterConfig.Detector, the
+// config's "failures"), a node sends a heartbeat on every outgoing
+// channel it has sent nothing on for an interval, and suspects an
+// in-neighbour it has heard nothing from for longer than the timeout:
+// within Timeout + Interval of the last frame that reached it
+// (DetectorConfig.Bound); Hint suspects at once on stronger evidence
+// (RunProcess: a refused connection to a peer heard before). A peer
+// heard again is trusted again. Each suspicion, withdrawal and abort is
+// a Fault, reported through OnFault and Faults, naming the peer, its
+// incarnation if its heartbeats carried one, and since when it was
+// silent; it is also a step of the core (core.Node.Suspect, Unsuspect,
+// Abort), so it is traced. While a node suspects q: SendApp to q is
+// refused (core.ErrSuspected, naming q) before the application is
+// debited; every snapshot waiting for a marker from q is aborted
+// (core.Node.Abort: its recording released; its later markers dropped),
+// and the Collector returns an *AbortedError (matching ErrAborted) for it,
+// naming who aborted it and why, as it does for a snapshot that lacks the
+// part of a suspected process, so a snapshot ends complete, aborted or
+// incomplete; Initiate is refused (ErrPeerSuspected) until q is heard
+// again. Node.Crash stops a node as a crash does, telling no one, for
+// tests.
+//
+// Graceful stop. Node.Finish ends a node's transfers (ErrFinished) and
+// sends a done frame behind them on every outgoing channel; Draining
+// says what the node still waits for (live in-neighbours not done,
+// snapshots under way). RunProcess does both when ctx ends, waits at most
+// the config's drain_ms, and returns nil after a clean stop or a
+// *StopSummary naming dead peers, aborted and unfinished snapshots and
+// lost frames.
+//
 // Where each promise is checked: the package's tests (Collector
 // properties with rapid, concurrent Collects, run tags, failed channels,
 // restore from a persisted snapshot), and conformance's randomised
 // in-memory and TCP runs: TestRuntimeMemory and TestRuntimeTCP (collected
 // snapshots against the model), TestRuntimeRestore, TestRuntimeCollectIncomplete
 // and TestRuntimeStopTheWorld (restore, IncompleteError and the
-// baseline against the model and the run's events).
+// baseline against the model and the run's events); failures in
+// detector_test.go (a crash on the in-memory and the TCP transport, a
+// false suspicion withdrawn, a drained stop) and conformance's
+// TestLockstepFaults (the core's share against model/faults.go).
 package runtime

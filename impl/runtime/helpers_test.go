@@ -119,8 +119,8 @@ func tcpTransport(t testing.TB, topo *spec.Topology) *transport.TCP {
 
 // perNodeTCP returns one TCP transport per process, each serving only its
 // process, on pre-bound loopback listeners: the shape of a multi-process
-// cluster.
-func perNodeTCP(t testing.TB, topo *spec.Topology) map[spec.ProcID]transport.Transport {
+// cluster. opts, if any, adjust each transport's config.
+func perNodeTCP(t testing.TB, topo *spec.Topology, opts ...func(*transport.TCPConfig)) map[spec.ProcID]transport.Transport {
 	lns := map[spec.ProcID]net.Listener{}
 	addrs := map[spec.ProcID]string{}
 	for _, p := range topo.Procs {
@@ -131,7 +131,11 @@ func perNodeTCP(t testing.TB, topo *spec.Topology) map[spec.ProcID]transport.Tra
 	}
 	out := map[spec.ProcID]transport.Transport{}
 	for _, p := range topo.Procs {
-		tr, err := transport.NewTCP(topo, transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p}, Listeners: map[spec.ProcID]net.Listener{p: lns[p]}})
+		cfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p}, Listeners: map[spec.ProcID]net.Listener{p: lns[p]}}
+		for _, o := range opts {
+			o(&cfg)
+		}
+		tr, err := transport.NewTCP(topo, cfg)
 		require.NoError(t, err)
 		out[p] = tr
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -70,4 +71,45 @@ func sortedIDs(set map[spec.ProcID]bool) []spec.ProcID {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// ErrAborted is matched by an *AbortedError.
+var ErrAborted = errors.New("snapshot aborted")
+
+// AbortedError says that a snapshot was aborted (tla/ChandyLamportFaults.tla
+// Abort(s, q), lines 132-138): it can never complete, because a process
+// it waits for is suspected. Its recording buffers were released at each
+// node that aborted it.
+type AbortedError struct {
+	Snap spec.SnapID
+	// By lists each abort reported, in order: the node, the cause (Peer),
+	// since when the cause was silent.
+	By []Fault
+	// PartOf lists, for each process whose part the snapshot lacks and
+	// that a node suspects, one such suspicion (its Peer is the process).
+	PartOf []Fault
+	// Missing is what the snapshot lacked when it was reported aborted.
+	Missing *IncompleteError
+}
+
+func (e *AbortedError) Error() string {
+	var parts []string
+	for _, f := range e.By {
+		parts = append(parts, fmt.Sprintf("%s aborted it: %s suspected, nothing heard since %s", string(f.Node), string(f.Peer), heardSince(f.Since)))
+	}
+	for _, f := range e.PartOf {
+		parts = append(parts, fmt.Sprintf("%s's part is missing and %s suspects it, nothing heard since %s", string(f.Peer), string(f.Node), heardSince(f.Since)))
+	}
+	return fmt.Sprintf("snapshot %d aborted: %s", e.Snap, strings.Join(parts, "; "))
+}
+
+func (e *AbortedError) Is(target error) bool { return target == ErrAborted }
+
+// Causes lists the suspected processes that caused the aborts, sorted.
+func (e *AbortedError) Causes() []spec.ProcID {
+	set := map[spec.ProcID]bool{}
+	for _, f := range append(e.By, e.PartOf...) {
+		set[f.Peer] = true
+	}
+	return sortedIDs(set)
 }

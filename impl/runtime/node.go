@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/snapshot"
@@ -42,6 +43,16 @@ type NodeConfig struct {
 	OnError func(error)
 	// Stats, if set, is where the node counts frames (shared by a cluster).
 	Stats *Stats
+	// Detector configures the failure detector (off if its Interval is
+	// 0): see DetectorConfig.
+	Detector DetectorConfig
+	// Incarnation is this node's incarnation (e.g. its TCP transport's),
+	// carried by its heartbeats so that peers can name it; 0 if none.
+	Incarnation uint64
+	// OnFault, if set, is called on the node goroutine with each
+	// suspicion, withdrawal and abort (after the Collector hears of it);
+	// it must not block for long.
+	OnFault func(Fault)
 }
 
 // Stats counts frames; all fields are updated atomically.
@@ -85,11 +96,16 @@ type Node struct {
 	initiated map[spec.SnapID]bool
 	paused    bool
 	deferred  []*command
+	det       *detector
+	finished  bool // Finish: no more application sends
+
+	crashed atomic.Bool // Crash: stop as a crash does, telling no one
 
 	mu     sync.Mutex
 	errs   []error
 	nErrs  int
 	unsent []wire.Envelope
+	faults []Fault // every suspicion, withdrawal and abort, in order
 	// failed and held (written on the node goroutine, under mu): the
 	// incoming channels stopped, and their frames from the rejected one on.
 	failed map[spec.Channel]*ChannelError
@@ -179,6 +195,10 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		cmds: make(chan *command), stop: make(chan struct{}), done: make(chan struct{}),
 		replay: replay, initiated: map[spec.SnapID]bool{},
 	}
+	if err := cfg.Detector.Check(); err != nil {
+		return nil, fmt.Errorf("runtime: node %s: failure detector: %w", string(cfg.Self), err)
+	}
+	n.det = newDetector(cfg.Detector, cfg.Incarnation, cfg.Topology, cfg.Self, time.Now())
 	go n.run()
 	return n, nil
 }
@@ -188,11 +208,13 @@ func (n *Node) ID() spec.ProcID { return n.self }
 
 func (n *Node) run() {
 	defer close(n.done)
+	defer n.det.stop()
 	defer func() {
-		if n.col != nil {
+		if n.col != nil && !n.crashed.Load() {
 			n.col.NodeStopped(n.self)
 		}
 	}()
+	n.greet()
 	for _, env := range n.replay {
 		n.deliver(env)
 	}
@@ -209,11 +231,20 @@ func (n *Node) run() {
 			}
 			c.run()
 			close(c.done)
+		case now := <-n.det.tick():
+			n.detect(now)
+		case h := <-n.det.hints:
+			n.hinted(h, time.Now())
 		case env, ok := <-inbox:
 			if !ok {
 				inbox = nil
 				continue
 			}
+			if env.Frame.Kind.Control() {
+				n.det.control(env.Chan.From, env.Frame)
+				continue
+			}
+			n.det.heardOn(env.Chan.From)
 			if n.deliver(env) {
 				if env.Frame.Kind == wire.KindMarker {
 					n.stats.MarkersDelivered.Add(1)
@@ -282,6 +313,9 @@ func (n *Node) deliver(env wire.Envelope) bool {
 		return false
 	}
 	n.after(step)
+	if step.Event.Action == spec.RecvMarker && step.Event.First {
+		n.abortIfWaiting(step.Event.Snap)
+	}
 	return true
 }
 
@@ -295,6 +329,7 @@ func (n *Node) after(step core.Step) {
 			n.fail(fmt.Errorf("runtime %s: send %s: %w", string(n.self), env, err))
 			continue
 		}
+		n.det.sentOn(env.Chan)
 		if env.Frame.Kind == wire.KindMarker {
 			n.stats.MarkersSent.Add(1)
 		} else {
@@ -350,11 +385,18 @@ func (n *Node) fail(err error) {
 }
 
 // SendApp sends payload to peer to (the application's local effect
-// first, which may refuse). The payload is copied.
+// first, which may refuse). The payload is copied. A send to a peer the
+// node suspects is refused with an error matching core.ErrSuspected and
+// naming the peer; a send after Finish with ErrFinished. Neither debits
+// the application.
 func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 	payload = append([]byte(nil), payload...)
 	var err error
 	if e := n.exec(true, func() {
+		if n.finished {
+			err = fmt.Errorf("runtime %s: send to %s: %w", string(n.self), string(to), ErrFinished)
+			return
+		}
 		var step core.Step
 		if step, err = n.core.SendApp(to, payload); err == nil {
 			n.after(step)
@@ -365,10 +407,17 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 	return err
 }
 
-// Initiate starts snapshot s at this node (the Initiator Rule).
+// Initiate starts snapshot s at this node (the Initiator Rule). While the
+// node suspects a peer it refuses (ErrPeerSuspected, naming the peer): the
+// snapshot could not complete. It starts again once the suspicion is
+// withdrawn.
 func (n *Node) Initiate(s spec.SnapID) error {
 	var err error
 	if e := n.exec(false, func() {
+		if q, since, ok := n.anySuspected(); ok {
+			err = fmt.Errorf("runtime %s: snapshot %d not started: %w: %s, nothing heard since %s", string(n.self), s, ErrPeerSuspected, string(q), heardSince(since))
+			return
+		}
 		var step core.Step
 		n.initiated[s] = true
 		if step, err = n.core.Initiate(s); err != nil {

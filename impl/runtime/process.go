@@ -8,16 +8,16 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -65,6 +65,20 @@ type ProcessOptions struct {
 // A node that crashes loses its channel state: its peers' transports
 // report ErrPeerRestarted and stop those channels. Recovery means
 // restarting every node from one stored snapshot (ProcessOptions.From).
+//
+// Failures (FileConfig.Failures). The node runs a failure detector
+// (DetectorConfig): a peer silent for longer than the timeout is
+// suspected and named in the log within timeout + one heartbeat; the
+// snapshots waiting for it are aborted, transfers to it are refused (not
+// debited) and no snapshot is started while it is suspected.
+//
+// Stopping. When ctx ends the node stops its workload and schedule,
+// sends no more transfers (Node.Finish), and keeps delivering until every
+// live in-neighbour has finished too and no snapshot is under way here,
+// for at most the drain timeout; then it stops. It returns nil after a
+// clean stop, and otherwise a *StopSummary naming the dead peers, the
+// aborted and unfinished snapshots, the frames lost and every other
+// problem.
 func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (err error) {
 	p, err := newProcess(cfg, self, opt)
 	if err != nil {
@@ -91,10 +105,11 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	if err != nil {
 		return err
 	}
-	defer p.workers.Wait()
 	p.startWorkload(ctx)
 	p.startSchedule(ctx, tag)
 	<-ctx.Done()
+	p.workers.Wait()
+	p.drain()
 	return nil
 }
 
@@ -113,14 +128,23 @@ type process struct {
 	tr         *transport.TCP
 	sink       *trace.Sink
 	node       *Node
-	parts      chan snapshot.Part // completed local parts, to the writer
+	hints      atomic.Pointer[Node] // node, once started, for the transport's callbacks
+	parts      chan snapshot.Part   // completed local parts, to the writer
 	writerDone chan struct{}
 	workers    sync.WaitGroup // workload and snapshot schedule
 
 	restarted atomic.Int64 // channels stopped because a peer restarted
 	nodeErrs  atomic.Int64 // errors the node reported
+	refused   atomic.Int64 // transfers refused: the receiver was suspected
 	final     spec.LocalState
 	problems  []string // what went wrong while stopping
+
+	faultMu  sync.Mutex
+	suspects map[spec.ProcID]Fault           // suspected now, by peer
+	aborted  []Fault                         // snapshots aborted here
+	waiting  map[spec.SnapID]bool            // parts saved, snapshot not yet assembled
+	active   []spec.SnapID                   // snapshots still under way when the drain ended
+	lost     map[spec.ProcID][]wire.Envelope // algorithm frames to each peer never acknowledged
 }
 
 func newProcess(cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (*process, error) {
@@ -136,7 +160,8 @@ func newProcess(cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (*process
 	if out == nil {
 		out = io.Discard
 	}
-	return &process{cfg: cfg, t: t, self: self, idx: idx, opt: opt, out: out}, nil
+	return &process{cfg: cfg, t: t, self: self, idx: idx, opt: opt, out: out,
+		suspects: map[spec.ProcID]Fault{}, waiting: map[spec.SnapID]bool{}}, nil
 }
 
 // say writes one progress line, prefixed with the node's id.
@@ -155,12 +180,24 @@ func (p *process) openTransport() error {
 	}
 	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p.self}, OnError: func(err error) {
 		// Dial errors are normal while peers start; a restarted peer is
-		// not.
-		if errors.Is(err, transport.ErrPeerRestarted) {
+		// not. A refused dial to a peer heard from before is evidence
+		// that its process is gone: the detector need not wait for the
+		// timeout.
+		var ce *transport.ConnError
+		switch {
+		case errors.Is(err, transport.ErrPeerRestarted):
 			p.restarted.Add(1)
 			p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
+		case errors.As(err, &ce) && ce.Op == "dial" && ce.Chan.From == p.self && errors.Is(err, syscall.ECONNREFUSED):
+			if n := p.hints.Load(); n != nil {
+				n.Hint(ce.Chan.To, "its listener refuses connections")
+			}
 		}
 	}}
+	// The drain has waited for the peers already; frames to a dead one
+	// are never acknowledged, so the transport's wait is bounded by the
+	// drain timeout too.
+	tcfg.DrainTimeout = min(2*time.Second, p.cfg.DrainTimeout())
 	if p.opt.Listener != nil {
 		tcfg.Listeners = map[spec.ProcID]net.Listener{p.self: p.opt.Listener}
 	}
@@ -169,13 +206,20 @@ func (p *process) openTransport() error {
 	return err
 }
 
-// closeTransport closes the transport; frames it could not deliver are a
-// problem.
+// closeTransport closes the transport; algorithm frames it could not
+// deliver are a problem, kept by receiver for the summary (the runtime's
+// own heartbeats and done frames are not).
 func (p *process) closeTransport() {
 	err := p.tr.Close()
 	var se *transport.ShutdownError
 	if errors.As(err, &se) {
-		p.problems = append(p.problems, se.Error())
+		lost := algorithmFrames(append(se.Undelivered, se.Unacked...))
+		if len(lost) > 0 {
+			p.lost = map[spec.ProcID][]wire.Envelope{}
+		}
+		for _, e := range lost {
+			p.lost[e.Chan.To] = append(p.lost[e.Chan.To], e)
+		}
 	} else if err != nil {
 		p.problems = append(p.problems, err.Error())
 	}
@@ -228,6 +272,9 @@ func (p *process) persist(part snapshot.Part) error {
 		return err
 	}
 	if len(missing) > 0 {
+		p.faultMu.Lock()
+		p.waiting[part.Snap] = true
+		p.faultMu.Unlock()
 		p.say("snapshot %d: local part saved, waiting for %s", part.Snap, procList(missing))
 		return nil
 	}
@@ -257,10 +304,12 @@ func (p *process) startNode() error {
 			p.nodeErrs.Add(1)
 			p.say("error: %v", err)
 		},
+		Detector: p.cfg.Detector(), Incarnation: p.tr.Incarnation(), OnFault: p.onFault,
 	})
 	if err != nil {
 		return err
 	}
+	p.hints.Store(p.node)
 	p.say("listening on %s; %d outgoing, %d incoming channels", p.tr.Addr(p.self), len(p.t.Out(p.self)), len(p.t.In(p.self)))
 	return nil
 }
@@ -308,7 +357,10 @@ func (p *process) startWorkload(ctx context.Context) {
 		for range w.Transfers {
 			to := outs[rng.IntN(len(outs))].To
 			err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
-			if err != nil && !errors.Is(err, core.ErrApp) {
+			switch {
+			case errors.Is(err, core.ErrSuspected):
+				p.refused.Add(1) // not debited; the detector's log names the peer
+			case err != nil && !errors.Is(err, core.ErrApp):
 				return
 			}
 			if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
@@ -354,25 +406,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // result is RunProcess's error once everything is stopped: err if the
-// process failed to start, otherwise every problem met while running and
-// stopping.
+// process failed to start, otherwise nil after a clean stop or the
+// *StopSummary of what went wrong while running and stopping.
 func (p *process) result(err error) error {
 	if err != nil {
 		return err
 	}
 	p.say("stopped: balance %d, sent %d, received %d", p.final.Bal, p.final.Sent, p.final.Rcvd)
-	problems := p.problems
-	if n := p.restarted.Load(); n > 0 {
-		problems = append(problems, fmt.Sprintf("%d channels stopped because a peer restarted", n))
-	}
-	if n := p.nodeErrs.Load(); n > 0 {
-		problems = append(problems, fmt.Sprintf("%d node errors", n))
-	}
-	if len(problems) == 0 {
+	sum := p.summary()
+	if sum.empty() {
 		return nil
 	}
-	sort.Strings(problems)
-	return fmt.Errorf("node %s: %s", string(p.self), strings.Join(problems, "; "))
+	return sum
 }
 
 // SnapSeqBits is the number of low bits of a multi-process snapshot id

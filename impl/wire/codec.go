@@ -15,9 +15,10 @@ import (
 //
 //	length  4 bytes, big endian: the number of bytes that follow
 //	version 1 byte, Version
-//	kind    1 byte, KindApp or KindMarker
+//	kind    1 byte, KindApp, KindMarker, KindHeartbeat or KindDone
 //	KindApp:    seq (>= 1), payload length, payload bytes, vc count, vc entries
 //	KindMarker: snap (>= 1), vc count, vc entries
+//	KindHeartbeat, KindDone: incarnation (seq), vc count, vc entries
 //
 // The encoding is canonical: a frame has exactly one encoding, so Decode
 // followed by Encode gives back the input bytes.
@@ -87,6 +88,10 @@ func (f Frame) Validate() error {
 		if f.Seq != 0 || len(f.Payload) != 0 {
 			return fmt.Errorf("%w: marker with seq or payload", ErrInvalidFrame)
 		}
+	case KindHeartbeat, KindDone:
+		if f.Snap != 0 || len(f.Payload) != 0 {
+			return fmt.Errorf("%w: %s with snapshot id or payload", ErrInvalidFrame, f)
+		}
 	default:
 		return fmt.Errorf("%w %d", ErrKind, f.Kind)
 	}
@@ -143,6 +148,8 @@ func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 		b = append(b, f.Payload...)
 	case KindMarker:
 		b = binary.AppendUvarint(b, uint64(f.Snap))
+	case KindHeartbeat, KindDone:
+		b = binary.AppendUvarint(b, f.Seq)
 	}
 	b = binary.AppendUvarint(b, uint64(len(f.VC)))
 	for _, v := range f.VC {
@@ -357,6 +364,10 @@ func decodeBody(body []byte, copyPayload bool) (Frame, error) {
 			return Frame{}, fmt.Errorf("%w: marker with snapshot id 0", ErrInvalidFrame)
 		}
 		f.Snap = spec.SnapID(snap)
+	case KindHeartbeat, KindDone:
+		if f.Seq, err = d.uvarint("incarnation"); err != nil {
+			return Frame{}, err
+		}
 	default:
 		return Frame{}, fmt.Errorf("%w %d", ErrKind, k)
 	}

@@ -48,7 +48,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"version 0", frameBytes(0, 2, 7, 0), ErrVersion},
 		{"version 2", frameBytes(2, 2, 7, 0), ErrVersion},
 		{"kind 0", frameBytes(1, 0, 7, 0), ErrKind},
-		{"kind 3", frameBytes(1, 3, 7, 0), ErrKind},
+		{"kind 5", frameBytes(1, 5, 7, 0), ErrKind},
+		{"heartbeat with trailing bytes", frameBytes(1, 3, 7, 0, 0), ErrTrailing},
 		{"control kind", frameBytes(1, byte(kindAck), 7), ErrKind},
 		{"marker snap 0", frameBytes(1, 2, 0, 0), ErrInvalidFrame},
 		{"app seq 0", frameBytes(1, 1, 0, 0, 0), ErrInvalidFrame},
@@ -334,4 +335,36 @@ func BenchmarkDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// The runtime's control frames: known bytes, refusals, and a round trip
+// of any incarnation and clock.
+func TestControlFrames(t *testing.T) {
+	b, err := Encode(Frame{Kind: KindHeartbeat, Seq: 300})
+	require.NoError(t, err)
+	assert.Equal(t, frameBytes(1, 3, 0xac, 0x02, 0), b)
+	b, err = Encode(Frame{Kind: KindDone})
+	require.NoError(t, err)
+	assert.Equal(t, frameBytes(1, 4, 0, 0), b)
+	for _, f := range []Frame{{Kind: KindHeartbeat, Snap: 1}, {Kind: KindDone, Payload: []byte{1}}} {
+		_, err := Encode(f)
+		assert.ErrorIs(t, err, ErrInvalidFrame, "%+v", f)
+	}
+	assert.True(t, KindHeartbeat.Control() && KindDone.Control())
+	assert.False(t, KindApp.Control() || KindMarker.Control())
+	rapid.Check(t, func(t *rapid.T) {
+		f := Frame{
+			Kind: rapid.SampledFrom([]Kind{KindHeartbeat, KindDone}).Draw(t, "kind"),
+			Seq:  rapid.Uint64().Draw(t, "incarnation"),
+			VC:   rapid.SliceOfN(rapid.Uint64(), 0, 4).Draw(t, "vc"),
+		}
+		b, err := Encode(f)
+		require.NoError(t, err)
+		got, err := Decode(b)
+		require.NoError(t, err)
+		require.True(t, f.Equal(got), "%+v vs %+v", f, got)
+		again, err := Encode(got)
+		require.NoError(t, err)
+		require.Equal(t, b, again, "encoding is canonical")
+	})
 }

@@ -689,7 +689,10 @@ func TestEncodeAcceptsExactlyValidFramesProperty(t *testing.T) {
 			valid = f.Seq >= 1 && f.Snap == 0
 		case KindMarker:
 			valid = f.Snap >= 1 && f.Seq == 0 && len(f.Payload) == 0
+		case KindHeartbeat, KindDone:
+			valid = f.Snap == 0 && len(f.Payload) == 0
 		}
+		known := f.Kind == KindApp || f.Kind == KindMarker || f.Kind.Control()
 		b, err := Encode(f)
 		switch {
 		case valid && err != nil:
@@ -700,9 +703,9 @@ func TestEncodeAcceptsExactlyValidFramesProperty(t *testing.T) {
 			require.True(t, f.Equal(got), "%+v vs %+v", f, got)
 		case err == nil:
 			t.Fatalf("Encode accepts the invalid frame %+v", f)
-		case f.Kind != KindApp && f.Kind != KindMarker && !errors.Is(err, ErrKind):
+		case !known && !errors.Is(err, ErrKind):
 			t.Fatalf("Encode of kind %d: %v, want ErrKind", f.Kind, err)
-		case (f.Kind == KindApp || f.Kind == KindMarker) && !errors.Is(err, ErrInvalidFrame):
+		case known && !errors.Is(err, ErrInvalidFrame):
 			t.Fatalf("Encode of the invalid %+v: %v, want ErrInvalidFrame", f, err)
 		}
 	})

@@ -413,3 +413,30 @@ func AssembleCut(parts map[spec.ProcID]core.LocalSnapshot) map[spec.Channel]spec
 	}
 	return core.Cut(ls...)
 }
+
+// Suspect has p suspect q (core.Node.Suspect).
+func (n *Net) Suspect(p, q spec.ProcID) (core.Step, error) {
+	nd, err := n.node(p)
+	if err != nil {
+		return core.Step{}, err
+	}
+	st, err := nd.Suspect(q)
+	if err != nil {
+		return core.Step{}, err
+	}
+	return n.record(st), nil
+}
+
+// Abort has p abort snapshot s, cause's suspicion the reason
+// (core.Node.Abort).
+func (n *Net) Abort(p spec.ProcID, s spec.SnapID, cause spec.ProcID) (core.Step, error) {
+	nd, err := n.node(p)
+	if err != nil {
+		return core.Step{}, err
+	}
+	st, err := nd.Abort(s, cause)
+	if err != nil {
+		return core.Step{}, err
+	}
+	return n.record(st), nil
+}

@@ -1,0 +1,253 @@
+package runtime
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// StopSummary is how a node process stopped when it did not stop
+// cleanly: the peers it holds dead, the snapshots it aborted or could not
+// finish, the frames lost, and every other problem. RunProcess returns it
+// as its error.
+type StopSummary struct {
+	Node spec.ProcID
+	// Dead are the peers suspected when the node stopped (their last
+	// suspicion), by id; a peer that had said it was done and then went
+	// silent stopped gracefully and is not among them.
+	Dead []Fault
+	// Aborted are the snapshots the node aborted, in order.
+	Aborted []Fault
+	// Unfinished names the snapshots that neither completed nor were
+	// aborted here, and why, e.g. "snapshot 5: no part from P3 (dead)".
+	Unfinished []string
+	// Lost counts the algorithm frames to each peer that the transport
+	// could not hand over (never acknowledged or never read), e.g.
+	// "P3: 12 transfers (total 340), 2 markers".
+	Lost []string
+	// Refused is the number of transfers the workload did not make
+	// because the receiver was suspected (nothing was debited).
+	Refused int64
+	// Problems are the other things that went wrong (node errors,
+	// channels stopped by a peer restart, a drain that gave up).
+	Problems []string
+}
+
+func (s *StopSummary) empty() bool {
+	return len(s.Dead)+len(s.Aborted)+len(s.Unfinished)+len(s.Lost)+len(s.Problems) == 0
+}
+
+// Error is the summary, one item per line.
+func (s *StopSummary) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "node %s stopped with failures", string(s.Node))
+	for _, f := range s.Dead {
+		fmt.Fprintf(&b, "\n  dead peer %s", deadPeer(f))
+	}
+	for _, f := range s.Aborted {
+		fmt.Fprintf(&b, "\n  aborted snapshot %d: %s suspected", f.Snap, string(f.Peer))
+	}
+	for _, u := range s.Unfinished {
+		fmt.Fprintf(&b, "\n  unfinished %s", u)
+	}
+	for _, l := range s.Lost {
+		fmt.Fprintf(&b, "\n  lost to %s", l)
+	}
+	if s.Refused > 0 {
+		fmt.Fprintf(&b, "\n  %d transfers to suspected peers refused (not debited)", s.Refused)
+	}
+	for _, p := range s.Problems {
+		fmt.Fprintf(&b, "\n  %s", p)
+	}
+	return b.String()
+}
+
+// deadPeer names a suspected peer: "P3 (incarnation 1f2e...), nothing
+// heard since 12:00:01.250".
+func deadPeer(f Fault) string {
+	s := string(f.Peer)
+	if f.Incarnation != 0 {
+		s += fmt.Sprintf(" (incarnation %x)", f.Incarnation)
+	}
+	return s + ", nothing heard since " + heardSince(f.Since)
+}
+
+// onFault logs each suspicion, withdrawal and abort and keeps what the
+// summary needs.
+func (p *process) onFault(f Fault) {
+	p.say("%s", f)
+	p.faultMu.Lock()
+	defer p.faultMu.Unlock()
+	switch f.Action {
+	case spec.Suspect:
+		p.suspects[f.Peer] = f
+	case spec.Unsuspect:
+		delete(p.suspects, f.Peer)
+	case spec.Abort:
+		p.aborted = append(p.aborted, f)
+	}
+}
+
+// drainPoll is how often the drain looks at the node.
+const drainPoll = 10 * time.Millisecond
+
+// drain is the graceful stop's wait: the node sends no more transfers
+// (Finish), then keeps delivering until every live in-neighbour has
+// finished too and no snapshot is under way here, and that has held for
+// two heartbeats (a marker forwarded late may still come); at most the
+// config's drain timeout.
+func (p *process) drain() {
+	if err := p.node.Finish(); err != nil {
+		p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
+		return
+	}
+	timeout := p.cfg.DrainTimeout()
+	linger := 2 * p.cfg.Detector().Interval
+	p.say("stopping: no more transfers; waiting up to %v for peers to finish and snapshots under way to complete", timeout)
+	start := time.Now()
+	var quiet time.Time
+	for {
+		d, err := p.node.Draining()
+		if err != nil {
+			p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
+			return
+		}
+		now := time.Now()
+		switch {
+		case !d.Empty():
+			quiet = time.Time{}
+		case quiet.IsZero():
+			quiet = now
+		case now.Sub(quiet) >= linger:
+			p.say("drained after %v", now.Sub(start).Round(time.Millisecond))
+			return
+		}
+		if now.Sub(start) > timeout {
+			var why []string
+			if len(d.Peers) > 0 {
+				why = append(why, procList(d.Peers)+" still sending (alive, not finished)")
+			}
+			if len(d.Snaps) > 0 {
+				why = append(why, "snapshots "+snapList(d.Snaps)+" still under way here")
+			}
+			p.faultMu.Lock()
+			p.active = d.Snaps
+			p.faultMu.Unlock()
+			if len(why) > 0 {
+				p.problems = append(p.problems, fmt.Sprintf("drain gave up after %v: %s", timeout, strings.Join(why, "; ")))
+			}
+			return
+		}
+		time.Sleep(drainPoll)
+	}
+}
+
+// summary gathers how the process stopped.
+func (p *process) summary() *StopSummary {
+	p.faultMu.Lock()
+	defer p.faultMu.Unlock()
+	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), Aborted: p.aborted, Problems: p.problems}
+	dead := map[spec.ProcID]bool{}
+	for _, q := range sortedIDs(keySet(p.suspects)) {
+		if f := p.suspects[q]; !f.Finished {
+			s.Dead = append(s.Dead, f)
+			dead[q] = true
+		}
+	}
+	aborted := map[spec.SnapID]bool{}
+	for _, f := range p.aborted {
+		aborted[f.Snap] = true
+	}
+	for _, id := range p.active {
+		if !aborted[id] {
+			s.Unfinished = append(s.Unfinished, fmt.Sprintf("snapshot %d: still under way here when the node stopped", id))
+		}
+	}
+	s.Unfinished = append(s.Unfinished, p.partsMissing(dead)...)
+	for _, q := range sortedIDs(keySet(p.lost)) {
+		l := describeLost(p, p.lost[q])
+		if dead[q] {
+			l += " (" + string(q) + " dead)"
+		}
+		s.Lost = append(s.Lost, string(q)+": "+l)
+	}
+	if n := p.restarted.Load(); n > 0 {
+		s.Problems = append(s.Problems, fmt.Sprintf("%d channels stopped because a peer restarted", n))
+	}
+	if n := p.nodeErrs.Load(); n > 0 {
+		s.Problems = append(s.Problems, fmt.Sprintf("%d node errors", n))
+	}
+	sort.Strings(s.Problems)
+	return s
+}
+
+// partsMissing names the snapshots this node saved a part of that lack
+// the part of a dead peer; p.faultMu must be held. A part still missing
+// from a live peer is not a failure (that peer saves it when it gets
+// there), and a snapshot assembled meanwhile is complete.
+func (p *process) partsMissing(dead map[spec.ProcID]bool) []string {
+	ids := make([]spec.SnapID, 0, len(p.waiting))
+	for id := range p.waiting {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []string
+	for _, id := range ids {
+		_, missing, err := p.opt.Store.LoadParts(p.t, id)
+		if err != nil {
+			out = append(out, fmt.Sprintf("snapshot %d: %v", id, err))
+			continue
+		}
+		var gone []string
+		for _, q := range missing {
+			if dead[q] {
+				gone = append(gone, string(q))
+			}
+		}
+		if len(gone) > 0 {
+			out = append(out, fmt.Sprintf("snapshot %d: no part from %s (dead)", id, strings.Join(gone, ", ")))
+		}
+	}
+	return out
+}
+
+// describeLost counts lost frames: "12 transfers (total 340), 2 markers".
+func describeLost(p *process, envs []wire.Envelope) string {
+	var apps, markers int
+	var total int64
+	a, err := p.cfg.NewApp(p.self)
+	for _, e := range envs {
+		switch e.Frame.Kind {
+		case wire.KindApp:
+			apps++
+			if err == nil {
+				if amt, aerr := a.Amount(e.Frame.Payload); aerr == nil {
+					total += amt
+				}
+			}
+		case wire.KindMarker:
+			markers++
+		}
+	}
+	var parts []string
+	if apps > 0 {
+		parts = append(parts, fmt.Sprintf("%d transfers (total %d) never acknowledged", apps, total))
+	}
+	if markers > 0 {
+		parts = append(parts, fmt.Sprintf("%d markers never acknowledged", markers))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func snapList(ids []spec.SnapID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ", ")
+}
