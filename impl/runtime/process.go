@@ -161,6 +161,9 @@ func (p *process) openTransport() error {
 			p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
 		}
 	}}
+	if p.opt.From != nil {
+		tcfg.Restored = p.opt.From.ID // peers restored from another snapshot are refused
+	}
 	if p.opt.Listener != nil {
 		tcfg.Listeners = map[spec.ProcID]net.Listener{p.self: p.opt.Listener}
 	}
