@@ -193,13 +193,16 @@ func startNodes(f *cmdFlags, cmds []restartCommand, d time.Duration) int {
 		mu     sync.Mutex
 		failed []string
 	)
+	// The children write their lines through one lock each way: stdout
+	// and stderr may be any writer, not only a file.
+	stdout, stderr := &lockedWriter{w: f.stdout}, &lockedWriter{w: f.stderr}
 	for _, c := range cmds {
 		args := c.Args
 		if d > 0 {
 			args = append(append([]string(nil), args...), "--duration", d.String())
 		}
 		cmd := exec.Command(exe, args...)
-		cmd.Stdout, cmd.Stderr = f.stdout, f.stderr
+		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
 		if err := cmd.Start(); err != nil {
 			mu.Lock()
@@ -207,7 +210,7 @@ func startNodes(f *cmdFlags, cmds []restartCommand, d time.Duration) int {
 			mu.Unlock()
 			continue
 		}
-		f.errorf("started %s (pid %d): markerwave %s", string(c.Node), cmd.Process.Pid, strings.Join(args, " "))
+		stderr.printf("markerwave recover: started %s (pid %d): markerwave %s\n", string(c.Node), cmd.Process.Pid, strings.Join(args, " "))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -238,6 +241,20 @@ func startNodes(f *cmdFlags, cmds []restartCommand, d time.Duration) int {
 	f.errorf("every node stopped cleanly")
 	return exitOK
 }
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func (l *lockedWriter) printf(format string, a ...any) { fmt.Fprintf(l, format, a...) }
 
 // recoverChildEnv is set in the environment of the nodes recover
 // --start runs (a test binary standing in for markerwave runs dispatch

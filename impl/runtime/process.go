@@ -265,6 +265,9 @@ func (p *process) startNode() error {
 		return err
 	}
 	p.say("listening on %s; %d outgoing, %d incoming channels", p.tr.Addr(p.self), len(p.t.Out(p.self)), len(p.t.In(p.self)))
+	if g := p.opt.From; g != nil {
+		p.say("restored from snapshot %d: a new incarnation; the recorded messages are delivered first", g.ID)
+	}
 	return nil
 }
 
