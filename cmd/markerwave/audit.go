@@ -192,7 +192,7 @@ func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
 		rep.Err = r.err
 		return rep
 	}
-	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded}
+	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded, RestoreLines: r.lines.Restores}
 	if o.progress {
 		opts.Progress = newProgress(f, r.name).report
 	}

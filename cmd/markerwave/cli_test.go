@@ -31,6 +31,14 @@ var commandConventions = map[string]conventions{
 		flags: []string{"config", "id", "duration", "restore", "check"},
 		input: func(path string) []string { return []string{"--config", path, "--check"} },
 	},
+	"snapshots": {
+		flags: []string{"dir", "config", "json"},
+		input: func(path string) []string { return []string{"--config", path} },
+	},
+	"recover": {
+		flags: []string{"config", "json", "start", "duration"},
+		input: func(path string) []string { return []string{"--config", path} },
+	},
 	"check": {
 		flags: []string{"model", "workers", "simulate", "seed", "traces", "depth", "progress", "json", "max-states", "max-memory"},
 		input: func(path string) []string { return []string{"--model", path} },
