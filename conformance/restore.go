@@ -215,7 +215,7 @@ func checkRestorable(t *spec.Topology, seg []spec.Event, r spec.Restore, line in
 		why = "it never completed there (aborted, or interrupted by the crash): " + strings.Join(miss, ", ")
 	}
 	return &Divergence{Step: r.At + 1, Line: line, Action: restoreLabel(r), Property: spec.PropRecoveredFromComplete,
-		Detail: fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s in incarnation %d; only a complete snapshot's recorded state is reachable and conserves money", r.Incarnation, r.Snap, why, r.Incarnation-1),
+		Detail:   fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s in incarnation %d; only a complete snapshot's recorded state is reachable and conserves money", r.Incarnation, r.Snap, why, r.Incarnation-1),
 		Expected: "a snapshot complete in incarnation " + fmt.Sprint(r.Incarnation-1), Reported: fmt.Sprintf("restored from snapshot %d", r.Snap)}
 }
 
