@@ -92,7 +92,9 @@ func replayHistory(tr spec.Trace, opts Options) Report {
 			opts.Progress(restoreAt(tr, k)+len(seg), len(tr.Events))
 		}
 	}
-	rep.Violations = append(rep.Violations, CheckHistory(tr)...)
+	// The ledger's findings first: they are about the whole history, and
+	// the earliest thing wrong in it.
+	rep.Violations = append(CheckHistory(tr), rep.Violations...)
 	return rep
 }
 
