@@ -166,9 +166,7 @@ func receiveTwice(tr spec.Trace) spec.Trace {
 	dup := tr.Events[i]
 	evs := append([]spec.Event(nil), tr.Events[:i+1]...)
 	evs = append(evs, dup)
-	for _, e := range tr.Events[i+1:] {
-		evs = append(evs, e)
-	}
+	evs = append(evs, tr.Events[i+1:]...)
 	for j := i + 1; j < len(evs); j++ {
 		if evs[j].Proc == dup.Proc {
 			evs[j].Seq++
