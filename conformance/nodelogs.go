@@ -78,7 +78,11 @@ func plural(n int, noun string) string {
 // (spec.Header.RestoredFrom). The logs of each incarnation are merged
 // apart, and the incarnations chained: the first is the one restored
 // from no snapshot, each next the one restored from a snapshot initiated
-// in the one before; a restore line (spec.Restore) joins them.
+// in the one before; a restore line (spec.Restore) joins them. An
+// incarnation followed by another was rolled back: if a crash lost some
+// of its steps, it is cut back to the events whose causes its logs hold
+// (see ReadCrashedNodeLog), and the header's Source says how many were
+// dropped.
 func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
 	if len(logs) == 0 {
 		return spec.Trace{}, fmt.Errorf("merge: no logs")
@@ -107,12 +111,16 @@ func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
 	h.RestoredFrom = 0
 	tr := spec.Trace{Header: h}
 	from, inc := spec.SnapID(0), 1
+	notes := ""
 	for {
 		evs, ok := byInc[from]
 		if !ok {
 			return spec.Trace{}, fmt.Errorf("merge: no logs%s", incarnationOf(from))
 		}
 		delete(byInc, from)
+		if len(byInc) > 0 {
+			notes += crashNote(inc, causalPrefix(h.Topology, evs))
+		}
 		merged, err := spec.MergeCausal(h.Topology, evs)
 		if err != nil {
 			return spec.Trace{}, fmt.Errorf("merge%s: %w", incarnationOf(from), err)
@@ -134,6 +142,7 @@ func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
 	if inc > 1 {
 		tr.Header.Source += fmt.Sprintf(", %d incarnations", inc)
 	}
+	tr.Header.Source += notes
 	return tr, nil
 }
 

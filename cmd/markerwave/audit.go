@@ -88,7 +88,11 @@ type auditor struct {
 // directory.
 func (a *auditor) add(r auditRun) {
 	if r.err == nil {
-		r.tr, r.lines, r.err = conformance.ReadTraceFile(r.name)
+		var cut bool
+		r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
+		if cut {
+			a.f.errorf("%s: its last line is cut short (its node was killed while writing it): dropped", r.name)
+		}
 	}
 	if _, ok := conformance.NodeLog(r.tr); r.err != nil || !ok {
 		a.audit(r)

@@ -127,4 +127,12 @@ func TestRecoverAfterKill9(t *testing.T) {
 		total += bal
 	}
 	assert.Equal(t, int64(3000), total, "the restored cluster's balances, recorded messages delivered, add up to the initial total")
+
+	// The whole history, as left on disk: the first incarnation's logs
+	// (P2's cut short by the kill) and the restored one's, merged and
+	// audited across the restore.
+	code, out, errs = runCmd(runAudit, cfg.TraceDir)
+	t.Logf("markerwave audit %s:\n%s%s", cfg.TraceDir, out, errs)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(cfg.TraceDir)+` \(6 node logs merged\): conforms: \d+ steps in 2 incarnations, \d+ snapshots?, all properties hold\n$`, out)
 }

@@ -187,7 +187,12 @@ func (p *process) closeTransport() {
 // openTrace opens self's trace file if the config has a trace_dir.
 func (p *process) openTrace() (err error) {
 	if p.cfg.TraceDir != "" {
-		p.sink, err = OpenTrace(p.cfg.TraceDir, p.self, p.cfg.Header())
+		h := p.cfg.Header()
+		if p.opt.From != nil {
+			h.RestoredFrom = p.opt.From.ID // a log of its own, chained to the run it was restored from
+		}
+		p.sink, err = OpenTrace(p.cfg.TraceDir, p.self, h)
+		p.sink.FlushEach() // a node may be killed: its log must hold what it did
 	}
 	return err
 }
