@@ -37,6 +37,10 @@ func replayHistory(tr spec.Trace, opts Options) Report {
 	var rep Report
 	segs := tr.Segments()
 	rep.Incarnations = len(segs)
+	if err := snapshotsApart(segs); err != nil {
+		rep.Err = err
+		return rep
+	}
 	var eff []spec.Event // the current incarnation's effective history
 	var idx []int        // eff[i] is tr.Events[idx[i]]
 	for k, seg := range segs {
@@ -96,6 +100,27 @@ func replayHistory(tr spec.Trace, opts Options) Report {
 	// the earliest thing wrong in it.
 	rep.Violations = append(CheckHistory(tr), rep.Violations...)
 	return rep
+}
+
+// snapshotsApart checks that no snapshot id is initiated in two
+// incarnations: the header's initiators and the recorded lines name
+// snapshots by id across the whole history, so a restored run numbers
+// its snapshots apart from those of the runs before (RunProcess picks
+// them above the restored snapshot's run).
+func snapshotsApart(segs [][]spec.Event) error {
+	in := map[spec.SnapID]int{}
+	for k, seg := range segs {
+		for _, e := range seg {
+			if e.Action != spec.Initiate {
+				continue
+			}
+			if j, ok := in[e.Snap]; ok && j != k {
+				return fmt.Errorf("snapshot %d is initiated in incarnations %d and %d: a history numbers the snapshots of each incarnation apart", e.Snap, j+1, k+1)
+			}
+			in[e.Snap] = k
+		}
+	}
+	return nil
 }
 
 // restoreAt is the index of incarnation k's first event in tr.Events.

@@ -229,3 +229,20 @@ func TestHistoryLedger(t *testing.T) {
 	assert.Equal(t, spec.PropRecoveryReachable, r.Property(), "%s", r)
 	assert.Contains(t, r.String(), "P2 resumes incarnation 2 in another state than it recorded for snapshot 1")
 }
+
+// TestHistorySnapshotsApart: a history that initiates one snapshot id in
+// two incarnations cannot be audited, and the error says why.
+func TestHistorySnapshotsApart(t *testing.T) {
+	scs, err := restoreScenarios()
+	require.NoError(t, err)
+	tr := scs[0].Trace
+	tr.Events = append([]spec.Event(nil), tr.Events...)
+	for i := tr.Restores[0].At; i < len(tr.Events); i++ {
+		if tr.Events[i].Snap == 2 {
+			tr.Events[i].Snap = 1
+		}
+	}
+	r := Replay(tr, Options{})
+	require.Error(t, r.Err)
+	assert.Contains(t, r.Err.Error(), "snapshot 1 is initiated in incarnations 1 and 2: a history numbers the snapshots of each incarnation apart")
+}
