@@ -131,7 +131,7 @@ func TestLatestComplete(t *testing.T) {
 	r, err = st.LatestComplete(spec.Ring(3))
 	require.NoError(t, err)
 	require.NotNil(t, r.From)
-	assert.Equal(t, spec.SnapID(20), r.From.ID)
+	assert.Equal(t, spec.SnapID(20), r.From.ID, "recovery picks the last saved snapshot that every node holds complete")
 	require.Len(t, r.Passed, 2)
 	assert.Equal(t, spec.SnapID(50), r.Passed[0].Entry.ID)
 	assert.Equal(t, []string{"P3 holds no part of it"}, r.Passed[0].Why)

@@ -51,6 +51,7 @@ func TestTCPRestoreMismatchRefused(t *testing.T) {
 			b := r.newRestoredB(r.lnB, c.receiver)
 			a := r.newRestoredA(c.sender)
 			r.send(a, 1, 2)
+			refusedBeforeDelivery(t, r, a, b, c.sender, c.receiver)
 			want := PeerRestartedError{Chan: r.ch, Mismatch: true, SenderFrom: c.sender, ReceiverFrom: c.receiver}
 
 			pr, err := r.restarted(a)
@@ -91,4 +92,23 @@ func TestTCPRestoreMismatchRefused(t *testing.T) {
 		require.NoError(t, closeBounded(t, a, 5*time.Second))
 		require.NoError(t, closeBounded(t, b, 5*time.Second))
 	})
+}
+
+// refusedBeforeDelivery waits until sender a's channel fails, and fails
+// the test at once if receiver b gets a frame first: the handshake let
+// nodes restored from different snapshots meet.
+func refusedBeforeDelivery(t *testing.T, r *restartRig, a, b *TCP, from, to spec.SnapID) {
+	t.Helper()
+	in, err := b.Inbox("P2")
+	require.NoError(t, err)
+	deadline := time.After(5 * time.Second)
+	for !hasErr(a, ErrPeerRestarted) {
+		select {
+		case env := <-in:
+			t.Fatalf("a sender %s met a receiver %s: the handshake accepted it and %v was delivered", restoredFrom(from), restoredFrom(to), env.Frame)
+		case <-deadline:
+			t.Fatalf("no refusal within 5s")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
