@@ -31,6 +31,10 @@ var commandConventions = map[string]conventions{
 		flags: []string{"config", "id", "duration", "restore", "check"},
 		input: func(path string) []string { return []string{"--config", path, "--check"} },
 	},
+	"snapshot": {
+		flags: []string{"config", "node", "wait", "json"},
+		input: func(path string) []string { return []string{"--config", path} },
+	},
 	"snapshots": {
 		flags: []string{"dir", "config", "json"},
 		input: func(path string) []string { return []string{"--config", path} },

@@ -3,6 +3,7 @@
 //
 //	markerwave demo                          # 5-node bank over loopback TCP
 //	markerwave node --config cluster.json --id P1
+//	markerwave snapshot --config cluster.json   # take one now
 //	markerwave snapshots --config cluster.json  # what the store holds
 //	markerwave recover --config cluster.json    # after a crash
 //	markerwave check --model tla/MCRing.cfg  # explore a TLC model in Go
@@ -40,6 +41,7 @@ type command struct {
 var commands = []command{
 	{"demo", "bank cluster over loopback TCP: transfers, concurrent snapshots, conservation check", runDemo},
 	{"node", "run one node of a multi-process cluster from a config file", runNode},
+	{"snapshot", "take a snapshot now on a running cluster (at a node's control endpoint)", runSnapshot},
 	{"snapshots", "list what a snapshot store holds: id, time, complete or not, total", runSnapshots},
 	{"recover", "after a crash, restart a cluster from the latest snapshot every node holds complete", runRecover},
 	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", runCheck},
