@@ -122,7 +122,10 @@ func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
 			notes += crashNote(inc, causalPrefix(h.Topology, evs))
 		}
 		merged, err := spec.MergeCausal(h.Topology, evs)
-		if err != nil {
+		switch {
+		case err != nil && inc == 1 && len(byInc) == 0: // a run of one incarnation
+			return spec.Trace{}, err
+		case err != nil:
 			return spec.Trace{}, fmt.Errorf("merge%s: %w", incarnationOf(from), err)
 		}
 		if inc > 1 {
