@@ -18,9 +18,12 @@ import (
 // restoreNet restarts every node of s's net from snapshot id's local
 // parts, as impl/runtime's restore does: core.Restore from each part's
 // checkpoint, and on each channel the recorded messages, delivered first.
-// A process without a part (from is then not complete) restarts from its
+// A process without a part (id is then not complete) restarts from its
 // initial balance: the mistake a recovery from an incomplete or aborted
-// snapshot makes. The new net's initial balances stay the run's.
+// snapshot makes. A part core.Restore refuses (a broken core's) leaves
+// its process at its initial balance too, listed in Skipped, so that the
+// trace's verdict names what the core breaks. The new net's initial
+// balances stay the run's.
 func restoreNet(s *script, id spec.SnapID) *script {
 	if s.err != nil {
 		return s
@@ -30,8 +33,9 @@ func restoreNet(s *script, id spec.SnapID) *script {
 	parts := n.Parts[id]
 	r, err := coretest.NewBank(n.Topo, n.InitBal)
 	if err != nil {
-		return &script{err: err}
+		return &script{n: n, err: err}
 	}
+	out := &script{n: r}
 	for _, p := range n.Topo.Procs {
 		ls, ok := parts[p]
 		if !ok {
@@ -39,11 +43,12 @@ func restoreNet(s *script, id spec.SnapID) *script {
 		}
 		a, err := app.NewBank(0)
 		if err != nil {
-			return &script{err: err}
+			return &script{n: n, err: err}
 		}
 		nd, err := core.Restore(core.Config{Topology: n.Topo, Self: p, App: a}, ls.Checkpoint())
 		if err != nil {
-			return &script{err: fmt.Errorf("restore %s from snapshot %d: %w", string(p), id, err)}
+			out.skipped = append(out.skipped, fmt.Sprintf("restore of %s from snapshot %d refused, restarted from its initial balance: %v", string(p), id, err))
+			continue
 		}
 		r.Nodes[p], r.Apps[p] = nd, a
 		for _, c := range ls.Chans {
@@ -52,7 +57,7 @@ func restoreNet(s *script, id spec.SnapID) *script {
 			}
 		}
 	}
-	return &script{n: r}
+	return out
 }
 
 // history joins the runs of two incarnations, the second restored from
