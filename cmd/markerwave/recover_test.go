@@ -242,3 +242,20 @@ func TestRecoverErrors(t *testing.T) {
 	assert.Contains(t, errs, "markerwave recover: P2's address "+addr+" is in use (is P2 still running?)")
 	assert.Contains(t, errs, "markerwave recover: stop the surviving nodes first")
 }
+
+// TestAuditRestoredRun: audit --json of a run with a restore says how
+// many incarnations it audited, and a recovery from an incomplete
+// snapshot names RecoveredFromComplete at the restore line.
+func TestAuditRestoredRun(t *testing.T) {
+	code, vs, errs := auditJSONLines(t, "../../traces/conforms/crash-recovery.jsonl", "../../traces/rejects/RecoveredFromComplete-incomplete-snapshot.jsonl")
+	assert.Equal(t, exitFail, code, errs)
+	require.Len(t, vs, 2)
+	assert.True(t, vs[0].OK)
+	assert.Equal(t, 2, vs[0].Incarnations)
+	assert.Equal(t, 14, vs[0].Steps)
+	assert.False(t, vs[1].OK)
+	assert.Equal(t, spec.PropRecoveredFromComplete, vs[1].Property)
+	require.NotNil(t, vs[1].Divergence)
+	assert.Equal(t, "Restore(1) to incarnation 2", vs[1].Divergence.Action)
+	assert.Equal(t, 9, vs[1].Divergence.Line, "the restore line")
+}
