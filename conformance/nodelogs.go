@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -71,32 +72,114 @@ func plural(n int, noun string) string {
 // different process, with the same topology, initial balances and
 // budget) into one trace with spec.MergeCausal. The header is the first
 // log's, with Source saying it was merged.
+//
+// A run with restores leaves one log per process and incarnation, each
+// restored incarnation's naming the snapshot it was restored from
+// (spec.Header.RestoredFrom). The logs of each incarnation are merged
+// apart, and the incarnations chained: the first is the one restored
+// from no snapshot, each next the one restored from a snapshot initiated
+// in the one before; a restore line (spec.Restore) joins them. An
+// incarnation followed by another was rolled back: if a crash lost some
+// of its steps, it is cut back to the events whose causes its logs hold
+// (see ReadCrashedNodeLog), and the header's Source says how many were
+// dropped.
 func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
 	if len(logs) == 0 {
 		return spec.Trace{}, fmt.Errorf("merge: no logs")
 	}
 	h := logs[0].Header
-	byProc := map[spec.ProcID][]spec.Event{}
+	byInc := map[spec.SnapID]map[spec.ProcID][]spec.Event{}
 	for i, l := range logs {
 		p, ok := NodeLog(l)
+		from := l.Header.RestoredFrom
 		switch {
 		case !ok:
 			return spec.Trace{}, fmt.Errorf("merge: log %d is not one node's log", i+1)
 		case !sameRun(h, l.Header):
 			return spec.Trace{}, fmt.Errorf("merge: log %d has another topology, initial balances or budget than log 1", i+1)
+		case byInc[from] == nil:
+			byInc[from] = map[spec.ProcID][]spec.Event{}
+		}
+		switch {
 		case p == "":
 			continue
-		case byProc[p] != nil:
-			return spec.Trace{}, fmt.Errorf("merge: two logs of %s", string(p))
+		case byInc[from][p] != nil:
+			return spec.Trace{}, fmt.Errorf("merge: two logs of %s%s", string(p), incarnationOf(from))
 		}
-		byProc[p] = l.Events
+		byInc[from][p] = l.Events
 	}
-	evs, err := spec.MergeCausal(h.Topology, byProc)
-	if err != nil {
-		return spec.Trace{}, err
+	h.RestoredFrom = 0
+	tr := spec.Trace{Header: h}
+	from, inc := spec.SnapID(0), 1
+	notes := ""
+	for {
+		evs, ok := byInc[from]
+		if !ok {
+			return spec.Trace{}, fmt.Errorf("merge: no logs%s", incarnationOf(from))
+		}
+		delete(byInc, from)
+		if len(byInc) > 0 {
+			notes += crashNote(inc, causalPrefix(h.Topology, evs))
+		}
+		merged, err := spec.MergeCausal(h.Topology, evs)
+		switch {
+		case err != nil && inc == 1 && len(byInc) == 0: // a run of one incarnation
+			return spec.Trace{}, err
+		case err != nil:
+			return spec.Trace{}, fmt.Errorf("merge%s: %w", incarnationOf(from), err)
+		}
+		if inc > 1 {
+			tr.Restores = append(tr.Restores, spec.Restore{Snap: from, Incarnation: inc, At: len(tr.Events)})
+		}
+		tr.Events = append(tr.Events, merged...)
+		if len(byInc) == 0 {
+			break
+		}
+		next, err := restoredFrom(merged, byInc)
+		if err != nil {
+			return spec.Trace{}, fmt.Errorf("merge: after incarnation %d%s: %w", inc, incarnationOf(from), err)
+		}
+		from, inc = next, inc+1
 	}
-	h.Source = fmt.Sprintf("%d node logs merged in causal order", len(logs))
-	return spec.Trace{Header: h, Events: evs}, nil
+	tr.Header.Source = fmt.Sprintf("%d node logs merged in causal order", len(logs))
+	if inc > 1 {
+		tr.Header.Source += fmt.Sprintf(", %d incarnations", inc)
+	}
+	tr.Header.Source += notes
+	return tr, nil
+}
+
+// incarnationOf names the incarnation restored from snapshot from, for
+// errors ("" for the first).
+func incarnationOf(from spec.SnapID) string {
+	if from == 0 {
+		return " of the first incarnation (restored from no snapshot)"
+	}
+	return fmt.Sprintf(" of the incarnation restored from snapshot %d", from)
+}
+
+// restoredFrom is the snapshot, initiated in evs, that exactly one of the
+// remaining incarnations (left, by the snapshot each was restored from)
+// was restored from.
+func restoredFrom(evs []spec.Event, left map[spec.SnapID]map[spec.ProcID][]spec.Event) (spec.SnapID, error) {
+	var found []spec.SnapID
+	for _, e := range evs {
+		if _, ok := left[e.Snap]; ok && e.Action == spec.Initiate {
+			found = append(found, e.Snap)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		var rest []string
+		for s := range left {
+			rest = append(rest, fmt.Sprint(s))
+		}
+		slices.Sort(rest)
+		return 0, fmt.Errorf("no log is of an incarnation restored from a snapshot it initiated (the others are restored from %s)", strings.Join(rest, ", "))
+	}
+	return 0, fmt.Errorf("logs of incarnations restored from %d different snapshots it initiated", len(found))
 }
 
 // sameRun reports whether two node logs' headers describe the same run's

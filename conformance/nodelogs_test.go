@@ -11,19 +11,26 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// nodeLogs splits tr into the per-node logs the runtime would write.
+// nodeLogs splits tr into the per-node logs the runtime would write: one
+// per process and incarnation, a restored incarnation's logs naming the
+// snapshot it was restored from.
 func nodeLogs(tr spec.Trace) []spec.Trace {
 	var logs []spec.Trace
-	for _, p := range tr.Header.Topology.Procs {
-		h := tr.Header
-		h.Source = "node " + string(p)
-		l := spec.Trace{Header: h}
-		for _, e := range tr.Events {
-			if e.Proc == p {
-				l.Events = append(l.Events, e)
+	for k, seg := range tr.Segments() {
+		for _, p := range tr.Header.Topology.Procs {
+			h := tr.Header
+			h.Source = "node " + string(p)
+			if k > 0 {
+				h.RestoredFrom = tr.Restores[k-1].Snap
 			}
+			l := spec.Trace{Header: h}
+			for _, e := range seg {
+				if e.Proc == p {
+					l.Events = append(l.Events, e)
+				}
+			}
+			logs = append(logs, l)
 		}
-		logs = append(logs, l)
 	}
 	return logs
 }
@@ -43,8 +50,21 @@ func TestNodeLogsMergeBack(t *testing.T) {
 		m, err := MergeNodeLogs(logs)
 		require.NoError(t, err, path)
 		assert.ElementsMatch(t, tr.Events, m.Events, path)
+		assert.Equal(t, len(tr.Restores), len(m.Restores), path)
+		for i, r := range tr.Restores {
+			assert.Equal(t, r.Snap, m.Restores[i].Snap, path)
+			assert.Equal(t, r.Incarnation, m.Restores[i].Incarnation, path)
+			assert.ElementsMatch(t, tr.Segments()[i+1], m.Segments()[i+1], "%s: incarnation %d", path, r.Incarnation)
+		}
+		if len(tr.Restores) > 0 { // its verdict does not rest on the recorded lines, which logs lack
+			assert.Equal(t, Audit(tr, Options{}).Property(), Audit(m, Options{Drained: tr.Header.Drained}).Property(), "%s: the merged logs get the trace's verdict", path)
+		}
 		assert.NoError(t, Incomplete(m), path)
-		assert.Equal(t, fmt.Sprintf("%d node logs merged in causal order", len(logs)), m.Header.Source)
+		want := fmt.Sprintf("%d node logs merged in causal order", len(logs))
+		if len(tr.Restores) > 0 {
+			want += fmt.Sprintf(", %d incarnations", len(tr.Restores)+1)
+		}
+		assert.Equal(t, want, m.Header.Source)
 
 		// A log that receives lacks the send: incomplete.
 		for _, l := range logs {

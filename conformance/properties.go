@@ -31,7 +31,8 @@ type Run struct {
 	End *spec.GlobalState
 }
 
-// Violation is a run property that fails for one snapshot.
+// Violation is a run property that fails for one snapshot (Snap), or
+// for the whole history of a run with restores (Snap 0: CheckHistory).
 type Violation struct {
 	Property spec.Property // an invariant of spec.Invariants, or spec.CheckCompleteClaim
 	Snap     spec.SnapID
@@ -44,6 +45,9 @@ type Violation struct {
 }
 
 func (v Violation) String() string {
+	if v.Snap == 0 { // a property of the whole history (CheckHistory)
+		return fmt.Sprintf("%s: %s", v.Property, v.Detail)
+	}
 	return fmt.Sprintf("%s (snapshot %d): %s", v.Property, v.Snap, v.Detail)
 }
 

@@ -18,6 +18,8 @@ type Options struct {
 	Lines []int
 	// RecordedLines[i] is the trace file line of recorded snapshot i.
 	RecordedLines []int
+	// RestoreLines[i] is the trace file line of restore i.
+	RestoreLines []int
 	// Progress, if set, is called after each replayed event with the
 	// number of events replayed and the trace's length (the caller
 	// decides how often to report; Replay prints nothing).
@@ -41,6 +43,9 @@ type Divergence struct {
 type Report struct {
 	Steps     int // events replayed
 	Snapshots int // snapshots complete in the model at the end
+	// Incarnations is the number of incarnations of a run with restores
+	// (spec.Restore), 0 for a run of one.
+	Incarnations int
 	// Err means the trace could not be replayed at all (bad constants).
 	Err error
 	// Divergence is the model replay's first divergence, nil if none.
@@ -77,7 +82,11 @@ func (r Report) String() string {
 		return b.String()
 	}
 	if r.OK() {
-		fmt.Fprintf(&b, "conforms: %s, %s, all properties hold\n", plural(r.Steps, "step"), plural(r.Snapshots, "snapshot"))
+		in := ""
+		if r.Incarnations > 1 {
+			in = fmt.Sprintf(" in %d incarnations", r.Incarnations)
+		}
+		fmt.Fprintf(&b, "conforms: %s%s, %s, all properties hold\n", plural(r.Steps, "step"), in, plural(r.Snapshots, "snapshot"))
 		return b.String()
 	}
 	if d := r.Divergence; d != nil {
@@ -165,6 +174,9 @@ func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
 // the run properties (CheckRun) on every completed snapshot. Without
 // recorded snapshots in the trace they are derived from the events.
 func Replay(tr spec.Trace, opts Options) Report {
+	if len(tr.Restores) > 0 {
+		return replayHistory(tr, opts)
+	}
 	var r Report
 	rec := tr.RecordedStates()
 	initiators := map[spec.SnapID]spec.ProcID{}

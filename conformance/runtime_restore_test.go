@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -30,7 +31,11 @@ import (
 //     reach exactly the recorded state, channels included), is a behaviour
 //     of the spec: Replay steps it through the model, checks the restored
 //     cluster's own snapshots against the model's recorded states and its
-//     drained end.
+//     drained end;
+//   - the whole history, the original run, a restore line and the
+//     restored run, is audited as one (spec.Restore): the snapshot
+//     complete in the first incarnation, every node resuming in its
+//     recorded state, and the ledger of transfers across the restore.
 func TestRuntimeRestore(t *testing.T) {
 	root := rootSeed(t)
 	for i, topo := range []*spec.Topology{spec.Complete(3), spec.Ring(4)} {
@@ -78,11 +83,31 @@ func restoreRun(t *testing.T, topo *spec.Topology, w workload, newTr func(k uint
 	checkRestoredStart(t, g, second.trace.Events, second.end)
 	checkRestoredChannels(t, g, second.trace.Events)
 
-	prefix := preRecordingApp(first.trace, g.ID)
-	tr := spec.Trace{Header: second.trace.Header, Events: appendRun(topo, prefix, second.trace.Events), Recorded: second.trace.Recorded}
+	prefix, _ := preRecording(first.trace.Events, g.ID)
+	tr := spec.Trace{Header: second.trace.Header, Events: renumber(append(prefix, second.trace.Events...)), Recorded: second.trace.Recorded}
 	tr.Header.Source = fmt.Sprintf("conformance restore test: the application events before snapshot %d's cut, then the cluster restored from it", g.ID)
 	checkPrefixReachesSnapshot(t, tr, len(prefix), g)
 	replayRun(t, tr, w2)
+
+	// The in-memory Cluster numbers a restored run's snapshots from
+	// g.ID+1, which may be ids the first run used after g; a history
+	// numbers them apart (as RunProcess does), so the restored run's are
+	// moved above the first run's.
+	second.trace = moveSnapIDs(second.trace, maxSnapID(first.trace))
+	hist := first.trace
+	hist.Header.Drained = second.trace.Header.Drained
+	hist.Header.Snaps = maps.Clone(first.trace.Header.Snaps)
+	if hist.Header.Snaps == nil {
+		hist.Header.Snaps = map[spec.SnapID]spec.ProcID{}
+	}
+	maps.Copy(hist.Header.Snaps, second.trace.Header.Snaps)
+	hist.Header.Source = fmt.Sprintf("conformance restore test: a run, a restore from its snapshot %d, the restored run", g.ID)
+	hist.Restores = []spec.Restore{{Snap: g.ID, Incarnation: 2, At: len(hist.Events)}}
+	hist.Events = append(append([]spec.Event(nil), hist.Events...), second.trace.Events...)
+	hist.Recorded = append(append([]spec.RecordedSnapshot(nil), hist.Recorded...), second.trace.Recorded...)
+	if r := replayRun(t, hist, w2); r.OK() && r.Incarnations != 2 {
+		t.Errorf("the history of a run and its restore is audited as %d incarnations, want 2", r.Incarnations)
+	}
 }
 
 // busiest is the snapshot with the most recorded messages (the lowest id
@@ -97,31 +122,12 @@ func busiest(snaps map[spec.SnapID]snapshot.Global) snapshot.Global {
 	return best
 }
 
-// stateBeforeFirst is p's state before its first event in evs, and
-// whether p has one.
-func stateBeforeFirst(p spec.ProcID, evs []spec.Event) (spec.LocalState, bool) {
-	for _, e := range evs {
-		if e.Proc != p {
-			continue
-		}
-		l := e.After
-		switch e.Action {
-		case spec.SendApp:
-			l.Bal, l.Sent = l.Bal+e.Amount, l.Sent-1
-		case spec.RecvApp:
-			l.Bal, l.Rcvd = l.Bal-e.Amount, l.Rcvd-1
-		}
-		return l, true
-	}
-	return spec.LocalState{}, false
-}
-
 // checkRestoredStart: every restored node starts from its recorded state
 // (the state before its first event; a node with no event ends in it).
 func checkRestoredStart(t *testing.T, g snapshot.Global, evs []spec.Event, end map[spec.ProcID]spec.LocalState) {
 	t.Helper()
 	for _, n := range g.Nodes {
-		got, ok := stateBeforeFirst(n.Proc, evs)
+		got, ok := stateBefore(n.Proc, evs)
 		if !ok {
 			got = end[n.Proc]
 		}
@@ -175,41 +181,6 @@ func checkRestoredChannels(t *testing.T, g snapshot.Global, evs []spec.Event) {
 	}
 }
 
-// preRecordingApp lists tr's application events that precede snapshot
-// s's cut (each process's events before it recorded for s), in trace
-// order.
-func preRecordingApp(tr spec.Trace, s spec.SnapID) []spec.Event {
-	recorded := map[spec.ProcID]bool{}
-	var out []spec.Event
-	for _, e := range tr.Events {
-		if (e.Action == spec.Initiate || e.Action == spec.RecvMarker) && e.Snap == s {
-			recorded[e.Proc] = true
-		}
-		if !recorded[e.Proc] && (e.Action == spec.SendApp || e.Action == spec.RecvApp) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// appendRun is prefix followed by rest, rest's per-process seqs numbered
-// on from prefix's.
-func appendRun(t *spec.Topology, prefix, rest []spec.Event) []spec.Event {
-	n := map[spec.ProcID]uint64{}
-	out := make([]spec.Event, 0, len(prefix)+len(rest))
-	for _, e := range prefix {
-		n[e.Proc]++
-		e.Seq = n[e.Proc]
-		out = append(out, e)
-	}
-	for _, e := range rest {
-		n[e.Proc]++
-		e.Seq = n[e.Proc]
-		out = append(out, e)
-	}
-	return out
-}
-
 // checkPrefixReachesSnapshot: the model, stepped through the first n
 // events of tr, is in exactly g's recorded state (balances, counters and
 // every channel's messages): the state the restored cluster must start
@@ -242,4 +213,34 @@ func stepModel(t *testing.T, cfg *model.Config, evs []spec.Event) *model.State {
 		st = next
 	}
 	return st
+}
+
+// maxSnapID is the largest snapshot id tr's events name.
+func maxSnapID(tr spec.Trace) spec.SnapID {
+	var m spec.SnapID
+	for _, e := range tr.Events {
+		m = max(m, e.Snap)
+	}
+	return m
+}
+
+// moveSnapIDs is tr with every snapshot id s (events, recorded snapshots,
+// the header's initiators) renamed s+by.
+func moveSnapIDs(tr spec.Trace, by spec.SnapID) spec.Trace {
+	out := tr
+	out.Events = append([]spec.Event(nil), tr.Events...)
+	for i := range out.Events {
+		if out.Events[i].Snap != 0 {
+			out.Events[i].Snap += by
+		}
+	}
+	out.Recorded = append([]spec.RecordedSnapshot(nil), tr.Recorded...)
+	for i := range out.Recorded {
+		out.Recorded[i].Snap += by
+	}
+	out.Header.Snaps = map[spec.SnapID]spec.ProcID{}
+	for s, p := range tr.Header.Snaps {
+		out.Header.Snaps[s+by] = p
+	}
+	return out
 }

@@ -259,5 +259,6 @@ func Scenarios() ([]Scenario, error) {
 		"Two accounts, P1 initiates and P2 records, but P2's marker to P1 is never delivered, yet the trace claims a drained run: snapshot 1 never completes.", spec.PropSnapshotsComplete, true)); err != nil {
 		return nil, err
 	}
-	return out, nil
+	rs, err := restoreScenarios()
+	return append(out, rs...), err
 }

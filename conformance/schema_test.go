@@ -269,6 +269,15 @@ var malformedLines = []schemaCase{
 	{"negative cut seq", false, `{"recorded":{"snap":1,"initiator":"P2","procs":{"P1":{},"P2":{}},"chans":{"P1->P2":{"sent":-1,"got":0},"P2->P1":{"sent":0,"got":0}}}}`},
 	{"unknown channel field", false, `{"recorded":{"snap":1,"initiator":"P2","procs":{"P1":{},"P2":{}},"chans":{"P1->P2":{"sent":0,"got":0,"closed":true},"P2->P1":{"sent":0,"got":0}}}}`},
 	{"unknown message field", false, `{"recorded":{"snap":1,"initiator":"P2","procs":{"P1":{},"P2":{}},"chans":{"P1->P2":{"msgs":[{"kind":"app","amt":30,"seq":1}],"sent":1,"got":0},"P2->P1":{"sent":0,"got":0}}}}`},
+	{"restore null", false, `{"restore":null}`},
+	{"restore without snap", false, `{"restore":{"incarnation":2}}`},
+	{"restore of snapshot 0", false, `{"restore":{"snap":0,"incarnation":2}}`},
+	{"restore without incarnation", false, `{"restore":{"snap":1}}`},
+	{"restore to incarnation 1", false, `{"restore":{"snap":1,"incarnation":1}}`},
+	{"restore incarnation a string", false, `{"restore":{"snap":1,"incarnation":"2"}}`},
+	{"restore with another key", false, `{"restore":{"snap":1,"incarnation":2},"time":3}`},
+	{"unknown restore field", false, `{"restore":{"snap":1,"incarnation":2,"time":3}}`},
+	{"restored_from a string", true, `{"format":"markerwave-trace/3","topology":{"procs":["P1"]},"restored_from":"7"}`},
 	{"message amount a string", false, `{"recorded":{"snap":1,"initiator":"P2","procs":{"P1":{},"P2":{}},"chans":{"P1->P2":{"msgs":[{"amt":"30","seq":1}],"sent":1,"got":0},"P2->P1":{"sent":0,"got":0}}}}`},
 }
 
@@ -277,6 +286,7 @@ var malformedLines = []schemaCase{
 func TestTraceSchemaRejectsMalformedLines(t *testing.T) {
 	s := compileTraceSchema(t)
 	requireBothAccept(t, s, "header", []byte(twoAccountHeader+"\n"+goodEvent+"\n"+goodRecorded+"\n"))
+	requireBothAccept(t, s, "restore", []byte(twoAccountHeader+"\n"+goodEvent+"\n"+`{"restore":{"snap":1,"incarnation":2}}`+"\n"+goodEvent+"\n"))
 	for _, c := range malformedLines {
 		t.Run(c.name, func(t *testing.T) {
 			_, rerr := spec.ReadTrace(bytes.NewReader(c.trace()))
@@ -314,6 +324,8 @@ var schemaOnly = []schemaCase{
 	{"a recorded snapshot with an unknown initiator", false, `{"recorded":{"snap":1,"initiator":"P7","procs":{"P1":{},"P2":{}},"chans":{"P1->P2":{"sent":0,"got":0},"P2->P1":{"sent":0,"got":0}}}}`},
 	{"a recorded snapshot whose initiator is not the header's", false, `{"recorded":{"snap":1,"initiator":"P1","procs":{"P1":{},"P2":{}},"chans":{"P1->P2":{"sent":0,"got":0},"P2->P1":{"sent":0,"got":0}}}}`},
 	{"a snapshot recorded twice", false, goodRecorded + "\n" + goodRecorded},
+	{"a first restore to incarnation 3", false, `{"restore":{"snap":1,"incarnation":3}}`},
+	{"two restores to one incarnation", false, `{"restore":{"snap":1,"incarnation":2}}` + "\n" + `{"restore":{"snap":1,"incarnation":2}}`},
 	{"a topology not strongly connected", true, `{"format":"markerwave-trace/3","topology":{"procs":["P1","P2","P3"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]}}`},
 	{"a channel to an unknown process", true, `{"format":"markerwave-trace/3","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P3"}]}}`},
 	{"a self-loop", true, `{"format":"markerwave-trace/3","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P1"},{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]}}`},

@@ -34,7 +34,7 @@ func AuditFile(path string, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	opts.Lines, opts.RecordedLines = lines.Events, lines.Recorded
+	opts.Lines, opts.RecordedLines, opts.RestoreLines = lines.Events, lines.Recorded, lines.Restores
 	return Audit(tr, opts), nil
 }
 

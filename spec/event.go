@@ -181,6 +181,10 @@ type Header struct {
 	Drained bool   `json:"drained,omitempty"`
 	Source  string `json:"source,omitempty"`
 	Note    string `json:"note,omitempty"`
+	// RestoredFrom is, in the log of one node of a restored run, the
+	// snapshot the node was restored from (0: a fresh start). Merging
+	// node logs (conformance.MergeNodeLogs) chains the incarnations by it.
+	RestoredFrom SnapID `json:"restored_from,omitempty"`
 }
 
 // TraceFormat is the version tag of the JSON-lines trace format.
@@ -195,6 +199,9 @@ type Trace struct {
 	// it completed. Empty: the trace does not say, and a reader derives
 	// the recorded states from the events.
 	Recorded []RecordedSnapshot
+	// Restores are the restarts from a snapshot, in order (see Restore);
+	// empty for a run of one incarnation.
+	Restores []Restore
 }
 
 // RecordedStates is t.Recorded by snapshot id; nil if t carries none.
@@ -224,8 +231,19 @@ func WriteTrace(w io.Writer, t Trace) error {
 	if err := enc.Encode(h); err != nil {
 		return err
 	}
-	for _, e := range t.Events {
+	next := 0 // the next restore
+	for i, e := range t.Events {
+		for ; next < len(t.Restores) && t.Restores[next].At <= i; next++ {
+			if err := enc.Encode(restoreLine{Restore: &t.Restores[next]}); err != nil {
+				return err
+			}
+		}
 		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	for ; next < len(t.Restores); next++ {
+		if err := enc.Encode(restoreLine{Restore: &t.Restores[next]}); err != nil {
 			return err
 		}
 	}
@@ -241,11 +259,13 @@ func WriteTrace(w io.Writer, t Trace) error {
 const MaxTraceLine = 16 << 20
 
 // TraceLines numbers the lines (from 1) ReadTraceLines read a trace's
-// events and recorded snapshots from: Events[i] is the line of event i,
-// Recorded[i] that of recorded snapshot i.
+// events, recorded snapshots and restores from: Events[i] is the line of
+// event i, Recorded[i] that of recorded snapshot i, Restores[i] that of
+// restore i.
 type TraceLines struct {
 	Events   []int
 	Recorded []int
+	Restores []int
 }
 
 // WriteTraceFile writes t to the file at path (created or truncated) in
@@ -266,7 +286,8 @@ func ReadTrace(r io.Reader) (Trace, error) {
 
 // ReadTraceLines reads a JSON-lines trace strictly and numbers its lines.
 // The first non-blank line is the header; every later one is an event or,
-// if its first key is "recorded", a recorded snapshot. Unknown fields are
+// if its first key is "recorded", a recorded snapshot, or if it is
+// "restore", a restore (incarnations 2, 3, ... in order). Unknown fields are
 // errors; events and recorded snapshots are validated against the
 // topology, recorded snapshot ids must be distinct and their initiators
 // agree with the header's snaps. Errors name the line.
@@ -295,6 +316,15 @@ func ReadTraceLines(r io.Reader) (Trace, TraceLines, error) {
 			if t.Header.Topology == nil {
 				return t, lines, fmt.Errorf("trace line %d: header has no topology", line)
 			}
+			continue
+		}
+		if isRestoreLine(b) {
+			r, err := readRestoreLine(b, t.Restores, len(t.Events))
+			if err != nil {
+				return t, lines, fmt.Errorf("trace line %d: %w", line, err)
+			}
+			t.Restores = append(t.Restores, r)
+			lines.Restores = append(lines.Restores, line)
 			continue
 		}
 		if isRecordedLine(b) {

@@ -25,14 +25,19 @@ causal order and audited as one run (node logs carry no recorded
 snapshots: the events imply them). Several runs (a glob such as
 out/demo-*/trace.jsonl) are audited one by one, each verdict prefixed by
 its path. A run missing events its vector clocks say happened (one node's
-log alone) is incomplete and not audited.
+log alone) is incomplete and not audited. A run with crashes and
+recoveries (restore lines in its trace, or the logs of several
+incarnations in the directory, chained by restored_from) is audited
+across its restores: each incarnation from the snapshot it was restored
+from, and a ledger of transfers over the whole history.
 
 With --json each run's verdict is one JSON object on its own line of
 stdout:
   {"trace": path (the directory of merged logs), "files": [merged logs],
    "ok": true if it conforms, "error": why it could not be audited,
    "property": the property violated, "steps": events replayed,
-   "snapshots": snapshots complete, "divergence": the first, or null:
+   "snapshots": snapshots complete, "incarnations": a run with restores'
+   incarnations (absent for one), "divergence": the first, or null:
    {"step": from 1 (0: at the end), "line": its trace line (0: unknown),
    "action", "check": the check that failed, "detail", "expected": the
    model's, "reported": the implementation's, "diff"}, "violations": the
@@ -88,7 +93,11 @@ type auditor struct {
 // directory.
 func (a *auditor) add(r auditRun) {
 	if r.err == nil {
-		r.tr, r.lines, r.err = conformance.ReadTraceFile(r.name)
+		var cut bool
+		r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
+		if cut {
+			a.f.errorf("%s: its last line is cut short (its node was killed while writing it): dropped", r.name)
+		}
 	}
 	if _, ok := conformance.NodeLog(r.tr); r.err != nil || !ok {
 		a.audit(r)
@@ -192,7 +201,7 @@ func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
 		rep.Err = r.err
 		return rep
 	}
-	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded}
+	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded, RestoreLines: r.lines.Restores}
 	if o.progress {
 		opts.Progress = newProgress(f, r.name).report
 	}
@@ -219,15 +228,17 @@ func printVerdict(w io.Writer, r auditRun, rep conformance.Report, several bool)
 
 // auditJSON is a run's verdict for machines (documented in auditAbout).
 type auditJSON struct {
-	Trace      string          `json:"trace"`
-	Files      []string        `json:"files,omitempty"`
-	OK         bool            `json:"ok"`
-	Error      string          `json:"error,omitempty"`
-	Property   spec.Property   `json:"property"`
-	Steps      int             `json:"steps"`
-	Snapshots  int             `json:"snapshots"`
-	Divergence *divergenceJSON `json:"divergence"`
-	Violations []violationJSON `json:"violations"`
+	Trace     string        `json:"trace"`
+	Files     []string      `json:"files,omitempty"`
+	OK        bool          `json:"ok"`
+	Error     string        `json:"error,omitempty"`
+	Property  spec.Property `json:"property"`
+	Steps     int           `json:"steps"`
+	Snapshots int           `json:"snapshots"`
+	// Incarnations is a run with restores' number of incarnations.
+	Incarnations int             `json:"incarnations,omitempty"`
+	Divergence   *divergenceJSON `json:"divergence"`
+	Violations   []violationJSON `json:"violations"`
 }
 
 type divergenceJSON struct {
@@ -250,7 +261,7 @@ type violationJSON struct {
 // printJSON prints r's verdict as one line of JSON.
 func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 	v := auditJSON{Trace: r.name, Files: r.files, OK: rep.OK(), Property: rep.Property(),
-		Steps: rep.Steps, Snapshots: rep.Snapshots, Violations: []violationJSON{}}
+		Steps: rep.Steps, Snapshots: rep.Snapshots, Incarnations: rep.Incarnations, Violations: []violationJSON{}}
 	if rep.Err != nil {
 		v.Error = rep.Err.Error()
 	}

@@ -31,6 +31,18 @@ var commandConventions = map[string]conventions{
 		flags: []string{"config", "id", "duration", "restore", "check"},
 		input: func(path string) []string { return []string{"--config", path, "--check"} },
 	},
+	"snapshot": {
+		flags: []string{"config", "node", "wait", "json"},
+		input: func(path string) []string { return []string{"--config", path} },
+	},
+	"snapshots": {
+		flags: []string{"dir", "config", "json"},
+		input: func(path string) []string { return []string{"--config", path} },
+	},
+	"recover": {
+		flags: []string{"config", "json", "start", "duration"},
+		input: func(path string) []string { return []string{"--config", path} },
+	},
 	"check": {
 		flags: []string{"model", "workers", "simulate", "seed", "traces", "depth", "progress", "json", "max-states", "max-memory"},
 		input: func(path string) []string { return []string{"--model", path} },

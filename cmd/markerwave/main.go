@@ -3,6 +3,9 @@
 //
 //	markerwave demo                          # 5-node bank over loopback TCP
 //	markerwave node --config cluster.json --id P1
+//	markerwave snapshot --config cluster.json   # take one now
+//	markerwave snapshots --config cluster.json  # what the store holds
+//	markerwave recover --config cluster.json    # after a crash
 //	markerwave check --model tla/MCRing.cfg  # explore a TLC model in Go
 //	markerwave audit TRACE                   # replay a trace against the model
 //	markerwave export --diagram run.html TRACE
@@ -39,6 +42,9 @@ type command struct {
 var commands = []command{
 	{"demo", "bank cluster over loopback TCP: transfers, concurrent snapshots, conservation check", runDemo},
 	{"node", "run one node of a multi-process cluster from a config file", runNode},
+	{"snapshot", "take a snapshot now on a running cluster (at a node's control endpoint)", runSnapshot},
+	{"snapshots", "list what a snapshot store holds: id, time, complete or not, total", runSnapshots},
+	{"recover", "after a crash, restart a cluster from the latest snapshot every node holds complete", runRecover},
 	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", runCheck},
 	{"audit", "replay traces against the model and check every snapshot", runAudit},
 	{"export", "export a trace as a diagram, a ShiViz log or a TLC trace-validation model", runExport},
@@ -149,7 +155,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: markerwave COMMAND [flags] [arguments]")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\n'markerwave help COMMAND' (or 'markerwave COMMAND --help') describes a command;")
 	fmt.Fprintln(w, "'markerwave --version' prints the version.")

@@ -80,8 +80,8 @@ var traceMutants = []mutant{
 			},
 			{
 				File: "impl/trace/sink.go",
-				Old:  "\ts.n++\n\treturn nil\n",
-				New:  "\treturn nil\n",
+				Old:  "\ts.n++\n\tif s.each {\n",
+				New:  "\tif s.each {\n",
 			},
 		},
 		Runs: traceRun(nil, "TestSinkFlushAndErrorsProperty"),

@@ -100,9 +100,15 @@ func (c *FileConfig) DrainTimeout() time.Duration {
 	return time.Duration(d) * time.Millisecond
 }
 
-// NodeAddress is where a node listens for its incoming channels.
+// NodeAddress is where a node listens for its incoming channels and,
+// optionally, for the operator's commands.
 type NodeAddress struct {
 	Listen string `json:"listen"`
+	// Control, if set, is the loopback host:port of the node's control
+	// endpoint (ServeControl): markerwave snapshot asks the node there to
+	// take a snapshot now. It has no authentication, so only a loopback
+	// address is accepted.
+	Control string `json:"control,omitempty"`
 }
 
 // AppConfig is the config's "app" object: the name of a kind registered in
@@ -277,7 +283,7 @@ func (c *FileConfig) checkNodes(ps *problems) {
 			ps.add("nodes."+string(p), "not a process of the topology (%s)", procList(t.Procs))
 		}
 	}
-	owner := map[string]spec.ProcID{}
+	owner := map[string]addrOwner{}
 	for _, p := range t.Procs {
 		field := "nodes." + string(p)
 		n, ok := c.Nodes[p]
@@ -285,32 +291,72 @@ func (c *FileConfig) checkNodes(ps *problems) {
 			ps.add(field, "missing (every process needs a listen address)")
 			continue
 		}
-		field += ".listen"
 		if n.Listen == "" {
-			ps.add(field, "missing")
+			ps.add(field+".listen", "missing")
 			continue
 		}
-		host, port, err := net.SplitHostPort(n.Listen)
-		if err != nil {
-			ps.add(field, "%q is not host:port", n.Listen)
+		if addr, ok := checkAddr(ps, field+".listen", n.Listen); ok {
+			if q, dup := owner[addr]; dup {
+				ps.add(field+".listen", "%q is also %s", n.Listen, q)
+			} else {
+				owner[addr] = addrOwner{p, "listen"}
+			}
+		}
+		if n.Control == "" {
 			continue
 		}
-		num, err := strconv.Atoi(port)
-		if err != nil {
-			ps.add(field, "%q: port %q is not a number", n.Listen, port)
+		addr, ok := checkAddr(ps, field+".control", n.Control)
+		if !ok {
 			continue
 		}
-		if num < 1 || num > 65535 {
-			ps.add(field, "port %d out of range 1-65535", num)
+		if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) {
+			ps.add(field+".control", "%q is not a loopback address (127.0.0.1, ::1 or localhost): the control endpoint has no authentication", n.Control)
 			continue
 		}
-		addr := net.JoinHostPort(host, strconv.Itoa(num))
 		if q, dup := owner[addr]; dup {
-			ps.add(field, "%q is also %s's listen address", n.Listen, string(q))
+			ps.add(field+".control", "%q is also %s", n.Control, q)
 			continue
 		}
-		owner[addr] = p
+		owner[addr] = addrOwner{p, "control"}
 	}
+}
+
+// addrOwner is the node and the use ("listen", "control") of an address.
+type addrOwner struct {
+	p   spec.ProcID
+	use string
+}
+
+func (o addrOwner) String() string { return fmt.Sprintf("%s's %s address", string(o.p), o.use) }
+
+// checkAddr checks that addr, the value of field, is host:port with a port
+// in 1-65535, and returns it in canonical form.
+func checkAddr(ps *problems, field, addr string) (string, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		ps.add(field, "%q is not host:port", addr)
+		return "", false
+	}
+	num, err := strconv.Atoi(port)
+	if err != nil {
+		ps.add(field, "%q: port %q is not a number", addr, port)
+		return "", false
+	}
+	if num < 1 || num > 65535 {
+		ps.add(field, "port %d out of range 1-65535", num)
+		return "", false
+	}
+	return net.JoinHostPort(host, strconv.Itoa(num)), true
+}
+
+// isLoopback reports whether host names this machine's loopback
+// interface only.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // decodeApp looks up the kind registered under "app"."kind", decodes the

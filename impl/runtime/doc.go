@@ -77,7 +77,18 @@
 // on from the cut. The restored cluster's run, after the application
 // steps that led to the recorded state, is a run of the spec. NewCluster
 // refuses a snapshot that is not well formed (snapshot.Global.Validate)
-// before any node starts.
+// before any node starts. A process restored by RunProcess tells its
+// peers which snapshot it was restored from at the TCP handshake
+// (TCPConfig.Restored: differently restored nodes refuse each other,
+// naming both ids), writes its log apart (RestoredTracePath, the
+// header's RestoredFrom) and flushes it after every event, so that the
+// run it was restored from and the restored one are audited as one
+// history (conformance.MergeNodeLogs).
+//
+// Control. A process whose config gives it a control address
+// (nodes.ID.control, loopback only) serves POST /snapshot there
+// (control.go): it initiates a snapshot with the next id of its run and
+// answers the id; the snapshot is then saved like a scheduled one.
 //
 // Baselines. Cluster.StopTheWorld holds every node's application sends,
 // waits until every application message sent has been delivered, records

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,9 @@ type ProcessOptions struct {
 	// Listener, if set, is used instead of listening on the configured
 	// address (for tests).
 	Listener net.Listener
+	// ControlListener, if set, serves the control endpoint instead of the
+	// configured control address (for tests).
+	ControlListener net.Listener
 }
 
 // RunProcess runs node self of a multi-process cluster until ctx ends:
@@ -105,9 +109,14 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	if err != nil {
 		return err
 	}
+	if err := p.startControl(tag); err != nil {
+		return err
+	}
+	defer p.stopControl()
 	p.startWorkload(ctx)
 	p.startSchedule(ctx, tag)
 	<-ctx.Done()
+	p.stopControl() // no snapshot on demand while draining
 	p.workers.Wait()
 	p.drain()
 	return nil
@@ -145,6 +154,10 @@ type process struct {
 	waiting  map[spec.SnapID]bool            // parts saved, snapshot not yet assembled
 	active   []spec.SnapID                   // snapshots still under way when the drain ended
 	lost     map[spec.ProcID][]wire.Envelope // algorithm frames to each peer never acknowledged
+
+	snaps       atomic.Uint64 // snapshots this run initiated (nextSnapID)
+	control     *http.Server  // the control endpoint, nil if none
+	controlDone chan struct{}
 }
 
 func newProcess(cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (*process, error) {
@@ -198,6 +211,9 @@ func (p *process) openTransport() error {
 	// are never acknowledged, so the transport's wait is bounded by the
 	// drain timeout too.
 	tcfg.DrainTimeout = min(2*time.Second, p.cfg.DrainTimeout())
+	if p.opt.From != nil {
+		tcfg.Restored = p.opt.From.ID // peers restored from another snapshot are refused
+	}
 	if p.opt.Listener != nil {
 		tcfg.Listeners = map[spec.ProcID]net.Listener{p.self: p.opt.Listener}
 	}
@@ -228,7 +244,12 @@ func (p *process) closeTransport() {
 // openTrace opens self's trace file if the config has a trace_dir.
 func (p *process) openTrace() (err error) {
 	if p.cfg.TraceDir != "" {
-		p.sink, err = OpenTrace(p.cfg.TraceDir, p.self, p.cfg.Header())
+		h := p.cfg.Header()
+		if p.opt.From != nil {
+			h.RestoredFrom = p.opt.From.ID // a log of its own, chained to the run it was restored from
+		}
+		p.sink, err = OpenTrace(p.cfg.TraceDir, p.self, h)
+		p.sink.FlushEach() // a node may be killed: its log must hold what it did
 	}
 	return err
 }
@@ -311,6 +332,9 @@ func (p *process) startNode() error {
 	}
 	p.hints.Store(p.node)
 	p.say("listening on %s; %d outgoing, %d incoming channels", p.tr.Addr(p.self), len(p.t.Out(p.self)), len(p.t.In(p.self)))
+	if g := p.opt.From; g != nil {
+		p.say("restored from snapshot %d: a new incarnation; the recorded messages are delivered first", g.ID)
+	}
 	return nil
 }
 
@@ -324,10 +348,11 @@ func (p *process) stopNode() {
 }
 
 // runTag picks the run tag of self's snapshot ids (see RunProcess), 0 if
-// self initiates none.
+// self initiates none (no scheduled snapshots, no control endpoint).
 func (p *process) runTag() (uint64, error) {
 	s := p.cfg.Snapshots
-	if s == nil || s.Count <= 0 || !slices.Contains(s.Initiators, p.self) {
+	scheduled := s != nil && s.Count > 0 && slices.Contains(s.Initiators, p.self)
+	if !scheduled && p.cfg.Nodes[p.self].Control == "" && p.opt.ControlListener == nil {
 		return 0, nil
 	}
 	var from spec.SnapID
@@ -374,18 +399,21 @@ func (p *process) startWorkload(ctx context.Context) {
 // numbered from run tag tag, until done or ctx ends.
 func (p *process) startSchedule(ctx context.Context, tag uint64) {
 	s := p.cfg.Snapshots
-	if s == nil || tag == 0 {
+	if s == nil || tag == 0 || !slices.Contains(s.Initiators, p.self) {
 		return
 	}
 	p.workers.Add(1)
 	go func() {
 		defer p.workers.Done()
-		for k := range s.Count {
+		for range s.Count {
 			if !sleep(ctx, time.Duration(s.EveryMS)*time.Millisecond) {
 				return
 			}
-			// Unique across runs (tag) and initiators (idx).
-			id := spec.SnapID(tag<<SnapSeqBits | uint64(k*len(p.t.Procs)+p.idx+1))
+			id, err := p.nextSnapID(tag)
+			if err != nil {
+				p.say("initiate: %v", err)
+				return
+			}
 			if err := p.node.Initiate(id); err != nil {
 				p.say("initiate %d: %v", id, err)
 				continue
@@ -393,6 +421,18 @@ func (p *process) startSchedule(ctx context.Context, tag uint64) {
 			p.say("initiated snapshot %d", id)
 		}
 	}()
+}
+
+// nextSnapID is the id of the next snapshot self initiates in the run of
+// tag, scheduled or asked for: unique across runs (tag) and initiators
+// (idx), tag<<SnapSeqBits | (k*N + idx + 1) for its k-th.
+func (p *process) nextSnapID(tag uint64) (spec.SnapID, error) {
+	k := p.snaps.Add(1) - 1
+	seq := k*uint64(len(p.t.Procs)) + uint64(p.idx) + 1
+	if seq >= 1<<SnapSeqBits {
+		return 0, fmt.Errorf("no snapshot ids left in this run (%d taken): restart the node", k)
+	}
+	return spec.SnapID(tag<<SnapSeqBits | seq), nil
 }
 
 // sleep waits d and reports whether ctx is still live.

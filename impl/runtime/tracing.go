@@ -17,6 +17,15 @@ func NodeTracePath(dir string, p spec.ProcID) string {
 	return filepath.Join(dir, string(p)+".jsonl")
 }
 
+// RestoredTracePath is where OpenTrace writes, in dir, the log of p
+// restored from snapshot from: a file of its own, so that the logs of the
+// run it was restored from stay for the audit (conformance.MergeNodeLogs
+// chains them by the header's RestoredFrom). A later restore from the
+// same snapshot replaces it, as that run was rolled back entirely.
+func RestoredTracePath(dir string, p spec.ProcID, from spec.SnapID) string {
+	return filepath.Join(dir, fmt.Sprintf("%s.restored-%d.jsonl", string(p), from))
+}
+
 // OpenTraces creates dir and one JSON-lines sink per process of h.Topology
 // (dir/P1.jsonl, ...), each starting with header h. Close them with
 // CloseTraces.
@@ -39,12 +48,17 @@ func OpenTraces(dir string, h spec.Header) (map[spec.ProcID]*trace.Sink, error) 
 	return sinks, nil
 }
 
-// OpenTrace creates dir if needed and p's log in it (see OpenTraces).
+// OpenTrace creates dir if needed and p's log in it (see OpenTraces; a
+// header restored from a snapshot gets RestoredTracePath).
 func OpenTrace(dir string, p spec.ProcID, h spec.Header) (*trace.Sink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("runtime: trace dir: %w", err)
 	}
-	f, err := os.Create(NodeTracePath(dir, p))
+	path := NodeTracePath(dir, p)
+	if h.RestoredFrom != 0 {
+		path = RestoredTracePath(dir, p, h.RestoredFrom)
+	}
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: trace of %s: %w", string(p), err)
 	}

@@ -49,7 +49,18 @@
 //   - Listing: List returns the ids of exactly the snapshots stored,
 //     ascending, ignoring temporary files, directories and any name that
 //     is not snap-<id>.json with a canonical id; Used adds the ids that
-//     have parts.
+//     have parts. Catalog lists every id Used lists, oldest first by
+//     save time (the global file's modification time, else its latest
+//     part's), each complete (its global file loads: with its total) or
+//     not, with the processes whose part is stored (and, given a
+//     topology, those without one) and, for a damaged file, the refusal
+//     Load or LoadParts gives, naming the file.
+//   - Recovery: LatestComplete picks the snapshot saved last among those
+//     whose global file loads and whose every node's part is stored and
+//     loads; it never picks an incomplete or damaged one, and says for
+//     each newer snapshot why it was passed over (the nodes without a
+//     part, the damage). None: the cluster restarts from its initial
+//     state.
 //
 // Values: ids are any positive uint64; bodies up to 64 GiB.
 package store

@@ -35,6 +35,7 @@ type Sink struct {
 	n      int
 	err    error // first error; later calls return it
 	closed bool
+	each   bool // flush after every event (FlushEach)
 }
 
 // Off is the disabled sink.
@@ -57,6 +58,18 @@ func NewSink(w io.Writer, h spec.Header) (*Sink, error) {
 		return nil, fmt.Errorf("trace: header: %w", err)
 	}
 	return s, nil
+}
+
+// FlushEach makes the sink flush after every event, for a process that
+// may be killed (kill -9): its file then holds every event but, at
+// worst, part of the one being written. It costs a write per event.
+func (s *Sink) FlushEach() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.each = true
 }
 
 // Enabled reports whether events are written (false for a nil sink).
@@ -97,6 +110,9 @@ func (s *Sink) emit(e spec.Event) error {
 		return s.err
 	}
 	s.n++
+	if s.each {
+		return s.flush()
+	}
 	return nil
 }
 

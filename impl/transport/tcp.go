@@ -108,6 +108,11 @@ type TCPConfig struct {
 	// DrainTimeout is how long Close waits for outstanding frames to be
 	// acknowledged before it stops (default 2s).
 	DrainTimeout time.Duration
+	// Restored is the snapshot the local processes were restored from (0:
+	// started fresh). Every hello carries it, and a hello carrying
+	// another is refused (wire.HelloReply.Mismatch): the channel fails
+	// at both ends with a *PeerRestartedError naming both snapshot ids.
+	Restored spec.SnapID
 	// OnError, if set, is called with each connection error, from
 	// transport goroutines, one call at a time. It must not block for long
 	// and must not call Close.
@@ -183,7 +188,11 @@ func (s Side) String() string {
 // receiver's Last did not fit: Last must lie in [Acked, Sent], the frames
 // the sender had acknowledged and sent. Acked, Sent and Unacked are set
 // when At is SideSender; Last when the receiver's count is known. Pending
-// frames stay unacknowledged and are listed by Close.
+// frames stay unacknowledged and are listed by Close. Mismatch is set
+// (and Restarted SideUnknown) when the channel's ends were restored from
+// different snapshots, SenderFrom and ReceiverFrom (0: started fresh):
+// the receiver refuses the sender's hello, and the channel cannot resume
+// until every node restarts from one snapshot.
 type PeerRestartedError struct {
 	Chan        spec.Channel
 	At          Side   // the end reporting
@@ -192,12 +201,18 @@ type PeerRestartedError struct {
 	Acked, Sent uint64 // the range Last had to lie in
 	Last        uint64 // what the receiver holds
 	Unacked     int    // frames kept, never to be delivered
+
+	Mismatch                 bool
+	SenderFrom, ReceiverFrom spec.SnapID
 }
 
 func (e *PeerRestartedError) Error() string {
 	s := "transport: channel " + e.Chan.String() + " stopped: "
-	switch e.Restarted {
-	case SideSender, SideReceiver:
+	switch {
+	case e.Mismatch:
+		s += fmt.Sprintf("sender %s was %s, receiver %s %s: nodes restored from different snapshots cannot resume a channel; restart every node from one snapshot",
+			string(e.Chan.From), restoredFrom(e.SenderFrom), string(e.Chan.To), restoredFrom(e.ReceiverFrom))
+	case e.Restarted == SideSender || e.Restarted == SideReceiver:
 		p := e.Chan.From
 		if e.Restarted == SideReceiver {
 			p = e.Chan.To
@@ -222,6 +237,15 @@ func (e *PeerRestartedError) Error() string {
 }
 
 func (e *PeerRestartedError) Unwrap() error { return ErrPeerRestarted }
+
+// restoredFrom says what a node started from: "restored from snapshot
+// N", or "started fresh" for 0.
+func restoredFrom(id spec.SnapID) string {
+	if id == 0 {
+		return "started fresh (restored from no snapshot)"
+	}
+	return fmt.Sprintf("restored from snapshot %d", id)
+}
 
 const maxKeptErrors = 64
 
@@ -610,13 +634,9 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	h, err := wire.ReadHello(br)
 	if err != nil {
 		if errors.Is(err, wire.ErrVersion) {
-			// Answer in the peer's version if it is the old one: the
+			// Answer in the peer's version if it is an old one: the
 			// rejection layout is the same, so it reads the reason.
-			v := h.Version
-			if v != 1 {
-				v = 0
-			}
-			c.Write(wire.EncodeHelloReply(wire.HelloReply{Version: v, Reason: err.Error()}))
+			c.Write(wire.EncodeHelloReply(wire.HelloReply{Version: wire.ReplyVersion(h.Version), Reason: err.Error()}))
 		}
 		tr.record(&ConnError{Op: "handshake", Remote: remote, Err: err}, &tr.stats.Rejected)
 		return
@@ -634,6 +654,12 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	if reason != "" {
 		c.Write(wire.EncodeHelloReply(wire.HelloReply{Reason: reason}))
 		tr.record(&ConnError{Op: "handshake", Chan: ch, Remote: remote, Err: fmt.Errorf("%w: %s", ErrRejected, reason)}, &tr.stats.Rejected)
+		return
+	}
+	if h.Restored != tr.cfg.Restored {
+		mm := &PeerRestartedError{Chan: ch, At: SideReceiver, Mismatch: true, SenderFrom: h.Restored, ReceiverFrom: tr.cfg.Restored}
+		c.Write(wire.EncodeHelloReply(wire.HelloReply{Mismatch: true, Restored: tr.cfg.Restored, Reason: mm.Error()}))
+		tr.record(&ConnError{Op: "handshake", Chan: ch, Remote: remote, Err: mm}, &tr.stats.Rejected)
 		return
 	}
 	in := tr.in[ch]
@@ -864,7 +890,7 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 		o.mu.Unlock()
 		return nil, nil, 0, err
 	}
-	hello, err := wire.EncodeHello(wire.Hello{From: o.ch.From, To: o.ch.To, Incarnation: tr.inc})
+	hello, err := wire.EncodeHello(wire.Hello{From: o.ch.From, To: o.ch.To, Incarnation: tr.inc, Restored: tr.cfg.Restored})
 	if err != nil {
 		return fail(err)
 	}
@@ -886,8 +912,12 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 			pr.Now = 0
 		}
 		return fail(pr)
-	case !rep.Accepted && rep.Version == 1:
-		err = fmt.Errorf("%w: %w: the receiver speaks handshake version 1: %s", ErrRejected, wire.ErrVersion, rep.Reason)
+	case rep.Mismatch:
+		// The ends were restored from different snapshots: the channel
+		// cannot resume until both restart from one.
+		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Mismatch: true, SenderFrom: tr.cfg.Restored, ReceiverFrom: rep.Restored})
+	case !rep.Accepted && rep.Version != wire.HandshakeVersion:
+		err = fmt.Errorf("%w: %w: the receiver speaks handshake version %d: %s", ErrRejected, wire.ErrVersion, rep.Version, rep.Reason)
 	case !rep.Accepted:
 		err = fmt.Errorf("%w: %s", ErrRejected, rep.Reason)
 	}

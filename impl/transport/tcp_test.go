@@ -152,7 +152,7 @@ func TestTCPHandshakeRejections(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, byte(1), rep.Version)
 	assert.False(t, rep.Accepted)
-	assert.Contains(t, rep.Reason, "unsupported version 1 of the hello (want 2)")
+	assert.Contains(t, rep.Reason, "unsupported version 1 of the hello (want 3)")
 	waitClosed(t, c)
 	c.Close()
 

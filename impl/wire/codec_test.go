@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -214,19 +215,21 @@ func TestStreamRoundTripProperty(t *testing.T) {
 }
 
 func TestHandshakeRoundTrip(t *testing.T) {
-	h := Hello{From: "P1", To: "P2", Incarnation: 0xfeedc0de12345678}
+	h := Hello{From: "P1", To: "P2", Incarnation: 0xfeedc0de12345678, Restored: 300}
 	b, err := EncodeHello(h)
 	require.NoError(t, err)
-	assert.Equal(t, frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0xfe, 0xed, 0xc0, 0xde, 0x12, 0x34, 0x56, 0x78), b)
+	assert.Equal(t, frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0xfe, 0xed, 0xc0, 0xde, 0x12, 0x34, 0x56, 0x78, 0xac, 0x02), b)
 	got, err := ReadHello(bytes.NewReader(b))
 	require.NoError(t, err)
-	assert.Equal(t, Hello{Version: HandshakeVersion, From: "P1", To: "P2", Incarnation: 0xfeedc0de12345678}, got)
+	assert.Equal(t, Hello{Version: HandshakeVersion, From: "P1", To: "P2", Incarnation: 0xfeedc0de12345678, Restored: 300}, got)
 	assert.Equal(t, spec.Channel{From: "P1", To: "P2"}, got.Chan())
 
 	for _, r := range []HelloReply{
 		{Accepted: true, Incarnation: 1, Last: 0},
 		{Accepted: true, Incarnation: 1 << 63, Last: 1 << 40},
 		{Stale: true, Incarnation: 7, Known: 9, Reason: "sender restarted"},
+		{Mismatch: true, Restored: 1 << 40, Reason: "restored from another snapshot"},
+		{Mismatch: true, Reason: "started fresh"},
 		{Reason: "unknown peer"},
 	} {
 		enc := EncodeHelloReply(r)
@@ -247,35 +250,44 @@ func TestHandshakeRoundTrip(t *testing.T) {
 	assert.Equal(t, uint64(12345), a)
 }
 
-// Old (version 1, no incarnations) and new peers refuse each other with a
-// readable reason.
+// Old (version 1, no incarnations; version 2, no restored snapshot id)
+// and new peers refuse each other with a readable reason.
 func TestHandshakeVersionMismatch(t *testing.T) {
-	// A version 1 hello as an old sender writes it.
+	// A version 1 hello as an old sender writes it, and a version 2 one.
 	v1 := frameBytes(1, byte(kindHello), 2, 'P', '1', 2, 'P', '2')
-	h, err := ReadHello(bytes.NewReader(v1))
-	require.ErrorIs(t, err, ErrVersion)
-	assert.Contains(t, err.Error(), "version 1 of the hello (want 2)")
-	assert.Equal(t, byte(1), h.Version)
-	// The new receiver answers in the old sender's version: its layout
-	// for a rejection is the same, so the old peer reads the reason.
-	rej := EncodeHelloReply(HelloReply{Version: h.Version, Reason: err.Error()})
-	assert.Equal(t, byte(1), rej[4])
-	assert.Equal(t, []byte{1, byte(len(err.Error()))}, rej[6:8])
+	v2 := frameBytes(2, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1)
+	for i, old := range [][]byte{v1, v2} {
+		v := byte(i + 1)
+		h, err := ReadHello(bytes.NewReader(old))
+		require.ErrorIs(t, err, ErrVersion)
+		assert.Contains(t, err.Error(), fmt.Sprintf("version %d of the hello (want 3)", v))
+		assert.Equal(t, v, h.Version)
+		// The new receiver answers in the old sender's version: its
+		// layout for a rejection is the same, so the old peer reads the
+		// reason.
+		require.Equal(t, v, ReplyVersion(h.Version))
+		rej := EncodeHelloReply(HelloReply{Version: ReplyVersion(h.Version), Reason: err.Error()})
+		assert.Equal(t, v, rej[4])
+		assert.Equal(t, []byte{1, byte(len(err.Error()))}, rej[6:8])
 
-	// An old receiver's rejection of a version 2 hello is read with its
-	// reason; an old receiver's acceptance is ErrVersion.
-	rep, err := ReadHelloReply(bytes.NewReader(frameBytes(1, byte(kindReply), 1, 2, 'n', 'o')))
-	require.NoError(t, err)
-	assert.Equal(t, HelloReply{Version: 1, Reason: "no"}, rep)
-	_, err = ReadHelloReply(bytes.NewReader(frameBytes(1, byte(kindReply), 0, 5)))
+		// An old receiver's rejection of a version 3 hello is read with
+		// its reason; an old receiver's acceptance is ErrVersion.
+		rep, err := ReadHelloReply(bytes.NewReader(frameBytes(v, byte(kindReply), 1, 2, 'n', 'o')))
+		require.NoError(t, err)
+		assert.Equal(t, HelloReply{Version: v, Reason: "no"}, rep)
+		_, err = ReadHelloReply(bytes.NewReader(frameBytes(v, byte(kindReply), 0, 5)))
+		assert.ErrorIs(t, err, ErrVersion)
+	}
+	assert.Equal(t, byte(0), ReplyVersion(9), "a future version is answered in this one")
+	_, err := ReadHelloReply(bytes.NewReader(frameBytes(4, byte(kindReply), 1, 2, 'n', 'o')))
 	assert.ErrorIs(t, err, ErrVersion)
-	_, err = ReadHelloReply(bytes.NewReader(frameBytes(3, byte(kindReply), 1, 2, 'n', 'o')))
-	assert.ErrorIs(t, err, ErrVersion)
-	// Accepted or stale replies are never encoded as version 1.
-	rep, err = ReadHelloReply(bytes.NewReader(EncodeHelloReply(HelloReply{Version: 1, Accepted: true, Incarnation: 3})))
-	require.NoError(t, err)
-	assert.False(t, rep.Accepted)
-	assert.Contains(t, rep.Reason, "receiver error")
+	// Accepted or stale replies are never encoded in an old version.
+	for _, v := range []byte{1, 2} {
+		rep, err := ReadHelloReply(bytes.NewReader(EncodeHelloReply(HelloReply{Version: v, Accepted: true, Incarnation: 3})))
+		require.NoError(t, err)
+		assert.False(t, rep.Accepted)
+		assert.Contains(t, rep.Reason, "receiver error")
+	}
 }
 
 func TestHandshakeErrors(t *testing.T) {
@@ -289,15 +301,18 @@ func TestHandshakeErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrVersion)
 
 	// A hello whose ids are not valid process ids.
-	bad := frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', ' ', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1)
+	bad := frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', ' ', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1, 0)
 	_, err = ReadHello(bytes.NewReader(bad))
 	assert.ErrorIs(t, err, ErrInvalidFrame)
-	// Incarnation 0, a truncated incarnation, trailing bytes.
-	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 0)))
+	// Incarnation 0, a truncated incarnation, no restored id, trailing
+	// bytes.
+	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 0, 0)))
 	assert.ErrorIs(t, err, ErrInvalidFrame)
 	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 1)))
 	assert.ErrorIs(t, err, ErrTruncated)
-	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1, 0)))
+	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1)))
+	assert.ErrorIs(t, err, ErrTruncated)
+	_, err = ReadHello(bytes.NewReader(frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1, 0, 0)))
 	assert.ErrorIs(t, err, ErrTrailing)
 
 	// A frame where a hello belongs, garbage, an oversized control message.

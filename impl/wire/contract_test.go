@@ -483,6 +483,7 @@ func genHello(t *rapid.T) Hello {
 		From:        from,
 		To:          to,
 		Incarnation: rapid.Uint64Min(1).Draw(t, "incarnation"),
+		Restored:    spec.SnapID(rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64()).Draw(t, "restored")),
 	}
 }
 
@@ -536,6 +537,7 @@ func TestHelloRefusesInvalidProperty(t *testing.T) {
 		body = appendString(body, string(h.From))
 		body = appendString(body, string(h.To))
 		body = binary.BigEndian.AppendUint64(body, h.Incarnation)
+		body = binary.AppendUvarint(body, uint64(h.Restored))
 		_, err = ReadHello(bytes.NewReader(frameBytes(body...)))
 		if !errors.Is(err, ErrInvalidFrame) && !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("ReadHello of %+v: got %v, want ErrInvalidFrame (or ErrTooLarge for an id above 64 bytes)", h, err)
@@ -551,12 +553,14 @@ func normalReply(r HelloReply) HelloReply {
 	}
 	cut := func(s string) string { return s[:min(len(s), MaxReasonLen)] }
 	switch {
-	case (r.Accepted || r.Stale) && (r.Incarnation == 0 || v != HandshakeVersion):
+	case (r.Accepted || r.Stale) && r.Incarnation == 0 || (r.Accepted || r.Stale || r.Mismatch) && v != HandshakeVersion:
 		return HelloReply{Version: v, Reason: "receiver error"} // compared by prefix
 	case r.Accepted:
 		return HelloReply{Version: v, Accepted: true, Incarnation: r.Incarnation, Last: r.Last}
 	case r.Stale:
 		return HelloReply{Version: v, Stale: true, Incarnation: r.Incarnation, Known: r.Known, Reason: cut(r.Reason)}
+	case r.Mismatch:
+		return HelloReply{Version: v, Mismatch: true, Restored: r.Restored, Reason: cut(r.Reason)}
 	}
 	return HelloReply{Version: v, Reason: cut(r.Reason)}
 }
@@ -567,12 +571,14 @@ func normalReply(r HelloReply) HelloReply {
 func TestHelloReplyProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		r := HelloReply{
-			Version:     rapid.SampledFrom([]byte{0, handshakeV1, HandshakeVersion}).Draw(t, "version"),
+			Version:     rapid.SampledFrom([]byte{0, handshakeV1, handshakeV2, HandshakeVersion}).Draw(t, "version"),
 			Accepted:    rapid.Bool().Draw(t, "accepted"),
 			Stale:       rapid.Bool().Draw(t, "stale"),
 			Incarnation: rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64()).Draw(t, "incarnation"),
 			Last:        rapid.Uint64().Draw(t, "last"),
 			Known:       rapid.Uint64().Draw(t, "known"),
+			Mismatch:    rapid.Bool().Draw(t, "mismatch"),
+			Restored:    spec.SnapID(rapid.Uint64().Draw(t, "restored")),
 			Reason:      rapid.StringOfN(rapid.Rune(), 0, MaxReasonLen+2, -1).Draw(t, "reason"),
 		}
 		b := EncodeHelloReply(r)
@@ -585,7 +591,7 @@ func TestHelloReplyProperty(t *testing.T) {
 		want := normalReply(r)
 		if want.Reason == "receiver error" && !want.Accepted && !want.Stale {
 			if got.Accepted || got.Stale || !strings.HasPrefix(got.Reason, "receiver error") {
-				t.Fatalf("reply %+v with incarnation 0 or version 1 read as %+v, want a rejection naming the receiver error", r, got)
+				t.Fatalf("reply %+v with incarnation 0 or an old version read as %+v, want a rejection naming the receiver error", r, got)
 			}
 		} else if got != want {
 			t.Fatalf("reply round trip of %+v: got %+v, want %+v", r, got, want)

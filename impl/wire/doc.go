@@ -53,18 +53,20 @@
 //     accepts with Version 0 or HandshakeVersion, ReadHello returns it
 //     with Version set to HandshakeVersion.
 //   - EncodeHelloReply never fails. ReadHelloReply of its output returns
-//     the reply's normal form: Accepted wins over Stale; only the fields
-//     of the status are kept (accept: Incarnation, Last; stale:
-//     Incarnation, Known, Reason; reject: Reason); a reason is cut to its
-//     first MaxReasonLen bytes; an accepted or stale reply with
-//     incarnation 0 or Version 1 becomes a rejection naming the mistake.
+//     the reply's normal form: Accepted wins over Stale, Stale over
+//     Mismatch; only the fields of the status are kept (accept:
+//     Incarnation, Last; stale: Incarnation, Known, Reason; mismatch:
+//     Restored, Reason; reject: Reason); a reason is cut to its first
+//     MaxReasonLen bytes; an accepted, stale or mismatch reply with
+//     incarnation 0 (accepted, stale) or an old Version (1 or 2) becomes
+//     a rejection naming the mistake.
 //   - Every uint64 round-trips through EncodeAck and ReadAck.
 //   - The Read functions are canonical like Decode (what they accept is
 //     re-encoded to the bytes they consumed), read exactly one message,
 //     refuse a length above MaxControlSize with ErrTooLarge, a message of
 //     another kind with ErrKind, a version other than the message's own
-//     (HandshakeVersion for hellos and replies, a version 1 rejection
-//     excepted; Version for acks) with ErrVersion, and report truncation
+//     (HandshakeVersion for hellos and replies, version 1 and 2
+//     rejections excepted; Version for acks) with ErrVersion, and report truncation
 //     and read errors like ReadFrame. EncodeHello and EncodeHelloReply
 //     write any other Version they are given as is (for tests of peers
 //     that disagree), and the Read functions refuse it.

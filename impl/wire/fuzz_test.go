@@ -137,7 +137,7 @@ func FuzzReadHello(f *testing.F) {
 
 // seedHandshake are valid control messages FuzzReadHello starts from.
 func seedHandshake() [][]byte {
-	h, err := EncodeHello(Hello{From: "P1", To: "P2", Incarnation: 0x0123456789abcdef})
+	h, err := EncodeHello(Hello{From: "P1", To: "P2", Incarnation: 0x0123456789abcdef, Restored: 5})
 	if err != nil {
 		panic(err)
 	}
@@ -145,6 +145,7 @@ func seedHandshake() [][]byte {
 		h,
 		EncodeHelloReply(HelloReply{Accepted: true, Incarnation: 42, Last: 9}),
 		EncodeHelloReply(HelloReply{Stale: true, Incarnation: 42, Known: 7, Reason: "sender restarted"}),
+		EncodeHelloReply(HelloReply{Mismatch: true, Restored: 9, Reason: "restored from snapshot 9"}),
 		EncodeAck(3),
 	}
 }
@@ -199,10 +200,12 @@ func TestWriteSeedCorpus(t *testing.T) {
 	write("FuzzReadHello", "hello", hs[0])
 	write("FuzzReadHello", "reply-accept", hs[1])
 	write("FuzzReadHello", "reply-stale", hs[2])
+	write("FuzzReadHello", "reply-mismatch", hs[3])
 	write("FuzzReadHello", "reply-accept-then-more", append(append([]byte(nil), hs[1]...), '0'))
 	write("FuzzReadHello", "reply-reject", EncodeHelloReply(HelloReply{Reason: "no"}))
 	write("FuzzReadHello", "reply-reject-v1", EncodeHelloReply(HelloReply{Version: 1, Reason: "no"}))
-	write("FuzzReadHello", "hello-bad-id", frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', ' ', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1))
-	write("FuzzReadHello", "hello-incarnation-0", frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 0))
+	write("FuzzReadHello", "hello-bad-id", frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', ' ', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1, 0))
+	write("FuzzReadHello", "hello-incarnation-0", frameBytes(HandshakeVersion, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 0, 0))
+	write("FuzzReadHello", "hello-v2", frameBytes(2, byte(kindHello), 2, 'P', '1', 2, 'P', '2', 0, 0, 0, 0, 0, 0, 0, 1))
 	write("FuzzReadHello", "hello-v1", frameBytes(1, byte(kindHello), 2, 'P', '1', 2, 'P', '2'))
 }

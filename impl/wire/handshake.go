@@ -11,11 +11,14 @@ import (
 // Control messages of a stream transport. They use the frame layout (4-byte
 // length, version, kind) with kinds of their own:
 //
-//	Hello:      from length, from bytes, to length, to bytes, incarnation
+//	Hello:      from length, from bytes, to length, to bytes, incarnation,
+//	            restored (uvarint: the snapshot id the sender was restored
+//	            from, 0 for none)
 //	HelloReply: status byte, then
 //	            0 accept: incarnation, last
 //	            1 reject: reason length, reason bytes
 //	            2 stale:  incarnation, known, reason length, reason bytes
+//	            3 mismatch: restored (uvarint), reason length, reason bytes
 //	Ack:        seq
 //
 // Incarnations are 8 bytes, big endian, never 0. Hello and HelloReply carry
@@ -36,24 +39,48 @@ const (
 )
 
 // HandshakeVersion is the version byte of Hello and HelloReply. Version 1
-// had no incarnations; a peer speaking it is refused with ErrVersion, and
-// ReadHelloReply still reads a version 1 rejection so that an old peer's
-// refusal of a new hello comes back with its reason.
-const HandshakeVersion byte = 2
+// had no incarnations and version 2 no restored snapshot id; a peer
+// speaking either is refused with ErrVersion, and ReadHelloReply still
+// reads their rejections so that an old peer's refusal of a new hello
+// comes back with its reason.
+const HandshakeVersion byte = 3
 
-// handshakeV1 is the previous handshake version: no incarnations. Its
-// rejection layout is the same as version 2's.
-const handshakeV1 byte = 1
+// handshakeV1 and handshakeV2 are the previous handshake versions: no
+// incarnations, then no restored snapshot id. Their rejection layout is
+// the same as version 3's.
+const (
+	handshakeV1 byte = 1
+	handshakeV2 byte = 2
+)
+
+// oldRejection reports whether v is a previous handshake version, whose
+// rejections ReadHelloReply reads (and only those).
+func oldRejection(v byte) bool { return v == handshakeV1 || v == handshakeV2 }
+
+// ReplyVersion is the version in which to refuse a hello of version v
+// (ReadHello's ErrVersion): v itself if it is a previous version, whose
+// peers read a rejection in their own layout, else HandshakeVersion (0).
+func ReplyVersion(v byte) byte {
+	if oldRejection(v) {
+		return v
+	}
+	return 0
+}
 
 // Hello opens a connection: it names the handshake version, the directed
-// channel From->To the connection will carry, and the incarnation of the
-// sender: a random id its transport drew at start, which changes when the
-// sender's process restarts.
+// channel From->To the connection will carry, the incarnation of the
+// sender (a random id its transport drew at start, which changes when the
+// sender's process restarts) and the snapshot the sender's process was
+// restored from (0: started fresh). The receiver refuses a hello whose
+// Restored differs from its own: the two ends would resume the channel
+// from different cuts (tla/ChandyLamportFaults.tla, Restart, lines
+// 151-171: the whole system restarts from one state).
 type Hello struct {
 	Version     byte // 0 in EncodeHello means HandshakeVersion
 	From        spec.ProcID
 	To          spec.ProcID
-	Incarnation uint64 // never 0
+	Incarnation uint64      // never 0
+	Restored    spec.SnapID // 0: not restored
 }
 
 // Chan is the channel the hello names.
@@ -63,9 +90,12 @@ func (h Hello) Chan() spec.Channel { return spec.Channel{From: h.From, To: h.To}
 // incarnation and Last the number of frames of the channel the receiver
 // already holds: the sender resumes with frame Last+1. When Stale, the
 // receiver has stopped the channel for good because it had seen another
-// sender incarnation, Known, on it: Incarnation is the receiver's. Otherwise
-// the hello is rejected. Reason says why when not Accepted; the receiver
-// then closes the connection.
+// sender incarnation, Known, on it: Incarnation is the receiver's. When
+// Mismatch, the receiver was restored from another snapshot than the
+// hello's Restored: Restored is the receiver's (0: started fresh), and the
+// channel cannot resume until both ends restart from one snapshot.
+// Otherwise the hello is rejected. Reason says why when not Accepted; the
+// receiver then closes the connection.
 type HelloReply struct {
 	// Version is the version byte: 0 in EncodeHelloReply means
 	// HandshakeVersion. Only a rejection may be encoded as version 1.
@@ -75,13 +105,16 @@ type HelloReply struct {
 	Incarnation uint64 // accepted or stale: the receiver's, never 0
 	Last        uint64 // accepted
 	Known       uint64 // stale: the sender incarnation the receiver holds
-	Reason      string // not accepted
+	Mismatch    bool
+	Restored    spec.SnapID // mismatch: the snapshot the receiver was restored from
+	Reason      string      // not accepted
 }
 
 const (
-	statusAccept byte = 0
-	statusReject byte = 1
-	statusStale  byte = 2
+	statusAccept   byte = 0
+	statusReject   byte = 1
+	statusStale    byte = 2
+	statusMismatch byte = 3
 )
 
 // EncodeHello returns the encoding of h after checking both ids with
@@ -98,6 +131,7 @@ func EncodeHello(h Hello) ([]byte, error) {
 	b = appendString(b, string(h.From))
 	b = appendString(b, string(h.To))
 	b = binary.BigEndian.AppendUint64(b, h.Incarnation)
+	b = binary.AppendUvarint(b, uint64(h.Restored))
 	return finishControl(b), nil
 }
 
@@ -142,10 +176,14 @@ func ReadHello(r io.Reader) (Hello, error) {
 	if err != nil {
 		return Hello{}, err
 	}
+	restored, err := d.uvarint("hello restored snapshot")
+	if err != nil {
+		return Hello{}, err
+	}
 	if err := d.end(); err != nil {
 		return Hello{}, err
 	}
-	h := Hello{Version: HandshakeVersion, From: spec.ProcID(from), To: spec.ProcID(to), Incarnation: inc}
+	h := Hello{Version: HandshakeVersion, From: spec.ProcID(from), To: spec.ProcID(to), Incarnation: inc, Restored: spec.SnapID(restored)}
 	if err := validateHello(h); err != nil {
 		return Hello{}, err
 	}
@@ -154,14 +192,14 @@ func ReadHello(r io.Reader) (Hello, error) {
 
 // EncodeHelloReply returns the encoding of r. A reason longer than
 // MaxReasonLen is cut. An accepted or stale reply with incarnation 0, or
-// one of Version 1, is encoded as a plain rejection naming the mistake:
+// one of an old Version (1 or 2), is encoded as a plain rejection naming the mistake:
 // the caller's bug becomes a refusal, not a malformed message.
 func EncodeHelloReply(r HelloReply) []byte {
 	v := r.Version
 	if v == 0 {
 		v = HandshakeVersion
 	}
-	if (r.Accepted || r.Stale) && (r.Incarnation == 0 || v != HandshakeVersion) {
+	if (r.Accepted || r.Stale) && r.Incarnation == 0 || (r.Accepted || r.Stale || r.Mismatch) && v != HandshakeVersion {
 		r = HelloReply{Reason: fmt.Sprintf("receiver error: reply with incarnation %d, version %d", r.Incarnation, v)}
 	}
 	b := []byte{0, 0, 0, 0, v, byte(kindReply)}
@@ -174,6 +212,10 @@ func EncodeHelloReply(r HelloReply) []byte {
 		b = append(b, statusStale)
 		b = binary.BigEndian.AppendUint64(b, r.Incarnation)
 		b = binary.BigEndian.AppendUint64(b, r.Known)
+		b = appendString(b, cutReason(r.Reason))
+	case r.Mismatch:
+		b = append(b, statusMismatch)
+		b = binary.AppendUvarint(b, uint64(r.Restored))
 		b = appendString(b, cutReason(r.Reason))
 	default:
 		b = append(b, statusReject)
@@ -189,22 +231,22 @@ func cutReason(s string) string {
 	return s
 }
 
-// ReadHelloReply reads a HelloReply and sets its Version. A version 1
-// rejection (an old peer refusing a version 2 hello) is read as a rejection
-// with Version 1; any other version but HandshakeVersion is ErrVersion.
+// ReadHelloReply reads a HelloReply and sets its Version. A version 1 or 2
+// rejection (an old peer refusing a newer hello) is read as a rejection
+// with that Version; any other version but HandshakeVersion is ErrVersion.
 func ReadHelloReply(r io.Reader) (HelloReply, error) {
 	d, v, err := readControl(r, kindReply)
 	if err != nil {
 		return HelloReply{}, err
 	}
-	if v != HandshakeVersion && v != handshakeV1 {
+	if v != HandshakeVersion && !oldRejection(v) {
 		return HelloReply{}, fmt.Errorf("%w %d of the hello reply (want %d)", ErrVersion, v, HandshakeVersion)
 	}
 	status, err := d.byte1("status")
 	if err != nil {
 		return HelloReply{}, err
 	}
-	if v == handshakeV1 && status != statusReject {
+	if oldRejection(v) && status != statusReject {
 		return HelloReply{}, fmt.Errorf("%w %d of the hello reply (want %d)", ErrVersion, v, HandshakeVersion)
 	}
 	rep := HelloReply{Version: v}
@@ -225,6 +267,16 @@ func ReadHelloReply(r io.Reader) (HelloReply, error) {
 		if rep.Known, err = d.uint64be("known incarnation"); err != nil {
 			return HelloReply{}, err
 		}
+		if rep.Reason, err = d.str("reason", MaxReasonLen); err != nil {
+			return HelloReply{}, err
+		}
+	case statusMismatch:
+		rep.Mismatch = true
+		restored, err := d.uvarint("reply restored snapshot")
+		if err != nil {
+			return HelloReply{}, err
+		}
+		rep.Restored = spec.SnapID(restored)
 		if rep.Reason, err = d.str("reason", MaxReasonLen); err != nil {
 			return HelloReply{}, err
 		}

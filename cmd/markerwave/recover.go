@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/spec"
+)
+
+const recoverAbout = `
+Brings a cluster back after a crash (a node killed with kill -9, say) by
+rolling every node back to the latest snapshot all of them hold complete,
+as Recover does in tla/ChandyLamportFaults.tla: the snapshot saved last
+whose global file is intact and whose every node's part is stored and
+intact (a snapshot a node has no part of, one never assembled because it
+never completed or was aborted, or a damaged one, is passed over, saying
+why). With no such snapshot the cluster restarts from its initial state.
+
+A node that crashed cannot rejoin the running ones: stop the survivors
+first (SIGTERM, or let --duration end them), then run recover. It prints
+the recovery point and the command that restarts each node from it
+("markerwave node --config FILE --id ID --restore N"); each restarted
+node is a new incarnation, and nodes restored from different snapshots
+refuse each other at the handshake, naming both ids. With --start it
+runs those commands itself, one child process per node on this machine,
+after checking that no node's address is still in use, and waits for
+them (SIGINT/SIGTERM is passed on).
+Exit 0: the recovery point was found (with --start: every node stopped
+cleanly); 1: a node is still running, or a restarted node failed; 2: bad
+usage, a bad config or no snapshot store.`
+
+// recoverOptions are recover's flags.
+type recoverOptions struct {
+	config   string
+	json     bool
+	start    bool
+	duration time.Duration
+}
+
+func runRecover(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("recover", "--config FILE [--start [--duration D]] [--json]", recoverAbout, stdout, stderr)
+	var o recoverOptions
+	f.StringVar(&o.config, "config", "", "cluster config `FILE` (required)")
+	f.BoolVar(&o.json, "json", false, "print the recovery point as one JSON object")
+	f.BoolVar(&o.start, "start", false, "restart every node from the recovery point as a child process and wait for them")
+	f.DurationVar(&o.duration, "duration", 0, "with --start: pass --duration to every node (default: run until SIGINT/SIGTERM)")
+	if code, done := f.parse(args); done {
+		return code
+	}
+	switch {
+	case f.NArg() > 0:
+		return f.usageError("unexpected argument %q", f.Arg(0))
+	case o.config == "":
+		return f.usageError("--config is required")
+	case o.duration < 0:
+		return f.usageError("--duration must not be negative")
+	case o.duration > 0 && !o.start:
+		return f.usageError("--duration needs --start")
+	}
+	cfg, err := runtime.LoadConfig(o.config, "")
+	if err != nil {
+		reportConfig(f, o.config, err)
+		return exitUsage
+	}
+	st, err := openExisting(cfg.SnapshotDir)
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	r, err := st.LatestComplete(cfg.Topology)
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	cmds := restartCommands(o.config, cfg.Topology, r.From)
+	if o.json {
+		if code := writeJSON(f, stdout, recoveryJSON(r, cmds)); code != exitOK || !o.start {
+			return code
+		}
+	} else {
+		printRecovery(stdout, r, cmds)
+	}
+	if !o.start {
+		return exitOK
+	}
+	if busy := busyNodes(cfg); len(busy) > 0 {
+		for _, b := range busy {
+			f.errorf("%s", b)
+		}
+		f.errorf("stop the surviving nodes first (SIGTERM): a node that crashed cannot rejoin them, every node restarts from the recovery point")
+		return exitFail
+	}
+	return startNodes(f, cmds, o.duration)
+}
+
+// restartCommand is the command that restarts one node from the
+// recovery point.
+type restartCommand struct {
+	Node spec.ProcID `json:"node"`
+	Args []string    `json:"args"` // after "markerwave"
+}
+
+// restartCommands are the commands that restart every node of t from
+// snapshot from (nil: from the initial state).
+func restartCommands(config string, t *spec.Topology, from *store.Entry) []restartCommand {
+	var out []restartCommand
+	for _, p := range t.Procs {
+		args := []string{"node", "--config", config, "--id", string(p)}
+		if from != nil {
+			args = append(args, "--restore", fmt.Sprint(from.ID))
+		}
+		out = append(out, restartCommand{Node: p, Args: args})
+	}
+	return out
+}
+
+// printRecovery writes the recovery point, what was passed over and the
+// commands, for people.
+func printRecovery(w io.Writer, r store.Recovery, cmds []restartCommand) {
+	if e := r.From; e != nil {
+		fmt.Fprintf(w, "recovery point: snapshot %d (saved %s UTC), held complete by every node: total %d (%d in flight)\n",
+			e.ID, e.Time.Format("2006-01-02 15:04:05.000"), e.Total, e.InFlight)
+	} else {
+		fmt.Fprintln(w, "recovery point: the initial state (no snapshot is held complete by every node)")
+	}
+	for _, p := range r.Passed {
+		fmt.Fprintf(w, "  passed over snapshot %d (saved %s UTC): %s\n", p.Entry.ID, p.Entry.Time.Format("2006-01-02 15:04:05.000"), strings.Join(p.Why, "; "))
+	}
+	fmt.Fprintln(w, "restart every node from it (each a new incarnation), once the surviving nodes are stopped:")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  markerwave %s\n", strings.Join(c.Args, " "))
+	}
+}
+
+// recoveryJSON is the JSON form of the recovery point.
+func recoveryJSON(r store.Recovery, cmds []restartCommand) any {
+	type passedJSON struct {
+		Snapshot entryJSON `json:"snapshot"`
+		Why      []string  `json:"why"`
+	}
+	out := struct {
+		From     *entryJSON       `json:"from"` // null: the initial state
+		Passed   []passedJSON     `json:"passed_over"`
+		Commands []restartCommand `json:"commands"`
+	}{Passed: []passedJSON{}, Commands: cmds}
+	if r.From != nil {
+		e := toEntryJSON(*r.From)
+		out.From = &e
+	}
+	for _, p := range r.Passed {
+		out.Passed = append(out.Passed, passedJSON{Snapshot: toEntryJSON(p.Entry), Why: p.Why})
+	}
+	return out
+}
+
+// busyNodes names the nodes whose listen address is in use on this
+// machine: a survivor still running (or another program).
+func busyNodes(cfg *runtime.FileConfig) []string {
+	var busy []string
+	for _, p := range cfg.Topology.Procs {
+		addr := cfg.Nodes[p].Listen
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			busy = append(busy, fmt.Sprintf("%s's address %s is in use (is %s still running?): %v", string(p), addr, string(p), err))
+			continue
+		}
+		ln.Close()
+	}
+	return busy
+}
+
+// startNodes runs cmds as child processes of this binary, passes
+// SIGINT/SIGTERM on, and waits for all of them: exitOK if every one
+// stopped cleanly, else exitFail naming the nodes that did not.
+func startNodes(f *cmdFlags, cmds []restartCommand, d time.Duration) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return f.fail(exitFail, fmt.Errorf("cannot find this program to start the nodes: %w", err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []string
+	)
+	// The children write their lines through one lock each way: stdout
+	// and stderr may be any writer, not only a file.
+	stdout, stderr := &lockedWriter{w: f.stdout}, &lockedWriter{w: f.stderr}
+	for _, c := range cmds {
+		args := c.Args
+		if d > 0 {
+			args = append(append([]string(nil), args...), "--duration", d.String())
+		}
+		cmd := exec.Command(exe, args...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
+		if err := cmd.Start(); err != nil {
+			mu.Lock()
+			failed = append(failed, fmt.Sprintf("%s did not start: %v", string(c.Node), err))
+			mu.Unlock()
+			continue
+		}
+		stderr.printf("markerwave recover: started %s (pid %d): markerwave %s\n", string(c.Node), cmd.Process.Pid, strings.Join(args, " "))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := make(chan struct{})
+			go func() {
+				select {
+				case <-ctx.Done():
+					cmd.Process.Signal(syscall.SIGTERM)
+				case <-done:
+				}
+			}()
+			err := cmd.Wait()
+			close(done)
+			if err != nil {
+				mu.Lock()
+				failed = append(failed, fmt.Sprintf("%s: %v", string(c.Node), err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failed) > 0 {
+		for _, m := range failed {
+			f.errorf("%s", m)
+		}
+		return exitFail
+	}
+	f.errorf("every node stopped cleanly")
+	return exitOK
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func (l *lockedWriter) printf(format string, a ...any) { fmt.Fprintf(l, format, a...) }
+
+// recoverChildEnv is set in the environment of the nodes recover
+// --start runs (a test binary standing in for markerwave runs dispatch
+// when it sees it).
+const recoverChildEnv = "MARKERWAVE_RECOVER_CHILD"

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/markerwave/markerwave/impl/runtime"
+	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/spec"
+)
+
+const snapshotAbout = `
+Takes a snapshot now on a running cluster: asks node ID (by default the
+first node of the config with a control address) at its control endpoint
+(nodes.ID.control in the config, a loopback address; see impl/runtime's
+control.go) to initiate a snapshot, then waits until the node that
+completes its last part has saved the global snapshot in snapshot_dir,
+and prints it: its id, total and money in flight, or, if it is not
+complete within --wait, which nodes have not saved their part.
+Exit 0: the snapshot is complete and saved; 1: the node did not answer or
+refused, or the snapshot did not complete in time; 2: bad usage or a bad
+config.`
+
+// snapshotOptions are snapshot's flags.
+type snapshotOptions struct {
+	config, node string
+	wait         time.Duration
+	json         bool
+}
+
+func runSnapshot(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("snapshot", "--config FILE [--node ID] [--wait D] [--json]", snapshotAbout, stdout, stderr)
+	var o snapshotOptions
+	f.StringVar(&o.config, "config", "", "cluster config `FILE` (required)")
+	f.StringVar(&o.node, "node", "", "the node that initiates the snapshot, by process `ID` (default: the first with a control address)")
+	f.DurationVar(&o.wait, "wait", 10*time.Second, "how long to wait for the snapshot to complete")
+	f.BoolVar(&o.json, "json", false, "print the snapshot as one JSON object")
+	if code, done := f.parse(args); done {
+		return code
+	}
+	switch {
+	case f.NArg() > 0:
+		return f.usageError("unexpected argument %q", f.Arg(0))
+	case o.config == "":
+		return f.usageError("--config is required")
+	case o.wait <= 0:
+		return f.usageError("--wait must be positive")
+	}
+	cfg, err := runtime.LoadConfig(o.config, "")
+	if err != nil {
+		reportConfig(f, o.config, err)
+		return exitUsage
+	}
+	node, addr, err := controlOf(cfg, spec.ProcID(o.node))
+	if err != nil {
+		return f.fail(exitUsage, fmt.Errorf("%s: %w", o.config, err))
+	}
+	id, err := askSnapshot(node, addr)
+	if err != nil {
+		return f.fail(exitFail, err)
+	}
+	f.errorf("%s initiated snapshot %d; waiting for it to complete", string(node), id)
+	st, err := store.Open(cfg.SnapshotDir)
+	if err != nil {
+		return f.fail(exitFail, err)
+	}
+	e, err := waitComplete(st, cfg.Topology, id, o.wait)
+	if o.json {
+		if code := writeJSON(f, stdout, snapshotJSON{Node: node, Snapshot: toEntryJSON(e), Path: st.Path(id), Error: errString(err)}); code != exitOK {
+			return code
+		}
+	}
+	if err != nil {
+		return f.fail(exitFail, err)
+	}
+	if !o.json {
+		fmt.Fprintf(stdout, "snapshot %d (initiated by %s): %s, saved %s\n", id, string(node), e, st.Path(id))
+	}
+	return exitOK
+}
+
+// snapshotJSON is snapshot's --json output.
+type snapshotJSON struct {
+	Node     spec.ProcID `json:"node"`
+	Snapshot entryJSON   `json:"snapshot"`
+	Path     string      `json:"path"`
+	Error    string      `json:"error,omitempty"`
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// controlOf is the node to ask and its control address: node if given,
+// else the first process of the config with one.
+func controlOf(cfg *runtime.FileConfig, node spec.ProcID) (spec.ProcID, string, error) {
+	if node != "" {
+		n, ok := cfg.Nodes[node]
+		switch {
+		case !ok:
+			return "", "", fmt.Errorf("--node %s is not a node of the config", string(node))
+		case n.Control == "":
+			return "", "", fmt.Errorf("node %s has no control address (nodes.%s.control)", string(node), string(node))
+		}
+		return node, n.Control, nil
+	}
+	for _, p := range cfg.Topology.Procs {
+		if a := cfg.Nodes[p].Control; a != "" {
+			return p, a, nil
+		}
+	}
+	return "", "", errors.New("no node has a control address (nodes.ID.control): the cluster takes no snapshot on demand")
+}
+
+// askSnapshot asks node's control endpoint at addr to initiate a
+// snapshot and returns its id.
+func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Post("http://"+addr+"/snapshot", "application/json", bytes.NewReader(nil))
+	if err != nil {
+		return 0, fmt.Errorf("%s's control endpoint %s does not answer (is %s running?): %w", string(node), addr, string(node), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return 0, fmt.Errorf("%s's control endpoint %s: %w", string(node), addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e runtime.ControlError
+		if spec.DecodeStrict(body, &e) == nil && e.Error != "" {
+			return 0, fmt.Errorf("%s refused: %s", string(node), e.Error)
+		}
+		return 0, fmt.Errorf("%s's control endpoint %s answered %s", string(node), addr, resp.Status)
+	}
+	var ok runtime.ControlSnapshot
+	if err := spec.DecodeStrict(body, &ok); err != nil || ok.Snapshot == 0 {
+		return 0, fmt.Errorf("%s's control endpoint %s answered %q, not a snapshot id", string(node), addr, body)
+	}
+	return ok.Snapshot, nil
+}
+
+// waitComplete polls the store until snapshot id is complete, or says
+// after wait what is still missing.
+func waitComplete(st *store.Store, t *spec.Topology, id spec.SnapID, wait time.Duration) (store.Entry, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		entries, err := st.Catalog(t)
+		if err != nil {
+			return store.Entry{ID: id}, err
+		}
+		e := store.Entry{ID: id, Missing: t.Procs}
+		for _, x := range entries {
+			if x.ID == id {
+				e = x
+			}
+		}
+		if e.Complete || e.Problem != "" {
+			if e.Problem != "" {
+				return e, errors.New(e.Problem)
+			}
+			return e, nil
+		}
+		if time.Now().After(deadline) {
+			return e, fmt.Errorf("snapshot %d not complete after %v: %s", id, wait, e)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// twoNodeConfig is the sample config cut down to P1 and P2 on free
+// loopback ports, with control endpoints, transfers and no scheduled
+// snapshots.
+func twoNodeConfig(t *testing.T) string {
+	t.Helper()
+	a := freeAddrs(t, 4)
+	return nodeConfig(t,
+		`"procs": ["P1", "P2", "P3"]`, `"procs": ["P1", "P2"]`,
+		`{"from": "P2", "to": "P3"}, {"from": "P3", "to": "P2"},`, ``,
+		`{"from": "P3", "to": "P1"}, {"from": "P1", "to": "P3"}`, ``,
+		`{"from": "P2", "to": "P1"},`, `{"from": "P2", "to": "P1"}`,
+		`"127.0.0.1:7101"}`, `"`+a[0]+`", "control": "`+a[2]+`"}`,
+		`"127.0.0.1:7102"},`, `"`+a[1]+`", "control": "`+a[3]+`"}`,
+		`"P3": {"listen": "127.0.0.1:7103"}`, ``,
+		`, "P3": 1000`, ``,
+		`"transfers": 400`, `"transfers": 300`,
+		`"initiators": ["P1", "P3"], "every_ms": 250, "count": 3`, `"initiators": ["P1"], "every_ms": 250, "count": 0`,
+	)
+}
+
+// TestSnapshotOnDemand: on a running two-node cluster, markerwave
+// snapshot asks a node's control endpoint for a snapshot, waits until it
+// is assembled and saved, and prints it (for people and as JSON); once
+// the nodes are stopped it says the node does not answer.
+func TestSnapshotOnDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two nodes over loopback TCP")
+	}
+	path := twoNodeConfig(t)
+	var wg sync.WaitGroup
+	for _, id := range []string{"P1", "P2"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			node("--config", path, "--id", id, "--duration", "2s")
+		}()
+	}
+	// Both endpoints answer once the nodes run.
+	var code int
+	var out, errs string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if code, out, errs = runCmd(runSnapshot, "--config", path, "--node", "P2"); !strings.Contains(errs, "does not answer") {
+			break
+		}
+	}
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	assert.Regexp(t, `^snapshot \d+ \(initiated by P2\): complete, total 2000 \(\d+ in flight\), saved \S+/snap-\d+\.json\n$`, out)
+	assert.Regexp(t, `^markerwave snapshot: P2 initiated snapshot \d+; waiting for it to complete\n$`, errs)
+
+	code, out, errs = runCmd(runSnapshot, "--config", path, "--json")
+	require.Equal(t, exitOK, code, errs)
+	var v struct {
+		Node     spec.ProcID
+		Snapshot struct {
+			ID       spec.SnapID
+			Complete bool
+			Total    int64
+			Parts    []spec.ProcID
+		}
+		Path string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, spec.ProcID("P1"), v.Node, "the first node with a control address")
+	assert.True(t, v.Snapshot.Complete)
+	assert.Equal(t, int64(2000), v.Snapshot.Total)
+	assert.Equal(t, []spec.ProcID{"P1", "P2"}, v.Snapshot.Parts)
+	assert.NotContains(t, out, `"error"`)
+
+	wg.Wait()
+	code, out, errs = runCmd(runSnapshot, "--config", path)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out)
+	assert.Regexp(t, `^markerwave snapshot: P1's control endpoint 127\.0\.0\.1:\d+ does not answer \(is P1 running\?\): `, errs)
+}
+
+func TestSnapshotErrors(t *testing.T) {
+	path := twoNodeConfig(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--config is required"},
+		{[]string{"--config", path, "x"}, `unexpected argument "x"`},
+		{[]string{"--config", path, "--wait", "0s"}, "--wait must be positive"},
+	} {
+		code, out, errs := runCmd(runSnapshot, tc.args...)
+		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Empty(t, out)
+		assert.Equal(t, "markerwave snapshot: "+tc.want+"\nrun 'markerwave snapshot --help' for usage\n", errs)
+	}
+	code, _, errs := runCmd(runSnapshot, "--config", path, "--node", "P7")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "markerwave snapshot: "+path+": --node P7 is not a node of the config\n", errs)
+
+	plain := nodeConfig(t)
+	code, _, errs = runCmd(runSnapshot, "--config", plain)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "markerwave snapshot: "+plain+": no node has a control address (nodes.ID.control): the cluster takes no snapshot on demand\n", errs)
+	code, _, errs = runCmd(runSnapshot, "--config", plain, "--node", "P2")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "markerwave snapshot: "+plain+": node P2 has no control address (nodes.P2.control)\n", errs)
+}

@@ -1,0 +1,297 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// A run with restores (spec.Restore) is a chain of incarnations: the
+// first starts from the initial state, each later one from the recorded
+// state of a snapshot its predecessor completed (tla/ChandyLamportFaults.tla,
+// Recover and RestoreFrom, lines 176-193). Its audit replays each
+// incarnation against the model from the state it was restored from, and
+// keeps a ledger of transfers over the whole history.
+//
+// An incarnation's state is reached from the initial state by its
+// effective history: for the first, its own events; for a later one,
+// restored from snapshot s, the application steps of its predecessor's
+// effective history that precede s's cut (each process's steps before it
+// recorded s), then its own events. By the Chandy-Lamport theorem those
+// pre-recording steps, replayed from the initial state, reach exactly s's
+// recorded state, channels included (TestRuntimeRestore checks it of the
+// runtime); so replaying the effective history through the model checks
+// that the incarnation starts in a state reachable from the initial one
+// (RecoveryReachable), that each channel's recorded messages are delivered
+// first (they are its head), and every invariant of its own snapshots.
+
+// restoreLabel names restore r, for reports.
+func restoreLabel(r spec.Restore) string {
+	return fmt.Sprintf("Restore(%d) to incarnation %d", r.Snap, r.Incarnation)
+}
+
+// replayHistory is Replay of a trace with restores.
+func replayHistory(tr spec.Trace, opts Options) Report {
+	restoreLines := opts.RestoreLines
+	var rep Report
+	segs := tr.Segments()
+	rep.Incarnations = len(segs)
+	if err := snapshotsApart(segs); err != nil {
+		rep.Err = err
+		return rep
+	}
+	var eff []spec.Event // the current incarnation's effective history
+	var idx []int        // eff[i] is tr.Events[idx[i]]
+	for k, seg := range segs {
+		start := 0
+		if k > 0 {
+			r := tr.Restores[k-1]
+			line := 0
+			if k-1 < len(restoreLines) {
+				line = restoreLines[k-1]
+			}
+			if d := checkRestorable(tr.Header.Topology, segs[k-1], r, line); d != nil {
+				rep.Divergence = d
+				break
+			}
+			prefix, at := preRecording(eff, r.Snap)
+			if d := checkRestoredStates(tr, prefix, seg, r, opts.Lines); d != nil {
+				rep.Divergence = d
+				break
+			}
+			pidx := make([]int, len(at))
+			for i, j := range at {
+				pidx[i] = idx[j]
+			}
+			eff, idx, start = prefix, pidx, len(prefix)
+		}
+		for i := range seg {
+			eff = append(eff, seg[i])
+			idx = append(idx, restoreAt(tr, k)+i)
+		}
+		eff = renumber(eff)
+		r := Replay(segmentTrace(tr, eff, k == len(segs)-1), segmentOptions(opts, idx, k == len(segs)-1))
+		if r.Err != nil {
+			rep.Err = r.Err
+			return rep
+		}
+		rep.Steps += max(r.Steps-start, 0)
+		rep.Snapshots += r.Snapshots
+		for _, v := range r.Violations {
+			v.Detail = fmt.Sprintf("incarnation %d: %s", k+1, v.Detail)
+			rep.Violations = append(rep.Violations, v)
+		}
+		if d := r.Divergence; d != nil {
+			if d.Step > 0 {
+				d.Step = idx[d.Step-1] + 1
+			}
+			if k > 0 {
+				d.Detail += fmt.Sprintf(" (incarnation %d, restored from snapshot %d: every process starts in its recorded state and each channel's recorded messages are delivered first)", k+1, tr.Restores[k-1].Snap)
+			}
+			rep.Divergence = d
+			break
+		}
+		if opts.Progress != nil {
+			opts.Progress(restoreAt(tr, k)+len(seg), len(tr.Events))
+		}
+	}
+	// The ledger's findings first: they are about the whole history, and
+	// the earliest thing wrong in it.
+	rep.Violations = append(CheckHistory(tr), rep.Violations...)
+	return rep
+}
+
+// snapshotsApart checks that no snapshot id is initiated in two
+// incarnations: the header's initiators and the recorded lines name
+// snapshots by id across the whole history, so a restored run numbers
+// its snapshots apart from those of the runs before (RunProcess picks
+// them above the restored snapshot's run).
+func snapshotsApart(segs [][]spec.Event) error {
+	in := map[spec.SnapID]int{}
+	for k, seg := range segs {
+		for _, e := range seg {
+			if e.Action != spec.Initiate {
+				continue
+			}
+			if j, ok := in[e.Snap]; ok && j != k {
+				return fmt.Errorf("snapshot %d is initiated in incarnations %d and %d: a history numbers the snapshots of each incarnation apart", e.Snap, j+1, k+1)
+			}
+			in[e.Snap] = k
+		}
+	}
+	return nil
+}
+
+// restoreAt is the index of incarnation k's first event in tr.Events.
+func restoreAt(tr spec.Trace, k int) int {
+	if k == 0 {
+		return 0
+	}
+	return tr.Restores[k-1].At
+}
+
+func lineOf(lines []int, i int) int {
+	if i >= 0 && i < len(lines) {
+		return lines[i]
+	}
+	return 0
+}
+
+// segmentTrace is the trace Replay checks for one incarnation: its
+// effective history, the recorded snapshots it initiates, and the drained
+// claim only for the last incarnation. The budget is each process's sends
+// in it.
+func segmentTrace(tr spec.Trace, eff []spec.Event, last bool) spec.Trace {
+	h := tr.Header
+	h.Budget = nil
+	h.Drained = h.Drained && last
+	own := map[spec.SnapID]bool{}
+	for _, e := range eff {
+		if e.Action == spec.Initiate {
+			own[e.Snap] = true
+		}
+	}
+	var rec []spec.RecordedSnapshot
+	for _, r := range tr.Recorded {
+		if own[r.Snap] {
+			rec = append(rec, r)
+		}
+	}
+	return spec.Trace{Header: h, Events: eff, Recorded: rec}
+}
+
+// segmentOptions are opts for one incarnation's effective history: the
+// file lines of its events (idx maps them to the trace's), and the drained
+// claim only for the last incarnation. Recorded lines are not mapped.
+func segmentOptions(opts Options, idx []int, last bool) Options {
+	o := Options{Drained: opts.Drained && last}
+	for _, i := range idx {
+		o.Lines = append(o.Lines, lineOf(opts.Lines, i))
+	}
+	return o
+}
+
+// renumber gives each process's events in evs the seqs 1, 2, ... and
+// drops their clocks (the effective history joins incarnations, whose
+// clocks start afresh).
+func renumber(evs []spec.Event) []spec.Event {
+	n := map[spec.ProcID]uint64{}
+	out := make([]spec.Event, len(evs))
+	for i, e := range evs {
+		n[e.Proc]++
+		e.Seq, e.VC = n[e.Proc], nil
+		out[i] = e
+	}
+	return out
+}
+
+// preRecording is the application events of evs that precede snapshot
+// s's cut (each process's events before it recorded s), in order, and
+// their indices in evs.
+func preRecording(evs []spec.Event, s spec.SnapID) (out []spec.Event, at []int) {
+	recorded := map[spec.ProcID]bool{}
+	for i, e := range evs {
+		if (e.Action == spec.Initiate || e.Action == spec.RecvMarker) && e.Snap == s {
+			recorded[e.Proc] = true
+		}
+		if !recorded[e.Proc] && (e.Action == spec.SendApp || e.Action == spec.RecvApp) {
+			out = append(out, e)
+			at = append(at, i)
+		}
+	}
+	return out, at
+}
+
+// checkRestorable: the snapshot restore r names is complete in seg, the
+// incarnation before (RecoveredFromComplete): every process recorded it
+// and every channel's marker was received. Line is the restore's line.
+func checkRestorable(t *spec.Topology, seg []spec.Event, r spec.Restore, line int) *Divergence {
+	recorded := map[spec.ProcID]bool{}
+	closed := map[spec.Channel]bool{}
+	initiated := false
+	for _, e := range seg {
+		if e.Snap != r.Snap {
+			continue
+		}
+		switch e.Action {
+		case spec.Initiate:
+			initiated = true
+			recorded[e.Proc] = true
+		case spec.RecvMarker:
+			recorded[e.Proc] = true
+			closed[e.Chan()] = true
+		}
+	}
+	var miss []string
+	for _, p := range t.Procs {
+		if !recorded[p] {
+			miss = append(miss, string(p)+" never recorded")
+		}
+	}
+	for _, c := range t.Chans {
+		if !closed[c] {
+			miss = append(miss, "channel "+c.String()+" never closed")
+		}
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	why := "it was never initiated there"
+	if initiated {
+		why = "it never completed there (aborted, or interrupted by the crash): " + strings.Join(miss, ", ")
+	}
+	return &Divergence{Step: r.At + 1, Line: line, Action: restoreLabel(r), Property: spec.PropRecoveredFromComplete,
+		Detail:   fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s in incarnation %d; only a complete snapshot's recorded state is reachable and conserves money", r.Incarnation, r.Snap, why, r.Incarnation-1),
+		Expected: "a snapshot complete in incarnation " + fmt.Sprint(r.Incarnation-1), Reported: fmt.Sprintf("restored from snapshot %d", r.Snap)}
+}
+
+// checkRestoredStates: every process of the new incarnation (seg) starts
+// in the state it recorded for snapshot r.Snap, its last state in prefix
+// (its pre-recording steps), or its initial state if it has none there
+// (RecoveryReachable). Lines are the trace's event lines.
+func checkRestoredStates(tr spec.Trace, prefix, seg []spec.Event, r spec.Restore, lines []int) *Divergence {
+	want := map[spec.ProcID]spec.LocalState{}
+	for _, p := range tr.Header.Topology.Procs {
+		want[p] = spec.LocalState{Bal: tr.Header.InitBal[p]}
+	}
+	for _, e := range prefix {
+		want[e.Proc] = e.After
+	}
+	checked := map[spec.ProcID]bool{}
+	for i, e := range seg {
+		p := e.Proc
+		if checked[p] {
+			continue
+		}
+		checked[p] = true
+		got, _ := stateBefore(p, seg[i:i+1])
+		if got == want[p] {
+			continue
+		}
+		return &Divergence{Step: r.At + i + 1, Line: lineOf(lines, r.At+i), Action: e.String(), Property: spec.PropRecoveryReachable,
+			Detail:   fmt.Sprintf("%s resumes incarnation %d in another state than it recorded for snapshot %d: the restored state is not the snapshot's, so it is not shown reachable from the initial state", string(p), r.Incarnation, r.Snap),
+			Expected: fmtLocal(p, want[p]), Reported: fmtLocal(p, got)}
+	}
+	return nil
+}
+
+// stateBefore is p's state before its first event in evs (from the
+// event's After and its effect), and whether p has one. Only application
+// steps change a process's state.
+func stateBefore(p spec.ProcID, evs []spec.Event) (spec.LocalState, bool) {
+	for _, e := range evs {
+		if e.Proc != p {
+			continue
+		}
+		l := e.After
+		switch e.Action {
+		case spec.SendApp:
+			l.Bal, l.Sent = l.Bal+e.Amount, l.Sent-1
+		case spec.RecvApp:
+			l.Bal, l.Rcvd = l.Bal-e.Amount, l.Rcvd-1
+		}
+		return l, true
+	}
+	return spec.LocalState{}, false
+}

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// The control endpoint. A node of a multi-process cluster whose config
+// gives it a control address (nodes.ID.control, loopback only) serves
+// the operator's commands there over HTTP:
+//
+//	POST /snapshot   initiate a snapshot now, at this node, with the next id
+//	                 of the node's run; 200 {"snapshot": ID, "node": "P1"}
+//
+// Errors are {"error": "..."} with status 405 (another method), 404
+// (another path) or 409 (the node refused to initiate). The snapshot is
+// then taken like a scheduled one: each node saves its part, and the node
+// that completes the last assembles and saves it (markerwave snapshot
+// waits for that file).
+
+// ControlSnapshot is the answer to POST /snapshot.
+type ControlSnapshot struct {
+	Snapshot spec.SnapID `json:"snapshot"`
+	Node     spec.ProcID `json:"node"`
+}
+
+// ControlError is the body of a refused control request.
+type ControlError struct {
+	Error string `json:"error"`
+}
+
+// controlHandler serves the control endpoint of node self; initiate
+// starts a snapshot and returns its id.
+func controlHandler(self spec.ProcID, initiate func() (spec.SnapID, error)) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/snapshot", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeControl(w, http.StatusMethodNotAllowed, ControlError{Error: fmt.Sprintf("%s /snapshot: use POST", r.Method)})
+			return
+		}
+		id, err := initiate()
+		if err != nil {
+			writeControl(w, http.StatusConflict, ControlError{Error: fmt.Sprintf("%s: %v", string(self), err)})
+			return
+		}
+		writeControl(w, http.StatusOK, ControlSnapshot{Snapshot: id, Node: self})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeControl(w, http.StatusNotFound, ControlError{Error: fmt.Sprintf("no command %s (the commands: POST /snapshot)", r.URL.Path)})
+	})
+	return mux
+}
+
+func writeControl(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// startControl serves self's control endpoint, if the config gives one,
+// on opt.ControlListener or the configured address, until stopControl.
+func (p *process) startControl(tag uint64) error {
+	addr := p.cfg.Nodes[p.self].Control
+	ln := p.opt.ControlListener
+	if addr == "" && ln == nil {
+		return nil
+	}
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("runtime: control endpoint of %s: %w", string(p.self), err)
+		}
+	}
+	p.control = &http.Server{Handler: controlHandler(p.self, func() (spec.SnapID, error) {
+		id, err := p.nextSnapID(tag)
+		if err != nil {
+			return 0, err
+		}
+		if err := p.node.Initiate(id); err != nil {
+			return 0, err
+		}
+		p.say("initiated snapshot %d (asked at the control endpoint)", id)
+		return id, nil
+	}), ReadHeaderTimeout: 5 * time.Second}
+	p.controlDone = make(chan struct{})
+	go func() {
+		defer close(p.controlDone)
+		if err := p.control.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			p.say("error: control endpoint: %v", err)
+		}
+	}()
+	p.say("control endpoint on %s (POST /snapshot)", ln.Addr())
+	return nil
+}
+
+// stopControl stops the control endpoint, if any, waiting for requests
+// under way.
+func (p *process) stopControl() {
+	if p.control == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	p.control.Shutdown(ctx)
+	<-p.controlDone
+	p.control = nil
+}

@@ -1,0 +1,166 @@
+package store_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/impl/snapshot"
+	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// partsOf splits g into its nodes' parts (each with its incoming
+// channels' states).
+func partsOf(g snapshot.Global) []snapshot.Part {
+	var out []snapshot.Part
+	for _, n := range g.Nodes {
+		p := snapshot.Part{Snap: g.ID, Initiated: n.Proc == g.Initiator, Node: n}
+		for _, c := range g.Chans {
+			if c.Chan.To == n.Proc {
+				p.In = append(p.In, c)
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestCatalog: the catalog lists every snapshot the store holds anything
+// of, oldest first, saying which are complete (with their totals), which
+// have only some parts (naming the missing processes given a topology)
+// and which are damaged, naming the file.
+func TestCatalog(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "snaps"))
+	require.NoError(t, err)
+	entries, err := st.Catalog(spec.Ring(3))
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+
+	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	at := func(path string, k int) {
+		require.NoError(t, os.Chtimes(path, base.Add(time.Duration(k)*time.Minute), base.Add(time.Duration(k)*time.Minute)))
+	}
+	// 7: complete, saved last; 12: complete, saved first; 5: two parts
+	// of three; 9: a damaged global file.
+	for _, c := range []struct {
+		id spec.SnapID
+		k  int
+	}{{7, 3}, {12, 1}} {
+		for _, p := range partsOf(sample(c.id)) {
+			path, err := st.SavePart(p)
+			require.NoError(t, err)
+			at(path, c.k)
+		}
+		path, err := st.Save(sample(c.id))
+		require.NoError(t, err)
+		at(path, c.k)
+	}
+	for _, p := range partsOf(sample(5))[:2] {
+		path, err := st.SavePart(p)
+		require.NoError(t, err)
+		at(path, 2)
+	}
+	path, err := st.Save(sample(9))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o644))
+	at(path, 4)
+
+	entries, err = st.Catalog(spec.Ring(3))
+	require.NoError(t, err)
+	require.Len(t, entries, 4)
+	all := []spec.ProcID{"P1", "P2", "P3"}
+	assert.Equal(t, store.Entry{ID: 12, Time: base.Add(time.Minute), Complete: true, Total: 300, InFlight: 30, Parts: all}, entries[0])
+	assert.Equal(t, store.Entry{ID: 5, Time: base.Add(2 * time.Minute), Parts: all[:2], Missing: all[2:]}, entries[1])
+	assert.Equal(t, "incomplete: no part of P3", entries[1].String())
+	assert.Equal(t, store.Entry{ID: 7, Time: base.Add(3 * time.Minute), Complete: true, Total: 300, InFlight: 30, Parts: all}, entries[2])
+	assert.Equal(t, "complete, total 300 (30 in flight)", entries[2].String())
+	assert.True(t, entries[2].Holds("P2"))
+	assert.Equal(t, spec.SnapID(9), entries[3].ID)
+	assert.False(t, entries[3].Complete)
+	assert.Contains(t, entries[3].Problem, "snap-9.json")
+	assert.ErrorIs(t, func() error { _, err := st.Load(9); return err }(), store.ErrCorrupt)
+	assert.Contains(t, entries[3].String(), "damaged: ")
+
+	// Without a topology, the parts are listed by their file names.
+	bare, err := st.Catalog(nil)
+	require.NoError(t, err)
+	require.Len(t, bare, 4)
+	assert.Equal(t, all[:2], bare[1].Parts)
+	assert.Empty(t, bare[1].Missing)
+	assert.Equal(t, "incomplete: parts of P1, P2 stored, not assembled", bare[1].String())
+
+	// Another topology: the global snapshots are not its.
+	other, err := st.Catalog(spec.Complete(3))
+	require.NoError(t, err)
+	assert.Contains(t, other[0].Problem, "another topology")
+}
+
+// TestLatestComplete: recovery picks the snapshot saved last among those
+// complete at every node, passing over newer ones that are incomplete
+// (naming the nodes without a part), damaged, or missing a node's part;
+// with none complete, it restarts from the initial state.
+func TestLatestComplete(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "snaps"))
+	require.NoError(t, err)
+	r, err := st.LatestComplete(spec.Ring(3))
+	require.NoError(t, err)
+	assert.Equal(t, store.Recovery{}, r)
+
+	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	save := func(g snapshot.Global, k int, parts int, global bool) {
+		for _, p := range partsOf(g)[:parts] {
+			path, err := st.SavePart(p)
+			require.NoError(t, err)
+			require.NoError(t, os.Chtimes(path, base.Add(time.Duration(k)*time.Minute), base.Add(time.Duration(k)*time.Minute)))
+		}
+		if global {
+			path, err := st.Save(g)
+			require.NoError(t, err)
+			require.NoError(t, os.Chtimes(path, base.Add(time.Duration(k)*time.Minute), base.Add(time.Duration(k)*time.Minute)))
+		}
+	}
+	save(sample(30), 1, 3, true)  // complete, the oldest
+	save(sample(20), 2, 3, true)  // complete: the one to pick (a lower id, saved later)
+	save(sample(40), 3, 1, false) // P1's part only: never completed
+	save(sample(50), 4, 2, true)  // assembled, but P3's part is gone
+	r, err = st.LatestComplete(spec.Ring(3))
+	require.NoError(t, err)
+	require.NotNil(t, r.From)
+	assert.Equal(t, spec.SnapID(20), r.From.ID, "recovery picks the last saved snapshot that every node holds complete")
+	require.Len(t, r.Passed, 2)
+	assert.Equal(t, spec.SnapID(50), r.Passed[0].Entry.ID)
+	assert.Equal(t, []string{"P3 holds no part of it"}, r.Passed[0].Why)
+	assert.Equal(t, spec.SnapID(40), r.Passed[1].Entry.ID)
+	assert.Equal(t, []string{"P2 holds no part of it", "P3 holds no part of it",
+		"no node assembled it (no global snapshot file): it never completed, or was aborted"}, r.Passed[1].Why)
+
+	// Damage snapshot 20 (its file is now the newest): recovery falls
+	// back to 30.
+	require.NoError(t, os.WriteFile(st.Path(20), []byte("x"), 0o644))
+	r, err = st.LatestComplete(spec.Ring(3))
+	require.NoError(t, err)
+	require.NotNil(t, r.From)
+	assert.Equal(t, spec.SnapID(30), r.From.ID)
+	require.Len(t, r.Passed, 3)
+	assert.Equal(t, spec.SnapID(20), r.Passed[0].Entry.ID)
+	require.Len(t, r.Passed[0].Why, 1)
+	assert.Contains(t, r.Passed[0].Why[0], "snap-20.json")
+	assert.Contains(t, r.Passed[0].Why[0], "corrupt")
+
+	// Nothing complete: restart from the initial state.
+	only, err := store.Open(filepath.Join(t.TempDir(), "other"))
+	require.NoError(t, err)
+	for _, p := range partsOf(sample(9))[:2] {
+		_, err := only.SavePart(p)
+		require.NoError(t, err)
+	}
+	r, err = only.LatestComplete(spec.Ring(3))
+	require.NoError(t, err)
+	assert.Nil(t, r.From)
+	require.Len(t, r.Passed, 1)
+}
