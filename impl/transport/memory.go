@@ -28,6 +28,7 @@ type Memory struct {
 	top     *spec.Topology
 	cfg     MemoryConfig
 	inboxes map[spec.ProcID]*inbox
+	dst     []*inbox   // the receiver's inbox, by Topology.ChanIndex
 	chans   []*memChan // by Topology.ChanIndex; nil without delays
 
 	mu     sync.RWMutex // Send holds it shared; Close exclusively
@@ -57,6 +58,10 @@ func NewMemory(t *spec.Topology, cfg MemoryConfig) *Memory {
 		m.wg.Add(1)
 		go func() { defer m.wg.Done(); b.pump(m.done) }()
 	}
+	m.dst = make([]*inbox, len(t.Chans))
+	for i, c := range t.Chans {
+		m.dst[i] = m.inboxes[c.To]
+	}
 	if cfg.MaxDelay > 0 {
 		m.chans = make([]*memChan, len(t.Chans))
 		for i, c := range t.Chans {
@@ -72,7 +77,8 @@ func NewMemory(t *spec.Topology, cfg MemoryConfig) *Memory {
 
 // Send implements Transport.
 func (m *Memory) Send(env wire.Envelope) error {
-	if err := checkSend(m.top, env); err != nil {
+	i, err := checkSend(m.top, env)
+	if err != nil {
 		return err
 	}
 	env.Frame = env.Frame.Clone()
@@ -82,10 +88,10 @@ func (m *Memory) Send(env wire.Envelope) error {
 		return ErrClosed
 	}
 	if m.chans == nil {
-		m.inboxes[env.Chan.To].push(env)
+		m.dst[i].push(env)
 		return nil
 	}
-	m.chans[m.top.ChanIndex(env.Chan)].push(env, m.cfg.MaxDelay)
+	m.chans[i].push(env, m.cfg.MaxDelay)
 	return nil
 }
 

@@ -66,6 +66,7 @@ type TCP struct {
 	inboxes map[spec.ProcID]*inbox
 	in      map[spec.Channel]*inChan
 	out     map[spec.Channel]*outChan
+	outs    []*outChan // out by Topology.ChanIndex, nil where not served
 
 	mu      sync.RWMutex // Send holds it shared; Close exclusively
 	closing bool
@@ -283,6 +284,10 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 			tr.out[c] = o
 		}
 	}
+	tr.outs = make([]*outChan, len(t.Chans))
+	for i, c := range t.Chans {
+		tr.outs[i] = tr.out[c]
+	}
 	for p, ln := range tr.lns {
 		b := tr.inboxes[p]
 		tr.wg.Add(2)
@@ -352,32 +357,32 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	if err := checkSend(tr.top, env); err != nil {
+	i, err := checkSend(tr.top, env)
+	if err != nil {
 		return err
 	}
-	o := tr.out[env.Chan]
+	o := tr.outs[i]
 	if o == nil {
 		return fmt.Errorf("transport: send on %s: %w %s: not served by this transport", env.Chan, ErrUnknownProc, string(env.Chan.From))
 	}
-	b, err := wire.Encode(env.Frame)
-	if err != nil {
-		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
-	}
-	if len(b)-4 > tr.cfg.MaxFrameSize {
-		return fmt.Errorf("transport: send on %s: %w: %d bytes, max %d", env.Chan, wire.ErrTooLarge, len(b)-4, tr.cfg.MaxFrameSize)
-	}
 	tr.mu.RLock()
 	defer tr.mu.RUnlock()
-	if tr.closing {
-		return ErrClosed
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.failed != nil {
+	b, err := o.encode(env.Frame, tr.cfg.MaxFrameSize)
+	switch {
+	case err != nil:
+		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
+	case tr.closing:
+		return ErrClosed
+	case o.failed != nil:
 		return fmt.Errorf("transport: send on %s: %w", env.Chan, o.failed)
 	}
-	o.frames = append(o.frames, b)
-	o.cond.Broadcast()
+	o.buf = b
+	o.ends = append(o.ends, o.off+uint64(len(b)))
+	if o.waiting {
+		o.cond.Broadcast()
+	}
 	return nil
 }
 
@@ -526,8 +531,8 @@ func (tr *TCP) Close() error {
 			continue
 		}
 		o.mu.Lock()
-		for _, b := range o.frames {
-			f, err := wire.Decode(b)
+		for j := range o.ends {
+			f, err := wire.Decode(o.frame(o.base + uint64(j) + 1))
 			if err == nil {
 				se.Unacked = append(se.Unacked, wire.Envelope{Chan: c, Frame: f})
 			}
@@ -701,7 +706,10 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	}
 	tr.count(func(s *TCPStats) { s.Accepted++ })
 	c.SetDeadline(time.Time{})
+	// Frames are delivered in batches: every frame already in br, up to
+	// maxBatch, with one lock round-trip; then acknowledged.
 	b := tr.inboxes[p]
+	var batch []wire.Envelope
 	for {
 		f, err := wire.ReadFrame(br, tr.cfg.MaxFrameSize)
 		if err != nil {
@@ -710,20 +718,40 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 			}
 			return
 		}
+		batch = append(batch, wire.Envelope{Chan: ch, Frame: f})
+		if len(batch) < maxBatch && frameBuffered(br) {
+			continue
+		}
 		in.mu.Lock()
-		in.delivered++
+		in.delivered += uint64(len(batch))
 		n := in.delivered
-		b.push(wire.Envelope{Chan: ch, Frame: f})
+		b.pushAll(batch)
 		in.mu.Unlock()
+		clear(batch)
+		batch = batch[:0]
 		if testHookBeforeAck != nil {
 			testHookBeforeAck()
 		}
-		if br.Buffered() == 0 || n-in.ackedUpTo() >= 256 {
+		if !frameBuffered(br) || n-in.ackedUpTo() >= maxBatch {
 			if err := in.ack(c, tr.cfg.WriteTimeout); err != nil {
 				return
 			}
 		}
 	}
+}
+
+// maxBatch bounds the frames a receiver delivers at once and the frames it
+// leaves unacknowledged while more are arriving.
+const maxBatch = 256
+
+// frameBuffered reports whether br holds a whole frame (or at least a
+// length prefix that the next read rejects): reading it does not block.
+func frameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false // Peek would block
+	}
+	pre, _ := br.Peek(4)
+	return uint64(br.Buffered()-4) >= uint64(binary.BigEndian.Uint32(pre))
 }
 
 // testHookBeforeAck, set by tests only, runs between a frame's delivery
@@ -761,16 +789,29 @@ func (in *inChan) ack(c net.Conn, timeout time.Duration) error {
 
 // ---- sending side ----
 
-// outChan is the sending state of one channel. frames[i] is the encoding
-// of frame base+i+1; frames up to base are acknowledged and dropped.
+// outChan is the sending state of one channel: the encodings of the
+// frames sent and not yet acknowledged, back to back in one buffer, which
+// the writer hands to the connection as they are (one Write for every
+// frame sent meanwhile, no copy). Frames up to base are acknowledged and
+// dropped.
+//
+// The bytes of buf, once appended, are never changed: acknowledgements
+// reslice buf from the front and Sends append behind it (encode moves the
+// frames to a new array when it is full), so the writer may write a view of
+// buf after releasing mu.
 type outChan struct {
 	t  *TCP
 	ch spec.Channel
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	frames  [][]byte
+	mu   sync.Mutex
+	cond *sync.Cond
+	// buf holds frames base+1 .. base+len(ends); buf[0] is byte off of the
+	// channel's stream and ends[i] is where frame base+i+1 ends in it.
+	buf     []byte
+	off     uint64
+	ends    []uint64
 	base    uint64
+	waiting bool   // the writer waits for frames (Sends wake it)
 	written uint64 // highest frame handed to the current connection
 	// maxWritten is the highest frame ever handed to a connection.
 	maxWritten uint64
@@ -782,6 +823,68 @@ type outChan struct {
 	failed *PeerRestartedError
 }
 
+// minOutBuf is the smallest array encode allocates for a channel's frames:
+// an acknowledged channel allocates once per minOutBuf bytes of frames.
+const minOutBuf = 64 << 10
+
+// encode returns buf with f's encoding appended, checked against maxSize,
+// without committing it: the caller stores the result in buf and its end
+// in ends. If buf's array is full, the frames move to a new one and the old
+// one is left as it is (the writer may be writing from it).
+func (o *outChan) encode(f wire.Frame, maxSize int) ([]byte, error) {
+	// An upper bound of the encoding's size: prefix, version, kind, three
+	// varints, the payload and the clock.
+	bound := 4 + 2 + 3*binary.MaxVarintLen64 + len(f.Payload) + len(f.VC)*binary.MaxVarintLen64
+	if cap(o.buf)-len(o.buf) < bound {
+		nb := make([]byte, len(o.buf), max(2*(len(o.buf)+bound), minOutBuf))
+		copy(nb, o.buf)
+		o.buf = nb
+	}
+	b, err := wire.AppendFrame(o.buf, f)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(b) - len(o.buf) - 4; n > maxSize {
+		return nil, fmt.Errorf("%w: %d bytes, max %d", wire.ErrTooLarge, n, maxSize)
+	}
+	return b, nil
+}
+
+// start is where frame k (base < k <= base+len(ends)+1) starts in buf.
+func (o *outChan) start(k uint64) int {
+	if k == o.base+1 {
+		return 0
+	}
+	return int(o.ends[k-o.base-2] - o.off)
+}
+
+// frame is the encoding of frame k (base < k <= base+len(ends)).
+func (o *outChan) frame(k uint64) []byte {
+	return o.buf[o.start(k):int(o.ends[k-o.base-1]-o.off)]
+}
+
+// sent is the number of the last frame sent.
+func (o *outChan) sent() uint64 { return o.base + uint64(len(o.ends)) }
+
+// drop forgets the frames up to n, acknowledged (base <= n <= sent), and
+// wakes Close's drain.
+func (o *outChan) drop(n uint64) {
+	if n == o.base {
+		return
+	}
+	k := int(n - o.base)
+	end := o.ends[k-1]
+	o.buf = o.buf[end-o.off:]
+	o.off = end
+	if k == len(o.ends) {
+		o.ends = o.ends[:0]
+	} else {
+		o.ends = o.ends[k:]
+	}
+	o.base = n
+	o.cond.Broadcast()
+}
+
 // waitAcked waits until every frame is acknowledged or the deadline passes.
 func (o *outChan) waitAcked(deadline time.Time) {
 	timer := time.AfterFunc(time.Until(deadline), func() {
@@ -791,7 +894,7 @@ func (o *outChan) waitAcked(deadline time.Time) {
 	})
 	defer timer.Stop()
 	o.mu.Lock()
-	for len(o.frames) > 0 && o.failed == nil && time.Now().Before(deadline) {
+	for len(o.ends) > 0 && o.failed == nil && time.Now().Before(deadline) {
 		o.cond.Wait()
 	}
 	o.mu.Unlock()
@@ -803,9 +906,11 @@ func (o *outChan) run() {
 	backoff := tr.cfg.RedialMin
 	for {
 		o.mu.Lock()
-		for len(o.frames) == 0 && !tr.stopped() {
+		for len(o.ends) == 0 && !tr.stopped() {
+			o.waiting = true
 			o.cond.Wait()
 		}
+		o.waiting = false
 		o.mu.Unlock()
 		if tr.stopped() {
 			return
@@ -818,8 +923,8 @@ func (o *outChan) run() {
 			var pr *PeerRestartedError
 			if errors.As(err, &pr) {
 				o.mu.Lock()
-				pr.Acked, pr.Sent = o.base, o.base+uint64(len(o.frames))
-				pr.Unacked = len(o.frames)
+				pr.Acked, pr.Sent = o.base, o.sent()
+				pr.Unacked = len(o.ends)
 				o.failed = pr
 				o.cond.Broadcast()
 				o.mu.Unlock()
@@ -900,7 +1005,7 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 		o.peer = rep.Incarnation
 	}
 	peer := o.peer
-	base, sent := o.base, o.base+uint64(len(o.frames))
+	base, sent := o.base, o.sent()
 	o.mu.Unlock()
 	if rep.Incarnation != peer {
 		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Restarted: SideReceiver, Was: peer, Now: rep.Incarnation, Last: rep.Last})
@@ -918,14 +1023,7 @@ func (o *outChan) ack(n uint64) error {
 	if n < o.base || n > o.written {
 		return fmt.Errorf("%w: ack %d outside [%d, %d]", wire.ErrProtocol, n, o.base, o.written)
 	}
-	k := int(n - o.base)
-	clear(o.frames[:k])
-	o.frames = o.frames[k:]
-	if len(o.frames) == 0 {
-		o.frames = nil
-	}
-	o.base = n
-	o.cond.Broadcast()
+	o.drop(n)
 	return nil
 }
 
@@ -936,14 +1034,7 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 	if last > o.base {
 		// The receiver holds frames whose acks the cut connection lost:
 		// they are acknowledged now (and Close's drain may be waiting).
-		k := int(last - o.base)
-		clear(o.frames[:k])
-		o.frames = o.frames[k:]
-		if len(o.frames) == 0 {
-			o.frames = nil
-		}
-		o.base = last
-		o.cond.Broadcast()
+		o.drop(last)
 	}
 	o.written = last
 	resend := 0
@@ -975,41 +1066,31 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 		}
 	}()
 
-	bw := bufio.NewWriterSize(conn, 64<<10)
+	// Each round writes every frame sent since the last one in one Write,
+	// straight from buf.
 	next := last + 1
-	var batch [][]byte
 	for {
 		o.mu.Lock()
-		for !o.broken && !tr.stopped() && next > o.base+uint64(len(o.frames)) {
+		for !o.broken && !tr.stopped() && next > o.sent() {
+			o.waiting = true
 			o.cond.Wait()
 		}
+		o.waiting = false
 		if o.broken || tr.stopped() {
 			o.mu.Unlock()
 			break
 		}
-		i := int(next - o.base - 1)
-		j := min(len(o.frames), i+256)
-		batch = append(batch[:0], o.frames[i:j]...)
+		view, upTo := o.buf[o.start(next):], o.sent()
 		// Acks may arrive as soon as the bytes leave: raise written first.
-		o.written = next - 1 + uint64(j-i)
-		o.maxWritten = max(o.maxWritten, o.written)
+		o.written = upTo
+		o.maxWritten = max(o.maxWritten, upTo)
 		o.mu.Unlock()
 
 		conn.SetWriteDeadline(time.Now().Add(tr.cfg.WriteTimeout))
-		var err error
-		for _, b := range batch {
-			if _, err = bw.Write(b); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		clear(batch)
-		if err != nil {
+		if _, err := conn.Write(view); err != nil {
 			break
 		}
-		next += uint64(j - i)
+		next = upTo + 1
 	}
 	conn.Close()
 	<-ackDone
