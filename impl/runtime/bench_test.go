@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,7 +49,9 @@ var (
 // latency (Transfer call to Apply at the receiver) per mode, the refused
 // transfers, and, where /proc/self/stat exists, transfers per CPU-second
 // of the process relative to none (less sensitive to other jobs on the
-// machine than wall-clock throughput). Every round is logged. ns/op is
+// machine than wall-clock throughput), and transfers/cpu-s: every transfer
+// delivered over all rounds (all modes, settling included) per CPU-second
+// of the process (getrusage). Every round is logged. ns/op is
 // not meaningful and is suppressed. About 30s with the defaults:
 //
 //	go test -run '^$' -bench Throughput ./impl/runtime/
@@ -72,6 +75,8 @@ func BenchmarkThroughput(b *testing.B) {
 	time.Sleep(10 * *loadSettle) // warm up
 	rounds := *loadRounds * b.N
 	var roundLog []string
+	cpu0, ok0 := rusageCPU()
+	delivered0 := l.totalDelivered()
 	for r := 0; r < rounds; r++ {
 		var res [3]phaseResult // by mode
 		for sl := 0; sl < *loadSlices; sl++ {
@@ -91,6 +96,9 @@ func BenchmarkThroughput(b *testing.B) {
 		roundLog = append(roundLog, fmt.Sprintf("round %d: none %.0f/s | cl %.0f/s = %.3f, %.0f snaps/s, %.1f msgs/snap | stw %.0f/s = %.3f, %.0f snaps/s, mean pause %v",
 			r+1, none.throughput(), c.throughput(), clR[r], c.snapRate(), perSnap(c.recorded, c.snaps),
 			s.throughput(), stwR[r], s.snapRate(), meanPause(s.pause, s.snaps).Round(time.Microsecond)))
+	}
+	if cpu1, ok1 := rusageCPU(); ok0 && ok1 && cpu1 > cpu0 {
+		b.ReportMetric(float64(l.totalDelivered()-delivered0)/(cpu1-cpu0).Seconds(), "transfers/cpu-s")
 	}
 	c, s := all[1], all[2]
 	stwLog := fmt.Sprintf("stw pause %v mean = hold sends and drain %v + capture %v + resume %v; senders held %.1f%% of the time",
@@ -132,6 +140,16 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(float64(lat[m][1].Microseconds()), string(m)+"-p99-latency-us")
 	}
 	b.ReportMetric(float64(l.refusals.Load()), "refusals")
+}
+
+// rusageCPU is the CPU time (user+system) the process has used, from
+// getrusage(2).
+func rusageCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
 
 // benchCluster is a bank cluster on a plain in-memory transport.
