@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/markerwave/markerwave/impl/app"
+	"github.com/markerwave/markerwave/impl/core"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -191,6 +194,7 @@ func BenchmarkSnapshotCompletion(b *testing.B) {
 				cl := benchCluster(b, topo)
 				defer cl.Stop(context.Background())
 				m0 := cl.Stats().MarkersSent.Load()
+				cpu0, ok0 := rusageCPU()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					s, err := cl.Snapshot(topo.Procs[i%n])
@@ -205,7 +209,13 @@ func BenchmarkSnapshotCompletion(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				per := float64(cl.Stats().MarkersSent.Load()-m0) / float64(b.N)
+				cpu1, ok1 := rusageCPU()
+				markers := float64(cl.Stats().MarkersSent.Load() - m0)
+				if ok0 && ok1 && cpu1 > cpu0 {
+					b.ReportMetric(markers/(cpu1-cpu0).Seconds(), "markers/cpu-s")
+				}
+				b.ReportMetric(markers/b.Elapsed().Seconds(), "markers/s")
+				per := markers / float64(b.N)
 				if per != float64(len(topo.Chans)) {
 					b.Fatalf("%v markers per snapshot, want %d (channels)", per, len(topo.Chans))
 				}
@@ -214,4 +224,57 @@ func BenchmarkSnapshotCompletion(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSnapshotCoreOnly is BenchmarkSnapshotCompletion's work done by
+// the cores alone: the nodes of the complete graph of 256 as core.Nodes
+// (no clocks, as the untraced runtime runs them) stepped by one goroutine
+// from one FIFO queue of envelopes, no runtime, transport or collector.
+// Its markers/s is what one CPU does when marker processing is all there
+// is: the bound for BenchmarkSnapshotCompletion's markers/cpu-s.
+func BenchmarkSnapshotCoreOnly(b *testing.B) {
+	topo := spec.Complete(256)
+	nodes := map[spec.ProcID]*core.Node{}
+	for _, p := range topo.Procs {
+		bank, err := app.NewBank(benchBalance)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if nodes[p], err = core.New(core.Config{Topology: topo, Self: p, App: bank, NoClocks: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var q []wire.Envelope
+	markers := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, err := nodes[topo.Procs[i%len(topo.Procs)]].Initiate(spec.SnapID(i + 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		q = append(q[:0], st.Out...)
+		completed := 0
+		for k := 0; k < len(q); k++ {
+			env := q[k]
+			nd := nodes[env.Chan.To]
+			st, err := nd.Deliver(env)
+			if err != nil {
+				b.Fatal(err)
+			}
+			markers++
+			q = append(q, st.Out...)
+			if st.Completed != 0 {
+				completed += len(nd.TakeCompleted())
+			}
+		}
+		if completed != len(topo.Procs) {
+			b.Fatalf("%d local snapshots completed, want %d", completed, len(topo.Procs))
+		}
+	}
+	b.StopTimer()
+	if markers != b.N*len(topo.Chans) {
+		b.Fatalf("%d markers delivered, want %d", markers, b.N*len(topo.Chans))
+	}
+	b.ReportMetric(float64(markers)/b.Elapsed().Seconds(), "markers/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(markers), "ns/marker")
 }
