@@ -216,9 +216,10 @@ func (g *Global) Local(p spec.ProcID) (core.LocalSnapshot, bool) {
 	}
 	var in []ChanState
 	for _, cs := range g.Chans {
-		if cs.Chan.To == p {
-			in = append(in, cs)
+		if cs.Chan.To != p {
+			continue
 		}
+		in = append(in, cs)
 	}
 	return g.local(n, in), true
 }
