@@ -29,12 +29,29 @@ type Memory struct {
 	cfg     MemoryConfig
 	inboxes map[spec.ProcID]*inbox
 	dst     []*inbox   // the receiver's inbox, by Topology.ChanIndex
+	copies  []copier   // by Topology.ChanIndex
 	chans   []*memChan // by Topology.ChanIndex; nil without delays
 
 	mu     sync.RWMutex // Send holds it shared; Close exclusively
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup
+}
+
+// copier copies the frames sent on one channel (Send copies env's
+// slices), from a slab.
+type copier struct {
+	mu   sync.Mutex
+	slab slab
+}
+
+func (c *copier) clone(f wire.Frame) wire.Frame {
+	if f.Payload == nil && f.VC == nil {
+		return f
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slab.clone(f)
 }
 
 // memChan holds the delayed envelopes of one channel.
@@ -59,6 +76,7 @@ func NewMemory(t *spec.Topology, cfg MemoryConfig) *Memory {
 		go func() { defer m.wg.Done(); b.pump(m.done) }()
 	}
 	m.dst = make([]*inbox, len(t.Chans))
+	m.copies = make([]copier, len(t.Chans))
 	for i, c := range t.Chans {
 		m.dst[i] = m.inboxes[c.To]
 	}
@@ -81,7 +99,7 @@ func (m *Memory) Send(env wire.Envelope) error {
 	if err != nil {
 		return err
 	}
-	env.Frame = env.Frame.Clone()
+	env.Frame = m.copies[i].clone(env.Frame)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.closed {
