@@ -5,9 +5,9 @@ import "github.com/markerwave/markerwave/impl/wire"
 // slab cuts the copies of frames' payloads and vector clocks from shared
 // chunks, so that copying a frame allocates once per chunk, not once or
 // twice per frame. A copy keeps its chunk (slabBytes) alive while anything
-// references it; payloads larger than slabBytes/8 get their own array.
-// Each copy is capped (len == cap), so appending to it never writes into
-// a neighbour. A slab is not safe for concurrent use.
+// references it; a payload or clock longer than an eighth of a chunk gets
+// its own array. Each copy is capped (len == cap), so appending to it
+// never writes into a neighbour. A slab is not safe for concurrent use.
 type slab struct {
 	bytes []byte
 	words []uint64
@@ -28,35 +28,26 @@ func (s *slab) clone(f wire.Frame) wire.Frame {
 }
 
 // copyBytes copies b; an empty b gives nil, as in wire.Frame.Clone.
-func (s *slab) copyBytes(b []byte) []byte {
-	n := len(b)
-	switch {
-	case n == 0:
-		return nil
-	case n > slabBytes/8:
-		return append([]byte(nil), b...)
-	case len(s.bytes) < n:
-		s.bytes = make([]byte, slabBytes)
-	}
-	c := s.bytes[:n:n]
-	s.bytes = s.bytes[n:]
-	copy(c, b)
-	return c
-}
+func (s *slab) copyBytes(b []byte) []byte { return cut(&s.bytes, b, slabBytes) }
 
 // copyWords copies w; an empty w gives nil, as in wire.Frame.Clone.
-func (s *slab) copyWords(w []uint64) []uint64 {
-	n := len(w)
+func (s *slab) copyWords(w []uint64) []uint64 { return cut(&s.words, w, slabBytes/8) }
+
+// cut copies src into the front of *chunk, which it then advances; a new
+// chunk of size elements replaces one too short, and a src longer than
+// size/8 gets its own array.
+func cut[T any](chunk *[]T, src []T, size int) []T {
+	n := len(src)
 	switch {
 	case n == 0:
 		return nil
-	case n > slabBytes/64:
-		return append([]uint64(nil), w...)
-	case len(s.words) < n:
-		s.words = make([]uint64, slabBytes/8)
+	case n > size/8:
+		return append([]T(nil), src...)
+	case len(*chunk) < n:
+		*chunk = make([]T, size)
 	}
-	c := s.words[:n:n]
-	s.words = s.words[n:]
-	copy(c, w)
+	c := (*chunk)[:n:n]
+	*chunk = (*chunk)[n:]
+	copy(c, src)
 	return c
 }
