@@ -365,21 +365,27 @@ func (tr *TCP) Send(env wire.Envelope) error {
 	if o == nil {
 		return fmt.Errorf("transport: send on %s: %w %s: not served by this transport", env.Chan, ErrUnknownProc, string(env.Chan.From))
 	}
+	// Encode before taking the locks (on the stack unless the frame is
+	// large); the channel's buffer takes a copy.
+	var small [256]byte
+	b, err := wire.AppendFrame(small[:0], env.Frame)
+	if err != nil {
+		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
+	}
+	if len(b)-4 > tr.cfg.MaxFrameSize {
+		return fmt.Errorf("transport: send on %s: %w: %d bytes, max %d", env.Chan, wire.ErrTooLarge, len(b)-4, tr.cfg.MaxFrameSize)
+	}
 	tr.mu.RLock()
 	defer tr.mu.RUnlock()
+	if tr.closing {
+		return ErrClosed
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	b, err := o.encode(env.Frame, tr.cfg.MaxFrameSize)
-	switch {
-	case err != nil:
-		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
-	case tr.closing:
-		return ErrClosed
-	case o.failed != nil:
+	if o.failed != nil {
 		return fmt.Errorf("transport: send on %s: %w", env.Chan, o.failed)
 	}
-	o.buf = b
-	o.ends = append(o.ends, o.off+uint64(len(b)))
+	o.push(b)
 	if o.waiting {
 		o.cond.Broadcast()
 	}
@@ -827,27 +833,17 @@ type outChan struct {
 // an acknowledged channel allocates once per minOutBuf bytes of frames.
 const minOutBuf = 64 << 10
 
-// encode returns buf with f's encoding appended, checked against maxSize,
-// without committing it: the caller stores the result in buf and its end
-// in ends. If buf's array is full, the frames move to a new one and the old
-// one is left as it is (the writer may be writing from it).
-func (o *outChan) encode(f wire.Frame, maxSize int) ([]byte, error) {
-	// An upper bound of the encoding's size: prefix, version, kind, three
-	// varints, the payload and the clock.
-	bound := 4 + 2 + 3*binary.MaxVarintLen64 + len(f.Payload) + len(f.VC)*binary.MaxVarintLen64
-	if cap(o.buf)-len(o.buf) < bound {
-		nb := make([]byte, len(o.buf), max(2*(len(o.buf)+bound), minOutBuf))
+// push appends the encoding of the next frame. If buf's array is full,
+// the frames move to a new one and the old one is left as it is (the
+// writer may be writing from it).
+func (o *outChan) push(frame []byte) {
+	if cap(o.buf)-len(o.buf) < len(frame) {
+		nb := make([]byte, len(o.buf), max(2*(len(o.buf)+len(frame)), minOutBuf))
 		copy(nb, o.buf)
 		o.buf = nb
 	}
-	b, err := wire.AppendFrame(o.buf, f)
-	if err != nil {
-		return nil, err
-	}
-	if n := len(b) - len(o.buf) - 4; n > maxSize {
-		return nil, fmt.Errorf("%w: %d bytes, max %d", wire.ErrTooLarge, n, maxSize)
-	}
-	return b, nil
+	o.buf = append(o.buf, frame...)
+	o.ends = append(o.ends, o.off+uint64(len(o.buf)))
 }
 
 // start is where frame k (base < k <= base+len(ends)+1) starts in buf.
