@@ -27,8 +27,8 @@ var transport2Mutants = []mutant{
 		Doc:  "the receiver acknowledges n+1 after n frames, TCP-style 'next expected', so the sender may drop a frame the receiver never got",
 		Patches: []patch{{
 			File: "impl/transport/tcp.go",
-			Old:  "\t\t\tif _, err := c.Write(wire.EncodeAck(n)); err != nil {\n",
-			New:  "\t\t\tif _, err := c.Write(wire.EncodeAck(n + 1)); err != nil { // MUTANT transport-ack-next-expected: acks the next expected frame\n",
+			Old:  "\tif _, err := c.Write(wire.EncodeAck(n)); err != nil {\n",
+			New:  "\tif _, err := c.Write(wire.EncodeAck(n + 1)); err != nil { // MUTANT transport-ack-next-expected: acks the next expected frame\n",
 		}},
 		Runs: transportProps("100", "TestTCPExactlyOnceFIFOProperty"),
 		Expect: []expect{outputHas("TestTCPExactlyOnceFIFOProperty", "cumulative acks broken: an ack beyond the frames written",

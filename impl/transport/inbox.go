@@ -111,6 +111,7 @@ type inbox struct {
 	q      fifo
 	notify chan struct{} // cap 1: "the queue may be non-empty"
 	out    chan wire.Envelope
+	closed bool // out is closed (shut): pushes only queue
 }
 
 func newInbox() *inbox {
@@ -120,7 +121,7 @@ func newInbox() *inbox {
 // push appends e; it never blocks.
 func (b *inbox) push(e wire.Envelope) {
 	b.mu.Lock()
-	if b.q.len() == 0 {
+	if b.q.len() == 0 && !b.closed {
 		select {
 		case b.out <- e:
 			b.mu.Unlock()
@@ -139,7 +140,7 @@ func (b *inbox) pushAll(es []wire.Envelope) {
 		return
 	}
 	b.mu.Lock()
-	if b.q.len() == 0 {
+	if b.q.len() == 0 && !b.closed {
 		for len(es) > 0 {
 			select {
 			case b.out <- es[0]:
@@ -200,8 +201,9 @@ func (b *inbox) pump(done <-chan struct{}) {
 // shut closes out and returns the envelopes no reader took, in order. Call
 // it after pump has returned.
 func (b *inbox) shut() []wire.Envelope {
-	close(b.out)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.closed = true
+	close(b.out)
 	return b.q.drain()
 }
