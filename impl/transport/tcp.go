@@ -716,8 +716,9 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	// maxBatch, with one lock round-trip; then acknowledged.
 	b := tr.inboxes[p]
 	var batch []wire.Envelope
+	var rd frameReader
 	for {
-		f, err := wire.ReadFrame(br, tr.cfg.MaxFrameSize)
+		f, err := rd.read(br, tr.cfg.MaxFrameSize)
 		if err != nil {
 			if errors.Is(err, wire.ErrProtocol) {
 				tr.record(&ConnError{Op: "read", Chan: ch, Remote: remote, Err: err}, &tr.stats.ConnErrors)
@@ -744,6 +745,30 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 			}
 		}
 	}
+}
+
+// frameReader reads frames from a connection. A frame whose bytes are
+// all buffered is decoded in place and copied into a slab (no allocation
+// per frame); others are read with wire.ReadFrame (a frame not yet
+// arrived, larger than the buffer, or refused: the same result).
+type frameReader struct {
+	slab slab
+	vc   []uint64 // the clock decoded in place, before its copy
+}
+
+func (rd *frameReader) read(br *bufio.Reader, maxSize int) (wire.Frame, error) {
+	if frameBuffered(br) {
+		b, _ := br.Peek(br.Buffered())
+		if f, size, err := wire.DecodeView(b, maxSize, rd.vc); err == nil {
+			if cap(f.VC) > cap(rd.vc) {
+				rd.vc = f.VC[:0]
+			}
+			f = rd.slab.clone(f)
+			br.Discard(size)
+			return f, nil
+		}
+	}
+	return wire.ReadFrame(br, maxSize)
 }
 
 // maxBatch bounds the frames a receiver delivers at once and the frames it

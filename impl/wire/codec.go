@@ -173,7 +173,7 @@ func Decode(b []byte) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	return decodeBody(body, true)
+	return decodeBody(body, true, nil)
 }
 
 // splitFrame checks the prefix of the single frame in b and returns its body.
@@ -205,7 +205,35 @@ func ReadFrame(r io.Reader, maxSize int) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	return decodeBody(body, false)
+	return decodeBody(body, false, nil)
+}
+
+// DecodeView parses the frame at the start of b, length prefix included,
+// which b must hold whole: what ReadFrame(r, maxSize) returns when r's
+// next bytes are b. It allocates nothing: the payload aliases b and the
+// clock is decoded into vc's array (a new one if vc is too short), so the
+// caller copies the frame before it reuses either. It also returns the
+// number of bytes the frame took. Errors match ErrProtocol.
+func DecodeView(b []byte, maxSize int, vc []uint64) (f Frame, size int, err error) {
+	if maxSize <= 0 || maxSize > MaxFrameSize {
+		maxSize = MaxFrameSize
+	}
+	if len(b) < prefixLen {
+		return Frame{}, 0, fmt.Errorf("%w: %d bytes, the length prefix needs %d", ErrTruncated, len(b), prefixLen)
+	}
+	n := binary.BigEndian.Uint32(b)
+	if uint64(n) > uint64(maxSize) {
+		return Frame{}, 0, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, maxSize)
+	}
+	if uint64(len(b)-prefixLen) < uint64(n) {
+		return Frame{}, 0, fmt.Errorf("%w: length %d, only %d bytes follow", ErrTruncated, n, len(b)-prefixLen)
+	}
+	size = prefixLen + int(n)
+	f, err = decodeBody(b[prefixLen:size], false, vc)
+	if err != nil {
+		return Frame{}, 0, err
+	}
+	return f, size, nil
 }
 
 // readBody reads a length prefix and the body it announces, allocating no
@@ -321,8 +349,8 @@ func (d *decoder) end() error {
 }
 
 // decodeBody parses a frame body. With copyPayload false the payload
-// aliases body.
-func decodeBody(body []byte, copyPayload bool) (Frame, error) {
+// aliases body. The clock goes into vc's array if it is long enough.
+func decodeBody(body []byte, copyPayload bool, vc []uint64) (Frame, error) {
 	d := decoder{b: body}
 	k, err := d.header()
 	if err != nil {
@@ -365,7 +393,10 @@ func decodeBody(body []byte, copyPayload bool) (Frame, error) {
 		return Frame{}, err
 	}
 	if n > 0 {
-		f.VC = make([]uint64, n)
+		if cap(vc) < n {
+			vc = make([]uint64, n)
+		}
+		f.VC = vc[:n:n]
 		for i := range f.VC {
 			if f.VC[i], err = d.uvarint("vector clock entry"); err != nil {
 				return Frame{}, err
