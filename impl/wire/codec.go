@@ -215,15 +215,12 @@ func ReadFrame(r io.Reader, maxSize int) (Frame, error) {
 // caller copies the frame before it reuses either. It also returns the
 // number of bytes the frame took. Errors match ErrProtocol.
 func DecodeView(b []byte, maxSize int, vc []uint64) (f Frame, size int, err error) {
-	if maxSize <= 0 || maxSize > MaxFrameSize {
-		maxSize = MaxFrameSize
-	}
 	if len(b) < prefixLen {
 		return Frame{}, 0, fmt.Errorf("%w: %d bytes, the length prefix needs %d", ErrTruncated, len(b), prefixLen)
 	}
-	n := binary.BigEndian.Uint32(b)
-	if uint64(n) > uint64(maxSize) {
-		return Frame{}, 0, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, maxSize)
+	n, err := bodyLen(b, limit(maxSize, MaxFrameSize))
+	if err != nil {
+		return Frame{}, 0, err
 	}
 	if uint64(len(b)-prefixLen) < uint64(n) {
 		return Frame{}, 0, fmt.Errorf("%w: length %d, only %d bytes follow", ErrTruncated, n, len(b)-prefixLen)
@@ -239,9 +236,6 @@ func DecodeView(b []byte, maxSize int, vc []uint64) (f Frame, size int, err erro
 // readBody reads a length prefix and the body it announces, allocating no
 // more than the bytes that actually arrive (plus smallBody).
 func readBody(r io.Reader, maxSize, hardMax int) ([]byte, error) {
-	if maxSize <= 0 || maxSize > hardMax {
-		maxSize = hardMax
-	}
 	var pre [prefixLen]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
 		if err == io.ErrUnexpectedEOF {
@@ -249,9 +243,9 @@ func readBody(r io.Reader, maxSize, hardMax int) ([]byte, error) {
 		}
 		return nil, err
 	}
-	n := binary.BigEndian.Uint32(pre[:])
-	if uint64(n) > uint64(maxSize) {
-		return nil, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, maxSize)
+	n, err := bodyLen(pre[:], limit(maxSize, hardMax))
+	if err != nil {
+		return nil, err
 	}
 	if n <= smallBody {
 		body := make([]byte, n)
@@ -266,6 +260,24 @@ func readBody(r io.Reader, maxSize, hardMax int) ([]byte, error) {
 		return nil, truncatedRead(err, n)
 	}
 	return buf.Bytes(), nil
+}
+
+// limit is the size limit a maxSize asks for: hardMax if maxSize is 0,
+// negative or above hardMax.
+func limit(maxSize, hardMax int) int {
+	if maxSize <= 0 || maxSize > hardMax {
+		return hardMax
+	}
+	return maxSize
+}
+
+// bodyLen is the length in the prefix pre, if it is within maxSize.
+func bodyLen(pre []byte, maxSize int) (uint32, error) {
+	n := binary.BigEndian.Uint32(pre)
+	if uint64(n) > uint64(maxSize) {
+		return 0, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, maxSize)
+	}
+	return n, nil
 }
 
 func truncatedRead(err error, n uint32) error {
