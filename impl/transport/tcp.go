@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"sync"
 	"time"
 
@@ -827,7 +828,7 @@ func (in *inChan) ack(c net.Conn, timeout time.Duration) error {
 // dropped.
 //
 // The bytes of buf, once appended, are never changed: acknowledgements
-// reslice buf from the front and Sends append behind it (encode moves the
+// reslice buf from the front and Sends append behind it (push moves the
 // frames to a new array when it is full), so the writer may write a view of
 // buf after releasing mu.
 type outChan struct {
@@ -854,7 +855,7 @@ type outChan struct {
 	failed *PeerRestartedError
 }
 
-// minOutBuf is the smallest array encode allocates for a channel's frames:
+// minOutBuf is the smallest array push allocates for a channel's frames:
 // an acknowledged channel allocates once per minOutBuf bytes of frames.
 const minOutBuf = 64 << 10
 
@@ -882,6 +883,22 @@ func (o *outChan) start(k uint64) int {
 // frame is the encoding of frame k (base < k <= base+len(ends)).
 func (o *outChan) frame(k uint64) []byte {
 	return o.buf[o.start(k):int(o.ends[k-o.base-1]-o.off)]
+}
+
+// maxWrite bounds the bytes of one Write (unless one frame is larger), so
+// that a long backlog, after a reconnect say, goes out in pieces that
+// each fit WriteTimeout.
+const maxWrite = 256 << 10
+
+// round is what the writer sends next from frame next on: the bytes of
+// frames next..upTo, at most maxWrite of them unless frame next alone is
+// larger. next <= sent.
+func (o *outChan) round(next uint64) (view []byte, upTo uint64) {
+	from := o.start(next)
+	// Frames base+1 .. base+k end within maxWrite of from.
+	k := sort.Search(len(o.ends), func(i int) bool { return int(o.ends[i]-o.off)-from > maxWrite })
+	upTo = max(next, o.base+uint64(k))
+	return o.buf[from:int(o.ends[upTo-o.base-1]-o.off)], upTo
 }
 
 // sent is the number of the last frame sent.
@@ -1087,8 +1104,8 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 		}
 	}()
 
-	// Each round writes every frame sent since the last one in one Write,
-	// straight from buf.
+	// Each round writes the frames sent since the last one (up to
+	// maxWrite bytes) in one Write, straight from buf.
 	next := last + 1
 	for {
 		o.mu.Lock()
@@ -1101,7 +1118,7 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 			o.mu.Unlock()
 			break
 		}
-		view, upTo := o.buf[o.start(next):], o.sent()
+		view, upTo := o.round(next)
 		// Acks may arrive as soon as the bytes leave: raise written first.
 		o.written = upTo
 		o.maxWritten = max(o.maxWritten, upTo)
