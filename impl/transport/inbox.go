@@ -111,17 +111,21 @@ type inbox struct {
 	q      fifo
 	notify chan struct{} // cap 1: "the queue may be non-empty"
 	out    chan wire.Envelope
-	closed bool // out is closed (shut): pushes only queue
+	// halted: Close has begun (halt); pushes only queue. taken: what
+	// halt took from the pump, ahead of the queue.
+	halted bool
+	taken  []wire.Envelope
+	exited chan struct{} // closed when pump returns
 }
 
 func newInbox() *inbox {
-	return &inbox{notify: make(chan struct{}, 1), out: make(chan wire.Envelope)}
+	return &inbox{notify: make(chan struct{}, 1), out: make(chan wire.Envelope), exited: make(chan struct{})}
 }
 
 // push appends e; it never blocks.
 func (b *inbox) push(e wire.Envelope) {
 	b.mu.Lock()
-	if b.q.len() == 0 && !b.closed {
+	if b.q.len() == 0 && !b.halted {
 		select {
 		case b.out <- e:
 			b.mu.Unlock()
@@ -140,7 +144,7 @@ func (b *inbox) pushAll(es []wire.Envelope) {
 		return
 	}
 	b.mu.Lock()
-	if b.q.len() == 0 && !b.closed {
+	if b.q.len() == 0 && !b.halted {
 		for len(es) > 0 {
 			select {
 			case b.out <- es[0]:
@@ -167,9 +171,12 @@ func (b *inbox) wake() {
 	}
 }
 
-// pump feeds out until done is closed. After it returns, the envelopes
-// nobody received are those in the queue.
+// pump feeds out until done is closed. Its sends are plain channel
+// sends (a select with done per envelope cost more than the send): once
+// done is closed, halt takes what it still offers. After it returns, the
+// envelopes nobody received are those halt took and those in the queue.
 func (b *inbox) pump(done <-chan struct{}) {
+	defer close(b.exited)
 	for {
 		b.mu.Lock()
 		batch := b.q.pending()
@@ -184,13 +191,14 @@ func (b *inbox) pump(done <-chan struct{}) {
 		}
 		for i, e := range batch {
 			select {
-			case b.out <- e:
 			case <-done:
 				b.mu.Lock()
 				b.q.discard(i)
 				b.mu.Unlock()
 				return
+			default:
 			}
+			b.out <- e // a reader takes it, or halt
 		}
 		b.mu.Lock()
 		b.q.discard(len(batch))
@@ -198,12 +206,32 @@ func (b *inbox) pump(done <-chan struct{}) {
 	}
 }
 
+// halt ends direct hand-offs and takes what the pump still offers until
+// the pump has returned. Call it once done is closed, before waiting for
+// the pump. The pump offers in order and stops after done, so halt takes
+// at most the one envelope it was offering, and no reader takes a later
+// one after it.
+func (b *inbox) halt() {
+	b.mu.Lock()
+	b.halted = true
+	b.mu.Unlock()
+	for {
+		select {
+		case e := <-b.out:
+			b.taken = append(b.taken, e)
+		case <-b.exited:
+			return
+		}
+	}
+}
+
 // shut closes out and returns the envelopes no reader took, in order. Call
-// it after pump has returned.
+// it after halt and after every push.
 func (b *inbox) shut() []wire.Envelope {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.closed = true
 	close(b.out)
-	return b.q.drain()
+	left := append(b.taken, b.q.drain()...)
+	b.taken = nil
+	return left
 }

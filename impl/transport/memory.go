@@ -133,6 +133,9 @@ func (m *Memory) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	close(m.done)
+	for _, p := range m.top.Procs {
+		m.inboxes[p].halt()
+	}
 	m.wg.Wait()
 	var left []wire.Envelope
 	for _, p := range m.top.Procs {

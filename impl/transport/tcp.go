@@ -524,6 +524,9 @@ func (tr *TCP) Close() error {
 		o.cond.Broadcast()
 		o.mu.Unlock()
 	}
+	for _, b := range tr.inboxes {
+		b.halt()
+	}
 	tr.wg.Wait()
 
 	se := &ShutdownError{}
