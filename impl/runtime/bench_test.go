@@ -4,11 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/markerwave/markerwave/impl/app"
+	"github.com/markerwave/markerwave/impl/core"
 	mwrt "github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -48,7 +52,9 @@ var (
 // latency (Transfer call to Apply at the receiver) per mode, the refused
 // transfers, and, where /proc/self/stat exists, transfers per CPU-second
 // of the process relative to none (less sensitive to other jobs on the
-// machine than wall-clock throughput). Every round is logged. ns/op is
+// machine than wall-clock throughput), and transfers/cpu-s: every transfer
+// delivered over all rounds (all modes, settling included) per CPU-second
+// of the process (getrusage). Every round is logged. ns/op is
 // not meaningful and is suppressed. About 30s with the defaults:
 //
 //	go test -run '^$' -bench Throughput ./impl/runtime/
@@ -72,6 +78,8 @@ func BenchmarkThroughput(b *testing.B) {
 	time.Sleep(10 * *loadSettle) // warm up
 	rounds := *loadRounds * b.N
 	var roundLog []string
+	cpu0, ok0 := rusageCPU()
+	delivered0 := l.totalDelivered()
 	for r := 0; r < rounds; r++ {
 		var res [3]phaseResult // by mode
 		for sl := 0; sl < *loadSlices; sl++ {
@@ -91,6 +99,9 @@ func BenchmarkThroughput(b *testing.B) {
 		roundLog = append(roundLog, fmt.Sprintf("round %d: none %.0f/s | cl %.0f/s = %.3f, %.0f snaps/s, %.1f msgs/snap | stw %.0f/s = %.3f, %.0f snaps/s, mean pause %v",
 			r+1, none.throughput(), c.throughput(), clR[r], c.snapRate(), perSnap(c.recorded, c.snaps),
 			s.throughput(), stwR[r], s.snapRate(), meanPause(s.pause, s.snaps).Round(time.Microsecond)))
+	}
+	if cpu1, ok1 := rusageCPU(); ok0 && ok1 && cpu1 > cpu0 {
+		b.ReportMetric(float64(l.totalDelivered()-delivered0)/(cpu1-cpu0).Seconds(), "transfers/cpu-s")
 	}
 	c, s := all[1], all[2]
 	stwLog := fmt.Sprintf("stw pause %v mean = hold sends and drain %v + capture %v + resume %v; senders held %.1f%% of the time",
@@ -134,6 +145,16 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(float64(l.refusals.Load()), "refusals")
 }
 
+// rusageCPU is the CPU time (user+system) the process has used, from
+// getrusage(2).
+func rusageCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
+
 // benchCluster is a bank cluster on a plain in-memory transport.
 func benchCluster(tb testing.TB, topo *spec.Topology) *mwrt.Cluster {
 	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(benchBalance),
@@ -173,6 +194,7 @@ func BenchmarkSnapshotCompletion(b *testing.B) {
 				cl := benchCluster(b, topo)
 				defer cl.Stop(context.Background())
 				m0 := cl.Stats().MarkersSent.Load()
+				cpu0, ok0 := rusageCPU()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					s, err := cl.Snapshot(topo.Procs[i%n])
@@ -187,7 +209,13 @@ func BenchmarkSnapshotCompletion(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				per := float64(cl.Stats().MarkersSent.Load()-m0) / float64(b.N)
+				cpu1, ok1 := rusageCPU()
+				markers := float64(cl.Stats().MarkersSent.Load() - m0)
+				if ok0 && ok1 && cpu1 > cpu0 {
+					b.ReportMetric(markers/(cpu1-cpu0).Seconds(), "markers/cpu-s")
+				}
+				b.ReportMetric(markers/b.Elapsed().Seconds(), "markers/s")
+				per := markers / float64(b.N)
 				if per != float64(len(topo.Chans)) {
 					b.Fatalf("%v markers per snapshot, want %d (channels)", per, len(topo.Chans))
 				}
@@ -196,4 +224,57 @@ func BenchmarkSnapshotCompletion(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSnapshotCoreOnly is BenchmarkSnapshotCompletion's work done by
+// the cores alone: the nodes of the complete graph of 256 as core.Nodes
+// (no clocks, as the untraced runtime runs them) stepped by one goroutine
+// from one FIFO queue of envelopes, no runtime, transport or collector.
+// Its markers/s is what one CPU does when marker processing is all there
+// is: the bound for BenchmarkSnapshotCompletion's markers/cpu-s.
+func BenchmarkSnapshotCoreOnly(b *testing.B) {
+	topo := spec.Complete(256)
+	nodes := map[spec.ProcID]*core.Node{}
+	for _, p := range topo.Procs {
+		bank, err := app.NewBank(benchBalance)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if nodes[p], err = core.New(core.Config{Topology: topo, Self: p, App: bank, NoClocks: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var q []wire.Envelope
+	markers := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, err := nodes[topo.Procs[i%len(topo.Procs)]].Initiate(spec.SnapID(i + 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		q = append(q[:0], st.Out...)
+		completed := 0
+		for k := 0; k < len(q); k++ {
+			env := q[k]
+			nd := nodes[env.Chan.To]
+			st, err := nd.Deliver(env)
+			if err != nil {
+				b.Fatal(err)
+			}
+			markers++
+			q = append(q, st.Out...)
+			if st.Completed != 0 {
+				completed += len(nd.TakeCompleted())
+			}
+		}
+		if completed != len(topo.Procs) {
+			b.Fatalf("%d local snapshots completed, want %d", completed, len(topo.Procs))
+		}
+	}
+	b.StopTimer()
+	if markers != b.N*len(topo.Chans) {
+		b.Fatalf("%d markers delivered, want %d", markers, b.N*len(topo.Chans))
+	}
+	b.ReportMetric(float64(markers)/b.Elapsed().Seconds(), "markers/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(markers), "ns/marker")
 }

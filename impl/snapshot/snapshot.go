@@ -214,21 +214,31 @@ func (g *Global) Local(p spec.ProcID) (core.LocalSnapshot, bool) {
 	if !ok {
 		return core.LocalSnapshot{}, false
 	}
-	ls := core.LocalSnapshot{Snap: g.ID, Proc: p, App: n.App, State: n.State}
-	for _, cs := range n.NextSend {
-		ls.NextSend = append(ls.NextSend, core.ChanSeq{Chan: cs.Chan, Next: cs.Next})
-	}
+	var in []ChanState
 	for _, cs := range g.Chans {
 		if cs.Chan.To != p {
 			continue
 		}
+		in = append(in, cs)
+	}
+	return g.local(n, in), true
+}
+
+// local is n's core.LocalSnapshot given the states of its incoming
+// channels, in order.
+func (g *Global) local(n NodeState, in []ChanState) core.LocalSnapshot {
+	ls := core.LocalSnapshot{Snap: g.ID, Proc: n.Proc, App: n.App, State: n.State}
+	for _, cs := range n.NextSend {
+		ls.NextSend = append(ls.NextSend, core.ChanSeq{Chan: cs.Chan, Next: cs.Next})
+	}
+	for _, cs := range in {
 		r := core.ChanRecording{Chan: cs.Chan, Status: core.Done, NextRecv: cs.NextRecv}
 		for _, m := range cs.Msgs {
 			r.Msgs = append(r.Msgs, core.RecordedMsg{Seq: m.Seq, Amt: m.Amt, Payload: m.Payload})
 		}
 		ls.Chans = append(ls.Chans, r)
 	}
-	return ls, true
+	return ls
 }
 
 // PartOf converts a core local snapshot into a part; Global.Local is
@@ -284,11 +294,15 @@ func (g *Global) RecordedSnapshot() spec.RecordedSnapshot {
 // Cut is the snapshot's cut seqs, what Restore resumes every channel at
 // (core.Cut of its local parts).
 func (g *Global) Cut() map[spec.Channel]spec.ChanCut {
+	// The channel states by receiver, in one pass (Local per node would
+	// scan every channel once per node).
+	in := make(map[spec.ProcID][]ChanState, len(g.Nodes))
+	for _, cs := range g.Chans {
+		in[cs.Chan.To] = append(in[cs.Chan.To], cs)
+	}
 	parts := make([]core.LocalSnapshot, 0, len(g.Nodes))
 	for _, n := range g.Nodes {
-		if ls, ok := g.Local(n.Proc); ok {
-			parts = append(parts, ls)
-		}
+		parts = append(parts, g.local(n, in[n.Proc]))
 	}
 	return core.Cut(parts...)
 }

@@ -1,6 +1,10 @@
 package transport
 
 import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -8,54 +12,223 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// benchChannel pushes b.N frames with a 32-byte payload through one
-// channel and reports frames/s, from the first Send to the last receive.
-func benchChannel(b *testing.B, tr Transport) {
-	ch := spec.Channel{From: "P1", To: "P2"}
-	in, err := tr.Inbox("P2")
+// The transport benchmarks put each transport beside its raw path in the
+// same run: one sender goroutine, one receiver goroutine, one channel,
+// application frames with a 32-byte payload and a 2-entry vector clock.
+// Each benchmark alternates the raw path and the transport in chunks of
+// b.N/benchChunks frames (so both see the same background load) and
+// reports frames/s of each and their ratio, the figure of merit:
+//
+//	go test -run '^$' -bench 'Memory|TCP' -count 5 ./impl/transport/
+//
+// ns/op is the transport's time per frame (the raw chunks run with the
+// timer stopped).
+
+// benchChunks is how many times a benchmark alternates raw and transport.
+const benchChunks = 4
+
+var (
+	benchChan    = spec.Channel{From: "P1", To: "P2"}
+	benchPayload = make([]byte, 32)
+)
+
+// benchFrame is the i-th frame of every benchmark (i >= 1).
+func benchFrame(i int) wire.Frame {
+	return wire.Frame{Kind: wire.KindApp, Seq: uint64(i), Payload: benchPayload, VC: []uint64{uint64(i), 3}}
+}
+
+// sideBySide times raw and tr (each moves n frames and returns when the
+// last one was received) in alternating chunks and reports frames/s of
+// both and the ratio transport/raw.
+func sideBySide(b *testing.B, raw, tr func(n int)) {
+	b.Helper()
+	var rawT, trT time.Duration
+	var rawN, trN int
+	b.ResetTimer()
+	for k := 0; k < benchChunks; k++ {
+		n := b.N / benchChunks
+		if k == benchChunks-1 {
+			n = b.N - (benchChunks-1)*(b.N/benchChunks)
+		}
+		if n == 0 {
+			continue
+		}
+		b.StopTimer()
+		start := time.Now()
+		raw(n)
+		rawT += time.Since(start)
+		rawN += n
+		b.StartTimer()
+		start = time.Now()
+		tr(n)
+		trT += time.Since(start)
+		trN += n
+	}
+	b.StopTimer()
+	rawRate := float64(rawN) / rawT.Seconds()
+	trRate := float64(trN) / trT.Seconds()
+	b.ReportMetric(rawRate, "raw-frames/s")
+	b.ReportMetric(trRate, "frames/s")
+	b.ReportMetric(trRate/rawRate, "transport/raw")
+}
+
+// sendThrough returns a function that sends n frames through tr on
+// benchChan and waits until the receiver took them all. Frames are
+// numbered on from one call to the next.
+func sendThrough(b *testing.B, tr Transport) func(n int) {
+	in, err := tr.Inbox(benchChan.To)
 	if err != nil {
 		b.Fatal(err)
 	}
-	payload := make([]byte, 32)
-	done := make(chan struct{})
-	b.ResetTimer()
-	start := time.Now()
-	go func() {
-		defer close(done)
-		for i := 0; i < b.N; i++ {
-			<-in
+	seq := 0
+	return func(n int) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; i < n; i++ {
+				<-in
+			}
+		}()
+		for i := 0; i < n; i++ {
+			seq++
+			if err := tr.Send(wire.Envelope{Chan: benchChan, Frame: benchFrame(seq)}); err != nil {
+				b.Fatal(err)
+			}
 		}
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			b.Fatal("frames not delivered within a minute")
+		}
+	}
+}
+
+// rawChannel returns the raw path of the in-memory transport: a bare Go
+// channel of envelopes with capacity c between one sender and one
+// receiver.
+func rawChannel(c int) func(n int) {
+	return func(n int) {
+		ch := make(chan wire.Envelope, c)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; i < n; i++ {
+				<-ch
+			}
+		}()
+		for i := 1; i <= n; i++ {
+			ch <- wire.Envelope{Chan: benchChan, Frame: benchFrame(i)}
+		}
+		<-done
+	}
+}
+
+// rawTCP returns the raw path of the TCP transport: a bare loopback TCP
+// stream carrying length-prefixed frames of the size the transport sends
+// (the wire encoding of benchFrame), written through a 64 KiB
+// bufio.Writer flushed at the end and read through a 64 KiB bufio.Reader
+// into one reused buffer: no encoding, decoding, acks or allocation.
+func rawTCP(b *testing.B) (run func(n int), stop func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	frame, err := wire.Encode(benchFrame(1 << 20)) // a typical size: 3-byte seq and clock entry
+	if err != nil {
+		b.Fatal(err)
+	}
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(acc)
+			return
+		}
+		acc <- c
 	}()
-	for i := 1; i <= b.N; i++ {
-		if err := tr.Send(wire.Envelope{Chan: ch, Frame: wire.Frame{Kind: wire.KindApp, Seq: uint64(i), Payload: payload, VC: []uint64{uint64(i), 3}}}); err != nil {
+	out, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, ok := <-acc
+	if !ok {
+		b.Fatal("accept failed")
+	}
+	bw := bufio.NewWriterSize(out, 64<<10)
+	br := bufio.NewReaderSize(in, 64<<10)
+	run = func(n int) {
+		done := make(chan error, 1)
+		go func() {
+			var pre [4]byte
+			body := make([]byte, 256)
+			for i := 0; i < n; i++ {
+				if _, err := io.ReadFull(br, pre[:]); err != nil {
+					done <- err
+					return
+				}
+				if _, err := io.ReadFull(br, body[:binary.BigEndian.Uint32(pre[:])]); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		for i := 0; i < n; i++ {
+			if _, err := bw.Write(frame); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := bw.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
 	}
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		b.Fatal("frames not delivered within a minute")
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "frames/s")
+	stop = func() { out.Close(); in.Close(); ln.Close() }
+	return run, stop
+}
+
+func closeBench(b *testing.B, tr Transport) {
 	if err := tr.Close(); err != nil {
 		b.Fatal(err)
 	}
 }
 
+// BenchmarkMemory: the in-memory transport beside a bare unbuffered Go
+// channel, the hand-off its Inbox makes (an envelope leaves the transport
+// only when a reader takes it).
 func BenchmarkMemory(b *testing.B) {
-	benchChannel(b, NewMemory(spec.Ring(2), MemoryConfig{}))
+	tr := NewMemory(spec.Ring(2), MemoryConfig{})
+	defer closeBench(b, tr)
+	sideBySide(b, rawChannel(0), sendThrough(b, tr))
 }
 
+// BenchmarkMemoryBuffered: the in-memory transport beside a bare Go
+// channel with a 256-envelope buffer, the fastest in-process path.
+func BenchmarkMemoryBuffered(b *testing.B) {
+	tr := NewMemory(spec.Ring(2), MemoryConfig{})
+	defer closeBench(b, tr)
+	sideBySide(b, rawChannel(256), sendThrough(b, tr))
+}
+
+// BenchmarkMemoryDelayed: the in-memory transport with random delays (up
+// to 10µs per frame) beside a bare unbuffered Go channel.
 func BenchmarkMemoryDelayed(b *testing.B) {
-	benchChannel(b, NewMemory(spec.Ring(2), MemoryConfig{MaxDelay: 10 * time.Microsecond, Seed: 1}))
+	tr := NewMemory(spec.Ring(2), MemoryConfig{MaxDelay: 10 * time.Microsecond, Seed: 1})
+	defer closeBench(b, tr)
+	sideBySide(b, rawChannel(0), sendThrough(b, tr))
 }
 
+// BenchmarkTCP: the TCP transport (acks, resume state, incarnations)
+// beside a bare buffered loopback TCP stream of frames of the same size.
 func BenchmarkTCP(b *testing.B) {
-	top := spec.Ring(2)
-	tr, err := NewTCP(top, TCPConfig{Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": "127.0.0.1:0"}})
+	tr, err := NewTCP(spec.Ring(2), TCPConfig{Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": "127.0.0.1:0"}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchChannel(b, tr)
+	defer closeBench(b, tr)
+	raw, stop := rawTCP(b)
+	defer stop()
+	sideBySide(b, raw, sendThrough(b, tr))
 }

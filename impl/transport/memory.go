@@ -28,12 +28,30 @@ type Memory struct {
 	top     *spec.Topology
 	cfg     MemoryConfig
 	inboxes map[spec.ProcID]*inbox
+	dst     []*inbox   // the receiver's inbox, by Topology.ChanIndex
+	copies  []copier   // by Topology.ChanIndex
 	chans   []*memChan // by Topology.ChanIndex; nil without delays
 
 	mu     sync.RWMutex // Send holds it shared; Close exclusively
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup
+}
+
+// copier copies the frames sent on one channel (Send copies env's
+// slices), from a slab.
+type copier struct {
+	mu   sync.Mutex
+	slab slab
+}
+
+func (c *copier) clone(f wire.Frame) wire.Frame {
+	if f.Payload == nil && f.VC == nil {
+		return f
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slab.clone(f)
 }
 
 // memChan holds the delayed envelopes of one channel.
@@ -57,6 +75,11 @@ func NewMemory(t *spec.Topology, cfg MemoryConfig) *Memory {
 		m.wg.Add(1)
 		go func() { defer m.wg.Done(); b.pump(m.done) }()
 	}
+	m.dst = make([]*inbox, len(t.Chans))
+	m.copies = make([]copier, len(t.Chans))
+	for i, c := range t.Chans {
+		m.dst[i] = m.inboxes[c.To]
+	}
 	if cfg.MaxDelay > 0 {
 		m.chans = make([]*memChan, len(t.Chans))
 		for i, c := range t.Chans {
@@ -72,20 +95,21 @@ func NewMemory(t *spec.Topology, cfg MemoryConfig) *Memory {
 
 // Send implements Transport.
 func (m *Memory) Send(env wire.Envelope) error {
-	if err := checkSend(m.top, env); err != nil {
+	i, err := checkSend(m.top, env)
+	if err != nil {
 		return err
 	}
-	env.Frame = env.Frame.Clone()
+	env.Frame = m.copies[i].clone(env.Frame)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.closed {
 		return ErrClosed
 	}
 	if m.chans == nil {
-		m.inboxes[env.Chan.To].push(env)
+		m.dst[i].push(env)
 		return nil
 	}
-	m.chans[m.top.ChanIndex(env.Chan)].push(env, m.cfg.MaxDelay)
+	m.chans[i].push(env, m.cfg.MaxDelay)
 	return nil
 }
 
@@ -109,6 +133,9 @@ func (m *Memory) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	close(m.done)
+	for _, p := range m.top.Procs {
+		m.inboxes[p].halt()
+	}
 	m.wg.Wait()
 	var left []wire.Envelope
 	for _, p := range m.top.Procs {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"sync"
 	"time"
 
@@ -66,6 +67,7 @@ type TCP struct {
 	inboxes map[spec.ProcID]*inbox
 	in      map[spec.Channel]*inChan
 	out     map[spec.Channel]*outChan
+	outs    []*outChan // out by Topology.ChanIndex, nil where not served
 
 	mu      sync.RWMutex // Send holds it shared; Close exclusively
 	closing bool
@@ -307,6 +309,10 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 			tr.out[c] = o
 		}
 	}
+	tr.outs = make([]*outChan, len(t.Chans))
+	for i, c := range t.Chans {
+		tr.outs[i] = tr.out[c]
+	}
 	for p, ln := range tr.lns {
 		b := tr.inboxes[p]
 		tr.wg.Add(2)
@@ -376,14 +382,18 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	if err := checkSend(tr.top, env); err != nil {
+	i, err := checkSend(tr.top, env)
+	if err != nil {
 		return err
 	}
-	o := tr.out[env.Chan]
+	o := tr.outs[i]
 	if o == nil {
 		return fmt.Errorf("transport: send on %s: %w %s: not served by this transport", env.Chan, ErrUnknownProc, string(env.Chan.From))
 	}
-	b, err := wire.Encode(env.Frame)
+	// Encode before taking the locks (on the stack unless the frame is
+	// large); the channel's buffer takes a copy.
+	var small [256]byte
+	b, err := wire.AppendFrame(small[:0], env.Frame)
 	if err != nil {
 		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
 	}
@@ -400,8 +410,10 @@ func (tr *TCP) Send(env wire.Envelope) error {
 	if o.failed != nil {
 		return fmt.Errorf("transport: send on %s: %w", env.Chan, o.failed)
 	}
-	o.frames = append(o.frames, b)
-	o.cond.Broadcast()
+	o.push(b)
+	if o.waiting {
+		o.cond.Broadcast()
+	}
 	return nil
 }
 
@@ -536,6 +548,9 @@ func (tr *TCP) Close() error {
 		o.cond.Broadcast()
 		o.mu.Unlock()
 	}
+	for _, b := range tr.inboxes {
+		b.halt()
+	}
 	tr.wg.Wait()
 
 	se := &ShutdownError{}
@@ -550,8 +565,8 @@ func (tr *TCP) Close() error {
 			continue
 		}
 		o.mu.Lock()
-		for _, b := range o.frames {
-			f, err := wire.Decode(b)
+		for j := range o.ends {
+			f, err := wire.Decode(o.frame(o.base + uint64(j) + 1))
 			if err == nil {
 				se.Unacked = append(se.Unacked, wire.Envelope{Chan: c, Frame: f})
 			}
@@ -727,29 +742,77 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	}
 	tr.count(func(s *TCPStats) { s.Accepted++ })
 	c.SetDeadline(time.Time{})
+	// Frames are delivered in batches: every frame already in br, up to
+	// maxBatch, with one lock round-trip; then acknowledged.
 	b := tr.inboxes[p]
+	var batch []wire.Envelope
+	var rd frameReader
 	for {
-		f, err := wire.ReadFrame(br, tr.cfg.MaxFrameSize)
+		f, err := rd.read(br, tr.cfg.MaxFrameSize)
 		if err != nil {
 			if errors.Is(err, wire.ErrProtocol) {
 				tr.record(&ConnError{Op: "read", Chan: ch, Remote: remote, Err: err}, &tr.stats.ConnErrors)
 			}
 			return
 		}
+		batch = append(batch, wire.Envelope{Chan: ch, Frame: f})
+		if len(batch) < maxBatch && frameBuffered(br) {
+			continue
+		}
 		in.mu.Lock()
-		in.delivered++
+		in.delivered += uint64(len(batch))
 		n := in.delivered
-		b.push(wire.Envelope{Chan: ch, Frame: f})
+		b.pushAll(batch)
 		in.mu.Unlock()
+		clear(batch)
+		batch = batch[:0]
 		if testHookBeforeAck != nil {
 			testHookBeforeAck()
 		}
-		if br.Buffered() == 0 || n-in.ackedUpTo() >= 256 {
+		if !frameBuffered(br) || n-in.ackedUpTo() >= maxBatch {
 			if err := in.ack(c, tr.cfg.WriteTimeout); err != nil {
 				return
 			}
 		}
 	}
+}
+
+// frameReader reads frames from a connection. A frame whose bytes are
+// all buffered is decoded in place and copied into a slab (no allocation
+// per frame); others are read with wire.ReadFrame (a frame not yet
+// arrived, larger than the buffer, or refused: the same result).
+type frameReader struct {
+	slab slab
+	vc   []uint64 // the clock decoded in place, before its copy
+}
+
+func (rd *frameReader) read(br *bufio.Reader, maxSize int) (wire.Frame, error) {
+	if frameBuffered(br) {
+		b, _ := br.Peek(br.Buffered())
+		if f, size, err := wire.DecodeView(b, maxSize, rd.vc); err == nil {
+			if cap(f.VC) > cap(rd.vc) {
+				rd.vc = f.VC[:0]
+			}
+			f = rd.slab.clone(f)
+			br.Discard(size)
+			return f, nil
+		}
+	}
+	return wire.ReadFrame(br, maxSize)
+}
+
+// maxBatch bounds the frames a receiver delivers at once and the frames it
+// leaves unacknowledged while more are arriving.
+const maxBatch = 256
+
+// frameBuffered reports whether br holds a whole frame (or at least a
+// length prefix that the next read rejects): reading it does not block.
+func frameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false // Peek would block
+	}
+	pre, _ := br.Peek(4)
+	return uint64(br.Buffered()-4) >= uint64(binary.BigEndian.Uint32(pre))
 }
 
 // testHookBeforeAck, set by tests only, runs between a frame's delivery
@@ -787,16 +850,29 @@ func (in *inChan) ack(c net.Conn, timeout time.Duration) error {
 
 // ---- sending side ----
 
-// outChan is the sending state of one channel. frames[i] is the encoding
-// of frame base+i+1; frames up to base are acknowledged and dropped.
+// outChan is the sending state of one channel: the encodings of the
+// frames sent and not yet acknowledged, back to back in one buffer, which
+// the writer hands to the connection as they are (one Write for every
+// frame sent meanwhile, no copy). Frames up to base are acknowledged and
+// dropped.
+//
+// The bytes of buf, once appended, are never changed: acknowledgements
+// reslice buf from the front and Sends append behind it (push moves the
+// frames to a new array when it is full), so the writer may write a view of
+// buf after releasing mu.
 type outChan struct {
 	t  *TCP
 	ch spec.Channel
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	frames  [][]byte
+	mu   sync.Mutex
+	cond *sync.Cond
+	// buf holds frames base+1 .. base+len(ends); buf[0] is byte off of the
+	// channel's stream and ends[i] is where frame base+i+1 ends in it.
+	buf     []byte
+	off     uint64
+	ends    []uint64
 	base    uint64
+	waiting bool   // the writer waits for frames (Sends wake it)
 	written uint64 // highest frame handed to the current connection
 	// maxWritten is the highest frame ever handed to a connection.
 	maxWritten uint64
@@ -808,6 +884,74 @@ type outChan struct {
 	failed *PeerRestartedError
 }
 
+// minOutBuf is the smallest array push allocates for a channel's frames:
+// an acknowledged channel allocates once per minOutBuf bytes of frames.
+const minOutBuf = 64 << 10
+
+// push appends the encoding of the next frame. If buf's array is full,
+// the frames move to a new one and the old one is left as it is (the
+// writer may be writing from it).
+func (o *outChan) push(frame []byte) {
+	if cap(o.buf)-len(o.buf) < len(frame) {
+		nb := make([]byte, len(o.buf), max(2*(len(o.buf)+len(frame)), minOutBuf))
+		copy(nb, o.buf)
+		o.buf = nb
+	}
+	o.buf = append(o.buf, frame...)
+	o.ends = append(o.ends, o.off+uint64(len(o.buf)))
+}
+
+// start is where frame k (base < k <= base+len(ends)+1) starts in buf.
+func (o *outChan) start(k uint64) int {
+	if k == o.base+1 {
+		return 0
+	}
+	return int(o.ends[k-o.base-2] - o.off)
+}
+
+// frame is the encoding of frame k (base < k <= base+len(ends)).
+func (o *outChan) frame(k uint64) []byte {
+	return o.buf[o.start(k):int(o.ends[k-o.base-1]-o.off)]
+}
+
+// maxWrite bounds the bytes of one Write (unless one frame is larger), so
+// that a long backlog, after a reconnect say, goes out in pieces that
+// each fit WriteTimeout.
+const maxWrite = 256 << 10
+
+// round is what the writer sends next from frame next on: the bytes of
+// frames next..upTo, at most maxWrite of them unless frame next alone is
+// larger. next <= sent.
+func (o *outChan) round(next uint64) (view []byte, upTo uint64) {
+	from := o.start(next)
+	// Frames base+1 .. base+k end within maxWrite of from.
+	k := sort.Search(len(o.ends), func(i int) bool { return int(o.ends[i]-o.off)-from > maxWrite })
+	upTo = max(next, o.base+uint64(k))
+	return o.buf[from:int(o.ends[upTo-o.base-1]-o.off)], upTo
+}
+
+// sent is the number of the last frame sent.
+func (o *outChan) sent() uint64 { return o.base + uint64(len(o.ends)) }
+
+// drop forgets the frames up to n, acknowledged (base <= n <= sent), and
+// wakes Close's drain.
+func (o *outChan) drop(n uint64) {
+	if n == o.base {
+		return
+	}
+	k := int(n - o.base)
+	end := o.ends[k-1]
+	o.buf = o.buf[end-o.off:]
+	o.off = end
+	if k == len(o.ends) {
+		o.ends = o.ends[:0]
+	} else {
+		o.ends = o.ends[k:]
+	}
+	o.base = n
+	o.cond.Broadcast()
+}
+
 // waitAcked waits until every frame is acknowledged or the deadline passes.
 func (o *outChan) waitAcked(deadline time.Time) {
 	timer := time.AfterFunc(time.Until(deadline), func() {
@@ -817,7 +961,7 @@ func (o *outChan) waitAcked(deadline time.Time) {
 	})
 	defer timer.Stop()
 	o.mu.Lock()
-	for len(o.frames) > 0 && o.failed == nil && time.Now().Before(deadline) {
+	for len(o.ends) > 0 && o.failed == nil && time.Now().Before(deadline) {
 		o.cond.Wait()
 	}
 	o.mu.Unlock()
@@ -829,9 +973,11 @@ func (o *outChan) run() {
 	backoff := tr.cfg.RedialMin
 	for {
 		o.mu.Lock()
-		for len(o.frames) == 0 && !tr.stopped() {
+		for len(o.ends) == 0 && !tr.stopped() {
+			o.waiting = true
 			o.cond.Wait()
 		}
+		o.waiting = false
 		o.mu.Unlock()
 		if tr.stopped() {
 			return
@@ -844,8 +990,8 @@ func (o *outChan) run() {
 			var pr *PeerRestartedError
 			if errors.As(err, &pr) {
 				o.mu.Lock()
-				pr.Acked, pr.Sent = o.base, o.base+uint64(len(o.frames))
-				pr.Unacked = len(o.frames)
+				pr.Acked, pr.Sent = o.base, o.sent()
+				pr.Unacked = len(o.ends)
 				o.failed = pr
 				o.cond.Broadcast()
 				o.mu.Unlock()
@@ -930,7 +1076,7 @@ func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
 		o.peer = rep.Incarnation
 	}
 	peer := o.peer
-	base, sent := o.base, o.base+uint64(len(o.frames))
+	base, sent := o.base, o.sent()
 	o.mu.Unlock()
 	if rep.Incarnation != peer {
 		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Restarted: SideReceiver, Was: peer, Now: rep.Incarnation, Last: rep.Last})
@@ -948,14 +1094,7 @@ func (o *outChan) ack(n uint64) error {
 	if n < o.base || n > o.written {
 		return fmt.Errorf("%w: ack %d outside [%d, %d]", wire.ErrProtocol, n, o.base, o.written)
 	}
-	k := int(n - o.base)
-	clear(o.frames[:k])
-	o.frames = o.frames[k:]
-	if len(o.frames) == 0 {
-		o.frames = nil
-	}
-	o.base = n
-	o.cond.Broadcast()
+	o.drop(n)
 	return nil
 }
 
@@ -966,14 +1105,7 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 	if last > o.base {
 		// The receiver holds frames whose acks the cut connection lost:
 		// they are acknowledged now (and Close's drain may be waiting).
-		k := int(last - o.base)
-		clear(o.frames[:k])
-		o.frames = o.frames[k:]
-		if len(o.frames) == 0 {
-			o.frames = nil
-		}
-		o.base = last
-		o.cond.Broadcast()
+		o.drop(last)
 	}
 	o.written = last
 	resend := 0
@@ -1005,41 +1137,31 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 		}
 	}()
 
-	bw := bufio.NewWriterSize(conn, 64<<10)
+	// Each round writes the frames sent since the last one (up to
+	// maxWrite bytes) in one Write, straight from buf.
 	next := last + 1
-	var batch [][]byte
 	for {
 		o.mu.Lock()
-		for !o.broken && !tr.stopped() && next > o.base+uint64(len(o.frames)) {
+		for !o.broken && !tr.stopped() && next > o.sent() {
+			o.waiting = true
 			o.cond.Wait()
 		}
+		o.waiting = false
 		if o.broken || tr.stopped() {
 			o.mu.Unlock()
 			break
 		}
-		i := int(next - o.base - 1)
-		j := min(len(o.frames), i+256)
-		batch = append(batch[:0], o.frames[i:j]...)
+		view, upTo := o.round(next)
 		// Acks may arrive as soon as the bytes leave: raise written first.
-		o.written = next - 1 + uint64(j-i)
-		o.maxWritten = max(o.maxWritten, o.written)
+		o.written = upTo
+		o.maxWritten = max(o.maxWritten, upTo)
 		o.mu.Unlock()
 
 		conn.SetWriteDeadline(time.Now().Add(tr.cfg.WriteTimeout))
-		var err error
-		for _, b := range batch {
-			if _, err = bw.Write(b); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		clear(batch)
-		if err != nil {
+		if _, err := conn.Write(view); err != nil {
 			break
 		}
-		next += uint64(j - i)
+		next = upTo + 1
 	}
 	conn.Close()
 	<-ackDone

@@ -65,13 +65,15 @@ func (e *ShutdownError) Error() string {
 	return "transport: closed with " + strings.Join(parts, ", ")
 }
 
-// checkSend validates env against the topology.
-func checkSend(top *spec.Topology, env wire.Envelope) error {
-	if !top.HasChan(env.Chan) {
-		return fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
+// checkSend validates env against the topology and returns the index of
+// its channel (Topology.ChanIndex).
+func checkSend(top *spec.Topology, env wire.Envelope) (int, error) {
+	i := top.ChanIndex(env.Chan)
+	if i < 0 {
+		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
 	}
 	if err := env.Frame.Validate(); err != nil {
-		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
+		return -1, fmt.Errorf("transport: send on %s: %w", env.Chan, err)
 	}
-	return nil
+	return i, nil
 }

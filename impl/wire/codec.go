@@ -180,7 +180,7 @@ func Decode(b []byte) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	return decodeBody(body, true)
+	return decodeBody(body, true, nil)
 }
 
 // splitFrame checks the prefix of the single frame in b and returns its body.
@@ -212,15 +212,37 @@ func ReadFrame(r io.Reader, maxSize int) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	return decodeBody(body, false)
+	return decodeBody(body, false, nil)
+}
+
+// DecodeView parses the frame at the start of b, length prefix included,
+// which b must hold whole: what ReadFrame(r, maxSize) returns when r's
+// next bytes are b. It allocates nothing: the payload aliases b and the
+// clock is decoded into vc's array (a new one if vc is too short), so the
+// caller copies the frame before it reuses either. It also returns the
+// number of bytes the frame took. Errors match ErrProtocol.
+func DecodeView(b []byte, maxSize int, vc []uint64) (f Frame, size int, err error) {
+	if len(b) < prefixLen {
+		return Frame{}, 0, fmt.Errorf("%w: %d bytes, the length prefix needs %d", ErrTruncated, len(b), prefixLen)
+	}
+	n, err := bodyLen(b, limit(maxSize, MaxFrameSize))
+	if err != nil {
+		return Frame{}, 0, err
+	}
+	if uint64(len(b)-prefixLen) < uint64(n) {
+		return Frame{}, 0, fmt.Errorf("%w: length %d, only %d bytes follow", ErrTruncated, n, len(b)-prefixLen)
+	}
+	size = prefixLen + int(n)
+	f, err = decodeBody(b[prefixLen:size], false, vc)
+	if err != nil {
+		return Frame{}, 0, err
+	}
+	return f, size, nil
 }
 
 // readBody reads a length prefix and the body it announces, allocating no
 // more than the bytes that actually arrive (plus smallBody).
 func readBody(r io.Reader, maxSize, hardMax int) ([]byte, error) {
-	if maxSize <= 0 || maxSize > hardMax {
-		maxSize = hardMax
-	}
 	var pre [prefixLen]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
 		if err == io.ErrUnexpectedEOF {
@@ -228,9 +250,9 @@ func readBody(r io.Reader, maxSize, hardMax int) ([]byte, error) {
 		}
 		return nil, err
 	}
-	n := binary.BigEndian.Uint32(pre[:])
-	if uint64(n) > uint64(maxSize) {
-		return nil, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, maxSize)
+	n, err := bodyLen(pre[:], limit(maxSize, hardMax))
+	if err != nil {
+		return nil, err
 	}
 	if n <= smallBody {
 		body := make([]byte, n)
@@ -245,6 +267,24 @@ func readBody(r io.Reader, maxSize, hardMax int) ([]byte, error) {
 		return nil, truncatedRead(err, n)
 	}
 	return buf.Bytes(), nil
+}
+
+// limit is the size limit a maxSize asks for: hardMax if maxSize is 0,
+// negative or above hardMax.
+func limit(maxSize, hardMax int) int {
+	if maxSize <= 0 || maxSize > hardMax {
+		return hardMax
+	}
+	return maxSize
+}
+
+// bodyLen is the length in the prefix pre, if it is within maxSize.
+func bodyLen(pre []byte, maxSize int) (uint32, error) {
+	n := binary.BigEndian.Uint32(pre)
+	if uint64(n) > uint64(maxSize) {
+		return 0, fmt.Errorf("%w: length %d, max %d", ErrTooLarge, n, maxSize)
+	}
+	return n, nil
 }
 
 func truncatedRead(err error, n uint32) error {
@@ -328,8 +368,8 @@ func (d *decoder) end() error {
 }
 
 // decodeBody parses a frame body. With copyPayload false the payload
-// aliases body.
-func decodeBody(body []byte, copyPayload bool) (Frame, error) {
+// aliases body. The clock goes into vc's array if it is long enough.
+func decodeBody(body []byte, copyPayload bool, vc []uint64) (Frame, error) {
 	d := decoder{b: body}
 	k, err := d.header()
 	if err != nil {
@@ -376,7 +416,10 @@ func decodeBody(body []byte, copyPayload bool) (Frame, error) {
 		return Frame{}, err
 	}
 	if n > 0 {
-		f.VC = make([]uint64, n)
+		if cap(vc) < n {
+			vc = make([]uint64, n)
+		}
+		f.VC = vc[:n:n]
 		for i := range f.VC {
 			if f.VC[i], err = d.uvarint("vector clock entry"); err != nil {
 				return Frame{}, err

@@ -4,6 +4,7 @@ package wire
 // generated frames and control messages.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -713,6 +714,59 @@ func TestEncodeAcceptsExactlyValidFramesProperty(t *testing.T) {
 			t.Fatalf("Encode of kind %d: %v, want ErrKind", f.Kind, err)
 		case known && !errors.Is(err, ErrInvalidFrame):
 			t.Fatalf("Encode of the invalid %+v: %v, want ErrInvalidFrame", f, err)
+		}
+	})
+}
+
+// TestDecodeViewProperty: on bytes that hold a whole frame (valid frames,
+// any bytes behind a length prefix, with trailing bytes), DecodeView
+// returns what ReadFrame reads from the same bytes with the same limit,
+// the same error included, and the number of bytes ReadFrame consumed; on
+// bytes cut inside the frame it refuses with ErrTruncated. The clock goes
+// into the caller's array when it is long enough.
+func TestDecodeViewProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var in []byte
+		if rapid.Bool().Draw(t, "valid") {
+			var err error
+			if in, err = Encode(genFrame(t)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			body := rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(t, "body")
+			if rapid.Bool().Draw(t, "header") {
+				body = append([]byte{Version, byte(rapid.SampledFrom([]Kind{KindApp, KindMarker}).Draw(t, "kind"))}, body...)
+			}
+			in = frameBytes(body...)
+		}
+		whole := len(in)
+		in = append(in, rapid.SliceOfN(rapid.Byte(), 0, 8).Draw(t, "trailing")...)
+		maxSize := rapid.IntRange(0, whole+2).Draw(t, "maxSize")
+		vc := make([]uint64, rapid.IntRange(0, 4).Draw(t, "vc"))
+
+		r := bufio.NewReader(bytes.NewReader(in))
+		want, wantErr := ReadFrame(r, maxSize)
+		consumed := len(in) - r.Buffered()
+		got, size, err := DecodeView(in, maxSize, vc)
+		switch {
+		case (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()):
+			t.Fatalf("DecodeView(%x, %d): error %v, ReadFrame: %v", in, maxSize, err, wantErr)
+		case err != nil:
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("DecodeView(%x): error %v does not match ErrProtocol", in, err)
+			}
+		case !want.Equal(got) || size != consumed:
+			t.Fatalf("DecodeView(%x, %d) = %+v, %d bytes; ReadFrame: %+v, %d bytes", in, maxSize, got, size, want, consumed)
+		case len(got.VC) > 0 && len(got.VC) <= len(vc) && &got.VC[0] != &vc[0]:
+			t.Fatalf("DecodeView allocated a clock of %d entries with %d offered", len(got.VC), len(vc))
+		}
+		if whole > prefixLen {
+			cut := rapid.IntRange(0, whole-1).Draw(t, "cut")
+			if n := binary.BigEndian.Uint32(in); uint64(n) <= uint64(MaxFrameSize) && (maxSize == 0 || uint64(n) <= uint64(maxSize)) {
+				if _, _, err := DecodeView(in[:cut], maxSize, nil); !errors.Is(err, ErrTruncated) {
+					t.Fatalf("DecodeView(%x) cut at %d of %d: %v, want ErrTruncated", in[:cut], cut, whole, err)
+				}
+			}
 		}
 	})
 }

@@ -1,0 +1,49 @@
+package transport
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/markerwave/markerwave/impl/wire"
+)
+
+// TestSlabCloneProperty: copies cut from a slab equal their frames, share
+// no memory with them, and stay intact while later copies are cut and
+// earlier ones are appended to (each copy is capped), for payloads and
+// clocks of every size, empty and nil ones included (as wire.Frame.Clone:
+// empty becomes nil).
+func TestSlabCloneProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s slab
+		var orig, copies []wire.Frame
+		for range rapid.IntRange(1, 60).Draw(t, "frames") {
+			f := wire.Frame{Kind: wire.KindApp, Seq: 1}
+			if rapid.Bool().Draw(t, "payload") {
+				f.Payload = rapid.SliceOfN(rapid.Byte(), 0, slabBytes).Draw(t, "bytes")
+			}
+			if rapid.Bool().Draw(t, "clock") {
+				f.VC = rapid.SliceOfN(rapid.Uint64(), 0, slabBytes/8).Draw(t, "vc")
+			}
+			c := s.clone(f)
+			want := f.Clone()
+			if !want.Equal(c) || (want.Payload == nil) != (c.Payload == nil) || (want.VC == nil) != (c.VC == nil) {
+				t.Fatalf("clone %v, want %v", c, want)
+			}
+			if len(c.Payload) != cap(c.Payload) || len(c.VC) != cap(c.VC) {
+				t.Fatalf("copy not capped: payload %d/%d, clock %d/%d", len(c.Payload), cap(c.Payload), len(c.VC), cap(c.VC))
+			}
+			for i := range f.Payload {
+				f.Payload[i]++ // the original changes, the copy must not
+			}
+			_ = append(c.Payload, 0xEE)
+			_ = append(c.VC, 0xEE)
+			orig, copies = append(orig, want), append(copies, c)
+			for i := range copies {
+				if !orig[i].Equal(copies[i]) {
+					t.Fatalf("copy %d changed after later copies: %v, want %v", i, copies[i], orig[i])
+				}
+			}
+		}
+	})
+}
