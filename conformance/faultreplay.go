@@ -35,9 +35,8 @@ import (
 // FalseSuspicion is TRUE.
 //
 // Unsuspect(q) is no action of the spec: it withdraws q from the node's
-// view only (the node sends q transfers again). Withdrawing the
-// suspicion of a crashed process is a divergence: the node heard from a
-// process that takes no step.
+// view only (the node sends q transfers again); the node must suspect q.
+// A process whose suspicion is withdrawn is live by the crash rule.
 
 // hasFaults reports whether tr holds an event of the failure handling.
 func hasFaults(tr spec.Trace) bool {
@@ -285,16 +284,13 @@ func (f *faultReplay) suspect(v *model.State, e spec.Event) (*model.State, *Dive
 }
 
 // unsuspect takes Unsuspect(q) at p: q leaves p's view. The spec has no
-// such action; p must suspect q, and q must not have crashed.
+// such action; p must suspect q (q is live: see the crash rule).
 func (f *faultReplay) unsuspect(v *model.State, e spec.Event) (*model.State, *Divergence) {
 	cfg := f.cfg
 	q := cfg.Topo.ProcIndex(e.Peer)
-	switch {
-	case !v.Suspected.Has(q):
+	if !v.Suspected.Has(q) {
 		return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("%s withdraws a suspicion of %s it does not hold", string(e.Proc), string(e.Peer)),
-			Expected: suspectedBy(cfg, e.Proc, v.Suspected)}
-	case !f.st.Alive.Has(q):
-		return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("%s withdraws its suspicion of %s, which crashed (Crash, line 104: %s takes no step any more)", string(e.Proc), string(e.Peer), string(e.Peer))}
+			Expected: suspectedBy(cfg, e.Proc, v.Suspected), Reported: fmt.Sprintf("Unsuspect(%s) at %s", string(e.Peer), string(e.Proc))}
 	}
 	f.susp[e.Proc] &^= model.ProcSet(0).With(q)
 	return v, nil
@@ -423,8 +419,9 @@ func abortedAt(cfg *model.Config, p spec.ProcID, ab []model.ProcSet) string {
 func checkNotAborted(seg []spec.Event, r spec.Restore, line int) *Divergence {
 	for _, e := range seg {
 		if e.Action == spec.Abort && e.Snap == r.Snap {
-			return &Divergence{Property: spec.PropRecoveredFromComplete, Line: line, Action: restoreLabel(r),
-				Detail: fmt.Sprintf("snapshot %d is restored, but %s aborted it (%s suspected): an aborted snapshot is never used for recovery", r.Snap, string(e.Proc), string(e.Peer))}
+			return &Divergence{Step: r.At + 1, Line: line, Action: restoreLabel(r), Property: spec.PropRecoveredFromComplete,
+				Detail:   fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s aborted it in incarnation %d (%s suspected): an aborted snapshot is never used for recovery", r.Incarnation, r.Snap, string(e.Proc), r.Incarnation-1, string(e.Peer)),
+				Expected: "a snapshot complete in incarnation " + fmt.Sprint(r.Incarnation-1), Reported: fmt.Sprintf("restored from snapshot %d, aborted", r.Snap)}
 		}
 	}
 	return nil
