@@ -26,17 +26,20 @@ import (
 // suspected is every process some node suspected (the spec's suspicions
 // are permanent) and whose abortedBy[s] is the cause of s's first abort.
 //
-// A crash is not an event: a killed node's log simply ends. The rule: the
-// first Suspect(q) of the run is a Detect(q) (lines 110-115), preceded by
-// the model's Crash(q) (lines 101-107), when q takes no step after it and
-// no node withdraws a suspicion of q after it (Unsuspect); otherwise it is
-// a FalseSuspect(q) (lines 118-124): a real detector can suspect a live
+// A crash is not an event: a killed node's log simply ends. The crash
+// rule: a process that some node still suspects at the end of the run
+// (its last Suspect(q) not followed by an Unsuspect(q)) crashed just
+// after its last step (at the start if it took none); the replay takes
+// the model's Crash(q) (lines 101-107) there. To the logs a crashed
+// process and a live one that takes no more steps and stays suspected
+// are the same; a live process would be heard from again. A suspicion of
+// a crashed process is Detect(q) (lines 110-115), of a live one
+// FalseSuspect(q) (lines 118-124): a real detector can suspect a live
 // process. MaxCrash is the number of crashes the rule finds, and
 // FalseSuspicion is TRUE.
 //
 // Unsuspect(q) is no action of the spec: it withdraws q from the node's
 // view only (the node sends q transfers again); the node must suspect q.
-// A process whose suspicion is withdrawn is live by the crash rule.
 
 // hasFaults reports whether tr holds an event of the failure handling.
 func hasFaults(tr spec.Trace) bool {
@@ -48,30 +51,34 @@ func hasFaults(tr spec.Trace) bool {
 	return false
 }
 
-// crashes applies the crash rule to evs: it maps the index of the event
-// before which process q crashes (its first Suspect(q)) to q.
-func crashes(evs []spec.Event) map[int]spec.ProcID {
-	last := map[spec.ProcID]int{}   // each process's last step
-	lastUn := map[spec.ProcID]int{} // the last Unsuspect of each process
-	first := map[spec.ProcID]int{}  // the first Suspect of each process
+// crashes applies the crash rule to evs: it maps an event index to the
+// processes that crash just before it (len(evs): at the end).
+func crashes(evs []spec.Event) map[int][]spec.ProcID {
+	last := map[spec.ProcID]int{}      // each process's last step
+	holds := map[[2]spec.ProcID]bool{} // {p, q}: p suspects q at the end
 	for i, e := range evs {
 		last[e.Proc] = i
 		switch e.Action {
-		case spec.Unsuspect:
-			lastUn[e.Peer] = i
 		case spec.Suspect:
-			if _, ok := first[e.Peer]; !ok {
-				first[e.Peer] = i
-			}
+			holds[[2]spec.ProcID{e.Proc, e.Peer}] = true
+		case spec.Unsuspect:
+			delete(holds, [2]spec.ProcID{e.Proc, e.Peer})
 		}
 	}
-	out := map[int]spec.ProcID{}
-	for q, i := range first {
-		l, stepped := last[q]
-		u, withdrawn := lastUn[q]
-		if (!stepped || l < i) && (!withdrawn || u < i) {
-			out[i] = q
+	crashed := map[spec.ProcID]bool{}
+	for k := range holds {
+		crashed[k[1]] = true
+	}
+	out := map[int][]spec.ProcID{}
+	for q := range crashed {
+		at := 0
+		if i, ok := last[q]; ok {
+			at = i + 1
 		}
+		out[at] = append(out[at], q)
+	}
+	for _, qs := range out {
+		slices.Sort(qs)
 	}
 	return out
 }
@@ -81,7 +88,7 @@ func crashes(evs []spec.Event) map[int]spec.ProcID {
 type faultReplay struct {
 	cfg     *model.Config
 	st      *model.State
-	crashAt map[int]spec.ProcID
+	crashAt map[int][]spec.ProcID
 	susp    map[spec.ProcID]model.ProcSet
 	aborted map[spec.ProcID][]model.ProcSet
 }
@@ -97,12 +104,15 @@ var faultReplayInvariants = []spec.Property{
 
 // faultConfig is ConfigFromTrace's model with the faults variant and the
 // crashes the rule finds.
-func faultConfig(tr spec.Trace, crashAt map[int]spec.ProcID) (*model.Config, error) {
+func faultConfig(tr spec.Trace, crashAt map[int][]spec.ProcID) (*model.Config, error) {
 	k, err := constantsFromTrace(tr)
 	if err != nil {
 		return nil, err
 	}
-	k.MaxCrash, k.FalseSuspicion = len(crashAt), true
+	for _, qs := range crashAt {
+		k.MaxCrash += len(qs)
+	}
+	k.FalseSuspicion = true
 	return model.NewConfig(k, model.VariantFaults, faultReplayInvariants, nil)
 }
 
@@ -150,6 +160,9 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 		}
 	}
 	if r.Divergence == nil {
+		r.Divergence = f.crash(len(tr.Events))
+	}
+	if r.Divergence == nil {
 		r.Divergence = f.reportedAborted(tr, opts)
 	}
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
@@ -179,20 +192,16 @@ func (f *faultReplay) view(p spec.ProcID) *model.State {
 	return &v
 }
 
-// step takes event i, e: the model's Crash first if the crash rule puts
-// one there, then e's action in e.Proc's view; the global state keeps the
+// step takes event i, e: the model's Crash first where the crash rule
+// puts one, then e's action in e.Proc's view; the global state keeps the
 // successor's algorithm variables.
 func (f *faultReplay) step(i int, e spec.Event) *Divergence {
 	cfg := f.cfg
 	if err := e.Validate(cfg.Topo); err != nil {
 		return &Divergence{Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
-	if q, ok := f.crashAt[i]; ok {
-		n, err := model.Crash(cfg, f.st, q)
-		if err != nil {
-			return notEnabled(err, "", "")
-		}
-		f.st = n
+	if d := f.crash(i); d != nil {
+		return d
 	}
 	p := e.Proc
 	v := f.view(p)
@@ -249,6 +258,19 @@ func (f *faultReplay) step(i int, e spec.Event) *Divergence {
 	return nil
 }
 
+// crash takes the model's Crash(q) for every q the crash rule crashes
+// just before event i.
+func (f *faultReplay) crash(i int) *Divergence {
+	for _, q := range f.crashAt[i] {
+		n, err := model.Crash(f.cfg, f.st, q)
+		if err != nil {
+			return notEnabled(err, "", "")
+		}
+		f.st = n
+	}
+	return nil
+}
+
 // dropMarker takes DropMarker(p, q) (lines 90-97) in q's view; the marker
 // dropped is the event's.
 func (f *faultReplay) dropMarker(v *model.State, e spec.Event) (*model.State, *Divergence) {
@@ -284,7 +306,7 @@ func (f *faultReplay) suspect(v *model.State, e spec.Event) (*model.State, *Dive
 }
 
 // unsuspect takes Unsuspect(q) at p: q leaves p's view. The spec has no
-// such action; p must suspect q (q is live: see the crash rule).
+// such action; p must suspect q (and q is live by the crash rule).
 func (f *faultReplay) unsuspect(v *model.State, e spec.Event) (*model.State, *Divergence) {
 	cfg := f.cfg
 	q := cfg.Topo.ProcIndex(e.Peer)
@@ -372,7 +394,8 @@ func (f *faultReplay) reportedAborted(tr spec.Trace, opts Options) *Divergence {
 
 // checkEnded is SnapshotsEnd (line 287) at the end of a drained run:
 // every channel into a live process is empty, and every initiated
-// snapshot is complete or aborted. Messages to a crashed process stay in
+// snapshot is complete or aborted (by a node, or implicitly:
+// implicitAborts). Messages to a crashed process stay in
 // their channels (the spec's crash-stop).
 func (f *faultReplay) checkEnded() *Divergence {
 	cfg, st := f.cfg, f.st
@@ -386,10 +409,43 @@ func (f *faultReplay) checkEnded() *Divergence {
 		return &Divergence{Property: spec.PropSnapshotsEnd, Detail: "the trace claims a drained run, but the model's channels into live processes still hold messages",
 			Expected: strings.Join(busy, "; "), Reported: "drained: every channel into a live process empty"}
 	}
+	f.implicitAborts()
+	st = f.st
 	if s := model.SnapshotEnded(cfg, st); s >= 0 {
 		return &Divergence{Property: spec.PropSnapshotsEnd, Detail: fmt.Sprintf("snapshot %d was initiated but is neither complete nor aborted at the end of the drained run", cfg.Snap[s])}
 	}
 	return nil
+}
+
+// implicitAborts takes, at the end of a drained run, the spec's Abort(s,
+// q) (lines 132-138) for every snapshot s still pending that no live node
+// holds a part of: each live process either finished its part (and may
+// have handed it out: a released part is no longer the node's to abort)
+// or never recorded s. Only the spec's global Abort is left then, enabled
+// when a suspected q has not finished its part, and weak fairness (line
+// 231) takes it; the nodes log no event for it.
+func (f *faultReplay) implicitAborts() {
+	cfg := f.cfg
+	for s := range cfg.Snap {
+		if !model.Pending(cfg, f.st, s) {
+			continue
+		}
+		held := false
+		for p := range cfg.Topo.Procs {
+			if f.st.Alive.Has(p) && f.st.Recorded[s].Has(p) && !model.Finished(cfg, f.st, s, p) {
+				held = true
+			}
+		}
+		if held {
+			continue
+		}
+		for _, q := range cfg.Topo.Procs {
+			if n, err := model.Abort(cfg, f.st, cfg.Snap[s], q); err == nil {
+				f.st = n
+				break
+			}
+		}
+	}
 }
 
 // suspectedBy renders the peers p suspects.

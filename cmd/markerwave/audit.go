@@ -33,7 +33,8 @@ from, and a ledger of transfers over the whole history. A run with
 failures (Suspect, Unsuspect, Abort and DropMarker events) is replayed
 against tla/ChandyLamportFaults.tla, each step in its node's view of the
 suspicions and aborts; a killed node's log simply ends, and its crash is
-put before the first suspicion of it (traces/README.md states the rule).
+taken just after its last step when a node still suspects it at the end
+(traces/README.md states the rule).
 
 With --json each run's verdict is one JSON object on its own line of
 stdout:
