@@ -363,7 +363,8 @@ func (l *faultLockstep) finish(pick func([]spec.Channel) spec.Channel) {
 
 // TestLockstepFaults: random runs of real cores with crashes, true and
 // false suspicions and aborts, in lockstep with model/faults.go, ending
-// with the spec's fairness (SnapshotsEnd). It counts what it drove, so a
+// with the spec's fairness (SnapshotsEnd); the audit of each run's log
+// conforms. It counts what it drove, so a
 // harness that stopped exercising the fault steps would show.
 func TestLockstepFaults(t *testing.T) {
 	var runs, crashes, suspicions, aborts, drops, refusals int
@@ -442,6 +443,22 @@ func TestLockstepFaults(t *testing.T) {
 			},
 		})
 		l.finish(func(cs []spec.Channel) spec.Channel { return rapid.SampledFrom(cs).Draw(rt, "drain") })
+		// The run's log, as markerwave audit reads it, conforms: the
+		// replay (faultreplay.go) finds every step enabled in its node's
+		// view, and the crashes where the crash rule puts them. The run
+		// is drained if a node is left to suspect the crashed ones
+		// (with none, the logs cannot tell a crash from a stop).
+		l.net.Take()
+		tr := l.net.Trace("")
+		tr.Header.Drained = len(l.live()) > 0
+		tr.Recorded = l.net.RecordedSnapshots()
+		if r := Replay(tr, Options{}); !r.OK() {
+			var b strings.Builder
+			for _, e := range tr.Events {
+				fmt.Fprintf(&b, "%s\n", e)
+			}
+			rt.Fatalf("the audit of the run's log does not conform:\n%s\nthe run's events:\n%s", r, b.String())
+		}
 		runs++
 		for _, ev := range l.net.Events[before:] {
 			if ev.Action == spec.DropMarker {

@@ -127,9 +127,18 @@ func (r Report) String() string {
 // trace; Snap and Initiator from the header, else from the Initiate
 // events.
 func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
+	k, err := constantsFromTrace(tr)
+	if err != nil {
+		return nil, err
+	}
+	return model.NewConfig(k, model.VariantSpec, spec.Invariants, nil)
+}
+
+// constantsFromTrace is ConfigFromTrace's constants.
+func constantsFromTrace(tr spec.Trace) (model.Constants, error) {
 	h := tr.Header
 	if h.Topology == nil {
-		return nil, fmt.Errorf("trace header has no topology")
+		return model.Constants{}, fmt.Errorf("trace header has no topology")
 	}
 	k := model.Constants{Topo: h.Topology, InitBal: h.InitBal, Budget: h.Budget}
 	if k.Budget == nil {
@@ -162,7 +171,7 @@ func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
 			}
 		}
 	}
-	return model.NewConfig(k, model.VariantSpec, spec.Invariants, nil)
+	return k, nil
 }
 
 // Replay steps the model through the trace's events and checks, after
@@ -176,6 +185,9 @@ func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
 func Replay(tr spec.Trace, opts Options) Report {
 	if len(tr.Restores) > 0 {
 		return replayHistory(tr, opts)
+	}
+	if hasFaults(tr) {
+		return replayFaults(tr, opts)
 	}
 	var r Report
 	rec := tr.RecordedStates()

@@ -51,6 +51,10 @@ func replayHistory(tr spec.Trace, opts Options) Report {
 			if k-1 < len(restoreLines) {
 				line = restoreLines[k-1]
 			}
+			if d := checkNotAborted(segs[k-1], r, line); d != nil {
+				rep.Divergence = d
+				break
+			}
 			if d := checkRestorable(tr.Header.Topology, segs[k-1], r, line); d != nil {
 				rep.Divergence = d
 				break

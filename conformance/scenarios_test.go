@@ -260,5 +260,9 @@ func Scenarios() ([]Scenario, error) {
 		return nil, err
 	}
 	rs, err := restoreScenarios()
-	return append(out, rs...), err
+	if err != nil {
+		return nil, err
+	}
+	fs, err := faultScenarios()
+	return append(append(out, rs...), fs...), err
 }

@@ -417,7 +417,8 @@ func TestTraceSchemaMatchesSpec(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &root))
 	assert.Equal(t, spec.TraceFormat, root.Defs.Header.Properties.Format.Const)
-	assert.ElementsMatch(t, []spec.Action{spec.SendApp, spec.RecvApp, spec.Initiate, spec.RecvMarker}, root.Defs.Event.Properties.Action.Enum)
+	assert.ElementsMatch(t, []spec.Action{spec.SendApp, spec.RecvApp, spec.Initiate, spec.RecvMarker,
+		spec.Suspect, spec.Unsuspect, spec.Abort, spec.DropMarker}, root.Defs.Event.Properties.Action.Enum)
 	for _, a := range root.Defs.Event.Properties.Action.Enum {
 		assert.True(t, a.Valid(), "%s", a)
 	}

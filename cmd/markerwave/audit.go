@@ -29,7 +29,12 @@ log alone) is incomplete and not audited. A run with crashes and
 recoveries (restore lines in its trace, or the logs of several
 incarnations in the directory, chained by restored_from) is audited
 across its restores: each incarnation from the snapshot it was restored
-from, and a ledger of transfers over the whole history.
+from, and a ledger of transfers over the whole history. A run with
+failures (Suspect, Unsuspect, Abort and DropMarker events) is replayed
+against tla/ChandyLamportFaults.tla, each step in its node's view of the
+suspicions and aborts; a killed node's log simply ends, and its crash is
+taken just after its last step when a node still suspects it at the end
+(traces/README.md states the rule).
 
 With --json each run's verdict is one JSON object on its own line of
 stdout:

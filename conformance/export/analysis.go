@@ -90,6 +90,10 @@ type Cut struct {
 	// Reported is the state the implementation reported for the
 	// snapshot, nil if the trace carries no report of it.
 	Reported *spec.GlobalState
+	// Aborted lists the Abort events of the snapshot (a run with
+	// failures, tla/ChandyLamportFaults.tla): each node that aborted it,
+	// and the suspected process that caused it (Event.Peer).
+	Aborted []spec.Event
 	// Spurious lists the recorded channel messages (reported, or, without
 	// a report, the events' own) that were not in flight at the cut, in
 	// channel order: orphans, messages sent after the sender's cut or
@@ -195,6 +199,11 @@ func snapshots(tr spec.Trace, x *spec.CutIndex) map[spec.SnapID]spec.ProcID {
 // cut is snapshot k's Cut, its messages' statuses marked.
 func (a *Analysis) cut(k spec.SnapCut, initiator spec.ProcID, reported *spec.GlobalState) Cut {
 	c := Cut{Snap: k.Snap, Initiator: initiator, Rec: k.Rec, Complete: k.Complete(), Reported: reported}
+	for _, e := range a.Trace.Events {
+		if e.Action == spec.Abort && e.Snap == k.Snap {
+			c.Aborted = append(c.Aborted, e)
+		}
+	}
 	if c.Complete {
 		c.Recorded = k.Implied()
 	}

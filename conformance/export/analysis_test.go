@@ -210,3 +210,14 @@ func TestAnalyzeSpuriousInTheEventsOwnRecording(t *testing.T) {
 	assert.Empty(t, a.Problems)
 	assert.Contains(t, string(render(t, tr, SVG)), "SPURIOUS, in the recorded channel state but not in flight at the cut")
 }
+
+// An aborted snapshot's cut names the nodes that aborted it and why.
+func TestAnalyzeAbortedSnapshot(t *testing.T) {
+	a, err := Analyze(readTraceFile(t, "traces/conforms/crash-abort.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, a.Cuts, 1)
+	c := a.Cuts[0]
+	assert.False(t, c.Complete)
+	require.Len(t, c.Aborted, 2)
+	assert.Equal(t, "snapshot 1 (initiator P1): incomplete; aborted by P3 (P2 suspected), P1 (P2 suspected)", c.Summary())
+}

@@ -624,6 +624,13 @@ func (c Cut) Summary() string {
 	default:
 		s += ": incomplete"
 	}
+	if len(c.Aborted) > 0 {
+		var by []string
+		for _, e := range c.Aborted {
+			by = append(by, fmt.Sprintf("%s (%s suspected)", string(e.Proc), string(e.Peer)))
+		}
+		s += "; aborted by " + strings.Join(by, ", ")
+	}
 	return s
 }
 

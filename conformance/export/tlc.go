@@ -113,6 +113,11 @@ func TLCModel(tr spec.Trace) (mod, cfg string, err error) {
 			return "", "", fmt.Errorf("export: %w", err)
 		}
 	}
+	for i, e := range tr.Events {
+		if e.Action.Fault() {
+			return "", "", fmt.Errorf("export: event %d is %s, an action of the failure handling (tla/ChandyLamportFaults.tla); TLC trace validation (tla/TraceChandyLamport.tla) knows the actions of tla/ChandyLamport.tla only: markerwave audit replays runs with failures", i+1, e)
+		}
+	}
 	k := traceConstants(tr)
 	var b strings.Builder
 	b.WriteString(mcTraceHead)

@@ -74,6 +74,13 @@ func TestTLCModelText(t *testing.T) {
 	assert.Contains(t, mod, "MCAmount == {}")
 	_, _, err = TLCModel(spec.Trace{})
 	assert.Error(t, err)
+
+	// A run with failures is refused, naming the first fault event:
+	// tla/TraceChandyLamport.tla's actions are the algorithm's only.
+	tr = readTraceFile(t, "traces/conforms/crash-abort.jsonl")
+	_, _, err = TLCModel(tr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "event 3 is Suspect(P2) at P3, an action of the failure handling")
 }
 
 func TestExportTLCWritesModel(t *testing.T) {

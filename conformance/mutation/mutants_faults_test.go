@@ -1,12 +1,25 @@
 package mutation
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/markerwave/markerwave/spec"
+)
 
 func init() { mutants = append(mutants, faultMutants...) }
 
 // faultsLockstep runs the lockstep test of the failure handling
 // (conformance/lockstep_faults_test.go) with the mutation run's seed.
 var faultsLockstep = goTest{Pkg: "./conformance", Tests: []string{"TestLockstepFaults"}, Args: lockstepArgs}
+
+// faultScenarios replays the scenarios of traces/, the crash-abort runs
+// among them (conformance/fault_scenarios_test.go).
+var faultScenarios = goTest{Pkg: "./conformance", Tests: []string{"TestScenarios"}}
+
+// auditsCrashAbortAsEnabled: the audit of the crash-abort run, rebuilt
+// with the mutant, stops at a step whose action is not enabled in the
+// faults spec (the replay of conformance/faultreplay.go).
+var auditsCrashAbortAsEnabled = scenarioProp("conforms/crash-abort.jsonl", spec.CheckEnabled)
 
 // faultMutants: bugs of the failure handling in impl/core (the node's
 // share of tla/ChandyLamportFaults.tla: SendAppF, Abort, DropMarker) and
@@ -51,6 +64,7 @@ var faultMutants = []mutant{
 		// recording it; the model drops it (DropMarker) and the mutant
 		// records the snapshot and forwards markers.
 		Name: "core-abort-takes-marker",
+		Want: spec.CheckEnabled,
 		Rule: "a marker of an aborted snapshot is dropped (DropMarker)",
 		Doc:  "markers of aborted snapshots are taken by the Receiving Rule",
 		Patches: []patch{{
@@ -58,9 +72,30 @@ var faultMutants = []mutant{
 			Old:  "\tif n.aborted.has(s) {\n\t\treturn n.dropMarker(c, s, f.VC), nil\n\t}\n",
 			New:  "\t// MUTANT core-abort-takes-marker: no DropMarker\n",
 		}},
-		Runs: []goTest{faultsLockstep},
-		Expect: []expect{outputHas("TestLockstepFaults", "a marker the model drops is received",
-			regexp.MustCompile(`gave RecvMarker\([^)]*\) \[snap \d+\], the model takes DropMarker`))},
+		Runs: []goTest{faultsLockstep, faultScenarios},
+		Expect: []expect{
+			outputHas("TestLockstepFaults", "a marker the model drops is received",
+				regexp.MustCompile(`gave RecvMarker\([^)]*\) \[snap \d+\], the model takes DropMarker`)),
+			auditsCrashAbortAsEnabled,
+		},
+	},
+	{
+		// Tells apart: a marker of a snapshot the node aborted; the node
+		// drops it (no state changes) but logs the step as a receive by
+		// the Receiving Rule, which the audit of its log must refuse:
+		// RecvMarkerF is not enabled for a marker of an aborted snapshot
+		// (line 85).
+		Name: "core-drop-logged-as-receive",
+		Want: spec.CheckEnabled,
+		Rule: "a dropped marker is logged as DropMarker, never as RecvMarker",
+		Doc:  "dropMarker logs its step as RecvMarker",
+		Patches: []patch{{
+			File: "impl/core/faults.go",
+			Old:  "\tev := n.event(spec.DropMarker)\n",
+			New:  "\tev := n.event(spec.RecvMarker) // MUTANT core-drop-logged-as-receive\n",
+		}},
+		Runs:   []goTest{faultScenarios},
+		Expect: []expect{auditsCrashAbortAsEnabled},
 	},
 	{
 		// Tells apart: a crash while a snapshot waits for the crashed
