@@ -34,13 +34,24 @@ type Collector struct {
 	changed   chan struct{} // closed and replaced on updates while waiters > 0
 }
 
-// progress is what the collector knows of one snapshot.
+// progress is what the collector knows of one snapshot, by topology
+// position (a marker's report is one index lookup and one store, no map
+// growth: the 256-node complete graph has 65,280 channels).
 type progress struct {
-	recorded map[spec.ProcID]bool
-	closed   map[spec.Channel]bool
-	parts    map[spec.ProcID]snapshot.Part
+	recorded []bool          // by process index
+	closed   []bool          // by channel index
+	parts    []snapshot.Part // by process index, valid where has is set
+	has      []bool          // by process index: its part arrived
+	nparts   int             // the processes whose part arrived, foreign included
+	foreign  map[spec.ProcID]bool
 	aborts   []Fault // the nodes that aborted it, in report order
 }
+
+// part reports whether the part of the process of index i arrived.
+func (pr *progress) part(i int) bool { return pr != nil && pr.has[i] }
+
+// complete reports whether every process's part arrived.
+func (pr *progress) complete(procs int) bool { return pr != nil && pr.nparts == procs }
 
 // NewCollector returns a collector for the processes of t.
 func NewCollector(t *spec.Topology) *Collector {
@@ -58,7 +69,8 @@ func NewCollector(t *spec.Topology) *Collector {
 func (c *Collector) get(s spec.SnapID) *progress {
 	pr := c.snaps[s]
 	if pr == nil {
-		pr = &progress{recorded: map[spec.ProcID]bool{}, closed: map[spec.Channel]bool{}, parts: map[spec.ProcID]snapshot.Part{}}
+		np := len(c.topo.Procs)
+		pr = &progress{recorded: make([]bool, np), closed: make([]bool, len(c.topo.Chans)), parts: make([]snapshot.Part, np), has: make([]bool, np)}
 		c.snaps[s] = pr
 	}
 	return pr
@@ -80,7 +92,9 @@ func (c *Collector) Recorded(s spec.SnapID, p spec.ProcID) {
 	if c.collected[s] {
 		return
 	}
-	c.get(s).recorded[p] = true
+	if i := c.topo.ProcIndex(p); i >= 0 {
+		c.get(s).recorded[i] = true
+	}
 }
 
 // Closed notes that the recording of channel ch for s closed.
@@ -90,7 +104,9 @@ func (c *Collector) Closed(s spec.SnapID, ch spec.Channel) {
 	if c.collected[s] {
 		return
 	}
-	c.get(s).closed[ch] = true
+	if i := c.topo.ChanIndex(ch); i >= 0 {
+		c.get(s).closed[i] = true
+	}
 }
 
 // Add takes a node's completed part.
@@ -101,11 +117,29 @@ func (c *Collector) Add(part snapshot.Part) {
 		return
 	}
 	pr := c.get(part.Snap)
-	pr.recorded[part.Node.Proc] = true
-	for _, cs := range part.In {
-		pr.closed[cs.Chan] = true
+	i := c.topo.ProcIndex(part.Node.Proc)
+	if i < 0 { // not a process of the topology: counted, never assembled
+		if !pr.foreign[part.Node.Proc] {
+			if pr.foreign == nil {
+				pr.foreign = map[spec.ProcID]bool{}
+			}
+			pr.foreign[part.Node.Proc] = true
+			pr.nparts++
+		}
+		c.notify()
+		return
 	}
-	pr.parts[part.Node.Proc] = part
+	pr.recorded[i] = true
+	for _, cs := range part.In {
+		if j := c.topo.ChanIndex(cs.Chan); j >= 0 {
+			pr.closed[j] = true
+		}
+	}
+	if !pr.has[i] {
+		pr.has[i] = true
+		pr.nparts++
+	}
+	pr.parts[i] = part
 	c.notify()
 }
 
@@ -184,14 +218,10 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			return snapshot.Global{}, fmt.Errorf("collect snapshot %d: %w", s, ErrCollected)
 		}
 		pr := c.snaps[s]
-		if pr != nil && len(pr.parts) == len(c.topo.Procs) {
-			parts := make([]snapshot.Part, 0, len(pr.parts))
-			for _, p := range c.topo.Procs {
-				parts = append(parts, pr.parts[p])
-			}
+		if pr.complete(len(c.topo.Procs)) {
 			delete(c.snaps, s)
 			c.collected[s] = true
-			return snapshot.Assemble(c.topo, s, parts)
+			return snapshot.Assemble(c.topo, s, pr.parts)
 		}
 		if ab := c.aborted(s, pr); ab != nil {
 			delete(c.snaps, s)
@@ -215,7 +245,7 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 		case <-ctx.Done():
 			c.mu.Lock()
 			inc := c.incomplete(s, c.snaps[s])
-			if pr := c.snaps[s]; pr != nil && len(pr.parts) == len(c.topo.Procs) {
+			if c.snaps[s].complete(len(c.topo.Procs)) {
 				continue // completed meanwhile
 			}
 			inc.Cause = ctx.Err()
@@ -232,11 +262,9 @@ func (c *Collector) aborted(s spec.SnapID, pr *progress) *AbortedError {
 		ab.By = append(ab.By, pr.aborts...)
 	}
 	if len(c.suspects) > 0 {
-		for _, p := range c.topo.Procs {
-			if pr != nil {
-				if _, ok := pr.parts[p]; ok {
-					continue
-				}
+		for i, p := range c.topo.Procs {
+			if pr.part(i) {
+				continue
 			}
 			by := c.suspects[p]
 			for _, q := range sortedIDs(keySet(by)) {
@@ -274,17 +302,15 @@ func (c *Collector) Pending() []spec.SnapID {
 // incomplete describes what s lacks; c.mu must be held. pr may be nil.
 func (c *Collector) incomplete(s spec.SnapID, pr *progress) *IncompleteError {
 	e := &IncompleteError{Snap: s}
-	for _, p := range c.topo.Procs {
-		if pr != nil {
-			if _, ok := pr.parts[p]; ok {
-				continue
-			}
+	for i, p := range c.topo.Procs {
+		if pr.part(i) {
+			continue
 		}
-		if pr == nil || !pr.recorded[p] {
+		if pr == nil || !pr.recorded[i] {
 			e.NeverRecorded = append(e.NeverRecorded, p)
 		}
 		for _, ch := range c.topo.In(p) {
-			if pr == nil || !pr.closed[ch] {
+			if pr == nil || !pr.closed[c.topo.ChanIndex(ch)] {
 				e.Open = append(e.Open, ch)
 				if f := c.failed[ch]; f != nil {
 					e.Failed = append(e.Failed, f)
