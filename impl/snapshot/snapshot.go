@@ -314,15 +314,25 @@ func (g *Global) Cut() map[spec.Channel]spec.ChanCut {
 // and the channel order are checked: the same numbers (core.Cut: a
 // channel's Sent is its sender's NextSend less one, its Got its receiver's
 // NextRecv less one) without building the local parts and a map keyed by
-// channel, one index lookup per channel.
+// channel. Topology.Chans are sorted by sender then receiver, so the
+// nodes' NextSend lists, in node order, usually list the channels in
+// that order: no index lookup then.
 func (g *Global) cutSeqs() []spec.ChanCut {
 	t := g.Topology
 	cut := make([]spec.ChanCut, len(t.Chans))
+	i := 0 // the channel index expected next
 	for _, n := range g.Nodes {
 		for _, cs := range n.NextSend {
-			if i := t.ChanIndex(cs.Chan); i >= 0 && cs.Next > 0 {
+			if i >= len(t.Chans) || t.Chans[i] != cs.Chan {
+				if i = t.ChanIndex(cs.Chan); i < 0 {
+					i = len(t.Chans)
+					continue
+				}
+			}
+			if cs.Next > 0 {
 				cut[i].Sent = cs.Next - 1
 			}
+			i++
 		}
 	}
 	for i, cs := range g.Chans {
