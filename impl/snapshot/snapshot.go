@@ -115,7 +115,9 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 			return g, fmt.Errorf("assemble snapshot %d: no state for channel %s", s, c)
 		}
 	}
-	g.Chans = chans
+	if len(chans) > 0 { // nil for a topology without channels, as always
+		g.Chans = chans
+	}
 	return g, g.Validate()
 }
 
