@@ -27,34 +27,26 @@ var runtimeMutants = []mutant{
 		Doc:  "the node loop delivers an application frame already waiting in the inbox before the marker it just took (data first, for latency)",
 		Patches: []patch{{
 			File: "impl/runtime/node.go",
-			Old: "\t\t\tif n.deliver(env) {\n" +
-				"\t\t\t\tif env.Frame.Kind == wire.KindMarker {\n" +
-				"\t\t\t\t\tn.stats.MarkersDelivered.Add(1)\n" +
-				"\t\t\t\t} else {\n" +
-				"\t\t\t\t\tn.stats.AppDelivered.Add(1)\n" +
-				"\t\t\t\t}\n" +
-				"\t\t\t}\n",
-			New: "\t\t\tbatch := []wire.Envelope{env}\n" +
-				"\t\t\tif env.Frame.Kind == wire.KindMarker { // MUTANT runtime-marker-after-data: data already waiting goes before the marker\n" +
+			Old:  "\t\t\tn.receive(env)\n\t\t\tif !n.receiveWaiting(inbox) {\n",
+			New: "\t\t\tif env.Frame.Kind == wire.KindMarker { // MUTANT runtime-marker-after-data: data already waiting goes before the marker\n" +
 				"\t\t\t\tselect {\n" +
 				"\t\t\t\tcase next, ok := <-inbox:\n" +
 				"\t\t\t\t\tif ok && next.Frame.Kind == wire.KindApp {\n" +
-				"\t\t\t\t\t\tbatch = []wire.Envelope{next, env}\n" +
-				"\t\t\t\t\t} else if ok {\n" +
-				"\t\t\t\t\t\tbatch = append(batch, next)\n" +
+				"\t\t\t\t\t\tn.receive(next)\n" +
+				"\t\t\t\t\t\tn.receive(env)\n" +
+				"\t\t\t\t\t} else {\n" +
+				"\t\t\t\t\t\tn.receive(env)\n" +
+				"\t\t\t\t\t\tif ok {\n" +
+				"\t\t\t\t\t\t\tn.receive(next)\n" +
+				"\t\t\t\t\t\t}\n" +
 				"\t\t\t\t\t}\n" +
 				"\t\t\t\tdefault:\n" +
+				"\t\t\t\t\tn.receive(env)\n" +
 				"\t\t\t\t}\n" +
+				"\t\t\t} else {\n" +
+				"\t\t\t\tn.receive(env)\n" +
 				"\t\t\t}\n" +
-				"\t\t\tfor _, env := range batch {\n" +
-				"\t\t\t\tif n.deliver(env) {\n" +
-				"\t\t\t\t\tif env.Frame.Kind == wire.KindMarker {\n" +
-				"\t\t\t\t\t\tn.stats.MarkersDelivered.Add(1)\n" +
-				"\t\t\t\t\t} else {\n" +
-				"\t\t\t\t\t\tn.stats.AppDelivered.Add(1)\n" +
-				"\t\t\t\t\t}\n" +
-				"\t\t\t\t}\n" +
-				"\t\t\t}\n",
+				"\t\t\tif !n.receiveWaiting(inbox) {\n",
 		}},
 		Runs: []goTest{runtimeConformance("TestRuntimeMemory")},
 		Expect: []expect{outputHas("TestRuntimeMemory", "the collector refuses an inconsistent snapshot (or the run does not replay)",
@@ -72,18 +64,18 @@ var runtimeMutants = []mutant{
 		Patches: []patch{
 			{
 				File: "impl/runtime/node.go",
-				Old:  "\tfor _, env := range n.replay {\n\t\tn.deliver(env)\n\t}\n\tn.replay = nil\n\tinbox := n.inbox\n",
-				New:  "\tinbox := n.inbox // MUTANT runtime-restore-after-traffic: replay after the first frame from the transport\n",
+				Old:  "\tfor _, env := range n.replay {\n\t\tn.deliver(env)\n\t}\n\tn.replay = nil\n\tn.cmu.Unlock()\n\tinbox := n.inbox\n",
+				New:  "\tn.cmu.Unlock()\n\tinbox := n.inbox // MUTANT runtime-restore-after-traffic: replay after the first frame from the transport\n",
 			},
 			{
 				File: "impl/runtime/node.go",
-				Old:  "\t\t\tif n.deliver(env) {\n\t\t\t\tif env.Frame.Kind == wire.KindMarker {\n",
-				New: "\t\t\tdelivered := n.deliver(env)\n" +
-					"\t\t\tfor _, r := range n.replay {\n" +
-					"\t\t\t\tn.deliver(r)\n" +
-					"\t\t\t}\n" +
-					"\t\t\tn.replay = nil\n" +
-					"\t\t\tif delivered {\n\t\t\t\tif env.Frame.Kind == wire.KindMarker {\n",
+				Old:  "\tif n.deliver(env) {\n\t\tif env.Frame.Kind == wire.KindMarker {\n",
+				New: "\tdelivered := n.deliver(env)\n" +
+					"\tfor _, r := range n.replay {\n" +
+					"\t\tn.deliver(r)\n" +
+					"\t}\n" +
+					"\tn.replay = nil\n" +
+					"\tif delivered {\n\t\tif env.Frame.Kind == wire.KindMarker {\n",
 			},
 		},
 		Runs: []goTest{runtimeConformance("TestRuntimeRestore")},
@@ -115,8 +107,8 @@ var runtimeMutants = []mutant{
 		Doc:  "Collect's description lists the open channels only of processes that never recorded",
 		Patches: []patch{{
 			File: "impl/runtime/collector.go",
-			Old:  "\t\t\tif pr == nil || !pr.closed[ch] {\n",
-			New:  "\t\t\tif pr == nil || !pr.recorded[p] && !pr.closed[ch] { // MUTANT runtime-incomplete-open: a recorded process has no open channel\n",
+			Old:  "\t\t\tif pr == nil || !pr.closed[c.inOff[i]+k] {\n",
+			New:  "\t\t\tif pr == nil || !pr.recorded[i] && !pr.closed[c.inOff[i]+k] { // MUTANT runtime-incomplete-open: a recorded process has no open channel\n",
 		}},
 		Runs: []goTest{runtimeUnit("TestCollectorNamesExactlyWhatIsMissing"), runtimeConformance("TestRuntimeCollectIncomplete")},
 		Expect: []expect{
@@ -135,8 +127,8 @@ var runtimeMutants = []mutant{
 		Doc:  "Collect forgets the snapshot's progress without marking it collected",
 		Patches: []patch{{
 			File: "impl/runtime/collector.go",
-			Old:  "\t\t\tdelete(c.snaps, s)\n\t\t\tc.collected[s] = true\n\t\t\treturn snapshot.Assemble(c.topo, s, parts)\n",
-			New:  "\t\t\tdelete(c.snaps, s) // MUTANT runtime-collected-twice: not marked collected\n\t\t\treturn snapshot.Assemble(c.topo, s, parts)\n",
+			Old:  "\t\t\tdelete(c.snaps, s)\n\t\t\tc.collected[s] = true\n\t\t\treturn snapshot.Assemble(c.topo, s, pr.parts)\n",
+			New:  "\t\t\tdelete(c.snaps, s) // MUTANT runtime-collected-twice: not marked collected\n\t\t\treturn snapshot.Assemble(c.topo, s, pr.parts)\n",
 		}},
 		Runs: []goTest{runtimeUnit("TestCollectorNamesExactlyWhatIsMissing")},
 		Expect: []expect{outputHas("TestCollectorNamesExactlyWhatIsMissing", "a second Collect does not get ErrCollected",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/markerwave/markerwave/impl/snapshot"
@@ -22,7 +23,8 @@ var ErrCollected = errors.New("snapshot already collected")
 // that an incomplete snapshot can be described exactly. It is safe for
 // concurrent use.
 type Collector struct {
-	topo *spec.Topology
+	topo  *spec.Topology
+	inOff []int // by process index: where its incoming channels start in progress.closed
 
 	mu        sync.Mutex
 	snaps     map[spec.SnapID]*progress
@@ -34,18 +36,34 @@ type Collector struct {
 	changed   chan struct{} // closed and replaced on updates while waiters > 0
 }
 
-// progress is what the collector knows of one snapshot.
+// progress is what the collector knows of one snapshot, by topology
+// position (a marker's report is one index lookup and one store, no map
+// growth: the 256-node complete graph has 65,280 channels).
 type progress struct {
-	recorded map[spec.ProcID]bool
-	closed   map[spec.Channel]bool
-	parts    map[spec.ProcID]snapshot.Part
+	recorded []bool          // by process index
+	closed   []bool          // by incoming position: Collector.inOff[receiver]+k for In(receiver)[k]
+	parts    []snapshot.Part // by process index, valid where has is set
+	has      []bool          // by process index: its part arrived
+	nparts   int             // the processes whose part arrived, foreign included
+	foreign  map[spec.ProcID]bool
 	aborts   []Fault // the nodes that aborted it, in report order
 }
 
+// part reports whether the part of the process of index i arrived.
+func (pr *progress) part(i int) bool { return pr != nil && pr.has[i] }
+
+// complete reports whether every process's part arrived.
+func (pr *progress) complete(procs int) bool { return pr != nil && pr.nparts == procs }
+
 // NewCollector returns a collector for the processes of t.
 func NewCollector(t *spec.Topology) *Collector {
+	off := make([]int, len(t.Procs)+1)
+	for i, p := range t.Procs {
+		off[i+1] = off[i] + len(t.In(p))
+	}
 	return &Collector{
 		topo:      t,
+		inOff:     off,
 		snaps:     map[spec.SnapID]*progress{},
 		stopped:   map[spec.ProcID]bool{},
 		failed:    map[spec.Channel]*ChannelError{},
@@ -58,7 +76,8 @@ func NewCollector(t *spec.Topology) *Collector {
 func (c *Collector) get(s spec.SnapID) *progress {
 	pr := c.snaps[s]
 	if pr == nil {
-		pr = &progress{recorded: map[spec.ProcID]bool{}, closed: map[spec.Channel]bool{}, parts: map[spec.ProcID]snapshot.Part{}}
+		np := len(c.topo.Procs)
+		pr = &progress{recorded: make([]bool, np), closed: make([]bool, len(c.topo.Chans)), parts: make([]snapshot.Part, np), has: make([]bool, np)}
 		c.snaps[s] = pr
 	}
 	return pr
@@ -80,7 +99,9 @@ func (c *Collector) Recorded(s spec.SnapID, p spec.ProcID) {
 	if c.collected[s] {
 		return
 	}
-	c.get(s).recorded[p] = true
+	if i := c.topo.ProcIndex(p); i >= 0 {
+		c.get(s).recorded[i] = true
+	}
 }
 
 // Closed notes that the recording of channel ch for s closed.
@@ -90,7 +111,29 @@ func (c *Collector) Closed(s spec.SnapID, ch spec.Channel) {
 	if c.collected[s] {
 		return
 	}
-	c.get(s).closed[ch] = true
+	if j := c.inPos(ch, -1); j >= 0 {
+		c.get(s).closed[j] = true
+	}
+}
+
+// inPos is ch's position in progress.closed, or -1 if ch is not a channel
+// of the topology: a binary search of its receiver's incoming channels
+// (sorted by sender), or none if k, the position ch is expected at, holds
+// it. No lookup in the topology's map of channels: on the complete graph
+// of 256 (65,280 channels) that lookup misses the cache on every marker.
+func (c *Collector) inPos(ch spec.Channel, k int) int {
+	q := c.topo.ProcIndex(ch.To)
+	if q < 0 {
+		return -1
+	}
+	in := c.topo.In(ch.To)
+	if k < 0 || k >= len(in) || in[k] != ch {
+		k = sort.Search(len(in), func(k int) bool { return in[k].From >= ch.From })
+		if k == len(in) || in[k] != ch {
+			return -1
+		}
+	}
+	return c.inOff[q] + k
 }
 
 // Add takes a node's completed part.
@@ -101,11 +144,29 @@ func (c *Collector) Add(part snapshot.Part) {
 		return
 	}
 	pr := c.get(part.Snap)
-	pr.recorded[part.Node.Proc] = true
-	for _, cs := range part.In {
-		pr.closed[cs.Chan] = true
+	i := c.topo.ProcIndex(part.Node.Proc)
+	if i < 0 { // not a process of the topology: counted, never assembled
+		if !pr.foreign[part.Node.Proc] {
+			if pr.foreign == nil {
+				pr.foreign = map[spec.ProcID]bool{}
+			}
+			pr.foreign[part.Node.Proc] = true
+			pr.nparts++
+		}
+		c.notify()
+		return
 	}
-	pr.parts[part.Node.Proc] = part
+	pr.recorded[i] = true
+	for k, cs := range part.In { // usually In(part.Node.Proc), in order
+		if j := c.inPos(cs.Chan, k); j >= 0 {
+			pr.closed[j] = true
+		}
+	}
+	if !pr.has[i] {
+		pr.has[i] = true
+		pr.nparts++
+	}
+	pr.parts[i] = part
 	c.notify()
 }
 
@@ -184,14 +245,10 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			return snapshot.Global{}, fmt.Errorf("collect snapshot %d: %w", s, ErrCollected)
 		}
 		pr := c.snaps[s]
-		if pr != nil && len(pr.parts) == len(c.topo.Procs) {
-			parts := make([]snapshot.Part, 0, len(pr.parts))
-			for _, p := range c.topo.Procs {
-				parts = append(parts, pr.parts[p])
-			}
+		if pr.complete(len(c.topo.Procs)) {
 			delete(c.snaps, s)
 			c.collected[s] = true
-			return snapshot.Assemble(c.topo, s, parts)
+			return snapshot.Assemble(c.topo, s, pr.parts)
 		}
 		if ab := c.aborted(s, pr); ab != nil {
 			delete(c.snaps, s)
@@ -215,7 +272,7 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 		case <-ctx.Done():
 			c.mu.Lock()
 			inc := c.incomplete(s, c.snaps[s])
-			if pr := c.snaps[s]; pr != nil && len(pr.parts) == len(c.topo.Procs) {
+			if c.snaps[s].complete(len(c.topo.Procs)) {
 				continue // completed meanwhile
 			}
 			inc.Cause = ctx.Err()
@@ -232,11 +289,9 @@ func (c *Collector) aborted(s spec.SnapID, pr *progress) *AbortedError {
 		ab.By = append(ab.By, pr.aborts...)
 	}
 	if len(c.suspects) > 0 {
-		for _, p := range c.topo.Procs {
-			if pr != nil {
-				if _, ok := pr.parts[p]; ok {
-					continue
-				}
+		for i, p := range c.topo.Procs {
+			if pr.part(i) {
+				continue
 			}
 			by := c.suspects[p]
 			for _, q := range sortedIDs(keySet(by)) {
@@ -274,17 +329,15 @@ func (c *Collector) Pending() []spec.SnapID {
 // incomplete describes what s lacks; c.mu must be held. pr may be nil.
 func (c *Collector) incomplete(s spec.SnapID, pr *progress) *IncompleteError {
 	e := &IncompleteError{Snap: s}
-	for _, p := range c.topo.Procs {
-		if pr != nil {
-			if _, ok := pr.parts[p]; ok {
-				continue
-			}
+	for i, p := range c.topo.Procs {
+		if pr.part(i) {
+			continue
 		}
-		if pr == nil || !pr.recorded[p] {
+		if pr == nil || !pr.recorded[i] {
 			e.NeverRecorded = append(e.NeverRecorded, p)
 		}
-		for _, ch := range c.topo.In(p) {
-			if pr == nil || !pr.closed[ch] {
+		for k, ch := range c.topo.In(p) {
+			if pr == nil || !pr.closed[c.inOff[i]+k] {
 				e.Open = append(e.Open, ch)
 				if f := c.failed[ch]; f != nil {
 					e.Failed = append(e.Failed, f)

@@ -139,14 +139,17 @@ func heardSince(t time.Time) string {
 	return t.Format("15:04:05.000")
 }
 
-// detector is a node's failure detector state (node goroutine only).
+// detector is a node's failure detector state (under the node's core
+// lock).
 type detector struct {
 	cfg    DetectorConfig
 	inc    uint64 // this node's incarnation, in its heartbeats
 	ticker *time.Ticker
 
-	out  []spec.Channel // outgoing channels, topology order
-	sent []bool         // by outgoing index: a frame sent since the last tick
+	out    []spec.Channel      // outgoing channels, topology order
+	sent   []bool              // by outgoing index: a frame sent since the last tick
+	outIdx map[spec.ProcID]int // receiver -> outgoing index (every frame sent: no scan of out)
+	inIdx  map[spec.ProcID]int // sender -> incoming index (every frame heard)
 
 	peers     []spec.ProcID // senders of the incoming channels, topology order
 	heard     []bool        // by incoming index: a frame arrived since the last tick
@@ -169,8 +172,13 @@ type hint struct {
 func newDetector(cfg DetectorConfig, inc uint64, t *spec.Topology, self spec.ProcID, now time.Time) *detector {
 	d := &detector{cfg: cfg, inc: inc, out: t.Out(self)}
 	d.sent = make([]bool, len(d.out))
-	for _, c := range t.In(self) {
+	d.outIdx, d.inIdx = make(map[spec.ProcID]int, len(d.out)), map[spec.ProcID]int{}
+	for j, c := range d.out {
+		d.outIdx[c.To] = j
+	}
+	for i, c := range t.In(self) {
 		d.peers = append(d.peers, c.From)
+		d.inIdx[c.From] = i
 	}
 	k := len(d.peers)
 	d.heard, d.last, d.peerInc, d.suspected, d.done = make([]bool, k), make([]time.Time, k), make([]uint64, k), make([]time.Time, k), make([]bool, k)
@@ -210,10 +218,8 @@ func (d *detector) stop() {
 
 // in returns the incoming index of the channel from q, or -1.
 func (d *detector) in(q spec.ProcID) int {
-	for i, p := range d.peers {
-		if p == q {
-			return i
-		}
+	if i, ok := d.inIdx[q]; ok {
+		return i
 	}
 	return -1
 }
@@ -227,11 +233,8 @@ func (d *detector) heardOn(q spec.ProcID) {
 
 // sentOn notes a frame sent on c.
 func (d *detector) sentOn(c spec.Channel) {
-	for j, o := range d.out {
-		if o == c {
-			d.sent[j] = true
-			return
-		}
+	if j, ok := d.outIdx[c.To]; ok && d.out[j] == c {
+		d.sent[j] = true
 	}
 }
 

@@ -37,8 +37,9 @@ type NodeConfig struct {
 	// state, then its incoming channels' recorded messages delivered first,
 	// in order, before anything from the transport.
 	From *snapshot.Global
-	// OnError, if set, is called on the node goroutine with each error a
-	// step or a send met; the node goes on. A frame the core rejects fails
+	// OnError, if set, is called with each error a step or a send met,
+	// under the node's core lock (on the node goroutine, or on SendApp's
+	// caller for a send), so it must not call the node; the node goes on. A frame the core rejects fails
 	// its channel (see ChannelError): reported once, then held.
 	OnError func(error)
 	// Stats, if set, is where the node counts frames (shared by a cluster).
@@ -74,8 +75,9 @@ func (s *Stats) InFlight() uint64 {
 }
 
 // Node runs one core.Node in its own goroutine. Its methods may be called
-// from any goroutine; they run on the node goroutine, so the core stays
-// single-threaded.
+// from any goroutine; they run on the node goroutine (SendApp, while the
+// node is not paused, on the caller's), always under the node's core lock,
+// so the core is stepped by one goroutine at a time.
 type Node struct {
 	self  spec.ProcID
 	core  *core.Node
@@ -91,7 +93,13 @@ type Node struct {
 	stopOnce sync.Once
 	done     chan struct{}
 
-	// node goroutine only
+	// cmu is the core lock: every step of the core and every use of the
+	// fields below it happens under it, on the node goroutine or, for an
+	// application send while the node is not paused, on SendApp's caller
+	// (no hand-off to the node goroutine on the hot path). NewNode takes
+	// it and the node goroutine releases it once the restore is replayed.
+	cmu       sync.Mutex
+	exited    bool // the node goroutine has left its loop: commands fail
 	replay    []wire.Envelope
 	initiated map[spec.SnapID]bool
 	paused    bool
@@ -199,6 +207,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		return nil, fmt.Errorf("runtime: node %s: failure detector: %w", string(cfg.Self), err)
 	}
 	n.det = newDetector(cfg.Detector, cfg.Incarnation, cfg.Topology, cfg.Self, time.Now())
+	n.cmu.Lock() // released by run once the restore is replayed
 	go n.run()
 	return n, nil
 }
@@ -214,44 +223,89 @@ func (n *Node) run() {
 			n.col.NodeStopped(n.self)
 		}
 	}()
-	n.greet()
+	n.greet() // under cmu, taken by NewNode
 	for _, env := range n.replay {
 		n.deliver(env)
 	}
 	n.replay = nil
+	n.cmu.Unlock()
 	inbox := n.inbox
 	for {
 		select {
 		case <-n.stop:
+			n.cmu.Lock()
+			n.exited = true
+			n.cmu.Unlock()
 			return
 		case c := <-n.cmds:
+			n.cmu.Lock()
 			if c.send && n.paused {
 				n.deferred = append(n.deferred, c)
+				n.cmu.Unlock()
 				continue
 			}
 			c.run()
+			n.cmu.Unlock()
 			close(c.done)
 		case now := <-n.det.tick():
+			n.cmu.Lock()
 			n.detect(now)
+			n.cmu.Unlock()
 		case h := <-n.det.hints:
+			n.cmu.Lock()
 			n.hinted(h, time.Now())
+			n.cmu.Unlock()
 		case env, ok := <-inbox:
 			if !ok {
 				inbox = nil
 				continue
 			}
-			if env.Frame.Kind.Control() {
-				n.det.control(env.Chan.From, env.Frame)
-				continue
+			n.cmu.Lock()
+			n.receive(env)
+			if !n.receiveWaiting(inbox) {
+				inbox = nil
 			}
-			n.det.heardOn(env.Chan.From)
-			if n.deliver(env) {
-				if env.Frame.Kind == wire.KindMarker {
-					n.stats.MarkersDelivered.Add(1)
-				} else {
-					n.stats.AppDelivered.Add(1)
-				}
+			n.cmu.Unlock()
+		}
+	}
+}
+
+// inboxBatch is how many envelopes the node takes from its inbox under
+// one lock and without a select, if they are already waiting.
+const inboxBatch = 64
+
+// receiveWaiting receives the envelopes already waiting in inbox, up to
+// inboxBatch-1 of them (the select took one), with non-blocking receives
+// instead of the node loop's select. It reports whether inbox is still
+// open. Called under cmu.
+func (n *Node) receiveWaiting(inbox <-chan wire.Envelope) bool {
+	for range inboxBatch - 1 {
+		select {
+		case env, ok := <-inbox:
+			if !ok {
+				return false
 			}
+			n.receive(env)
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// receive takes one envelope from the inbox: a control frame goes to the
+// failure detector, any other frame to the core. Called under cmu.
+func (n *Node) receive(env wire.Envelope) {
+	if env.Frame.Kind.Control() {
+		n.det.control(env.Chan.From, env.Frame)
+		return
+	}
+	n.det.heardOn(env.Chan.From)
+	if n.deliver(env) {
+		if env.Frame.Kind == wire.KindMarker {
+			n.stats.MarkersDelivered.Add(1)
+		} else {
+			n.stats.AppDelivered.Add(1)
 		}
 	}
 }
@@ -389,20 +443,39 @@ func (n *Node) fail(err error) {
 // node suspects is refused with an error matching core.ErrSuspected and
 // naming the peer; a send after Finish with ErrFinished. Neither debits
 // the application.
+//
+// While the node is not paused the send runs on the caller's goroutine
+// under the node's core lock, serialized with everything the node
+// goroutine does; while it is paused (stop-the-world) it waits on the
+// node goroutine until resume, as every command does.
 func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 	payload = append([]byte(nil), payload...)
+	n.cmu.Lock()
+	if n.exited {
+		n.cmu.Unlock()
+		return ErrStopped
+	}
+	if !n.paused {
+		err := n.sendApp(to, payload)
+		n.cmu.Unlock()
+		return err
+	}
+	n.cmu.Unlock()
 	var err error
-	if e := n.exec(true, func() {
-		if n.finished {
-			err = fmt.Errorf("runtime %s: send to %s: %w", string(n.self), string(to), ErrFinished)
-			return
-		}
-		var step core.Step
-		if step, err = n.core.SendApp(to, payload); err == nil {
-			n.after(step)
-		}
-	}); e != nil {
+	if e := n.exec(true, func() { err = n.sendApp(to, payload) }); e != nil {
 		return e
+	}
+	return err
+}
+
+// sendApp is SendApp's step. Called under cmu.
+func (n *Node) sendApp(to spec.ProcID, payload []byte) error {
+	if n.finished {
+		return fmt.Errorf("runtime %s: send to %s: %w", string(n.self), string(to), ErrFinished)
+	}
+	step, err := n.core.SendApp(to, payload)
+	if err == nil {
+		n.after(step)
 	}
 	return err
 }

@@ -95,6 +95,25 @@ func TestAssembleRoundTrip(t *testing.T) {
 	})
 }
 
+// Validate's cut seqs by channel index are Cut's (core.Cut of the local
+// parts), channel by channel, also when a node lists its send seqs out of
+// topology order (cutSeqs then looks the channels up).
+func TestCutSeqsAreCut(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		g := snapshottest.Global(6).Draw(t, "g")
+		if rapid.Bool().Draw(t, "shuffle") {
+			i := rapid.IntRange(0, len(g.Nodes)-1).Draw(t, "node")
+			g.Nodes = append([]snapshot.NodeState(nil), g.Nodes...)
+			g.Nodes[i].NextSend = rapid.Permutation(g.Nodes[i].NextSend).Draw(t, "order")
+		}
+		cut, seqs := g.Cut(), snapshot.CutSeqs(&g)
+		require.Len(t, seqs, len(g.Topology.Chans))
+		for i, c := range g.Topology.Chans {
+			assert.Equal(t, cut[c], seqs[i], "channel %s", c)
+		}
+	})
+}
+
 // Abstract, RecordedSnapshot, Cut, Total, InFlight and Recorded say what
 // the recorded data says, computed here from the drawn channels directly.
 func TestAbstractionsOfArbitrarySnapshots(t *testing.T) {

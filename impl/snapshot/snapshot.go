@@ -89,7 +89,10 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 			g.Initiator = p.Node.Proc
 		}
 	}
-	chans := make(map[spec.Channel]ChanState, len(t.Chans))
+	// The channel states by channel index: one index lookup per channel,
+	// no map of 65,280 entries to grow on the complete graph of 256.
+	chans := make([]ChanState, len(t.Chans))
+	have := make([]bool, len(t.Chans))
 	for _, q := range t.Procs {
 		p, ok := byProc[q]
 		if !ok {
@@ -97,21 +100,23 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 		}
 		g.Nodes = append(g.Nodes, p.Node)
 		for _, cs := range p.In {
-			if cs.Chan.To != q || !t.HasChan(cs.Chan) {
+			i := t.ChanIndex(cs.Chan)
+			if cs.Chan.To != q || i < 0 {
 				return g, fmt.Errorf("assemble snapshot %d: part of %s holds a state of %s, which is not one of its incoming channels", s, string(q), cs.Chan)
 			}
-			if _, dup := chans[cs.Chan]; dup {
+			if have[i] {
 				return g, fmt.Errorf("assemble snapshot %d: part of %s holds two states of %s", s, string(q), cs.Chan)
 			}
-			chans[cs.Chan] = cs
+			chans[i], have[i] = cs, true
 		}
 	}
-	for _, c := range t.Chans {
-		cs, ok := chans[c]
-		if !ok {
+	for i, c := range t.Chans {
+		if !have[i] {
 			return g, fmt.Errorf("assemble snapshot %d: no state for channel %s", s, c)
 		}
-		g.Chans = append(g.Chans, cs)
+	}
+	if len(chans) > 0 { // nil for a topology without channels, as always
+		g.Chans = chans
 	}
 	return g, g.Validate()
 }
@@ -149,9 +154,9 @@ func (g *Global) Validate() error {
 			return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, i, cs.Chan, t.Chans[i])
 		}
 	}
-	cut := g.Cut()
+	cut := g.cutSeqs()
 	for i, cs := range g.Chans {
-		if err := g.validateChan(cs, t.Chans[i], cut[t.Chans[i]]); err != nil {
+		if err := g.validateChan(cs, t.Chans[i], cut[i]); err != nil {
 			return err
 		}
 	}
@@ -305,6 +310,39 @@ func (g *Global) Cut() map[spec.Channel]spec.ChanCut {
 		parts = append(parts, g.local(n, in[n.Proc]))
 	}
 	return core.Cut(parts...)
+}
+
+// cutSeqs is Cut by channel index, for Validate once the node states
+// and the channel order are checked: the same numbers (core.Cut: a
+// channel's Sent is its sender's NextSend less one, its Got its receiver's
+// NextRecv less one) without building the local parts and a map keyed by
+// channel. Topology.Chans are sorted by sender then receiver, so the
+// nodes' NextSend lists, in node order, usually list the channels in
+// that order: no index lookup then.
+func (g *Global) cutSeqs() []spec.ChanCut {
+	t := g.Topology
+	cut := make([]spec.ChanCut, len(t.Chans))
+	i := 0 // the channel index expected next
+	for _, n := range g.Nodes {
+		for _, cs := range n.NextSend {
+			if i >= len(t.Chans) || t.Chans[i] != cs.Chan {
+				if i = t.ChanIndex(cs.Chan); i < 0 {
+					i = len(t.Chans)
+					continue
+				}
+			}
+			if cs.Next > 0 {
+				cut[i].Sent = cs.Next - 1
+			}
+			i++
+		}
+	}
+	for i, cs := range g.Chans {
+		if cs.NextRecv > 0 {
+			cut[i].Got = cs.NextRecv - 1
+		}
+	}
+	return cut
 }
 
 // Total is the money the snapshot holds: balances plus amounts in flight.
