@@ -37,7 +37,7 @@ func Collect(g *Graph, nodes []*Node) (*Snapshot, error) {
 	s := &Snapshot{Parts: make([]*Part, len(nodes))}
 	for i, n := range nodes {
 		p := n.Part()
-		if p == nil {
+		if !n.Done() {
 			return nil, fmt.Errorf("dataflow: %s has not completed its part of the snapshot", g.Nodes[i].Name)
 		}
 		s.Parts[i] = p
