@@ -199,7 +199,7 @@ func (l *barrierLockstep) restore() error {
 	if err != nil {
 		l.t.Fatalf("a complete cluster has no snapshot: %v", err)
 	}
-	c, err := dataflow.RestoreCluster(l.c.G, snap)
+	c, err := dataflow.RestoreCluster(l.c.G, snap, nil)
 	if err != nil {
 		l.t.Fatalf("restore: %v", err)
 	}
@@ -317,7 +317,7 @@ func (l *barrierLockstep) compare(after string) {
 // failureFree runs g's nodes to the end, no snapshot, no failure: the
 // sink's output a restored run must reproduce.
 func failureFree(t *rapid.T, g *dataflow.Graph) map[dataflow.Key]int {
-	c := dataflow.NewCluster(g)
+	c := dataflow.NewCluster(g, nil)
 	for moved := true; moved; {
 		moved = false
 		for _, n := range c.Nodes {
@@ -340,7 +340,7 @@ func failureFree(t *rapid.T, g *dataflow.Graph) map[dataflow.Key]int {
 // checks that the sink's output is the failure-free run's.
 func runBarrierLockstep(t *rapid.T, cyclic bool) {
 	bg := drawBarrierGraph(t, cyclic)
-	l := &barrierLockstep{t: t, bg: bg, c: dataflow.NewCluster(bg.g), st: barrier.Init(bg.cfg)}
+	l := &barrierLockstep{t: t, bg: bg, c: dataflow.NewCluster(bg.g, nil), st: barrier.Init(bg.cfg)}
 	all := bg.cfg.Actions()
 	for range rapid.IntRange(0, 60).Draw(t, "steps") {
 		if rapid.IntRange(0, 4).Draw(t, "any") == 0 {

@@ -11,21 +11,30 @@ type Cluster struct {
 	Nodes []*Node
 }
 
-// NewCluster returns g's nodes in their initial state.
-func NewCluster(g *Graph) *Cluster {
+// NewCluster returns g's nodes in their initial state, node i computing
+// logics[i] (logics nil, or an entry nil: count only).
+func NewCluster(g *Graph, logics []Logic) *Cluster {
 	c := &Cluster{G: g}
 	for id := range g.Nodes {
-		n, _ := New(g, id) // id is in range
+		n, _ := New(g, id, logicOf(logics, id)) // id is in range
 		c.Nodes = append(c.Nodes, n)
 	}
 	return c
 }
 
-// RestoreCluster restarts every node of g from snapshot s.
-func RestoreCluster(g *Graph, s *Snapshot) (*Cluster, error) {
+func logicOf(logics []Logic, id int) Logic {
+	if id < len(logics) {
+		return logics[id]
+	}
+	return nil
+}
+
+// RestoreCluster restarts every node of g from snapshot s, with fresh
+// logics (their state is loaded from s).
+func RestoreCluster(g *Graph, s *Snapshot, logics []Logic) (*Cluster, error) {
 	c := &Cluster{G: g}
 	for id := range g.Nodes {
-		n, err := Restore(g, s, id)
+		n, err := Restore(g, s, id, logicOf(logics, id))
 		if err != nil {
 			return nil, err
 		}

@@ -66,7 +66,7 @@ type Graph struct {
 	Mode  Mode // the protocol
 
 	in, out [][]int // edge indexes of In(n), Out(n)
-	fwdOut  []int   // FwdOut(n), -1 for the sink
+	fwdOut  [][]int // the forward outputs: FwdOut(n) when there is one
 	backOut []int   // BackOut(n)'s edge, -1 if none
 }
 
@@ -79,7 +79,9 @@ func graphErr(format string, a ...any) error {
 }
 
 // NewGraph checks g against the spec's ASSUME (lines 62-71) and indexes
-// it. It copies nothing: do not change g after.
+// it, with one generalisation: a source or an operator may have several
+// forward outputs (a keyed shuffle), its Logic choosing one per record.
+// The protocol never looks at routes: barriers go on every output. It copies nothing: do not change g after.
 func NewGraph(g Graph) (*Graph, error) {
 	if g.Cap < 1 {
 		return nil, graphErr("Cap must be at least 1, not %d", g.Cap)
@@ -128,9 +130,9 @@ func NewGraph(g Graph) (*Graph, error) {
 		g.out[e.From] = append(g.out[e.From], i)
 		g.in[e.To] = append(g.in[e.To], i)
 	}
-	g.fwdOut, g.backOut = make([]int, n), make([]int, n)
+	g.fwdOut, g.backOut = make([][]int, n), make([]int, n)
 	for v, spec := range g.Nodes {
-		g.fwdOut[v], g.backOut[v] = -1, -1
+		g.backOut[v] = -1
 		var fwd, back []int
 		for _, e := range g.out[v] {
 			if g.Edges[e].Back {
@@ -147,21 +149,19 @@ func NewGraph(g Graph) (*Graph, error) {
 		}
 		switch spec.Kind {
 		case Source:
-			if len(g.in[v]) != 0 || len(fwd) != 1 || len(back) != 0 {
-				return nil, graphErr("source %q must have no input and one output, not a back-edge", spec.Name)
+			if len(g.in[v]) != 0 || len(fwd) == 0 || len(back) != 0 {
+				return nil, graphErr("source %q must have no input and an output, not a back-edge", spec.Name)
 			}
 		case Operator:
-			if len(fwd) != 1 || len(back) > 1 || inF == 0 {
-				return nil, graphErr("operator %q must have one output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", spec.Name)
+			if len(fwd) == 0 || len(back) > 1 || inF == 0 {
+				return nil, graphErr("operator %q must have an output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", spec.Name)
 			}
 		case Sink:
 			if len(g.out[v]) != 0 || inF == 0 {
 				return nil, graphErr("the sink %q must have no output and an input that is not a back-edge", spec.Name)
 			}
 		}
-		if len(fwd) == 1 {
-			g.fwdOut[v] = fwd[0]
-		}
+		g.fwdOut[v] = fwd
 		if len(back) == 1 {
 			g.backOut[v] = back[0]
 		}
@@ -180,14 +180,19 @@ func (g *Graph) EdgeName(e int) string {
 	return fmt.Sprintf("<<%q, %q>>", g.Nodes[g.Edges[e].From].Name, g.Nodes[g.Edges[e].To].Name)
 }
 
-// Route mirrors Route(n, r) (lines 86-88): the edge operator n sends a
-// record that went round a cycle hops times on.
-func (g *Graph) Route(n, hops int) int {
+// Route mirrors Route(n, r) (lines 86-88): the edge node n sends a record
+// that went round a cycle hops times on. port picks one of several
+// forward outputs (a keyed shuffle: the Logic's Route), in the order of
+// Out(n); the spec's graphs have one, port 0.
+func (g *Graph) Route(n, hops, port int) int {
 	if g.backOut[n] >= 0 && hops < g.Iter {
 		return g.backOut[n]
 	}
-	return g.fwdOut[n]
+	return g.fwdOut[n][port]
 }
+
+// Ports is how many forward outputs node n has (1 in the spec's graphs).
+func (g *Graph) Ports(n int) int { return len(g.fwdOut[n]) }
 
 // room mirrors Room(e) (line 131), given the length of e's queue.
 func (g *Graph) room(e, queued int) bool {

@@ -18,6 +18,24 @@ type Item struct {
 	I       int
 	Hops    int
 	Seq     int
+	Val     int64 // the payload, which the Logic computes; the spec has none
+}
+
+// Logic is what a node computes. The protocol never looks inside: it
+// records the state Save returns and restores it with Load. A nil Logic
+// sends every record on unchanged, on its only forward output, and has
+// no state: the spec's nodes, which only count.
+type Logic interface {
+	// Route is the forward output (0 to Graph.Ports-1, in the order of
+	// Out) record r leaves on, when it does not go round a cycle. It must
+	// not change the state: the step may yet be refused.
+	Route(r Item) int
+	// Apply processes record r (at a source, the record it emits, Val 0)
+	// and returns the value it sends on (ignored at the sink).
+	Apply(r Item) int64
+	// Save returns a copy of the state; Load puts one back.
+	Save() any
+	Load(state any)
 }
 
 // Key is a record's identity (Key, line 81): its source and its number
@@ -68,6 +86,7 @@ var (
 	ErrEmpty           = errors.New("the queue is empty")                                      // q[e] # <<>>, lines 191, 245
 	ErrBadItem         = errors.New("the record is not one this graph can carry")              // Item, lines 315-316
 	ErrSeq             = errors.New("the record is out of order on its edge (FIFO is broken)") // the channels are FIFO
+	ErrRoute           = errors.New("the logic routed the record to an output the node does not have")
 )
 
 // Error is a refused step: which node, which step, which edge (-1 for a
@@ -104,8 +123,9 @@ type Step struct {
 // queue; here it lives at the sender, and Head/Pop hand it over). It has
 // no goroutines, clocks or I/O; see doc.go for the order of calls.
 type Node struct {
-	g  *Graph
-	id int
+	g     *Graph
+	id    int
+	logic Logic
 
 	emitted int         // emitted[s] (sources)
 	cnt     int         // cnt[n] (operators and the sink)
@@ -121,13 +141,14 @@ type Node struct {
 	part     *Part    // this node's part of the snapshot, once recorded
 }
 
-// New returns node id of g in the initial state (Init, lines 149-166).
-func New(g *Graph, id int) (*Node, error) {
+// New returns node id of g, computing logic (nil: count only), in the
+// initial state (Init, lines 149-166).
+func New(g *Graph, id int, logic Logic) (*Node, error) {
 	if id < 0 || id >= len(g.Nodes) {
 		return nil, fmt.Errorf("dataflow: the graph has no node %d", id)
 	}
 	e := len(g.Edges)
-	n := &Node{g: g, id: id, q: make([][]Item, e), nSent: make([]int, e), nRcvd: make([]int, e),
+	n := &Node{g: g, id: id, logic: logic, q: make([][]Item, e), nSent: make([]int, e), nRcvd: make([]int, e),
 		bar: make([]bool, e), recChan: make([]Status, e), logged: make([][]Item, e)}
 	if g.Nodes[id].Kind == Sink {
 		n.out = map[Key]int{}
@@ -154,16 +175,43 @@ func (n *Node) Emit() (Step, error) {
 	if n.g.Nodes[n.id].Kind != Source {
 		return Step{}, n.refuse(ActEmit, -1, ErrNotSource)
 	}
-	e := n.g.fwdOut[n.id]
 	if n.emitted >= n.g.Nodes[n.id].Budget {
 		return Step{}, n.refuse(ActEmit, -1, ErrBudgetSpent)
+	}
+	r := Item{Src: n.id, I: n.emitted + 1}
+	e, ok := n.route(r)
+	if !ok {
+		return Step{}, n.refuse(ActEmit, -1, ErrRoute)
 	}
 	if !n.g.room(e, len(n.q[e])) {
 		return Step{}, n.refuse(ActEmit, -1, ErrNoRoom)
 	}
 	n.emitted++
-	n.send(e, Item{Src: n.id, I: n.emitted})
+	r.Val = n.apply(r)
+	n.send(e, r)
 	return Step{Action: ActEmit, Edge: -1}, nil
+}
+
+// route is the output record r leaves on (Route(n, r), lines 86-88).
+func (n *Node) route(r Item) (int, bool) {
+	port := 0
+	if n.logic != nil {
+		port = n.logic.Route(r)
+	}
+	if n.g.backOut[n.id] < 0 || r.Hops >= n.g.Iter {
+		if port < 0 || port >= n.g.Ports(n.id) {
+			return 0, false
+		}
+	}
+	return n.g.Route(n.id, r.Hops, port), true
+}
+
+// apply runs the logic on record r: the value it sends on.
+func (n *Node) apply(r Item) int64 {
+	if n.logic == nil {
+		return r.Val
+	}
+	return n.logic.Apply(r)
 }
 
 // send appends record r to output e's buffer with its sequence number.
@@ -230,12 +278,17 @@ func (n *Node) Process(e int, r Item) (Step, error) {
 	}
 	if n.out != nil {
 		n.out[Key{r.Src, r.I}]++
+		n.apply(r)
 	} else {
-		t := n.g.Route(n.id, r.Hops)
+		t, ok := n.route(r)
+		if !ok {
+			return Step{}, n.refuse(ActProcess, e, ErrRoute)
+		}
 		if !n.g.room(t, len(n.q[t])) {
 			return Step{}, n.refuse(ActProcess, e, ErrNoRoom)
 		}
 		r2 := r
+		r2.Val = n.apply(r)
 		if n.g.Edges[t].Back {
 			r2.Hops++
 		}
@@ -293,6 +346,7 @@ func (n *Node) Take(e int, it Item) (Step, error) {
 func (n *Node) record() {
 	n.recorded = true
 	p := &Part{Node: n.id, Emitted: n.emitted, Cnt: n.cnt, Out: maps.Clone(n.out),
+		State: n.save(),
 		CutSent: map[int]int{}, CutRcvd: map[int]int{}, Overtaken: map[int][]Item{}}
 	for _, e := range n.g.out[n.id] {
 		p.CutSent[e] = n.nSent[e]
@@ -310,6 +364,16 @@ func (n *Node) record() {
 	}
 	n.part = p
 }
+
+func (n *Node) save() any {
+	if n.logic == nil {
+		return nil
+	}
+	return n.logic.Save()
+}
+
+// Logic is the node's logic (nil if it only counts).
+func (n *Node) Logic() Logic { return n.logic }
 
 // Head returns the item at the head of output e's buffer: what the
 // receiver takes next.
@@ -368,10 +432,11 @@ func (n *Node) Done() bool {
 	return true
 }
 
-// Part returns the node's part of the snapshot once Done, with the
-// records logged on its inputs; nil before.
+// Part returns the node's part of the snapshot as recorded so far, with
+// the records logged on its inputs so far; nil before the node recorded.
+// The part is final once Done.
 func (n *Node) Part() *Part {
-	if !n.Done() {
+	if !n.recorded {
 		return nil
 	}
 	p := *n.part

@@ -40,7 +40,7 @@ func must(t *testing.T) func(Step, error) Step {
 // S2's barrier arrives; it then records, and no channel state is recorded.
 func TestAlignedBlocksAndRecordsNoChannelState(t *testing.T) {
 	g := diamond(t, Aligned, 3, 4)
-	c := NewCluster(g)
+	c := NewCluster(g, nil)
 	s1, s2, x := c.Nodes[0], c.Nodes[1], c.Nodes[2]
 	must(t)(s1.Inject())
 	must(t)(s1.Emit())
@@ -76,7 +76,7 @@ func TestAlignedBlocksAndRecordsNoChannelState(t *testing.T) {
 // barrier are logged.
 func TestUnalignedOvertakesAndLogs(t *testing.T) {
 	g := diamond(t, Unaligned, 3, 4)
-	c := NewCluster(g)
+	c := NewCluster(g, nil)
 	s1, s2, x := c.Nodes[0], c.Nodes[1], c.Nodes[2]
 	must(t)(s1.Emit())
 	must(t)(c.Take(s1x, ActProcess)) // X's output holds one record
@@ -102,7 +102,7 @@ func TestUnalignedOvertakesAndLogs(t *testing.T) {
 // A full output buffer stops the sender: backpressure.
 func TestBackpressure(t *testing.T) {
 	g := diamond(t, Aligned, 5, 2)
-	c := NewCluster(g)
+	c := NewCluster(g, nil)
 	must(t)(c.Nodes[0].Emit())
 	must(t)(c.Nodes[0].Emit())
 	_, err := c.Nodes[0].Emit()
@@ -117,7 +117,7 @@ func TestBackpressure(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	g := diamond(t, Aligned, 1, 2)
-	c := NewCluster(g)
+	c := NewCluster(g, nil)
 	_, err := c.Nodes[2].Emit()
 	assert.ErrorIs(t, err, ErrNotSource)
 	_, err = c.Take(s1x, ActProcess)

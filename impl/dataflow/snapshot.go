@@ -17,6 +17,7 @@ type Part struct {
 	Emitted   int
 	Cnt       int
 	Out       map[Key]int
+	State     any // the Logic's saved state
 	CutSent   map[int]int
 	CutRcvd   map[int]int
 	Overtaken map[int][]Item
@@ -69,12 +70,12 @@ func (s *Snapshot) ChannelRecords(g *Graph) (all, forward int) {
 }
 
 // Restore mirrors Restore (lines 265-275) for one node: node id restarts
-// in its recorded state, with the snapshot done, and each of its outputs
+// in its recorded state (its logic given back its saved state), with the snapshot done, and each of its outputs
 // holds that edge's recorded channel state and nothing else (the spec's
 // q' = recQ, held at the sender). The sources emit again from their
 // recorded offsets.
-func Restore(g *Graph, s *Snapshot, id int) (*Node, error) {
-	n, err := New(g, id)
+func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
+	n, err := New(g, id, logic)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +92,9 @@ func Restore(g *Graph, s *Snapshot, id int) (*Node, error) {
 	}
 	n.recorded = true
 	n.part = p
+	if logic != nil {
+		logic.Load(p.State)
+	}
 	for _, e := range g.out[id] {
 		n.q[e] = s.Channel(g, e)
 		n.nSent[e] = p.CutSent[e]
