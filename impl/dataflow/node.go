@@ -346,7 +346,7 @@ func (n *Node) Take(e int, it Item) (Step, error) {
 func (n *Node) record() {
 	n.recorded = true
 	p := &Part{Node: n.id, Emitted: n.emitted, Cnt: n.cnt, Out: maps.Clone(n.out),
-		State: n.save(),
+		State:   n.save(),
 		CutSent: map[int]int{}, CutRcvd: map[int]int{}, Overtaken: map[int][]Item{}}
 	for _, e := range n.g.out[n.id] {
 		p.CutSent[e] = n.nSent[e]
