@@ -33,9 +33,10 @@ type Logic interface {
 	// Apply processes record r (at a source, the record it emits, Val 0)
 	// and returns the value it sends on (ignored at the sink).
 	Apply(r Item) int64
-	// Save returns a copy of the state; Load puts one back.
+	// Save returns a copy of the state; Load puts one back, or says why
+	// it cannot (a state some other logic saved).
 	Save() any
-	Load(state any)
+	Load(state any) error
 }
 
 // Key is a record's identity (Key, line 81): its source and its number

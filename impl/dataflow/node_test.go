@@ -162,3 +162,40 @@ func TestNewGraphRefusesBadShapes(t *testing.T) {
 		assert.ErrorIs(t, err, ErrGraph, name)
 	}
 }
+
+// A snapshot that is not this graph's is refused, naming the node.
+func TestRestoreRefusesForeignSnapshots(t *testing.T) {
+	g := diamond(t, Unaligned, 1, 2)
+	c := NewCluster(g, nil)
+	for _, s := range c.Nodes[:2] {
+		must(t)(s.Inject())
+	}
+	must(t)(c.Take(s1x, ActRecvBarrier))
+	must(t)(c.Take(s2x, ActRecvBarrier))
+	must(t)(c.Take(xk, ActRecvBarrier))
+	snap, err := c.Snapshot()
+	require.NoError(t, err)
+	_, err = RestoreCluster(g, snap, nil)
+	require.NoError(t, err)
+
+	_, err = RestoreCluster(g, nil, nil)
+	assert.ErrorContains(t, err, "no part for S1")
+	_, err = RestoreCluster(g, &Snapshot{Parts: snap.Parts[:3]}, nil)
+	assert.ErrorContains(t, err, "no part for S1")
+	swapped := &Snapshot{Parts: []*Part{snap.Parts[1], snap.Parts[0], snap.Parts[2], snap.Parts[3]}}
+	_, err = RestoreCluster(g, swapped, nil)
+	assert.ErrorContains(t, err, "part for S1 is node 1's")
+	bad := *snap.Parts[2]
+	bad.CutSent = map[int]int{}
+	_, err = Restore(g, &Snapshot{Parts: []*Part{snap.Parts[0], snap.Parts[1], &bad, snap.Parts[3]}}, 2, nil)
+	assert.ErrorContains(t, err, `X's part has no sequence number for its output <<"X", "K">>`)
+	bad = *snap.Parts[0]
+	bad.Emitted = 5
+	_, err = Restore(g, &Snapshot{Parts: []*Part{&bad, snap.Parts[1], snap.Parts[2], snap.Parts[3]}}, 0, nil)
+	assert.ErrorContains(t, err, "S1's recorded counts are out of range")
+
+	_, err = Collect(g, c.Nodes[:2])
+	assert.Error(t, err)
+	_, err = NewCluster(g, nil).Snapshot()
+	assert.ErrorContains(t, err, "S1 has not completed its part")
+}

@@ -79,10 +79,13 @@ func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(s.Parts) != len(g.Nodes) || s.Parts[id] == nil {
+	if s == nil || len(s.Parts) != len(g.Nodes) || s.Parts[id] == nil {
 		return nil, fmt.Errorf("dataflow: the snapshot has no part for %s", g.Nodes[id].Name)
 	}
 	p := s.Parts[id]
+	if err := checkPart(g, p, id); err != nil {
+		return nil, err
+	}
 	n.emitted, n.cnt = p.Emitted, p.Cnt
 	if n.out != nil {
 		n.out = maps.Clone(p.Out)
@@ -93,7 +96,9 @@ func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
 	n.recorded = true
 	n.part = p
 	if logic != nil {
-		logic.Load(p.State)
+		if err := logic.Load(p.State); err != nil {
+			return nil, fmt.Errorf("dataflow: %s's recorded state: %w", g.Nodes[id].Name, err)
+		}
 	}
 	for _, e := range g.out[id] {
 		n.q[e] = s.Channel(g, e)
@@ -106,4 +111,38 @@ func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
 		n.logged[e] = slices.Clone(p.Logged[e])
 	}
 	return n, nil
+}
+
+// checkPart checks that part p can restore node id of g: it is that
+// node's, with a sequence number for each of its edges and channel state
+// only on them, and counts within the node's budget.
+func checkPart(g *Graph, p *Part, id int) error {
+	name := g.Nodes[id].Name
+	if p.Node != id {
+		return fmt.Errorf("dataflow: the snapshot's part for %s is node %d's", name, p.Node)
+	}
+	if p.Emitted < 0 || p.Emitted > g.Nodes[id].Budget || p.Cnt < 0 {
+		return fmt.Errorf("dataflow: %s's recorded counts are out of range (emitted %d of %d, processed %d)", name, p.Emitted, g.Nodes[id].Budget, p.Cnt)
+	}
+	for _, e := range g.out[id] {
+		if _, ok := p.CutSent[e]; !ok {
+			return fmt.Errorf("dataflow: %s's part has no sequence number for its output %s", name, g.EdgeName(e))
+		}
+	}
+	for _, e := range g.in[id] {
+		if _, ok := p.CutRcvd[e]; !ok {
+			return fmt.Errorf("dataflow: %s's part has no sequence number for its input %s", name, g.EdgeName(e))
+		}
+	}
+	for e := range p.Overtaken {
+		if e < 0 || e >= len(g.Edges) || g.Edges[e].From != id {
+			return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its outputs", name, e)
+		}
+	}
+	for e := range p.Logged {
+		if e < 0 || e >= len(g.Edges) || g.Edges[e].To != id {
+			return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its inputs", name, e)
+		}
+	}
+	return nil
 }

@@ -27,15 +27,15 @@ type source struct{}
 func (source) Route(dataflow.Item) int          { return 0 }
 func (source) Apply(r dataflow.Item) int64      { return int64(r.I) }
 func (source) Save() any                        { return nil }
-func (source) Load(any)                         {}
+func (source) Load(s any) error                 { return stateless(s) }
 func (m mapper) Route(r dataflow.Item) int      { return int(key(r)) % m.ports }
 func (mapper) Apply(r dataflow.Item) int64      { return 3*r.Val + 1 }
 func (mapper) Save() any                        { return nil }
-func (mapper) Load(any)                         {}
+func (mapper) Load(s any) error                 { return stateless(s) }
 func (passthrough) Route(dataflow.Item) int     { return 0 }
 func (passthrough) Apply(r dataflow.Item) int64 { return r.Val }
 func (passthrough) Save() any                   { return nil }
-func (passthrough) Load(any)                    {}
+func (passthrough) Load(s any) error            { return stateless(s) }
 
 // mapper is the stateless map: 3v+1, then the keyed shuffle: the
 // aggregation of the record's key.
@@ -57,8 +57,16 @@ func (a *aggregate) Apply(r dataflow.Item) int64 {
 	return k<<32 | a.sums[k]
 }
 func (a *aggregate) Save() any { return maps.Clone(a.sums) }
-func (a *aggregate) Load(s any) {
-	a.sums = maps.Clone(s.(Sums))
+func (a *aggregate) Load(s any) error {
+	sums, ok := s.(Sums)
+	if !ok {
+		return fmt.Errorf("pipeline: an aggregation's state is its sums, not %T", s)
+	}
+	a.sums = maps.Clone(sums)
+	if a.sums == nil {
+		a.sums = Sums{}
+	}
+	return nil
 }
 
 // Sink is the sink's logic: the latest value of each key (the
@@ -86,7 +94,25 @@ func (s *Sink) Apply(r dataflow.Item) int64 {
 func (s *Sink) Save() any { return maps.Clone(s.Latest) }
 
 // Load puts a saved output back.
-func (s *Sink) Load(st any) { s.Latest = maps.Clone(st.(map[int64]int64)) }
+func (s *Sink) Load(st any) error {
+	latest, ok := st.(map[int64]int64)
+	if !ok {
+		return fmt.Errorf("pipeline: the sink's state is its output, not %T", st)
+	}
+	s.Latest = maps.Clone(latest)
+	if s.Latest == nil {
+		s.Latest = map[int64]int64{}
+	}
+	return nil
+}
+
+// stateless is Load for a logic without state.
+func stateless(s any) error {
+	if s != nil {
+		return fmt.Errorf("pipeline: a stateless node was given a state (%T)", s)
+	}
+	return nil
+}
 
 // Pipeline is par sources, each feeding its map, each map shuffling by
 // key to par aggregations, all feeding the sink: 3*par+1 nodes. Each
@@ -156,8 +182,8 @@ func (body) Apply(r dataflow.Item) int64 {
 	}
 	return refine(r.Val, n)
 }
-func (body) Save() any { return nil }
-func (body) Load(any)  {}
+func (body) Save() any        { return nil }
+func (body) Load(s any) error { return stateless(s) }
 
 // Iteration is a source feeding a loop: head -> body, body -> head (the
 // back-edge), body -> sink after iter rounds. Each record converges on

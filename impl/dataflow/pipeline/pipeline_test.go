@@ -63,3 +63,26 @@ func TestPipelineRefusesNoParallelism(t *testing.T) {
 	_, _, err := Pipeline(0, 1, 1, dataflow.Aligned)
 	assert.Error(t, err)
 }
+
+// Restoring the pipeline's snapshot into another application's logics
+// is an error naming the node, not a panic.
+func TestRestoreRefusesAnotherAppsState(t *testing.T) {
+	g, logics, err := Pipeline(1, 3, 2, dataflow.Aligned)
+	require.NoError(t, err)
+	c := dataflow.NewCluster(g, logics())
+	_, err = c.Nodes[0].Inject()
+	require.NoError(t, err)
+	drain(c)
+	for e := range g.Edges {
+		_, _ = c.Take(e, dataflow.ActRecvBarrier)
+		drain(c)
+	}
+	snap, err := c.Snapshot()
+	require.NoError(t, err)
+	_, err = dataflow.RestoreCluster(g, snap, logics())
+	require.NoError(t, err)
+	wrong := logics()
+	wrong[2] = &Sink{} // the aggregation's state into a sink
+	_, err = dataflow.RestoreCluster(g, snap, wrong)
+	assert.ErrorContains(t, err, "agg0's recorded state: pipeline: the sink's state is its output, not pipeline.Sums")
+}
