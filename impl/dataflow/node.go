@@ -305,7 +305,7 @@ func (n *Node) Process(e int, r Item) (Step, error) {
 
 // RecvBarrier mirrors RecvBarrier(e) (lines 241-260): the node takes the
 // barrier at the head of input e. If it has recorded, e's recording is
-// done. Otherwise it records now if it is unaligned, or aligned and every
+// done. Otherwise it records now if it is unaligned (or Chandy-Lamport), or aligned and every
 // input that is not a back-edge has delivered its barrier: the inputs
 // whose barrier has arrived are done, the others start recording. Else e
 // stays blocked until then.
@@ -317,7 +317,7 @@ func (n *Node) RecvBarrier(e int) (Step, error) {
 	switch {
 	case n.recorded:
 		n.recChan[e] = Done
-	case n.g.Mode == Unaligned || n.g.aligned(n.id, n.bar):
+	case n.g.Mode != Aligned || n.g.aligned(n.id, n.bar):
 		for _, d := range n.g.in[n.id] {
 			if n.bar[d] {
 				n.recChan[d] = Done
@@ -342,8 +342,9 @@ func (n *Node) Take(e int, it Item) (Step, error) {
 
 // record mirrors RecordNode(n) (lines 211-218) and SendBarriers(n, q,
 // TRUE) (lines 222-227): the node records its state and sends its barrier
-// on every output, behind the queued records (aligned) or ahead of them,
-// persisting what it overtakes (unaligned).
+// on every output, behind the queued records (aligned, and
+// Chandy-Lamport) or ahead of them, persisting what it overtakes
+// (unaligned).
 func (n *Node) record() {
 	n.recorded = true
 	p := &Part{Node: n.id, Emitted: n.emitted, Cnt: n.cnt, Out: maps.Clone(n.out),
@@ -351,7 +352,7 @@ func (n *Node) record() {
 		CutSent: map[int]int{}, CutRcvd: map[int]int{}, Overtaken: map[int][]Item{}}
 	for _, e := range n.g.out[n.id] {
 		p.CutSent[e] = n.nSent[e]
-		if n.g.Mode == Aligned {
+		if n.g.Mode != Unaligned {
 			n.q[e] = append(n.q[e], Item{Barrier: true})
 			continue
 		}

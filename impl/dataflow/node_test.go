@@ -199,3 +199,26 @@ func TestRestoreRefusesForeignSnapshots(t *testing.T) {
 	_, err = NewCluster(g, nil).Snapshot()
 	assert.ErrorContains(t, err, "S1 has not completed its part")
 }
+
+// Chandy-Lamport on the dataflow: X records on its first barrier without
+// blocking, its barrier goes behind its queued output (nothing
+// overtaken), and S2's records before S2's barrier are logged.
+func TestChandyLamportRecordsAtOnceBehindTheQueue(t *testing.T) {
+	g := diamond(t, ChandyLamport, 3, 4)
+	c := NewCluster(g, nil)
+	s1, s2, x := c.Nodes[0], c.Nodes[1], c.Nodes[2]
+	must(t)(s1.Emit())
+	must(t)(c.Take(s1x, ActProcess))
+	must(t)(s2.Emit())
+	must(t)(s1.Inject())
+	must(t)(s1.Emit())
+	st := must(t)(c.Take(s1x, ActRecvBarrier))
+	require.True(t, st.Recorded, "records on the first barrier")
+	head, _ := x.Head(xk)
+	assert.False(t, head.Barrier, "the barrier is behind the queued record")
+	assert.Empty(t, x.Part().Overtaken)
+	must(t)(c.Take(s1x, ActProcess)) // not blocked
+	must(t)(c.Take(s2x, ActProcess)) // logged
+	assert.Len(t, x.Logged(s2x), 1)
+	assert.Equal(t, "chandy-lamport", g.Mode.String())
+}

@@ -27,8 +27,8 @@ func stateBytes(s *dataflow.Snapshot) int {
 }
 
 // BenchmarkTradeoff runs the pipeline (4 sources, 4 maps, a keyed
-// shuffle into 4 aggregations, a sink) with no snapshot, an aligned one
-// and an unaligned one injected halfway, with and without a slow
+// shuffle into 4 aggregations, a sink) with no snapshot, a
+// Chandy-Lamport, an aligned and an unaligned one injected halfway, with and without a slow
 // aggregation, and reports per run: throughput, checkpoint duration
 // (first injection to completion), the longest alignment (first barrier
 // to recording at an operator), and the snapshot's operator state and
@@ -37,12 +37,10 @@ func BenchmarkTradeoff(b *testing.B) {
 	const par, budget, capacity = 4, 400, 8
 	itemBytes := int(unsafe.Sizeof(dataflow.Item{}))
 	for _, slow := range []bool{false, true} {
-		for _, proto := range []string{"none", "aligned", "unaligned"} {
+		for _, proto := range []string{"none", "chandy-lamport", "aligned", "unaligned"} {
 			b.Run(fmt.Sprintf("slow=%v/%s", slow, proto), func(b *testing.B) {
-				mode := dataflow.Aligned
-				if proto == "unaligned" {
-					mode = dataflow.Unaligned
-				}
+				mode := map[string]dataflow.Mode{"chandy-lamport": dataflow.ChandyLamport,
+					"unaligned": dataflow.Unaligned}[proto] // else Aligned
 				g, logics, err := pipeline.Pipeline(par, budget, capacity, mode)
 				if err != nil {
 					b.Fatal(err)

@@ -55,7 +55,7 @@ func exactlyOnce(t *testing.T, g *dataflow.Graph, c *dataflow.Cluster) {
 // (or loop body) makes backpressure: buffers fill to Cap and no more.
 func TestRestoreExactlyOnce(t *testing.T) {
 	for name, mk := range apps {
-		for _, mode := range []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned} {
+		for _, mode := range []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport} {
 			g, logics, err := mk(mode)
 			require.NoError(t, err)
 			free := dataflow.NewCluster(g, logics())
