@@ -133,6 +133,7 @@ var conjunctErr = map[barrier.Conjunct]error{
 // barrierLockstep steps a dataflow.Cluster and the model side by side.
 type barrierLockstep struct {
 	t     *rapid.T
+	seen  map[string]int // what the runs exercised (barrierCoverage)
 	bg    *barrierGraph
 	c     *dataflow.Cluster
 	st    *barrier.State
@@ -147,6 +148,40 @@ func (l *barrierLockstep) step(a barrier.Action) {
 	cfg := l.bg.cfg
 	l.steps = append(l.steps, a.Label(cfg))
 	ns, merr := a.Apply(cfg, l.st)
+	cerr := l.coreStep(a)
+	l.note(a, ns, merr)
+	l.agree(a, merr, cerr)
+	if merr != nil {
+		return
+	}
+	l.st = ns
+	l.compare(a.Label(cfg))
+	for _, p := range cfg.Invariants {
+		inv, _ := barrier.InvariantByName(p)
+		if !inv(cfg, l.st) {
+			l.t.Fatalf("after %s: %s is violated\nsteps: %v", a.Label(cfg), p, l.steps)
+		}
+	}
+	l.probe()
+}
+
+// probe tries, in the current state, every action the model refuses: the
+// core must refuse it too, for the same conjunct, and change nothing.
+func (l *barrierLockstep) probe() {
+	l.t.Helper()
+	cfg := l.bg.cfg
+	for _, a := range cfg.Actions() {
+		if _, merr := a.Apply(cfg, l.st); merr != nil {
+			cerr := l.coreStep(a)
+			l.note(a, nil, merr)
+			l.agree(a, merr, cerr)
+		}
+	}
+	l.compare("the refused steps")
+}
+
+// coreStep takes model action a on the core.
+func (l *barrierLockstep) coreStep(a barrier.Action) error {
 	var cerr error
 	switch a.Kind {
 	case barrier.ActEmit:
@@ -160,6 +195,14 @@ func (l *barrierLockstep) step(a barrier.Action) {
 	case barrier.ActRestore:
 		cerr = l.restore()
 	}
+	return cerr
+}
+
+// agree fails unless the model and the core both took a, or both refused
+// it for the same conjunct.
+func (l *barrierLockstep) agree(a barrier.Action, merr, cerr error) {
+	l.t.Helper()
+	cfg := l.bg.cfg
 	var ne *barrier.NotEnabled
 	switch {
 	case merr == nil && cerr != nil:
@@ -173,14 +216,34 @@ func (l *barrierLockstep) step(a barrier.Action) {
 		if want, ok := conjunctErr[ne.Conjunct]; ok && !errors.Is(cerr, want) {
 			l.t.Fatalf("%s: the model refuses for %v, the core for %v\nsteps: %v", a.Label(cfg), merr, cerr, l.steps)
 		}
+	}
+}
+
+// note counts what step a exercised: each refusal by its conjunct, each
+// restore, each record logged on a back-edge or another edge, each
+// record an unaligned barrier overtook.
+func (l *barrierLockstep) note(a barrier.Action, ns *barrier.State, merr error) {
+	var ne *barrier.NotEnabled
+	if errors.As(merr, &ne) {
+		l.seen[refusal(ne.Conjunct)]++
 		return
 	}
-	l.st = ns
-	l.compare(a.Label(cfg))
-	for _, p := range cfg.Invariants {
-		inv, _ := barrier.InvariantByName(p)
-		if !inv(cfg, l.st) {
-			l.t.Fatalf("after %s: %s is violated\nsteps: %v", a.Label(cfg), p, l.steps)
+	if merr != nil {
+		return
+	}
+	if a.Kind == barrier.ActRestore {
+		l.seen["restore"]++
+	}
+	for e := range l.bg.cfg.Edges {
+		if d := len(ns.RecQ[e]) - len(l.st.RecQ[e]); d > 0 {
+			switch {
+			case l.bg.cfg.Back[e]:
+				l.seen["back-edge record logged"] += d
+			case a.Kind == barrier.ActProcess:
+				l.seen["input record logged"] += d
+			default:
+				l.seen["overtaken record persisted"] += d
+			}
 		}
 	}
 }
@@ -338,9 +401,9 @@ func failureFree(t *rapid.T, g *dataflow.Graph) map[dataflow.Key]int {
 // of them enabled ones, some that may be refused), then runs to the end
 // (every source injecting, the snapshot completing, maybe restoring), and
 // checks that the sink's output is the failure-free run's.
-func runBarrierLockstep(t *rapid.T, cyclic bool) {
+func runBarrierLockstep(t *rapid.T, cyclic bool, seen map[string]int) {
 	bg := drawBarrierGraph(t, cyclic)
-	l := &barrierLockstep{t: t, bg: bg, c: dataflow.NewCluster(bg.g, nil), st: barrier.Init(bg.cfg)}
+	l := &barrierLockstep{t: t, seen: seen, bg: bg, c: dataflow.NewCluster(bg.g, nil), st: barrier.Init(bg.cfg)}
 	all := bg.cfg.Actions()
 	for range rapid.IntRange(0, 60).Draw(t, "steps") {
 		if rapid.IntRange(0, 4).Draw(t, "any") == 0 {
@@ -377,9 +440,36 @@ func runBarrierLockstep(t *rapid.T, cyclic bool) {
 // invariants holding throughout; and a run restored from its complete
 // snapshot ends with the sink output of a run without failure.
 func TestBarrierLockstepDAG(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { runBarrierLockstep(t, false) })
+	seen := map[string]int{}
+	rapid.Check(t, func(t *rapid.T) { runBarrierLockstep(t, false, seen) })
+	barrierCoverage(t, seen, "input record logged", "overtaken record persisted")
 }
 
 func TestBarrierLockstepCyclic(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { runBarrierLockstep(t, true) })
+	seen := map[string]int{}
+	rapid.Check(t, func(t *rapid.T) { runBarrierLockstep(t, true, seen) })
+	barrierCoverage(t, seen, "back-edge record logged")
+}
+
+// refusal names a refusal for barrierCoverage.
+func refusal(k barrier.Conjunct) string {
+	if err, ok := conjunctErr[k]; ok {
+		return "refused: " + err.Error()
+	}
+	return fmt.Sprintf("refused: conjunct %d", k)
+}
+
+// barrierCoverage fails unless the runs exercised every refusal the core
+// shares with the model, restores, and the kinds of channel state given.
+func barrierCoverage(t *testing.T, seen map[string]int, kinds ...string) {
+	t.Helper()
+	for k := range conjunctErr {
+		kinds = append(kinds, refusal(k))
+	}
+	kinds = append(kinds, "restore")
+	for _, k := range kinds {
+		if seen[k] == 0 {
+			t.Errorf("the runs never exercised %q (seen: %v)", k, seen)
+		}
+	}
 }
