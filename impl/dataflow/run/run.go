@@ -13,6 +13,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,7 +109,9 @@ loop:
 	for {
 		select {
 		case <-ctx.Done():
-			err = fmt.Errorf("run: %w after %d steps", ctx.Err(), r.steps())
+			halt()
+			wg.Wait()
+			err = fmt.Errorf("run: %w after %d steps: %s", ctx.Err(), r.steps(), r.pending())
 			break loop
 		case <-tick.C:
 			if r.failed() || r.terminated() {
@@ -305,4 +308,30 @@ func (r *runner) noteQueues(i int) {
 		}
 		r.res.MaxQueue[e] = max(r.res.MaxQueue[e], recs)
 	}
+}
+
+// pending says what keeps a run from terminating: the sources with
+// records left, the buffers holding items, the nodes whose part of the
+// snapshot is not complete. The node goroutines must have stopped.
+func (r *runner) pending() string {
+	g := r.c.G
+	var parts []string
+	for i, nd := range r.c.Nodes {
+		name := g.Nodes[i].Name
+		if left := g.Nodes[i].Budget - nd.Emitted(); left > 0 {
+			parts = append(parts, fmt.Sprintf("%s has %d records to emit", name, left))
+		}
+		for _, e := range g.Out(i) {
+			if q := len(nd.Queue(e)); q > 0 {
+				parts = append(parts, fmt.Sprintf("%s holds %d items", g.EdgeName(e), q))
+			}
+		}
+		if r.injected && !nd.Done() {
+			parts = append(parts, fmt.Sprintf("%s has not completed its part of the snapshot", name))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing pending"
+	}
+	return strings.Join(parts, "; ")
 }

@@ -118,3 +118,15 @@ func TestBackpressure(t *testing.T) {
 	assert.Positive(t, full, "a buffer into the slow stage filled up: %v", res.MaxQueue)
 	exactlyOnce(t, g, c)
 }
+
+// A run that cannot finish in time says what is pending.
+func TestTimeoutSaysWhatIsPending(t *testing.T) {
+	g, logics, err := pipeline.Pipeline(1, budget, 4, dataflow.Aligned)
+	require.NoError(t, err)
+	slow := len(g.Nodes) - 2
+	_, err = Run(context.Background(), dataflow.NewCluster(g, logics()), Options{InjectAt: -1, FailAfter: -1,
+		Throttle: map[int]time.Duration{slow: 20 * time.Millisecond}, Timeout: 50 * time.Millisecond})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "src0 has")
+	assert.Contains(t, err.Error(), `<<"map0", "agg0">> holds`)
+}
