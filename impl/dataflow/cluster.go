@@ -1,0 +1,95 @@
+package dataflow
+
+import "fmt"
+
+// Cluster is every node of a graph in one process, the network being the
+// nodes' output buffers: Take hands the head of an edge's buffer to its
+// receiver. It is what a runtime does between its nodes, without the
+// concurrency; tests and the in-memory runtime drive it.
+type Cluster struct {
+	G     *Graph
+	Nodes []*Node
+}
+
+// NewCluster returns g's nodes in their initial state, node i computing
+// logics[i] (logics nil, or an entry nil: count only).
+func NewCluster(g *Graph, logics []Logic) *Cluster {
+	c := &Cluster{G: g}
+	for id := range g.Nodes {
+		n, _ := New(g, id, logicOf(logics, id)) // id is in range
+		c.Nodes = append(c.Nodes, n)
+	}
+	return c
+}
+
+func logicOf(logics []Logic, id int) Logic {
+	if id < len(logics) {
+		return logics[id]
+	}
+	return nil
+}
+
+// RestoreCluster restarts every node of g from snapshot s, with fresh
+// logics (their state is loaded from s).
+func RestoreCluster(g *Graph, s *Snapshot, logics []Logic) (*Cluster, error) {
+	c := &Cluster{G: g}
+	for id := range g.Nodes {
+		n, err := Restore(g, s, id, logicOf(logics, id))
+		if err != nil {
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	return c, nil
+}
+
+// Take hands the item at the head of edge e to e's receiver (Process or
+// RecvBarrier, as the head is a record or a barrier) and, if the
+// receiver took it, removes it from the sender's buffer. want says which
+// of the two steps the caller means (ErrNotRecord or ErrNotBarrier when
+// the head is the other kind).
+func (c *Cluster) Take(e int, want Action) (Step, error) {
+	if e < 0 || e >= len(c.G.Edges) {
+		return Step{}, fmt.Errorf("dataflow: the graph has no edge %d", e)
+	}
+	from, to := c.Nodes[c.G.Edges[e].From], c.Nodes[c.G.Edges[e].To]
+	it, ok := from.Head(e)
+	if !ok {
+		return Step{}, to.refuse(want, e, ErrEmpty)
+	}
+	switch {
+	case want == ActProcess && it.Barrier:
+		return Step{}, to.refuse(want, e, ErrNotRecord)
+	case want == ActRecvBarrier && !it.Barrier:
+		return Step{}, to.refuse(want, e, ErrNotBarrier)
+	}
+	st, err := to.Take(e, it)
+	if err == nil {
+		from.Pop(e)
+	}
+	return st, err
+}
+
+// Complete reports whether every node has completed its part of the
+// snapshot (Complete, line 123).
+func (c *Cluster) Complete() bool {
+	for _, n := range c.Nodes {
+		if !n.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// Snapshot collects the complete snapshot.
+func (c *Cluster) Snapshot() (*Snapshot, error) { return Collect(c.G, c.Nodes) }
+
+// Sink is the sink node.
+func (c *Cluster) Sink() *Node {
+	for _, n := range c.Nodes {
+		if c.G.Nodes[n.id].Kind == Sink {
+			return n
+		}
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+// Package dataflow is a deterministic, sans-IO core for barrier snapshots
+// of a dataflow graph (Carbone et al., "Lightweight Asynchronous
+// Snapshots for Distributed Dataflows", 2015): sources, operators and a
+// sink with bounded buffers, and the aligned (ABS, with the cyclic
+// variant's back-edge logging) or unaligned protocol, chosen per graph.
+// Its steps mirror the actions of tla/BarrierSnapshots.tla one for one:
+// Emit, Inject, Process and RecvBarrier, and Restore; model/barrier is
+// the same spec in Go, and conformance/barrier_lockstep_test.go steps
+// both side by side. It has no goroutines, clocks, randomness or I/O.
+//
+// # Usage
+//
+// The caller owns the scheduling and the transport. In order:
+//
+//  1. Describe the graph (Graph: nodes, edges, back-edges, buffer
+//     capacity, iterations, protocol) and check it with NewGraph.
+//  2. Create one Node per node of the graph with New (or a Cluster of
+//     them all with NewCluster).
+//  3. Drive the sources: Emit puts the next record on the source's
+//     output buffer (ErrNoRoom when it is full: backpressure, try again
+//     later); Inject starts the snapshot (each source injects once).
+//  4. Move items along the edges: a node's output buffers are the edges'
+//     queues. Head(e) at the sender is the next item of edge e; hand it
+//     to the receiver with Take (Process for a record, RecvBarrier for a
+//     barrier); if the receiver accepts it, Pop(e) at the sender. A
+//     refused step changes nothing and says why (errors.Is with
+//     ErrBlocked: alignment holds the input; ErrNoRoom: the receiver's
+//     output is full). Edges are FIFO: hand items over in order.
+//  5. A node's Step has Recorded set when it recorded its state; once
+//     Done, Part is its part of the snapshot (its state and its share of
+//     the channel state). Collect the parts of every node into a
+//     Snapshot; Channel(e) is edge e's recorded records.
+//  6. To restart after a failure, Restore every node from a complete
+//     Snapshot (RestoreCluster): each output buffer holds its edge's
+//     recorded records, the sources emit again from their recorded
+//     offsets, and the sink's output is the recorded one, so that running
+//     on gives the output of a run without failure (exactly once).
+package dataflow

@@ -1,0 +1,224 @@
+package dataflow
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Mode is the barrier protocol a cluster runs: the constant Mode of
+// tla/BarrierSnapshots.tla (line 52).
+type Mode uint8
+
+// The protocols.
+const (
+	// Aligned is ABS: an operator blocks each input whose barrier has
+	// arrived until every input that is not a back-edge has delivered its
+	// barrier, records its state, and appends its barrier to every output.
+	// Records taken off a back-edge between then and its barrier are
+	// logged (the cyclic variant).
+	Aligned Mode = iota
+	// Unaligned: an operator records on its first barrier, the barrier
+	// overtakes its queued output, which is persisted as channel state, and
+	// records taken off the other inputs before their barrier are logged.
+	Unaligned
+	// ChandyLamport is the marker wave of tla/ChandyLamport.tla on the
+	// dataflow, for comparison: an operator records on its first barrier
+	// like Unaligned, but its barrier goes behind its queued output (FIFO,
+	// nothing overtaken), and the records it takes off each other input
+	// before that input's barrier are the channel state. Not in
+	// tla/BarrierSnapshots.tla: the lockstep covers Aligned and Unaligned
+	// only; the restore-and-continue tests cover all three.
+	ChandyLamport
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Aligned:
+		return "aligned"
+	case Unaligned:
+		return "unaligned"
+	case ChandyLamport:
+		return "chandy-lamport"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// Kind says whether a node is a source, an operator or the sink.
+type Kind uint8
+
+// The kinds of node: Src, Op and {Snk} of the spec (lines 44-46).
+const (
+	Source Kind = iota
+	Operator
+	Sink
+)
+
+// NodeSpec is one node of a Graph. Budget is how many records a source
+// emits (Budget[s], line 49); 0 for the other nodes.
+type NodeSpec struct {
+	Name   string
+	Kind   Kind
+	Budget int
+}
+
+// EdgeSpec is one edge of a Graph: From sends to To. Back marks a
+// back-edge closing a cycle (Back, line 48): unbounded, and the records
+// on it are on their way round the cycle.
+type EdgeSpec struct {
+	From, To int
+	Back     bool
+}
+
+// Graph is a dataflow graph, the same at every node: the CONSTANTS of
+// tla/BarrierSnapshots.tla (lines 43-52), with nodes and edges indexed.
+type Graph struct {
+	Nodes []NodeSpec
+	Edges []EdgeSpec
+	Cap   int  // capacity of a buffer that is not a back-edge's
+	Iter  int  // how many times a record goes round a cycle
+	Mode  Mode // the protocol
+
+	in, out [][]int // edge indexes of In(n), Out(n)
+	fwdOut  [][]int // the forward outputs: FwdOut(n) when there is one
+	backOut []int   // BackOut(n)'s edge, -1 if none
+}
+
+// ErrGraph is the error NewGraph wraps when a graph breaks the spec's
+// ASSUME (lines 62-71).
+var ErrGraph = errors.New("dataflow: bad graph")
+
+func graphErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrGraph, fmt.Sprintf(format, a...))
+}
+
+// NewGraph checks g against the spec's ASSUME (lines 62-71) and indexes
+// it, with one generalisation: a source or an operator may have several
+// forward outputs (a keyed shuffle), its Logic choosing one per record.
+// The protocol never looks at routes: barriers go on every output. It copies nothing: do not change g after.
+func NewGraph(g Graph) (*Graph, error) {
+	if g.Cap < 1 {
+		return nil, graphErr("Cap must be at least 1, not %d", g.Cap)
+	}
+	if g.Iter < 0 {
+		return nil, graphErr("Iter must be a natural number, not %d", g.Iter)
+	}
+	if g.Mode > ChandyLamport {
+		return nil, graphErr("unknown mode %d", g.Mode)
+	}
+	n := len(g.Nodes)
+	sinks := 0
+	names := map[string]bool{}
+	for _, v := range g.Nodes {
+		if names[v.Name] {
+			return nil, graphErr("node %q twice", v.Name)
+		}
+		names[v.Name] = true
+		switch v.Kind {
+		case Sink:
+			sinks++
+		case Source, Operator:
+		default:
+			return nil, graphErr("node %q has unknown kind %d", v.Name, v.Kind)
+		}
+		if v.Budget < 0 || v.Budget > 0 && v.Kind != Source {
+			return nil, graphErr("node %q: only a source has a budget, a natural number", v.Name)
+		}
+	}
+	if sinks != 1 {
+		return nil, graphErr("%d sinks: the graph needs exactly one", sinks)
+	}
+	g.in, g.out = make([][]int, n), make([][]int, n)
+	for i, e := range g.Edges {
+		if e.From < 0 || e.From >= n || e.To < 0 || e.To >= n {
+			return nil, graphErr("edge %d joins a node the graph does not have", i)
+		}
+		if e.From == e.To {
+			return nil, graphErr("edge %d is a self-loop at %q", i, g.Nodes[e.From].Name)
+		}
+		for _, d := range g.out[e.From] {
+			if g.Edges[d].To == e.To {
+				return nil, graphErr("edge %s twice", g.EdgeName(i))
+			}
+		}
+		g.out[e.From] = append(g.out[e.From], i)
+		g.in[e.To] = append(g.in[e.To], i)
+	}
+	g.fwdOut, g.backOut = make([][]int, n), make([]int, n)
+	for v, spec := range g.Nodes {
+		g.backOut[v] = -1
+		var fwd, back []int
+		for _, e := range g.out[v] {
+			if g.Edges[e].Back {
+				back = append(back, e)
+			} else {
+				fwd = append(fwd, e)
+			}
+		}
+		inF := 0
+		for _, e := range g.in[v] {
+			if !g.Edges[e].Back {
+				inF++
+			}
+		}
+		switch spec.Kind {
+		case Source:
+			if len(g.in[v]) != 0 || len(fwd) == 0 || len(back) != 0 {
+				return nil, graphErr("source %q must have no input and an output, not a back-edge", spec.Name)
+			}
+		case Operator:
+			if len(fwd) == 0 || len(back) > 1 || inF == 0 {
+				return nil, graphErr("operator %q must have an output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", spec.Name)
+			}
+		case Sink:
+			if len(g.out[v]) != 0 || inF == 0 {
+				return nil, graphErr("the sink %q must have no output and an input that is not a back-edge", spec.Name)
+			}
+		}
+		g.fwdOut[v] = fwd
+		if len(back) == 1 {
+			g.backOut[v] = back[0]
+		}
+	}
+	return &g, nil
+}
+
+// In is In(n) (line 57): the edges into n.
+func (g *Graph) In(n int) []int { return g.in[n] }
+
+// Out is Out(n) (line 58): the edges out of n.
+func (g *Graph) Out(n int) []int { return g.out[n] }
+
+// EdgeName renders edge e as <<"From", "To">>, as TLC prints it.
+func (g *Graph) EdgeName(e int) string {
+	return fmt.Sprintf("<<%q, %q>>", g.Nodes[g.Edges[e].From].Name, g.Nodes[g.Edges[e].To].Name)
+}
+
+// Route mirrors Route(n, r) (lines 86-88): the edge node n sends a record
+// that went round a cycle hops times on. port picks one of several
+// forward outputs (a keyed shuffle: the Logic's Route), in the order of
+// Out(n); the spec's graphs have one, port 0.
+func (g *Graph) Route(n, hops, port int) int {
+	if g.backOut[n] >= 0 && hops < g.Iter {
+		return g.backOut[n]
+	}
+	return g.fwdOut[n][port]
+}
+
+// Ports is how many forward outputs node n has (1 in the spec's graphs).
+func (g *Graph) Ports(n int) int { return len(g.fwdOut[n]) }
+
+// room mirrors Room(e) (line 131), given the length of e's queue.
+func (g *Graph) room(e, queued int) bool {
+	return g.Edges[e].Back || queued < g.Cap
+}
+
+// aligned reports InF(n) \subseteq b (lines 59, 252): every input of n
+// that is not a back-edge has delivered its barrier.
+func (g *Graph) aligned(n int, bar []bool) bool {
+	for _, d := range g.in[n] {
+		if !g.Edges[d].Back && !bar[d] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,132 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/impl/dataflow/pipeline"
+)
+
+type app func(mode dataflow.Mode) (*dataflow.Graph, func() []dataflow.Logic, error)
+
+const budget = 60
+
+var apps = map[string]app{
+	"pipeline": func(mode dataflow.Mode) (*dataflow.Graph, func() []dataflow.Logic, error) {
+		return pipeline.Pipeline(3, budget, 4, mode)
+	},
+	"iteration": func(mode dataflow.Mode) (*dataflow.Graph, func() []dataflow.Logic, error) {
+		return pipeline.Iteration(budget/2, 8, 4, mode)
+	},
+}
+
+// output runs c to the end and returns the sink's output, checking each
+// record reached the sink exactly once.
+func output(t *testing.T, c *dataflow.Cluster, opt Options) (*Result, map[int64]int64) {
+	t.Helper()
+	res, err := Run(context.Background(), c, opt)
+	require.NoError(t, err)
+	return res, maps.Clone(c.Sink().Logic().(*pipeline.Sink).Latest)
+}
+
+func exactlyOnce(t *testing.T, g *dataflow.Graph, c *dataflow.Cluster) {
+	t.Helper()
+	total := 0
+	for _, n := range g.Nodes {
+		total += n.Budget
+	}
+	got := c.Sink().Output()
+	require.Len(t, got, total, "every record reached the sink")
+	for k, n := range got {
+		require.Equal(t, 1, n, "record %v reached the sink %d times", k, n)
+	}
+}
+
+// Restore from a complete snapshot of either protocol, taken at any point
+// of the run and followed by a failure, then run on: the sink's output is
+// a failure-free run's, every record counted once. A slow aggregation
+// makes backpressure: buffers fill to Cap and no more.
+func TestRestoreExactlyOnce(t *testing.T) {
+	for name, mk := range apps {
+		for _, mode := range []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport} {
+			g, logics, err := mk(mode)
+			require.NoError(t, err)
+			free := dataflow.NewCluster(g, logics())
+			_, want := output(t, free, Options{InjectAt: -1, FailAfter: -1})
+			exactlyOnce(t, g, free)
+			// A slow aggregation in the pipeline; the iteration runs
+			// unthrottled (a sleep per pass, at the timer's granularity
+			// under load, would cost a second a run).
+			throttle := map[int]time.Duration{}
+			if name == "pipeline" {
+				throttle[len(g.Nodes)-2] = 20 * time.Microsecond
+			}
+			total := 0
+			for _, n := range g.Nodes {
+				total += n.Budget
+			}
+			for _, at := range []int{0, total / 10, total / 2, total - 1} {
+				t.Run(fmt.Sprintf("%s/%s/inject-at-%d", name, mode, at), func(t *testing.T) {
+					c := dataflow.NewCluster(g, logics())
+					res, _ := output(t, c, Options{InjectAt: at, FailAfter: 5, Throttle: throttle})
+					require.NotNil(t, res.Snapshot, "the snapshot completed")
+					for e, n := range res.MaxQueue {
+						if !g.Edges[e].Back {
+							assert.LessOrEqual(t, n, g.Cap, "edge %s is bounded", g.EdgeName(e))
+						}
+					}
+					all, forward := res.Snapshot.ChannelRecords(g)
+					if mode == dataflow.Aligned {
+						assert.Zero(t, forward, "aligned records channel state on back-edges only")
+					}
+					t.Logf("failed %v; channel records %d (forward %d); completed in %v", res.Failed, all, forward, res.Completed)
+					r, err := dataflow.RestoreCluster(g, res.Snapshot, logics())
+					require.NoError(t, err)
+					_, got := output(t, r, Options{InjectAt: -1, FailAfter: -1})
+					assert.Equal(t, want, got, "the restored run's output is the failure-free run's")
+					exactlyOnce(t, g, r)
+				})
+			}
+		}
+	}
+}
+
+// A slow aggregation: the buffers into it fill to Cap and stay bounded,
+// and the sources wait (backpressure) instead of queueing without bound.
+func TestBackpressure(t *testing.T) {
+	g, logics, err := pipeline.Pipeline(3, budget, 4, dataflow.Aligned)
+	require.NoError(t, err)
+	slow := len(g.Nodes) - 2
+	c := dataflow.NewCluster(g, logics())
+	res, err := Run(context.Background(), c, Options{InjectAt: -1, FailAfter: -1,
+		Throttle: map[int]time.Duration{slow: time.Millisecond}})
+	require.NoError(t, err)
+	full := 0
+	for _, e := range g.In(slow) {
+		assert.LessOrEqual(t, res.MaxQueue[e], g.Cap)
+		if res.MaxQueue[e] == g.Cap {
+			full++
+		}
+	}
+	assert.Positive(t, full, "a buffer into the slow stage filled up: %v", res.MaxQueue)
+	exactlyOnce(t, g, c)
+}
+
+// A run that cannot finish in time says what is pending.
+func TestTimeoutSaysWhatIsPending(t *testing.T) {
+	g, logics, err := pipeline.Pipeline(1, budget, 4, dataflow.Aligned)
+	require.NoError(t, err)
+	slow := len(g.Nodes) - 2
+	_, err = Run(context.Background(), dataflow.NewCluster(g, logics()), Options{InjectAt: -1, FailAfter: -1,
+		Throttle: map[int]time.Duration{slow: 20 * time.Millisecond}, Timeout: 50 * time.Millisecond})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "src0 has")
+	assert.Contains(t, err.Error(), `<<"map0", "agg0">> holds`)
+}

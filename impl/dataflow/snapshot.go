@@ -1,0 +1,148 @@
+package dataflow
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Part is one node's part of a snapshot: its recorded state (RecordNode,
+// lines 211-218: recOff, recCnt, recOut), the sequence numbers of its
+// outputs and inputs when it recorded (the spec's ghosts cutSent and
+// cutRcvd, here the channels' real sequence numbers), and its share of
+// the channel state: the records its barrier overtook on each output
+// (unaligned) and the records it logged on each input while recording.
+type Part struct {
+	Node      int
+	Emitted   int
+	Cnt       int
+	Out       map[Key]int
+	State     any // the Logic's saved state
+	CutSent   map[int]int
+	CutRcvd   map[int]int
+	Overtaken map[int][]Item
+	Logged    map[int][]Item
+}
+
+// Snapshot is a complete snapshot: every node's part.
+type Snapshot struct {
+	Parts []*Part // indexed by node
+}
+
+// Collect returns the snapshot of the given nodes (one per node of g), or
+// an error naming a node whose part is not complete.
+func Collect(g *Graph, nodes []*Node) (*Snapshot, error) {
+	if len(nodes) != len(g.Nodes) {
+		return nil, fmt.Errorf("dataflow: %d nodes for a graph of %d", len(nodes), len(g.Nodes))
+	}
+	s := &Snapshot{Parts: make([]*Part, len(nodes))}
+	for i, n := range nodes {
+		p := n.Part()
+		if !n.Done() {
+			return nil, fmt.Errorf("dataflow: %s has not completed its part of the snapshot", g.Nodes[i].Name)
+		}
+		s.Parts[i] = p
+	}
+	return s, nil
+}
+
+// Channel is edge e's recorded channel state (recQ[e]): the records its
+// receiver logged while recording, then those its sender's barrier
+// overtook. At most one of them is not empty: once the sender has
+// recorded, unaligned, its barrier heads the queue, so the receiver logs
+// nothing more on e.
+func (s *Snapshot) Channel(g *Graph, e int) []Item {
+	from, to := g.Edges[e].From, g.Edges[e].To
+	return slices.Concat(s.Parts[to].Logged[e], s.Parts[from].Overtaken[e])
+}
+
+// ChannelRecords counts the records of the channel state of every edge,
+// and of the edges that are not back-edges.
+func (s *Snapshot) ChannelRecords(g *Graph) (all, forward int) {
+	for e := range g.Edges {
+		k := len(s.Channel(g, e))
+		all += k
+		if !g.Edges[e].Back {
+			forward += k
+		}
+	}
+	return all, forward
+}
+
+// Restore mirrors Restore (lines 265-275) for one node: node id restarts
+// in its recorded state (its logic given back its saved state), with the snapshot done, and each of its outputs
+// holds that edge's recorded channel state and nothing else (the spec's
+// q' = recQ, held at the sender). The sources emit again from their
+// recorded offsets.
+func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
+	n, err := New(g, id, logic)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil || len(s.Parts) != len(g.Nodes) || s.Parts[id] == nil {
+		return nil, fmt.Errorf("dataflow: the snapshot has no part for %s", g.Nodes[id].Name)
+	}
+	p := s.Parts[id]
+	if err := checkPart(g, p, id); err != nil {
+		return nil, err
+	}
+	n.emitted, n.cnt = p.Emitted, p.Cnt
+	if n.out != nil {
+		n.out = maps.Clone(p.Out)
+		if n.out == nil {
+			n.out = map[Key]int{}
+		}
+	}
+	n.recorded = true
+	n.part = p
+	if logic != nil {
+		if err := logic.Load(p.State); err != nil {
+			return nil, fmt.Errorf("dataflow: %s's recorded state: %w", g.Nodes[id].Name, err)
+		}
+	}
+	for _, e := range g.out[id] {
+		n.q[e] = s.Channel(g, e)
+		n.nSent[e] = p.CutSent[e]
+	}
+	for _, e := range g.in[id] {
+		n.nRcvd[e] = p.CutRcvd[e]
+		n.bar[e] = true
+		n.recChan[e] = Done
+		n.logged[e] = slices.Clone(p.Logged[e])
+	}
+	return n, nil
+}
+
+// checkPart checks that part p can restore node id of g: it is that
+// node's, with a sequence number for each of its edges and channel state
+// only on them, and counts within the node's budget.
+func checkPart(g *Graph, p *Part, id int) error {
+	name := g.Nodes[id].Name
+	if p.Node != id {
+		return fmt.Errorf("dataflow: the snapshot's part for %s is node %d's", name, p.Node)
+	}
+	if p.Emitted < 0 || p.Emitted > g.Nodes[id].Budget || p.Cnt < 0 {
+		return fmt.Errorf("dataflow: %s's recorded counts are out of range (emitted %d of %d, processed %d)", name, p.Emitted, g.Nodes[id].Budget, p.Cnt)
+	}
+	for _, e := range g.out[id] {
+		if _, ok := p.CutSent[e]; !ok {
+			return fmt.Errorf("dataflow: %s's part has no sequence number for its output %s", name, g.EdgeName(e))
+		}
+	}
+	for _, e := range g.in[id] {
+		if _, ok := p.CutRcvd[e]; !ok {
+			return fmt.Errorf("dataflow: %s's part has no sequence number for its input %s", name, g.EdgeName(e))
+		}
+	}
+	for e := range p.Overtaken {
+		if e < 0 || e >= len(g.Edges) || g.Edges[e].From != id {
+			return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its outputs", name, e)
+		}
+	}
+	for e := range p.Logged {
+		if e < 0 || e >= len(g.Edges) || g.Edges[e].To != id {
+			return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its inputs", name, e)
+		}
+	}
+	return nil
+}
