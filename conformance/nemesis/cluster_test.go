@@ -37,7 +37,7 @@ const initialMoney = 1000
 const (
 	heartbeatMS = 50
 	timeoutMS   = 500
-	drainMS     = 1000
+	drainMS     = 600
 )
 
 // buildMarkerwave builds the markerwave binary into a temporary

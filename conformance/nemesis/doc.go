@@ -7,7 +7,7 @@
 //
 // The package is its test: go test ./conformance/nemesis builds the
 // markerwave binary once into a temporary directory, runs
-// NEMESIS_CYCLES cycles (3 unless set; make nemesis runs more) and
+// NEMESIS_CYCLES cycles (2 unless set; make nemesis runs more) and
 // reports the figures: snapshots initiated, completed and aborted;
 // crashes; the time the survivors took to suspect the dead node (median,
 // max) and to complete a snapshot again after the restore; the network
