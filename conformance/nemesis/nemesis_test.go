@@ -44,6 +44,10 @@ type figures struct {
 	Initiated int    `json:"snapshots_initiated"`
 	Completed int    `json:"snapshots_completed"`
 	Aborted   int    `json:"snapshots_aborted"`
+	// Suspicions counts the Suspect steps in every log; Withdrawn the
+	// Unsuspect ones (a suspicion of a peer heard again: false).
+	Suspicions int `json:"suspicions"`
+	Withdrawn  int `json:"suspicions_withdrawn"`
 	// CompleteConserved counts the complete snapshots whose total is the
 	// initial money.
 	CompleteConserved int `json:"complete_snapshots_conserved"`
@@ -55,12 +59,12 @@ type figures struct {
 	// Detection is how long each survivor took to suspect the killed
 	// node; Recovery how long from the kill until the restored cluster
 	// had completed a snapshot again.
-	Detection []time.Duration  `json:"detection_ns"`
-	Recovery  []time.Duration  `json:"recovery_ns"`
+	Detection []time.Duration `json:"detection_ns"`
+	Recovery  []time.Duration `json:"recovery_ns"`
 	// Restart is the part of Recovery from running markerwave recover
 	// (the survivors stopped) to the restored cluster's first complete
 	// snapshot.
-	Restart []time.Duration `json:"restart_ns"`
+	Restart   []time.Duration  `json:"restart_ns"`
 	Faults    map[string]int   `json:"network_faults"`
 	Transfers map[string]int   `json:"transfers"`
 	Audit     string           `json:"audit"`
@@ -103,6 +107,7 @@ func (f *figures) String() string {
 		f.Crashes, ms(median(f.Detection)), ms(maxOf(f.Detection)), len(f.Detection), timeoutMS, heartbeatMS)
 	fmt.Fprintf(&b, "  recovery (kill to a new complete snapshot of the restored cluster): median %s, max %s; of which recover and restart: median %s, max %s\n",
 		ms(median(f.Recovery)), ms(maxOf(f.Recovery)), ms(median(f.Restart)), ms(maxOf(f.Restart)))
+	fmt.Fprintf(&b, "  suspicions: %d, of which %d withdrawn (the peer was heard again: false suspicions, mostly of cuts)\n", f.Suspicions, f.Withdrawn)
 	fmt.Fprintf(&b, "  network faults: %d cuts, %d delays, %d resets, %d slicings\n", f.Faults["cut"], f.Faults["delay"], f.Faults["reset"], f.Faults["slice"])
 	tr := f.Transfers
 	fmt.Fprintf(&b, "  transfers: %d made, %d rolled back by recoveries, %d kept: %d delivered once, %d lost, %d duplicated, %d received unsent\n",
@@ -413,6 +418,10 @@ func TestNemesis(t *testing.T) {
 				switch e.Action {
 				case spec.Initiate:
 					f.Initiated++
+				case spec.Suspect:
+					f.Suspicions++
+				case spec.Unsuspect:
+					f.Withdrawn++
 				}
 			}
 		}
