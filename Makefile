@@ -87,8 +87,9 @@ soak:
 # real node processes with network faults between them (make test runs 2;
 # about 5 s a cycle), its figures printed and written to NEMESIS_REPORT.
 NEMESIS_CYCLES ?= 20
-NEMESIS_REPORT ?= nemesis-report.json
+NEMESIS_REPORT ?= out/nemesis-report.json
 nemesis:
+	mkdir -p $(dir $(NEMESIS_REPORT))
 	NEMESIS_CYCLES=$(NEMESIS_CYCLES) NEMESIS_REPORT=$(abspath $(NEMESIS_REPORT)) $(GO) test -count=1 -v -timeout 60m -run '^TestNemesis$$' ./conformance/nemesis/
 
 bench:
