@@ -44,8 +44,15 @@ type figures struct {
 	Initiated int    `json:"snapshots_initiated"`
 	Completed int    `json:"snapshots_completed"`
 	Aborted   int    `json:"snapshots_aborted"`
-	// Suspicions counts the Suspect steps in every log; Withdrawn the
-	// Unsuspect ones (a suspicion of a peer heard again: false).
+	// CompleteAndAborted counts the snapshots complete in the store that
+	// some node also aborted (its part saved before a false suspicion);
+	// Unfinished those initiated and neither complete nor aborted (under
+	// way at a kill or a stop).
+	CompleteAndAborted int `json:"snapshots_complete_and_aborted"`
+	Unfinished         int `json:"snapshots_unfinished"`
+	// Suspicions counts the Suspect steps in every log (a crash, a false
+	// suspicion, or a peer gone after saying it was done); Withdrawn the
+	// Unsuspect ones (a suspected peer heard again: a false suspicion).
 	Suspicions int `json:"suspicions"`
 	Withdrawn  int `json:"suspicions_withdrawn"`
 	// CompleteConserved counts the complete snapshots whose total is the
@@ -102,12 +109,12 @@ func (f *figures) String() string {
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d, %d cycles in %v\n", f.Seed, f.Cycles, f.Wall.Round(100*time.Millisecond))
-	fmt.Fprintf(&b, "  snapshots: %d initiated, %d complete, %d aborted\n", f.Initiated, f.Completed, f.Aborted)
+	fmt.Fprintf(&b, "  snapshots: %d initiated, %d complete, %d aborted (%d of them also complete), %d neither\n", f.Initiated, f.Completed, f.Aborted, f.CompleteAndAborted, f.Unfinished)
 	fmt.Fprintf(&b, "  crashes (SIGKILL): %d; detection by the survivors: median %s, max %s (%d suspicions; bound %dms + %dms after the last frame heard)\n",
 		f.Crashes, ms(median(f.Detection)), ms(maxOf(f.Detection)), len(f.Detection), timeoutMS, heartbeatMS)
 	fmt.Fprintf(&b, "  recovery (kill to a new complete snapshot of the restored cluster): median %s, max %s; of which recover and restart: median %s, max %s\n",
 		ms(median(f.Recovery)), ms(maxOf(f.Recovery)), ms(median(f.Restart)), ms(maxOf(f.Restart)))
-	fmt.Fprintf(&b, "  suspicions: %d, of which %d withdrawn (the peer was heard again: false suspicions, mostly of cuts)\n", f.Suspicions, f.Withdrawn)
+	fmt.Fprintf(&b, "  Suspect steps: %d (a crash, a false suspicion, or a peer gone after saying it was done), %d withdrawn (the peer heard again)\n", f.Suspicions, f.Withdrawn)
 	fmt.Fprintf(&b, "  network faults: %d cuts, %d delays, %d resets, %d slicings\n", f.Faults["cut"], f.Faults["delay"], f.Faults["reset"], f.Faults["slice"])
 	tr := f.Transfers
 	fmt.Fprintf(&b, "  transfers: %d made, %d rolled back by recoveries, %d kept: %d delivered once, %d lost, %d duplicated, %d received unsent\n",
@@ -399,8 +406,10 @@ func TestNemesis(t *testing.T) {
 	// Money in every complete snapshot.
 	entries, err := st.Catalog(top)
 	require.NoError(t, err)
+	complete := map[spec.SnapID]bool{}
 	for _, e := range entries {
 		if e.Complete {
+			complete[e.ID] = true
 			f.Completed++
 			if e.Total == int64(initialMoney*len(procs)) {
 				f.CompleteConserved++
@@ -426,7 +435,16 @@ func TestNemesis(t *testing.T) {
 			}
 		}
 	}
-	f.Aborted = countAborted(incs)
+	initiated, aborted := snapshotIDs(incs)
+	f.Aborted = len(aborted)
+	for id := range initiated {
+		switch {
+		case complete[id] && aborted[id]:
+			f.CompleteAndAborted++
+		case !complete[id] && !aborted[id]:
+			f.Unfinished++
+		}
+	}
 	l := account(incs)
 	f.Transfers = map[string]int{"made": l.Made, "rolled_back": l.RolledBack, "kept": l.Kept, "delivered": l.Delivered,
 		"lost": len(l.Lost), "duplicated": len(l.Duplicated), "unsent": len(l.Unsent)}
@@ -497,17 +515,21 @@ func readIncarnations(t *testing.T, dir string, points []spec.SnapID) []incarnat
 	return incs
 }
 
-// countAborted counts the snapshots some node aborted.
-func countAborted(incs []incarnation) int {
-	ids := map[spec.SnapID]bool{}
+// snapshotIDs returns the ids of the snapshots initiated in incs and of
+// those some node aborted.
+func snapshotIDs(incs []incarnation) (initiated, aborted map[spec.SnapID]bool) {
+	initiated, aborted = map[spec.SnapID]bool{}, map[spec.SnapID]bool{}
 	for _, inc := range incs {
 		for _, evs := range inc.Logs {
 			for _, e := range evs {
-				if e.Action == spec.Abort {
-					ids[e.Snap] = true
+				switch e.Action {
+				case spec.Initiate:
+					initiated[e.Snap] = true
+				case spec.Abort:
+					aborted[e.Snap] = true
 				}
 			}
 		}
 	}
-	return len(ids)
+	return initiated, aborted
 }
