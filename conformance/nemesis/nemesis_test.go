@@ -341,13 +341,18 @@ func TestNemesis(t *testing.T) {
 			require.True(t, ok, "cycle %d: %s never suspected %s, killed at %s:\n%s", cycle, p, victim, killed.Format("15:04:05.000"), c.outputs())
 			f.Detection = append(f.Detection, x.at.Sub(killed))
 		}
-		// The operator stops the survivors: they cannot take the dead
-		// node back. Exit 1: stopped with failures (the dead peer).
+		// The operator stops the survivors, together: they cannot take
+		// the dead node back. Exit 1: stopped with failures (the dead
+		// peer).
+		outs := map[spec.ProcID]*lineLog{}
 		for _, p := range survivors {
-			out := c.nodes[p].out
-			code := c.stop(p, syscall.SIGTERM, 30*time.Second)
+			outs[p] = c.nodes[p].out
+			require.NoError(t, c.nodes[p].cmd.Process.Signal(syscall.SIGTERM))
+		}
+		for _, p := range survivors {
+			code := c.wait(p, 30*time.Second)
 			f.Exits["survivor"] = append(f.Exits["survivor"], code)
-			require.Contains(t, []int{0, 1}, code, "cycle %d: survivor %s exit code; its output:\n%s", cycle, p, out)
+			require.Contains(t, []int{0, 1}, code, "cycle %d: survivor %s exit code; its output:\n%s", cycle, p, outs[p])
 		}
 
 		// Recovery: markerwave recover picks the point and says how to
@@ -361,6 +366,8 @@ func TestNemesis(t *testing.T) {
 		require.NotNil(t, rec.From, "cycle %d: no recovery point:\n%s", cycle, out)
 		require.Len(t, rec.Commands, len(procs))
 		point := rec.From.ID
+		require.NotNil(t, rec.From.Total, "recover --json:\n%s", out)
+		require.Equal(t, int64(initialMoney*len(procs)), *rec.From.Total, "cycle %d: the recovery point's total", cycle)
 		if len(f.Points) > 0 {
 			require.NotEqual(t, f.Points[len(f.Points)-1], point, "cycle %d: the recovery point did not move on:\n%s", cycle, out)
 		}
