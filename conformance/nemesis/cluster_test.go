@@ -274,15 +274,18 @@ func (c *cluster) waitLine(p spec.ProcID, re *regexp.Regexp, since time.Time, d 
 	}
 }
 
-// run runs markerwave with args, returning its exit code and output.
+// run runs markerwave with args, returning its exit code and output; a
+// command that takes over two minutes is killed (a hang fails the test).
 func (c *cluster) run(ctx context.Context, args ...string) (int, string, string) {
 	c.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, c.exe, args...)
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	err := cmd.Run()
-	if err != nil && cmd.ProcessState == nil {
-		c.t.Fatalf("markerwave %s: %v", strings.Join(args, " "), err)
+	if err != nil && cmd.ProcessState == nil || ctx.Err() != nil {
+		c.t.Fatalf("markerwave %s: %v (%v)\n%s%s", strings.Join(args, " "), err, ctx.Err(), &out, &errs)
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errs.String()
 }

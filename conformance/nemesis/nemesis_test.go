@@ -62,7 +62,7 @@ type figures struct {
 	// the cluster as it resumed (balances plus recorded messages).
 	Recoveries          int `json:"recoveries"`
 	RecoveriesConserved int `json:"recoveries_conserved"`
-	FinalMoney          int64
+	FinalMoney          int64 `json:"final_money"`
 	// Detection is how long each survivor took to suspect the killed
 	// node; Recovery how long from the kill until the restored cluster
 	// had completed a snapshot again.
