@@ -60,8 +60,8 @@ type figures struct {
 	CompleteConserved int `json:"complete_snapshots_conserved"`
 	// Recoveries and RecoveriesConserved: the money the ledger finds in
 	// the cluster as it resumed (balances plus recorded messages).
-	Recoveries          int `json:"recoveries"`
-	RecoveriesConserved int `json:"recoveries_conserved"`
+	Recoveries          int   `json:"recoveries"`
+	RecoveriesConserved int   `json:"recoveries_conserved"`
 	FinalMoney          int64 `json:"final_money"`
 	// Detection is how long each survivor took to suspect the killed
 	// node; Recovery how long from the kill until the restored cluster
