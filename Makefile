@@ -12,7 +12,7 @@ TLA2TOOLS ?=
 # Docker images have one.
 RACE_PKGS = ./impl/... ./conformance/fifo/
 
-.PHONY: run test test-short vet wasm serve screenshots tlc tlc-go tlc-trace fifo soak bench fmt
+.PHONY: run test test-short vet wasm serve screenshots tlc tlc-go tlc-trace fifo soak nemesis bench fmt
 
 # The explorer page's WebAssembly: the Go model and the audit compiled for
 # the browser (web/wasm), embedded into markerwave by go:embed. Built, never
@@ -82,6 +82,15 @@ fifo:
 # A long lockstep soak of the core against the model (about a minute on 2 cores).
 soak:
 	$(GO) test -count=1 ./conformance -run TestLockstep -rapid.checks=20000 -rapid.steps=200
+
+# The nemesis test's long form: NEMESIS_CYCLES crashes and recoveries of
+# real node processes with network faults between them (make test runs 2;
+# about 5 s a cycle), its figures printed and written to NEMESIS_REPORT.
+NEMESIS_CYCLES ?= 20
+NEMESIS_REPORT ?= out/nemesis-report.json
+nemesis:
+	mkdir -p $(dir $(NEMESIS_REPORT))
+	NEMESIS_CYCLES=$(NEMESIS_CYCLES) NEMESIS_REPORT=$(abspath $(NEMESIS_REPORT)) $(GO) test -count=1 -v -timeout 60m -run '^TestNemesis$$' ./conformance/nemesis/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
