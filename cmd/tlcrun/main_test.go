@@ -53,6 +53,21 @@ func TestParse(t *testing.T) {
 	assert.ErrorContains(t, err, "states generated")
 }
 
+// A run stopped by -tlc-limit is read from its last progress line, in
+// either of the forms TLC prints (with and without rates).
+func TestParseProgress(t *testing.T) {
+	out := "TLC2 Version 2026.11.30.201540\n" +
+		"Progress(12) at 2026-12-01 00:01:02: 1,000 states generated, 400 distinct states found, 90 states left on queue.\n" +
+		"Progress(17) at 2026-12-01 00:02:02: 2,345,678 states generated (1,000,000 s/min), 912,345 distinct states found (400,000 ds/min), 123,456 states left on queue.\n"
+	r, err := ParseProgress(out)
+	require.NoError(t, err)
+	assert.Equal(t, tla.Measure{Distinct: 912_345, Generated: 2_345_678, Depth: 17, Version: "2026.11.30.201540"}, r.Measure)
+	assert.EqualValues(t, 123_456, r.left)
+
+	_, err = ParseProgress("TLC2 Version 2026.11.30.201540\nStarting...\n")
+	assert.ErrorContains(t, err, "before its first progress line")
+}
+
 func TestCompare(t *testing.T) {
 	pos := tla.Model{Name: "M", Kind: tla.Positive, TLC: tla.Measure{Distinct: 158, Generated: 285, Depth: 10}}
 	r, _ := Parse(okOutput)
