@@ -173,6 +173,7 @@ func TestFingerprintMode(t *testing.T) {
 // The fingerprint set stores what it is given, 0 included, and grows.
 func TestFPSet(t *testing.T) {
 	var s fpSet
+	defer s.free()
 	for i := uint64(0); i < 100_000; i++ {
 		assert.True(t, s.insert(i*0x9e3779b97f4a7c15))
 	}

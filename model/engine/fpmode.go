@@ -79,6 +79,7 @@ func (m *fpMode) add(q *queue, enc []byte, h uint64, parent uint32) error {
 }
 
 func (m *fpMode) close() {
+	m.set.free()
 	m.trace.close()
 	m.cur.close()
 	m.next.close()

@@ -70,7 +70,8 @@ func (s *fpSet) insert(fp uint64) bool {
 
 func (t *fpTable) grow() {
 	old := t.slots
-	t.slots = make([]uint64, max(2*len(old), fpInitSlots))
+	defer freeSlots(old)
+	t.slots = allocSlots(max(2*len(old), fpInitSlots))
 	mask := len(t.slots) - 1
 	for _, fp := range old {
 		if fp == 0 {
@@ -81,6 +82,14 @@ func (t *fpTable) grow() {
 			i = (i + 1) & mask
 		}
 		t.slots[i] = fp
+	}
+}
+
+// free releases the tables.
+func (s *fpSet) free() {
+	for i := range s.shards {
+		freeSlots(s.shards[i].slots)
+		s.shards[i] = fpTable{}
 	}
 }
 
