@@ -2,6 +2,7 @@ package model
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,12 +13,37 @@ import (
 // use (sampled every 20 ms, garbage included) and the mean size of a
 // stored state encoding.
 func BenchmarkExploreLarge(b *testing.B) {
+	benchExplore(b, Options{})
+}
+
+// BenchmarkExploreScaling explores MCLarge with 1 and 2 workers, storing
+// states (exact) or fingerprints, and with the whole frontier spilled to
+// disk (a 1-byte frontier budget). Besides BenchmarkExploreLarge's
+// metrics it reports, in fingerprint mode, the fingerprint set's bytes
+// per distinct state (8-byte slots at most 3/4 full, outside the Go heap)
+// and, when spilling, the frontier's bytes per state (the encoding and its
+// length, as written to disk).
+func BenchmarkExploreScaling(b *testing.B) {
+	for _, mode := range []string{"exact", "fingerprint", "fingerprint-spill-all"} {
+		for _, w := range []int{1, 2} {
+			b.Run(mode+"/workers="+strconv.Itoa(w), func(b *testing.B) {
+				opt := Options{Workers: w, Fingerprint: mode != "exact", TempDir: b.TempDir()}
+				if mode == "fingerprint-spill-all" {
+					opt.FrontierMemory = 1
+				}
+				benchExplore(b, opt)
+			})
+		}
+	}
+}
+
+func benchExplore(b *testing.B, opt Options) {
 	cfg, err := LoadModel("../tla/MCLarge.cfg")
 	if err != nil {
 		b.Fatal(err)
 	}
 	var peak uint64
-	var distinct, stateBytes int64
+	var last *Result
 	var elapsed time.Duration
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -40,7 +66,7 @@ func BenchmarkExploreLarge(b *testing.B) {
 				}
 			}
 		}()
-		res, err := Explore(cfg, Options{})
+		res, err := Explore(cfg, opt)
 		close(stop)
 		wg.Wait()
 		if err != nil {
@@ -49,11 +75,22 @@ func BenchmarkExploreLarge(b *testing.B) {
 		if res.Violation != nil {
 			b.Fatalf("MCLarge violates %s", res.Violation.Property)
 		}
-		distinct, stateBytes = res.Distinct, res.StateBytes
+		if res.Distinct != 197_273 {
+			b.Fatalf("MCLarge: %d distinct states, TLC finds 197,273", res.Distinct)
+		}
+		last = res
 		elapsed += res.Duration
 	}
-	b.ReportMetric(float64(distinct)*float64(b.N)/elapsed.Seconds(), "distinct-states/s")
+	n := float64(last.Distinct)
+	b.ReportMetric(n*float64(b.N)/elapsed.Seconds(), "distinct-states/s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
-	b.ReportMetric(float64(peak)/float64(distinct), "peak-heap-B/state")
-	b.ReportMetric(float64(stateBytes)/float64(distinct), "encoded-B/state")
+	b.ReportMetric(float64(peak)/n, "peak-heap-B/state")
+	if !last.Fingerprints {
+		b.ReportMetric(float64(last.StateBytes)/n, "encoded-B/state")
+		return
+	}
+	b.ReportMetric(float64(last.StateBytes)/n, "fpset-B/state")
+	if opt.FrontierMemory == 1 {
+		b.ReportMetric(float64(last.SpilledBytes)/(n-1), "frontier-B/state") // every state but the initial one is spilled once
+	}
 }

@@ -56,7 +56,8 @@ type search struct {
 	parents    []uint32                       // parent state id by state id, noParent for an initial state
 	stateBytes int64                          // the encodings' total size
 
-	fp *fpMode // nil in exact mode
+	fp   *fpMode    // nil in exact mode
+	outs []chunkOut // reused by expand
 
 	res       Result
 	liveState int // the first state ending a fair behaviour that violates liveProp; -1 none
@@ -312,7 +313,7 @@ type chunkOut struct {
 func (x *search) expand(lo, n int, load func(dst []byte, id int) []byte) ([]chunkOut, int) {
 	hi := lo + n
 	nchunks := (n + chunkSize - 1) / chunkSize
-	outs := make([]chunkOut, nchunks)
+	outs := x.chunkOuts(nchunks)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < x.workers; w++ {
@@ -369,6 +370,20 @@ func (x *search) expand(lo, n int, load func(dst []byte, id int) []byte) ([]chun
 		}
 	}
 	return outs, explored
+}
+
+// chunkOuts returns n empty chunkOuts, reusing the buffers of the
+// previous level's (or batch's): its candidates are stored or dropped by
+// now, and regrowing the buffers every time was a fifth of the CPU time.
+func (x *search) chunkOuts(n int) []chunkOut {
+	if cap(x.outs) < n {
+		x.outs = append(x.outs[:cap(x.outs)], make([]chunkOut, n-cap(x.outs))...)
+	}
+	outs := x.outs[:n]
+	for i := range outs {
+		outs[i] = chunkOut{cands: outs[i].cands[:0], keys: outs[i].keys[:0]}
+	}
+	return outs
 }
 
 // note records in out what expanding state id found: its verdict and its
