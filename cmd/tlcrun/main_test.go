@@ -147,6 +147,26 @@ func TestGoOnly(t *testing.T) {
 	assert.Equal(t, want.Models[1:], got.Models[1:], "-only touches one model")
 }
 
+// A model marked large is skipped unless -large or -only asks for it,
+// and the Go explorer checks it in fingerprint mode (same counts).
+func TestLargeSkippedUnlessAsked(t *testing.T) {
+	path := copyTLA(t)
+	man, err := tla.Load(path)
+	require.NoError(t, err)
+	man.Models = man.Models[:2] // MCTwoBank, MCRing
+	man.Models[1].Large = true
+	require.NoError(t, tla.Write(path, man))
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-go-only", "-manifest", path}, &out, &errb), out.String()+errb.String())
+	assert.Contains(t, out.String(), "ok   MCTwoBank")
+	assert.Contains(t, out.String(), "skip MCRing: a large model (-large checks it)")
+
+	out.Reset()
+	require.Equal(t, 0, run([]string{"-go-only", "-large", "-manifest", path}, &out, &errb), out.String()+errb.String())
+	assert.Contains(t, out.String(), "go:  89 distinct, 124 generated, depth 13")
+	assert.Contains(t, out.String(), "ok   MCRing")
+}
+
 // A manifest that does not match the schema is bad input.
 func TestBadManifest(t *testing.T) {
 	path := copyTLA(t)
