@@ -290,7 +290,10 @@ func (m *Manifest) Table() string {
 			continue
 		}
 		kind, c := "positive", x.TLC
-		if x.TLC.Incomplete != "" {
+		switch {
+		case x.TLC.Incomplete != "" && x.Go.Incomplete != "":
+			kind, c = "positive, large (counts the Go explorer reached; neither checker finished)", x.Go
+		case x.TLC.Incomplete != "":
 			kind, c = "positive, large (the Go explorer's counts: TLC did not finish)", x.Go
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %d | %s |\n", x.Name, kind,
