@@ -2,7 +2,9 @@ package model
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -12,13 +14,38 @@ import (
 // use (sampled every 20 ms, garbage included) and the mean size of a
 // stored state encoding.
 func BenchmarkExploreLarge(b *testing.B) {
+	benchExplore(b, Options{})
+}
+
+// BenchmarkExploreScaling explores MCLarge with 1 and 2 workers, storing
+// states (exact) or fingerprints, and with the whole frontier spilled to
+// disk (a 1-byte frontier budget). Besides BenchmarkExploreLarge's
+// metrics it reports, in fingerprint mode, the fingerprint set's bytes
+// per distinct state (8-byte slots at most 3/4 full, outside the Go heap)
+// and, when spilling, the frontier's bytes per state (the encoding and its
+// length, as written to disk).
+func BenchmarkExploreScaling(b *testing.B) {
+	for _, mode := range []string{"exact", "fingerprint", "fingerprint-spill-all"} {
+		for _, w := range []int{1, 2} {
+			b.Run(mode+"/workers="+strconv.Itoa(w), func(b *testing.B) {
+				opt := Options{Workers: w, Fingerprint: mode != "exact", TempDir: b.TempDir()}
+				if mode == "fingerprint-spill-all" {
+					opt.FrontierMemory = 1
+				}
+				benchExplore(b, opt)
+			})
+		}
+	}
+}
+
+func benchExplore(b *testing.B, opt Options) {
 	cfg, err := LoadModel("../tla/MCLarge.cfg")
 	if err != nil {
 		b.Fatal(err)
 	}
 	var peak uint64
-	var distinct, stateBytes int64
-	var elapsed time.Duration
+	var last *Result
+	var elapsed, cpu time.Duration
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
@@ -40,7 +67,9 @@ func BenchmarkExploreLarge(b *testing.B) {
 				}
 			}
 		}()
-		res, err := Explore(cfg, Options{})
+		cpu0 := cpuTime()
+		res, err := Explore(cfg, opt)
+		cpu += cpuTime() - cpu0
 		close(stop)
 		wg.Wait()
 		if err != nil {
@@ -49,11 +78,34 @@ func BenchmarkExploreLarge(b *testing.B) {
 		if res.Violation != nil {
 			b.Fatalf("MCLarge violates %s", res.Violation.Property)
 		}
-		distinct, stateBytes = res.Distinct, res.StateBytes
+		if res.Distinct != 197_273 {
+			b.Fatalf("MCLarge: %d distinct states, TLC finds 197,273", res.Distinct)
+		}
+		last = res
 		elapsed += res.Duration
 	}
-	b.ReportMetric(float64(distinct)*float64(b.N)/elapsed.Seconds(), "distinct-states/s")
+	n := float64(last.Distinct)
+	b.ReportMetric(n*float64(b.N)/elapsed.Seconds(), "distinct-states/s")
+	// On a shared machine the wall-clock rate depends on the others'
+	// load; the rate per CPU-second of this process much less.
+	b.ReportMetric(n*float64(b.N)/cpu.Seconds(), "distinct-states/cpu-s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
-	b.ReportMetric(float64(peak)/float64(distinct), "peak-heap-B/state")
-	b.ReportMetric(float64(stateBytes)/float64(distinct), "encoded-B/state")
+	b.ReportMetric(float64(peak)/n, "peak-heap-B/state")
+	if !last.Fingerprints {
+		b.ReportMetric(float64(last.StateBytes)/n, "encoded-B/state")
+		return
+	}
+	b.ReportMetric(float64(last.StateBytes)/n, "fpset-B/state")
+	if opt.FrontierMemory == 1 {
+		b.ReportMetric(float64(last.SpilledBytes)/(n-1), "frontier-B/state") // every state but the initial one is spilled once
+	}
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

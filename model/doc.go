@@ -38,7 +38,9 @@
 // counterexample on violation (Result). Options bound the search
 // (MaxStates, MaxMemory), cancel it (Stop) and report progress (a
 // callback: the package prints nothing); Result.Stop says whether the
-// search covered every state. Simulate checks random behaviours instead.
+// search covered every state. Options.Fingerprint stores 64-bit
+// fingerprints instead of encodings, for models too large for memory
+// (see model/engine). Simulate checks random behaviours instead.
 // The command line is "markerwave check --model tla/MCRing.cfg"
 // (cmd/markerwave/check.go).
 //

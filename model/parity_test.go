@@ -21,11 +21,7 @@ const tlaDir = "../tla"
 func TestParityWithTLC(t *testing.T) {
 	man, err := tla.Load(filepath.Join(tlaDir, "manifest.json"))
 	require.NoError(t, err, "the parity test needs TLC's numbers")
-	for _, e := range man.Models {
-		if mod, err := SpecModule(filepath.Join(tlaDir, e.Cfg)); err != nil || !strings.HasPrefix(mod, "ChandyLamport") {
-			require.NoError(t, err)
-			continue // another spec's Go model checks it (model/barrier: BarrierSnapshots)
-		}
+	for _, e := range ownModels(t, man) {
 		t.Run(e.Name, func(t *testing.T) {
 			cfg, err := LoadModel(filepath.Join(tlaDir, e.Cfg))
 			require.NoError(t, err)
@@ -46,6 +42,12 @@ func TestParityWithTLC(t *testing.T) {
 				require.NotNil(t, res.Violation, "a negative model must fail")
 				assert.Equal(t, e.ExpectViolation, res.Violation.Property)
 				assertTraceValid(t, cfg, res.Violation)
+				exact, err := Explore(cfg, Options{})
+				require.NoError(t, err)
+				var b1, b2 bytes.Buffer
+				WriteTrace(&b1, cfg, exact.Violation)
+				WriteTrace(&b2, cfg, res.Violation)
+				assert.Equal(t, b1.String(), b2.String(), "the same shortest counterexample as the exact mode")
 			}
 		})
 	}
@@ -143,4 +145,55 @@ func TestDeadlock(t *testing.T) {
 	assert.Equal(t, "deadlock", res.Violation.Kind)
 	last := res.Violation.Trace[len(res.Violation.Trace)-1].State
 	assert.Empty(t, Next(&d, last))
+}
+
+// Fingerprint mode (engine.Options.Fingerprint) gives every positive
+// model TLC's counts, and fails every negative model with the property
+// TLC reports and a valid counterexample rebuilt from its trace file. A
+// frontier budget of 4 KiB makes every level past the first few spill to
+// disk.
+func TestFingerprintParityWithTLC(t *testing.T) {
+	man, err := tla.Load(filepath.Join(tlaDir, "manifest.json"))
+	require.NoError(t, err)
+	for _, e := range ownModels(t, man) {
+		t.Run(e.Name, func(t *testing.T) {
+			cfg, err := LoadModel(filepath.Join(tlaDir, e.Cfg))
+			require.NoError(t, err)
+			res, err := Explore(cfg, Options{Fingerprint: true, FrontierMemory: 4 << 10, TempDir: t.TempDir()})
+			require.NoError(t, err)
+			assert.True(t, res.Fingerprints)
+			switch e.Kind {
+			case tla.Positive:
+				require.Nil(t, res.Violation, "a positive model must hold")
+				got := tla.Measure{Distinct: res.Distinct, Generated: res.Generated, Depth: int64(res.Depth)}
+				assert.Empty(t, e.Mismatches(got, nil))
+				assert.Less(t, res.Collision, 1e-6)
+			case tla.Negative:
+				require.NotNil(t, res.Violation, "a negative model must fail")
+				assert.Equal(t, e.ExpectViolation, res.Violation.Property)
+				assertTraceValid(t, cfg, res.Violation)
+				exact, err := Explore(cfg, Options{})
+				require.NoError(t, err)
+				var b1, b2 bytes.Buffer
+				WriteTrace(&b1, cfg, exact.Violation)
+				WriteTrace(&b2, cfg, res.Violation)
+				assert.Equal(t, b1.String(), b2.String(), "the same shortest counterexample as the exact mode")
+			}
+		})
+	}
+}
+
+// ownModels are the manifest's models this package checks: those of the
+// Chandy-Lamport specs (model/barrier checks BarrierSnapshots'), large
+// ones left out (checked on request: go run ./cmd/tlcrun -go-only -large).
+func ownModels(t *testing.T, man *tla.Manifest) []tla.Model {
+	var out []tla.Model
+	for _, e := range man.Models {
+		mod, err := SpecModule(filepath.Join(tlaDir, e.Cfg))
+		require.NoError(t, err)
+		if strings.HasPrefix(mod, "ChandyLamport") && !e.Large {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -164,6 +164,16 @@ func TestStaleFiles(t *testing.T) {
 		m.StaleFiles(map[string]string{"A.tla": "1", "B.cfg": "9", "D.tla": "4"}))
 }
 
+// A large model's TLC run stopped by a time limit is not compared count
+// for count: a complete search must only reach at least as far.
+func TestMismatchesIncomplete(t *testing.T) {
+	m := Model{Name: "Big", Kind: Positive, Large: true,
+		TLC: Measure{Distinct: 100, Generated: 300, Depth: 5, Incomplete: "stopped after 30 min"}}
+	assert.Empty(t, m.Mismatches(Measure{Distinct: 1000, Generated: 3000, Depth: 20}, nil))
+	assert.Len(t, m.Mismatches(Measure{Distinct: 99, Generated: 3000, Depth: 20}, nil), 1)
+	assert.Empty(t, m.Mismatches(Measure{Distinct: 50, Generated: 60, Depth: 2, Incomplete: "bounded"}, nil))
+}
+
 func TestMismatches(t *testing.T) {
 	tlc := Measure{Distinct: 158, Generated: 285, Depth: 10}
 	pos := Model{Name: "M", Kind: Positive, TLC: tlc}

@@ -47,6 +47,10 @@ type checkFlags struct {
 	json      *bool
 	maxStates *int64
 	maxMemory byteSize
+
+	fingerprint    *bool
+	frontierMemory byteSize
+	tmpDir         *string
 }
 
 func newCheckFlags(stdout, stderr io.Writer) *checkFlags {
@@ -60,7 +64,10 @@ func newCheckFlags(stdout, stderr io.Writer) *checkFlags {
 	f.progress = f.Bool("progress", false, "print progress every few seconds to stderr even when it is not a terminal")
 	f.json = f.Bool("json", false, "print the verdict as one JSON object (model, verdict, property, counts, counterexample) instead of TLC's lines")
 	f.maxStates = f.Int64("max-states", 0, "stop the exhaustive search once more than `N` distinct states are stored (exit 3; 0: no bound)")
-	f.Var(&f.maxMemory, "max-memory", "stop the exhaustive search once the stored states take more than `SIZE` (bytes, or e.g. 512MiB, 4GiB; exit 3; 0: no bound)")
+	f.Var(&f.maxMemory, "max-memory", "stop the exhaustive search once the stored states take more than `SIZE` (bytes, or e.g. 512MiB, 4GiB; exit 3; 0: no bound); with --fingerprint, the fingerprint set")
+	f.fingerprint = f.Bool("fingerprint", false, "store 64-bit fingerprints of the states instead of the states, as TLC does (8 bytes a state; prints TLC's collision probability estimate; a counterexample is rebuilt and confirmed)")
+	f.Var(&f.frontierMemory, "frontier-memory", "with --fingerprint, keep at most `SIZE` of the BFS frontier in memory and spill the rest to --tmpdir (0: 256MiB)")
+	f.tmpDir = f.String("tmpdir", "", "with --fingerprint, the `DIR` for the spilled frontier and the trace file (default: the system's temporary directory)")
 	return f
 }
 
@@ -97,8 +104,15 @@ func (f *checkFlags) validate() (code int, bad bool) {
 		return f.usageError("--workers, --traces and --depth must be at least 1"), true
 	case *f.maxStates < 0:
 		return f.usageError("--max-states must not be negative"), true
-	case *f.simulate && (*f.maxStates > 0 || f.maxMemory > 0):
-		return f.usageError("--max-states and --max-memory bound the exhaustive search, not --simulate"), true
+	case *f.simulate && (*f.maxStates > 0 || f.maxMemory > 0 || *f.fingerprint):
+		return f.usageError("--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate"), true
+	case !*f.fingerprint && (f.frontierMemory > 0 || *f.tmpDir != ""):
+		return f.usageError("--frontier-memory and --tmpdir need --fingerprint"), true
+	}
+	if *f.tmpDir != "" {
+		if fi, err := os.Stat(*f.tmpDir); err != nil || !fi.IsDir() {
+			return f.usageError("--tmpdir %s is not a directory", *f.tmpDir), true
+		}
 	}
 	return exitOK, false
 }
@@ -123,11 +137,16 @@ func checked(cfg *model.Config) []spec.Property {
 func (f *checkFlags) runExplore(cfg *model.Config) int {
 	f.header(cfg)
 	if !*f.json {
-		fmt.Fprintf(f.stdout, "Running breadth-first search with %s.\n", plural(*f.workers, "worker"))
+		mode := ""
+		if *f.fingerprint {
+			mode = " storing 64-bit fingerprints"
+		}
+		fmt.Fprintf(f.stdout, "Running breadth-first search with %s%s.\n", plural(*f.workers, "worker"), mode)
 	}
 	stop, release := interruptible()
 	defer release()
-	opt := model.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop}
+	opt := model.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop,
+		Fingerprint: *f.fingerprint, FrontierMemory: int64(f.frontierMemory), TempDir: *f.tmpDir}
 	if *f.progress || isTerminal(f.stderr) {
 		opt.Progress = func(s model.Stats) {
 			fmt.Fprintf(f.stderr, "Progress: %d states generated, %d distinct states found, %d states left on queue (%.0f distinct states/s, %.1fs)\n",
@@ -170,6 +189,11 @@ func (f *checkFlags) reportExplore(cfg *model.Config, r *model.Result) {
 		reportViolation(w, cfg, r.Violation)
 	case r.Stop == model.StopDone:
 		fmt.Fprintf(w, "Model checking completed. No error has been found.\n")
+		if r.Fingerprints {
+			fmt.Fprintf(w, "  Estimates of the probability that TLC did not check all reachable states\n")
+			fmt.Fprintf(w, "  because two distinct states had the same fingerprint:\n")
+			fmt.Fprintf(w, "  calculated (optimistic):  val = %s\n", probability(r.Collision))
+		}
 	default:
 		fmt.Fprintf(w, "Model checking stopped before the end: %s. No error has been found in the states explored, but the search is incomplete.\n", stopWhy(r, *f.maxStates, int64(f.maxMemory)))
 	}
@@ -180,6 +204,20 @@ func (f *checkFlags) reportExplore(cfg *model.Config, r *model.Result) {
 		fmt.Fprintf(w, "The depth of the search so far is %d.\n", r.Depth)
 	}
 	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.Distinct, r.Duration))
+}
+
+// probability renders p with two significant digits as TLC does
+// (AbstractChecker.ProbabilityToString): 6.0E-8, 0.012.
+func probability(p float64) string {
+	switch {
+	case p == 0:
+		return "0.0"
+	case p < 1e-3: // where Java's Double.toString switches to E notation
+		m, e, _ := strings.Cut(strconv.FormatFloat(p, 'E', 1, 64), "E")
+		exp, _ := strconv.Atoi(e)
+		return fmt.Sprintf("%sE%d", m, exp)
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
 }
 
 // stopWhy says which bound stopped a search.
@@ -281,6 +319,9 @@ type exploreCounts struct {
 	Distinct  int64 `json:"distinct"`
 	Depth     int   `json:"depth"`
 	Left      int64 `json:"left"`
+	// Collision is, with --fingerprint, TLC's optimistic estimate of the
+	// probability that two distinct states had the same fingerprint.
+	Collision *float64 `json:"collision_probability,omitempty"`
 }
 
 type simulateCounts struct {
@@ -323,7 +364,11 @@ func exploreVerdict(cfg *model.Config, file string, r *model.Result) checkVerdic
 		out.Verdict = "incomplete"
 	}
 	out.Stop = r.Stop.String()
-	out.Counts = exploreCounts{Generated: r.Generated, Distinct: r.Distinct, Depth: r.Depth, Left: r.Left}
+	counts := exploreCounts{Generated: r.Generated, Distinct: r.Distinct, Depth: r.Depth, Left: r.Left}
+	if r.Fingerprints {
+		counts.Collision = &r.Collision
+	}
+	out.Counts = counts
 	out.Seconds = r.Duration.Seconds()
 	return out
 }

@@ -57,7 +57,10 @@ func TestCheckUsageAndBadInput(t *testing.T) {
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"--model", "../../tla/MCRing.cfg", "--max-states", "-1"}, "--max-states must not be negative"},
 		{[]string{"--model", "../../tla/MCRing.cfg", "--max-memory", "lots"}, `want a size such as 1000000, 512MiB or 4GiB, got "lots"`},
-		{[]string{"--model", "../../tla/MCRing.cfg", "--simulate", "--max-states", "10"}, "--max-states and --max-memory bound the exhaustive search, not --simulate"},
+		{[]string{"--model", "../../tla/MCRing.cfg", "--simulate", "--max-states", "10"}, "--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate"},
+		{[]string{"--model", "../../tla/MCRing.cfg", "--simulate", "--fingerprint"}, "--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate"},
+		{[]string{"--model", "../../tla/MCRing.cfg", "--frontier-memory", "1MiB"}, "--frontier-memory and --tmpdir need --fingerprint"},
+		{[]string{"--model", "../../tla/MCRing.cfg", "--fingerprint", "--tmpdir", "/no/such/dir"}, "/no/such/dir"},
 		{[]string{"--model", "../../tla/NoSuch.cfg"}, "NoSuch.cfg"},
 		{[]string{"--model", "../../tla/MCRing.tla"}, "MCRing.tla"}, // a module is not a cfg
 	} {
@@ -223,6 +226,44 @@ func TestCheckSimulateInterrupt(t *testing.T) {
 	v := verdict(t, out)
 	assert.Equal(t, "incomplete", v.Verdict)
 	assert.Equal(t, "canceled", v.Stop)
+}
+
+// --fingerprint gives TLC's counts and prints TLC's collision estimate;
+// a violation's counterexample is rebuilt from the trace file.
+func TestCheckFingerprint(t *testing.T) {
+	code, out, errs := check("--model", "../../tla/MCTwoBank.cfg", "--fingerprint", "--frontier-memory", "1KiB", "--tmpdir", t.TempDir())
+	require.Equal(t, exitOK, code, out+errs)
+	assert.Contains(t, out, "Running breadth-first search with")
+	assert.Contains(t, out, "storing 64-bit fingerprints.\n")
+	// 158 * (285 - 158) / 2^64
+	assert.Contains(t, out, "Model checking completed. No error has been found.\n"+
+		"  Estimates of the probability that TLC did not check all reachable states\n"+
+		"  because two distinct states had the same fingerprint:\n"+
+		"  calculated (optimistic):  val = 1.1E-15\n"+
+		"285 states generated, 158 distinct states found, 0 states left on queue.\n")
+
+	code, out, _ = check("--model", "../../tla/MCNonFIFO.cfg", "--fingerprint")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, `State 5: <RecvMarkerAt("P1","P2",1)>`)
+
+	code, out, _ = check("--model", "../../tla/MCRing.cfg", "--fingerprint", "--json")
+	require.Equal(t, exitOK, code)
+	var v struct {
+		Counts struct {
+			Distinct  int64    `json:"distinct"`
+			Collision *float64 `json:"collision_probability"`
+		} `json:"counts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, int64(89), v.Counts.Distinct)
+	require.NotNil(t, v.Counts.Collision)
+	assert.InDelta(t, 89.0*(124-89)/(1<<64), *v.Counts.Collision, 1e-25)
+}
+
+func TestProbability(t *testing.T) {
+	for p, want := range map[float64]string{0: "0.0", 6.04e-8: "6.0E-8", 1.2e-15: "1.2E-15", 5.5e-10: "5.5E-10", 0.012: "0.012", 0.5: "0.5"} {
+		assert.Equal(t, want, probability(p), "%g", p)
+	}
 }
 
 func TestByteSize(t *testing.T) {

@@ -44,7 +44,7 @@ var commandConventions = map[string]conventions{
 		input: func(path string) []string { return []string{"--config", path} },
 	},
 	"check": {
-		flags: []string{"model", "workers", "simulate", "seed", "traces", "depth", "progress", "json", "max-states", "max-memory"},
+		flags: []string{"model", "workers", "simulate", "seed", "traces", "depth", "progress", "json", "max-states", "max-memory", "fingerprint", "frontier-memory", "tmpdir"},
 		input: func(path string) []string { return []string{"--model", path} },
 	},
 	"audit": {

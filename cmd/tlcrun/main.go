@@ -10,7 +10,10 @@
 // comparing them (TLC's in "tlc", the Go explorer's in "go"); the Go
 // explorer's counts must still agree with TLC's. -go-only runs the Go
 // explorer alone, without TLC or Java, and leaves TLC's numbers and the
-// spec hashes alone.
+// spec hashes alone. Models marked large are skipped unless -large (or
+// -only names one): the Go explorer checks them in fingerprint mode, and
+// TLC is stopped after -tlc-limit, its counts then recorded as
+// incomplete.
 package main
 
 import (
@@ -44,6 +47,7 @@ type Result struct {
 	tla.Measure
 	Completed bool // "Model checking completed. No error has been found."
 	Errors    []string
+	left      int64 // states left on queue, of a stopped run
 }
 
 var (
@@ -54,6 +58,25 @@ var (
 	reVersion   = regexp.MustCompile(`(?m)^TLC2 Version (\S+)`)
 	reError     = regexp.MustCompile(`(?m)^Error: .*$`)
 )
+
+var reProgress = regexp.MustCompile(`(?m)^Progress\((\d+)\) at [^:]*:\d\d:\d\d: ([\d,]+) states generated(?: \([^)]*\))?, ([\d,]+) distinct states found(?: \([^)]*\))?, ([\d,]+) states left on queue\.`)
+
+// ParseProgress reads the last progress line of a TLC run that was
+// stopped: the BFS depth reached and the counts then.
+func ParseProgress(out string) (Result, error) {
+	var r Result
+	ms := reProgress.FindAllStringSubmatch(out, -1)
+	if len(ms) == 0 {
+		return r, errors.New("TLC was stopped before its first progress line")
+	}
+	m := ms[len(ms)-1]
+	num := func(s string) int64 { n, _ := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64); return n }
+	r.Depth, r.Generated, r.Distinct, r.left = num(m[1]), num(m[2]), num(m[3]), num(m[4])
+	if v := reVersion.FindStringSubmatch(out); v != nil {
+		r.Version = v[1]
+	}
+	return r, nil
+}
 
 // Parse reads TLC's output.
 func Parse(out string) (Result, error) {
@@ -96,7 +119,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // options are tlcrun's flags.
 type options struct {
 	jar, java, manifest, only string
-	update, goOnly            bool
+	update, goOnly, large     bool
+	tlcLimit                  time.Duration
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -159,6 +183,8 @@ func parseOptions(args []string, stdout, stderr io.Writer) (options, int) {
 	fs.BoolVar(&opt.update, "update", false, "record the measured numbers in the manifest instead of comparing them")
 	fs.BoolVar(&opt.goOnly, "go-only", false, "run only the Go explorer (no TLC or Java needed) and compare its counts with the manifest's, or record them with -update")
 	fs.StringVar(&opt.java, "java", "java", "the java command")
+	fs.BoolVar(&opt.large, "large", false, "also check the models marked large (skipped by default): the Go explorer in fingerprint mode, TLC stopped after -tlc-limit")
+	fs.DurationVar(&opt.tlcLimit, "tlc-limit", 30*time.Minute, "on a large model, stop TLC after this long and record the counts it reached as incomplete")
 	fs.SetOutput(io.Discard) // errors and usage are printed below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -185,6 +211,10 @@ func checkModels(opt options, dir string, man *tla.Manifest, stdout io.Writer) i
 	for i := range man.Models {
 		m := &man.Models[i]
 		if opt.only != "" && m.Name != opt.only {
+			continue
+		}
+		if m.Large && !opt.large && opt.only == "" {
+			fmt.Fprintf(stdout, "skip %s: a large model (-large checks it)\n", m.Name)
 			continue
 		}
 		fmt.Fprintf(stdout, "== %s (%s): %s\n", m.Name, m.Kind, m.Demonstrates)
@@ -222,13 +252,17 @@ func findTLC(opt options, stderr io.Writer) int {
 // runTLC model-checks m with TLC and compares the result with the
 // manifest, or records it in m with -update. It reports whether m passed.
 func runTLC(opt options, dir string, m *tla.Model, stdout io.Writer) bool {
-	res, err := check(opt.java, opt.jar, dir, *m, stdout)
+	var limit time.Duration
+	if m.Large {
+		limit = opt.tlcLimit
+	}
+	res, err := check(opt.java, opt.jar, dir, *m, limit, stdout)
 	if err != nil {
 		fmt.Fprintf(stdout, "FAIL %s: %v\n", m.Name, err)
 		return false
 	}
-	fmt.Fprintf(stdout, "   tlc: %d distinct, %d generated, depth %d, %.1fs, max RSS %d MiB%s\n",
-		res.Distinct, res.Generated, res.Depth, res.Seconds, res.MaxRSSKB/1024, violationNote(res.Violation))
+	fmt.Fprintf(stdout, "   tlc: %d distinct, %d generated, depth %d, %.1fs, max RSS %d MiB%s%s\n",
+		res.Distinct, res.Generated, res.Depth, res.Seconds, res.MaxRSSKB/1024, violationNote(res.Violation), incompleteNote(res.Incomplete))
 	if opt.update {
 		m.TLC = res.Measure
 		return true
@@ -264,8 +298,9 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 	return len(problems) == 0
 }
 
-// explore runs the Go explorer, with every core, on one manifest model:
-// tlcrun's one call into the model loader and the explorer.
+// explore runs the Go explorer, with every core, on one manifest model
+// (a large one in fingerprint mode): tlcrun's one call into the model
+// loader and the explorer.
 func explore(dir string, m tla.Model) (tla.Measure, error) {
 	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && mod == barrier.SpecModule {
 		return exploreBarrier(filepath.Join(dir, m.Cfg))
@@ -274,7 +309,7 @@ func explore(dir string, m tla.Model) (tla.Measure, error) {
 	if err != nil {
 		return tla.Measure{}, err
 	}
-	res, err := model.Explore(cfg, model.Options{})
+	res, err := model.Explore(cfg, model.Options{Fingerprint: m.Large})
 	if err != nil {
 		return tla.Measure{}, err
 	}
@@ -303,6 +338,13 @@ func measured(c engine.Counts, prop spec.Property, kind string) (tla.Measure, er
 	return got, nil
 }
 
+func incompleteNote(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " (incomplete: " + why + ")"
+}
+
 func violationNote(v spec.Property) string {
 	if v == "" {
 		return ""
@@ -314,15 +356,17 @@ func violationNote(v spec.Property) string {
 // and requires TLC to complete on a positive model.
 func compare(m tla.Model, r Result) []string {
 	p := m.Mismatches(r.Measure, nil)
-	if m.Kind == tla.Positive && !r.Completed {
+	if m.Kind == tla.Positive && !r.Completed && r.Incomplete == "" {
 		p = append(p, fmt.Sprintf("TLC did not complete: %s", strings.Join(r.Errors, "; ")))
 	}
 	return p
 }
 
 // check runs SANY then TLC on one model, in a scratch copy of the tla
-// folder so TLC's state files stay out of the tree.
-func check(java, jar, dir string, m tla.Model, log io.Writer) (Result, error) {
+// folder so TLC's state files stay out of the tree. A positive limit
+// stops TLC after that long; its last progress line is then the result,
+// marked incomplete.
+func check(java, jar, dir string, m tla.Model, limit time.Duration, log io.Writer) (Result, error) {
 	work, err := os.MkdirTemp("", "tlcrun-")
 	if err != nil {
 		return Result{}, err
@@ -361,9 +405,27 @@ func check(java, jar, dir string, m tla.Model, log io.Writer) (Result, error) {
 	out := &progressWriter{log: log}
 	tlc.Stdout = out
 	tlc.Stderr = out
-	runErr := tlc.Run()
+	var timer *time.Timer
+	stopped := make(chan struct{})
+	if err := tlc.Start(); err != nil {
+		return Result{}, err
+	}
+	if limit > 0 {
+		timer = time.AfterFunc(limit, func() { close(stopped); tlc.Process.Kill() })
+	}
+	runErr := tlc.Wait()
 	secs := time.Since(start).Seconds()
-	res, err := Parse(out.buf.String())
+	if timer != nil && timer.Stop() {
+		limit = 0 // TLC ended on its own
+	}
+	var res Result
+	if limit > 0 {
+		<-stopped
+		res, err = ParseProgress(out.buf.String())
+		res.Incomplete = fmt.Sprintf("TLC (-workers auto) stopped by tlcrun -tlc-limit after %s, %d states left on queue", limit, res.left)
+	} else {
+		res, err = Parse(out.buf.String())
+	}
 	if err != nil {
 		return res, fmt.Errorf("%v (TLC exit: %v)\n%s", err, runErr, tail(out.buf.String(), 30))
 	}

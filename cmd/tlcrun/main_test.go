@@ -53,6 +53,21 @@ func TestParse(t *testing.T) {
 	assert.ErrorContains(t, err, "states generated")
 }
 
+// A run stopped by -tlc-limit is read from its last progress line, in
+// either of the forms TLC prints (with and without rates).
+func TestParseProgress(t *testing.T) {
+	out := "TLC2 Version 2026.11.30.201540\n" +
+		"Progress(12) at 2026-12-01 00:01:02: 1,000 states generated, 400 distinct states found, 90 states left on queue.\n" +
+		"Progress(17) at 2026-12-01 00:02:02: 2,345,678 states generated (1,000,000 s/min), 912,345 distinct states found (400,000 ds/min), 123,456 states left on queue.\n"
+	r, err := ParseProgress(out)
+	require.NoError(t, err)
+	assert.Equal(t, tla.Measure{Distinct: 912_345, Generated: 2_345_678, Depth: 17, Version: "2026.11.30.201540"}, r.Measure)
+	assert.EqualValues(t, 123_456, r.left)
+
+	_, err = ParseProgress("TLC2 Version 2026.11.30.201540\nStarting...\n")
+	assert.ErrorContains(t, err, "before its first progress line")
+}
+
 func TestCompare(t *testing.T) {
 	pos := tla.Model{Name: "M", Kind: tla.Positive, TLC: tla.Measure{Distinct: 158, Generated: 285, Depth: 10}}
 	r, _ := Parse(okOutput)
@@ -130,6 +145,26 @@ func TestGoOnly(t *testing.T) {
 	assert.Equal(t, []int64{158, 285, 10}, []int64{got.Models[0].Go.Distinct, got.Models[0].Go.Generated, got.Models[0].Go.Depth})
 	assert.Equal(t, runtime.Version(), got.Models[0].Go.Version)
 	assert.Equal(t, want.Models[1:], got.Models[1:], "-only touches one model")
+}
+
+// A model marked large is skipped unless -large or -only asks for it,
+// and the Go explorer checks it in fingerprint mode (same counts).
+func TestLargeSkippedUnlessAsked(t *testing.T) {
+	path := copyTLA(t)
+	man, err := tla.Load(path)
+	require.NoError(t, err)
+	man.Models = man.Models[:2] // MCTwoBank, MCRing
+	man.Models[1].Large = true
+	require.NoError(t, tla.Write(path, man))
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-go-only", "-manifest", path}, &out, &errb), out.String()+errb.String())
+	assert.Contains(t, out.String(), "ok   MCTwoBank")
+	assert.Contains(t, out.String(), "skip MCRing: a large model (-large checks it)")
+
+	out.Reset()
+	require.Equal(t, 0, run([]string{"-go-only", "-large", "-manifest", path}, &out, &errb), out.String()+errb.String())
+	assert.Contains(t, out.String(), "go:  89 distinct, 124 generated, depth 13")
+	assert.Contains(t, out.String(), "ok   MCRing")
 }
 
 // A manifest that does not match the schema is bad input.

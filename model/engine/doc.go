@@ -34,4 +34,16 @@
 //
 // model/explore.go is the adapter for tla/ChandyLamport.tla and its
 // variants; a new specification's adapter has the same shape.
+//
+// # Exact and fingerprint modes
+//
+// By default each distinct state is stored as its encoding, which is
+// exact and lets a counterexample be read back directly. With
+// Options.Fingerprint the engine stores a 64-bit fingerprint of each
+// encoding instead, as TLC does, keeps the BFS frontier in files beyond
+// Options.FrontierMemory, and writes each state's fingerprint and parent
+// to a trace file; a violation's path is rebuilt from it by re-expanding
+// from the initial state and confirmed. Counts.Collision is TLC's
+// estimate of the probability that two distinct states collided (and one
+// was never explored). Use it when the states do not fit in memory.
 package engine

@@ -66,6 +66,26 @@ type Options struct {
 	// current chunk of states and Run returns the counts reached, with
 	// Result.Stop = StopCanceled.
 	Stop <-chan struct{}
+
+	// Fingerprint stores each distinct state as a 64-bit fingerprint of
+	// its encoding (XXH64) instead of the encoding, as TLC does: 8 bytes
+	// a state (in a table at most 3/4 full) instead of the encoding's
+	// ~190, at the price of a small probability that two distinct states
+	// share a fingerprint and the second is never explored
+	// (Counts.Collision estimates it). The frontier (the current and the
+	// next BFS level, encoded) is kept in memory up to FrontierMemory
+	// bytes (0: 256 MiB) and spilled to files in TempDir ("": the system's)
+	// beyond; each state's fingerprint and parent go to a trace file there,
+	// from which a violation's path is rebuilt by re-expanding from an
+	// initial state and confirmed (its last state is checked again). The
+	// counts of a passing search equal the exact mode's when no two states
+	// collide. A violation stops the search at the end of the batch of
+	// states it is in, not of its level, so the counts of a failing
+	// search are smaller than the exact mode's. MaxMemory bounds the
+	// fingerprint set.
+	Fingerprint    bool
+	FrontierMemory int64
+	TempDir        string
 }
 
 // Stats are the counts of a search so far, as TLC counts them (see
@@ -139,8 +159,20 @@ type Counts struct {
 	Stop      StopReason
 	Duration  time.Duration
 	// StateBytes is the total size of the stored state encodings (each
-	// distinct state is kept once, encoded, with a 4-byte parent index).
+	// distinct state is kept once, encoded, with a 4-byte parent index);
+	// in fingerprint mode, the size of the fingerprint set.
 	StateBytes int64
+
+	// Fingerprints: the search ran in fingerprint mode (Options).
+	Fingerprints bool
+	// Collision is, in fingerprint mode, TLC's "calculated (optimistic)"
+	// estimate of the probability that two distinct states had the same
+	// fingerprint: Distinct * (Generated - Distinct) / 2^64
+	// (tlc2.tool.AbstractChecker.calculateOptimisticProbability).
+	Collision float64
+	// SpilledBytes is, in fingerprint mode, how many bytes of frontier
+	// were written to disk.
+	SpilledBytes int64
 }
 
 // Result is what Run found. The search passed only if Stop is StopDone

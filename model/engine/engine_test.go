@@ -128,3 +128,60 @@ func TestBoundsAndErrors(t *testing.T) {
 	_, err = Run(&counters{max: 9, inits: [][2]byte{{0, 0}}, fail: boom}, Options{})
 	assert.ErrorIs(t, err, boom)
 }
+
+// Fingerprint mode counts as the exact mode, with the frontier spilled to
+// disk when it passes its memory budget, and rebuilds the same shortest
+// paths from its trace file.
+func TestFingerprintMode(t *testing.T) {
+	defer func(b int) { batchStates = b }(batchStates)
+	batchStates = 16 // several batches a level
+	for _, mem := range []int64{0, 64} {
+		for _, w := range []int{1, 3} {
+			opt := Options{Workers: w, Fingerprint: true, FrontierMemory: mem, TempDir: t.TempDir()}
+			r, err := Run(&counters{max: 60, inits: [][2]byte{{0, 0}}}, opt)
+			require.NoError(t, err)
+			assert.True(t, r.Passed())
+			assert.Equal(t, int64(61*61), r.Distinct)
+			assert.Equal(t, int64(1+2*60*60+2*60), r.Generated)
+			assert.Equal(t, 121, r.Depth)
+			assert.True(t, r.Fingerprints)
+			assert.InDelta(t, float64(61*61)*float64(2*60*60+2*60+1-61*61)/(1<<64), r.Collision, 1e-25)
+			if mem > 0 {
+				assert.Positive(t, r.SpilledBytes, "a 64-byte budget spills the frontier")
+			} else {
+				assert.Zero(t, r.SpilledBytes)
+			}
+
+			r, err = Run(&counters{max: 60, inits: [][2]byte{{0, 0}}, bad: [2]byte{40, 30}, badOn: true}, opt)
+			require.NoError(t, err)
+			require.NotNil(t, r.Violation)
+			assert.Equal(t, KindInvariant, r.Violation.Kind)
+			require.Len(t, r.Violation.Path, 71)
+			for i, st := range r.Violation.Path { // a first, as exact mode's BFS finds
+				assert.Equal(t, []byte{byte(min(i, 40)), byte(max(0, i-40))}, st)
+			}
+
+			r, err = Run(&counters{max: 3, inits: [][2]byte{{0, 0}}, live: true}, opt)
+			require.NoError(t, err)
+			require.NotNil(t, r.Violation)
+			assert.Equal(t, KindProperty, r.Violation.Kind)
+			assert.Equal(t, []byte{3, 3}, r.Violation.Path[len(r.Violation.Path)-1])
+		}
+	}
+}
+
+// The fingerprint set stores what it is given, 0 included, and grows.
+func TestFPSet(t *testing.T) {
+	var s fpSet
+	defer s.free()
+	for i := uint64(0); i < 100_000; i++ {
+		assert.True(t, s.insert(i*0x9e3779b97f4a7c15))
+	}
+	for i := uint64(0); i < 100_000; i++ {
+		require.True(t, s.contains(i*0x9e3779b97f4a7c15))
+		require.False(t, s.insert(i*0x9e3779b97f4a7c15))
+	}
+	assert.False(t, s.contains(12345))
+	assert.True(t, s.contains(1), "0 is stored as 1")
+	assert.LessOrEqual(t, s.bytes(), int64(8*100_000*8/3+8*numShards*fpInitSlots))
+}

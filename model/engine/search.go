@@ -29,6 +29,10 @@ func Run(sp Spec, opt Options) (*Result, error) {
 		return nil, err
 	}
 	defer x.startProgress()()
+	if x.fp != nil {
+		defer x.fp.close()
+		return x.runFP()
+	}
 	return x.run()
 }
 
@@ -51,6 +55,9 @@ type search struct {
 	states     []string                       // encodings by state id
 	parents    []uint32                       // parent state id by state id, noParent for an initial state
 	stateBytes int64                          // the encodings' total size
+
+	fp   *fpMode    // nil in exact mode
+	outs []chunkOut // reused by expand
 
 	res       Result
 	liveState int // the first state ending a fair behaviour that violates liveProp; -1 none
@@ -75,7 +82,19 @@ func newSearch(sp Spec, opt Options) (*search, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Fingerprint {
+		if x.fp, err = newFPMode(opt); err != nil {
+			return nil, err
+		}
+	}
 	for _, enc := range inits {
+		if x.fp != nil {
+			if err := x.fp.storeInit(enc); err != nil {
+				x.fp.close()
+				return nil, err
+			}
+			continue
+		}
 		sh := x.shards[maphash.Bytes(x.seed, enc)%numShards]
 		if _, seen := sh[string(enc)]; !seen {
 			sh[string(enc)] = struct{}{}
@@ -84,8 +103,16 @@ func newSearch(sp Spec, opt Options) (*search, error) {
 	}
 	x.res.Generated = int64(len(inits))
 	x.generated.Store(x.res.Generated)
-	x.distinct.Store(int64(len(x.states)))
+	x.distinct.Store(x.stored())
 	return x, nil
+}
+
+// stored is the number of distinct states stored.
+func (x *search) stored() int64 {
+	if x.fp != nil {
+		return x.fp.n
+	}
+	return int64(len(x.states))
 }
 
 // store appends a new state.
@@ -144,12 +171,21 @@ func (x *search) canceled() bool {
 // any.
 func (x *search) bounded() StopReason {
 	switch {
-	case x.opt.MaxStates > 0 && int64(len(x.states)) > x.opt.MaxStates:
+	case x.opt.MaxStates > 0 && x.stored() > x.opt.MaxStates:
 		return StopMaxStates
-	case x.opt.MaxMemory > 0 && x.stateBytes+4*int64(len(x.states)) > x.opt.MaxMemory:
+	case x.opt.MaxMemory > 0 && x.memory() > x.opt.MaxMemory:
 		return StopMaxMemory
 	}
 	return StopDone
+}
+
+// memory is what the stored states take: their encodings and parent
+// indexes, or in fingerprint mode the fingerprint set.
+func (x *search) memory() int64 {
+	if x.fp != nil {
+		return x.fp.set.bytes()
+	}
+	return x.stateBytes + 4*int64(len(x.states))
 }
 
 // run explores level by level, the states lo..hi-1 being the current
@@ -162,19 +198,17 @@ func (x *search) run() (*Result, error) {
 		}
 		x.res.Depth++
 		x.depth.Store(int64(x.res.Depth))
-		outs, explored := x.expand(lo, hi)
-		for i := range outs {
-			if outs[i].err != nil {
-				return nil, outs[i].err
-			}
-			x.res.Generated += outs[i].generated
+		x.queued.Store(int64(hi - lo))
+		outs, explored := x.expand(lo, hi-lo, func(dst []byte, id int) []byte { return append(dst, x.states[id]...) })
+		if err := x.count(outs); err != nil {
+			return nil, err
 		}
 		if explored < hi-lo {
 			return x.finish(StopCanceled, hi-lo-explored), nil
 		}
-		if v := x.firstViolation(outs); v != nil {
+		if v, err := x.firstViolation(outs); v != nil || err != nil {
 			x.res.Violation = v
-			return x.finish(StopDone, hi-lo), nil
+			return x.finish(StopDone, hi-lo), err
 		}
 		x.dedup(outs)
 		if err := x.storeNew(outs); err != nil {
@@ -182,8 +216,30 @@ func (x *search) run() (*Result, error) {
 		}
 		lo, hi = hi, len(x.states)
 	}
+	return x.finishLive()
+}
+
+// count adds the chunks' generated states to the result, or returns the
+// first chunk's error.
+func (x *search) count(outs []chunkOut) error {
+	for i := range outs {
+		if outs[i].err != nil {
+			return outs[i].err
+		}
+		x.res.Generated += outs[i].generated
+	}
+	return nil
+}
+
+// finishLive ends a search that covered every state: it reports the
+// liveness violation found, if any.
+func (x *search) finishLive() (*Result, error) {
 	if x.liveState >= 0 {
-		x.res.Violation = &Violation{Kind: KindProperty, Property: x.liveProp, Path: x.path(uint32(x.liveState))}
+		p, err := x.path(KindProperty, x.liveProp, uint32(x.liveState))
+		if err != nil {
+			return nil, err
+		}
+		x.res.Violation = &Violation{Kind: KindProperty, Property: x.liveProp, Path: p}
 	}
 	return x.finish(StopDone, 0), nil
 }
@@ -198,7 +254,7 @@ func (x *search) storeNew(outs []chunkOut) error {
 			}
 		}
 	}
-	if len(x.states) >= 1<<32-1 {
+	if len(x.states) >= maxStates {
 		return fmt.Errorf("engine: more than 2^32 states")
 	}
 	x.distinct.Store(int64(len(x.states)))
@@ -209,25 +265,38 @@ func (x *search) storeNew(outs []chunkOut) error {
 // finish fills in the result's counts; left states were not explored.
 func (x *search) finish(why StopReason, left int) *Result {
 	x.res.Stop = why
-	x.res.Distinct = int64(len(x.states))
+	x.res.Distinct = x.stored()
 	x.res.Left = int64(left)
 	x.res.StateBytes = x.stateBytes
+	if x.fp != nil {
+		x.res.StateBytes = x.fp.set.bytes()
+		x.res.Fingerprints = true
+		x.res.Collision = collisionProbability(x.res.Distinct, x.res.Generated)
+		x.res.SpilledBytes = x.fp.spilled
+	}
 	x.res.Duration = time.Since(x.start)
 	return &x.res
 }
 
-// candidate is a successor not stored when its level started.
+// maxStates is the most states a search stores: ids are 32-bit.
+const maxStates = 1<<32 - 1
+
+// candidate is a successor not stored when its level (or, in fingerprint
+// mode, its batch) started; its encoding is keys[off:off+n] of its
+// chunk.
 type candidate struct {
-	key    string
-	hash   uint64
+	off, n uint32
+	hash   uint64 // the fingerprint, in fingerprint mode
 	parent uint32
-	isNew  bool // the first occurrence of a new state (set by dedup)
+	isNew  bool   // the first occurrence of a new state (set by dedup)
+	key    string // the encoding, for a new state in exact mode (set by dedup)
 }
 
 // chunkOut is what a worker found in one chunk of a level.
 type chunkOut struct {
 	done      bool // the chunk was explored (not canceled)
 	cands     []candidate
+	keys      []byte // the candidates' encodings
 	generated int64
 	invState  int64 // lowest violating state id in the chunk, -1 none
 	invName   spec.Property
@@ -237,13 +306,14 @@ type chunkOut struct {
 	err       error
 }
 
-// expand explores the states lo..hi-1 in chunks, in parallel. It returns
-// every chunk's findings and the number of states explored (less than
-// hi-lo when Options.Stop was closed).
-func (x *search) expand(lo, hi int) ([]chunkOut, int) {
-	nchunks := (hi - lo + chunkSize - 1) / chunkSize
-	outs := make([]chunkOut, nchunks)
-	x.queued.Store(int64(hi - lo))
+// expand explores the n states with ids lo..lo+n-1 in chunks, in
+// parallel; load appends a state's encoding to dst. It returns every
+// chunk's findings and the number of states explored (less than n when
+// Options.Stop was closed).
+func (x *search) expand(lo, n int, load func(dst []byte, id int) []byte) ([]chunkOut, int) {
+	hi := lo + n
+	nchunks := (n + chunkSize - 1) / chunkSize
+	outs := x.chunkOuts(nchunks)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < x.workers; w++ {
@@ -257,11 +327,19 @@ func (x *search) expand(lo, hi int) ([]chunkOut, int) {
 			var n int64
 			emit := func(succ []byte) {
 				n++
-				h := maphash.Bytes(x.seed, succ)
-				if _, seen := x.shards[h%numShards][string(succ)]; seen {
-					return
+				var h uint64
+				if x.fp != nil {
+					if h = fingerprint(succ); x.fp.set.contains(h) {
+						return
+					}
+				} else {
+					h = maphash.Bytes(x.seed, succ)
+					if _, seen := x.shards[h%numShards][string(succ)]; seen {
+						return
+					}
 				}
-				out.cands = append(out.cands, candidate{key: string(succ), hash: h, parent: uint32(id)})
+				out.cands = append(out.cands, candidate{off: uint32(len(out.keys)), n: uint32(len(succ)), hash: h, parent: uint32(id)})
+				out.keys = append(out.keys, succ...)
 			}
 			for {
 				ci := int(next.Add(1) - 1)
@@ -272,7 +350,7 @@ func (x *search) expand(lo, hi int) ([]chunkOut, int) {
 				out.invState, out.liveState, out.deadState = -1, -1, -1
 				for id = lo + ci*chunkSize; id < min(lo+(ci+1)*chunkSize, hi); id++ {
 					n = 0
-					enc = append(enc[:0], x.states[id]...)
+					enc = load(enc[:0], id)
 					v, err := ex.Expand(enc, emit)
 					if err != nil {
 						out.err = err
@@ -292,6 +370,20 @@ func (x *search) expand(lo, hi int) ([]chunkOut, int) {
 		}
 	}
 	return outs, explored
+}
+
+// chunkOuts returns n empty chunkOuts, reusing the buffers of the
+// previous level's (or batch's): its candidates are stored or dropped by
+// now, and regrowing the buffers every time was a fifth of the CPU time.
+func (x *search) chunkOuts(n int) []chunkOut {
+	if cap(x.outs) < n {
+		x.outs = append(x.outs[:cap(x.outs)], make([]chunkOut, n-cap(x.outs))...)
+	}
+	outs := x.outs[:n]
+	for i := range outs {
+		outs[i] = chunkOut{cands: outs[i].cands[:0], keys: outs[i].keys[:0]}
+	}
+	return outs
 }
 
 // note records in out what expanding state id found: its verdict and its
@@ -315,7 +407,7 @@ func (x *search) note(out *chunkOut, id int, v Verdict, n int64) {
 // violation or deadlock at the lowest state id (the chunks are in state
 // order, so this does not depend on the workers), with its path. It also
 // records the first liveness violation seen.
-func (x *search) firstViolation(outs []chunkOut) *Violation {
+func (x *search) firstViolation(outs []chunkOut) (*Violation, error) {
 	var invState, deadState int64 = -1, -1
 	var invName spec.Property
 	for i := range outs {
@@ -330,13 +422,18 @@ func (x *search) firstViolation(outs []chunkOut) *Violation {
 			x.liveState, x.liveProp = int(o.liveState), o.liveProp
 		}
 	}
+	v := &Violation{Kind: KindInvariant, Property: invName}
+	id := invState
 	switch {
 	case invState >= 0:
-		return &Violation{Kind: KindInvariant, Property: invName, Path: x.path(uint32(invState))}
 	case deadState >= 0:
-		return &Violation{Kind: KindDeadlock, Path: x.path(uint32(deadState))}
+		v.Kind, v.Property, id = KindDeadlock, "", deadState
+	default:
+		return nil, nil
 	}
-	return nil
+	var err error
+	v.Path, err = x.path(v.Kind, v.Property, uint32(id))
+	return v, err
 }
 
 // dedup marks the first occurrence of each new state among the level's
@@ -355,7 +452,13 @@ func (x *search) dedup(outs []chunkOut) {
 					if int(sh)%x.workers != w {
 						continue
 					}
-					if _, seen := x.shards[sh][cs[j].key]; !seen {
+					if x.fp != nil {
+						cs[j].isNew = x.fp.set.insert(cs[j].hash)
+						continue
+					}
+					key := outs[i].keys[cs[j].off : cs[j].off+cs[j].n]
+					if _, seen := x.shards[sh][string(key)]; !seen {
+						cs[j].key = string(key)
 						x.shards[sh][cs[j].key] = struct{}{}
 						cs[j].isNew = true
 					}
@@ -367,8 +470,12 @@ func (x *search) dedup(outs []chunkOut) {
 }
 
 // path is the encodings of the states from an initial state to state id,
-// following parent pointers.
-func (x *search) path(id uint32) [][]byte {
+// which violates prop as kind says: following parent pointers, or in
+// fingerprint mode rebuilt and confirmed (fpPath).
+func (x *search) path(kind string, prop spec.Property, id uint32) ([][]byte, error) {
+	if x.fp != nil {
+		return x.fpPath(kind, prop, id)
+	}
 	var rev [][]byte
 	for s := id; s != noParent; s = x.parents[s] {
 		rev = append(rev, []byte(x.states[s]))
@@ -377,5 +484,5 @@ func (x *search) path(id uint32) [][]byte {
 	for i := range rev {
 		p[i] = rev[len(rev)-1-i]
 	}
-	return p
+	return p, nil
 }
