@@ -217,34 +217,20 @@ func liveDetail(cfg *Config, s int) string {
 	return fmt.Sprintf("snapshot %d was initiated but never completes: the last state has no receive enabled", cfg.Snap[s])
 }
 
-// rebuildTrace decodes a path of encodings and recomputes each step's
-// action: the first instance, in Next's order, whose successor is the
-// next state.
+// rebuildTrace rebuilds a counterexample's steps from its path of
+// encodings (engine.RebuildPath, with Next's order of actions).
 func rebuildTrace(cfg *Config, path [][]byte) ([]TraceStep, error) {
-	var tr []TraceStep
-	var prev *State
-	for i, enc := range path {
-		st, err := Decode(cfg, enc)
-		if err != nil {
-			return nil, err
-		}
-		if prev == nil {
-			tr = append(tr, TraceStep{State: st})
-		} else {
-			var found *Action
-			want := string(enc)
-			forEachSuccessor(cfg, prev, func(a Action, succ *State) {
-				if found == nil && Key(cfg, succ) == want {
-					a := a
-					found = &a
-				}
-			})
-			if found == nil {
-				return nil, fmt.Errorf("model: internal error: no action leads from step %d to step %d of the counterexample", i, i+1)
-			}
-			tr = append(tr, TraceStep{Label: found.Label(cfg), Action: found, State: st})
-		}
-		prev = st
+	states, actions, err := engine.RebuildPath(path,
+		func(enc []byte) (*State, error) { return Decode(cfg, enc) },
+		func(from *State, yield func(Action, string)) {
+			forEachSuccessor(cfg, from, func(a Action, succ *State) { yield(a, Key(cfg, succ)) })
+		})
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	tr := []TraceStep{{State: states[0]}}
+	for k, a := range actions {
+		tr = append(tr, TraceStep{Label: a.Label(cfg), Action: &a, State: states[k+1]})
 	}
 	return tr, nil
 }

@@ -169,35 +169,22 @@ func (x *expander) Expand(enc []byte, emit func([]byte)) (engine.Verdict, error)
 	return v, nil
 }
 
-// rebuildTrace decodes a path of encodings and recomputes each step's
-// action: the first instance, in Next's order, whose successor is the
-// next state.
+// rebuildTrace rebuilds a counterexample's steps from its path of
+// encodings (engine.RebuildPath, with Next's order of actions).
 func rebuildTrace(cfg *Config, path [][]byte) ([]TraceStep, error) {
-	var tr []TraceStep
-	var prev *State
-	for i, enc := range path {
-		st, err := Decode(cfg, enc)
-		if err != nil {
-			return nil, err
-		}
-		if prev == nil {
-			tr = append(tr, TraceStep{State: st})
-			prev = st
-			continue
-		}
-		var found *Action
-		for _, s := range Next(cfg, prev) {
-			if Key(s.State) == string(enc) {
-				a := s.Action
-				found = &a
-				break
+	states, actions, err := engine.RebuildPath(path,
+		func(enc []byte) (*State, error) { return Decode(cfg, enc) },
+		func(from *State, yield func(Action, string)) {
+			for _, s := range Next(cfg, from) {
+				yield(s.Action, Key(s.State))
 			}
-		}
-		if found == nil {
-			return nil, fmt.Errorf("barrier: internal error: no action leads from step %d to step %d of the counterexample", i, i+1)
-		}
-		tr = append(tr, TraceStep{Label: found.Label(cfg), Action: found, State: st})
-		prev = st
+		})
+	if err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
+	}
+	tr := []TraceStep{{State: states[0]}}
+	for k, a := range actions {
+		tr = append(tr, TraceStep{Label: a.Label(cfg), Action: &a, State: states[k+1]})
 	}
 	return tr, nil
 }

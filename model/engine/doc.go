@@ -30,7 +30,7 @@
 //     path from an initial state. Turn it into a trace with action labels
 //     by recomputing, for each step, the first action instance whose
 //     successor has the next encoding (model.Explore does this in
-//     rebuildTrace).
+//     rebuildTrace, on engine.RebuildPath).
 //
 // model/explore.go is the adapter for tla/ChandyLamport.tla and its
 // variants; a new specification's adapter has the same shape.
