@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -28,13 +25,7 @@ func TestAuditKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	addrs := freeAddrs(t, 3)
-	path := nodeConfig(t,
-		`"127.0.0.1:7101"`, `"`+addrs[0]+`"`,
-		`"127.0.0.1:7102"`, `"`+addrs[1]+`"`,
-		`"127.0.0.1:7103"`, `"`+addrs[2]+`"`,
+	path := threeNodeConfig(t,
 		`"transfers": 400`, `"transfers": 5000`,
 		`"pause_ms": 2`, `"pause_ms": 5`,
 		`"every_ms": 250`, `"every_ms": 20`,
@@ -42,23 +33,7 @@ func TestAuditKill9(t *testing.T) {
 	)
 	cfg, err := runtime.LoadConfig(path, "")
 	require.NoError(t, err)
-
-	nodes := map[string]*exec.Cmd{}
-	logs := map[string]*bytes.Buffer{}
-	for _, id := range []string{"P1", "P2", "P3"} {
-		cmd := exec.Command(exe, "node", "--config", path, "--id", id, "--duration", "2500ms")
-		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
-		logs[id] = &bytes.Buffer{}
-		cmd.Stdout, cmd.Stderr = &lockedWriter{w: logs[id]}, &lockedWriter{w: logs[id]}
-		require.NoError(t, cmd.Start())
-		nodes[id] = cmd
-	}
-	defer func() {
-		for _, c := range nodes {
-			c.Process.Kill()
-			c.Wait()
-		}
-	}()
+	nodes, logs := startNodeProcs(t, path, "2500ms")
 	// The crash, once the cluster has made transfers and snapshots.
 	time.Sleep(900 * time.Millisecond)
 	require.NoError(t, nodes["P2"].Process.Signal(syscall.SIGKILL))
@@ -66,7 +41,6 @@ func TestAuditKill9(t *testing.T) {
 	for _, id := range []string{"P1", "P3"} {
 		_ = nodes[id].Wait() // exit 1: a stop with failures (the dead P2)
 	}
-	nodes = nil
 	for _, id := range []string{"P1", "P3"} {
 		out := logs[id].String()
 		require.Contains(t, out, id+": suspect P2", "%s's output:\n%s", id, out)

@@ -32,6 +32,46 @@ func freeAddrs(t *testing.T, n int) []string {
 	return out
 }
 
+// threeNodeConfig writes the sample three-node cluster config with free
+// loopback addresses, then the further edits (pairs of old, new).
+func threeNodeConfig(t *testing.T, edits ...string) string {
+	t.Helper()
+	addrs := freeAddrs(t, 3)
+	return nodeConfig(t, append([]string{
+		`"127.0.0.1:7101"`, `"` + addrs[0] + `"`,
+		`"127.0.0.1:7102"`, `"` + addrs[1] + `"`,
+		`"127.0.0.1:7103"`, `"` + addrs[2] + `"`,
+	}, edits...)...)
+}
+
+// startNodeProcs starts P1, P2 and P3 of the config at path as markerwave
+// node processes for duration, each one's stdout and stderr in its log;
+// those still running when the test ends are killed.
+func startNodeProcs(t *testing.T, path, duration string) (map[string]*exec.Cmd, map[string]*bytes.Buffer) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	nodes := map[string]*exec.Cmd{}
+	logs := map[string]*bytes.Buffer{}
+	t.Cleanup(func() {
+		for _, c := range nodes {
+			if c.ProcessState == nil {
+				c.Process.Kill()
+				c.Wait()
+			}
+		}
+	})
+	for _, id := range []string{"P1", "P2", "P3"} {
+		cmd := exec.Command(exe, "node", "--config", path, "--id", id, "--duration", duration)
+		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
+		logs[id] = &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = &lockedWriter{w: logs[id]}, &lockedWriter{w: logs[id]}
+		require.NoError(t, cmd.Start())
+		nodes[id] = cmd
+	}
+	return nodes, logs
+}
+
 // TestRecoverAfterKill9 is the operator's walk-through with real OS
 // processes: three nodes run with transfers and snapshots; once the store
 // holds a complete snapshot, P2 is killed with SIGKILL and the survivors
@@ -44,13 +84,7 @@ func TestRecoverAfterKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	addrs := freeAddrs(t, 3)
-	path := nodeConfig(t,
-		`"127.0.0.1:7101"`, `"`+addrs[0]+`"`,
-		`"127.0.0.1:7102"`, `"`+addrs[1]+`"`,
-		`"127.0.0.1:7103"`, `"`+addrs[2]+`"`,
+	path := threeNodeConfig(t,
 		`"transfers": 400`, `"transfers": 5000`,
 		`"every_ms": 250`, `"every_ms": 100`,
 		`"count": 3`, `"count": 50`,
@@ -59,22 +93,7 @@ func TestRecoverAfterKill9(t *testing.T) {
 	require.NoError(t, err)
 
 	// Phase 1: the cluster runs until a snapshot is complete.
-	nodes := map[string]*exec.Cmd{}
-	logs := map[string]*bytes.Buffer{}
-	for _, id := range []string{"P1", "P2", "P3"} {
-		cmd := exec.Command(exe, "node", "--config", path, "--id", id, "--duration", "60s")
-		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
-		logs[id] = &bytes.Buffer{}
-		cmd.Stdout, cmd.Stderr = &lockedWriter{w: logs[id]}, &lockedWriter{w: logs[id]}
-		require.NoError(t, cmd.Start())
-		nodes[id] = cmd
-	}
-	defer func() {
-		for _, c := range nodes {
-			c.Process.Kill()
-			c.Wait()
-		}
-	}()
+	nodes, logs := startNodeProcs(t, path, "60s")
 	st, err := store.Open(cfg.SnapshotDir)
 	require.NoError(t, err)
 	deadline := time.Now().Add(30 * time.Second)
@@ -97,7 +116,6 @@ func TestRecoverAfterKill9(t *testing.T) {
 		require.NoError(t, nodes[id].Process.Signal(syscall.SIGTERM))
 		_ = nodes[id].Wait() // exit 1 is expected: frames to the dead P2 were never acknowledged
 	}
-	nodes = nil
 
 	// Phase 2: recover. The restarted run makes no transfers of its own.
 	b, err := os.ReadFile(path)
