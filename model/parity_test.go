@@ -39,15 +39,7 @@ func TestParityWithTLC(t *testing.T) {
 				require.Nil(t, res.Violation, "a positive model must hold")
 				assert.Zero(t, res.Left)
 			case tla.Negative:
-				require.NotNil(t, res.Violation, "a negative model must fail")
-				assert.Equal(t, e.ExpectViolation, res.Violation.Property)
-				assertTraceValid(t, cfg, res.Violation)
-				exact, err := Explore(cfg, Options{})
-				require.NoError(t, err)
-				var b1, b2 bytes.Buffer
-				WriteTrace(&b1, cfg, exact.Violation)
-				WriteTrace(&b2, cfg, res.Violation)
-				assert.Equal(t, b1.String(), b2.String(), "the same shortest counterexample as the exact mode")
+				assertExpectedCounterexample(t, cfg, e, res.Violation)
 			}
 		})
 	}
@@ -169,15 +161,7 @@ func TestFingerprintParityWithTLC(t *testing.T) {
 				assert.Empty(t, e.Mismatches(got, nil))
 				assert.Less(t, res.Collision, 1e-6)
 			case tla.Negative:
-				require.NotNil(t, res.Violation, "a negative model must fail")
-				assert.Equal(t, e.ExpectViolation, res.Violation.Property)
-				assertTraceValid(t, cfg, res.Violation)
-				exact, err := Explore(cfg, Options{})
-				require.NoError(t, err)
-				var b1, b2 bytes.Buffer
-				WriteTrace(&b1, cfg, exact.Violation)
-				WriteTrace(&b2, cfg, res.Violation)
-				assert.Equal(t, b1.String(), b2.String(), "the same shortest counterexample as the exact mode")
+				assertExpectedCounterexample(t, cfg, e, res.Violation)
 			}
 		})
 	}
@@ -196,4 +180,19 @@ func ownModels(t *testing.T, man *tla.Manifest) []tla.Model {
 		}
 	}
 	return out
+}
+
+// assertExpectedCounterexample requires v to be e's expected violation,
+// with a valid trace, the one the exact mode's default search reports.
+func assertExpectedCounterexample(t *testing.T, cfg *Config, e tla.Model, v *Violation) {
+	t.Helper()
+	require.NotNil(t, v, "a negative model must fail")
+	assert.Equal(t, e.ExpectViolation, v.Property)
+	assertTraceValid(t, cfg, v)
+	exact, err := Explore(cfg, Options{})
+	require.NoError(t, err)
+	var b1, b2 bytes.Buffer
+	WriteTrace(&b1, cfg, exact.Violation)
+	WriteTrace(&b2, cfg, v)
+	assert.Equal(t, b1.String(), b2.String(), "the same shortest counterexample as the exact mode")
 }
