@@ -168,19 +168,7 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = f.checkEnded()
 	}
-	for s := range cfg.Snap {
-		if model.Complete(cfg, f.st, s) {
-			r.Snapshots++
-		}
-	}
-	var runCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
-	if len(cuts) > 0 {
-		runCuts = map[spec.SnapID]map[spec.Channel]spec.ChanCut{}
-		for id, k := range cuts {
-			runCuts[id] = k.cut
-		}
-	}
-	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec, Cuts: runCuts})
+	r.finish(cfg, f.st, tr, rec, cuts)
 	return r
 }
 

@@ -231,6 +231,14 @@ func Replay(tr spec.Trace, opts Options) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = checkDrained(cfg, st)
 	}
+	r.finish(cfg, st, tr, rec, cuts)
+	return r
+}
+
+// finish counts the snapshots complete in the replay's last state st and
+// checks the run-wide properties (CheckRun) over the trace's events, the
+// recorded states rec and the reported cuts.
+func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, rec map[spec.SnapID]spec.GlobalState, cuts map[spec.SnapID]reportedCut) {
 	for s := range cfg.Snap {
 		if model.Complete(cfg, st, s) {
 			r.Snapshots++
@@ -244,7 +252,6 @@ func Replay(tr spec.Trace, opts Options) Report {
 		}
 	}
 	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec, Cuts: runCuts})
-	return r
 }
 
 // reportedCut is a recorded snapshot's cut seqs and its trace line (0 if
