@@ -129,12 +129,7 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	for _, p := range cfg.Topo.Procs {
 		f.aborted[p] = make([]model.ProcSet, cfg.NumSnaps())
 	}
-	rec := tr.RecordedStates()
-	initiators := map[spec.SnapID]spec.ProcID{}
-	for _, rs := range tr.Recorded {
-		initiators[rs.Snap] = rs.Initiator
-	}
-	cuts := recordedCuts(tr, opts)
+	rec, initiators, cuts := tr.RecordedStates(), reportedInitiators(tr), recordedCuts(tr, opts)
 	r.Divergence = f.invariants()
 	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
 		e := tr.Events[i]

@@ -190,12 +190,7 @@ func Replay(tr spec.Trace, opts Options) Report {
 		return replayFaults(tr, opts)
 	}
 	var r Report
-	rec := tr.RecordedStates()
-	initiators := map[spec.SnapID]spec.ProcID{}
-	cuts := recordedCuts(tr, opts)
-	for _, rs := range tr.Recorded {
-		initiators[rs.Snap] = rs.Initiator
-	}
+	rec, initiators, cuts := tr.RecordedStates(), reportedInitiators(tr), recordedCuts(tr, opts)
 	cfg, err := ConfigFromTrace(tr)
 	if err != nil {
 		r.Err = err
@@ -252,6 +247,16 @@ func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, rec m
 		}
 	}
 	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec, Cuts: runCuts})
+}
+
+// reportedInitiators maps each recorded snapshot the trace reports to
+// its initiator.
+func reportedInitiators(tr spec.Trace) map[spec.SnapID]spec.ProcID {
+	out := map[spec.SnapID]spec.ProcID{}
+	for _, rs := range tr.Recorded {
+		out[rs.Snap] = rs.Initiator
+	}
+	return out
 }
 
 // reportedCut is a recorded snapshot's cut seqs and its trace line (0 if
