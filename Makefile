@@ -84,8 +84,8 @@ soak:
 	$(GO) test -count=1 ./conformance -run TestLockstep -rapid.checks=20000 -rapid.steps=200
 
 # The nemesis test's long form: NEMESIS_CYCLES crashes and recoveries of
-# real node processes with network faults between them (make test skips it: see README, The nemesis test;
-# about 5 s a cycle), its figures printed and written to NEMESIS_REPORT.
+# real node processes with network faults between them (make test runs 2
+# cycles; about 5 s a cycle), its figures printed and written to NEMESIS_REPORT.
 NEMESIS_CYCLES ?= 20
 NEMESIS_REPORT ?= out/nemesis-report.json
 nemesis:

@@ -302,7 +302,7 @@ func (f *faultReplay) unsuspect(v *model.State, e spec.Event) (*model.State, *Di
 }
 
 // abort takes Abort(s, q) (lines 132-138) in p's view: s is pending, q is
-// suspected by p and has not finished its part of s.
+// suspected by p and s waits for q (WaitsFor, line 50).
 func (f *faultReplay) abort(v *model.State, e spec.Event) (*model.State, *Divergence) {
 	cfg := f.cfg
 	n, err := model.Abort(cfg, v, e.Snap, e.Peer)
@@ -405,7 +405,7 @@ func (f *faultReplay) checkEnded() *Divergence {
 // holds a part of: each live process either finished its part (and may
 // have handed it out: a released part is no longer the node's to abort)
 // or never recorded s. Only the spec's global Abort is left then, enabled
-// when a suspected q has not finished its part, and weak fairness (line
+// when s waits for a suspected q (WaitsFor, line 50), and weak fairness (line
 // 231) takes it; the nodes log no event for it.
 func (f *faultReplay) implicitAborts() {
 	cfg := f.cfg

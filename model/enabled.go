@@ -69,8 +69,8 @@ const (
 	NotPending
 	// NotSuspected: q \in suspected (Abort).
 	NotSuspected
-	// CauseFinished: ~Finished(s, q) (Abort).
-	CauseFinished
+	// NotWaiting: WaitsFor(s, q) (Abort).
+	NotWaiting
 	// NoneSuspected: suspected # {} (Recover, RecoverAny).
 	NoneSuspected
 	// RecoveriesSpent: inc < MaxRecover (Recover, RecoverAny).
@@ -185,11 +185,11 @@ var conjunctText = map[ActionKind]map[Conjunct]Source{
 		AlreadySuspected: {"p \\notin suspected", modFaults, 121},
 	},
 	ActAbort: {
-		NoSnap:        {"s \\in Snap", modFaults, 215},
-		NoProc:        {"q \\in Proc", modFaults, 215},
-		NotPending:    {"Pending(s)", modFaults, 133},
-		NotSuspected:  {"q \\in suspected", modFaults, 134},
-		CauseFinished: {"~Finished(s, q)", modFaults, 135},
+		NoSnap:       {"s \\in Snap", modFaults, 215},
+		NoProc:       {"q \\in Proc", modFaults, 215},
+		NotPending:   {"Pending(s)", modFaults, 133},
+		NotSuspected: {"q \\in suspected", modFaults, 134},
+		NotWaiting:   {"WaitsFor(s, q)", modFaults, 135},
 	},
 	ActRecover: {
 		NoneSuspected:   {"suspected # {}", modFaults, 189},
@@ -313,8 +313,8 @@ func faultWhy(cfg *Config, st *State, a Action, k Conjunct) string {
 		return fmt.Sprintf("snapshot %d is complete", cfg.Snap[s])
 	case NotSuspected:
 		return fmt.Sprintf("%s is not suspected (suspected = %s)", cfg.Topo.Procs[a.Proc], procs(st.Suspected))
-	case CauseFinished:
-		return fmt.Sprintf("%s has done its part of snapshot %d", cfg.Topo.Procs[a.Proc], cfg.Snap[a.Snap])
+	case NotWaiting:
+		return fmt.Sprintf("snapshot %d does not wait for %s: it finished its part and its markers arrived", cfg.Snap[a.Snap], cfg.Topo.Procs[a.Proc])
 	case NoneSuspected:
 		return "no process is suspected"
 	case RecoveriesSpent:

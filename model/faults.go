@@ -54,6 +54,22 @@ func Finished(cfg *Config, st *State, s, q int) bool {
 	return true
 }
 
+// WaitsFor mirrors WaitsFor(s, q) (line 50): s waits for q until q has
+// finished its part and every marker of s that q sent has arrived (each
+// outgoing channel of q is done). A survivor waiting for q's marker
+// cannot tell a marker lost with q's crash from a slow one.
+func WaitsFor(cfg *Config, st *State, s, q int) bool {
+	if !Finished(cfg, st, s, q) {
+		return true
+	}
+	for _, c := range cfg.out[q] {
+		if st.RecChan[s][c] != Done {
+			return true
+		}
+	}
+	return false
+}
+
 // enabledSendAppF mirrors the conjuncts SendAppF adds to SendApp (lines
 // 65-66).
 func enabledSendAppF(cfg *Config, st *State, c int) Conjunct {
@@ -187,8 +203,8 @@ func enabledAbort(cfg *Config, st *State, s, q int) Conjunct {
 		return NotPending
 	case !st.Suspected.Has(q):
 		return NotSuspected
-	case Finished(cfg, st, s, q):
-		return CauseFinished
+	case !WaitsFor(cfg, st, s, q):
+		return NotWaiting
 	}
 	return Enabled
 }

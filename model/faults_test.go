@@ -2,6 +2,9 @@ package model
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/markerwave/markerwave/spec"
@@ -167,4 +170,27 @@ func TestFaultsNames(t *testing.T) {
 	assert.Error(t, err)
 	_, err = NewConfig(k, VariantFaults, []spec.Property{spec.PropTypeOK, spec.PropMoneyConserved}, []spec.Property{spec.PropSnapshotsEnd})
 	assert.NoError(t, err)
+}
+
+// Each conjunct's source is quoted from the line of the .tla module it
+// cites, so that a spec edit that moves a line is caught here. Two
+// quotes are spelled out rather than copied: NoChannel's <<p, q>> \in Chan
+// is the \E c \in Chan of the Next disjunct it cites, and Initiate's
+// Initiator[s] is its LET p == Initiator[s].
+func TestConjunctSourcesQuoteTheSpec(t *testing.T) {
+	spelled := strings.NewReplacer(`<<p, q>> \in Chan`, `\E c \in Chan`, `Initiator[s] \notin`, `p \notin`)
+	lines := map[string][]string{}
+	for kind, m := range conjunctText {
+		for k, src := range m {
+			ls, ok := lines[src.Module]
+			if !ok {
+				b, err := os.ReadFile(filepath.Join(tlaDir, src.Module))
+				require.NoError(t, err)
+				ls = strings.Split(string(b), "\n")
+				lines[src.Module] = ls
+			}
+			require.LessOrEqual(t, src.Line, len(ls), "action %v conjunct %v: %s", kind, k, src)
+			assert.Contains(t, ls[src.Line-1], spelled.Replace(src.TLA), "action %v conjunct %v: %s", kind, k, src)
+		}
+	}
 }

@@ -6,8 +6,8 @@
 (* messages sent to it stay in their channels.  A failure detector         *)
 (* eventually suspects every crashed process (Detect, under weak          *)
 (* fairness) and, in a model that allows it, may suspect a live one        *)
-(* (FalseSuspect).  A snapshot that a suspected process has not finished   *)
-(* its part of is aborted, the suspected process recorded as the cause.    *)
+(* (FalseSuspect).  A snapshot that waits for a suspected process (for its *)
+(* part, or for a marker it sent) is aborted, the process as the cause.    *)
 (* Once no snapshot is pending, the whole system may roll back: every      *)
 (* process restarts in its recorded state of the latest complete snapshot  *)
 (* of the incarnation (or, if none completed, in the state the incarnation *)
@@ -45,9 +45,9 @@ allVars == <<vars, fvars>>
 Aborted(s) == abortedBy[s] # {}
 Pending(s) == Initiated(s) /\ ~Complete(s) /\ ~Aborted(s)
 
-(* q has done its part of s: it recorded, and every incoming channel is done. *)
+(* s waits for q until q finished its part and q's markers all arrived.   *)
 Finished(s, q) == q \in recorded[s] /\ \A c \in In(q) : recChan[s][c] = "done"
-
+WaitsFor(s, q) == ~(Finished(s, q) /\ \A c \in Out(q) : recChan[s][c] = "done")
 InitF ==
     /\ Init
     /\ alive        = Proc
@@ -123,16 +123,16 @@ FalseSuspect(p) ==
     /\ UNCHANGED vars
     /\ UNCHANGED <<alive, abortedBy, crashes, inc, base, restoredFrom>>
 
-(* Abort(s, q): s cannot complete, since q is suspected and has not done   *)
-(* its part.  The cause is recorded, and s's markers are dropped from now  *)
-(* on (DropMarker), so s never completes.  Its channels that were         *)
-(* recording go on recording: nothing reads them any more (an             *)
-(* implementation frees them), and the theorem's post shadow of s stays   *)
-(* defined, as PostRecv reads recChan.                                     *)
+(* Abort(s, q): s waits for the suspected q, for its part or a marker it  *)
+(* sent: a crash may lose what q sent, and a survivor cannot tell a lost   *)
+(* marker from a slow one.  The cause is recorded and s's markers are      *)
+(* dropped from now on (DropMarker), so s never completes.  Channels that  *)
+(* were recording go on recording (an implementation frees them), so the  *)
+(* theorem's post shadow of s stays defined, as PostRecv reads recChan.    *)
 Abort(s, q) ==
     /\ Pending(s)
     /\ q \in suspected
-    /\ ~Finished(s, q)
+    /\ WaitsFor(s, q)
     /\ abortedBy' = [abortedBy EXCEPT ![s] = {q}]
     /\ UNCHANGED vars
     /\ UNCHANGED <<alive, suspected, crashes, inc, base, restoredFrom>>

@@ -60,7 +60,7 @@ func (n *Node) Suspected(q spec.ProcID) bool {
 // The core checks the conjuncts it can see: s is not 0, cause is a
 // suspected peer (q \in suspected), and s is neither aborted already nor
 // released (a part handed out by TakeCompleted is the caller's to
-// discard). Pending(s) and ~Finished(s, q) are global: the caller aborts
+// discard). Pending(s) and WaitsFor(s, q) are global: the caller aborts
 // s when it waits for cause (WaitingOn) or when cause's part is missing.
 // A node may abort a snapshot it has not recorded yet (Phase Unknown):
 // the id is retired, so its markers are dropped when they come.
