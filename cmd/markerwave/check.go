@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/model/engine"
 	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -147,63 +148,101 @@ func (f *checkFlags) runExplore(cfg *model.Config) int {
 	defer release()
 	opt := model.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop,
 		Fingerprint: *f.fingerprint, FrontierMemory: int64(f.frontierMemory), TempDir: *f.tmpDir}
-	if *f.progress || isTerminal(f.stderr) {
-		opt.Progress = func(s model.Stats) {
-			fmt.Fprintf(f.stderr, "Progress: %d states generated, %d distinct states found, %d states left on queue (%.0f distinct states/s, %.1fs)\n",
-				s.Generated, s.Distinct, s.Left, perSecond(s.Distinct, s.Elapsed), s.Elapsed.Seconds())
-		}
-	}
+	opt.Progress = f.searchProgress()
 	r, err := model.Explore(cfg, opt)
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}
-	if r.Violation == nil && r.Stop != model.StopDone {
-		f.errorf("%s; the search is incomplete", stopWhy(r, *f.maxStates, int64(f.maxMemory)))
-	}
+	f.searchStopped(r.Violation != nil, r.Counts)
 	if *f.json {
 		f.writeJSON(exploreVerdict(cfg, *f.model, r))
 	} else {
-		f.reportExplore(cfg, r)
+		if r.Violation != nil {
+			reportViolation(f.stdout, cfg, r.Violation)
+		}
+		f.reportSearch(r.Violation != nil, r.Counts)
 	}
-	return exploreCode(r)
+	return searchCode(r.Violation != nil, r.Stop)
 }
 
-// exploreCode is the exit status of a search.
-func exploreCode(r *model.Result) int {
+// The exhaustive searches of both specs (model, and model/barrier for
+// tla/BarrierSnapshots.tla) run on model/engine and are reported alike,
+// by the functions below.
+
+// searchProgress is the search's progress report on stderr, with
+// --progress or when stderr is a terminal (nil otherwise).
+func (f *checkFlags) searchProgress() func(engine.Stats) {
+	if !*f.progress && !isTerminal(f.stderr) {
+		return nil
+	}
+	return func(s engine.Stats) {
+		fmt.Fprintf(f.stderr, "Progress: %d states generated, %d distinct states found, %d states left on queue (%.0f distinct states/s, %.1fs)\n",
+			s.Generated, s.Distinct, s.Left, perSecond(s.Distinct, s.Elapsed), s.Elapsed.Seconds())
+	}
+}
+
+// searchStopped says on stderr why a search that found no violation
+// stopped before it covered every state.
+func (f *checkFlags) searchStopped(violated bool, c engine.Counts) {
+	if !violated && c.Stop != engine.StopDone {
+		f.errorf("%s; the search is incomplete", stopWhy(c.Stop, *f.maxStates, int64(f.maxMemory)))
+	}
+}
+
+// searchCode is the exit status of a search.
+func searchCode(violated bool, stop engine.StopReason) int {
 	switch {
-	case r.Violation != nil:
+	case violated:
 		return exitFail
-	case r.Stop == model.StopCanceled:
+	case stop == engine.StopCanceled:
 		return exitInterrupted
-	case r.Stop != model.StopDone:
+	case stop != engine.StopDone:
 		return exitBounded
 	}
 	return exitOK
 }
 
-// reportExplore prints TLC's summary of a search, and why it stopped early.
-func (f *checkFlags) reportExplore(cfg *model.Config, r *model.Result) {
+// reportSearch prints TLC's summary of a search (after the counterexample,
+// if violated), and why it stopped early.
+func (f *checkFlags) reportSearch(violated bool, c engine.Counts) {
 	w := f.stdout
 	switch {
-	case r.Violation != nil:
-		reportViolation(w, cfg, r.Violation)
-	case r.Stop == model.StopDone:
+	case violated:
+	case c.Stop == engine.StopDone:
 		fmt.Fprintf(w, "Model checking completed. No error has been found.\n")
-		if r.Fingerprints {
+		if c.Fingerprints {
 			fmt.Fprintf(w, "  Estimates of the probability that TLC did not check all reachable states\n")
 			fmt.Fprintf(w, "  because two distinct states had the same fingerprint:\n")
-			fmt.Fprintf(w, "  calculated (optimistic):  val = %s\n", probability(r.Collision))
+			fmt.Fprintf(w, "  calculated (optimistic):  val = %s\n", probability(c.Collision))
 		}
 	default:
-		fmt.Fprintf(w, "Model checking stopped before the end: %s. No error has been found in the states explored, but the search is incomplete.\n", stopWhy(r, *f.maxStates, int64(f.maxMemory)))
+		fmt.Fprintf(w, "Model checking stopped before the end: %s. No error has been found in the states explored, but the search is incomplete.\n", stopWhy(c.Stop, *f.maxStates, int64(f.maxMemory)))
 	}
-	fmt.Fprintf(w, "%d states generated, %d distinct states found, %d states left on queue.\n", r.Generated, r.Distinct, r.Left)
-	if r.Stop == model.StopDone {
-		fmt.Fprintf(w, "The depth of the complete state graph search is %d.\n", r.Depth)
+	fmt.Fprintf(w, "%d states generated, %d distinct states found, %d states left on queue.\n", c.Generated, c.Distinct, c.Left)
+	if c.Stop == engine.StopDone {
+		fmt.Fprintf(w, "The depth of the complete state graph search is %d.\n", c.Depth)
 	} else {
-		fmt.Fprintf(w, "The depth of the search so far is %d.\n", r.Depth)
+		fmt.Fprintf(w, "The depth of the search so far is %d.\n", c.Depth)
 	}
-	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.Distinct, r.Duration))
+	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s).\n", c.Duration.Round(time.Millisecond), perSecond(c.Distinct, c.Duration))
+}
+
+// violationHeader prints TLC's lines that open a counterexample.
+func violationHeader(w io.Writer, kind string, property spec.Property, detail string) {
+	switch kind {
+	case engine.KindInvariant:
+		fmt.Fprintf(w, "Error: Invariant %s is violated.\n", property)
+		fmt.Fprintf(w, "Error: The behavior up to this point is:\n")
+	case engine.KindProperty:
+		fmt.Fprintf(w, "Error: Temporal property %s was violated.\n", property)
+		if detail != "" {
+			fmt.Fprintf(w, "Error: %s.\n", detail)
+		}
+		fmt.Fprintf(w, "Error: The following behavior constitutes a counter-example:\n")
+	case engine.KindDeadlock:
+		fmt.Fprintf(w, "Error: Deadlock reached.\n")
+		fmt.Fprintf(w, "Error: The behavior up to this point is:\n")
+	}
 }
 
 // probability renders p with two significant digits as TLC does
@@ -221,8 +260,8 @@ func probability(p float64) string {
 }
 
 // stopWhy says which bound stopped a search.
-func stopWhy(r *model.Result, maxStates, maxMemory int64) string {
-	switch r.Stop {
+func stopWhy(stop engine.StopReason, maxStates, maxMemory int64) string {
+	switch stop {
 	case model.StopMaxStates:
 		return fmt.Sprintf("more than %d distinct states (--max-states)", maxStates)
 	case model.StopMaxMemory:
@@ -230,7 +269,7 @@ func stopWhy(r *model.Result, maxStates, maxMemory int64) string {
 	case model.StopCanceled:
 		return "interrupted"
 	}
-	return r.Stop.String()
+	return stop.String()
 }
 
 // runSimulate is the random simulation.
@@ -276,20 +315,7 @@ func (f *checkFlags) runSimulate(cfg *model.Config) int {
 
 // reportViolation prints a violation and its counterexample as TLC does.
 func reportViolation(w io.Writer, cfg *model.Config, v *model.Violation) {
-	switch v.Kind {
-	case "invariant":
-		fmt.Fprintf(w, "Error: Invariant %s is violated.\n", v.Property)
-		fmt.Fprintf(w, "Error: The behavior up to this point is:\n")
-	case "property":
-		fmt.Fprintf(w, "Error: Temporal property %s was violated.\n", v.Property)
-		if v.Detail != "" {
-			fmt.Fprintf(w, "Error: %s.\n", v.Detail)
-		}
-		fmt.Fprintf(w, "Error: The following behavior constitutes a counter-example:\n")
-	case "deadlock":
-		fmt.Fprintf(w, "Error: Deadlock reached.\n")
-		fmt.Fprintf(w, "Error: The behavior up to this point is:\n")
-	}
+	violationHeader(w, v.Kind, v.Property, v.Detail)
 	model.WriteTrace(w, cfg, v)
 }
 

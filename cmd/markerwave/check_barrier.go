@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/markerwave/markerwave/model/barrier"
 	"github.com/markerwave/markerwave/model/engine"
@@ -40,54 +39,22 @@ func (f *checkFlags) runBarrier() int {
 	}
 	stop, release := interruptible()
 	defer release()
-	opt := engine.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop}
-	if *f.progress || isTerminal(f.stderr) {
-		opt.Progress = func(s engine.Stats) {
-			fmt.Fprintf(f.stderr, "Progress: %d states generated, %d distinct states found, %d states left on queue (%.1fs)\n",
-				s.Generated, s.Distinct, s.Left, s.Elapsed.Seconds())
-		}
-	}
+	opt := engine.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop, Progress: f.searchProgress()}
 	r, err := barrier.Explore(cfg, opt)
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}
-	code := exitOK
-	switch {
-	case r.Violation != nil:
-		code = exitFail
-	case r.Stop == engine.StopCanceled:
-		code = exitInterrupted
-	case r.Stop != engine.StopDone:
-		code = exitBounded
-	}
-	if r.Violation == nil && r.Stop != engine.StopDone {
-		f.errorf("the search stopped (%s) before it covered every state; the search is incomplete", r.Stop)
-	}
+	f.searchStopped(r.Violation != nil, r.Counts)
 	if *f.json {
 		f.writeJSON(barrierVerdict(cfg, *f.model, checks, r))
-		return code
-	}
-	w := f.stdout
-	switch v := r.Violation; {
-	case v != nil:
-		switch v.Kind {
-		case engine.KindProperty:
-			fmt.Fprintf(w, "Error: Temporal property %s was violated.\nError: The following behavior constitutes a counter-example:\n", v.Property)
-		case engine.KindDeadlock:
-			fmt.Fprintf(w, "Error: Deadlock reached.\nError: The behavior up to this point is:\n")
-		default:
-			fmt.Fprintf(w, "Error: Invariant %s is violated.\nError: The behavior up to this point is:\n", v.Property)
+	} else {
+		if v := r.Violation; v != nil {
+			violationHeader(f.stdout, v.Kind, v.Property, "")
+			barrier.WriteTrace(f.stdout, cfg, v)
 		}
-		barrier.WriteTrace(w, cfg, v)
-	case r.Stop == engine.StopDone:
-		fmt.Fprintf(w, "Model checking completed. No error has been found.\n")
-	default:
-		fmt.Fprintf(w, "Model checking stopped before the end (%s). No error has been found in the states explored, but the search is incomplete.\n", r.Stop)
+		f.reportSearch(r.Violation != nil, r.Counts)
 	}
-	fmt.Fprintf(w, "%d states generated, %d distinct states found, %d states left on queue.\n", r.Generated, r.Distinct, r.Left)
-	fmt.Fprintf(w, "The depth of the search is %d.\n", r.Depth)
-	fmt.Fprintf(w, "Finished in %s.\n", r.Duration.Round(time.Millisecond))
-	return code
+	return searchCode(r.Violation != nil, r.Stop)
 }
 
 // barrierVerdict is check's --json output for a barrier model: the same
