@@ -278,7 +278,14 @@ func (c *cluster) waitLine(p spec.ProcID, re *regexp.Regexp, since time.Time, d 
 // command that takes over two minutes is killed (a hang fails the test).
 func (c *cluster) run(ctx context.Context, args ...string) (int, string, string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	return c.runWithin(ctx, 2*time.Minute, args...)
+}
+
+// runWithin is run with its own bound d: the audit of a long history
+// (tens of thousands of steps) on a loaded machine takes minutes.
+func (c *cluster) runWithin(ctx context.Context, d time.Duration, args ...string) (int, string, string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.exe, args...)
 	var out, errs bytes.Buffer

@@ -466,7 +466,7 @@ func TestNemesis(t *testing.T) {
 	// last incarnation is claimed drained: each channel must end empty
 	// and every snapshot initiated must be complete or aborted
 	// (SnapshotsEnd).
-	code, out, errs := c.run(ctx, "audit", "--drained", cfg.TraceDir)
+	code, out, errs := c.runWithin(ctx, 15*time.Minute, "audit", "--drained", cfg.TraceDir)
 	f.Audit = strings.TrimSpace(out)
 	switch {
 	case code == 0:
