@@ -27,9 +27,13 @@ func ReadTraceFile(path string) (spec.Trace, spec.TraceLines, error) {
 	return tr, lines, nil
 }
 
-// AuditFile audits trace file path (Audit), with the recorded snapshots
+// AuditFile audits trace file path (Audit; a barrier trace with
+// AuditBarrierFile), with the recorded snapshots
 // and the drained claim it carries and its line numbers in the report.
 func AuditFile(path string, opts Options) (Report, error) {
+	if IsBarrierTraceFile(path) {
+		return AuditBarrierFile(path, opts)
+	}
 	tr, lines, err := ReadTraceFile(path)
 	if err != nil {
 		return Report{}, err
