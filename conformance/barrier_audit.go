@@ -187,8 +187,11 @@ func barrierStep(cfg *barrier.Config, st *barrier.State, ev dataflow.TraceEvent)
 // different part (or none) a RecordedState one.
 func diffEvents(want, got dataflow.TraceEvent) *Divergence {
 	js := func(v any) string {
-		b, _ := json.Marshal(v)
-		return string(b)
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // trace events always encode
+		return strings.TrimSpace(b.String())
 	}
 	switch {
 	case js(want.Rec) != js(got.Rec):
@@ -367,7 +370,7 @@ func barrierRun(tr *dataflow.Trace, drained bool) []Violation {
 		}
 		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
 		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
-			inexact = append(inexact, fmt.Sprintf("%s records %s, want numbers %d+1..%d", key, seqs(ch), rcvd, sent))
+			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
 		}
 		if tr.Header.Graph.Mode == dataflow.Aligned.String() && !e.Back && len(ch) > 0 {
 			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))

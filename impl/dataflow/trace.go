@@ -220,12 +220,9 @@ func (t *Tracer) line(v any) {
 	if t.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
-	if err == nil {
-		b = append(b, '\n')
-		_, err = t.w.Write(b)
-	}
-	t.err = err
+	enc := json.NewEncoder(t.w)
+	enc.SetEscapeHTML(false) // "X->K", not "X-\u003eK"
+	t.err = enc.Encode(v)
 }
 
 // Flush writes what is buffered; it returns the first error writing
@@ -389,14 +386,14 @@ func (tr *Trace) readHeader(b []byte) error {
 	return nil
 }
 
-// node is the index of node name, -1 if the graph has none.
-func (g *Graph) node(name string) int {
+// NodeIndex is the index of node name, -1 if the graph has none.
+func (g *Graph) NodeIndex(name string) int {
 	return slices.IndexFunc(g.Nodes, func(n NodeSpec) bool { return n.Name == name })
 }
 
 // EdgeIndex is the index of edge <<from, to>>, -1 if the graph has none.
 func (g *Graph) EdgeIndex(from, to string) int {
-	a, b := g.node(from), g.node(to)
+	a, b := g.NodeIndex(from), g.NodeIndex(to)
 	return slices.IndexFunc(g.Edges, func(e EdgeSpec) bool { return e.From == a && e.To == b })
 }
 
@@ -410,7 +407,7 @@ func (tr *Trace) checkEvent(ev TraceEvent) error {
 		}
 		return nil
 	}
-	n := g.node(ev.Node)
+	n := g.NodeIndex(ev.Node)
 	if n < 0 {
 		return fmt.Errorf("node %q is not in the graph", ev.Node)
 	}
@@ -443,7 +440,7 @@ func (tr *Trace) checkEvent(ev TraceEvent) error {
 		return fmt.Errorf("only a Process logs a record")
 	}
 	if ev.Rec != nil {
-		if s := g.node(ev.Rec.Src); s < 0 || g.Nodes[s].Kind != Source {
+		if s := g.NodeIndex(ev.Rec.Src); s < 0 || g.Nodes[s].Kind != Source {
 			return fmt.Errorf("the record's source %q is not a source of the graph", ev.Rec.Src)
 		}
 	}
