@@ -184,6 +184,10 @@ type Tracer struct {
 	w   *bufio.Writer
 	g   *Graph
 	err error
+	// logLen is the length of each input's log of each node attached,
+	// when it last took a step: a Process that lengthens it logged its
+	// record (Logged says what the node did, not what it should have).
+	logLen map[*Node][]int
 }
 
 // NewTracer writes h's header for g to w (h.Format and h.Graph are set
@@ -197,9 +201,26 @@ func NewTracer(w io.Writer, g *Graph, h TraceHeader) (*Tracer, error) {
 
 // Attach makes every node of c report its steps to t.
 func (t *Tracer) Attach(c *Cluster) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.logLen == nil {
+		t.logLen = map[*Node][]int{}
+	}
 	for _, n := range c.Nodes {
 		n.tracer = t
+		lens := make([]int, len(n.logged))
+		for e, l := range n.logged {
+			lens[e] = len(l)
+		}
+		t.logLen[n] = lens
 	}
+}
+
+// step writes node n's step st.
+func (t *Tracer) step(n *Node, st Step, e int, it Item) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.line(n.traceEvent(st, e, it, t.logLen[n]))
 }
 
 // Restore writes the Restore step (the whole cluster restarted from its
@@ -241,13 +262,14 @@ func (t *Tracer) Flush() error {
 // st.
 func (n *Node) observe(st Step, e int, it Item) Step {
 	if n.tracer != nil {
-		n.tracer.Write(n.traceEvent(st, e, it))
+		n.tracer.step(n, st, e, it)
 	}
 	return st
 }
 
-// traceEvent is step st as a trace event.
-func (n *Node) traceEvent(st Step, e int, it Item) TraceEvent {
+// traceEvent is step st as a trace event; logLen is the length of each
+// input's log before the step, which it updates.
+func (n *Node) traceEvent(st Step, e int, it Item, logLen []int) TraceEvent {
 	g := n.g
 	ev := TraceEvent{Action: st.Action.String(), Node: g.Nodes[n.id].Name}
 	if e >= 0 {
@@ -257,8 +279,9 @@ func (n *Node) traceEvent(st Step, e int, it Item) TraceEvent {
 		r := g.traceRecord(it)
 		ev.Rec = &r
 	}
-	if st.Action == ActProcess {
-		ev.Logged = n.recChan[e] == Recording
+	if st.Action == ActProcess { // logged: the step lengthened e's log
+		ev.Logged = len(n.logged[e]) > logLen[e]
+		logLen[e] = len(n.logged[e])
 	}
 	if st.Recorded {
 		ev.Part = g.tracePart(n.part)
