@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -18,7 +19,8 @@ import (
 // it writes must conform under the audit (what markerwave audit runs):
 // every step an enabled action of model/barrier with the same effect,
 // and every barrier property holding. A failing run's trace is written
-// to a file the failure names ("barrier trace written to PATH").
+// to FailDir, the file the failure names ("barrier trace written to
+// PATH"): markerwave audit on it shows the failure.
 func TestBarrierTraceAudit(t *testing.T) {
 	seen := map[string]int{}
 	rapid.Check(t, func(t *rapid.T) {
@@ -96,15 +98,15 @@ func TestBarrierTraceAudit(t *testing.T) {
 			}
 		}
 		if rep := AuditBarrier(trace, Options{}); !rep.OK() {
-			f, err := os.CreateTemp("", "barrier-trace-*.jsonl")
+			p := filepath.Join(FailDir(), "barrier-trace-audit.jsonl")
+			err := os.MkdirAll(FailDir(), 0o755)
 			if err == nil {
-				_, err = f.Write(b.Bytes())
-				f.Close()
+				err = os.WriteFile(p, b.Bytes(), 0o644)
 			}
 			if err != nil {
 				t.Fatalf("the audit rejects the core's trace (it could not be written: %v):\n%s", err, rep)
 			}
-			t.Fatalf("the audit rejects the core's trace; barrier trace written to %s\n%s", f.Name(), rep)
+			t.Fatalf("the audit rejects the core's trace; barrier trace written to %s\n%s", p, rep)
 		}
 	})
 	for _, k := range []string{"restore", "logged", "overtaken"} {
