@@ -23,12 +23,15 @@ import (
 // drained).
 
 // IsBarrierTraceFile reports whether the file at path is a barrier
-// trace: its first non-blank line is a barrier trace's header.
+// trace (IsBarrierTrace).
 func IsBarrierTraceFile(path string) bool {
 	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
+	return err == nil && IsBarrierTrace(b)
+}
+
+// IsBarrierTrace reports whether trace b is a barrier trace: its first
+// non-blank line is a barrier trace's header.
+func IsBarrierTrace(b []byte) bool {
 	for l := range bytes.SplitSeq(b, []byte("\n")) {
 		if l = bytes.TrimSpace(l); len(l) > 0 {
 			return dataflow.IsTrace(l)

@@ -155,6 +155,9 @@ func (tg TraceGraph) Graph() (*Graph, error) {
 	kinds := map[string]Kind{"source": Source, "operator": Operator, "sink": Sink}
 	idx := map[string]int{}
 	for _, n := range tg.Nodes {
+		if err := spec.ValidateProcID(spec.ProcID(n.Name)); err != nil {
+			return nil, graphErr("node %q: a name is a letter, then up to 63 of [A-Za-z0-9_.-]", n.Name)
+		}
 		k, ok := kinds[n.Kind]
 		if !ok {
 			return nil, graphErr("node %q has unknown kind %q (want source, operator or sink)", n.Name, n.Kind)
@@ -293,9 +296,7 @@ func (g *Graph) traceRecord(it Item) TraceRecord {
 	return TraceRecord{Src: g.Nodes[it.Src].Name, I: it.I, Hops: it.Hops, Seq: it.Seq, Val: it.Val}
 }
 
-func (g *Graph) edgeKey(e int) string {
-	return EdgeKey(g.Nodes[g.Edges[e].From].Name, g.Nodes[g.Edges[e].To].Name)
-}
+func (g *Graph) edgeKey(e int) string { return g.edgeKeyOf(g.Edges[e]) }
 
 // tracePart is part p by names.
 func (g *Graph) tracePart(p *Part) *TracePart {
@@ -440,18 +441,21 @@ func (tr *Trace) checkEvent(ev TraceEvent) error {
 		if g.Nodes[n].Kind != Source {
 			return fmt.Errorf("%q is not a source", ev.Node)
 		}
-		if ev.Action == TraceEmit && (!edge || ev.From != ev.Node || ev.Rec == nil) {
-			return fmt.Errorf("an Emit needs its record and the edge from its node it puts it on")
+		if ev.Action == TraceEmit && (!edge || ev.From != ev.Node || ev.Rec == nil || ev.Part != nil) {
+			return fmt.Errorf("an Emit has its record and the edge from its node it puts it on, and no part")
 		}
 		if ev.Action == TraceInject && (edge || ev.Rec != nil || ev.Part == nil) {
-			return fmt.Errorf("an Inject has no edge and no record, and needs its node's part")
+			return fmt.Errorf("an Inject has no edge and no record, and has its node's part")
 		}
 	case TraceProcess, TraceRecvBarrier:
 		if ev.To != ev.Node {
 			return fmt.Errorf("the edge %s does not end at the node %q", EdgeKey(ev.From, ev.To), ev.Node)
 		}
-		if (ev.Action == TraceProcess) != (ev.Rec != nil) {
-			return fmt.Errorf("a Process has a record, a RecvBarrier none")
+		if ev.Action == TraceProcess && (ev.Rec == nil || ev.Part != nil) {
+			return fmt.Errorf("a Process has a record and no part")
+		}
+		if ev.Action == TraceRecvBarrier && ev.Rec != nil {
+			return fmt.Errorf("a RecvBarrier has no record")
 		}
 	default:
 		return fmt.Errorf("unknown action (want Emit, Inject, Process, RecvBarrier or Restore)")
@@ -463,9 +467,71 @@ func (tr *Trace) checkEvent(ev TraceEvent) error {
 		return fmt.Errorf("only a Process logs a record")
 	}
 	if ev.Rec != nil {
-		if s := g.NodeIndex(ev.Rec.Src); s < 0 || g.Nodes[s].Kind != Source {
-			return fmt.Errorf("the record's source %q is not a source of the graph", ev.Rec.Src)
+		if err := g.checkRecord(*ev.Rec); err != nil {
+			return err
+		}
+	}
+	if ev.Part != nil {
+		return g.checkTracePart(n, ev.Part)
+	}
+	return nil
+}
+
+// checkRecord checks that r comes from a source of g, numbered from 1
+// there and on its edge, with hops a natural number.
+func (g *Graph) checkRecord(r TraceRecord) error {
+	if s := g.NodeIndex(r.Src); s < 0 || g.Nodes[s].Kind != Source {
+		return fmt.Errorf("the record's source %q is not a source of the graph", r.Src)
+	}
+	if r.I < 1 || r.Seq < 1 || r.Hops < 0 {
+		return fmt.Errorf("the record <<%s, %d>> (hops %d, seq %d): i and seq count from 1, hops from 0", r.Src, r.I, r.Hops, r.Seq)
+	}
+	return nil
+}
+
+// checkTracePart checks that node n's part p has natural counts, cut
+// sequence numbers for n's outputs and inputs only, overtaken records
+// on its outputs only, and an output of records from the sources.
+func (g *Graph) checkTracePart(n int, p *TracePart) error {
+	if p.Emitted < 0 || p.Cnt < 0 {
+		return fmt.Errorf("the part's counts must be natural numbers")
+	}
+	ends := func(key string, out bool) bool {
+		for _, e := range g.Edges {
+			if g.edgeKeyOf(e) == key && (out && e.From == n || !out && e.To == n) {
+				return true
+			}
+		}
+		return false
+	}
+	for key, s := range p.CutSent {
+		if !ends(key, true) || s < 0 {
+			return fmt.Errorf("cut_sent[%q]: not an output of %s, or negative", key, g.Nodes[n].Name)
+		}
+	}
+	for key, s := range p.CutRcvd {
+		if !ends(key, false) || s < 0 {
+			return fmt.Errorf("cut_rcvd[%q]: not an input of %s, or negative", key, g.Nodes[n].Name)
+		}
+	}
+	for key, rs := range p.Overtaken {
+		if !ends(key, true) {
+			return fmt.Errorf("overtaken[%q]: not an output of %s", key, g.Nodes[n].Name)
+		}
+		for _, r := range rs {
+			if err := g.checkRecord(r); err != nil {
+				return fmt.Errorf("overtaken[%q]: %w", key, err)
+			}
+		}
+	}
+	for _, c := range p.Out {
+		if err := g.checkRecord(TraceRecord{Src: c.Src, I: c.I, Seq: 1}); err != nil || c.N < 1 {
+			return fmt.Errorf("out: <<%s, %d>> %d times: a record of a source, at least once", c.Src, c.I, c.N)
 		}
 	}
 	return nil
+}
+
+func (g *Graph) edgeKeyOf(e EdgeSpec) string {
+	return EdgeKey(g.Nodes[e.From].Name, g.Nodes[e.To].Name)
 }
