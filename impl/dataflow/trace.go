@@ -185,7 +185,6 @@ func (tg TraceGraph) Graph() (*Graph, error) {
 type Tracer struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
-	g   *Graph
 	err error
 	// logLen is the length of each input's log of each node attached,
 	// when it last took a step: a Process that lengthens it logged its
@@ -196,7 +195,7 @@ type Tracer struct {
 // NewTracer writes h's header for g to w (h.Format and h.Graph are set
 // from g) and returns a tracer writing g's steps after it.
 func NewTracer(w io.Writer, g *Graph, h TraceHeader) (*Tracer, error) {
-	t := &Tracer{w: bufio.NewWriter(w), g: g}
+	t := &Tracer{w: bufio.NewWriter(w)}
 	h.Format, h.Graph = TraceFormat, g.Trace()
 	t.line(h)
 	return t, t.Flush()
