@@ -35,7 +35,7 @@ func drawBarrier(t *testing.T, tr *dataflow.Trace, f Format) []element {
 // restores.
 func TestBarrierDiagram(t *testing.T) {
 	for _, c := range []struct {
-		trace                                            string
+		trace                                           string
 		blocked, logged, overtaken, restores, leftovers int
 	}{
 		{"conforms/barrier-aligned-dag.jsonl", 1, 0, 0, 0, 0},
