@@ -90,19 +90,19 @@ var (
 
 func barrierScenarios() []barrierScenario {
 	return []barrierScenario{
-		{name: "conforms/barrier-aligned-dag.jsonl", graph: fanIn(dataflow.Aligned), script: alignedFanIn,
+		{name: "barrier/conforms/aligned-dag.jsonl", graph: fanIn(dataflow.Aligned), script: alignedFanIn,
 			note: "Aligned barriers (ABS) on a fan-in DAG: S1's barrier blocks X's input from S1 (S1's second record waits behind it) until S2's arrives; X records then, and no channel state is recorded at all."},
-		{name: "conforms/barrier-unaligned-dag.jsonl", graph: fanIn(dataflow.Unaligned), script: append(unalignedFanIn, drainStep),
+		{name: "barrier/conforms/unaligned-dag.jsonl", graph: fanIn(dataflow.Unaligned), script: append(unalignedFanIn, drainStep),
 			note: "Unaligned checkpoints on the same DAG: S1's barrier overtakes S1's queued record, X records on its first barrier and its barrier overtakes X's two queued outputs (persisted), and S2's record taken after X recorded is logged."},
-		{name: "conforms/barrier-aligned-cycle.jsonl", graph: loop(dataflow.Aligned), script: alignedLoop,
+		{name: "barrier/conforms/aligned-cycle.jsonl", graph: loop(dataflow.Aligned), script: alignedLoop,
 			note: "Aligned barriers on a cycle: X1 records when its forward input's barrier arrives; the record coming round the back-edge X2->X1 before X2's barrier is logged, the only channel state."},
-		{name: "conforms/barrier-unaligned-restore.jsonl", graph: fanIn(dataflow.Unaligned), script: slicesConcat(unalignedFanIn, steps(restoreStep, drainStep)),
+		{name: "barrier/conforms/unaligned-restore.jsonl", graph: fanIn(dataflow.Unaligned), script: slicesConcat(unalignedFanIn, steps(restoreStep, drainStep)),
 			note: "The unaligned run restored once its snapshot is complete (K records on X's barrier), with records still queued: every node restarts from its part, each edge holds its recorded records, and running on delivers every record to the sink exactly once."},
-		{name: "rejects/BarrierConsistentCut-no-blocking.jsonl", graph: fanIn(dataflow.Aligned), variant: barrier.VariantNoBlock, script: noBlockFanIn,
+		{name: "barrier/rejects/BarrierConsistentCut-no-blocking.jsonl", graph: fanIn(dataflow.Aligned), variant: barrier.VariantNoBlock, script: noBlockFanIn,
 			note: "Written by the model's SpecNoBlock: alignment without blocking. X takes S1's second record, sent after S1's barrier, before recording (an orphan); after the restore S1 emits it again and the sink receives it twice (also BarrierExactlyOnce). The Spec refuses the Process."},
-		{name: "rejects/BarrierExactChannelState-no-back-edge-log.jsonl", graph: loop(dataflow.Aligned), variant: barrier.VariantNoLog, script: append(slicesConcat(alignedLoop), restoreStep, drainStep),
+		{name: "barrier/rejects/BarrierExactChannelState-no-back-edge-log.jsonl", graph: loop(dataflow.Aligned), variant: barrier.VariantNoLog, script: append(slicesConcat(alignedLoop), restoreStep, drainStep),
 			note: "Written by the model's SpecNoLog: the record taken off the back-edge after X1 recorded is not logged, so the back-edge's channel state misses it and the restore loses it (also BarrierExactlyOnce)."},
-		{name: "rejects/BarrierExactChannelState-overtaken-not-persisted.jsonl", graph: fanIn(dataflow.Unaligned), variant: barrier.VariantNoPersist, script: slicesConcat(unalignedFanIn, steps(drainStep, restoreStep, drainStep)),
+		{name: "barrier/rejects/BarrierExactChannelState-overtaken-not-persisted.jsonl", graph: fanIn(dataflow.Unaligned), variant: barrier.VariantNoPersist, script: slicesConcat(unalignedFanIn, steps(drainStep, restoreStep, drainStep)),
 			note: "Written by the model's SpecNoPersist: the records the unaligned barriers overtake are not persisted, so the channel state misses them and the restore loses them (also BarrierExactlyOnce)."},
 	}
 }
@@ -248,11 +248,12 @@ func TestBarrierTracesUpToDate(t *testing.T) {
 		require.NoError(t, err)
 		p := filepath.Join(tracesDir, sc.name)
 		if *update {
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			require.NoError(t, os.WriteFile(p, b, 0o644))
 		}
 		got, err := os.ReadFile(p)
 		require.NoError(t, err, "run go test ./conformance -run TestBarrierTracesUpToDate -update")
 		assert.Equal(t, string(b), string(got), "%s is stale: run go test ./conformance -run TestBarrierTracesUpToDate -update", sc.name)
-		require.True(t, strings.HasPrefix(sc.name, "conforms/") == (sc.variant == ""), "%s: the core's runs conform, the negative variants' are rejected", sc.name)
+		require.True(t, strings.HasPrefix(sc.name, "barrier/conforms/") == (sc.variant == ""), "%s: the core's runs conform, the negative variants' are rejected", sc.name)
 	}
 }

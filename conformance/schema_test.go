@@ -446,9 +446,6 @@ func TestTraceWithoutClocks(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)
 	for _, p := range paths {
-		if IsBarrierTraceFile(p) {
-			continue // no clocks
-		}
 		tr, _, err := ReadTraceFile(p)
 		require.NoError(t, err)
 		want := Audit(tr, Options{}).Property()

@@ -38,12 +38,12 @@ func TestBarrierDiagram(t *testing.T) {
 		trace                                           string
 		blocked, logged, overtaken, restores, leftovers int
 	}{
-		{"conforms/barrier-aligned-dag.jsonl", 1, 0, 0, 0, 0},
-		{"conforms/barrier-unaligned-dag.jsonl", 0, 1, 3, 0, 0},
-		{"conforms/barrier-aligned-cycle.jsonl", 0, 1, 0, 0, 0},
+		{"barrier/conforms/aligned-dag.jsonl", 1, 0, 0, 0, 0},
+		{"barrier/conforms/unaligned-dag.jsonl", 0, 1, 3, 0, 0},
+		{"barrier/conforms/aligned-cycle.jsonl", 0, 1, 0, 0, 0},
 		// The overtaken S1#2 still queued at the restore is rolled back
 		// (it comes again from S1's part): a leftover.
-		{"conforms/barrier-unaligned-restore.jsonl", 0, 1, 1, 1, 1},
+		{"barrier/conforms/unaligned-restore.jsonl", 0, 1, 1, 1, 1},
 	} {
 		t.Run(c.trace, func(t *testing.T) {
 			tr := barrierTrace(t, c.trace)
