@@ -27,9 +27,9 @@ func ReadTraceFile(path string) (spec.Trace, spec.TraceLines, error) {
 	return tr, lines, nil
 }
 
-// AuditFile audits trace file path (Audit; a barrier trace with
-// AuditBarrierFile), with the recorded snapshots
-// and the drained claim it carries and its line numbers in the report.
+// AuditFile audits trace file path (Audit), with the recorded snapshots
+// and the drained claim it carries and its line numbers in the report; a
+// barrier trace with AuditBarrierFile.
 func AuditFile(path string, opts Options) (Report, error) {
 	if IsBarrierTraceFile(path) {
 		return AuditBarrierFile(path, opts)

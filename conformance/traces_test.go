@@ -121,7 +121,7 @@ func WantFromPath(rel string) (spec.Property, error) {
 		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled {
 			return p, nil
 		}
-		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties)))
+		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties, spec.BarrierInvariants, spec.BarrierTemporal)))
 	}
 	return "", fmt.Errorf("trace %s: want traces/conforms/NAME.jsonl or .../PROPERTY-NAME.jsonl", rel)
 }
