@@ -18,6 +18,7 @@ import (
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
+	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/transport"
@@ -35,6 +36,7 @@ const traceSchemaFile = "../traces/trace.schema.json"
 // line, later each line after it, line (the root) any line.
 type traceSchema struct {
 	header, later, line *jsonschema.Schema
+	barrierHeader       *jsonschema.Schema // a barrier trace's first line
 }
 
 // compileTraceSchema compiles traces/trace.schema.json the way tla/manifest.go
@@ -52,6 +54,8 @@ func compileTraceSchema(t *testing.T) traceSchema {
 	s.header, err = c.Compile(id + "#/$defs/header")
 	require.NoError(t, err)
 	s.later, err = c.Compile(id + "#/$defs/laterLine")
+	require.NoError(t, err)
+	s.barrierHeader, err = c.Compile(id + "#/$defs/barrierHeader")
 	require.NoError(t, err)
 	s.line, err = c.Compile(id)
 	require.NoError(t, err)
@@ -71,6 +75,9 @@ func (s traceSchema) validate(b []byte) error {
 		sch := s.later
 		if first {
 			sch, first = s.header, false
+			if dataflow.IsTrace(l) {
+				sch = s.barrierHeader
+			}
 		}
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(l))
 		if err != nil {
@@ -99,7 +106,12 @@ func (s traceSchema) validate(b []byte) error {
 // trace b.
 func requireBothAccept(t *testing.T, s traceSchema, name string, b []byte) {
 	t.Helper()
-	_, err := spec.ReadTrace(bytes.NewReader(b))
+	var err error
+	if IsBarrierTrace(b) {
+		_, err = dataflow.ReadTrace(bytes.NewReader(b))
+	} else {
+		_, err = spec.ReadTrace(bytes.NewReader(b))
+	}
 	require.NoError(t, err, "%s: the reader refuses it", name)
 	require.NoError(t, s.validate(b), "%s: the reader accepts it, the schema must too", name)
 }

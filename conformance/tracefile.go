@@ -28,8 +28,12 @@ func ReadTraceFile(path string) (spec.Trace, spec.TraceLines, error) {
 }
 
 // AuditFile audits trace file path (Audit), with the recorded snapshots
-// and the drained claim it carries and its line numbers in the report.
+// and the drained claim it carries and its line numbers in the report; a
+// barrier trace with AuditBarrierFile.
 func AuditFile(path string, opts Options) (Report, error) {
+	if IsBarrierTraceFile(path) {
+		return AuditBarrierFile(path, opts)
+	}
 	tr, lines, err := ReadTraceFile(path)
 	if err != nil {
 		return Report{}, err

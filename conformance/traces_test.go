@@ -113,15 +113,15 @@ func TestTraces(t *testing.T) {
 // WantFromPath is the verdict a trace path under traces/ encodes.
 func WantFromPath(rel string) (spec.Property, error) {
 	rel = filepath.ToSlash(rel)
-	if strings.HasPrefix(rel, "conforms/") {
+	if strings.HasPrefix(rel, "conforms/") || strings.HasPrefix(rel, "barrier/conforms/") {
 		return "", nil
 	}
 	base := filepath.Base(rel)
 	if i := strings.Index(base, "-"); i > 0 {
-		if p := spec.Property(base[:i]); p.InSpec() || p == spec.CheckCompleteClaim || p == spec.CheckEnabled {
+		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled {
 			return p, nil
 		}
-		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties)))
+		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties, spec.BarrierInvariants, spec.BarrierTemporal)))
 	}
 	return "", fmt.Errorf("trace %s: want traces/conforms/NAME.jsonl or .../PROPERTY-NAME.jsonl", rel)
 }

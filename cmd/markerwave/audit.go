@@ -15,7 +15,10 @@ import (
 const auditAbout = `
 Replays each run step by step against the model of tla/ChandyLamport.tla
 and checks every completed snapshot against the recorded state the trace
-reports (derived from the events if it reports none).
+reports (derived from the events if it reports none). A barrier trace (a
+dataflow run, format markerwave-barrier-trace/1) is replayed against
+model/barrier (tla/BarrierSnapshots.tla) for its protocol, and its
+snapshot checked from its events (traces/README.md, "Barrier traces").
 
 A TRACE is a trace file, or a directory standing for the .jsonl files in
 it. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
@@ -97,6 +100,11 @@ type auditor struct {
 // (conformance.NodeLog), to merge it with the other logs of its
 // directory.
 func (a *auditor) add(r auditRun) {
+	if r.err == nil && conformance.IsBarrierTraceFile(r.name) {
+		r.barrier = true
+		a.audit(r)
+		return
+	}
 	if r.err == nil {
 		var cut bool
 		r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
@@ -136,6 +144,8 @@ type auditRun struct {
 	tr    spec.Trace
 	lines spec.TraceLines // none for merged logs
 	err   error           // why the run cannot be read; it names the file
+	// barrier: a barrier trace (conformance.AuditBarrierFile)
+	barrier bool
 }
 
 // expandArgs lists the files args name, as runs yet to read: a directory
@@ -210,7 +220,15 @@ func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
 	if o.progress {
 		opts.Progress = newProgress(f, r.name).report
 	}
-	rep = conformance.Audit(r.tr, opts)
+	if r.barrier {
+		var err error
+		if rep, err = conformance.AuditBarrierFile(r.name, opts); err != nil {
+			rep.Err = err // it names the file
+			return rep
+		}
+	} else {
+		rep = conformance.Audit(r.tr, opts)
+	}
 	if rep.Err != nil {
 		rep.Err = fmt.Errorf("%s: %w", r.name, rep.Err)
 	}

@@ -19,6 +19,10 @@ const exportAbout = `
 Exports TRACE (JSON lines, as written by the runtime, the demo or the
 conformance tests) as one or more views of the run: a space-time diagram,
 a ShiViz log, a TLC trace-validation model, optionally checked by TLC.
+A barrier trace (a dataflow run, markerwave-barrier-trace/1) has a
+diagram only: a lane per node, records and barriers as arrows, the
+channel state (logged and overtaken records) thick, inputs blocked by
+alignment shaded, the cut and any restore.
 
 Exit status: 0 done (and, with --run-tlc, TLC accepted the trace); 1 TLC
 rejected the trace: it is not a behaviour of tla/ChandyLamport.tla; 2 bad
@@ -67,6 +71,9 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	}
 	if code := j.settle(f); code != exitOK {
 		return code
+	}
+	if conformance.IsBarrierTraceFile(j.trace) {
+		return j.exportBarrier(f)
 	}
 	tr, _, err := conformance.ReadTraceFile(j.trace)
 	if err != nil {

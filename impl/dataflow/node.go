@@ -140,6 +140,8 @@ type Node struct {
 	recChan  []Status // recChan[e] for e in In(n)
 	logged   [][]Item // records taken off an input while it was recording
 	part     *Part    // this node's part of the snapshot, once recorded
+
+	tracer *Tracer // nil: no trace (trace.go)
 }
 
 // New returns node id of g, computing logic (nil: count only), in the
@@ -190,7 +192,7 @@ func (n *Node) Emit() (Step, error) {
 	n.emitted++
 	r.Val = n.apply(r)
 	n.send(e, r)
-	return Step{Action: ActEmit, Edge: -1}, nil
+	return n.observe(Step{Action: ActEmit, Edge: -1}, e, n.q[e][len(n.q[e])-1]), nil
 }
 
 // route is the output record r leaves on (Route(n, r), lines 86-88).
@@ -232,7 +234,7 @@ func (n *Node) Inject() (Step, error) {
 		return Step{}, n.refuse(ActInject, -1, ErrAlreadyRecorded)
 	}
 	n.record()
-	return Step{Action: ActInject, Edge: -1, Recorded: true}, nil
+	return n.observe(Step{Action: ActInject, Edge: -1, Recorded: true}, -1, Item{Barrier: true}), nil
 }
 
 // CanTake reports whether Process would take a record off input e now,
@@ -300,7 +302,7 @@ func (n *Node) Process(e int, r Item) (Step, error) {
 	if n.recChan[e] == Recording {
 		n.logged[e] = append(n.logged[e], r)
 	}
-	return Step{Action: ActProcess, Edge: e}, nil
+	return n.observe(Step{Action: ActProcess, Edge: e}, e, r), nil
 }
 
 // RecvBarrier mirrors RecvBarrier(e) (lines 241-260): the node takes the
@@ -326,9 +328,9 @@ func (n *Node) RecvBarrier(e int) (Step, error) {
 			}
 		}
 		n.record()
-		return Step{Action: ActRecvBarrier, Edge: e, Recorded: true}, nil
+		return n.observe(Step{Action: ActRecvBarrier, Edge: e, Recorded: true}, e, Item{Barrier: true}), nil
 	}
-	return Step{Action: ActRecvBarrier, Edge: e}, nil
+	return n.observe(Step{Action: ActRecvBarrier, Edge: e}, e, Item{Barrier: true}), nil
 }
 
 // Take is Process or RecvBarrier, as item it is a record or a barrier:

@@ -1,0 +1,478 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/model/barrier"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// A barrier trace (dataflow.ReadTrace) is audited like a Chandy-Lamport
+// one, with the same Report: the model replay (every event an enabled
+// action of model/barrier, for the trace's protocol, with the same
+// effect: the same record, the same logging, the same part recorded)
+// and, independently, the run properties computed from the trace alone
+// (BarrierConsistentCut, BarrierExactChannelState, AlignedNoChannelState,
+// BarrierExactlyOnce, and BarriersComplete when the run claims it
+// drained).
+
+// IsBarrierTraceFile reports whether the file at path is a barrier
+// trace (IsBarrierTrace).
+func IsBarrierTraceFile(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && IsBarrierTrace(b)
+}
+
+// IsBarrierTrace reports whether trace b is a barrier trace: its first
+// non-blank line is a barrier trace's header.
+func IsBarrierTrace(b []byte) bool {
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			return dataflow.IsTrace(l)
+		}
+	}
+	return false
+}
+
+// ReadBarrierTraceFile reads the barrier trace at path.
+func ReadBarrierTraceFile(path string) (*dataflow.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr, err := dataflow.ReadTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tr, nil
+}
+
+// BarrierConfig is the model a barrier trace is replayed against: its
+// graph as tla/BarrierSnapshots.tla's constants, the protocol's Spec,
+// every invariant. A graph the spec does not have (a node with several
+// forward outputs, the chandy-lamport mode) is an error.
+func BarrierConfig(tg dataflow.TraceGraph) (*barrier.Config, error) {
+	return barrierConfig(tg, barrier.VariantSpec)
+}
+
+// barrierConfig is BarrierConfig for the given specification.
+func barrierConfig(tg dataflow.TraceGraph, variant barrier.Variant) (*barrier.Config, error) {
+	k := barrier.Constants{Budget: map[string]int{}, Cap: tg.Cap, Iter: tg.Iter}
+	switch tg.Mode {
+	case dataflow.Aligned.String():
+	case dataflow.Unaligned.String():
+		k.Mode = barrier.Unaligned
+	default:
+		return nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla has the aligned and unaligned protocols only", tg.Mode)
+	}
+	for _, n := range tg.Nodes {
+		switch n.Kind {
+		case "source":
+			k.Src = append(k.Src, n.Name)
+			k.Budget[n.Name] = n.Budget
+		case "operator":
+			k.Op = append(k.Op, n.Name)
+		default:
+			k.Snk = n.Name
+		}
+	}
+	for _, e := range tg.Edges {
+		k.Edge = append(k.Edge, [2]string{e.From, e.To})
+		if e.Back {
+			k.Back = append(k.Back, [2]string{e.From, e.To})
+		}
+	}
+	cfg, err := barrier.NewConfig(k, variant, spec.BarrierInvariants, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the graph is not one of tla/BarrierSnapshots.tla: %w", err)
+	}
+	return cfg, nil
+}
+
+// AuditBarrierFile reads and audits the barrier trace at path.
+func AuditBarrierFile(path string, opts Options) (Report, error) {
+	tr, err := ReadBarrierTraceFile(path)
+	if err != nil {
+		return Report{}, err
+	}
+	return AuditBarrier(tr, opts), nil
+}
+
+// AuditBarrier replays barrier trace tr against model/barrier and checks
+// the run properties (barrierRun). opts.Drained claims the run drained
+// even if the header does not; opts.Lines is ignored (tr has its lines).
+func AuditBarrier(tr *dataflow.Trace, opts Options) Report {
+	var r Report
+	cfg, err := BarrierConfig(tr.Header.Graph)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	drained := tr.Header.Drained || opts.Drained
+	st := barrier.Init(cfg)
+	for i, ev := range tr.Events {
+		d := barrierStep(cfg, st, ev)
+		if d != nil {
+			d.Step, d.Line = i+1, tr.Lines[i]
+			r.Divergence = d
+			break
+		}
+		a, _ := barrierAction(cfg, ev)
+		st, _ = a.Apply(cfg, st)
+		r.Steps++
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(tr.Events))
+		}
+	}
+	if r.Divergence == nil && drained && !barrier.Terminated(cfg, st) {
+		r.Divergence = &Divergence{Action: "the end of the run", Property: spec.CheckState,
+			Detail: "the trace claims a drained run, but in the model a source has not emitted its budget or a buffer is not empty"}
+	}
+	if r.Divergence == nil && barrier.Complete(cfg, st) {
+		r.Snapshots = 1
+	}
+	r.Violations = barrierRun(tr, drained)
+	return r
+}
+
+// barrierAction is the model's action instance for event ev.
+func barrierAction(cfg *barrier.Config, ev dataflow.TraceEvent) (barrier.Action, error) {
+	kinds := map[string]barrier.ActionKind{dataflow.TraceEmit: barrier.ActEmit, dataflow.TraceInject: barrier.ActInject,
+		dataflow.TraceProcess: barrier.ActProcess, dataflow.TraceRecvBarrier: barrier.ActRecvBarrier, dataflow.TraceRestore: barrier.ActRestore}
+	a := barrier.Action{Kind: kinds[ev.Action]}
+	switch a.Kind {
+	case barrier.ActEmit, barrier.ActInject:
+		a.Node, _ = cfg.NodeIndex(ev.Node)
+	case barrier.ActProcess, barrier.ActRecvBarrier:
+		var ok bool
+		if a.Edge, ok = cfg.EdgeIndex(ev.From, ev.To); !ok {
+			return a, fmt.Errorf("the model has no edge %s", dataflow.EdgeKey(ev.From, ev.To))
+		}
+	}
+	return a, nil
+}
+
+// barrierStep checks event ev against the model in state st: its action
+// is enabled, and its effect is the model's (barrierEvent), the record's
+// payload aside. It returns the divergence, nil if none.
+func barrierStep(cfg *barrier.Config, st *barrier.State, ev dataflow.TraceEvent) *Divergence {
+	a, err := barrierAction(cfg, ev)
+	if err != nil {
+		return &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
+	}
+	label := a.Label(cfg)
+	ns, err := a.Apply(cfg, st)
+	if err != nil {
+		return &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}
+	}
+	want, got := barrierEvent(cfg, st, a, ns), withoutPayload(ev)
+	if d := diffEvents(want, got); d != nil {
+		d.Action = label
+		return d
+	}
+	for _, p := range cfg.Invariants {
+		if inv, _ := barrier.InvariantByName(p); !inv(cfg, ns) {
+			return &Divergence{Action: label, Property: p, Detail: fmt.Sprintf("the model's state after the step violates %s", p)}
+		}
+	}
+	return nil
+}
+
+// diffEvents compares the model's event with the trace's: a different
+// record is a Message divergence, a different logging a State one, a
+// different part (or none) a RecordedState one.
+func diffEvents(want, got dataflow.TraceEvent) *Divergence {
+	js := func(v any) string {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // trace events always encode
+		return strings.TrimSpace(b.String())
+	}
+	switch {
+	case js(want.Rec) != js(got.Rec):
+		return &Divergence{Property: spec.CheckMessage, Detail: "the record is not the model's",
+			Expected: js(want.Rec), Reported: js(got.Rec)}
+	case want.Logged != got.Logged:
+		return &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("the model logs the record as channel state: %v; the trace: %v", want.Logged, got.Logged),
+			Expected: js(want), Reported: js(got)}
+	case js(want.Part) != js(got.Part):
+		return &Divergence{Property: spec.CheckRecordedState, Detail: "the node's recorded part is not the model's",
+			Expected: js(want.Part), Reported: js(got.Part)}
+	}
+	return nil
+}
+
+// withoutPayload is ev with its records' payloads cleared: the spec has
+// none.
+func withoutPayload(ev dataflow.TraceEvent) dataflow.TraceEvent {
+	if ev.Rec != nil {
+		r := *ev.Rec
+		r.Val = 0
+		ev.Rec = &r
+	}
+	if ev.Part != nil && ev.Part.Overtaken != nil {
+		p := *ev.Part
+		p.Overtaken = map[string][]dataflow.TraceRecord{}
+		for k, rs := range ev.Part.Overtaken {
+			for _, r := range rs {
+				r.Val = 0
+				p.Overtaken[k] = append(p.Overtaken[k], r)
+			}
+		}
+		ev.Part = &p
+	}
+	return ev
+}
+
+// barrierEvent is the event the model's step a from st to ns is: the
+// inverse of the audit, and how a run of the model (a negative variant)
+// is written as a trace.
+func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *barrier.State) dataflow.TraceEvent {
+	rec := func(it barrier.Item) *dataflow.TraceRecord {
+		return &dataflow.TraceRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq}
+	}
+	ev := dataflow.TraceEvent{}
+	n := -1
+	switch a.Kind {
+	case barrier.ActEmit:
+		e := slices.IndexFunc(cfg.Edges, func(e [2]int) bool { return e[0] == a.Node })
+		ev = dataflow.TraceEvent{Action: dataflow.TraceEmit, Rec: rec(ns.Q[e][len(ns.Q[e])-1])}
+		ev.From, ev.To = cfg.Nodes[a.Node], cfg.Nodes[cfg.Edges[e][1]]
+		n = a.Node
+	case barrier.ActInject:
+		ev.Action, n = dataflow.TraceInject, a.Node
+	case barrier.ActProcess, barrier.ActRecvBarrier:
+		ev.Action = dataflow.TraceRecvBarrier
+		n = cfg.Edges[a.Edge][1]
+		ev.From, ev.To = cfg.Nodes[cfg.Edges[a.Edge][0]], cfg.Nodes[n]
+		if a.Kind == barrier.ActProcess {
+			ev.Action, ev.Rec = dataflow.TraceProcess, rec(st.Q[a.Edge][0])
+			ev.Logged = len(ns.RecQ[a.Edge]) > len(st.RecQ[a.Edge])
+		}
+	default:
+		return dataflow.TraceEvent{Action: dataflow.TraceRestore}
+	}
+	ev.Node = cfg.Nodes[n]
+	if !st.Has(n) && ns.Has(n) {
+		ev.Part = modelPart(cfg, st, ns, n)
+	}
+	return ev
+}
+
+// modelPart is node n's part as the model records it in the step from st
+// to ns: RecordNode's recOff, recCnt, recOut and the ghost cuts, and the
+// records SendBarriers persisted (what ns added to recQ of n's outputs).
+func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *dataflow.TracePart {
+	p := &dataflow.TracePart{CutSent: map[string]int{}, CutRcvd: map[string]int{}}
+	switch cfg.Kind[n] {
+	case barrier.Source:
+		p.Emitted = ns.RecOff[n]
+	default:
+		p.Cnt = ns.RecCnt[n]
+	}
+	if n == cfg.Snk() {
+		k := 0 // the index of Key <<s, i>>: the sources' records in order
+		for s, kind := range cfg.Kind {
+			for i := 1; kind == barrier.Source && i <= cfg.Budget[s]; i++ {
+				if c := ns.RecOut[k]; c > 0 {
+					p.Out = append(p.Out, dataflow.TraceCount{Src: cfg.Nodes[s], I: i, N: c})
+				}
+				k++
+			}
+		}
+		dataflow.SortCounts(p.Out)
+	}
+	for e, ends := range cfg.Edges {
+		key := dataflow.EdgeKey(cfg.Nodes[ends[0]], cfg.Nodes[ends[1]])
+		if ends[0] == n {
+			p.CutSent[key] = ns.CutSent[e]
+			for _, it := range ns.RecQ[e][len(st.RecQ[e]):] {
+				if p.Overtaken == nil {
+					p.Overtaken = map[string][]dataflow.TraceRecord{}
+				}
+				p.Overtaken[key] = append(p.Overtaken[key], dataflow.TraceRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq})
+			}
+		}
+		if ends[1] == n {
+			p.CutRcvd[key] = ns.CutRcvd[e]
+		}
+	}
+	return p
+}
+
+// barrierRunState is what barrierRun keeps of a run as it walks its
+// events: the parts recorded, the barriers received, the records logged,
+// and the counts the exactly-once check needs.
+type barrierRunState struct {
+	tr      *dataflow.Trace
+	part    map[string]*dataflow.TracePart
+	bar     map[string]bool // edge key: its barrier was received
+	logged  map[string][]dataflow.TraceRecord
+	out     map[dataflow.Key]int // the sink's output: times each record arrived
+	emitted map[string]int
+	src     map[string]int // source name -> node index
+}
+
+// barrierRun checks the run properties on the trace alone, in the order
+// of spec.BarrierInvariants, then BarriersComplete if the run drained.
+func barrierRun(tr *dataflow.Trace, drained bool) []Violation {
+	g := tr.Graph
+	rs := &barrierRunState{tr: tr, part: map[string]*dataflow.TracePart{}, bar: map[string]bool{},
+		logged: map[string][]dataflow.TraceRecord{}, out: map[dataflow.Key]int{}, emitted: map[string]int{}, src: map[string]int{}}
+	for i, n := range g.Nodes {
+		rs.src[n.Name] = i
+	}
+	var twice []string
+	for _, ev := range tr.Events {
+		key := dataflow.EdgeKey(ev.From, ev.To)
+		switch ev.Action {
+		case dataflow.TraceEmit:
+			rs.emitted[ev.Node]++
+		case dataflow.TraceProcess:
+			if ev.Logged {
+				rs.logged[key] = append(rs.logged[key], *ev.Rec)
+			}
+			if g.Nodes[g.NodeIndex(ev.To)].Kind == dataflow.Sink {
+				k := dataflow.Key{Src: rs.src[ev.Rec.Src], I: ev.Rec.I}
+				if rs.out[k]++; rs.out[k] == 2 {
+					twice = append(twice, fmt.Sprintf("<<%s, %d>>", ev.Rec.Src, ev.Rec.I))
+				}
+			}
+		case dataflow.TraceRecvBarrier:
+			rs.bar[key] = true
+		case dataflow.TraceRestore:
+			rs.restore()
+		}
+		if ev.Part != nil && rs.part[ev.Node] == nil {
+			rs.part[ev.Node] = ev.Part
+		}
+	}
+	var vs []Violation
+	add := func(p spec.Property, format string, a ...any) {
+		vs = append(vs, Violation{Property: p, Detail: fmt.Sprintf(format, a...)})
+	}
+	var orphans, inexact, aligned []string
+	for _, e := range g.Edges {
+		from, to := g.Nodes[e.From].Name, g.Nodes[e.To].Name
+		key := dataflow.EdgeKey(from, to)
+		ps, pr := rs.part[from], rs.part[to]
+		if ps == nil || pr == nil {
+			continue
+		}
+		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
+		if rcvd > sent {
+			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, to, rcvd, from, sent))
+		}
+		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
+		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
+			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
+		}
+		if tr.Header.Graph.Mode == dataflow.Aligned.String() && !e.Back && len(ch) > 0 {
+			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
+		}
+	}
+	if len(orphans) > 0 {
+		add(spec.PropBarrierConsistentCut, "a record taken before its receiver's cut was sent after its sender's: %s", strings.Join(orphans, "; "))
+	}
+	if len(inexact) > 0 {
+		add(spec.PropBarrierExactChannelState, "the channel state is not the records sent before the sender's cut and taken after the receiver's: %s", strings.Join(inexact, "; "))
+	}
+	if len(aligned) > 0 {
+		add(spec.PropAlignedNoChannelState, "aligned barriers recorded channel state on an edge that is not a back-edge: %s", strings.Join(aligned, "; "))
+	}
+	if len(twice) > 0 {
+		add(spec.PropBarrierExactlyOnce, "the sink received %s twice", strings.Join(twice, ", "))
+	} else if missing := rs.missing(); drained && len(missing) > 0 {
+		add(spec.PropBarrierExactlyOnce, "the run drained, but the sink never received %s", strings.Join(missing, ", "))
+	}
+	if drained && rs.injected() && !rs.complete() {
+		add(spec.PropBarriersComplete, "the run drained with a barrier injected and the snapshot incomplete: %s", rs.incomplete())
+	}
+	return vs
+}
+
+// restore is the Restore step: the sink's output and the sources' offsets
+// are the recorded ones.
+func (rs *barrierRunState) restore() {
+	rs.out = map[dataflow.Key]int{}
+	rs.emitted = map[string]int{}
+	for name, p := range rs.part {
+		rs.emitted[name] = p.Emitted
+		for _, c := range p.Out {
+			rs.out[dataflow.Key{Src: rs.src[c.Src], I: c.I}] = c.N
+		}
+	}
+}
+
+// missing lists the records the sink never received.
+func (rs *barrierRunState) missing() []string {
+	var m []string
+	for s, n := range rs.tr.Graph.Nodes {
+		for i := 1; n.Kind == dataflow.Source && i <= n.Budget; i++ {
+			if rs.out[dataflow.Key{Src: s, I: i}] == 0 {
+				m = append(m, fmt.Sprintf("<<%s, %d>>", n.Name, i))
+			}
+		}
+	}
+	return m
+}
+
+func (rs *barrierRunState) injected() bool {
+	for _, n := range rs.tr.Graph.Nodes {
+		if n.Kind == dataflow.Source && rs.part[n.Name] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (rs *barrierRunState) complete() bool { return rs.incomplete() == "" }
+
+// incomplete names the nodes that never recorded and the edges whose
+// barrier never arrived.
+func (rs *barrierRunState) incomplete() string {
+	g := rs.tr.Graph
+	var why []string
+	for _, n := range g.Nodes {
+		if rs.part[n.Name] == nil {
+			why = append(why, n.Name+" never recorded")
+		}
+	}
+	for _, e := range g.Edges {
+		if key := dataflow.EdgeKey(g.Nodes[e.From].Name, g.Nodes[e.To].Name); !rs.bar[key] {
+			why = append(why, "the barrier on "+key+" never arrived")
+		}
+	}
+	return strings.Join(why, ", ")
+}
+
+// exactChannel reports whether ch is exactly the records numbered
+// rcvd+1 .. sent, in order.
+func exactChannel(ch []dataflow.TraceRecord, rcvd, sent int) bool {
+	if len(ch) != max(sent-rcvd, 0) {
+		return false
+	}
+	for j, r := range ch {
+		if r.Seq != rcvd+j+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// seqs renders a channel state by its records' sequence numbers.
+func seqs(ch []dataflow.TraceRecord) string {
+	s := make([]string, len(ch))
+	for i, r := range ch {
+		s[i] = fmt.Sprintf("#%d", r.Seq)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}

@@ -1,0 +1,471 @@
+package export
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/markerwave/markerwave/impl/dataflow"
+)
+
+// The categories of a barrier trace's diagram, beside catApp (records,
+// here) and catMarker (barriers).
+var (
+	catRecord    = category{"record", "record, emit or hand-over to the step that takes it, labelled source#number", ink, "1.5", ""}
+	catBarrier   = category{"barrier", "barrier, dashed", "", "1.5", "6 4"}
+	catLogged    = category{"logged", "record logged by its receiver as channel state (taken after it recorded, before the input's barrier): thick", "", "3.5", ""}
+	catOvertaken = category{"overtaken", "record the sender's unaligned barrier overtook, persisted as channel state: thick, dashed", "", "3.5", "5 2"}
+	catBlocked   = category{"blocked", "input blocked by alignment: from its barrier's arrival until the node records (shaded)", "", "10", ""}
+	catRestore   = category{"restore", "restore: every node restarts from the snapshot, each edge holding its channel state", grey, "2", "4 2"}
+	catLeftover  = category{"pending", "record or barrier not taken by the end of the run or before a restore: dotted, stops short of the receiver's line", grey, "1.5", "2 3"}
+
+	barrierCategories = []category{catRecord, catBarrier, catLogged, catOvertaken, catBlocked, catRestore, catLeftover}
+)
+
+// barrierColor is the snapshot's colour in a barrier diagram (one
+// snapshot per run).
+var barrierColor = SnapColor(0)
+
+// bItem is an item in flight on an edge as the diagram replays the
+// trace: where it was put on the edge, what it is, and whether it is
+// channel state (overtaken) when taken.
+type bItem struct {
+	col       int
+	barrier   bool
+	rec       dataflow.TraceRecord
+	overtaken bool
+	restored  bool
+}
+
+// barrierDrawing is a barrier trace's diagram being drawn.
+type barrierDrawing struct {
+	tr    *dataflow.Trace
+	col   []int // each event's column: its Lamport time
+	last  int
+	lane  map[string]int
+	buf   strings.Builder
+	used  map[string]bool
+	notes []string // what the diagram could not draw, for people
+}
+
+// BarrierDiagram writes a space-time diagram of barrier trace tr in
+// format f: a lane per node, steps as dots in columns of causal depth
+// (Lamport time: one more than the node's previous step and than the
+// step that put the item taken on its edge), records and barriers as
+// arrows from the step that put them on an edge to the step that took
+// them (an unaligned barrier, put at the head of its edge's queue,
+// crosses the records it overtakes), the records logged or overtaken as
+// channel state drawn thick, each aligned input blocked from its
+// barrier's arrival until its node recorded shaded, the cut through
+// every node's recording step, and each restore as a line across the
+// lanes. It returns the diagram's extent and notes for people.
+func BarrierDiagram(tr *dataflow.Trace, w io.Writer, f Format) (Extent, []string, error) {
+	d := &barrierDrawing{tr: tr, lane: map[string]int{}, used: map[string]bool{}}
+	for i, n := range tr.Graph.Nodes {
+		d.lane[n.Name] = i
+	}
+	d.body()
+	ext := Extent{From: 1, To: d.last, Columns: d.last, Width: d.width(), Height: d.height()}
+	bw := bufio.NewWriter(w)
+	switch f {
+	case SVG:
+		bw.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+		d.svg(bw)
+	case HTML:
+		d.html(bw)
+	default:
+		return Extent{}, nil, fmt.Errorf("export: unknown diagram format %d", f)
+	}
+	return ext, d.summary(), bw.Flush()
+}
+
+func (d *barrierDrawing) x(col int) float64 { return float64(left + col*dx) }
+func (d *barrierDrawing) y(node string) float64 {
+	return float64(top + d.lane[node]*dy)
+}
+
+func (d *barrierDrawing) width() int {
+	longest := len(d.caption())
+	for _, c := range barrierCategories {
+		longest = max(longest, len(c.label))
+	}
+	return max(int(d.x(d.last+1)), left+50+7*longest+20)
+}
+
+func (d *barrierDrawing) legendTop() int { return top + (len(d.tr.Graph.Nodes)-1)*dy + 45 }
+
+func (d *barrierDrawing) height() int {
+	n := 1 // the cut
+	for _, c := range barrierCategories {
+		if d.used[c.id] {
+			n++
+		}
+	}
+	return d.legendTop() + n*legendLine + 10
+}
+
+func (d *barrierDrawing) caption() string {
+	h := d.tr.Header
+	return fmt.Sprintf("%s barriers on %s and %s, %s", h.Graph.Mode, plural(len(h.Graph.Nodes), "node"),
+		plural(len(h.Graph.Edges), "edge"), plural(len(d.tr.Events), "step"))
+}
+
+// attrs are the stroke attributes of category c, noting it used.
+func (d *barrierDrawing) attrs(c category) string {
+	d.used[c.id] = true
+	stroke := c.stroke
+	if stroke == "" {
+		stroke = barrierColor
+	}
+	out := fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, stroke, c.width)
+	if c.dash != "" {
+		out += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
+	}
+	return out
+}
+
+// arrow draws an item's arrow from column c1 on lane a to the step at
+// column c2 on lane b (c2 0: never taken, it stops short at column
+// stop, halfway to b).
+func (d *barrierDrawing) arrow(w *strings.Builder, class string, c category, a string, c1 int, b string, c2, stop int, label, title string) {
+	x1, y1 := d.x(c1), d.y(a)
+	x2, y2 := d.x(c2), d.y(b)
+	if c2 == 0 {
+		x2, y2 = d.x(stop), (y1+y2)/2
+		c = catLeftover
+	} else {
+		x2, y2 = shorten(x1, y1, x2, y2)
+	}
+	col := barrierColor
+	if c.stroke != "" {
+		col = c.stroke
+	}
+	d.used[head(col)] = true
+	fmt.Fprintf(w, `<line class="%s" x1="%s" y1="%s" x2="%s" y2="%s" %s marker-end="url(#%s)"><title>%s</title></line>`+"\n",
+		class, num(x1), num(y1), num(x2), num(y2), d.attrs(c), head(col), esc(title))
+	if label != "" {
+		fmt.Fprintf(w, `<text class="msg-label" x="%s" y="%s" font-size="9" fill="%s">%s</text>`+"\n", num((x1+x2)/2+3), num((y1+y2)/2-3), ink, esc(label))
+	}
+}
+
+// body replays the trace's queues to place every step and arrow, then
+// draws the lanes, the shading, the cut, the arrows and the steps.
+func (d *barrierDrawing) body() {
+	g, evs := d.tr.Graph, d.tr.Events
+	d.col = make([]int, len(evs))
+	q := map[string][]bItem{}
+	nodeLast := map[string]int{}
+	recorded := map[string]int{}  // node -> its recording step's column
+	barrierAt := map[string]int{} // edge -> its barrier's arrival column
+	var arrows, shades, restores []string
+	floor := 0                               // a restore's column: every later step is after it
+	ends := map[string]dataflow.TraceEvent{} // edge key -> its ends
+	for _, e := range d.tr.Header.Graph.Edges {
+		ends[dataflow.EdgeKey(e.From, e.To)] = dataflow.TraceEvent{From: e.From, To: e.To}
+	}
+	for i, ev := range evs {
+		key := dataflow.EdgeKey(ev.From, ev.To)
+		c := max(nodeLast[ev.Node], floor) + 1
+		var taken *bItem
+		if ev.Action == dataflow.TraceProcess || ev.Action == dataflow.TraceRecvBarrier {
+			if len(q[key]) > 0 && q[key][0].barrier == (ev.Action == dataflow.TraceRecvBarrier) {
+				it := q[key][0]
+				q[key] = q[key][1:]
+				taken = &it
+				c = max(c, it.col+1)
+			} else {
+				d.notes = append(d.notes, fmt.Sprintf("step %d (%s %s): not the head of its edge's queue as the trace tells it; drawn without its arrow", i+1, ev.Action, key))
+			}
+		}
+		if ev.Action == dataflow.TraceRestore {
+			c = d.last + 1
+			for _, n := range g.Nodes {
+				nodeLast[n.Name] = c
+			}
+			floor = c
+		}
+		d.col[i] = c
+		d.last = max(d.last, c)
+		nodeLast[ev.Node] = c
+		switch ev.Action {
+		case dataflow.TraceEmit:
+			q[key] = append(q[key], bItem{col: c, rec: *ev.Rec})
+		case dataflow.TraceProcess:
+			if j := d.sentOn(i); j >= 0 {
+				out := dataflow.EdgeKey(evs[j].From, evs[j].To)
+				q[out] = append(q[out], bItem{col: c, rec: *evs[j].Rec})
+			}
+		case dataflow.TraceRecvBarrier:
+			barrierAt[key] = c
+		case dataflow.TraceRestore:
+			restores = append(restores, fmt.Sprintf(`<line class="restore" x1="%s" y1="%d" x2="%s" y2="%s" %s><title>restore: every node restarts from the snapshot</title></line>`+"\n",
+				num(d.x(c)), top-20, num(d.x(c)), num(d.y(g.Nodes[len(g.Nodes)-1].Name)+20), d.attrs(catRestore)))
+			for _, key := range sortedKeys(q) { // rolled back
+				for _, it := range q[key] {
+					arrows = append(arrows, d.itemArrow(it, ends[key], 0, c))
+				}
+			}
+			q = d.restoredQueues(c)
+		}
+		if taken != nil {
+			arrows = append(arrows, d.itemArrow(*taken, ev, c, 0))
+		}
+		if ev.Part != nil {
+			recorded[ev.Node] = c
+			d.sendBarriers(q, ev, c)
+			shades = append(shades, d.blocked(ev.Node, barrierAt, c)...)
+		}
+	}
+	for _, key := range sortedKeys(q) {
+		for _, it := range q[key] {
+			arrows = append(arrows, d.itemArrow(it, ends[key], 0, d.last+1))
+		}
+	}
+	for _, n := range g.Nodes {
+		y := d.y(n.Name)
+		fmt.Fprintf(&d.buf, `<line class="proc-line" data-proc="%s" x1="%d" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"><title>%s %s</title></line>`+"\n",
+			esc(n.Name), left, num(y), num(d.x(d.last)+dx/2), num(y), ink, n.Kind, esc(n.Name))
+		fmt.Fprintf(&d.buf, `<text class="proc-label" x="%d" y="%s" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, num(y+4), esc(n.Name))
+	}
+	for _, s := range shades {
+		d.buf.WriteString(s)
+	}
+	d.cut(recorded)
+	for _, s := range append(restores, arrows...) {
+		d.buf.WriteString(s)
+	}
+	for i, ev := range evs {
+		if ev.Action == dataflow.TraceRestore {
+			continue
+		}
+		fill, stroke := ink, ink
+		if ev.Action == dataflow.TraceInject || ev.Action == dataflow.TraceRecvBarrier {
+			fill, stroke = "white", barrierColor
+		}
+		fmt.Fprintf(&d.buf, `<circle class="event" data-index="%d" data-col="%d" data-proc="%s" data-action="%s" cx="%s" cy="%s" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
+			i+1, d.col[i], esc(ev.Node), ev.Action, num(d.x(d.col[i])), num(d.y(ev.Node)), fill, stroke, esc(stepTitle(i, ev, d.col[i])))
+	}
+}
+
+// sentOn is the step that takes the record Process step i sent on, -1
+// if none does (before a restore): the trace does not name the output a
+// Process sends on, so the diagram finds it where it is taken, the
+// first later Process off an output of the step's node of a record with
+// the same source and number.
+func (d *barrierDrawing) sentOn(i int) int {
+	ev := d.tr.Events[i]
+	for j := i + 1; j < len(d.tr.Events); j++ {
+		later := d.tr.Events[j]
+		if later.Action == dataflow.TraceRestore {
+			break
+		}
+		if later.Action == dataflow.TraceProcess && later.From == ev.Node && later.Rec.Src == ev.Rec.Src && later.Rec.I == ev.Rec.I {
+			return j
+		}
+	}
+	return -1
+}
+
+// sendBarriers puts the barriers of the node that recorded in step ev
+// on its outputs: behind the queued records (aligned, chandy-lamport),
+// or at the head, the records it overtook marked (unaligned).
+func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev dataflow.TraceEvent, c int) {
+	g := d.tr.Graph
+	n := g.NodeIndex(ev.Node)
+	for _, e := range g.Out(n) {
+		key := dataflow.EdgeKey(ev.Node, g.Nodes[g.Edges[e].To].Name)
+		if d.tr.Header.Graph.Mode != dataflow.Unaligned.String() {
+			q[key] = append(q[key], bItem{col: c, barrier: true})
+			continue
+		}
+		for j := range q[key] {
+			q[key][j].overtaken = len(ev.Part.Overtaken[key]) > 0
+		}
+		q[key] = append([]bItem{{col: c, barrier: true}}, q[key]...)
+	}
+}
+
+// restoredQueues are the queues after a restore at column c: each
+// edge's channel state (the records logged on it, then those overtaken
+// on it), put there by the restore.
+func (d *barrierDrawing) restoredQueues(c int) map[string][]bItem {
+	q := map[string][]bItem{}
+	part := map[string]*dataflow.TracePart{}
+	logged := map[string][]dataflow.TraceRecord{}
+	for _, ev := range d.tr.Events {
+		if ev.Part != nil && part[ev.Node] == nil {
+			part[ev.Node] = ev.Part
+		}
+		if ev.Logged {
+			key := dataflow.EdgeKey(ev.From, ev.To)
+			logged[key] = append(logged[key], *ev.Rec)
+		}
+		if ev.Action == dataflow.TraceRestore {
+			break
+		}
+	}
+	for _, e := range d.tr.Graph.Edges {
+		from := d.tr.Graph.Nodes[e.From].Name
+		key := dataflow.EdgeKey(from, d.tr.Graph.Nodes[e.To].Name)
+		var over []dataflow.TraceRecord
+		if p := part[from]; p != nil {
+			over = p.Overtaken[key]
+		}
+		for _, r := range append(logged[key], over...) {
+			q[key] = append(q[key], bItem{col: c, rec: r, restored: true})
+		}
+	}
+	return q
+}
+
+// itemArrow is the arrow of item it, taken by step ev at column c (0:
+// never taken: it stops at column stop, the end of the run or the
+// restore that rolled it back).
+func (d *barrierDrawing) itemArrow(it bItem, ev dataflow.TraceEvent, c, stop int) string {
+	key := dataflow.EdgeKey(ev.From, ev.To)
+	var b strings.Builder
+	if it.barrier {
+		d.arrow(&b, "marker", catBarrier, ev.From, it.col, ev.To, c, stop, "", "barrier on "+key)
+	} else {
+		cat, why := catRecord, ""
+		switch {
+		case it.overtaken:
+			cat, why = catOvertaken, ": overtaken by the barrier, persisted as channel state"
+		case ev.Logged:
+			cat, why = catLogged, ": logged by the receiver as channel state"
+		}
+		if it.restored {
+			why += " (put back by the restore)"
+		}
+		label := fmt.Sprintf("%s#%d", it.rec.Src, it.rec.I)
+		if it.rec.Hops > 0 {
+			label += fmt.Sprintf("·%d", it.rec.Hops)
+		}
+		d.arrow(&b, "msg", cat, ev.From, it.col, ev.To, c, stop, label, fmt.Sprintf("record <<%s, %d>> (hops %d) on %s, number %d there%s", it.rec.Src, it.rec.I, it.rec.Hops, key, it.rec.Seq, why))
+	}
+	return b.String()
+}
+
+// blocked shades, for an aligned node recording at column c, each input
+// whose barrier arrived before: blocked from then until c.
+func (d *barrierDrawing) blocked(node string, barrierAt map[string]int, c int) []string {
+	if d.tr.Header.Graph.Mode != dataflow.Aligned.String() {
+		return nil
+	}
+	g := d.tr.Graph
+	var out []string
+	for _, e := range g.In(g.NodeIndex(node)) {
+		key := dataflow.EdgeKey(g.Nodes[g.Edges[e].From].Name, node)
+		if at, ok := barrierAt[key]; ok && at < c {
+			y := d.y(node)
+			out = append(out, fmt.Sprintf(`<line class="blocked" data-edge="%s" x1="%s" y1="%s" x2="%s" y2="%s" %s opacity="0.25"><title>%s blocked by alignment from column %d to %d</title></line>`+"\n",
+				esc(key), num(d.x(at)), num(y), num(d.x(c)), num(y), d.attrs(catBlocked), esc(key), at, c))
+		}
+	}
+	return out
+}
+
+// cut draws the cut through every node's recording step (at the end of
+// its lane for a node that never recorded).
+func (d *barrierDrawing) cut(recorded map[string]int) {
+	var pts []string
+	for _, n := range d.tr.Graph.Nodes {
+		x := d.x(d.last) + dx/2
+		if c, ok := recorded[n.Name]; ok {
+			x = d.x(c) + dx/3
+		}
+		y := d.y(n.Name)
+		pts = append(pts, fmt.Sprintf("%s,%s %s,%s", num(x), num(y-dy/3), num(x), num(y+dy/3)))
+	}
+	fmt.Fprintf(&d.buf, `<polyline class="cut-halo" data-snap="1" points="%s" fill="none" stroke="%s" stroke-width="%d" opacity="%s" stroke-linejoin="round"/>`+"\n",
+		strings.Join(pts, " "), barrierColor, haloWidth, haloOpacity)
+	fmt.Fprintf(&d.buf, `<polyline class="cut" data-snap="1" points="%s" fill="none" stroke="%s" stroke-width="4" opacity="0.7"><title>the cut: every node's recording step</title></polyline>`+"\n",
+		strings.Join(pts, " "), barrierColor)
+}
+
+func stepTitle(i int, ev dataflow.TraceEvent, col int) string {
+	s := fmt.Sprintf("step %d, column %d: %s at %s", i+1, col, ev.Action, ev.Node)
+	if ev.From != "" {
+		s += " on " + dataflow.EdgeKey(ev.From, ev.To)
+	}
+	if ev.Rec != nil {
+		s += fmt.Sprintf(", record <<%s, %d>> number %d", ev.Rec.Src, ev.Rec.I, ev.Rec.Seq)
+	}
+	if ev.Logged {
+		s += ", logged as channel state"
+	}
+	if ev.Part != nil {
+		s += "\nrecords its state here"
+	}
+	return s
+}
+
+func (d *barrierDrawing) svg(w *bufio.Writer) {
+	W, H := d.width(), d.height()
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" id="diagram" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
+	fmt.Fprintf(w, "<title>%s</title>\n<defs>", esc(d.caption()))
+	for _, id := range sortedKeys(d.used) {
+		if strings.HasPrefix(id, "arrow-") {
+			fmt.Fprintf(w, `<marker id="%s" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#%s"/></marker>`, id, strings.TrimPrefix(id, "arrow-"))
+		}
+	}
+	w.WriteString("</defs>\n" + `<rect width="100%" height="100%" fill="white"/>` + "\n")
+	w.WriteString(d.buf.String())
+	y := d.legendTop()
+	w.WriteString(`<g class="legend">` + "\n")
+	fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-cut" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="4" opacity="0.7"/><text x="%d" y="%d">the cut: each node's recording step</text></g>`+"\n", left, y, left+40, y, barrierColor, left+50, y+4)
+	for _, c := range barrierCategories {
+		if d.used[c.id] {
+			y += legendLine
+			fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-item" x1="%d" y1="%d" x2="%d" y2="%d" %s/><text x="%d" y="%d">%s</text></g>`+"\n", left, y, left+40, y, d.attrs(c), left+50, y+4, esc(c.label))
+		}
+	}
+	w.WriteString("</g>\n</svg>\n")
+}
+
+func (d *barrierDrawing) html(w *bufio.Writer) {
+	w.WriteString("<!DOCTYPE html>\n" + `<html xmlns="http://www.w3.org/1999/xhtml" lang="en">` + "\n<head>\n" + `<meta charset="utf-8"/>` + "\n")
+	fmt.Fprintf(w, "<title>%s</title>\n", esc(d.caption()))
+	fmt.Fprintf(w, "<style>body{font-family:sans-serif;margin:1em}#viewport{overflow:auto;border:1px solid #ccc;height:%dpx;max-height:80vh;touch-action:none}#viewport.zoomable{overflow:hidden;cursor:grab}</style>\n</head>\n<body>\n", d.height()+2)
+	fmt.Fprintf(w, "<h1>%s</h1>\n<p>Time runs left to right in columns of causal depth (Lamport time). Hover over steps, arrows and the cut for details.</p>\n", esc(d.caption()))
+	w.WriteString(`<p class="controls"><button type="button" data-zoom="in">zoom in (+)</button> <button type="button" data-zoom="out">zoom out (-)</button> <button type="button" data-zoom="fit">fit (f)</button> <button type="button" data-zoom="reset">1:1 (0)</button></p>` + "\n" + `<div id="viewport" tabindex="0">` + "\n")
+	d.svg(w)
+	w.WriteString("</div>\n<ul>\n")
+	for _, l := range d.summary() {
+		fmt.Fprintf(w, "<li>%s</li>\n", esc(l))
+	}
+	w.WriteString("</ul>\n<script>//<![CDATA[\n" + zoomJS + "//]]></script>\n</body>\n</html>\n")
+}
+
+// summary is what the diagram shows, in words: the channel state drawn
+// and what could not be drawn.
+func (d *barrierDrawing) summary() []string {
+	var logged, over, restores int
+	for _, ev := range d.tr.Events {
+		if ev.Logged {
+			logged++
+		}
+		if ev.Part != nil {
+			for _, rs := range ev.Part.Overtaken {
+				over += len(rs)
+			}
+		}
+		if ev.Action == dataflow.TraceRestore {
+			restores++
+		}
+	}
+	out := []string{fmt.Sprintf("channel state: %s logged by receivers, %s overtaken and persisted by senders; %s",
+		plural(logged, "record"), plural(over, "record"), plural(restores, "restore"))}
+	return append(out, d.notes...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

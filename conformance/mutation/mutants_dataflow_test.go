@@ -1,0 +1,152 @@
+package mutation
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/spec"
+)
+
+func init() { mutants = append(mutants, dataflowMutants...) }
+
+// barrierRun is the barrier lockstep test on DAGs (where each mutant is
+// caught; the cyclic one adds only time) and the audit of the traces the
+// core writes, on random graphs (rapid, fixed seed; shrinking kept
+// short, so that a caught mutant costs a few seconds).
+var barrierRun = goTest{Pkg: "./conformance",
+	Tests: []string{"TestBarrierLockstepDAG", "TestBarrierTraceAudit"},
+	Args:  []string{"-rapid.checks=300", "-rapid.shrinktime=300ms"}}
+
+var barrierTrace = regexp.MustCompile(`barrier trace written to (\S+\.jsonl)`)
+
+// barrierLockstepFails: a barrier lockstep test fails: the core and
+// model/barrier part ways (a step one takes and the other refuses, or
+// different states, or a broken invariant).
+var barrierLockstepFails = expect{
+	Check:    "TestBarrierLockstepDAG",
+	Observed: "the core and model/barrier part ways on a random graph",
+	Find: func(out string) (string, error) {
+		if strings.Contains(out, "--- FAIL: TestBarrierLockstepDAG ") {
+			return "TestBarrierLockstepDAG fails", nil
+		}
+		return "", fmt.Errorf("TestBarrierLockstepDAG passes")
+	},
+}
+
+// barrierAuditProp: TestBarrierTraceAudit fails, naming want, and the
+// trace it wrote is rejected with want by conformance.AuditFile (what
+// markerwave audit runs).
+func barrierAuditProp(want spec.Property) expect {
+	return expect{
+		Check:    "TestBarrierTraceAudit + audit",
+		Observed: fmt.Sprintf("the audit of the trace the core writes names %s", want),
+		Find: func(out string) (string, error) {
+			sec, ok := section(out, "TestBarrierTraceAudit")
+			if !ok {
+				return "", fmt.Errorf("TestBarrierTraceAudit did not run")
+			}
+			m := lockstepProperty.FindStringSubmatch(sec)
+			if m == nil {
+				return "", fmt.Errorf("TestBarrierTraceAudit names no property")
+			}
+			if spec.Property(m[1]) != want {
+				return "", fmt.Errorf("TestBarrierTraceAudit names %s, want %s", m[1], want)
+			}
+			tm := barrierTrace.FindStringSubmatch(sec)
+			if tm == nil {
+				return "", fmt.Errorf("TestBarrierTraceAudit names no trace")
+			}
+			rep, err := conformance.AuditFile(tm[1], conformance.Options{})
+			if err != nil {
+				return "", fmt.Errorf("auditing the trace: %v", err)
+			}
+			if got := rep.Property(); got != want {
+				return "", fmt.Errorf("audit of %s names %q, want %s:\n%s", tm[1], got, want, rep)
+			}
+			return fmt.Sprintf("TestBarrierTraceAudit: %s (markerwave audit of the trace it wrote: %s)", m[1], rep.Property()), nil
+		},
+	}
+}
+
+// dataflowMutant is a mutant of impl/dataflow: a barrier lockstep test
+// must fail, and the audit of a trace the mutated core writes must name
+// want.
+func dataflowMutant(m mutant) mutant {
+	m.Runs = []goTest{barrierRun}
+	m.Expect = []expect{barrierLockstepFails, barrierAuditProp(m.Want)}
+	return m
+}
+
+// dataflowMutants are the five breakages of the barrier protocols first
+// tried by hand (README, "Barrier snapshots of a dataflow"). The comment
+// before each Want says why the audit names it.
+var dataflowMutants = []mutant{
+	dataflowMutant(mutant{
+		Name: "barrier-no-block",
+		Rule: "aligned: block an input once its barrier has arrived, until the node records",
+		Doc:  "the alignment block is gone: an aligned operator takes records from an input whose barrier has arrived before it records",
+		Patches: []patch{{
+			File: "impl/dataflow/node.go",
+			Old:  "\treturn n.g.Mode == Aligned && !n.recorded && n.bar[e]\n",
+			New:  "\treturn false // MUTANT barrier-no-block: alignment does not block\n",
+		}},
+		// The record taken after its input's barrier was sent after its
+		// sender recorded, and is counted in the receiver's state: an
+		// orphan (tla/BarrierSnapshots.tla's MCBarrierNoBlockCut).
+		Want: spec.PropBarrierConsistentCut,
+	}),
+	dataflowMutant(mutant{
+		Name: "barrier-no-persist",
+		Rule: "unaligned: persist the output records the barrier overtakes",
+		Doc:  "the records an unaligned barrier overtakes are not put in the node's part",
+		Patches: []patch{{
+			File: "impl/dataflow/node.go",
+			Old:  "\t\t\tp.Overtaken[e] = slices.Clone(n.q[e])\n",
+			New:  "\t\t\t_ = e // MUTANT barrier-no-persist: the overtaken records are not persisted\n",
+		}},
+		// The edge's channel state misses the overtaken records, sent
+		// before the sender's cut and taken after the receiver's.
+		Want: spec.PropBarrierExactChannelState,
+	}),
+	dataflowMutant(mutant{
+		Name: "barrier-no-log",
+		Rule: "log the records taken off an input that is recording (back-edges, unaligned inputs)",
+		Doc:  "a record taken off a recording input is not logged",
+		Patches: []patch{{
+			File: "impl/dataflow/node.go",
+			Old:  "\t\tn.logged[e] = append(n.logged[e], r)\n",
+			New:  "\t\t_ = r // MUTANT barrier-no-log: the record is not logged\n",
+		}},
+		// The input's channel state misses the record.
+		Want: spec.PropBarrierExactChannelState,
+	}),
+	dataflowMutant(mutant{
+		Name: "barrier-record-first",
+		Rule: "aligned: record only once every input that is not a back-edge has delivered its barrier",
+		Doc:  "an aligned operator records on its first barrier, as an unaligned one does (without overtaking)",
+		Patches: []patch{{
+			File: "impl/dataflow/node.go",
+			Old:  "\tcase n.g.Mode != Aligned || n.g.aligned(n.id, n.bar):\n",
+			New:  "\tcase true: // MUTANT barrier-record-first: record on the first barrier\n",
+		}},
+		// Its other inputs are then recording, and the records it takes
+		// off them before their barriers are logged: aligned barriers
+		// recording channel state on a DAG edge.
+		Want: spec.PropAlignedNoChannelState,
+	}),
+	dataflowMutant(mutant{
+		Name: "barrier-pending-done",
+		Rule: "on recording, the inputs whose barrier has not arrived start recording",
+		Doc:  "the inputs whose barrier has not arrived are marked done instead of recording",
+		Patches: []patch{{
+			File: "impl/dataflow/node.go",
+			Old:  "\t\t\t\tn.recChan[d] = Recording\n",
+			New:  "\t\t\t\tn.recChan[d] = Done // MUTANT barrier-pending-done\n",
+		}},
+		// Nothing is logged on them: the records in flight on them at the
+		// cut are in no channel state.
+		Want: spec.PropBarrierExactChannelState,
+	}),
+}

@@ -1,0 +1,107 @@
+package dataflow
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// drain runs c to the end: every source emits and injects, every edge's
+// head is handed over, until nothing moves. It returns the steps taken.
+func drain(c *Cluster) int {
+	steps := 0
+	for moved := true; moved; {
+		moved = false
+		for _, n := range c.Nodes {
+			if _, err := n.Emit(); err == nil {
+				moved = true
+				steps++
+			}
+			if n.emitted > 0 {
+				if _, err := n.Inject(); err == nil {
+					moved = true
+					steps++
+				}
+			}
+		}
+		for e := range c.G.Edges {
+			if _, err := c.Take(e, ActProcess); err == nil {
+				moved, steps = true, steps+1
+			} else if _, err := c.Take(e, ActRecvBarrier); err == nil {
+				moved, steps = true, steps+1
+			}
+		}
+	}
+	return steps
+}
+
+// A tracer attached to a cluster writes one line per step taken, in
+// order, and nothing for a refused step; ReadTrace reads it back with
+// the graph, each step's record, logging and part.
+func TestTraceRoundTrip(t *testing.T) {
+	g := diamond(t, Unaligned, 3, 2)
+	var b bytes.Buffer
+	tr, err := NewTracer(&b, g, TraceHeader{Drained: true, Note: "round trip"})
+	require.NoError(t, err)
+	c := NewCluster(g, nil)
+	tr.Attach(c)
+	_, err = c.Take(s1x, ActProcess) // refused: the queue is empty
+	require.ErrorIs(t, err, ErrEmpty)
+	steps := drain(c)
+	require.True(t, c.Complete())
+	snap, err := c.Snapshot()
+	require.NoError(t, err)
+	r, err := RestoreCluster(g, snap, nil)
+	require.NoError(t, err)
+	tr.Restore(r)
+	steps += drain(r) + 1
+	require.NoError(t, tr.Flush())
+
+	got, err := ReadTrace(bytes.NewReader(b.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, g.Trace(), got.Header.Graph)
+	assert.Equal(t, "round trip", got.Header.Note)
+	require.Len(t, got.Events, steps)
+	parts, restores := 0, 0
+	for i, ev := range got.Events {
+		assert.Equal(t, i+2, got.Lines[i])
+		if ev.Part != nil {
+			parts++
+		}
+		if ev.Action == TraceRestore {
+			restores++
+		}
+	}
+	assert.Equal(t, len(g.Nodes), parts, "each node's part, on the step it recorded in")
+	assert.Equal(t, 1, restores)
+}
+
+// Without a tracer a step costs one nil test: BenchmarkDrain's untraced
+// runs are the core's own cost, the traced ones add the encoding.
+func BenchmarkDrain(b *testing.B) {
+	g, err := NewGraph(Graph{
+		Nodes: []NodeSpec{{Name: "S1", Budget: 200}, {Name: "S2", Budget: 200},
+			{Name: "X", Kind: Operator}, {Name: "K", Kind: Sink}},
+		Edges: []EdgeSpec{{From: 0, To: 2}, {From: 1, To: 2}, {From: 2, To: 3}},
+		Cap:   4, Mode: Unaligned,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, traced := range []bool{false, true} {
+		name := map[bool]string{false: "untraced", true: "traced"}[traced]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				c := NewCluster(g, nil)
+				if traced {
+					tr, _ := NewTracer(io.Discard, g, TraceHeader{})
+					tr.Attach(c)
+				}
+				drain(c)
+			}
+		})
+	}
+}
