@@ -226,3 +226,11 @@ func (g *Graph) aligned(n int, bar []bool) bool {
 	}
 	return true
 }
+
+// Successively returns g with Successive set (g unchanged): the same
+// graph, its sources injecting snapshot after snapshot.
+func (g *Graph) Successively() *Graph {
+	s := *g
+	s.Successive = true
+	return &s
+}

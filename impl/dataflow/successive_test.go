@@ -9,21 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// successive is g with Successive set.
-func successive(t *testing.T, g *Graph) *Graph {
-	t.Helper()
-	s := *g
-	s.Successive = true
-	sg, err := NewGraph(s)
-	require.NoError(t, err)
-	return sg
-}
-
 // An unaligned X that recorded snapshot 1 on S1's barrier refuses S1's
 // barrier 2 until S2's barrier 1 completes its part; its barrier 2 then
 // overtakes only the records behind its queued barrier 1.
 func TestSuccessiveWaitsForThePreviousSnapshot(t *testing.T) {
-	g := successive(t, diamond(t, Unaligned, 5, 4))
+	g := diamond(t, Unaligned, 5, 4).Successively()
 	c := NewCluster(g, nil)
 	s1, s2, x := c.Nodes[0], c.Nodes[1], c.Nodes[2]
 	must(t)(s1.Inject())
@@ -159,7 +149,7 @@ func randomRun(c *Cluster, rng *rand.Rand, every int, k *collector) {
 // record at the sink exactly once.
 func TestSuccessiveRestoreExactlyOnce(t *testing.T) {
 	graphs := map[string]func(Mode) *Graph{
-		"diamond": func(m Mode) *Graph { return successive(t, diamond(t, m, 12, 2)) },
+		"diamond": func(m Mode) *Graph { return diamond(t, m, 12, 2).Successively() },
 		"cycle":   func(m Mode) *Graph { return cyclic(t, m, 12, 2) },
 	}
 	restored := 0

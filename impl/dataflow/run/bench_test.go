@@ -61,13 +61,13 @@ func BenchmarkTradeoff(b *testing.B) {
 						b.Fatal(err)
 					}
 					elapsed += res.Elapsed
-					if res.Snapshot != nil {
-						completed += res.Completed
-						for _, a := range res.Align {
+					if snap := res.Latest(); snap != nil {
+						completed += res.Checkpoints[0].Took
+						for _, a := range res.Checkpoints[0].Align {
 							align = max(align, a)
 						}
-						opBytes += stateBytes(res.Snapshot)
-						all, _ := res.Snapshot.ChannelRecords(g)
+						opBytes += stateBytes(snap)
+						all, _ := snap.ChannelRecords(g)
 						chBytes += all * itemBytes
 					} else if proto != "none" {
 						b.Fatal("the snapshot did not complete")

@@ -76,18 +76,19 @@ func TestRestoreExactlyOnce(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/inject-at-%d", name, mode, at), func(t *testing.T) {
 					c := dataflow.NewCluster(g, logics())
 					res, _ := output(t, c, Options{InjectAt: at, FailAfter: 5, Throttle: throttle})
-					require.NotNil(t, res.Snapshot, "the snapshot completed")
+					require.Len(t, res.Checkpoints, 1, "the snapshot completed")
+					snap := res.Latest()
 					for e, n := range res.MaxQueue {
 						if !g.Edges[e].Back {
 							assert.LessOrEqual(t, n, g.Cap, "edge %s is bounded", g.EdgeName(e))
 						}
 					}
-					all, forward := res.Snapshot.ChannelRecords(g)
+					all, forward := snap.ChannelRecords(g)
 					if mode == dataflow.Aligned {
 						assert.Zero(t, forward, "aligned records channel state on back-edges only")
 					}
-					t.Logf("failed %v; channel records %d (forward %d); completed in %v", res.Failed, all, forward, res.Completed)
-					r, err := dataflow.RestoreCluster(g, res.Snapshot, logics())
+					t.Logf("failed %v; channel records %d (forward %d); completed in %v", res.Failed, all, forward, res.Checkpoints[0].Took)
+					r, err := dataflow.RestoreCluster(g, snap, logics())
 					require.NoError(t, err)
 					_, got := output(t, r, Options{InjectAt: -1, FailAfter: -1})
 					assert.Equal(t, want, got, "the restored run's output is the failure-free run's")
