@@ -131,3 +131,64 @@ func TestTimeoutSaysWhatIsPending(t *testing.T) {
 	assert.Contains(t, err.Error(), "src0 has")
 	assert.Contains(t, err.Error(), `<<"map0", "agg0">> holds`)
 }
+
+// runner is Run or RunTCP.
+type runFunc func(context.Context, *dataflow.Cluster, Options) (*Result, error)
+
+// successiveRestores runs each app with successive snapshots under every
+// protocol and the stop-the-world baseline, a slow stage in the
+// pipeline, and a failure; it restores from every completed snapshot and
+// runs on: each restored run ends with the failure-free output, every
+// record at the sink once.
+func successiveRestores(t *testing.T, run runFunc) {
+	for _, name := range []string{"pipeline", "iteration"} {
+		for _, proto := range []string{"aligned", "unaligned", "chandy-lamport", "stop-the-world"} {
+			t.Run(name+"/"+proto, func(t *testing.T) {
+				mode := map[string]dataflow.Mode{"unaligned": dataflow.Unaligned, "chandy-lamport": dataflow.ChandyLamport}[proto]
+				g, logics, err := apps[name](mode)
+				require.NoError(t, err)
+				g = g.Successively()
+				free := dataflow.NewCluster(g, logics())
+				_, want := output(t, free, Options{InjectAt: -1, FailAfter: -1})
+				total := 0
+				for _, n := range g.Nodes {
+					total += n.Budget
+				}
+				opt := Options{InjectAt: 5, Every: total / 8, FailAfter: total / 2, StopTheWorld: proto == "stop-the-world"}
+				if name == "pipeline" {
+					opt.Throttle = map[int]time.Duration{len(g.Nodes) - 2: 20 * time.Microsecond}
+				}
+				c := dataflow.NewCluster(g, logics())
+				res, err := run(context.Background(), c, opt)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, len(res.Checkpoints), 2, "several snapshots completed")
+				for k, cp := range res.Checkpoints {
+					require.Equal(t, k+1, cp.Snapshot.ID())
+					all, _ := cp.Snapshot.ChannelRecords(g)
+					if opt.StopTheWorld || mode == dataflow.Aligned && name == "pipeline" {
+						assert.Zero(t, all, "ABS on a DAG, and stop-the-world, record no channel state")
+					}
+					r, err := dataflow.RestoreCluster(g, cp.Snapshot, logics())
+					require.NoError(t, err)
+					_, got := output(t, r, Options{InjectAt: -1, FailAfter: -1})
+					assert.Equal(t, want, got, "restored from snapshot %d", cp.Snapshot.ID())
+					exactlyOnce(t, g, r)
+				}
+				// The restored run takes snapshots on from the restored id.
+				last := res.Checkpoints[len(res.Checkpoints)-1].Snapshot
+				r, err := dataflow.RestoreCluster(g, last, logics())
+				require.NoError(t, err)
+				res2, err := run(context.Background(), r, Options{InjectAt: 0, Every: total / 8, FailAfter: -1, StopTheWorld: opt.StopTheWorld})
+				require.NoError(t, err)
+				if len(res2.Checkpoints) > 0 {
+					assert.Equal(t, last.ID()+1, res2.Checkpoints[0].Snapshot.ID())
+				}
+				exactlyOnce(t, g, r)
+				t.Logf("%d snapshots before the failure (failed %v), %d after the restore; %d latencies",
+					len(res.Checkpoints), res.Failed, len(res2.Checkpoints), len(res.Latency))
+			})
+		}
+	}
+}
+
+func TestSuccessiveRestoreExactlyOnce(t *testing.T) { successiveRestores(t, Run) }
