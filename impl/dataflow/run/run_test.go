@@ -31,7 +31,13 @@ var apps = map[string]app{
 // record reached the sink exactly once.
 func output(t *testing.T, c *dataflow.Cluster, opt Options) (*Result, map[int64]int64) {
 	t.Helper()
-	res, err := Run(context.Background(), c, opt)
+	return outputOf(t, Run, c, opt)
+}
+
+// outputOf is output with the runtime run.
+func outputOf(t *testing.T, run runFunc, c *dataflow.Cluster, opt Options) (*Result, map[int64]int64) {
+	t.Helper()
+	res, err := run(context.Background(), c, opt)
 	require.NoError(t, err)
 	return res, maps.Clone(c.Sink().Logic().(*pipeline.Sink).Latest)
 }
@@ -170,7 +176,7 @@ func successiveRestores(t *testing.T, run runFunc) {
 					}
 					r, err := dataflow.RestoreCluster(g, cp.Snapshot, logics())
 					require.NoError(t, err)
-					_, got := output(t, r, Options{InjectAt: -1, FailAfter: -1})
+					_, got := outputOf(t, run, r, Options{InjectAt: -1, FailAfter: -1})
 					assert.Equal(t, want, got, "restored from snapshot %d", cp.Snapshot.ID())
 					exactlyOnce(t, g, r)
 				}
@@ -192,3 +198,5 @@ func successiveRestores(t *testing.T, run runFunc) {
 }
 
 func TestSuccessiveRestoreExactlyOnce(t *testing.T) { successiveRestores(t, Run) }
+
+func TestSuccessiveRestoreExactlyOnceTCP(t *testing.T) { successiveRestores(t, RunTCP) }
