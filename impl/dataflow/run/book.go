@@ -16,7 +16,8 @@ type Options struct {
 	// Successive): once snapshot k completed, the sources inject k+1 when
 	// Every more records have been emitted since they injected k (Every >
 	// 0), or Interval after they injected k (Interval > 0), whichever
-	// comes first. Both 0: one snapshot. A restored cluster starts from
+	// comes first (snapshots go on while records are in the graph). Both
+	// 0: one snapshot. A restored cluster starts from
 	// its snapshot's id, counting from the run's start.
 	Every    int
 	Interval time.Duration
@@ -25,10 +26,11 @@ type Options struct {
 	// barriers cross empty buffers: no channel state, no alignment wait),
 	// and they emit again once the snapshot completed.
 	StopTheWorld bool
-	// FailAfter: once the first snapshot completed and the sink has
-	// processed this many more records, the run stops as if every node
-	// failed (negative: no failure).
+	// FailAfter: once FailFrom snapshots completed in the run (0: one)
+	// and the sink has processed this many more records, the run stops as
+	// if every node failed (negative: no failure).
 	FailAfter int
+	FailFrom  int
 	// Throttle: the time node i spends on each record it processes (a slow
 	// stage: its inputs fill up and backpressure reaches the sources).
 	Throttle map[int]time.Duration
@@ -101,8 +103,7 @@ type book struct {
 	drained  bool // StopTheWorld: the buffers emptied, inject
 	pausedAt time.Time
 
-	completed bool // a snapshot completed in this run (FailAfter counts)
-	sinkAfter int
+	sinkAfter int // records at the sink since FailFrom snapshots completed
 }
 
 func newBook(c *dataflow.Cluster, opt Options) *book {
@@ -135,8 +136,8 @@ func (b *book) due() {
 		ok = b.opt.Every > 0 && b.emitted-b.lastInj >= b.opt.Every ||
 			b.opt.Interval > 0 && time.Since(b.injAt) >= b.opt.Interval
 	}
-	if !ok || b.emitted >= b.total && b.target > 0 {
-		return // no snapshot after the last record but the first
+	if !ok {
+		return
 	}
 	b.target++
 	b.lastInj, b.injAt = b.emitted, time.Now()
@@ -208,7 +209,7 @@ func (b *book) sink(r dataflow.Item) {
 	if at := b.emitAt[r.Src][r.I]; at > 0 {
 		b.res.Latency = append(b.res.Latency, time.Duration(now-at))
 	}
-	if b.completed {
+	if len(b.res.Checkpoints) >= max(b.opt.FailFrom, 1) {
 		b.sinkAfter++
 		if b.opt.FailAfter >= 0 && b.sinkAfter >= b.opt.FailAfter {
 			b.res.Failed = true
@@ -256,7 +257,7 @@ func (b *book) partDone(i int, nd *dataflow.Node) {
 	now := time.Now()
 	b.res.Checkpoints = append(b.res.Checkpoints, Checkpoint{Snapshot: &dataflow.Snapshot{Parts: b.parts},
 		Injected: b.injAt.Sub(b.start), Took: now.Sub(b.injAt), Align: append([]time.Duration(nil), b.align...)})
-	b.done, b.completed = b.target, true
+	b.done = b.target
 	if b.paused {
 		b.paused = false
 		b.res.Paused += now.Sub(b.pausedAt)
@@ -278,13 +279,13 @@ func (b *book) failed() bool {
 	return b.res.Failed
 }
 
-// settled reports whether every snapshot due completed, and whether
-// the run will take no more: a run ends when it is settled and every
-// record is through.
+// settled reports whether every snapshot due completed: a run ends
+// when it is settled and every record is through. (Snapshots fall due on
+// emits, completions and the runtime's ticks, not here: a run that is
+// through ends between an Interval's snapshots.)
 func (b *book) settled() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.due()
 	return b.target == b.done
 }
 

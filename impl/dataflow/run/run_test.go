@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -160,7 +161,8 @@ func successiveRestores(t *testing.T, run runFunc) {
 				for _, n := range g.Nodes {
 					total += n.Budget
 				}
-				opt := Options{InjectAt: 5, Every: total / 8, FailAfter: total / 2, StopTheWorld: proto == "stop-the-world"}
+				opt := Options{InjectAt: 5, Every: total / 8, Interval: 2 * time.Millisecond,
+					FailAfter: total / 4, FailFrom: 2, StopTheWorld: proto == "stop-the-world"}
 				if name == "pipeline" {
 					opt.Throttle = map[int]time.Duration{len(g.Nodes) - 2: 20 * time.Microsecond}
 				}
@@ -168,9 +170,21 @@ func successiveRestores(t *testing.T, run runFunc) {
 				res, err := run(context.Background(), c, opt)
 				require.NoError(t, err)
 				require.GreaterOrEqual(t, len(res.Checkpoints), 2, "several snapshots completed")
+				for e, n := range res.MaxQueue {
+					if !g.Edges[e].Back {
+						assert.LessOrEqual(t, n, g.Cap, "edge %s is bounded", g.EdgeName(e))
+					}
+				}
+				channel := 0
+				defer func() {
+					if name == "pipeline" && mode == dataflow.Unaligned {
+						assert.Positive(t, channel, "unaligned barriers overtook the records queued for the slow stage")
+					}
+				}()
 				for k, cp := range res.Checkpoints {
 					require.Equal(t, k+1, cp.Snapshot.ID())
 					all, _ := cp.Snapshot.ChannelRecords(g)
+					channel += all
 					if opt.StopTheWorld || mode == dataflow.Aligned && name == "pipeline" {
 						assert.Zero(t, all, "ABS on a DAG, and stop-the-world, record no channel state")
 					}
@@ -200,3 +214,25 @@ func successiveRestores(t *testing.T, run runFunc) {
 func TestSuccessiveRestoreExactlyOnce(t *testing.T) { successiveRestores(t, Run) }
 
 func TestSuccessiveRestoreExactlyOnceTCP(t *testing.T) { successiveRestores(t, RunTCP) }
+
+// A frame the TCP runtime cannot read, or an acknowledgement of more than
+// was shipped, is an error naming the edge.
+func TestTCPBadFramesAreNamed(t *testing.T) {
+	g, logics, err := pipeline.Pipeline(1, 3, 2, dataflow.Aligned)
+	require.NoError(t, err)
+	c := dataflow.NewCluster(g, logics())
+	in := &inbox{wake: make(chan struct{}, 1)}
+	readFrames(bytes.NewReader([]byte{9}), 0, in)
+	readFrames(bytes.NewReader([]byte{frameItems, 0, 0}), 0, in)
+	src := &tcpNode{i: 0, nd: c.Nodes[0], shipped: map[int]int{}, popped: map[int]int{}, revoking: map[int]bool{}}
+	fs := in.take()
+	require.Len(t, fs, 2)
+	err = src.handle(g, fs[0])
+	assert.ErrorContains(t, err, `<<"src0", "map0">>: the connection failed: unknown frame kind 9`)
+	err = src.handle(g, fs[1])
+	assert.ErrorContains(t, err, "unexpected EOF")
+	err = src.handle(g, frame{e: 0, kind: frameAck, took: 2})
+	assert.ErrorContains(t, err, `<<"src0", "map0">>: the receiver acknowledged 2 items, 0 were shipped`)
+	err = src.handle(g, frame{e: 0, kind: frameItems})
+	assert.ErrorContains(t, err, "in the wrong direction")
+}
