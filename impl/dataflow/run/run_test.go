@@ -161,7 +161,7 @@ func successiveRestores(t *testing.T, run runFunc) {
 				for _, n := range g.Nodes {
 					total += n.Budget
 				}
-				opt := Options{InjectAt: 5, Every: total / 8, Interval: 2 * time.Millisecond,
+				opt := Options{InjectAt: 5, Every: total / 8, Interval: 5 * time.Millisecond,
 					FailAfter: total / 4, FailFrom: 2, StopTheWorld: proto == "stop-the-world"}
 				if name == "pipeline" {
 					opt.Throttle = map[int]time.Duration{len(g.Nodes) - 2: 20 * time.Microsecond}
