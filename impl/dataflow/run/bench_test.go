@@ -39,6 +39,46 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // baseline, and the three on-line protocols.
 var tradeoffProtocols = []string{"none", "stop-the-world", "chandy-lamport", "aligned", "unaligned"}
 
+// tradeoffSetup is the graph, its logics, the options and the number of
+// records of a trade-off run: app (pipeline: 4 sources, 4 maps, a keyed
+// shuffle into 4 aggregations, a sink, 2,000 records a source, buffers of
+// 8; iteration: a source, a loop of 8 rounds, 150 records) with
+// continuous snapshots every 10 ms (the next injected once the last
+// completed) by protocol proto, or none, and with slow the slow stage
+// (one aggregation, the loop's body: 100 µs a record).
+func tradeoffSetup(b *testing.B, app string, slow bool, proto string) (*dataflow.Graph, func() []dataflow.Logic, Options, int) {
+	mode := map[string]dataflow.Mode{"chandy-lamport": dataflow.ChandyLamport,
+		"unaligned": dataflow.Unaligned}[proto] // else Aligned
+	var g *dataflow.Graph
+	var logics func() []dataflow.Logic
+	var err error
+	slowNode := 0
+	if app == "pipeline" {
+		g, logics, err = pipeline.Pipeline(4, 2000, 8, mode)
+		slowNode = 2 * 4
+	} else {
+		g, logics, err = pipeline.Iteration(150, 8, 8, mode)
+		slowNode = 2
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	g = g.Successively()
+	opt := Options{InjectAt: 0, Interval: 10 * time.Millisecond, FailAfter: -1,
+		StopTheWorld: proto == "stop-the-world", Timeout: 5 * time.Minute}
+	if proto == "none" {
+		opt.InjectAt = -1
+	}
+	if slow {
+		opt.Throttle = map[int]time.Duration{slowNode: 100 * time.Microsecond}
+	}
+	total := 0
+	for _, n := range g.Nodes {
+		total += n.Budget
+	}
+	return g, logics, opt, total
+}
+
 // BenchmarkTradeoff runs the pipeline (4 sources, 4 maps, a keyed
 // shuffle into 4 aggregations, a sink; 2,000 records a source) and the
 // cyclic iteration (a source, a loop of 8 rounds; 150 records), in
@@ -57,35 +97,7 @@ func BenchmarkTradeoff(b *testing.B) {
 		for _, slow := range []bool{false, true} {
 			for _, proto := range tradeoffProtocols {
 				b.Run(fmt.Sprintf("%s/slow=%v/%s", app, slow, proto), func(b *testing.B) {
-					mode := map[string]dataflow.Mode{"chandy-lamport": dataflow.ChandyLamport,
-						"unaligned": dataflow.Unaligned}[proto] // else Aligned
-					var g *dataflow.Graph
-					var logics func() []dataflow.Logic
-					var err error
-					slowNode := 0
-					if app == "pipeline" {
-						g, logics, err = pipeline.Pipeline(4, 2000, 8, mode)
-						slowNode = len(g.Nodes) - 2
-					} else {
-						g, logics, err = pipeline.Iteration(150, 8, 8, mode)
-						slowNode = 2
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					g = g.Successively()
-					opt := Options{InjectAt: 0, Interval: 10 * time.Millisecond, FailAfter: -1,
-						StopTheWorld: proto == "stop-the-world", Timeout: 5 * time.Minute}
-					if proto == "none" {
-						opt.InjectAt = -1
-					}
-					if slow {
-						opt.Throttle = map[int]time.Duration{slowNode: 100 * time.Microsecond}
-					}
-					total := 0
-					for _, n := range g.Nodes {
-						total += n.Budget
-					}
+					g, logics, opt, total := tradeoffSetup(b, app, slow, proto)
 					var elapsed, took, paused, align time.Duration
 					var lat []time.Duration
 					var snaps, opBytes, chBytes int
@@ -126,5 +138,50 @@ func BenchmarkTradeoff(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkOverhead measures what continuous snapshots cost, side by
+// side: each iteration runs the app once under every protocol of the
+// trade-off (none included), in an order rotating by one each time, so
+// the machine's load falls on all alike; it reports each protocol's
+// throughput as a fraction of no snapshots' (x-of-none), no snapshots'
+// records/s, and each protocol's latency p99 (ms), on the in-memory
+// runtime (mem) and over loopback TCP (tcp).
+func BenchmarkOverhead(b *testing.B) {
+	for _, c := range []struct {
+		app, rt string
+		slow    bool
+	}{{"pipeline", "mem", false}, {"pipeline", "mem", true}, {"pipeline", "tcp", false}, {"iteration", "mem", false}} {
+		b.Run(fmt.Sprintf("%s/slow=%v/%s", c.app, c.slow, c.rt), func(b *testing.B) {
+			runtime := Run
+			if c.rt == "tcp" {
+				runtime = RunTCP
+			}
+			elapsed := map[string]time.Duration{}
+			lat := map[string][]time.Duration{}
+			total := 0
+			for k := 0; b.Loop(); k++ {
+				for j := range tradeoffProtocols {
+					proto := tradeoffProtocols[(j+k)%len(tradeoffProtocols)]
+					g, logics, opt, n := tradeoffSetup(b, c.app, c.slow, proto)
+					total = n
+					res, err := runtime(context.Background(), dataflow.NewCluster(g, logics()), opt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					elapsed[proto] += res.Elapsed
+					lat[proto] = append(lat[proto], res.Latency...)
+				}
+			}
+			b.ReportMetric(float64(total*b.N)/elapsed["none"].Seconds(), "none-records/s")
+			for _, proto := range tradeoffProtocols {
+				slices.Sort(lat[proto])
+				b.ReportMetric(float64(percentile(lat[proto], 0.99).Microseconds())/1000, proto+"-p99-ms")
+				if proto != "none" {
+					b.ReportMetric(elapsed["none"].Seconds()/elapsed[proto].Seconds(), proto+"-x-of-none")
+				}
+			}
+		})
 	}
 }

@@ -160,6 +160,7 @@ type tcpNode struct {
 
 	copies map[int][]dataflow.Item // input edge: the sender's items, not yet taken
 	took   map[int]int             // input edge: items taken in all
+	acked  map[int]bool            // input edge: took items this round, to acknowledge
 
 	queued atomic.Int64 // items in the output buffers, published each round
 	left   atomic.Int64 // records left to emit (a source)
@@ -179,7 +180,7 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 	for i, nd := range c.Nodes {
 		nodes[i] = &tcpNode{i: i, nd: nd, in: &inbox{wake: make(chan struct{}, 1)}, conns: map[int]net.Conn{},
 			w: map[int]*bufio.Writer{}, dirty: map[int]bool{}, shipped: map[int]int{}, popped: map[int]int{},
-			revoking: map[int]bool{}, copies: map[int][]dataflow.Item{}, took: map[int]int{}}
+			revoking: map[int]bool{}, copies: map[int][]dataflow.Item{}, took: map[int]int{}, acked: map[int]bool{}}
 	}
 	if err := connect(g, nodes); err != nil {
 		return nil, err
@@ -404,7 +405,9 @@ func (n *tcpNode) handle(g *dataflow.Graph, f frame) error {
 }
 
 // steps takes what the core allows: a source injects (when due) or
-// emits; another node takes the heads of its inputs' copies in turn.
+// emits; another node takes the heads of its inputs' copies in turn, as
+// many as it can in a round, so that a round's acks and shipments go out
+// together.
 func (n *tcpNode) steps(g *dataflow.Graph, b *book) (bool, error) {
 	unaligned := g.Mode == dataflow.Unaligned
 	if g.Nodes[n.i].Kind == dataflow.Source {
@@ -427,34 +430,45 @@ func (n *tcpNode) steps(g *dataflow.Graph, b *book) (bool, error) {
 	}
 	moved := false
 	for _, e := range g.In(n.i) {
-		if len(n.copies[e]) == 0 {
-			continue
-		}
-		it := n.copies[e][0]
-		mayRecord := it.Barrier && (it.Snap != n.nd.Snap() || !n.nd.Recorded())
-		if mayRecord && unaligned && !n.revoked(g) {
-			continue // the outputs' copies are revoked first
-		}
-		st, err := n.nd.Take(e, it)
-		if err != nil {
-			if errors.Is(err, dataflow.ErrSeq) || errors.Is(err, dataflow.ErrBadItem) || errors.Is(err, dataflow.ErrBarrierOrder) {
-				return moved, fmt.Errorf("%s: %w", g.EdgeName(e), err)
+		for len(n.copies[e]) > 0 {
+			ok, err := n.takeHead(g, b, e)
+			if err != nil {
+				return moved, err
 			}
-			continue // blocked, no room, the previous snapshot: later
-		}
-		if it.Barrier {
-			n.quiesce = false
-		}
-		n.copies[e] = n.copies[e][1:]
-		n.took[e]++
-		n.ack(e, false)
-		took(b, g, n.i, n.nd, it, st)
-		moved = true
-		if d := b.opt.Throttle[n.i]; d > 0 && !it.Barrier {
-			time.Sleep(d)
+			if !ok {
+				break
+			}
+			moved = true
 		}
 	}
 	return moved, nil
+}
+
+// takeHead has the core take the head of input e's copies, if it can.
+func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
+	it := n.copies[e][0]
+	mayRecord := it.Barrier && (it.Snap != n.nd.Snap() || !n.nd.Recorded())
+	if mayRecord && g.Mode == dataflow.Unaligned && !n.revoked(g) {
+		return false, nil // the outputs' copies are revoked first
+	}
+	st, err := n.nd.Take(e, it)
+	if err != nil {
+		if errors.Is(err, dataflow.ErrSeq) || errors.Is(err, dataflow.ErrBadItem) || errors.Is(err, dataflow.ErrBarrierOrder) {
+			return false, fmt.Errorf("%s: %w", g.EdgeName(e), err)
+		}
+		return false, nil // blocked, no room, the previous snapshot: later
+	}
+	if it.Barrier {
+		n.quiesce = false
+	}
+	n.copies[e] = n.copies[e][1:]
+	n.took[e]++
+	n.acked[e] = true
+	took(b, g, n.i, n.nd, it, st)
+	if d := b.opt.Throttle[n.i]; d > 0 && !it.Barrier {
+		time.Sleep(d)
+	}
+	return true, nil
 }
 
 // revoked reports whether no output has copies at its receiver, asking
@@ -505,8 +519,12 @@ func (n *tcpNode) ack(e int, revoked bool) {
 	n.dirty[e] = true
 }
 
-// flush sends what the round wrote.
+// flush acknowledges what the round took and sends what it wrote.
 func (n *tcpNode) flush(g *dataflow.Graph) error {
+	for e := range n.acked {
+		n.ack(e, false)
+		delete(n.acked, e)
+	}
 	for e := range n.dirty {
 		if err := n.w[e].Flush(); err != nil {
 			return fmt.Errorf("%s: %w", g.EdgeName(e), err)
