@@ -1,6 +1,8 @@
 package run
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -294,4 +296,34 @@ func (b *book) pendingSnapshot() (int, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.target, b.target != b.done
+}
+
+// watch is a runtime's coordinator: every 200 µs it lets an Interval's
+// snapshot fall due, tells a stop-the-world snapshot when the buffers
+// drained, and ends the run at the failure, or once every record is
+// through (drained) and every snapshot due completed; or at ctx's end
+// (an error saying what is pending), or at an error from a node (errc).
+// It calls halt, which stops the node goroutines and waits for them,
+// before it returns.
+func (b *book) watch(ctx context.Context, c *dataflow.Cluster, drained func() bool, errc <-chan error, halt func()) error {
+	defer halt()
+	tick := time.NewTicker(200 * time.Microsecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			halt()
+			return fmt.Errorf("run: %w after %d steps: %s", ctx.Err(), b.res.Steps, pending(c, b))
+		case err := <-errc:
+			return err
+		case <-tick.C:
+			b.tick()
+			if b.needsDrain() && drained() {
+				b.setDrained()
+			}
+			if b.failed() || drained() && b.settled() {
+				return nil
+			}
+		}
+	}
 }

@@ -42,8 +42,6 @@ func Run(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error)
 	n := len(c.Nodes)
 	r := &runner{c: c, b: newBook(c, opt), mu: make([]sync.Mutex, n)}
 	stop := make(chan struct{})
-	var once sync.Once
-	halt := func() { once.Do(func() { close(stop) }) }
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -52,31 +50,19 @@ func Run(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error)
 			r.node(i, stop)
 		}()
 	}
-	var err error
-	tick := time.NewTicker(200 * time.Microsecond)
-	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			halt()
-			wg.Wait()
-			err = fmt.Errorf("run: %w after %d steps: %s", ctx.Err(), r.b.res.Steps, pending(c, r.b))
-			break loop
-		case <-tick.C:
-			r.b.tick()
-			if r.b.needsDrain() && r.drained() {
-				r.b.setDrained()
-			}
-			if r.b.failed() || r.drained() && r.b.settled() {
-				break loop
-			}
-		}
-	}
-	halt()
-	wg.Wait()
+	err := r.b.watch(ctx, c, r.drained, nil, haltOnce(stop, &wg))
 	r.b.res.Elapsed = time.Since(r.b.start)
 	return r.b.res, err
+}
+
+// haltOnce returns a function that stops the node goroutines (closing
+// stop) and waits for them, the first time it is called.
+func haltOnce(stop chan struct{}, wg *sync.WaitGroup) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(stop) })
+		wg.Wait()
+	}
 }
 
 // drained: every source emitted its budget or is paused, and every buffer

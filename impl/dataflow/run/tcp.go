@@ -225,33 +225,7 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 		}
 		return true
 	}
-	var err error
-	tick := time.NewTicker(200 * time.Microsecond)
-	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			close(stop)
-			nwg.Wait()
-			err = fmt.Errorf("run: %w after %d steps: %s", ctx.Err(), b.res.Steps, pending(c, b))
-			break loop
-		case err = <-errc:
-			close(stop)
-			nwg.Wait()
-			break loop
-		case <-tick.C:
-			b.tick()
-			if b.needsDrain() && drained() {
-				b.setDrained()
-			}
-			if b.failed() || drained() && b.settled() {
-				close(stop)
-				nwg.Wait()
-				break loop
-			}
-		}
-	}
+	err := b.watch(ctx, c, drained, errc, haltOnce(stop, &nwg))
 	b.res.Elapsed = time.Since(b.start)
 	return b.res, err
 }
