@@ -48,3 +48,9 @@ func TestFlowUsage(t *testing.T) {
 	assert.Contains(t, out.String(), "usage: markerwave flow [flags]")
 	assert.Contains(t, out.String(), "-fail-after")
 }
+
+// flow follows the commands' conventions (TestConventions); it reads no
+// input file.
+func init() {
+	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout"}}
+}
