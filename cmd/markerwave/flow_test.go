@@ -23,6 +23,16 @@ func TestFlowDemo(t *testing.T) {
 	assert.Contains(t, errb.String(), "markerwave flow: aligned: running")
 }
 
+// A run that ends before its failure is a failed demo (exit 1), saying
+// what to change.
+func TestFlowDemoWithoutFailure(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runFlow([]string{"--par", "1", "--records", "50", "--slow", "0s", "--fail-after", "1000000", "--runtime", "memory"}, &out, &errb)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out.String())
+	assert.Contains(t, errb.String(), "markerwave flow: aligned: the run ended before its failure")
+}
+
 // The output check names what went wrong.
 func TestFlowExactlyOnceNamesTheFault(t *testing.T) {
 	ok, why := exactlyOnce(map[dataflow.Key]int{{Src: 0, I: 1}: 1}, 2, nil, nil)
