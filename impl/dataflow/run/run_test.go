@@ -239,3 +239,22 @@ func TestTCPBadFramesAreNamed(t *testing.T) {
 	err = src.handle(g, frame{e: 0, kind: frameItems})
 	assert.ErrorContains(t, err, "in the wrong direction")
 }
+
+// A connection that dies mid-run stops the run with an error naming the
+// edge, instead of a hang or a silent loss.
+func TestTCPDeadConnectionIsNamed(t *testing.T) {
+	g, logics, err := pipeline.Pipeline(1, budget, 2, dataflow.Aligned)
+	require.NoError(t, err)
+	afterConnect = func(nodes []*tcpNode) {
+		cn := nodes[0].conns[0] // src0's side of <<"src0", "map0">>
+		time.AfterFunc(5*time.Millisecond, func() { _ = cn.Close() })
+	}
+	defer func() { afterConnect = nil }()
+	slow := map[int]time.Duration{len(g.Nodes) - 2: time.Millisecond} // the run outlasts the cut
+	res, err := RunTCP(context.Background(), dataflow.NewCluster(g, logics()), Options{InjectAt: -1, FailAfter: -1, Throttle: slow, Timeout: 10 * time.Second})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `<<"src0", "map0">>`)
+	assert.NotContains(t, err.Error(), "deadline", "named at once, not at the timeout")
+	assert.NotNil(t, res)
+	t.Log(err)
+}

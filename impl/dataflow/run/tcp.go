@@ -166,6 +166,9 @@ type tcpNode struct {
 	left   atomic.Int64 // records left to emit (a source)
 }
 
+// afterConnect, when set (by tests), sees the nodes once connected.
+var afterConnect func(nodes []*tcpNode)
+
 // RunTCP drives c over loopback TCP connections, one per edge, with the
 // same options and result as Run.
 func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error) {
@@ -184,6 +187,9 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 	}
 	if err := connect(g, nodes); err != nil {
 		return nil, err
+	}
+	if afterConnect != nil {
+		afterConnect(nodes)
 	}
 	var wg sync.WaitGroup
 	defer func() {
