@@ -12,7 +12,7 @@ TLA2TOOLS ?=
 # Docker images have one.
 RACE_PKGS = ./impl/... ./conformance/fifo/
 
-.PHONY: run test test-short vet wasm serve screenshots tlc tlc-go tlc-trace fifo soak nemesis bench fmt
+.PHONY: run flow test test-short vet wasm serve screenshots tlc tlc-go tlc-trace fifo soak nemesis bench fmt
 
 # The explorer page's WebAssembly: the Go model and the audit compiled for
 # the browser (web/wasm), embedded into markerwave by go:embed. Built, never
@@ -25,6 +25,10 @@ WASM_OUT ?= web/static/main.wasm
 
 run:
 	$(GO) run ./cmd/markerwave demo
+
+# The dataflow demo: barrier snapshots, a failure, exactly-once restore.
+flow:
+	$(GO) run ./cmd/markerwave flow
 
 wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags="-s -w" -o $(WASM_OUT) ./web/wasm

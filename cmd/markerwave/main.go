@@ -41,6 +41,7 @@ type command struct {
 // prints them; each run function lives in the file of its name.
 var commands = []command{
 	{"demo", "bank cluster over loopback TCP: transfers, concurrent snapshots, conservation check", runDemo},
+	{"flow", "dataflow demo: barrier snapshots (aligned, unaligned, Chandy-Lamport), a failure, exactly-once restore", runFlow},
 	{"node", "run one node of a multi-process cluster from a config file", runNode},
 	{"snapshot", "take a snapshot now on a running cluster (at a node's control endpoint)", runSnapshot},
 	{"snapshots", "list what a snapshot store holds: id, time, complete or not, total", runSnapshots},

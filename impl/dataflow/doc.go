@@ -35,4 +35,19 @@
 //     recorded records, the sources emit again from their recorded
 //     offsets, and the sink's output is the recorded one, so that running
 //     on gives the output of a run without failure (exactly once).
+//
+// # Successive snapshots
+//
+// The spec has one snapshot. With Graph.Successive the sources inject
+// snapshot after snapshot (Inject again: ids 1, 2, ...; a barrier carries
+// its id), each a repetition of the spec's: a node starts snapshot k+1
+// (its bar, recorded, recChan and logged channel state back to Init's,
+// its own state and buffers carrying on) when barrier k+1 reaches it or
+// it injects it, and only once its part of snapshot k is complete (else
+// RecvBarrier refuses with ErrPrevious and the input waits). Barriers are
+// FIFO on every edge, an unaligned barrier overtaking records but never
+// an earlier barrier, so on each node and each edge the steps of snapshot
+// k+1 follow those of k and each snapshot is a run of the spec's actions
+// from the state the previous one left. Collect each node's Part when it
+// is Done (Part.Snap says of which snapshot); any complete one restores.
 package dataflow

@@ -77,6 +77,10 @@ type Graph struct {
 	Cap   int  // capacity of a buffer that is not a back-edge's
 	Iter  int  // how many times a record goes round a cycle
 	Mode  Mode // the protocol
+	// Successive lets each source inject snapshot after snapshot (ids 1,
+	// 2, ...), each a repetition of the spec's one snapshot; false: each
+	// source injects once, as in the spec.
+	Successive bool
 
 	in, out [][]int // edge indexes of In(n), Out(n)
 	fwdOut  [][]int // the forward outputs: FwdOut(n) when there is one
@@ -221,4 +225,12 @@ func (g *Graph) aligned(n int, bar []bool) bool {
 		}
 	}
 	return true
+}
+
+// Successively returns g with Successive set (g unchanged): the same
+// graph, its sources injecting snapshot after snapshot.
+func (g *Graph) Successively() *Graph {
+	s := *g
+	s.Successive = true
+	return &s
 }

@@ -11,7 +11,9 @@ import (
 // record: its source (a node index), its number there, how many times it
 // went round a cycle, and Seq, its number on the edge it travels (the
 // k-th record sent on an edge has Seq k: the channel's sequence number,
-// the spec's ghost eseq).
+// the spec's ghost eseq). A barrier carries Snap, the id of its snapshot
+// (1, 2, ... in the order the sources inject them; the spec's one
+// snapshot is 1).
 type Item struct {
 	Barrier bool
 	Src     int
@@ -19,6 +21,7 @@ type Item struct {
 	Hops    int
 	Seq     int
 	Val     int64 // the payload, which the Logic computes; the spec has none
+	Snap    int   // a barrier's snapshot id
 }
 
 // Logic is what a node computes. The protocol never looks inside: it
@@ -88,6 +91,11 @@ var (
 	ErrBadItem         = errors.New("the record is not one this graph can carry")              // Item, lines 315-316
 	ErrSeq             = errors.New("the record is out of order on its edge (FIFO is broken)") // the channels are FIFO
 	ErrRoute           = errors.New("the logic routed the record to an output the node does not have")
+	// Successive snapshots (Graph.Successive), outside the spec: a node
+	// starts snapshot k+1 only once its part of snapshot k is complete,
+	// and barriers come in the order of their snapshots.
+	ErrPrevious     = errors.New("the node's part of the previous snapshot is not complete")
+	ErrBarrierOrder = errors.New("the barrier is not of the node's current or next snapshot")
 )
 
 // Error is a refused step: which node, which step, which edge (-1 for a
@@ -135,6 +143,7 @@ type Node struct {
 	nSent   []int       // records sent on each output
 	nRcvd   []int       // records taken off each input
 
+	snap     int      // the snapshot the fields below are of (0: none yet)
 	bar      []bool   // bar[n]: the inputs whose barrier arrived
 	recorded bool     // n \in recorded
 	recChan  []Status // recChan[e] for e in In(n)
@@ -225,17 +234,37 @@ func (n *Node) send(e int, r Item) {
 }
 
 // Inject mirrors Inject(s) (lines 230-234): the source records its
-// offset and sends its barrier.
+// offset and sends its barrier. With Graph.Successive each Inject starts
+// the source's next snapshot (its id one more than the last); without,
+// the source injects once, as in the spec.
 func (n *Node) Inject() (Step, error) {
 	if n.g.Nodes[n.id].Kind != Source {
 		return Step{}, n.refuse(ActInject, -1, ErrNotSource)
 	}
-	if n.recorded {
+	if n.recorded && !n.g.Successive {
 		return Step{}, n.refuse(ActInject, -1, ErrAlreadyRecorded)
 	}
+	n.next()
 	n.record()
 	return n.observe(Step{Action: ActInject, Edge: -1, Recorded: true}, -1, Item{Barrier: true}), nil
 }
+
+// next starts the node's next snapshot: the spec's per-snapshot variables
+// (bar, recorded, recChan, the logged channel state) back to their
+// initial values (Init, lines 149-166), the snapshot id one more. The
+// node's own state (emitted, cnt, out, the logic's) and its buffers carry
+// on: snapshot k+1 starts from where the run is, not from Init.
+func (n *Node) next() {
+	n.snap++
+	n.recorded, n.part = false, nil
+	clear(n.bar)
+	clear(n.recChan)
+	clear(n.logged)
+}
+
+// Snap is the id of the node's current snapshot: the last one it started
+// (0 before any).
+func (n *Node) Snap() int { return n.snap }
 
 // CanTake reports whether Process would take a record off input e now,
 // and if not why: the alignment block, or a full output (ErrNoRoom needs
@@ -305,15 +334,32 @@ func (n *Node) Process(e int, r Item) (Step, error) {
 	return n.observe(Step{Action: ActProcess, Edge: e}, e, r), nil
 }
 
-// RecvBarrier mirrors RecvBarrier(e) (lines 241-260): the node takes the
-// barrier at the head of input e. If it has recorded, e's recording is
+// RecvBarrier mirrors RecvBarrier(e) (lines 241-260): the node takes
+// barrier b, the head of input e. If it has recorded, e's recording is
 // done. Otherwise it records now if it is unaligned (or Chandy-Lamport), or aligned and every
 // input that is not a back-edge has delivered its barrier: the inputs
 // whose barrier has arrived are done, the others start recording. Else e
 // stays blocked until then.
-func (n *Node) RecvBarrier(e int) (Step, error) {
+//
+// A barrier of the node's next snapshot (b.Snap one more than Snap)
+// starts that snapshot (see next), once the node's part of the current
+// one is complete (else ErrPrevious: e stays blocked until then); from
+// there the steps are the spec's again.
+func (n *Node) RecvBarrier(e int, b Item) (Step, error) {
 	if e < 0 || e >= len(n.g.Edges) || n.g.Edges[e].To != n.id {
 		return Step{}, n.refuse(ActRecvBarrier, e, ErrNotInput)
+	}
+	if !b.Barrier {
+		return Step{}, n.refuse(ActRecvBarrier, e, ErrNotBarrier)
+	}
+	switch {
+	case b.Snap == n.snap && !n.bar[e]:
+	case b.Snap == n.snap+1 && (n.snap == 0 || n.Done()):
+		n.next()
+	case b.Snap == n.snap+1:
+		return Step{}, n.refuse(ActRecvBarrier, e, ErrPrevious)
+	default:
+		return Step{}, n.refuse(ActRecvBarrier, e, ErrBarrierOrder)
 	}
 	n.bar[e] = true
 	switch {
@@ -337,7 +383,7 @@ func (n *Node) RecvBarrier(e int) (Step, error) {
 // the step for the item at the head of input e.
 func (n *Node) Take(e int, it Item) (Step, error) {
 	if it.Barrier {
-		return n.RecvBarrier(e)
+		return n.RecvBarrier(e, it)
 	}
 	return n.Process(e, it)
 }
@@ -346,22 +392,31 @@ func (n *Node) Take(e int, it Item) (Step, error) {
 // TRUE) (lines 222-227): the node records its state and sends its barrier
 // on every output, behind the queued records (aligned, and
 // Chandy-Lamport) or ahead of them, persisting what it overtakes
-// (unaligned).
+// (unaligned). An unaligned barrier overtakes records only: it stays
+// behind the barriers of earlier snapshots still queued (the spec's one
+// snapshot has none), so barriers keep their order on every edge.
 func (n *Node) record() {
 	n.recorded = true
-	p := &Part{Node: n.id, Emitted: n.emitted, Cnt: n.cnt, Out: maps.Clone(n.out),
+	p := &Part{Node: n.id, Snap: n.snap, Emitted: n.emitted, Cnt: n.cnt, Out: maps.Clone(n.out),
 		State:   n.save(),
 		CutSent: map[int]int{}, CutRcvd: map[int]int{}, Overtaken: map[int][]Item{}}
+	bar := Item{Barrier: true, Snap: n.snap}
 	for _, e := range n.g.out[n.id] {
 		p.CutSent[e] = n.nSent[e]
 		if n.g.Mode != Unaligned {
-			n.q[e] = append(n.q[e], Item{Barrier: true})
+			n.q[e] = append(n.q[e], bar)
 			continue
 		}
-		if len(n.q[e]) > 0 {
-			p.Overtaken[e] = slices.Clone(n.q[e])
+		at := 0 // behind the last barrier queued
+		for i, it := range n.q[e] {
+			if it.Barrier {
+				at = i + 1
+			}
 		}
-		n.q[e] = append([]Item{{Barrier: true}}, n.q[e]...)
+		if at < len(n.q[e]) {
+			p.Overtaken[e] = slices.Clone(n.q[e][at:])
+		}
+		n.q[e] = slices.Insert(n.q[e], at, bar)
 	}
 	for _, e := range n.g.in[n.id] {
 		p.CutRcvd[e] = n.nRcvd[e]

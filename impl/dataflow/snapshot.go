@@ -14,6 +14,7 @@ import (
 // (unaligned) and the records it logged on each input while recording.
 type Part struct {
 	Node      int
+	Snap      int // the snapshot's id
 	Emitted   int
 	Cnt       int
 	Out       map[Key]int
@@ -24,9 +25,18 @@ type Part struct {
 	Logged    map[int][]Item
 }
 
-// Snapshot is a complete snapshot: every node's part.
+// Snapshot is a complete snapshot: every node's part, all of one
+// snapshot id.
 type Snapshot struct {
 	Parts []*Part // indexed by node
+}
+
+// ID is the snapshot's id (its parts'; 0 if it has none).
+func (s *Snapshot) ID() int {
+	if len(s.Parts) == 0 || s.Parts[0] == nil {
+		return 0
+	}
+	return s.Parts[0].Snap
 }
 
 // Collect returns the snapshot of the given nodes (one per node of g), or
@@ -40,6 +50,9 @@ func Collect(g *Graph, nodes []*Node) (*Snapshot, error) {
 		p := n.Part()
 		if !n.Done() {
 			return nil, fmt.Errorf("dataflow: %s has not completed its part of the snapshot", g.Nodes[i].Name)
+		}
+		if p.Snap != nodes[0].snap {
+			return nil, fmt.Errorf("dataflow: %s is in snapshot %d, %s in %d", g.Nodes[i].Name, p.Snap, g.Nodes[0].Name, nodes[0].snap)
 		}
 		s.Parts[i] = p
 	}
@@ -70,7 +83,8 @@ func (s *Snapshot) ChannelRecords(g *Graph) (all, forward int) {
 }
 
 // Restore mirrors Restore (lines 265-275) for one node: node id restarts
-// in its recorded state (its logic given back its saved state), with the snapshot done, and each of its outputs
+// in its recorded state (its logic given back its saved state), with the
+// snapshot done (its sources inject the next one, if Successive), and each of its outputs
 // holds that edge's recorded channel state and nothing else (the spec's
 // q' = recQ, held at the sender). The sources emit again from their
 // recorded offsets.
@@ -86,7 +100,10 @@ func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
 	if err := checkPart(g, p, id); err != nil {
 		return nil, err
 	}
-	n.emitted, n.cnt = p.Emitted, p.Cnt
+	if p.Snap != s.ID() {
+		return nil, fmt.Errorf("dataflow: the snapshot's part for %s is of snapshot %d, not %d", g.Nodes[id].Name, p.Snap, s.ID())
+	}
+	n.emitted, n.cnt, n.snap = p.Emitted, p.Cnt, p.Snap
 	if n.out != nil {
 		n.out = maps.Clone(p.Out)
 		if n.out == nil {

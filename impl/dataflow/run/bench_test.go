@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -26,60 +27,161 @@ func stateBytes(s *dataflow.Snapshot) int {
 	return n
 }
 
+// percentile is the p-th percentile of sorted ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[min(len(ds)-1, int(p*float64(len(ds))))]
+}
+
+// The protocols the trade-off compares: no snapshots, the stop-the-world
+// baseline, and the three on-line protocols.
+var tradeoffProtocols = []string{"none", "stop-the-world", "chandy-lamport", "aligned", "unaligned"}
+
+// tradeoffSetup is the graph, its logics, the options and the number of
+// records of a trade-off run: app (pipeline: 4 sources, 4 maps, a keyed
+// shuffle into 4 aggregations, a sink, 2,000 records a source, buffers of
+// 8; iteration: a source, a loop of 8 rounds, 150 records) with
+// continuous snapshots every 10 ms (the next injected once the last
+// completed) by protocol proto, or none, and with slow the slow stage
+// (one aggregation, the loop's body: 100 µs a record).
+func tradeoffSetup(b *testing.B, app string, slow bool, proto string) (*dataflow.Graph, func() []dataflow.Logic, Options, int) {
+	mode := map[string]dataflow.Mode{"chandy-lamport": dataflow.ChandyLamport,
+		"unaligned": dataflow.Unaligned}[proto] // else Aligned
+	var g *dataflow.Graph
+	var logics func() []dataflow.Logic
+	var err error
+	slowNode := 0
+	if app == "pipeline" {
+		g, logics, err = pipeline.Pipeline(4, 2000, 8, mode)
+		slowNode = 2 * 4
+	} else {
+		g, logics, err = pipeline.Iteration(150, 8, 8, mode)
+		slowNode = 2
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	g = g.Successively()
+	opt := Options{InjectAt: 0, Interval: 10 * time.Millisecond, FailAfter: -1,
+		StopTheWorld: proto == "stop-the-world", Timeout: 5 * time.Minute}
+	if proto == "none" {
+		opt.InjectAt = -1
+	}
+	if slow {
+		opt.Throttle = map[int]time.Duration{slowNode: 100 * time.Microsecond}
+	}
+	total := 0
+	for _, n := range g.Nodes {
+		total += n.Budget
+	}
+	return g, logics, opt, total
+}
+
 // BenchmarkTradeoff runs the pipeline (4 sources, 4 maps, a keyed
-// shuffle into 4 aggregations, a sink) with no snapshot, a
-// Chandy-Lamport, an aligned and an unaligned one injected halfway, with and without a slow
-// aggregation, and reports per run: throughput, checkpoint duration
-// (first injection to completion), the longest alignment (first barrier
-// to recording at an operator), and the snapshot's operator state and
-// channel state in bytes.
+// shuffle into 4 aggregations, a sink; 2,000 records a source) and the
+// cyclic iteration (a source, a loop of 8 rounds; 150 records), in
+// memory, with no snapshots or continuous ones (a snapshot every 10 ms,
+// the next injected once the last completed) by each protocol, with and
+// without a slow stage (one aggregation, the loop's body: 100 µs a
+// record). It reports per run: throughput, record latency from emit to
+// sink (p50, p99), the snapshots completed, and per snapshot the
+// checkpoint duration (first injection to completion), the longest
+// alignment (first barrier to recording at an operator), the operator
+// state and the channel state in bytes, and how long the sources were
+// paused (stop-the-world).
 func BenchmarkTradeoff(b *testing.B) {
-	const par, budget, capacity = 4, 400, 8
 	itemBytes := int(unsafe.Sizeof(dataflow.Item{}))
-	for _, slow := range []bool{false, true} {
-		for _, proto := range []string{"none", "chandy-lamport", "aligned", "unaligned"} {
-			b.Run(fmt.Sprintf("slow=%v/%s", slow, proto), func(b *testing.B) {
-				mode := map[string]dataflow.Mode{"chandy-lamport": dataflow.ChandyLamport,
-					"unaligned": dataflow.Unaligned}[proto] // else Aligned
-				g, logics, err := pipeline.Pipeline(par, budget, capacity, mode)
-				if err != nil {
-					b.Fatal(err)
-				}
-				opt := Options{InjectAt: par * budget / 2, FailAfter: -1}
-				if proto == "none" {
-					opt.InjectAt = -1
-				}
-				if slow {
-					opt.Throttle = map[int]time.Duration{len(g.Nodes) - 2: 100 * time.Microsecond}
-				}
-				var elapsed, completed, align time.Duration
-				var opBytes, chBytes int
-				for b.Loop() {
-					c := dataflow.NewCluster(g, logics())
-					res, err := Run(context.Background(), c, opt)
+	for _, app := range []string{"pipeline", "iteration"} {
+		for _, slow := range []bool{false, true} {
+			for _, proto := range tradeoffProtocols {
+				b.Run(fmt.Sprintf("%s/slow=%v/%s", app, slow, proto), func(b *testing.B) {
+					g, logics, opt, total := tradeoffSetup(b, app, slow, proto)
+					var elapsed, took, paused, align time.Duration
+					var lat []time.Duration
+					var snaps, opBytes, chBytes int
+					for b.Loop() {
+						c := dataflow.NewCluster(g, logics())
+						res, err := Run(context.Background(), c, opt)
+						if err != nil {
+							b.Fatal(err)
+						}
+						elapsed += res.Elapsed
+						paused += res.Paused
+						lat = append(lat, res.Latency...)
+						for _, cp := range res.Checkpoints {
+							snaps++
+							took += cp.Took
+							for _, a := range cp.Align {
+								align = max(align, a)
+							}
+							opBytes += stateBytes(cp.Snapshot)
+							all, _ := cp.Snapshot.ChannelRecords(g)
+							chBytes += all * itemBytes
+						}
+						if proto != "none" && len(res.Checkpoints) == 0 {
+							b.Fatal("no snapshot completed")
+						}
+					}
+					slices.Sort(lat)
+					n, per := float64(b.N), float64(max(snaps, 1))
+					b.ReportMetric(float64(total)*n/elapsed.Seconds(), "records/s")
+					b.ReportMetric(float64(percentile(lat, 0.5).Microseconds()), "p50-µs")
+					b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+					b.ReportMetric(float64(snaps)/n, "snaps/run")
+					b.ReportMetric(float64(took.Microseconds())/per, "ckpt-µs")
+					b.ReportMetric(float64(align.Microseconds()), "max-align-µs")
+					b.ReportMetric(float64(opBytes)/per, "op-B")
+					b.ReportMetric(float64(chBytes)/per, "chan-B")
+					b.ReportMetric(float64(paused.Microseconds())/n, "paused-µs/run")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkOverhead measures what continuous snapshots cost, side by
+// side: each iteration runs the app once under every protocol of the
+// trade-off (none included), in an order rotating by one each time, so
+// the machine's load falls on all alike; it reports each protocol's
+// throughput as a fraction of no snapshots' (x-of-none), no snapshots'
+// records/s, and each protocol's latency p99 (ms), on the in-memory
+// runtime (mem) and over loopback TCP (tcp).
+func BenchmarkOverhead(b *testing.B) {
+	for _, c := range []struct {
+		app, rt string
+		slow    bool
+	}{{"pipeline", "mem", false}, {"pipeline", "mem", true}, {"pipeline", "tcp", false}, {"iteration", "mem", false}} {
+		b.Run(fmt.Sprintf("%s/slow=%v/%s", c.app, c.slow, c.rt), func(b *testing.B) {
+			runtime := Run
+			if c.rt == "tcp" {
+				runtime = RunTCP
+			}
+			elapsed := map[string]time.Duration{}
+			lat := map[string][]time.Duration{}
+			total := 0
+			for k := 0; b.Loop(); k++ {
+				for j := range tradeoffProtocols {
+					proto := tradeoffProtocols[(j+k)%len(tradeoffProtocols)]
+					g, logics, opt, n := tradeoffSetup(b, c.app, c.slow, proto)
+					total = n
+					res, err := runtime(context.Background(), dataflow.NewCluster(g, logics()), opt)
 					if err != nil {
 						b.Fatal(err)
 					}
-					elapsed += res.Elapsed
-					if res.Snapshot != nil {
-						completed += res.Completed
-						for _, a := range res.Align {
-							align = max(align, a)
-						}
-						opBytes += stateBytes(res.Snapshot)
-						all, _ := res.Snapshot.ChannelRecords(g)
-						chBytes += all * itemBytes
-					} else if proto != "none" {
-						b.Fatal("the snapshot did not complete")
-					}
+					elapsed[proto] += res.Elapsed
+					lat[proto] = append(lat[proto], res.Latency...)
 				}
-				n := float64(b.N)
-				b.ReportMetric(float64(par*budget)*n/elapsed.Seconds(), "records/s")
-				b.ReportMetric(float64(completed.Microseconds())/n, "ckpt-µs")
-				b.ReportMetric(float64(align.Microseconds()), "max-align-µs")
-				b.ReportMetric(float64(opBytes)/n, "op-B")
-				b.ReportMetric(float64(chBytes)/n, "chan-B")
-			})
-		}
+			}
+			b.ReportMetric(float64(total*b.N)/elapsed["none"].Seconds(), "none-records/s")
+			for _, proto := range tradeoffProtocols {
+				slices.Sort(lat[proto])
+				b.ReportMetric(float64(percentile(lat[proto], 0.99).Microseconds())/1000, proto+"-p99-ms")
+				if proto != "none" {
+					b.ReportMetric(elapsed["none"].Seconds()/elapsed[proto].Seconds(), proto+"-x-of-none")
+				}
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -31,7 +32,13 @@ var apps = map[string]app{
 // record reached the sink exactly once.
 func output(t *testing.T, c *dataflow.Cluster, opt Options) (*Result, map[int64]int64) {
 	t.Helper()
-	res, err := Run(context.Background(), c, opt)
+	return outputOf(t, Run, c, opt)
+}
+
+// outputOf is output with the runtime run.
+func outputOf(t *testing.T, run runFunc, c *dataflow.Cluster, opt Options) (*Result, map[int64]int64) {
+	t.Helper()
+	res, err := run(context.Background(), c, opt)
 	require.NoError(t, err)
 	return res, maps.Clone(c.Sink().Logic().(*pipeline.Sink).Latest)
 }
@@ -76,18 +83,19 @@ func TestRestoreExactlyOnce(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/inject-at-%d", name, mode, at), func(t *testing.T) {
 					c := dataflow.NewCluster(g, logics())
 					res, _ := output(t, c, Options{InjectAt: at, FailAfter: 5, Throttle: throttle})
-					require.NotNil(t, res.Snapshot, "the snapshot completed")
+					require.Len(t, res.Checkpoints, 1, "the snapshot completed")
+					snap := res.Latest()
 					for e, n := range res.MaxQueue {
 						if !g.Edges[e].Back {
 							assert.LessOrEqual(t, n, g.Cap, "edge %s is bounded", g.EdgeName(e))
 						}
 					}
-					all, forward := res.Snapshot.ChannelRecords(g)
+					all, forward := snap.ChannelRecords(g)
 					if mode == dataflow.Aligned {
 						assert.Zero(t, forward, "aligned records channel state on back-edges only")
 					}
-					t.Logf("failed %v; channel records %d (forward %d); completed in %v", res.Failed, all, forward, res.Completed)
-					r, err := dataflow.RestoreCluster(g, res.Snapshot, logics())
+					t.Logf("failed %v; channel records %d (forward %d); completed in %v", res.Failed, all, forward, res.Checkpoints[0].Took)
+					r, err := dataflow.RestoreCluster(g, snap, logics())
 					require.NoError(t, err)
 					_, got := output(t, r, Options{InjectAt: -1, FailAfter: -1})
 					assert.Equal(t, want, got, "the restored run's output is the failure-free run's")
@@ -129,4 +137,124 @@ func TestTimeoutSaysWhatIsPending(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "src0 has")
 	assert.Contains(t, err.Error(), `<<"map0", "agg0">> holds`)
+}
+
+// runner is Run or RunTCP.
+type runFunc func(context.Context, *dataflow.Cluster, Options) (*Result, error)
+
+// successiveRestores runs each app with successive snapshots under every
+// protocol and the stop-the-world baseline, a slow stage in the
+// pipeline, and a failure; it restores from every completed snapshot and
+// runs on: each restored run ends with the failure-free output, every
+// record at the sink once.
+func successiveRestores(t *testing.T, run runFunc) {
+	for _, name := range []string{"pipeline", "iteration"} {
+		for _, proto := range []string{"aligned", "unaligned", "chandy-lamport", "stop-the-world"} {
+			t.Run(name+"/"+proto, func(t *testing.T) {
+				mode := map[string]dataflow.Mode{"unaligned": dataflow.Unaligned, "chandy-lamport": dataflow.ChandyLamport}[proto]
+				g, logics, err := apps[name](mode)
+				if name == "iteration" { // shorter: its runs are the slow ones
+					g, logics, err = pipeline.Iteration(budget/4, 4, 4, mode)
+				}
+				require.NoError(t, err)
+				g = g.Successively()
+				free := dataflow.NewCluster(g, logics())
+				_, want := output(t, free, Options{InjectAt: -1, FailAfter: -1})
+				total := 0
+				for _, n := range g.Nodes {
+					total += n.Budget
+				}
+				opt := Options{InjectAt: 5, Every: total / 8, Interval: 10 * time.Millisecond,
+					FailAfter: total / 4, FailFrom: 2, StopTheWorld: proto == "stop-the-world"}
+				if name == "pipeline" {
+					opt.Throttle = map[int]time.Duration{len(g.Nodes) - 2: 20 * time.Microsecond}
+				}
+				c := dataflow.NewCluster(g, logics())
+				res, err := run(context.Background(), c, opt)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, len(res.Checkpoints), 2, "several snapshots completed")
+				for e, n := range res.MaxQueue {
+					if !g.Edges[e].Back {
+						assert.LessOrEqual(t, n, g.Cap, "edge %s is bounded", g.EdgeName(e))
+					}
+				}
+				channel := 0
+				defer func() {
+					if name == "pipeline" && mode == dataflow.Unaligned {
+						assert.Positive(t, channel, "unaligned barriers overtook the records queued for the slow stage")
+					}
+				}()
+				for k, cp := range res.Checkpoints {
+					require.Equal(t, k+1, cp.Snapshot.ID())
+					all, _ := cp.Snapshot.ChannelRecords(g)
+					channel += all
+					if opt.StopTheWorld || mode == dataflow.Aligned && name == "pipeline" {
+						assert.Zero(t, all, "ABS on a DAG, and stop-the-world, record no channel state")
+					}
+					r, err := dataflow.RestoreCluster(g, cp.Snapshot, logics())
+					require.NoError(t, err)
+					_, got := outputOf(t, run, r, Options{InjectAt: -1, FailAfter: -1})
+					assert.Equal(t, want, got, "restored from snapshot %d", cp.Snapshot.ID())
+					exactlyOnce(t, g, r)
+				}
+				// The restored run takes snapshots on from the restored id.
+				last := res.Checkpoints[len(res.Checkpoints)-1].Snapshot
+				r, err := dataflow.RestoreCluster(g, last, logics())
+				require.NoError(t, err)
+				res2, err := run(context.Background(), r, Options{InjectAt: 0, Every: total / 8, FailAfter: -1, StopTheWorld: opt.StopTheWorld})
+				require.NoError(t, err)
+				if len(res2.Checkpoints) > 0 {
+					assert.Equal(t, last.ID()+1, res2.Checkpoints[0].Snapshot.ID())
+				}
+				exactlyOnce(t, g, r)
+				t.Logf("%d snapshots before the failure (failed %v), %d after the restore; %d latencies",
+					len(res.Checkpoints), res.Failed, len(res2.Checkpoints), len(res.Latency))
+			})
+		}
+	}
+}
+
+func TestSuccessiveRestoreExactlyOnce(t *testing.T) { successiveRestores(t, Run) }
+
+func TestSuccessiveRestoreExactlyOnceTCP(t *testing.T) { successiveRestores(t, RunTCP) }
+
+// A frame the TCP runtime cannot read, or an acknowledgement of more than
+// was shipped, is an error naming the edge.
+func TestTCPBadFramesAreNamed(t *testing.T) {
+	g, logics, err := pipeline.Pipeline(1, 3, 2, dataflow.Aligned)
+	require.NoError(t, err)
+	c := dataflow.NewCluster(g, logics())
+	in := &inbox{wake: make(chan struct{}, 1)}
+	readFrames(bytes.NewReader([]byte{9}), 0, in)
+	readFrames(bytes.NewReader([]byte{frameItems, 0, 0}), 0, in)
+	src := &tcpNode{i: 0, nd: c.Nodes[0], shipped: map[int]int{}, popped: map[int]int{}, revoking: map[int]bool{}}
+	fs := in.take()
+	require.Len(t, fs, 2)
+	err = src.handle(g, fs[0])
+	assert.ErrorContains(t, err, `<<"src0", "map0">>: the connection failed: unknown frame kind 9`)
+	err = src.handle(g, fs[1])
+	assert.ErrorContains(t, err, "unexpected EOF")
+	err = src.handle(g, frame{e: 0, kind: frameAck, took: 2})
+	assert.ErrorContains(t, err, `<<"src0", "map0">>: the receiver acknowledged 2 items, 0 were shipped`)
+	err = src.handle(g, frame{e: 0, kind: frameItems})
+	assert.ErrorContains(t, err, "in the wrong direction")
+}
+
+// A connection that dies mid-run stops the run with an error naming the
+// edge, instead of a hang or a silent loss.
+func TestTCPDeadConnectionIsNamed(t *testing.T) {
+	g, logics, err := pipeline.Pipeline(1, budget, 2, dataflow.Aligned)
+	require.NoError(t, err)
+	afterConnect = func(nodes []*tcpNode) {
+		cn := nodes[0].conns[0] // src0's side of <<"src0", "map0">>
+		time.AfterFunc(5*time.Millisecond, func() { _ = cn.Close() })
+	}
+	defer func() { afterConnect = nil }()
+	slow := map[int]time.Duration{len(g.Nodes) - 2: time.Millisecond} // the run outlasts the cut
+	res, err := RunTCP(context.Background(), dataflow.NewCluster(g, logics()), Options{InjectAt: -1, FailAfter: -1, Throttle: slow, Timeout: 10 * time.Second})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `<<"src0", "map0">>`)
+	assert.NotContains(t, err.Error(), "deadline", "named at once, not at the timeout")
+	assert.NotNil(t, res)
+	t.Log(err)
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A small demo over TCP: every protocol restores exactly once, exit 0,
+// the table on stdout, progress on stderr.
+func TestFlowDemo(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runFlow([]string{"--par", "2", "--records", "300", "--slow", "20us", "--every", "2ms", "--fail-after", "100"}, &out, &errb)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	for _, p := range []string{"aligned", "unaligned", "chandy-lamport"} {
+		assert.Regexp(t, `(?m)^`+p+` .*snapshot \d+ +exactly once \(600 records\)$`, out.String())
+	}
+	assert.Regexp(t, `(?m)^aligned +\d+ +\S+ +\S+ +0 records `, out.String(), "ABS on a DAG records no channel state")
+	assert.Contains(t, errb.String(), "markerwave flow: aligned: running")
+}
+
+// A run that ends before its failure is a failed demo (exit 1), saying
+// what to change.
+func TestFlowDemoWithoutFailure(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runFlow([]string{"--par", "1", "--records", "50", "--slow", "0s", "--fail-after", "1000000", "--runtime", "memory"}, &out, &errb)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out.String())
+	assert.Contains(t, errb.String(), "markerwave flow: aligned: the run ended before its failure")
+}
+
+// The output check names what went wrong.
+func TestFlowExactlyOnceNamesTheFault(t *testing.T) {
+	ok, why := exactlyOnce(map[dataflow.Key]int{{Src: 0, I: 1}: 1}, 2, nil, nil)
+	assert.False(t, ok)
+	assert.Equal(t, "1 record lost", why)
+	ok, why = exactlyOnce(map[dataflow.Key]int{{Src: 0, I: 1}: 1, {Src: 1, I: 2}: 2, {Src: 0, I: 3}: 3}, 3, nil, nil)
+	assert.False(t, ok)
+	assert.Equal(t, "2 records counted more than once (the first: source 0's record 3)", why)
+	ok, why = exactlyOnce(map[dataflow.Key]int{{Src: 0, I: 1}: 1}, 1, map[int64]int64{1: 2}, map[int64]int64{1: 3})
+	assert.False(t, ok)
+	assert.Contains(t, why, "differs")
+}
+
+func TestFlowUsage(t *testing.T) {
+	for _, args := range [][]string{{"--par", "0"}, {"--runtime", "udp"}, {"--every", "0s"}, {"extra"}, {"--records", "x"}} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, exitUsage, runFlow(args, &out, &errb), "%v", args)
+		assert.True(t, strings.HasPrefix(errb.String(), "markerwave flow: "), errb.String())
+		assert.Empty(t, out.String())
+	}
+	var out, errb bytes.Buffer
+	assert.Equal(t, exitOK, runFlow([]string{"--help"}, &out, &errb))
+	assert.Contains(t, out.String(), "usage: markerwave flow [flags]")
+	assert.Contains(t, out.String(), "-fail-after")
+}
+
+// flow follows the commands' conventions (TestConventions); it reads no
+// input file.
+func init() {
+	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout"}}
+}
