@@ -64,6 +64,9 @@ func BarrierConfig(tg dataflow.TraceGraph) (*barrier.Config, error) {
 
 // barrierConfig is BarrierConfig for the given specification.
 func barrierConfig(tg dataflow.TraceGraph, variant barrier.Variant) (*barrier.Config, error) {
+	if tg.Successive {
+		return nil, fmt.Errorf("successive snapshots: tla/BarrierSnapshots.tla has one snapshot, so only a run with one can be audited")
+	}
 	k := barrier.Constants{Budget: map[string]int{}, Cap: tg.Cap, Iter: tg.Iter}
 	switch tg.Mode {
 	case dataflow.Aligned.String():

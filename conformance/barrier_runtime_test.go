@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
@@ -38,9 +39,9 @@ func TestBarrierRuntimeTraceConforms(t *testing.T) {
 				tr.Attach(c)
 				res, err := run.Run(context.Background(), c, run.Options{InjectAt: 10, FailAfter: 3})
 				require.NoError(t, err)
-				require.NotNil(t, res.Snapshot, "the snapshot completed")
+				require.NotNil(t, res.Latest(), "the snapshot completed")
 				if res.Failed {
-					c, err = dataflow.RestoreCluster(g, res.Snapshot, nil)
+					c, err = dataflow.RestoreCluster(g, res.Latest(), nil)
 					require.NoError(t, err)
 					tr.Restore(c)
 					_, err = run.Run(context.Background(), c, run.Options{InjectAt: -1, FailAfter: -1})
@@ -55,4 +56,24 @@ func TestBarrierRuntimeTraceConforms(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A trace of successive snapshots reads, but the audit refuses it by
+// name: the spec, and so the model it is replayed against, has one
+// snapshot.
+func TestBarrierAuditRefusesSuccessiveSnapshots(t *testing.T) {
+	spec := fanIn(dataflow.Aligned)
+	spec.Successive = true
+	g, err := dataflow.NewGraph(spec)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	tr, err := dataflow.NewTracer(&b, g, dataflow.TraceHeader{})
+	require.NoError(t, err)
+	require.NoError(t, tr.Flush())
+	trace, err := dataflow.ReadTrace(bytes.NewReader(b.Bytes()))
+	require.NoError(t, err)
+	assert.True(t, trace.Header.Graph.Successive)
+	rep := AuditBarrier(trace, Options{})
+	require.Error(t, rep.Err)
+	assert.Contains(t, rep.Err.Error(), "successive snapshots")
 }

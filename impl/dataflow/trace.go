@@ -43,6 +43,9 @@ type TraceGraph struct {
 	Cap   int         `json:"cap"`
 	Iter  int         `json:"iter"`
 	Mode  string      `json:"mode"` // Mode.String()
+	// Successive: the sources inject snapshot after snapshot
+	// (Graph.Successive).
+	Successive bool `json:"successive,omitempty"`
 }
 
 // TraceNode is a NodeSpec by names: Kind is "source", "operator" or
@@ -121,7 +124,7 @@ func EdgeKey(from, to string) string { return from + "->" + to }
 
 // Trace returns g by names, for a trace's header.
 func (g *Graph) Trace() TraceGraph {
-	tg := TraceGraph{Cap: g.Cap, Iter: g.Iter, Mode: g.Mode.String()}
+	tg := TraceGraph{Cap: g.Cap, Iter: g.Iter, Mode: g.Mode.String(), Successive: g.Successive}
 	for _, n := range g.Nodes {
 		tg.Nodes = append(tg.Nodes, TraceNode{Name: n.Name, Kind: n.Kind.String(), Budget: n.Budget})
 	}
@@ -145,7 +148,7 @@ func (k Kind) String() string {
 
 // Graph checks tg (NewGraph) and returns it indexed.
 func (tg TraceGraph) Graph() (*Graph, error) {
-	g := Graph{Cap: tg.Cap, Iter: tg.Iter}
+	g := Graph{Cap: tg.Cap, Iter: tg.Iter, Successive: tg.Successive}
 	modes := map[string]Mode{Aligned.String(): Aligned, Unaligned.String(): Unaligned, ChandyLamport.String(): ChandyLamport}
 	m, ok := modes[tg.Mode]
 	if !ok {
