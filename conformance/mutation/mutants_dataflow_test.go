@@ -103,7 +103,7 @@ var dataflowMutants = []mutant{
 		Doc:  "the records an unaligned barrier overtakes are not put in the node's part",
 		Patches: []patch{{
 			File: "impl/dataflow/node.go",
-			Old:  "\t\t\tp.Overtaken[e] = slices.Clone(n.q[e])\n",
+			Old:  "\t\t\tp.Overtaken[e] = slices.Clone(n.q[e][at:])\n",
 			New:  "\t\t\t_ = e // MUTANT barrier-no-persist: the overtaken records are not persisted\n",
 		}},
 		// The edge's channel state misses the overtaken records, sent
