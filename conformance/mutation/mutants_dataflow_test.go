@@ -131,10 +131,13 @@ var dataflowMutants = []mutant{
 			Old:  "\tcase n.g.Mode != Aligned || n.g.aligned(n.id, n.bar):\n",
 			New:  "\tcase true: // MUTANT barrier-record-first: record on the first barrier\n",
 		}},
-		// Its other inputs are then recording, and the records it takes
-		// off them before their barriers are logged: aligned barriers
-		// recording channel state on a DAG edge.
-		Want: spec.PropAlignedNoChannelState,
+		// The node's part is in the trace at the step it records (its
+		// first barrier), where the model's RecvBarrier records nothing:
+		// the audit names the reported part at once. (Were the audit to
+		// go on, the records it then takes off its other inputs before
+		// their barriers are logged: AlignedNoChannelState, aligned
+		// barriers recording channel state on a DAG edge.)
+		Want: spec.CheckRecordedState,
 	}),
 	dataflowMutant(mutant{
 		Name: "barrier-pending-done",
