@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,8 +57,8 @@ func TestServeFlags(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "site")
 	code, out, errs = serve("--export", dir)
 	require.Equal(t, exitOK, code, errs)
-	assert.Contains(t, out, "wrote 5 files (")
-	for _, f := range []string{"index.html", "app.js", "style.css", "wasm_exec.js", "main.wasm"} {
+	assert.Contains(t, out, "wrote 6 files (")
+	for _, f := range []string{"index.html", "app.js", "worker.js", "style.css", "wasm_exec.js", "main.wasm"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	file := filepath.Join(t.TempDir(), "file")
@@ -260,6 +261,27 @@ func TestPageInBrowser(t *testing.T) {
 	do("key 1", chromedp.KeyEvent("1"))
 	assert.Equal(t, 5, eval(history), "key 1 takes the first enabled action")
 
+	// Non-FIFO channels: the $30 P1 sends after recording overtakes the
+	// marker and P2 takes it before recording, an orphan, named and drawn.
+	do("non-FIFO", setVariant("SpecNonFIFO"), chromedp.Click(chromedp.CSS("#reset")))
+	take("I1", "S0x30", "R0@2", "M0", "M1")
+	assert.Contains(t, text("#banner"), "Violated: ConsistentCut")
+	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "✗")
+	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "an orphan message")
+	assert.Equal(t, 1, eval(`document.querySelectorAll("#diagram svg .msg.app.orphan").length`), "the diagram draws the orphan")
+
+	// No marker forwarding, on the token ring: P2 records on P1's marker
+	// and forwards none; once nothing can be received the snapshot stalls
+	// and SnapshotsComplete fails, nothing else.
+	do("token ring, no forwarding", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("scenario"); s.value = "token-ring"; s.dispatchEvent(new Event("change")); })()`),
+		setVariant("SpecNoForward"))
+	take("I1", "S1x1", "M0", "R1")
+	assert.Equal(t, "Violated: SnapshotsComplete", strings.SplitN(text("#banner"), " — ", 2)[0])
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsComplete"]`), "snapshot 1 was initiated and never completes")
+	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "in progress")
+	assert.Equal(t, 0, eval(`[...document.querySelectorAll("#enabled button")].filter((b) => /Recv/.test(b.textContent)).length`),
+		"no receive is enabled: every fair behaviour stutters here, stalled")
+
 	// Constants of one's own: a three-process ring, started and stepped;
 	// a topology that is not strongly connected is refused, named.
 	setConstants := func(k string) chromedp.Action[chromedp.Void] {
@@ -290,6 +312,22 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .msg.orphan").length`), "the diagram marks the orphan up to the divergence")
 	shot("explorer-audit.png")
 
+	// A trace dropped on the page, as a person drags one from their files:
+	// the missing-message reject, its property named.
+	missing, err := os.ReadFile("../../traces/rejects/ExactChannelState-missing-message.jsonl")
+	require.NoError(t, err)
+	body, err := json.Marshal(string(missing))
+	require.NoError(t, err)
+	do("drop a trace", chromedp.Evaluate[chromedp.Void](`(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File([`+string(body)+`], "dropped.jsonl", { type: "application/json" }));
+		const drop = document.getElementById("drop");
+		for (const type of ["dragover", "drop"]) drop.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+	})()`), bannerNames("dropped.jsonl"))
+	banner = text("#audit-banner")
+	assert.Contains(t, banner, "dropped.jsonl violates ExactChannelState")
+	assert.Contains(t, banner, "first divergence at event 5 (line 6), RecvMarker(P1, P2) [snap 1]")
+
 	// A file that is no trace is refused, naming it and the line.
 	garbage := filepath.Join(t.TempDir(), "garbage.jsonl")
 	require.NoError(t, os.WriteFile(garbage, []byte("{ not a trace\n"), 0o644))
@@ -301,7 +339,8 @@ func TestPageInBrowser(t *testing.T) {
 	// neighbourhood is drawn within a few screens.
 	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}), bannerNames("trace.jsonl"))
 	assert.Contains(t, text("#audit-banner"), "conforms")
-	do("snapshot 2", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("audit-snap"); s.value = "2"; s.dispatchEvent(new Event("change")); })()`))
+	do("snapshot 2", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("audit-snap"); s.value = "2"; s.dispatchEvent(new Event("change")); })()`),
+		until(`document.getElementById("audit-diagram").dataset.view.endsWith(":2")`))
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .cut").length`), "snapshot 2 alone")
 	width := eval(`Number(document.querySelector("#audit-diagram svg").getAttribute("width"))`)
 	assert.LessOrEqual(t, width, 4*1920, "one snapshot's neighbourhood of a 2000-event run stays within four screens, as export --snap does")

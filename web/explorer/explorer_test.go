@@ -162,7 +162,7 @@ func TestLoad(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
-	l, err := Load("orphan.jsonl", read("traces/rejects/ConsistentCut-orphan.jsonl"))
+	l, err := Load("orphan.jsonl", read("traces/rejects/ConsistentCut-orphan.jsonl"), nil)
 	require.NoError(t, err)
 	v := l.View()
 	assert.False(t, v.OK)
@@ -173,10 +173,10 @@ func TestLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, d, "<svg")
 
-	l, err = Load("ring.jsonl", read("traces/conforms/token-ring.jsonl"))
+	l, err = Load("ring.jsonl", read("traces/conforms/token-ring.jsonl"), nil)
 	require.NoError(t, err)
 	assert.True(t, l.View().OK)
 
-	_, err = Load("bad.jsonl", "{\"format\":\"nope\"}\n")
+	_, err = Load("bad.jsonl", "{\"format\":\"nope\"}\n", nil)
 	assert.ErrorContains(t, err, "bad.jsonl")
 }
