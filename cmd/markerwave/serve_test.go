@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,9 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/markerwave/markerwave/impl/core/coretest"
+	"github.com/markerwave/markerwave/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -145,7 +149,7 @@ func TestPageInBrowser(t *testing.T) {
 	base := startServe(t)
 	shots := os.Getenv("MARKERWAVE_SCREENSHOTS")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+bigRunBound)
 	defer cancel()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
@@ -346,6 +350,21 @@ func TestPageInBrowser(t *testing.T) {
 	assert.LessOrEqual(t, width, 4*1920, "one snapshot's neighbourhood of a 2000-event run stays within four screens, as export --snap does")
 	shot("explorer-long-run.png")
 
+	// A long run audited in the page's worker: its verdict shows within a
+	// generous bound. make test takes 20k events (a few seconds);
+	// make page-long takes 100k, as long as the demo's run with 60,000
+	// transfers (MARKERWAVE_PAGE_EVENTS sets the number; the times
+	// measured are in the README).
+	big, events := bigRun(t)
+	start := time.Now()
+	do(fmt.Sprintf("%d-event run", events), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{big}),
+		chromedp.Poll[chromedp.Void](`document.getElementById("audit-banner").textContent.startsWith("big.jsonl")`, chromedp.WithPollingTimeout(bigRunBound)))
+	took := time.Since(start)
+	t.Logf("the page audited big.jsonl (%s) in %v", text("#audit-banner"), took.Round(time.Millisecond))
+	assert.Contains(t, text("#audit-banner"), "big.jsonl conforms")
+	assert.Contains(t, text("#audit-verdict"), "conforms: ")
+	assert.Less(t, took, bigRunBound, "the page audits a %d-event run within %v", events, bigRunBound)
+
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, requests)
@@ -353,4 +372,29 @@ func TestPageInBrowser(t *testing.T) {
 		ok := strings.HasPrefix(u, base) || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:") || u == "about:blank"
 		assert.True(t, ok, "the page requested %s", u)
 	}
+}
+
+// bigRunBound bounds the page's audit of bigRun: several times what
+// 100k events take on a loaded two-core machine.
+const bigRunBound = 3 * time.Minute
+
+// bigRun writes a drained bank run of MARKERWAVE_PAGE_EVENTS events
+// (default 20,000) with seven snapshots or so, its recorded states and
+// cut seqs, as big.jsonl, and returns its path and its number of events.
+func bigRun(t *testing.T) (string, int) {
+	t.Helper()
+	events := 20_000
+	if s := os.Getenv("MARKERWAVE_PAGE_EVENTS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, "MARKERWAVE_PAGE_EVENTS")
+		events = n
+	}
+	net, err := coretest.RandomBank(events, events/7, 1)
+	require.NoError(t, err)
+	tr := net.Trace("")
+	tr.Header.Drained = true
+	tr.Recorded = net.RecordedSnapshots()
+	p := filepath.Join(t.TempDir(), "big.jsonl")
+	require.NoError(t, spec.WriteTraceFile(p, tr))
+	return p, len(tr.Events)
 }
