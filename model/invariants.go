@@ -335,6 +335,18 @@ func StableCatalogue(cfg *Config, st *State) bool {
 	return true
 }
 
+// FairEnabled reports whether an action under weak fairness is enabled in
+// st (fairEnabled): a behaviour that reaches a state where none is may
+// stutter there forever, and the temporal property is decided in it
+// (LiveSnapshot). For callers that step the model by hand, as the
+// explorer page does.
+func FairEnabled(cfg *Config, st *State) bool { return fairEnabled(cfg, st) }
+
+// LiveSnapshot is liveSnapshot: the temporal property of cfg's
+// specification and the first snapshot index violating its state part at
+// st, where a fair behaviour ends (no FairEnabled action), or -1.
+func LiveSnapshot(cfg *Config, st *State) (spec.Property, int) { return liveSnapshot(cfg, st) }
+
 // liveSnapshot is the state part of the model's temporal property at a
 // state a fair behaviour ends in (see the package documentation): the
 // first snapshot index violating it, or -1. The property is SnapshotsEnd

@@ -210,6 +210,9 @@ func TestPageInBrowser(t *testing.T) {
 	setVariant := func(v string) chromedp.Action[chromedp.Void] {
 		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById("variant"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, v))
 	}
+	setScenario := func(id string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById("scenario"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, id))
+	}
 	history := `document.querySelectorAll("#history li").length`
 	// until waits for a JavaScript condition: what a file upload ends in
 	// (it is read and audited asynchronously, so an earlier banner or
@@ -277,14 +280,35 @@ func TestPageInBrowser(t *testing.T) {
 	// No marker forwarding, on the token ring: P2 records on P1's marker
 	// and forwards none; once nothing can be received the snapshot stalls
 	// and SnapshotsComplete fails, nothing else.
-	do("token ring, no forwarding", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("scenario"); s.value = "token-ring"; s.dispatchEvent(new Event("change")); })()`),
-		setVariant("SpecNoForward"))
+	do("token ring, no forwarding", setScenario("token-ring"), setVariant("SpecNoForward"))
 	take("I1", "S1x1", "M0", "R1")
 	assert.Equal(t, "Violated: SnapshotsComplete", strings.SplitN(text("#banner"), " — ", 2)[0])
-	assert.Contains(t, text(`#properties li[data-prop="SnapshotsComplete"]`), "snapshot 1 was initiated and never completes")
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsComplete"]`), "snapshot 1 was initiated and is never complete")
 	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "in progress")
 	assert.Equal(t, 0, eval(`[...document.querySelectorAll("#enabled button")].filter((b) => /Recv/.test(b.textContent)).length`),
 		"no receive is enabled: every fair behaviour stutters here, stalled")
+
+	// Lossy channels: P1->P2 loses the marker, and the snapshot stalls,
+	// SnapshotsComplete naming the lost marker.
+	do("lossy", setScenario("two-accounts"), setVariant("SpecLossy"))
+	take("I1", "L0")
+	assert.Equal(t, "Violated: SnapshotsComplete", strings.SplitN(text("#banner"), " — ", 2)[0])
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsComplete"]`), "its marker was lost on P1->P2")
+
+	// Crashes: without a failure detector, P2's crash leaves the snapshot
+	// pending forever (SnapshotsEnd); with one, P2 is suspected and the
+	// snapshot aborted, and every property of the faults spec holds.
+	do("crash, no detector", setScenario("crash"), setVariant("SpecNoDetector"))
+	take("I1", "C1")
+	assert.Equal(t, "Violated: SnapshotsEnd", strings.SplitN(text("#banner"), " — ", 2)[0])
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsEnd"]`), "P2 crashed and nothing suspects it")
+	assert.Contains(t, text("#partial"), "leave out crashes")
+	assert.Equal(t, 1, eval(`document.getElementById("audit-run").disabled ? 1 : 0`), "a run with failures is not offered to the audit")
+	do("crash, detector", setVariant("SpecFaults"))
+	take("X1", "A1p1")
+	assert.Contains(t, text("#banner"), "Every property of the spec holds")
+	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "aborted: P2 suspected")
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsEnd"]`), "✓")
 
 	// Constants of one's own: a three-process ring, started and stepped;
 	// a topology that is not strongly connected is refused, named.

@@ -96,6 +96,11 @@
     }
     $("snapshots").replaceChildren(...v.snapshots.map(snapCard));
     $("diagram").innerHTML = v.diagram || "<p class='about'>Take a step: the diagram grows with the run.</p>";
+    // A run of the faults specifications is drawn without its failures:
+    // say so, and offer no trace of it to download or audit.
+    $("partial").textContent = v.partial ? "Note: " + v.partial + "." : "";
+    $("partial").hidden = !v.partial;
+    $("download").disabled = $("audit-run").disabled = !!v.partial;
     writeHash();
   }
 
