@@ -17,6 +17,10 @@
 //	trace()                          the run as a trace file (JSON lines)
 //	load(name, text, progress)       audit a trace file; progress(percent) is told how far the replay is
 //	traceDiagram(upto, snap)         the loaded trace's diagram
+//
+// The page runs one instance on its main thread for the model session,
+// and calls load and traceDiagram in another, in its audit worker
+// (web/static/worker.js), so that a long audit never freezes the page.
 package main
 
 import (
