@@ -304,6 +304,7 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text(`#properties li[data-prop="SnapshotsEnd"]`), "P2 crashed and nothing suspects it")
 	assert.Contains(t, text("#partial"), "leave out crashes")
 	assert.Equal(t, 1, eval(`document.getElementById("audit-run").disabled ? 1 : 0`), "a run with failures is not offered to the audit")
+	shot("explorer-crash.png")
 	do("crash, detector", setVariant("SpecFaults"))
 	take("X1", "A1p1")
 	assert.Contains(t, text("#banner"), "Every property of the spec holds")
