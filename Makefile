@@ -12,7 +12,7 @@ TLA2TOOLS ?=
 # Docker images have one.
 RACE_PKGS = ./impl/... ./conformance/fifo/
 
-.PHONY: run flow test test-short vet wasm serve screenshots tlc tlc-go tlc-trace fifo soak nemesis bench fmt
+.PHONY: run flow test test-short vet wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
 
 # The explorer page's WebAssembly: the Go model and the audit compiled for
 # the browser (web/wasm), embedded into markerwave by go:embed. Built, never
@@ -41,6 +41,13 @@ serve: wasm
 # Rewrite the page's screenshots in docs/ (the browser tests take them).
 screenshots: wasm
 	MARKERWAVE_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestPageInBrowser$$' ./cmd/markerwave
+
+# The page's browser test with the demo's run of 60,000 transfers (about
+# 106k events) audited in the page (make test audits 20k events there).
+page-long: wasm
+	rm -rf $(CURDIR)/out/page-long
+	$(GO) run ./cmd/markerwave demo --transfers 60000 --timeout 5m --out $(CURDIR)/out/page-long
+	MARKERWAVE_PAGE_TRACE=$(CURDIR)/out/page-long/trace.jsonl $(GO) test -count=1 -v -run '^TestPageInBrowser$$' ./cmd/markerwave
 
 # The complete suite, what CI runs (.ci/run): gofmt and vet, every test
 # (the parity test against TLC's numbers and the mutation test included),

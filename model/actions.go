@@ -208,7 +208,7 @@ func consume(cfg *Config, st, n *State, c, i int) {
 	n.Chan = cloneSlice(st.Chan)
 	n.Chan[c] = removeAt(st.Chan[c], i)
 	n.Got = cloneSlice(st.Got)
-	n.Got[c] = appendCopy(st.Got[c], m.Seq)
+	n.Got[c] = cfg.appendNat(st.Got[c], m.Seq)
 	ns := cfg.NumSnaps()
 	n.Pre = make([]Shadow, ns)
 	n.Post = make([]Shadow, ns)

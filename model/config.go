@@ -101,9 +101,9 @@ type Config struct {
 	from, to   []int   // channel index -> sender, receiver process index
 	in, out    [][]int // process index -> incoming, outgoing channel indexes
 	chanIdx    []int   // from*nProc+to -> channel index or -1
-	amountSet  map[int64]bool
-	totalMoney int64 // TotalMoney (line 93)
-	maxRcvd    int   // MaxRcvd (line 342)
+	totalMoney int64   // TotalMoney (line 93)
+	maxRcvd    int     // MaxRcvd (line 342)
+	longSeqs   *longSeqs
 }
 
 // ConstantError is an error of NewConfig in one of the spec's constants.
@@ -142,7 +142,8 @@ func NewConfig(k Constants, v Variant, invariants, properties []spec.Property) (
 		return nil, constErr("MaxCrash", "MaxCrash = %d and MaxRecover = %d must be natural numbers", k.MaxCrash, k.MaxRecover)
 	}
 	cfg := &Config{Topo: k.Topo, Variant: v, Invariants: slices.Clone(invariants), Properties: slices.Clone(properties),
-		MaxCrash: k.MaxCrash, MaxRecover: k.MaxRecover, FalseSuspicion: k.FalseSuspicion}
+		MaxCrash: k.MaxCrash, MaxRecover: k.MaxRecover, FalseSuspicion: k.FalseSuspicion,
+		longSeqs: &longSeqs{seqs: map[*uint64]*longSeq{}}}
 	for _, step := range []func(Constants) error{cfg.setProcFuncs, cfg.setAmount, cfg.setSnaps} {
 		if err := step(k); err != nil {
 			return nil, err
@@ -214,18 +215,23 @@ func (cfg *Config) setProcFuncs(k Constants) error {
 
 // setAmount sets Amount \subseteq Nat \ {0}, sorted.
 func (cfg *Config) setAmount(k Constants) error {
-	cfg.amountSet = map[int64]bool{}
 	for _, a := range k.Amount {
 		if a <= 0 {
 			return constErr("Amount", "Amount holds %d, want positive amounts only", a)
 		}
-		if !cfg.amountSet[a] {
-			cfg.amountSet[a] = true
-			cfg.Amount = append(cfg.Amount, a)
-		}
 	}
-	sort.Slice(cfg.Amount, func(i, j int) bool { return cfg.Amount[i] < cfg.Amount[j] })
+	cfg.Amount = slices.Clone(k.Amount)
+	slices.Sort(cfg.Amount)
+	cfg.Amount = slices.Compact(cfg.Amount)
 	return nil
+}
+
+// isAmount reports a \in Amount (a binary search of the sorted Amount:
+// TypeOK asks it of every message in every channel and shadow after
+// every step, and a map's hashing cost more).
+func (cfg *Config) isAmount(a int64) bool {
+	_, ok := slices.BinarySearch(cfg.Amount, a)
+	return ok
 }
 
 // setSnaps sets Snap \subseteq Nat \ {0} (DOMAIN Initiator when k.Snap is

@@ -58,7 +58,7 @@ func TypeOK(cfg *Config, st *State) bool {
 		for _, m := range ms {
 			switch m.Kind {
 			case KindApp:
-				if !cfg.amountSet[m.Amt] || m.Seq == 0 {
+				if !cfg.isAmount(m.Amt) || m.Seq == 0 {
 					return false
 				}
 			case KindMarker:
@@ -72,10 +72,8 @@ func TypeOK(cfg *Config, st *State) bool {
 	}
 	// nSent \in [Chan -> Nat] holds by construction (uint64).
 	for _, g := range st.Got { // got \in [Chan -> Seq(Nat \ {0})]
-		for _, x := range g {
-			if x == 0 {
-				return false
-			}
+		if !cfg.allNonzero(g) {
+			return false
 		}
 	}
 	full := ProcSet(1<<uint(np) - 1)
@@ -102,10 +100,8 @@ func TypeOK(cfg *Config, st *State) bool {
 		}
 		// recMsgs holds app messages only, by construction.
 		for _, g := range st.CutGot[s] {
-			for _, x := range g {
-				if x == 0 {
-					return false
-				}
+			if !cfg.allNonzero(g) {
+				return false
 			}
 		}
 		if !shadowOK(cfg, st.Pre[s]) || !shadowOK(cfg, st.Post[s]) {
@@ -127,7 +123,7 @@ func shadowOK(cfg *Config, sh Shadow) bool {
 	}
 	for _, ms := range sh.Chan {
 		for _, m := range ms {
-			if !cfg.amountSet[m.Amt] {
+			if !cfg.isAmount(m.Amt) {
 				return false
 			}
 		}
@@ -145,14 +141,8 @@ func ConsistentCut(cfg *Config, st *State) bool {
 				continue
 			}
 			g := st.CutGot[s][c]
-			k := uint64(len(g))
-			if k > st.CutSent[s][c] {
+			if uint64(len(g)) > st.CutSent[s][c] || !cfg.countsFromOne(g) {
 				return false
-			}
-			for i, x := range g {
-				if x != uint64(i+1) {
-					return false
-				}
 			}
 		}
 	}
@@ -344,6 +334,18 @@ func StableCatalogue(cfg *Config, st *State) bool {
 	}
 	return true
 }
+
+// FairEnabled reports whether an action under weak fairness is enabled in
+// st (fairEnabled): a behaviour that reaches a state where none is may
+// stutter there forever, and the temporal property is decided in it
+// (LiveSnapshot). For callers that step the model by hand, as the
+// explorer page does.
+func FairEnabled(cfg *Config, st *State) bool { return fairEnabled(cfg, st) }
+
+// LiveSnapshot is liveSnapshot: the temporal property of cfg's
+// specification and the first snapshot index violating its state part at
+// st, where a fair behaviour ends (no FairEnabled action), or -1.
+func LiveSnapshot(cfg *Config, st *State) (spec.Property, int) { return liveSnapshot(cfg, st) }
 
 // liveSnapshot is the state part of the model's temporal property at a
 // state a fair behaviour ends in (see the package documentation): the

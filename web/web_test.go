@@ -47,7 +47,12 @@ func TestSite(t *testing.T) {
 	app, err := fs.ReadFile(site, "app.js")
 	require.NoError(t, err)
 	assert.Contains(t, string(app), `fetch("main.wasm")`)
-	for _, doc := range []string{string(index), string(app)} {
+	assert.Contains(t, string(app), `new Worker("worker.js")`, "the audit runs in a worker")
+	worker, err := fs.ReadFile(site, "worker.js")
+	require.NoError(t, err)
+	assert.Contains(t, string(worker), `importScripts("wasm_exec.js")`)
+	assert.Contains(t, string(worker), `fetch("main.wasm")`)
+	for _, doc := range []string{string(index), string(app), string(worker)} {
 		assert.NotContains(t, doc, "http://")
 		assert.False(t, strings.Contains(doc, "https://"), "the page links nowhere outside")
 	}

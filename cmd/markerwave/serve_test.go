@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,10 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/impl/core/coretest"
+	"github.com/markerwave/markerwave/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,8 +62,8 @@ func TestServeFlags(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "site")
 	code, out, errs = serve("--export", dir)
 	require.Equal(t, exitOK, code, errs)
-	assert.Contains(t, out, "wrote 5 files (")
-	for _, f := range []string{"index.html", "app.js", "style.css", "wasm_exec.js", "main.wasm"} {
+	assert.Contains(t, out, "wrote 6 files (")
+	for _, f := range []string{"index.html", "app.js", "worker.js", "style.css", "wasm_exec.js", "main.wasm"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	file := filepath.Join(t.TempDir(), "file")
@@ -144,7 +150,7 @@ func TestPageInBrowser(t *testing.T) {
 	base := startServe(t)
 	shots := os.Getenv("MARKERWAVE_SCREENSHOTS")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+bigRunBound)
 	defer cancel()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
@@ -205,6 +211,9 @@ func TestPageInBrowser(t *testing.T) {
 	setVariant := func(v string) chromedp.Action[chromedp.Void] {
 		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById("variant"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, v))
 	}
+	setScenario := func(id string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById("scenario"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, id))
+	}
 	history := `document.querySelectorAll("#history li").length`
 	// until waits for a JavaScript condition: what a file upload ends in
 	// (it is read and audited asynchronously, so an earlier banner or
@@ -260,6 +269,49 @@ func TestPageInBrowser(t *testing.T) {
 	do("key 1", chromedp.KeyEvent("1"))
 	assert.Equal(t, 5, eval(history), "key 1 takes the first enabled action")
 
+	// Non-FIFO channels: the $30 P1 sends after recording overtakes the
+	// marker and P2 takes it before recording, an orphan, named and drawn.
+	do("non-FIFO", setVariant("SpecNonFIFO"), chromedp.Click(chromedp.CSS("#reset")))
+	take("I1", "S0x30", "R0@2", "M0", "M1")
+	assert.Contains(t, text("#banner"), "Violated: ConsistentCut")
+	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "✗")
+	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "an orphan message")
+	assert.Equal(t, 1, eval(`document.querySelectorAll("#diagram svg .msg.app.orphan").length`), "the diagram draws the orphan")
+
+	// No marker forwarding, on the token ring: P2 records on P1's marker
+	// and forwards none; once nothing can be received the snapshot stalls
+	// and SnapshotsComplete fails, nothing else.
+	do("token ring, no forwarding", setScenario("token-ring"), setVariant("SpecNoForward"))
+	take("I1", "S1x1", "M0", "R1")
+	assert.Equal(t, "Violated: SnapshotsComplete", strings.SplitN(text("#banner"), " — ", 2)[0])
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsComplete"]`), "snapshot 1 was initiated and is never complete")
+	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "in progress")
+	assert.Equal(t, 0, eval(`[...document.querySelectorAll("#enabled button")].filter((b) => /Recv/.test(b.textContent)).length`),
+		"no receive is enabled: every fair behaviour stutters here, stalled")
+
+	// Lossy channels: P1->P2 loses the marker, and the snapshot stalls,
+	// SnapshotsComplete naming the lost marker.
+	do("lossy", setScenario("two-accounts"), setVariant("SpecLossy"))
+	take("I1", "L0")
+	assert.Equal(t, "Violated: SnapshotsComplete", strings.SplitN(text("#banner"), " — ", 2)[0])
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsComplete"]`), "its marker was lost on P1->P2")
+
+	// Crashes: without a failure detector, P2's crash leaves the snapshot
+	// pending forever (SnapshotsEnd); with one, P2 is suspected and the
+	// snapshot aborted, and every property of the faults spec holds.
+	do("crash, no detector", setScenario("crash"), setVariant("SpecNoDetector"))
+	take("I1", "C1")
+	assert.Equal(t, "Violated: SnapshotsEnd", strings.SplitN(text("#banner"), " — ", 2)[0])
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsEnd"]`), "P2 crashed and nothing suspects it")
+	assert.Contains(t, text("#partial"), "leave out crashes")
+	assert.Equal(t, 1, eval(`document.getElementById("audit-run").disabled ? 1 : 0`), "a run with failures is not offered to the audit")
+	shot("explorer-crash.png")
+	do("crash, detector", setVariant("SpecFaults"))
+	take("X1", "A1p1")
+	assert.Contains(t, text("#banner"), "Every property of the spec holds")
+	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "aborted: P2 suspected")
+	assert.Contains(t, text(`#properties li[data-prop="SnapshotsEnd"]`), "✓")
+
 	// Constants of one's own: a three-process ring, started and stepped;
 	// a topology that is not strongly connected is refused, named.
 	setConstants := func(k string) chromedp.Action[chromedp.Void] {
@@ -290,6 +342,22 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .msg.orphan").length`), "the diagram marks the orphan up to the divergence")
 	shot("explorer-audit.png")
 
+	// A trace dropped on the page, as a person drags one from their files:
+	// the missing-message reject, its property named.
+	missing, err := os.ReadFile("../../traces/rejects/ExactChannelState-missing-message.jsonl")
+	require.NoError(t, err)
+	body, err := json.Marshal(string(missing))
+	require.NoError(t, err)
+	do("drop a trace", chromedp.Evaluate[chromedp.Void](`(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File([`+string(body)+`], "dropped.jsonl", { type: "application/json" }));
+		const drop = document.getElementById("drop");
+		for (const type of ["dragover", "drop"]) drop.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+	})()`), bannerNames("dropped.jsonl"))
+	banner = text("#audit-banner")
+	assert.Contains(t, banner, "dropped.jsonl violates ExactChannelState")
+	assert.Contains(t, banner, "first divergence at event 5 (line 6), RecvMarker(P1, P2) [snap 1]")
+
 	// A file that is no trace is refused, naming it and the line.
 	garbage := filepath.Join(t.TempDir(), "garbage.jsonl")
 	require.NoError(t, os.WriteFile(garbage, []byte("{ not a trace\n"), 0o644))
@@ -301,11 +369,27 @@ func TestPageInBrowser(t *testing.T) {
 	// neighbourhood is drawn within a few screens.
 	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}), bannerNames("trace.jsonl"))
 	assert.Contains(t, text("#audit-banner"), "conforms")
-	do("snapshot 2", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("audit-snap"); s.value = "2"; s.dispatchEvent(new Event("change")); })()`))
+	do("snapshot 2", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("audit-snap"); s.value = "2"; s.dispatchEvent(new Event("change")); })()`),
+		until(`document.getElementById("audit-diagram").dataset.view.endsWith(":2")`))
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#audit-diagram svg .cut").length`), "snapshot 2 alone")
 	width := eval(`Number(document.querySelector("#audit-diagram svg").getAttribute("width"))`)
 	assert.LessOrEqual(t, width, 4*1920, "one snapshot's neighbourhood of a 2000-event run stays within four screens, as export --snap does")
 	shot("explorer-long-run.png")
+
+	// A long run audited in the page's worker: its verdict shows within a
+	// generous bound. make test takes 20k events (a few seconds); make
+	// page-long the demo's run with 60,000 transfers, about 106k events
+	// (bigRun says how to choose another; the times measured are in the
+	// README).
+	big, events := bigRun(t)
+	start := time.Now()
+	do(fmt.Sprintf("%d-event run", events), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{big}),
+		chromedp.Poll[chromedp.Void](`document.getElementById("audit-banner").textContent.startsWith("big.jsonl")`, chromedp.WithPollingTimeout(bigRunBound)))
+	took := time.Since(start)
+	t.Logf("the page audited big.jsonl (%s) in %v", text("#audit-banner"), took.Round(time.Millisecond))
+	assert.Contains(t, text("#audit-banner"), "big.jsonl conforms")
+	assert.Contains(t, text("#audit-verdict"), "conforms: ")
+	assert.Less(t, took, bigRunBound, "the page audits a %d-event run within %v", events, bigRunBound)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -314,4 +398,39 @@ func TestPageInBrowser(t *testing.T) {
 		ok := strings.HasPrefix(u, base) || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:") || u == "about:blank"
 		assert.True(t, ok, "the page requested %s", u)
 	}
+}
+
+// bigRunBound bounds the page's audit of bigRun: several times what
+// 100k events take on a loaded two-core machine.
+const bigRunBound = 3 * time.Minute
+
+// bigRun is the long run the page audits, as big.jsonl, and its number of
+// events: the trace MARKERWAVE_PAGE_TRACE names (make page-long: the
+// demo's), else a drained bank run of MARKERWAVE_PAGE_EVENTS events
+// (default 20,000) with seven snapshots or so, its recorded states and
+// cut seqs.
+func bigRun(t *testing.T) (string, int) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "big.jsonl")
+	if src := os.Getenv("MARKERWAVE_PAGE_TRACE"); src != "" {
+		tr, _, err := conformance.ReadTraceFile(src)
+		require.NoError(t, err, "MARKERWAVE_PAGE_TRACE")
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p, len(tr.Events)
+	}
+	events := 20_000
+	if s := os.Getenv("MARKERWAVE_PAGE_EVENTS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, "MARKERWAVE_PAGE_EVENTS")
+		events = n
+	}
+	net, err := coretest.RandomBank(events, events/7, 1)
+	require.NoError(t, err)
+	tr := net.Trace("")
+	tr.Header.Drained = true
+	tr.Recorded = net.RecordedSnapshots()
+	require.NoError(t, spec.WriteTraceFile(p, tr))
+	return p, len(tr.Events)
 }

@@ -67,7 +67,9 @@ type EventView struct {
 
 // Load reads a trace file's text (name is for messages) and audits it.
 // A file that is no trace is an error naming what is wrong and where.
-func Load(name, text string) (*Loaded, error) {
+// progress, if not nil, is told the events replayed so far and their
+// number (conformance.Options.Progress: after every event).
+func Load(name, text string, progress func(done, total int)) (*Loaded, error) {
 	if len(text) > MaxTraceBytes {
 		return nil, fmt.Errorf("%s: %d bytes, more than the page reads (%d)", name, len(text), MaxTraceBytes)
 	}
@@ -79,7 +81,7 @@ func Load(name, text string) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	rep := conformance.Audit(tr, conformance.Options{Lines: lines.Events, RecordedLines: lines.Recorded})
+	rep := conformance.Audit(tr, conformance.Options{Lines: lines.Events, RecordedLines: lines.Recorded, Progress: progress})
 	return &Loaded{name: name, tr: tr, lines: lines, report: rep, analysis: a, lamport: a.Lamport()}, nil
 }
 

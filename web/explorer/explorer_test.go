@@ -162,7 +162,7 @@ func TestLoad(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
-	l, err := Load("orphan.jsonl", read("traces/rejects/ConsistentCut-orphan.jsonl"))
+	l, err := Load("orphan.jsonl", read("traces/rejects/ConsistentCut-orphan.jsonl"), nil)
 	require.NoError(t, err)
 	v := l.View()
 	assert.False(t, v.OK)
@@ -173,10 +173,72 @@ func TestLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, d, "<svg")
 
-	l, err = Load("ring.jsonl", read("traces/conforms/token-ring.jsonl"))
+	l, err = Load("ring.jsonl", read("traces/conforms/token-ring.jsonl"), nil)
 	require.NoError(t, err)
 	assert.True(t, l.View().OK)
 
-	_, err = Load("bad.jsonl", "{\"format\":\"nope\"}\n")
+	_, err = Load("bad.jsonl", "{\"format\":\"nope\"}\n", nil)
 	assert.ErrorContains(t, err, "bad.jsonl")
+}
+
+// propDetail is the detail of property p in v, failing the test if v
+// does not list p.
+func propDetail(t *testing.T, v View, p spec.Property) string {
+	t.Helper()
+	for _, x := range v.Properties {
+		if x.Name == p {
+			return x.Detail
+		}
+	}
+	t.Fatalf("the view lists no %s: %+v", p, v.Properties)
+	return ""
+}
+
+// TestLossyAndFaultVariants: the lossy channels and the faults
+// specifications in the page, each failure named with its property and
+// its cause: a lost marker stalls the snapshot (SnapshotsComplete); a
+// crash with no detector leaves it pending (SnapshotsEnd); with the
+// detector it is suspected and aborted, and every property holds.
+func TestLossyAndFaultVariants(t *testing.T) {
+	s, v := run(t, "two-accounts", model.VariantLossy, "I1.L0")
+	assert.Equal(t, []spec.Property{spec.PropSnapshotsComplete}, violated(v))
+	assert.Contains(t, propDetail(t, v, spec.PropSnapshotsComplete), "snapshot 1 was initiated and is never complete")
+	assert.Contains(t, propDetail(t, v, spec.PropSnapshotsComplete), "its marker was lost on P1->P2")
+	assert.Empty(t, v.Partial, "a lost marker is a send never received: the trace is whole")
+	assert.False(t, conformance.Audit(s.Trace(), conformance.Options{}).OK(), "the run's trace claims it drained, and the marker never arrived")
+	assert.Contains(t, v.Diagram, "<svg")
+
+	_, v = run(t, "crash", model.VariantNoDetector, "I1.C1")
+	assert.Equal(t, []spec.Property{spec.PropSnapshotsEnd}, violated(v))
+	assert.Contains(t, propDetail(t, v, spec.PropSnapshotsEnd), "snapshot 1 was initiated and is never complete or aborted")
+	assert.Contains(t, propDetail(t, v, spec.PropSnapshotsEnd), "P2 crashed and nothing suspects it")
+	assert.Equal(t, "in progress: $100 recorded so far", v.Snapshots[0].Status)
+	assert.NotEmpty(t, v.Partial)
+
+	_, v = run(t, "crash", model.VariantFaults, "I1.C1.X1.A1p1")
+	assert.Empty(t, violated(v))
+	assert.Equal(t, "aborted: P2 suspected", v.Snapshots[0].Status)
+	assert.Contains(t, propDetail(t, v, spec.PropSnapshotsEnd), "every initiated snapshot is complete or aborted")
+	for _, p := range []spec.Property{spec.PropMoneyConserved, spec.PropExactlyOnce, spec.PropAbortSound, spec.PropRecoveredFromComplete} {
+		propDetail(t, v, p) // the faults invariants are checked
+	}
+
+	// Recovering from the aborted snapshot (RecoverAny) breaks
+	// RecoveredFromComplete, named.
+	_, v = run(t, "crash", model.VariantRecoverAny, "I1.C1.X1.A1p1.V1")
+	assert.Contains(t, violated(v), spec.PropRecoveredFromComplete)
+
+	// Random runs of every variant the page offers render: the trace
+	// leaves out what it cannot say, and the diagram draws the rest.
+	for _, x := range Variants {
+		for _, id := range []string{"crash", "concurrent"} {
+			for seed := uint64(1); seed <= 20; seed++ {
+				s, err := NewScenario(id, x.Variant)
+				require.NoError(t, err)
+				s.Random(seed, 40)
+				_, err = s.View()
+				require.NoError(t, err, "%s under %s, seed %d: %s", id, x.Variant, seed, s.Schedule())
+			}
+		}
+	}
 }

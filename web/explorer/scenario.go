@@ -33,8 +33,10 @@ type Scenario struct {
 }
 
 // Variants are the specifications the page offers, with what each
-// demonstrates: tla/ChandyLamport.tla's Spec and the three counter-example
-// modules the model mirrors.
+// demonstrates: tla/ChandyLamport.tla's Spec, the three counter-example
+// modules, the lossy channels of tla/ChandyLamportLossy.tla and the
+// specifications of tla/ChandyLamportFaults.tla (crashes need a scenario
+// whose MaxCrash is positive: "Two accounts, one crash").
 var Variants = []struct {
 	Variant model.Variant `json:"variant"`
 	Title   string        `json:"title"`
@@ -44,6 +46,10 @@ var Variants = []struct {
 	{model.VariantNonFIFO, "non-FIFO channels", "tla/ChandyLamportNonFIFO.tla: any queued message may be received, so a transfer can overtake a marker (an orphan: ConsistentCut)"},
 	{model.VariantNoRecord, "no channel recording", "tla/ChandyLamportNoRecord.tla: messages in flight are never recorded, so money in transit vanishes from the snapshot (Conservation)"},
 	{model.VariantNoForward, "no marker forwarding", "tla/ChandyLamportNoForward.tla: a process records on its first marker but forwards none, so the snapshot never completes (SnapshotsComplete)"},
+	{model.VariantLossy, "lossy channels", "tla/ChandyLamportLossy.tla: a channel may lose the message at its head (Lose) and nothing retransmits it, so a lost marker leaves the snapshot incomplete forever (SnapshotsComplete)"},
+	{model.VariantFaults, "crashes, detector, recovery", "tla/ChandyLamportFaults.tla SpecFaults: processes may crash, a failure detector suspects the crashed, every snapshot that cannot complete is aborted, and the system recovers from the latest complete snapshot (SnapshotsEnd and every invariant hold)"},
+	{model.VariantNoDetector, "crashes, no detector", "tla/ChandyLamportFaults.tla SpecNoDetector: processes may crash but nothing suspects them, so nothing aborts and a snapshot waiting on a crashed process stays pending forever (SnapshotsEnd)"},
+	{model.VariantRecoverAny, "recovery from any snapshot", "tla/ChandyLamportFaults.tla SpecRecoverAny: recovery may restore an aborted or incomplete snapshot, which loses or creates money (MoneyConserved, RecoveredFromComplete)"},
 }
 
 // validVariant reports whether v is one of Variants.
@@ -80,6 +86,8 @@ var sources = []scenarioSource{
 		}},
 	{id: "concurrent", title: "Concurrent snapshots", model: "MCConcurrent",
 		about: "Three processes, fully connected, one unit of money, two snapshots running at once (P1 initiates 1, P3 initiates 2): their markers share the channels and each completes on its own."},
+	{id: "crash", title: "Two accounts, one crash", model: "MCFaultsTwoBank",
+		about: "The two accounts with one crash and one recovery allowed (choose a specification of crashes): P1 initiates, P2 crashes before the marker reaches it. With the failure detector P1 suspects P2 and aborts the snapshot; without one the snapshot stays pending forever."},
 }
 
 // Scenarios lists the page's scenarios with their constants.
@@ -144,6 +152,11 @@ type Constants struct {
 	Amount    []int64                     `json:"amount"`
 	Budget    map[spec.ProcID]int         `json:"budget"`
 	Initiator map[spec.SnapID]spec.ProcID `json:"initiator"`
+	// The constants of tla/ChandyLamportFaults.tla, read by its
+	// specifications only.
+	MaxCrash       int  `json:"max_crash,omitempty"`
+	MaxRecover     int  `json:"max_recover,omitempty"`
+	FalseSuspicion bool `json:"false_suspicion,omitempty"`
 }
 
 // The limits on constants of one's own, which keep every step of the page
@@ -153,13 +166,14 @@ const (
 	MaxSnaps     = 3
 	MaxAmounts   = 3
 	MaxBudgetSum = 12
+	MaxFaults    = 2   // crashes, and recoveries
 	MaxSteps     = 400 // the longest schedule a page runs
 )
 
 // Limits describes the limits for people.
 func Limits() string {
-	return fmt.Sprintf("at most %d processes, %d snapshots, %d amounts, a total budget of %d sends, %d steps",
-		MaxProcs, MaxSnaps, MaxAmounts, MaxBudgetSum, MaxSteps)
+	return fmt.Sprintf("at most %d processes, %d snapshots, %d amounts, a total budget of %d sends, %d crashes and %d recoveries, %d steps",
+		MaxProcs, MaxSnaps, MaxAmounts, MaxBudgetSum, MaxFaults, MaxFaults, MaxSteps)
 }
 
 // constantsOf reads a model's constants back into the page's form.
@@ -167,6 +181,7 @@ func constantsOf(cfg *model.Config) Constants {
 	k := Constants{
 		Procs: slices.Clone(cfg.Topo.Procs), InitBal: map[spec.ProcID]int64{}, Amount: slices.Clone(cfg.Amount),
 		Budget: map[spec.ProcID]int{}, Initiator: map[spec.SnapID]spec.ProcID{},
+		MaxCrash: cfg.MaxCrash, MaxRecover: cfg.MaxRecover, FalseSuspicion: cfg.FalseSuspicion,
 	}
 	for _, c := range cfg.Topo.Chans {
 		k.Chans = append(k.Chans, [2]spec.ProcID{c.From, c.To})
@@ -183,8 +198,10 @@ func constantsOf(cfg *model.Config) Constants {
 
 // config builds the model of constants k under variant v, checking the
 // page's limits first and then the spec's ASSUME (model.NewConfig). The
-// model checks every invariant of the spec; SnapshotsComplete is checked
-// by the session where the variant is fair.
+// model checks every invariant of the spec (spec.Invariants), or, for a
+// specification of tla/ChandyLamportFaults.tla, those its positive TLC
+// model MCFaultsTwoBank checks; the temporal property is checked by the
+// session where the variant is fair.
 func (k Constants) config(v model.Variant) (*model.Config, error) {
 	if !validVariant(v) {
 		return nil, fmt.Errorf("no variant %q: want one of %s", v, variantNames())
@@ -202,6 +219,16 @@ func (k Constants) config(v model.Variant) (*model.Config, error) {
 		return nil, fmt.Errorf("%d amounts: the page runs at most %d", len(k.Amount), MaxAmounts)
 	case budget > MaxBudgetSum:
 		return nil, fmt.Errorf("a total budget of %d sends: the page runs at most %d", budget, MaxBudgetSum)
+	case k.MaxCrash > MaxFaults || k.MaxRecover > MaxFaults:
+		return nil, fmt.Errorf("max_crash %d and max_recover %d: the page runs at most %d of each", k.MaxCrash, k.MaxRecover, MaxFaults)
+	}
+	invariants := spec.Invariants
+	if v.Faults() {
+		faults, err := loadModel(faultsModel)
+		if err != nil {
+			return nil, err
+		}
+		invariants = faults.Invariants
 	}
 	chans := make([]spec.Channel, 0, len(k.Chans))
 	for _, c := range k.Chans {
@@ -224,8 +251,13 @@ func (k Constants) config(v model.Variant) (*model.Config, error) {
 	snaps := slices.Sorted(maps.Keys(k.Initiator))
 	return model.NewConfig(model.Constants{
 		Topo: topo, InitBal: k.InitBal, Amount: k.Amount, Budget: k.Budget, Snap: snaps, Initiator: k.Initiator,
-	}, v, spec.Invariants, nil)
+		MaxCrash: k.MaxCrash, MaxRecover: k.MaxRecover, FalseSuspicion: k.FalseSuspicion,
+	}, v, invariants, nil)
 }
+
+// faultsModel is the TLC model whose invariants the page checks under a
+// specification of tla/ChandyLamportFaults.tla.
+const faultsModel = "MCFaultsTwoBank"
 
 // variantNames lists the variants for an error.
 func variantNames() string {

@@ -50,8 +50,18 @@ func NewScenario(id string, v model.Variant) (*Session, error) {
 //	I<s>      Initiate snapshot id s
 //	M<c>      receive the marker at the head of channel c
 //	M<c>@<i>  receive the marker at position i (non-FIFO)
+//	L<c>      channel c loses its head (lossy channels)
+//	D<c>      drop the marker of an aborted snapshot at the head of c
+//	C<p>      process index p crashes
+//	X<p>      the failure detector suspects crashed process p (Detect)
+//	Y<p>      it suspects live process p (FalseSuspect)
+//	A<s>p<p>  abort snapshot id s, process p's suspicion the cause
+//	V         recover from the latest complete snapshot
+//	V<s>      recover from snapshot id s (RecoverAny)
 //
-// Channels are indexed in the topology's sorted order. A schedule is its
+// The faults specifications' SendAppF, RecvAppF, InitiateF and
+// RecvMarkerF take the letters of the actions they extend. Channels and
+// processes are indexed in the topology's sorted order. A schedule is its
 // tokens joined by dots.
 func Token(cfg *model.Config, a model.Action) string {
 	at := func(letter string) string {
@@ -61,14 +71,30 @@ func Token(cfg *model.Config, a model.Action) string {
 		return fmt.Sprintf("%s%d", letter, a.Chan)
 	}
 	switch a.Kind {
-	case model.ActSendApp:
+	case model.ActSendApp, model.ActSendAppF:
 		return fmt.Sprintf("S%dx%d", a.Chan, a.Amt)
-	case model.ActInitiate:
+	case model.ActInitiate, model.ActInitiateF:
 		return fmt.Sprintf("I%d", cfg.Snap[a.Snap])
-	case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord:
+	case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord, model.ActRecvAppF:
 		return at("R")
-	case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward:
+	case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward, model.ActRecvMarkerF:
 		return at("M")
+	case model.ActLose:
+		return at("L")
+	case model.ActDropMarker:
+		return at("D")
+	case model.ActCrash:
+		return fmt.Sprintf("C%d", a.Proc)
+	case model.ActDetect:
+		return fmt.Sprintf("X%d", a.Proc)
+	case model.ActFalseSuspect:
+		return fmt.Sprintf("Y%d", a.Proc)
+	case model.ActAbort:
+		return fmt.Sprintf("A%dp%d", cfg.Snap[a.Snap], a.Proc)
+	case model.ActRecover:
+		return "V"
+	case model.ActRecoverAny:
+		return fmt.Sprintf("V%d", cfg.Snap[a.Snap])
 	}
 	return a.Label(cfg)
 }
@@ -163,7 +189,11 @@ func (s *Session) Schedule() string {
 // of every snapshot the model completed, as the model recorded it. What
 // the model does not record (the in-flight $30 of the no-recording
 // variant) is then missing from the trace's report, and the diagram and
-// the audit show it so.
+// the audit show it so. A lost message (Lose) is a send never received;
+// the steps of a process, a failure detector and a system that no process
+// takes in the trace format's terms (Crash, Detect, FalseSuspect, the
+// global Abort, and recovery) are left out, and the trace ends at a
+// recovery: Partial says so.
 func (s *Session) Trace() spec.Trace {
 	cfg := s.cfg
 	topo := cfg.Topo
@@ -181,6 +211,7 @@ func (s *Session) Trace() spec.Trace {
 	}
 	seq := make([]uint64, len(topo.Procs))
 	events := make([]spec.Event, 0, len(s.steps))
+steps:
 	for i, t := range s.steps {
 		prev, next, a := s.states[i], s.states[i+1], t.Action
 		var e spec.Event
@@ -189,18 +220,25 @@ func (s *Session) Trace() spec.Trace {
 			return prev.Chan[a.Chan][pos-1]
 		}
 		switch a.Kind {
-		case model.ActSendApp:
+		case model.ActSendApp, model.ActSendAppF:
 			c := topo.Chans[a.Chan]
 			e = spec.Event{Proc: c.From, Action: spec.SendApp, From: c.From, To: c.To, Amount: a.Amt, Msg: next.NSent[a.Chan]}
-		case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord:
+		case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord, model.ActRecvAppF:
 			c, m := topo.Chans[a.Chan], msgAt()
 			e = spec.Event{Proc: c.To, Action: spec.RecvApp, From: c.From, To: c.To, Amount: m.Amt, Msg: m.Seq}
-		case model.ActInitiate:
+		case model.ActInitiate, model.ActInitiateF:
 			e = spec.Event{Proc: topo.Procs[cfg.Initiator[a.Snap]], Action: spec.Initiate, Snap: cfg.Snap[a.Snap]}
-		case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward:
+		case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward, model.ActRecvMarkerF:
 			c, m := topo.Chans[a.Chan], msgAt()
 			q := topo.ProcIndex(c.To)
 			e = spec.Event{Proc: c.To, Action: spec.RecvMarker, From: c.From, To: c.To, Snap: cfg.Snap[m.Snap], First: !prev.Recorded[m.Snap].Has(q)}
+		case model.ActDropMarker:
+			c, m := topo.Chans[a.Chan], msgAt()
+			e = spec.Event{Proc: c.To, Action: spec.DropMarker, From: c.From, To: c.To, Snap: cfg.Snap[m.Snap]}
+		case model.ActLose, model.ActCrash, model.ActDetect, model.ActFalseSuspect, model.ActAbort:
+			continue
+		case model.ActRecover, model.ActRecoverAny:
+			break steps
 		default:
 			panic("explorer: the page offers no variant with action " + a.Kind.String())
 		}
@@ -227,6 +265,19 @@ func (s *Session) Trace() spec.Trace {
 		tr.Recorded = append(tr.Recorded, spec.NewRecordedSnapshot(id, topo.Procs[cfg.Initiator[i]], conformance.RecordedState(cfg, st, i), cut))
 	}
 	return tr
+}
+
+// Partial says what Trace leaves out of the run so far ("" if nothing):
+// the steps of the faults specifications no process takes in the trace
+// format, and everything from a recovery on.
+func (s *Session) Partial() string {
+	for _, t := range s.steps {
+		switch t.Action.Kind {
+		case model.ActCrash, model.ActDetect, model.ActFalseSuspect, model.ActAbort, model.ActRecover, model.ActRecoverAny:
+			return "the diagram and the trace leave out crashes, suspicions and aborts, and end at a recovery: the page writes no failure events (markerwave audit reads them from the runtime's node logs)"
+		}
+	}
+	return ""
 }
 
 // TraceJSONL is Trace in the trace file format, for download.

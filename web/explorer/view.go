@@ -2,6 +2,7 @@ package explorer
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/markerwave/markerwave/conformance/export"
 	"github.com/markerwave/markerwave/model"
@@ -26,6 +27,9 @@ type View struct {
 	Violated    []PropView `json:"violated"`
 	Diagram     string     `json:"diagram"`
 	Constants   Constants  `json:"constants"`
+	// Partial says what the diagram and the trace leave out of the run
+	// (Session.Partial), "" if nothing.
+	Partial string `json:"partial"`
 }
 
 // Step is an action instance: its schedule token and its TLA+ label.
@@ -86,12 +90,11 @@ type PropView struct {
 func (s *Session) View() (View, error) {
 	cfg, st := s.cfg, s.state()
 	v := View{Variant: cfg.Variant, Schedule: s.Schedule(), Constants: s.k,
-		History: []Step{}, Enabled: []Step{}, Violated: []PropView{}}
+		History: []Step{}, Enabled: []Step{}, Violated: []PropView{}, Partial: s.Partial()}
 	for _, t := range s.steps {
 		v.History = append(v.History, Step{Token(cfg, t.Action), t.Label})
 	}
-	enabled := s.Enabled()
-	for _, t := range enabled {
+	for _, t := range s.Enabled() {
 		v.Enabled = append(v.Enabled, Step{Token(cfg, t.Action), t.Label})
 	}
 	var system int64
@@ -113,7 +116,7 @@ func (s *Session) View() (View, error) {
 	for i := range cfg.Snap {
 		v.Snapshots = append(v.Snapshots, s.snapView(i))
 	}
-	v.Properties = s.properties(enabled)
+	v.Properties = s.properties()
 	for _, p := range v.Properties {
 		if !p.Holds {
 			v.Violated = append(v.Violated, p)
@@ -160,6 +163,8 @@ func (s *Session) snapView(i int) SnapView {
 	}
 	sv.Total = money(total)
 	switch {
+	case cfg.Faults() && model.Aborted(st, i):
+		sv.Status = fmt.Sprintf("aborted: %s suspected", string(cfg.Topo.Procs[abortCause(st.AbortedBy[i])]))
 	case sv.Complete && total == cfg.TotalMoney():
 		sv.Status = fmt.Sprintf("complete: recorded %s, the system's %s", sv.Total, sv.Of)
 	case sv.Complete:
@@ -172,16 +177,28 @@ func (s *Session) snapView(i int) SnapView {
 	return sv
 }
 
-// properties evaluates the spec's invariants (spec.Invariants, with the
-// model's definitions) in the current state, then SnapshotsComplete as
-// the explorer checks it: in a fair variant, a state with no receive
-// enabled ends a fair behaviour, and every initiated snapshot must be
-// complete in it; the non-FIFO and no-recording specifications have no
-// fairness and claim no liveness.
-func (s *Session) properties(enabled []model.Transition) []PropView {
+// abortCause is the process of abortedBy[s] = {cause}.
+func abortCause(by model.ProcSet) int {
+	for p := 0; p < model.MaxProcs; p++ {
+		if by.Has(p) {
+			return p
+		}
+	}
+	return 0
+}
+
+// properties evaluates the model's invariants (Config.Invariants, with
+// the model's definitions) in the current state, then the temporal
+// property as the explorer checks it: in a fair variant, a state with no
+// fair action enabled (model.FairEnabled: a receive, and in the faults
+// specifications a detection or an abort) ends a fair behaviour, and
+// every initiated snapshot must be complete in it (SnapshotsComplete), or
+// complete or aborted (SnapshotsEnd); the non-FIFO, no-recording and
+// recover-any specifications have no fairness and claim no liveness.
+func (s *Session) properties() []PropView {
 	cfg, st := s.cfg, s.state()
 	var out []PropView
-	for _, name := range spec.Invariants {
+	for _, name := range cfg.Invariants {
 		inv, ok := model.InvariantByName(name)
 		if !ok {
 			out = append(out, PropView{Name: name, Detail: "the model has no definition of it"})
@@ -193,25 +210,49 @@ func (s *Session) properties(enabled []model.Transition) []PropView {
 		}
 		out = append(out, pv)
 	}
-	live := PropView{Name: spec.PropSnapshotsComplete, Holds: true}
-	receive := false
-	for _, t := range enabled {
-		receive = receive || t.Action.Kind.Receive()
+	prop, i := model.LiveSnapshot(cfg, st)
+	live := PropView{Name: prop, Holds: true}
+	ended := "complete"
+	if cfg.Faults() {
+		ended = "complete or aborted"
 	}
 	switch {
 	case !cfg.Fair():
 		live.Detail = string(cfg.Variant) + " has no fairness and claims no liveness"
-	case receive:
-		live.Detail = "a receive is still enabled: the behaviour goes on"
+	case model.FairEnabled(cfg, st):
+		live.Detail = "an action under fairness is still enabled: the behaviour goes on"
+	case i >= 0:
+		live.Holds = false
+		live.Detail = fmt.Sprintf("snapshot %d was initiated and is never %s: no action under fairness is enabled, so every fair behaviour from here stutters in this state", cfg.Snap[i], ended) + s.why(i)
 	default:
-		if i := model.SnapshotDone(cfg, st); i >= 0 {
-			live.Holds = false
-			live.Detail = fmt.Sprintf("snapshot %d was initiated and never completes: no receive is enabled, so every fair behaviour from here stutters in this state", cfg.Snap[i])
-		} else {
-			live.Detail = "no receive is enabled and every initiated snapshot is complete"
-		}
+		live.Detail = "no action under fairness is enabled and every initiated snapshot is " + ended
 	}
 	return append(out, live)
+}
+
+// why says what keeps snapshot index i from ending, when the run shows
+// it: a marker the channel lost, a crashed process nothing suspects.
+func (s *Session) why(i int) string {
+	cfg, st := s.cfg, s.state()
+	var out []string
+	for k, t := range s.steps {
+		if a := t.Action; a.Kind == model.ActLose {
+			if m := s.states[k].Chan[a.Chan][0]; m.Kind == model.KindMarker && m.Snap == i {
+				out = append(out, fmt.Sprintf("its marker was lost on %s", cfg.Topo.Chans[a.Chan]))
+			}
+		}
+	}
+	if cfg.Faults() {
+		for p, id := range cfg.Topo.Procs {
+			if !st.Alive.Has(p) && !st.Suspected.Has(p) {
+				out = append(out, fmt.Sprintf("%s crashed and nothing suspects it, so nothing aborts the snapshot", string(id)))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, "; ")
 }
 
 // violationDetail says what a violated invariant means, in the words of
@@ -228,8 +269,20 @@ func violationDetail(p spec.Property) string {
 		return "the recorded state is not reachable from the initial state, or the current state not from it"
 	case spec.PropStableCatalogue:
 		return "a stable predicate of the catalogue detected in the snapshot does not hold now"
-	case spec.PropTypeOK:
+	case spec.PropTypeOK, spec.PropFaultTypeOK:
 		return "a variable left its type"
+	case spec.PropTheoremUnlessAborted:
+		return "a snapshot that was not aborted recorded a state not reachable from the initial state, or the current state is not reachable from it"
+	case spec.PropMoneyConserved:
+		return "the balances and the transfers in flight no longer hold the initial money"
+	case spec.PropExactlyOnce:
+		return "a transfer was applied twice, skipped or never sent"
+	case spec.PropAbortSound:
+		return "an aborted snapshot is complete, or its cause is not suspected"
+	case spec.PropRecoveredFromComplete:
+		return "the system recovered from a snapshot that was aborted or not complete"
+	case spec.PropRecoveryReachable:
+		return "the state the system recovered to is not reachable from the initial state"
 	}
 	return ""
 }

@@ -96,6 +96,11 @@
     }
     $("snapshots").replaceChildren(...v.snapshots.map(snapCard));
     $("diagram").innerHTML = v.diagram || "<p class='about'>Take a step: the diagram grows with the run.</p>";
+    // A run of the faults specifications is drawn without its failures:
+    // say so, and offer no trace of it to download or audit.
+    $("partial").textContent = v.partial ? "Note: " + v.partial + "." : "";
+    $("partial").hidden = !v.partial;
+    $("download").disabled = $("audit-run").disabled = !!v.partial;
     writeHash();
   }
 
@@ -111,21 +116,61 @@
       el("ul", { class: "recchans" }, ...chans));
   }
 
-  // The audit tab.
-  function loadTrace(name, text) {
+  // The audit tab. A trace is audited, and its diagrams drawn, by a
+  // second instance of the model in a Web Worker (worker.js): a long
+  // trace takes seconds, and the page stays responsive meanwhile,
+  // showing how far the replay is.
+  let auditWorker = null, nextCall = 0;
+  const pending = new Map(); // call id -> {resolve, reject, progress}
+  function callWorker(name, args, progress) {
+    if (!auditWorker) {
+      auditWorker = new Worker("worker.js");
+      auditWorker.onmessage = (e) => {
+        const { id, reply, progress: pct } = e.data;
+        const p = pending.get(id);
+        if (!p) return;
+        if (pct !== undefined) { if (p.progress) p.progress(pct); return; }
+        pending.delete(id);
+        try {
+          const out = JSON.parse(reply);
+          if (out.error) p.reject(new Error(out.error)); else p.resolve(out);
+        } catch (err) { p.reject(err); }
+      };
+      auditWorker.onerror = (e) => {
+        for (const p of pending.values()) p.reject(new Error("the audit worker failed: " + e.message));
+        pending.clear();
+      };
+    }
+    return new Promise((resolve, reject) => {
+      const id = ++nextCall;
+      pending.set(id, { resolve, reject, progress });
+      auditWorker.postMessage({ id, name, args });
+    });
+  }
+  let loads = 0; // the latest load wins
+  async function loadTrace(name, text) {
     showError(null);
+    const st = $("loading"), load = ++loads;
+    const say = (pct) => { if (load === loads) st.textContent = "Auditing " + name + " against the model: " + pct + "% of the events replayed…"; };
+    say(0);
+    st.hidden = false;
     try {
-      audit = call("load", name, text);
-      cursor = audit.events.length;
+      const a = await callWorker("load", [name, text], say);
+      if (load !== loads) return;
+      audit = a;
+      cursor = audit.divergence ? Math.max(1, audit.divergence.Step || audit.events.length) : audit.events.length;
       const sel = $("audit-snap");
       sel.replaceChildren(el("option", { value: "0" }, "every snapshot"),
         ...audit.snap_ids.map((id) => el("option", { value: String(id) }, "snapshot " + id + " only")));
-      renderAudit();
-      if (audit.divergence) jump(audit.divergence.Step || audit.events.length);
-    } catch (e) { showError(e); }
+      await renderAudit();
+    } catch (e) { if (load === loads) showError(e); } finally { if (load === loads) st.hidden = true; }
   }
-  function renderAudit() {
-    const a = audit;
+  let renders = 0; // the latest render wins
+  async function renderAudit() {
+    const a = audit, at = cursor, snap = Number($("audit-snap").value), render = ++renders;
+    let diagram = "";
+    try { diagram = (await callWorker("traceDiagram", [at, snap])).diagram; } catch (e) { showError(e); }
+    if (render !== renders || a !== audit) return;
     const banner = $("audit-banner");
     if (a.ok) {
       banner.className = "banner holds";
@@ -141,21 +186,21 @@
     $("ev-div").disabled = !a.divergence;
     const div = a.divergence ? a.divergence.Step : -1;
     // A long run lists the events around the cursor only.
-    const from = Math.max(0, cursor - eventsBefore), to = Math.min(a.events.length, cursor + eventsAfter);
+    const from = Math.max(0, at - eventsBefore), to = Math.min(a.events.length, at + eventsAfter);
     $("events").replaceChildren(...a.events.slice(from, to).map((e, k) => {
       const i = from + k;
       return el("li", {
-        class: (i + 1 === div ? "divergent " : "") + (i < cursor ? "shown" : "later"), "data-n": String(i + 1),
+        class: (i + 1 === div ? "divergent " : "") + (i < at ? "shown" : "later"), "data-n": String(i + 1),
         onclick: () => jump(i + 1) }, (e.line ? "line " + e.line + ": " : "") + e.label);
     }));
-    $("cursor").textContent = "Showing events 1.." + cursor + " of " + a.events.length + (div > 0 ? "; the first divergence is event " + div : "");
-    const snap = Number($("audit-snap").value);
+    $("cursor").textContent = "Showing events 1.." + at + " of " + a.events.length + (div > 0 ? "; the first divergence is event " + div : "");
     const box = $("audit-diagram");
-    try { box.innerHTML = call("traceDiagram", cursor, snap).diagram; } catch (e) { showError(e); }
+    box.innerHTML = diagram;
+    box.dataset.view = at + ":" + snap; // what the diagram shows: the cursor and the snapshot
     // Bring the snapshot's cut into view.
     const cut = box.querySelector("svg .cut");
     if (snap && cut) box.scrollLeft = Math.max(0, cut.getBBox().x - 150);
-    const cur = $("events").querySelector(`li[data-n="${cursor}"]`);
+    const cur = $("events").querySelector(`li[data-n="${at}"]`);
     if (cur) cur.scrollIntoView({ block: "nearest" });
   }
   function jump(n) {
@@ -194,13 +239,7 @@
   function readFile(f) {
     if (!f) return;
     const r = new FileReader();
-    // The audit runs in this thread: say so, and let the status paint first.
-    r.onload = () => {
-      const st = $("loading");
-      st.textContent = "Auditing " + f.name + " (" + Math.round(f.size / 1024) + " kB) against the model…";
-      st.hidden = false;
-      setTimeout(() => { loadTrace(f.name, String(r.result)); st.hidden = true; }, 30);
-    };
+    r.onload = () => loadTrace(f.name, String(r.result));
     r.onerror = () => showError("could not read " + f.name + ": " + r.error);
     r.readAsText(f);
   }

@@ -15,8 +15,12 @@
 //	take(token)  back()  random(seed, n)     step the session
 //	view()                           the session as the page shows it
 //	trace()                          the run as a trace file (JSON lines)
-//	load(name, text)                 audit a trace file
+//	load(name, text, progress)       audit a trace file; progress(percent) is told how far the replay is
 //	traceDiagram(upto, snap)         the loaded trace's diagram
+//
+// The page runs one instance on its main thread for the model session,
+// and calls load and traceDiagram in another, in its audit worker
+// (web/static/worker.js), so that a long audit never freezes the page.
 package main
 
 import (
@@ -110,6 +114,22 @@ func num(args []js.Value, i int) int {
 	return args[i].Int()
 }
 
+// progress is args[i], a JavaScript function, as an audit's progress
+// callback, called with the percentage of events replayed each time it
+// grows by one; nil if absent.
+func progress(args []js.Value, i int) func(done, total int) {
+	if i >= len(args) || args[i].Type() != js.TypeFunction {
+		return nil
+	}
+	f, last := args[i], -1
+	return func(done, total int) {
+		if pct := done * 100 / max(total, 1); pct > last {
+			last = pct
+			f.Invoke(pct)
+		}
+	}
+}
+
 func main() {
 	api := map[string]any{
 		"scenarios": fn(func([]js.Value) any {
@@ -159,7 +179,7 @@ func main() {
 			return reply(map[string]string{"trace": s}, err)
 		}),
 		"load": fn(func(a []js.Value) any {
-			l, err := explorer.Load(arg(a, 0), arg(a, 1))
+			l, err := explorer.Load(arg(a, 0), arg(a, 1), progress(a, 2))
 			if err != nil {
 				return errorReply(err)
 			}
