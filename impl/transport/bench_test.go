@@ -85,8 +85,10 @@ func sendThrough(b *testing.B, tr Transport) func(n int) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			for i := 0; i < n; i++ {
-				<-in
+			var batch []wire.Envelope
+			for got := 0; got < n; got += len(batch) {
+				<-in.Ready()
+				batch, _ = in.Take(batch, 0)
 			}
 		}()
 		for i := 0; i < n; i++ {

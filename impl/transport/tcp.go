@@ -64,7 +64,7 @@ type TCP struct {
 	inc   uint64 // this transport's incarnation
 
 	lns     map[spec.ProcID]net.Listener
-	inboxes map[spec.ProcID]*inbox
+	inboxes map[spec.ProcID]*Inbox
 	in      map[spec.Channel]*inChan
 	out     map[spec.Channel]*outChan
 	outs    []*outChan // out by Topology.ChanIndex, nil where not served
@@ -259,7 +259,7 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 	cfg = cfg.withDefaults()
 	tr := &TCP{
 		top: t, cfg: cfg, local: map[spec.ProcID]bool{}, inc: newIncarnation(),
-		lns: map[spec.ProcID]net.Listener{}, inboxes: map[spec.ProcID]*inbox{},
+		lns: map[spec.ProcID]net.Listener{}, inboxes: map[spec.ProcID]*Inbox{},
 		in: map[spec.Channel]*inChan{}, out: map[spec.Channel]*outChan{},
 		stop: make(chan struct{}), conns: map[net.Conn]struct{}{},
 	}
@@ -314,9 +314,7 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 		tr.outs[i] = tr.out[c]
 	}
 	for p, ln := range tr.lns {
-		b := tr.inboxes[p]
-		tr.wg.Add(2)
-		go func() { defer tr.wg.Done(); b.pump(tr.stop) }()
+		tr.wg.Add(1)
 		go func() { defer tr.wg.Done(); tr.accept(p, ln) }()
 	}
 	for _, o := range tr.out {
@@ -418,12 +416,12 @@ func (tr *TCP) Send(env wire.Envelope) error {
 }
 
 // Inbox implements Transport. p must be a local process.
-func (tr *TCP) Inbox(p spec.ProcID) (<-chan wire.Envelope, error) {
+func (tr *TCP) Inbox(p spec.ProcID) (*Inbox, error) {
 	b, ok := tr.inboxes[p]
 	if !ok {
 		return nil, fmt.Errorf("%w %q: not served by this transport", ErrUnknownProc, string(p))
 	}
-	return b.out, nil
+	return b, nil
 }
 
 // CutConnection closes the current connections of ch at both ends served
@@ -547,9 +545,6 @@ func (tr *TCP) Close() error {
 		}
 		o.cond.Broadcast()
 		o.mu.Unlock()
-	}
-	for _, b := range tr.inboxes {
-		b.halt()
 	}
 	tr.wg.Wait()
 
