@@ -52,8 +52,8 @@ var runtimeMutants = []mutant{
 		Patches: []patch{
 			{
 				File: "impl/runtime/node.go",
-				Old:  "\tfor _, env := range n.replay {\n\t\tn.deliver(env)\n\t}\n\tn.replay = nil\n\tn.cmu.Unlock()\n\tinbox := n.inbox\n",
-				New:  "\tn.cmu.Unlock()\n\tinbox := n.inbox // MUTANT runtime-restore-after-traffic: replay after the first frame from the transport\n",
+				Old:  "\tfor _, env := range n.replay {\n\t\tn.deliver(env)\n\t}\n\tn.replay = nil\n\tn.cmu.Unlock()\n\tinbox := n.inbox.Ready()\n",
+				New:  "\tn.cmu.Unlock()\n\tinbox := n.inbox.Ready() // MUTANT runtime-restore-after-traffic: replay after the first frame from the transport\n",
 			},
 			{
 				File: "impl/runtime/node.go",

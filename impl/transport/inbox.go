@@ -82,25 +82,36 @@ func (b *Inbox) push(e wire.Envelope) {
 	b.mu.Unlock()
 }
 
-// pushAll appends es in order under one lock.
-func (b *Inbox) pushAll(es []wire.Envelope) {
+// pushBatch appends es in order under one lock and returns an empty
+// slice for the next batch. When nothing is waiting, es itself becomes
+// the queue (no copy) and the queue's empty array is returned.
+func (b *Inbox) pushBatch(es []wire.Envelope) []wire.Envelope {
 	if len(es) == 0 {
-		return
+		return es
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.q) == b.head && !b.closed {
+		spare := b.q[:0]
+		b.q, b.head = es, 0
+		b.signal()
+		return spare
+	}
 	b.grow(len(es))
 	b.q = append(b.q, es...)
-	b.mu.Unlock()
+	clear(es)
+	return es[:0]
 }
 
 // grow prepares the append of k envelopes: it signals a reader if the
 // queue is empty, and moves the waiting envelopes to the front of q when
 // taken ones fill at least half of it and the append would not fit.
-// Called under mu. A push after shut is a bug of the transport (it stops
-// every pusher first); it would be lost, so it panics.
+// Called under mu. Nothing pushes after shut (Close stops every pusher
+// first); if something did, no reader would see it, and Ready, closed,
+// is not signalled.
 func (b *Inbox) grow(k int) {
 	if b.closed {
-		panic("transport: envelope pushed into a closed inbox")
+		return
 	}
 	if len(b.q) == b.head {
 		b.q, b.head = b.q[:0], 0

@@ -735,8 +735,9 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	}
 	tr.count(func(s *TCPStats) { s.Accepted++ })
 	c.SetDeadline(time.Time{})
-	// Frames are delivered in batches: every frame already in br, up to
-	// maxBatch, with one lock round-trip; then acknowledged.
+	// Frames are delivered in batches: the next frame (waiting for it),
+	// then every whole frame already in br, up to maxBatch, with one lock
+	// round-trip; then acknowledged.
 	b := tr.inboxes[p]
 	var batch []wire.Envelope
 	var rd frameReader
@@ -748,17 +749,12 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 			}
 			return
 		}
-		batch = append(batch, wire.Envelope{Chan: ch, Frame: f})
-		if len(batch) < maxBatch && frameBuffered(br) {
-			continue
-		}
+		batch = rd.buffered(br, tr.cfg.MaxFrameSize, append(batch, wire.Envelope{Chan: ch, Frame: f}))
 		in.mu.Lock()
 		in.delivered += uint64(len(batch))
 		n := in.delivered
-		b.pushAll(batch)
+		batch = b.pushBatch(batch)
 		in.mu.Unlock()
-		clear(batch)
-		batch = batch[:0]
 		if testHookBeforeAck != nil {
 			testHookBeforeAck()
 		}
@@ -796,6 +792,31 @@ func (rd *frameReader) read(br *bufio.Reader, maxSize int) (wire.Frame, error) {
 		}
 	}
 	return wire.ReadFrame(br, maxSize)
+}
+
+// buffered appends to batch the frames already whole in br, decoded in
+// place, up to maxBatch in all (all of batch's envelopes are on the
+// channel of its first). It never blocks and stops at the first frame
+// that is not whole or not valid: read reports that one.
+func (rd *frameReader) buffered(br *bufio.Reader, maxSize int, batch []wire.Envelope) []wire.Envelope {
+	b, _ := br.Peek(br.Buffered())
+	used := 0
+	for len(batch) < maxBatch && len(b)-used >= 4 {
+		if n := binary.BigEndian.Uint32(b[used:]); uint64(n) > uint64(len(b)-used-4) {
+			break
+		}
+		f, size, err := wire.DecodeView(b[used:], maxSize, rd.vc)
+		if err != nil {
+			break
+		}
+		if cap(f.VC) > cap(rd.vc) {
+			rd.vc = f.VC[:0]
+		}
+		batch = append(batch, wire.Envelope{Chan: batch[0].Chan, Frame: rd.slab.clone(f)})
+		used += size
+	}
+	br.Discard(used)
+	return batch
 }
 
 // maxBatch bounds the frames a receiver delivers at once and the frames it
