@@ -59,8 +59,10 @@ func (b *Inbox) Take(buf []wire.Envelope, max int) (batch []wire.Envelope, open 
 	defer b.mu.Unlock()
 	n := len(b.q) - b.head
 	switch {
+	case b.closed:
+		return buf[:0], false
 	case n == 0:
-		return buf[:0], !b.closed
+		return buf[:0], true
 	case max <= 0 || n <= max:
 		// Hand the whole queue over and keep buf's array for the next.
 		batch = b.q[b.head:]
@@ -77,8 +79,9 @@ func (b *Inbox) Take(buf []wire.Envelope, max int) (batch []wire.Envelope, open 
 // push appends e; it never blocks.
 func (b *Inbox) push(e wire.Envelope) {
 	b.mu.Lock()
-	b.grow(1)
-	b.q = append(b.q, e)
+	if b.grow(1) {
+		b.q = append(b.q, e)
+	}
 	b.mu.Unlock()
 }
 
@@ -97,32 +100,34 @@ func (b *Inbox) pushBatch(es []wire.Envelope) []wire.Envelope {
 		b.signal()
 		return spare
 	}
-	b.grow(len(es))
-	b.q = append(b.q, es...)
+	if b.grow(len(es)) {
+		b.q = append(b.q, es...)
+	}
 	clear(es)
 	return es[:0]
 }
 
-// grow prepares the append of k envelopes: it signals a reader if the
-// queue is empty, and moves the waiting envelopes to the front of q when
-// taken ones fill at least half of it and the append would not fit.
-// Called under mu. Nothing pushes after shut (Close stops every pusher
-// first); if something did, no reader would see it, and Ready, closed,
-// is not signalled.
-func (b *Inbox) grow(k int) {
+// grow prepares the append of k envelopes and reports whether to make it:
+// it signals a reader if the queue is empty, and moves the waiting
+// envelopes to the front of q when taken ones fill at least half of it and
+// the append would not fit. Called under mu. Nothing pushes after shut
+// (Close stops every pusher first); if something did, no reader could
+// take it, so it is not appended and Ready, closed, is not signalled.
+func (b *Inbox) grow(k int) bool {
 	if b.closed {
-		return
+		return false
 	}
 	if len(b.q) == b.head {
 		b.q, b.head = b.q[:0], 0
 		b.signal()
-		return
+		return true
 	}
 	if len(b.q)+k > cap(b.q) && b.head >= len(b.q)/2 {
 		n := copy(b.q, b.q[b.head:])
 		clear(b.q[n:])
 		b.q, b.head = b.q[:n], 0
 	}
+	return true
 }
 
 // signal wakes a reader waiting on Ready. Called under mu.
