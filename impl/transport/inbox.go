@@ -29,16 +29,24 @@ import (
 // blocks a sender.
 //
 // The hand-off costs a lock round-trip per batch on the reader's side and
-// one per envelope (or per batch of a TCP read) on the transport's, and
-// a wake-up only when the queue goes from empty to non-empty: no goroutine
-// of its own and no channel operation per envelope.
+// one per envelope (or per TCP read batch) on the transport's, and a
+// wake-up only when the queue goes from empty to non-empty: no goroutine
+// of its own, no channel operation per envelope, and no copy of a TCP
+// read batch (it is queued as it is, as one segment).
 type Inbox struct {
 	mu     sync.Mutex
-	q      []wire.Envelope // waiting, oldest first, from q[head:]
+	segs   [][]wire.Envelope // waiting, oldest first, from segs[0][head:]
 	head   int
+	free   [][]wire.Envelope // emptied arrays, reused for segments
 	closed bool
 	ready  chan struct{} // cap 1: "envelopes may be waiting"; closed by shut
 }
+
+// segSize is the capacity of a segment that single pushes fill.
+const segSize = 256
+
+// maxFree bounds the emptied arrays an inbox keeps for reuse.
+const maxFree = 4
 
 func newInbox() *Inbox { return &Inbox{ready: make(chan struct{}, 1)} }
 
@@ -47,85 +55,101 @@ func newInbox() *Inbox { return &Inbox{ready: make(chan struct{}, 1)} }
 // wake-up may find nothing waiting (Take returns an empty batch).
 func (b *Inbox) Ready() <-chan struct{} { return b.ready }
 
-// Take removes the waiting envelopes, at most max of them (all if max <=
-// 0), and returns them oldest first. It never blocks. buf is a slice the
-// caller is done with, typically the previous batch, or nil: its array is
-// reused and the caller must not use buf afterwards. open is false once
-// the inbox is closed: no envelope comes after that batch. When max leaves
-// envelopes waiting, Ready is signalled again.
+// Take removes waiting envelopes, oldest first: at most max of them, or
+// (max <= 0) the oldest segment (every envelope waiting unless the
+// transport queued them in several batches). It never blocks. buf is a
+// slice the caller is done with, typically the previous batch, or nil:
+// its array is reused and the caller must not use buf afterwards. open is
+// false once the inbox is closed: nothing comes after that. When
+// envelopes are left waiting, Ready is signalled again.
 func (b *Inbox) Take(buf []wire.Envelope, max int) (batch []wire.Envelope, open bool) {
 	clear(buf) // drop the references the caller is done with
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := len(b.q) - b.head
-	switch {
-	case b.closed:
+	if b.closed {
 		return buf[:0], false
-	case n == 0:
-		return buf[:0], true
-	case max <= 0 || n <= max:
-		// Hand the whole queue over and keep buf's array for the next.
-		batch = b.q[b.head:]
-		b.q, b.head = buf[:0], 0
-		return batch, true
 	}
-	batch = append(buf[:0], b.q[b.head:b.head+max]...)
-	clear(b.q[b.head : b.head+max])
-	b.head += max
-	b.signal()
+	if len(b.segs) == 0 {
+		return buf[:0], true
+	}
+	seg := b.segs[0][b.head:]
+	if max <= 0 || len(seg) <= max {
+		// Hand the segment over and keep buf's array for reuse.
+		b.recycle(buf)
+		k := copy(b.segs, b.segs[1:]) // a few segments: keep the array
+		b.segs[k] = nil
+		b.segs, b.head = b.segs[:k], 0
+		batch = seg
+	} else {
+		batch = append(buf[:0], seg[:max]...)
+		clear(seg[:max])
+		b.head += max
+	}
+	if len(b.segs) > 0 {
+		b.signal()
+	}
 	return batch, true
+}
+
+// recycle keeps a's array for a later segment. Called under mu.
+func (b *Inbox) recycle(a []wire.Envelope) {
+	if cap(a) >= segSize && len(b.free) < maxFree {
+		b.free = append(b.free, a[:0])
+	}
+}
+
+// spare is an empty array for a segment: a recycled one or a new one.
+// Called under mu.
+func (b *Inbox) spare() []wire.Envelope {
+	if k := len(b.free); k > 0 {
+		a := b.free[k-1]
+		b.free[k-1] = nil
+		b.free = b.free[:k-1]
+		return a
+	}
+	return make([]wire.Envelope, 0, segSize)
 }
 
 // push appends e; it never blocks.
 func (b *Inbox) push(e wire.Envelope) {
 	b.mu.Lock()
-	if b.grow(1) {
-		b.q = append(b.q, e)
+	defer b.mu.Unlock()
+	if !b.wake() {
+		return
 	}
-	b.mu.Unlock()
+	k := len(b.segs)
+	if k == 0 || len(b.segs[k-1]) == cap(b.segs[k-1]) {
+		b.segs = append(b.segs, b.spare())
+		k++
+	}
+	b.segs[k-1] = append(b.segs[k-1], e)
 }
 
-// pushBatch appends es in order under one lock and returns an empty
-// slice for the next batch. When nothing is waiting, es itself becomes
-// the queue (no copy) and the queue's empty array is returned.
+// pushBatch queues es, in order, as one segment and returns an empty
+// slice for the next batch (never es: es is the inbox's now).
 func (b *Inbox) pushBatch(es []wire.Envelope) []wire.Envelope {
 	if len(es) == 0 {
 		return es
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.q) == b.head && !b.closed {
-		spare := b.q[:0]
-		b.q, b.head = es, 0
-		b.signal()
-		return spare
+	if !b.wake() {
+		return nil
 	}
-	if b.grow(len(es)) {
-		b.q = append(b.q, es...)
-	}
-	clear(es)
-	return es[:0]
+	b.segs = append(b.segs, es)
+	return b.spare()
 }
 
-// grow prepares the append of k envelopes and reports whether to make it:
-// it signals a reader if the queue is empty, and moves the waiting
-// envelopes to the front of q when taken ones fill at least half of it and
-// the append would not fit. Called under mu. Nothing pushes after shut
+// wake prepares a push: it signals a reader if nothing is waiting, and
+// reports whether to queue. Called under mu. Nothing pushes after shut
 // (Close stops every pusher first); if something did, no reader could
-// take it, so it is not appended and Ready, closed, is not signalled.
-func (b *Inbox) grow(k int) bool {
+// take it, so it is not queued and Ready, closed, is not signalled.
+func (b *Inbox) wake() bool {
 	if b.closed {
 		return false
 	}
-	if len(b.q) == b.head {
-		b.q, b.head = b.q[:0], 0
+	if len(b.segs) == 0 {
 		b.signal()
-		return true
-	}
-	if len(b.q)+k > cap(b.q) && b.head >= len(b.q)/2 {
-		n := copy(b.q, b.q[b.head:])
-		clear(b.q[n:])
-		b.q, b.head = b.q[:n], 0
 	}
 	return true
 }
@@ -143,8 +167,14 @@ func (b *Inbox) signal() {
 func (b *Inbox) shut() []wire.Envelope {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	left := b.q[b.head:]
-	b.q, b.head = nil, 0
+	var left []wire.Envelope
+	for i, seg := range b.segs {
+		if i == 0 {
+			seg = seg[b.head:]
+		}
+		left = append(left, seg...)
+	}
+	b.segs, b.head, b.free = nil, 0, nil
 	b.closed = true
 	close(b.ready)
 	return left
