@@ -198,8 +198,8 @@ func closeBench(b *testing.B, tr Transport) {
 }
 
 // BenchmarkMemory: the in-memory transport beside a bare unbuffered Go
-// channel, the hand-off its Inbox makes (an envelope leaves the transport
-// only when a reader takes it).
+// channel, one hand-off per envelope (an Inbox hands over whatever is
+// waiting at each wake-up).
 func BenchmarkMemory(b *testing.B) {
 	tr := NewMemory(spec.Ring(2), MemoryConfig{})
 	defer closeBench(b, tr)
