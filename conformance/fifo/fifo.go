@@ -120,21 +120,29 @@ func (r *Recorder) Send(t transport.Transport, env wire.Envelope, client int) er
 	return err
 }
 
-// Recv waits on in for one envelope and records the delivery as a dequeue
-// by client on the envelope's channel. ok is false when in is closed or
-// stop is closed first; nothing is recorded then.
-func (r *Recorder) Recv(in <-chan wire.Envelope, stop <-chan struct{}, client int) (env wire.Envelope, ok bool) {
+// Recv waits on in for one envelope, takes it (one only, so that each
+// delivery is one operation with its own times) and records the delivery
+// as a dequeue by client on the envelope's channel. ok is false when in is
+// closed or stop is closed first; nothing is recorded then.
+func (r *Recorder) Recv(in *transport.Inbox, stop <-chan struct{}, client int) (env wire.Envelope, ok bool) {
 	call := r.now()
-	select {
-	case env, ok = <-in:
-	case <-stop:
-		return env, false
+	for {
+		batch, open := in.Take(nil, 1)
+		if len(batch) == 1 {
+			env = batch[0]
+			break
+		}
+		if !open {
+			return env, false
+		}
+		select {
+		case <-in.Ready():
+		case <-stop:
+			return env, false
+		}
 	}
-	ret := r.now()
-	if ok {
-		r.Add(client, Input{Chan: env.Chan, Kind: Dequeue}, ValueOf(env.Frame), call, ret)
-	}
-	return env, ok
+	r.Add(client, Input{Chan: env.Chan, Kind: Dequeue}, ValueOf(env.Frame), call, r.now())
+	return env, true
 }
 
 // Operations returns a copy of the history so far.

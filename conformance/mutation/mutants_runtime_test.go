@@ -27,26 +27,14 @@ var runtimeMutants = []mutant{
 		Doc:  "the node loop delivers an application frame already waiting in the inbox before the marker it just took (data first, for latency)",
 		Patches: []patch{{
 			File: "impl/runtime/node.go",
-			Old:  "\t\t\tn.receive(env)\n\t\t\tif !n.receiveWaiting(inbox) {\n",
-			New: "\t\t\tif env.Frame.Kind == wire.KindMarker { // MUTANT runtime-marker-after-data: data already waiting goes before the marker\n" +
-				"\t\t\t\tselect {\n" +
-				"\t\t\t\tcase next, ok := <-inbox:\n" +
-				"\t\t\t\t\tif ok && next.Frame.Kind == wire.KindApp {\n" +
-				"\t\t\t\t\t\tn.receive(next)\n" +
-				"\t\t\t\t\t\tn.receive(env)\n" +
-				"\t\t\t\t\t} else {\n" +
-				"\t\t\t\t\t\tn.receive(env)\n" +
-				"\t\t\t\t\t\tif ok {\n" +
-				"\t\t\t\t\t\t\tn.receive(next)\n" +
-				"\t\t\t\t\t\t}\n" +
-				"\t\t\t\t\t}\n" +
-				"\t\t\t\tdefault:\n" +
-				"\t\t\t\t\tn.receive(env)\n" +
+			Old:  "\t\t\tfor _, env := range batch {\n\t\t\t\tn.receive(env)\n\t\t\t}\n",
+			New: "\t\t\tfor i, env := range batch { // MUTANT runtime-marker-after-data: data already waiting goes before the marker\n" +
+				"\t\t\t\tif env.Frame.Kind == wire.KindMarker && i+1 < len(batch) && batch[i+1].Frame.Kind == wire.KindApp {\n" +
+				"\t\t\t\t\tbatch[i], batch[i+1] = batch[i+1], env\n" +
+				"\t\t\t\t\tenv = batch[i]\n" +
 				"\t\t\t\t}\n" +
-				"\t\t\t} else {\n" +
 				"\t\t\t\tn.receive(env)\n" +
-				"\t\t\t}\n" +
-				"\t\t\tif !n.receiveWaiting(inbox) {\n",
+				"\t\t\t}\n",
 		}},
 		Runs: []goTest{runtimeConformance("TestRuntimeMemory")},
 		Expect: []expect{outputHas("TestRuntimeMemory", "the collector refuses an inconsistent snapshot (or the run does not replay)",
@@ -64,8 +52,8 @@ var runtimeMutants = []mutant{
 		Patches: []patch{
 			{
 				File: "impl/runtime/node.go",
-				Old:  "\tfor _, env := range n.replay {\n\t\tn.deliver(env)\n\t}\n\tn.replay = nil\n\tn.cmu.Unlock()\n\tinbox := n.inbox\n",
-				New:  "\tn.cmu.Unlock()\n\tinbox := n.inbox // MUTANT runtime-restore-after-traffic: replay after the first frame from the transport\n",
+				Old:  "\tfor _, env := range n.replay {\n\t\tn.deliver(env)\n\t}\n\tn.replay = nil\n\tn.cmu.Unlock()\n\tinbox := n.inbox.Ready()\n",
+				New:  "\tn.cmu.Unlock()\n\tinbox := n.inbox.Ready() // MUTANT runtime-restore-after-traffic: replay after the first frame from the transport\n",
 			},
 			{
 				File: "impl/runtime/node.go",

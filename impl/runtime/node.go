@@ -82,7 +82,7 @@ type Node struct {
 	self  spec.ProcID
 	core  *core.Node
 	tr    transport.Transport
-	inbox <-chan wire.Envelope
+	inbox *transport.Inbox
 	col   *Collector
 	sink  *trace.Sink
 	cfg   NodeConfig
@@ -229,7 +229,8 @@ func (n *Node) run() {
 	}
 	n.replay = nil
 	n.cmu.Unlock()
-	inbox := n.inbox
+	inbox := n.inbox.Ready()
+	var batch []wire.Envelope
 	for {
 		select {
 		case <-n.stop:
@@ -255,43 +256,24 @@ func (n *Node) run() {
 			n.cmu.Lock()
 			n.hinted(h, time.Now())
 			n.cmu.Unlock()
-		case env, ok := <-inbox:
-			if !ok {
-				inbox = nil
-				continue
-			}
+		case <-inbox:
+			var open bool
 			n.cmu.Lock()
-			n.receive(env)
-			if !n.receiveWaiting(inbox) {
-				inbox = nil
+			batch, open = n.inbox.Take(batch, inboxBatch)
+			for _, env := range batch {
+				n.receive(env)
 			}
 			n.cmu.Unlock()
-		}
-	}
-}
-
-// inboxBatch is how many envelopes the node takes from its inbox under
-// one lock and without a select, if they are already waiting.
-const inboxBatch = 64
-
-// receiveWaiting receives the envelopes already waiting in inbox, up to
-// inboxBatch-1 of them (the select took one), with non-blocking receives
-// instead of the node loop's select. It reports whether inbox is still
-// open. Called under cmu.
-func (n *Node) receiveWaiting(inbox <-chan wire.Envelope) bool {
-	for range inboxBatch - 1 {
-		select {
-		case env, ok := <-inbox:
-			if !ok {
-				return false
+			if !open {
+				inbox = nil
 			}
-			n.receive(env)
-		default:
-			return true
 		}
 	}
-	return true
 }
+
+// inboxBatch is the most envelopes the node takes from its inbox and
+// receives at once (under one lock, between two looks at its commands).
+const inboxBatch = 64
 
 // receive takes one envelope from the inbox: a control frame goes to the
 // failure detector, any other frame to the core. Called under cmu.

@@ -28,15 +28,13 @@ func payloadForBody(t *testing.T, body int) int {
 }
 
 // recvOne returns the next envelope of in, failing t after 10s.
-func recvOne(t *testing.T, in <-chan wire.Envelope) wire.Envelope {
+func recvOne(t *testing.T, in *Inbox) wire.Envelope {
 	t.Helper()
-	select {
-	case env := <-in:
-		return env
-	case <-time.After(10 * time.Second):
+	env, ok := takeNext(in, time.After(10*time.Second))
+	if !ok {
 		t.Fatal("nothing delivered within 10s")
-		return wire.Envelope{}
 	}
+	return env
 }
 
 // A frame of exactly MaxFrameSize is carried; one byte more is refused
@@ -152,11 +150,11 @@ func TestSendRacingClose(t *testing.T) {
 			readers.Add(1)
 			go func() {
 				defer readers.Done()
-				for env := range in {
+				readAll(in, func(env wire.Envelope) {
 					mu.Lock()
 					got[env.Chan] = append(got[env.Chan], env.Frame)
 					mu.Unlock()
-				}
+				})
 			}()
 		}
 		accepted := make([][]wire.Frame, len(top.Chans))

@@ -43,6 +43,39 @@ func appFrame(ch spec.Channel, n uint64) wire.Frame {
 	return wire.Frame{Kind: wire.KindApp, Seq: n, Payload: []byte(fmt.Sprintf("%s#%d", ch, n)), VC: []uint64{n, 1}}
 }
 
+// takeNext waits until an envelope is waiting in in, or stop fires, and
+// takes that one only (so that nothing taken goes unseen). ok is false if
+// stop fired first or in is closed.
+func takeNext[T any](in *Inbox, stop <-chan T) (env wire.Envelope, ok bool) {
+	for {
+		batch, open := in.Take(nil, 1)
+		if len(batch) == 1 {
+			return batch[0], true
+		}
+		if !open {
+			return wire.Envelope{}, false
+		}
+		select {
+		case <-in.Ready():
+		case <-stop:
+			return wire.Envelope{}, false
+		}
+	}
+}
+
+// readAll calls f with every envelope of in, in order, until in is
+// closed.
+func readAll(in *Inbox, f func(wire.Envelope)) {
+	var batch []wire.Envelope
+	for open := true; open; {
+		<-in.Ready()
+		batch, open = in.Take(batch, 0)
+		for _, env := range batch {
+			f(env)
+		}
+	}
+}
+
 // collector reads the inboxes of procs until it has want envelopes per
 // channel in chans, then checks each channel got exactly 1..want in order.
 type collector struct {
@@ -60,14 +93,14 @@ func collect(t *testing.T, tr Transport, procs []spec.ProcID) *collector {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			for env := range in {
+			readAll(in, func(env wire.Envelope) {
 				if env.Chan.To != p {
 					t.Errorf("inbox of %s got %s", string(p), env)
 				}
 				c.mu.Lock()
 				c.got[env.Chan] = append(c.got[env.Chan], env.Frame)
 				c.mu.Unlock()
-			}
+			})
 		}()
 	}
 	return c
@@ -176,12 +209,9 @@ func suite(t *testing.T, mk func(t *testing.T, top *spec.Topology) Transport) {
 		sendAll(t, tr, []spec.Channel{ch}, 10, nil)
 		// Take three, leave seven.
 		for i := 1; i <= 3; i++ {
-			select {
-			case env := <-in:
-				require.True(t, appFrame(ch, uint64(i)).Equal(env.Frame))
-			case <-time.After(5 * time.Second):
-				t.Fatal("no delivery")
-			}
+			env, ok := takeNext(in, time.After(5*time.Second))
+			require.True(t, ok, "no delivery")
+			require.True(t, appFrame(ch, uint64(i)).Equal(env.Frame))
 		}
 		time.Sleep(20 * time.Millisecond)
 		err = closeBounded(t, tr, 5*time.Second)
@@ -193,8 +223,9 @@ func suite(t *testing.T, mk func(t *testing.T, top *spec.Topology) Transport) {
 			assert.Equal(t, ch, env.Chan)
 			assert.True(t, appFrame(ch, uint64(i+4)).Equal(env.Frame), "%v", env)
 		}
-		_, open := <-in
+		batch, open := in.Take(nil, 0)
 		assert.False(t, open, "inbox closed")
+		assert.Empty(t, batch)
 		assert.ErrorIs(t, tr.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, 11)}), ErrClosed)
 		assert.NoError(t, tr.Close())
 	})
@@ -209,12 +240,9 @@ func suite(t *testing.T, mk func(t *testing.T, top *spec.Topology) Transport) {
 		require.NoError(t, tr.Send(wire.Envelope{Chan: ch, Frame: f}))
 		f.Payload[0], f.VC[0] = 'X', 99
 		in, _ := tr.Inbox("P2")
-		select {
-		case env := <-in:
-			assert.True(t, want.Equal(env.Frame), "%v", env.Frame)
-		case <-time.After(5 * time.Second):
-			t.Fatal("no delivery")
-		}
+		env, ok := takeNext(in, time.After(5*time.Second))
+		require.True(t, ok, "no delivery")
+		assert.True(t, want.Equal(env.Frame), "%v", env.Frame)
 	})
 	t.Run("MarkersAndAppsInterleaved", func(t *testing.T) {
 		checkNoLeak(t)
@@ -233,12 +261,9 @@ func suite(t *testing.T, mk func(t *testing.T, top *spec.Topology) Transport) {
 		}
 		in, _ := tr.Inbox("P2")
 		for i, want := range sent {
-			select {
-			case env := <-in:
-				require.True(t, want.Equal(env.Frame), "position %d: %v want %v", i, env.Frame, want)
-			case <-time.After(5 * time.Second):
-				t.Fatal("no delivery")
-			}
+			env, ok := takeNext(in, time.After(5*time.Second))
+			require.True(t, ok, "no delivery")
+			require.True(t, want.Equal(env.Frame), "position %d: %v want %v", i, env.Frame, want)
 		}
 	})
 }

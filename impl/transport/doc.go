@@ -12,8 +12,9 @@
 // In order:
 //
 //  1. Create the transport for a topology (NewMemory, NewTCP).
-//  2. Start one reader per served process on Inbox(p); the inbox is an
-//     unbounded queue, so a slow reader never blocks a sender.
+//  2. Start one reader per served process on Inbox(p): it waits on
+//     Ready and takes what is waiting with Take, a batch at a time. The
+//     inbox is an unbounded queue, so a slow reader never blocks a sender.
 //  3. Call Send for the served processes' outgoing channels, from any
 //     goroutines.
 //  4. Call Close once: it stops everything and returns what was accepted
@@ -87,7 +88,7 @@
 // list in per-channel send order:
 //   - Undelivered: envelopes that reached the receiving side (Memory: all
 //     of them, delayed ones included) that no reader took. An envelope
-//     leaves the inbox only when a reader takes it, so even with readers
+//     leaves the inbox only when a Take returns it, so even with readers
 //     still reading while Close runs, what they took is a prefix of each
 //     channel and Undelivered (the Memory part) is the rest, never both;
 //   - Unacked (TCP): frames the receiver never acknowledged. The receiver

@@ -6,232 +6,176 @@ import (
 	"github.com/markerwave/markerwave/impl/wire"
 )
 
-// fifo is an unbounded FIFO queue of envelopes, kept in fixed-size
-// blocks: a push never moves queued envelopes (a growing slice would copy
-// the whole backlog each time it doubles), and emptied blocks are reused.
-type fifo struct {
-	head, tail *block // head holds the oldest envelope; nil when empty
-	hi         int    // index of the oldest envelope in head
-	n          int    // envelopes queued
-	spare      *block // one emptied block kept for reuse
-}
-
-// blockSize is the number of envelopes in a block (about 25 KiB).
-const blockSize = 256
-
-type block struct {
-	items [blockSize]wire.Envelope
-	n     int // items in use
-	next  *block
-}
-
-func (q *fifo) len() int { return q.n }
-
-func (q *fifo) push(e wire.Envelope) {
-	if q.tail == nil || q.tail.n == blockSize {
-		b := q.spare
-		if b != nil {
-			q.spare = nil
-		} else {
-			b = new(block)
-		}
-		if q.tail == nil {
-			q.head, q.hi = b, 0
-		} else {
-			q.tail.next = b
-		}
-		q.tail = b
-	}
-	q.tail.items[q.tail.n] = e
-	q.tail.n++
-	q.n++
-}
-
-func (q *fifo) pop() wire.Envelope {
-	e := q.head.items[q.hi]
-	q.discard(1)
-	return e
-}
-
-// pending is a view of the oldest queued envelopes (at most blockSize, at
-// least one unless the queue is empty), oldest first. It stays valid
-// (pushes go behind it) until the caller discards them.
-func (q *fifo) pending() []wire.Envelope {
-	if q.head == nil {
-		return nil
-	}
-	return q.head.items[q.hi:q.head.n]
-}
-
-// discard drops the k oldest envelopes, at most those of pending().
-func (q *fifo) discard(k int) {
-	h := q.head
-	clear(h.items[q.hi : q.hi+k])
-	q.hi += k
-	q.n -= k
-	if q.hi < h.n {
-		return
-	}
-	// h is used up: the queue is empty and h is reused in place, or h is
-	// full and kept as the spare.
-	q.hi = 0
-	if h == q.tail {
-		h.n = 0
-		return
-	}
-	q.head = h.next
-	h.n, h.next = 0, nil
-	q.spare = h
-}
-
-func (q *fifo) drain() []wire.Envelope {
-	out := make([]wire.Envelope, 0, q.n)
-	for b, i := q.head, q.hi; b != nil; b, i = b.next, 0 {
-		out = append(out, b.items[i:b.n]...)
-	}
-	*q = fifo{}
-	return out
-}
-
-// inbox is a node's unbounded inbound queue. out is unbuffered: an
-// envelope leaves the inbox only when a reader has taken it, so what
-// readers took is a prefix of each channel and what shut returns is the
-// rest, even with a reader racing Close. (A buffered out would leave
-// Close and a reader both draining it: the reader could take a later
-// envelope than one Close lists.)
+// Inbox is a process's inbound queue. The transport appends every
+// envelope that reaches the process, each channel's in order; a reader
+// takes them in batches, as many as are waiting at once:
 //
-// A push that finds the queue empty and a reader waiting hands the
-// envelope over directly; otherwise it queues it for the pump goroutine,
-// which offers the queued envelopes to readers in order, taking them from
-// the queue in batches (two lock round-trips per batch, not per envelope).
-// Both paths keep the order: a push hands over directly only when nothing
-// is queued, and the pump's envelopes stay queued until they are taken.
-type inbox struct {
+//	var batch []wire.Envelope
+//	for {
+//		<-in.Ready() // or a case of the reader's select
+//		var open bool
+//		batch, open = in.Take(batch, 0)
+//		for _, env := range batch {
+//			// handle env
+//		}
+//		if !open {
+//			break // closed: nothing more comes
+//		}
+//	}
+//
+// An envelope leaves the transport when Take returns it: what readers
+// took is a prefix of each channel, and Close lists the rest, even with a
+// reader racing Close. The queue is unbounded, so a slow reader never
+// blocks a sender.
+//
+// The hand-off costs a lock round-trip per batch on the reader's side and
+// one per envelope (or per TCP read batch) on the transport's, and a
+// wake-up only when the queue goes from empty to non-empty: no goroutine
+// of its own, no channel operation per envelope, and no copy of a TCP
+// read batch (it is queued as it is, as one segment).
+type Inbox struct {
 	mu     sync.Mutex
-	q      fifo
-	notify chan struct{} // cap 1: "the queue may be non-empty"
-	out    chan wire.Envelope
-	// halted: Close has begun (halt); pushes only queue. taken: what
-	// halt took from the pump, ahead of the queue.
-	halted bool
-	taken  []wire.Envelope
-	exited chan struct{} // closed when pump returns
+	segs   [][]wire.Envelope // waiting, oldest first, from segs[0][head:]
+	head   int
+	free   [][]wire.Envelope // emptied arrays, reused for segments
+	closed bool
+	ready  chan struct{} // cap 1: "envelopes may be waiting"; closed by shut
 }
 
-func newInbox() *inbox {
-	return &inbox{notify: make(chan struct{}, 1), out: make(chan wire.Envelope), exited: make(chan struct{})}
+// segSize is the capacity of a segment that single pushes fill.
+const segSize = 256
+
+// maxFree bounds the emptied arrays an inbox keeps for reuse.
+const maxFree = 4
+
+func newInbox() *Inbox { return &Inbox{ready: make(chan struct{}, 1)} }
+
+// Ready receives a value when envelopes may be waiting and is closed when
+// the inbox is: wait on it (in a select if need be), then call Take. A
+// wake-up may find nothing waiting (Take returns an empty batch).
+func (b *Inbox) Ready() <-chan struct{} { return b.ready }
+
+// Take removes waiting envelopes, oldest first: at most max of them, or
+// (max <= 0) the oldest segment (every envelope waiting unless the
+// transport queued them in several batches). It never blocks. buf is a
+// slice the caller is done with, typically the previous batch, or nil:
+// its array is reused and the caller must not use buf afterwards. open is
+// false once the inbox is closed: nothing comes after that. When
+// envelopes are left waiting, Ready is signalled again.
+func (b *Inbox) Take(buf []wire.Envelope, max int) (batch []wire.Envelope, open bool) {
+	clear(buf) // drop the references the caller is done with
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return buf[:0], false
+	}
+	if len(b.segs) == 0 {
+		return buf[:0], true
+	}
+	seg := b.segs[0][b.head:]
+	if max <= 0 || len(seg) <= max {
+		// Hand the segment over and keep buf's array for reuse.
+		b.recycle(buf)
+		k := copy(b.segs, b.segs[1:]) // a few segments: keep the array
+		b.segs[k] = nil
+		b.segs, b.head = b.segs[:k], 0
+		batch = seg
+	} else {
+		batch = append(buf[:0], seg[:max]...)
+		clear(seg[:max])
+		b.head += max
+	}
+	if len(b.segs) > 0 {
+		b.signal()
+	}
+	return batch, true
+}
+
+// recycle keeps a's array for a later segment. Called under mu.
+func (b *Inbox) recycle(a []wire.Envelope) {
+	if cap(a) >= segSize && len(b.free) < maxFree {
+		b.free = append(b.free, a[:0])
+	}
+}
+
+// spare is an empty array for a segment: a recycled one or a new one.
+// Called under mu.
+func (b *Inbox) spare() []wire.Envelope {
+	if k := len(b.free); k > 0 {
+		a := b.free[k-1]
+		b.free[k-1] = nil
+		b.free = b.free[:k-1]
+		return a
+	}
+	return make([]wire.Envelope, 0, segSize)
 }
 
 // push appends e; it never blocks.
-func (b *inbox) push(e wire.Envelope) {
+func (b *Inbox) push(e wire.Envelope) {
 	b.mu.Lock()
-	if b.q.len() == 0 && !b.halted {
-		select {
-		case b.out <- e:
-			b.mu.Unlock()
-			return
-		default:
-		}
-	}
-	b.q.push(e)
-	b.mu.Unlock()
-	b.wake()
-}
-
-// pushAll appends es in order, as len(es) pushes would, under one lock.
-func (b *inbox) pushAll(es []wire.Envelope) {
-	if len(es) == 0 {
+	defer b.mu.Unlock()
+	if !b.wake() {
 		return
 	}
-	b.mu.Lock()
-	if b.q.len() == 0 && !b.halted {
-		for len(es) > 0 {
-			select {
-			case b.out <- es[0]:
-				es = es[1:]
-				continue
-			default:
-			}
-			break
-		}
+	k := len(b.segs)
+	if k == 0 || len(b.segs[k-1]) == cap(b.segs[k-1]) {
+		b.segs = append(b.segs, b.spare())
+		k++
 	}
-	for _, e := range es {
-		b.q.push(e)
-	}
-	b.mu.Unlock()
-	if len(es) > 0 {
-		b.wake()
-	}
+	b.segs[k-1] = append(b.segs[k-1], e)
 }
 
-func (b *inbox) wake() {
+// pushBatch queues es, in order, as one segment and returns an empty
+// slice for the next batch (never es: es is the inbox's now).
+func (b *Inbox) pushBatch(es []wire.Envelope) []wire.Envelope {
+	if len(es) == 0 {
+		return es
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.wake() {
+		return nil
+	}
+	b.segs = append(b.segs, es)
+	return b.spare()
+}
+
+// wake prepares a push: it signals a reader if nothing is waiting, and
+// reports whether to queue. Called under mu. Nothing pushes after shut
+// (Close stops every pusher first); if something did, no reader could
+// take it, so it is not queued and Ready, closed, is not signalled.
+func (b *Inbox) wake() bool {
+	if b.closed {
+		return false
+	}
+	if len(b.segs) == 0 {
+		b.signal()
+	}
+	return true
+}
+
+// signal wakes a reader waiting on Ready. Called under mu.
+func (b *Inbox) signal() {
 	select {
-	case b.notify <- struct{}{}:
+	case b.ready <- struct{}{}:
 	default:
 	}
 }
 
-// pump feeds out until done is closed. Its sends are plain channel
-// sends (a select with done per envelope cost more than the send): once
-// done is closed, halt takes what it still offers. After it returns, the
-// envelopes nobody received are those halt took and those in the queue.
-func (b *inbox) pump(done <-chan struct{}) {
-	defer close(b.exited)
-	for {
-		b.mu.Lock()
-		batch := b.q.pending()
-		b.mu.Unlock()
-		if len(batch) == 0 {
-			select {
-			case <-b.notify:
-				continue
-			case <-done:
-				return
-			}
-		}
-		for i, e := range batch {
-			select {
-			case <-done:
-				b.mu.Lock()
-				b.q.discard(i)
-				b.mu.Unlock()
-				return
-			default:
-			}
-			b.out <- e // a reader takes it, or halt
-		}
-		b.mu.Lock()
-		b.q.discard(len(batch))
-		b.mu.Unlock()
-	}
-}
-
-// halt ends direct hand-offs and takes what the pump still offers until
-// the pump has returned. Call it once done is closed, before waiting for
-// the pump. The pump offers in order and stops after done, so halt takes
-// at most the one envelope it was offering, and no reader takes a later
-// one after it.
-func (b *inbox) halt() {
-	b.mu.Lock()
-	b.halted = true
-	b.mu.Unlock()
-	for {
-		select {
-		case e := <-b.out:
-			b.taken = append(b.taken, e)
-		case <-b.exited:
-			return
-		}
-	}
-}
-
-// shut closes out and returns the envelopes no reader took, in order. Call
-// it after halt and after every push.
-func (b *inbox) shut() []wire.Envelope {
+// shut closes the inbox and returns the envelopes no reader took, in
+// order. Call it once, after the last push.
+func (b *Inbox) shut() []wire.Envelope {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	close(b.out)
-	left := append(b.taken, b.q.drain()...)
-	b.taken = nil
+	var left []wire.Envelope
+	for i, seg := range b.segs {
+		if i == 0 {
+			seg = seg[b.head:]
+		}
+		left = append(left, seg...)
+	}
+	b.segs, b.head, b.free = nil, 0, nil
+	b.closed = true
+	close(b.ready)
 	return left
 }

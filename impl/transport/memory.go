@@ -27,8 +27,8 @@ type MemoryConfig struct {
 type Memory struct {
 	top     *spec.Topology
 	cfg     MemoryConfig
-	inboxes map[spec.ProcID]*inbox
-	dst     []*inbox   // the receiver's inbox, by Topology.ChanIndex
+	inboxes map[spec.ProcID]*Inbox
+	dst     []*Inbox   // the receiver's inbox, by Topology.ChanIndex
 	copies  []copier   // by Topology.ChanIndex
 	chans   []*memChan // by Topology.ChanIndex; nil without delays
 
@@ -68,14 +68,11 @@ var _ Transport = (*Memory)(nil)
 
 // NewMemory returns a running in-memory transport for t.
 func NewMemory(t *spec.Topology, cfg MemoryConfig) *Memory {
-	m := &Memory{top: t, cfg: cfg, inboxes: map[spec.ProcID]*inbox{}, done: make(chan struct{})}
+	m := &Memory{top: t, cfg: cfg, inboxes: map[spec.ProcID]*Inbox{}, done: make(chan struct{})}
 	for _, p := range t.Procs {
-		b := newInbox()
-		m.inboxes[p] = b
-		m.wg.Add(1)
-		go func() { defer m.wg.Done(); b.pump(m.done) }()
+		m.inboxes[p] = newInbox()
 	}
-	m.dst = make([]*inbox, len(t.Chans))
+	m.dst = make([]*Inbox, len(t.Chans))
 	m.copies = make([]copier, len(t.Chans))
 	for i, c := range t.Chans {
 		m.dst[i] = m.inboxes[c.To]
@@ -114,12 +111,12 @@ func (m *Memory) Send(env wire.Envelope) error {
 }
 
 // Inbox implements Transport.
-func (m *Memory) Inbox(p spec.ProcID) (<-chan wire.Envelope, error) {
+func (m *Memory) Inbox(p spec.ProcID) (*Inbox, error) {
 	b, ok := m.inboxes[p]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownProc, string(p))
 	}
-	return b.out, nil
+	return b, nil
 }
 
 // Close implements Transport. Delayed envelopes still waiting are reported
@@ -133,9 +130,6 @@ func (m *Memory) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	close(m.done)
-	for _, p := range m.top.Procs {
-		m.inboxes[p].halt()
-	}
 	m.wg.Wait()
 	var left []wire.Envelope
 	for _, p := range m.top.Procs {
@@ -169,7 +163,7 @@ func (c *memChan) push(env wire.Envelope, max time.Duration) {
 }
 
 // run moves envelopes to dst when they are due, in order.
-func (c *memChan) run(dst *inbox, done <-chan struct{}) {
+func (c *memChan) run(dst *Inbox, done <-chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {

@@ -41,14 +41,11 @@ func TestMemoryDelaysReorderAcrossChannelsOnly(t *testing.T) {
 		order := ""
 		next := map[spec.Channel]uint64{}
 		for range 20 {
-			select {
-			case env := <-in3:
-				next[env.Chan]++
-				require.Equal(t, next[env.Chan], env.Frame.Seq, "FIFO on %s", env.Chan)
-				order += string(env.Chan.From)
-			case <-time.After(5 * time.Second):
-				t.Fatal("no delivery")
-			}
+			env, ok := takeNext(in3, time.After(5*time.Second))
+			require.True(t, ok, "no delivery")
+			next[env.Chan]++
+			require.Equal(t, next[env.Chan], env.Frame.Seq, "FIFO on %s", env.Chan)
+			order += string(env.Chan.From)
 		}
 		orders[order] = true
 		require.NoError(t, closeBounded(t, tr, 5*time.Second))

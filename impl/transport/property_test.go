@@ -253,14 +253,8 @@ func readInboxes(t interface{ Fatalf(string, ...any) }, tr Transport, procs []sp
 		go func() {
 			defer r.wg.Done()
 			for n := 0; limit < 0 || n < limit; n++ {
-				var env wire.Envelope
-				var open bool
-				select {
-				case env, open = <-in:
-				case <-r.quit:
-					return
-				}
-				if !open {
+				env, ok := takeNext(in, r.quit)
+				if !ok {
 					return
 				}
 				r.mu.Lock()

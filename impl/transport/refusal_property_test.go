@@ -35,7 +35,7 @@ func envelopeGen() *rapid.Generator[wire.Envelope] {
 // and has no side effect; everything else is delivered, in order. After
 // Close, every Send fails with ErrClosed.
 func refusalProperty(rt *rapid.T, tr Transport, top *spec.Topology) {
-	in := map[spec.ProcID]<-chan wire.Envelope{}
+	in := map[spec.ProcID]*Inbox{}
 	for _, p := range top.Procs {
 		c, err := tr.Inbox(p)
 		if err != nil {
@@ -61,13 +61,12 @@ func refusalProperty(rt *rapid.T, tr Transport, top *spec.Topology) {
 		case err != nil:
 			rt.Fatalf("send %d of valid frame %v on %s refused: %v", i, env.Frame, env.Chan, err)
 		default:
-			select {
-			case got := <-in[env.Chan.To]:
-				if got.Chan != env.Chan || !got.Frame.Equal(env.Frame) {
-					rt.Fatalf("send %d: %s delivered, want %s: a refused send left something behind, or a frame was altered", i, got, env)
-				}
-			case <-time.After(5 * time.Second):
+			got, ok := takeNext(in[env.Chan.To], time.After(5*time.Second))
+			if !ok {
 				rt.Fatalf("send %d: %s accepted but not delivered", i, env)
+			}
+			if got.Chan != env.Chan || !got.Frame.Equal(env.Frame) {
+				rt.Fatalf("send %d: %s delivered, want %s: a refused send left something behind, or a frame was altered", i, got, env)
 			}
 		}
 	}

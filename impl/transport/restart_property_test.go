@@ -79,7 +79,7 @@ func settle(t *rapid.T, e *restartEnd, ch spec.Channel) (failed bool) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		o.mu.Lock()
-		failed, idle := o.failed != nil, len(o.ends) == 0
+		failed, idle := o.failed != nil, o.pending() == 0
 		o.mu.Unlock()
 		if failed || idle {
 			return failed

@@ -106,12 +106,13 @@ func refusedBeforeDelivery(t *testing.T, r *restartRig, a, b *TCP, from, to spec
 	require.NoError(t, err)
 	deadline := time.After(5 * time.Second)
 	for !hasErr(a, ErrPeerRestarted) {
-		select {
-		case env := <-in:
+		if env, ok := takeNext(in, time.After(5*time.Millisecond)); ok {
 			t.Fatalf("a sender %s met a receiver %s: the handshake accepted it and %v was delivered", restoredFrom(from), restoredFrom(to), env.Frame)
+		}
+		select {
 		case <-deadline:
 			t.Fatalf("no refusal within 5s")
-		case <-time.After(5 * time.Millisecond):
+		default:
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sort"
 	"sync"
 	"time"
 
@@ -64,7 +63,7 @@ type TCP struct {
 	inc   uint64 // this transport's incarnation
 
 	lns     map[spec.ProcID]net.Listener
-	inboxes map[spec.ProcID]*inbox
+	inboxes map[spec.ProcID]*Inbox
 	in      map[spec.Channel]*inChan
 	out     map[spec.Channel]*outChan
 	outs    []*outChan // out by Topology.ChanIndex, nil where not served
@@ -259,7 +258,7 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 	cfg = cfg.withDefaults()
 	tr := &TCP{
 		top: t, cfg: cfg, local: map[spec.ProcID]bool{}, inc: newIncarnation(),
-		lns: map[spec.ProcID]net.Listener{}, inboxes: map[spec.ProcID]*inbox{},
+		lns: map[spec.ProcID]net.Listener{}, inboxes: map[spec.ProcID]*Inbox{},
 		in: map[spec.Channel]*inChan{}, out: map[spec.Channel]*outChan{},
 		stop: make(chan struct{}), conns: map[net.Conn]struct{}{},
 	}
@@ -314,9 +313,7 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 		tr.outs[i] = tr.out[c]
 	}
 	for p, ln := range tr.lns {
-		b := tr.inboxes[p]
-		tr.wg.Add(2)
-		go func() { defer tr.wg.Done(); b.pump(tr.stop) }()
+		tr.wg.Add(1)
 		go func() { defer tr.wg.Done(); tr.accept(p, ln) }()
 	}
 	for _, o := range tr.out {
@@ -418,12 +415,12 @@ func (tr *TCP) Send(env wire.Envelope) error {
 }
 
 // Inbox implements Transport. p must be a local process.
-func (tr *TCP) Inbox(p spec.ProcID) (<-chan wire.Envelope, error) {
+func (tr *TCP) Inbox(p spec.ProcID) (*Inbox, error) {
 	b, ok := tr.inboxes[p]
 	if !ok {
 		return nil, fmt.Errorf("%w %q: not served by this transport", ErrUnknownProc, string(p))
 	}
-	return b.out, nil
+	return b, nil
 }
 
 // CutConnection closes the current connections of ch at both ends served
@@ -548,9 +545,6 @@ func (tr *TCP) Close() error {
 		o.cond.Broadcast()
 		o.mu.Unlock()
 	}
-	for _, b := range tr.inboxes {
-		b.halt()
-	}
 	tr.wg.Wait()
 
 	se := &ShutdownError{}
@@ -565,12 +559,11 @@ func (tr *TCP) Close() error {
 			continue
 		}
 		o.mu.Lock()
-		for j := range o.ends {
-			f, err := wire.Decode(o.frame(o.base + uint64(j) + 1))
-			if err == nil {
+		o.each(func(b []byte) {
+			if f, err := wire.Decode(b); err == nil {
 				se.Unacked = append(se.Unacked, wire.Envelope{Chan: c, Frame: f})
 			}
-		}
+		})
 		o.mu.Unlock()
 	}
 	if len(se.Undelivered) > 0 || len(se.Unacked) > 0 {
@@ -742,8 +735,9 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	}
 	tr.count(func(s *TCPStats) { s.Accepted++ })
 	c.SetDeadline(time.Time{})
-	// Frames are delivered in batches: every frame already in br, up to
-	// maxBatch, with one lock round-trip; then acknowledged.
+	// Frames are delivered in batches: the next frame (waiting for it),
+	// then every whole frame already in br, up to maxBatch, with one lock
+	// round-trip; then acknowledged.
 	b := tr.inboxes[p]
 	var batch []wire.Envelope
 	var rd frameReader
@@ -755,17 +749,12 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 			}
 			return
 		}
-		batch = append(batch, wire.Envelope{Chan: ch, Frame: f})
-		if len(batch) < maxBatch && frameBuffered(br) {
-			continue
-		}
+		batch = rd.buffered(br, tr.cfg.MaxFrameSize, append(batch, wire.Envelope{Chan: ch, Frame: f}))
 		in.mu.Lock()
 		in.delivered += uint64(len(batch))
 		n := in.delivered
-		b.pushAll(batch)
+		batch = b.pushBatch(batch)
 		in.mu.Unlock()
-		clear(batch)
-		batch = batch[:0]
 		if testHookBeforeAck != nil {
 			testHookBeforeAck()
 		}
@@ -777,28 +766,57 @@ func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
 	}
 }
 
-// frameReader reads frames from a connection. A frame whose bytes are
-// all buffered is decoded in place and copied into a slab (no allocation
-// per frame); others are read with wire.ReadFrame (a frame not yet
-// arrived, larger than the buffer, or refused: the same result).
+// frameReader reads frames from a connection. A frame that fits in the
+// read buffer is decoded in place once its bytes are there and copied
+// into a slab (no allocation per frame); others (larger than the buffer,
+// over the size limit, or cut short) are read with wire.ReadFrame, which
+// gives the same result.
 type frameReader struct {
 	slab slab
 	vc   []uint64 // the clock decoded in place, before its copy
 }
 
 func (rd *frameReader) read(br *bufio.Reader, maxSize int) (wire.Frame, error) {
-	if frameBuffered(br) {
-		b, _ := br.Peek(br.Buffered())
-		if f, size, err := wire.DecodeView(b, maxSize, rd.vc); err == nil {
-			if cap(f.VC) > cap(rd.vc) {
-				rd.vc = f.VC[:0]
+	if pre, err := br.Peek(4); err == nil {
+		if n := binary.BigEndian.Uint32(pre); uint64(n) <= uint64(maxSize) && 4+int(n) <= br.Size() {
+			if b, err := br.Peek(4 + int(n)); err == nil {
+				if f, size, err := wire.DecodeView(b, maxSize, rd.vc); err == nil {
+					if cap(f.VC) > cap(rd.vc) {
+						rd.vc = f.VC[:0]
+					}
+					f = rd.slab.clone(f)
+					br.Discard(size)
+					return f, nil
+				}
 			}
-			f = rd.slab.clone(f)
-			br.Discard(size)
-			return f, nil
 		}
 	}
 	return wire.ReadFrame(br, maxSize)
+}
+
+// buffered appends to batch the frames already whole in br, decoded in
+// place, up to maxBatch in all (all of batch's envelopes are on the
+// channel of its first). It never blocks and stops at the first frame
+// that is not whole or not valid: read reports that one.
+func (rd *frameReader) buffered(br *bufio.Reader, maxSize int, batch []wire.Envelope) []wire.Envelope {
+	b, _ := br.Peek(br.Buffered())
+	used := 0
+	for len(batch) < maxBatch && len(b)-used >= 4 {
+		if n := binary.BigEndian.Uint32(b[used:]); uint64(n) > uint64(len(b)-used-4) {
+			break
+		}
+		f, size, err := wire.DecodeView(b[used:], maxSize, rd.vc)
+		if err != nil {
+			break
+		}
+		if cap(f.VC) > cap(rd.vc) {
+			rd.vc = f.VC[:0]
+		}
+		batch = append(batch, wire.Envelope{Chan: batch[0].Chan, Frame: rd.slab.clone(f)})
+		used += size
+	}
+	br.Discard(used)
+	return batch
 }
 
 // maxBatch bounds the frames a receiver delivers at once and the frames it
@@ -851,27 +869,18 @@ func (in *inChan) ack(c net.Conn, timeout time.Duration) error {
 // ---- sending side ----
 
 // outChan is the sending state of one channel: the encodings of the
-// frames sent and not yet acknowledged, back to back in one buffer, which
-// the writer hands to the connection as they are (one Write for every
-// frame sent meanwhile, no copy). Frames up to base are acknowledged and
-// dropped.
-//
-// The bytes of buf, once appended, are never changed: acknowledgements
-// reslice buf from the front and Sends append behind it (push moves the
-// frames to a new array when it is full), so the writer may write a view of
-// buf after releasing mu.
+// frames sent and not yet acknowledged (sendBuf), which the writer hands
+// to the connection as they are (one write, a writev across chunks, for
+// every frame sent meanwhile, no copy). Frames up to base are acknowledged
+// and dropped. The writer writes views of the buffer after releasing mu
+// (sendBuf never changes bytes once appended).
 type outChan struct {
 	t  *TCP
 	ch spec.Channel
 
 	mu   sync.Mutex
 	cond *sync.Cond
-	// buf holds frames base+1 .. base+len(ends); buf[0] is byte off of the
-	// channel's stream and ends[i] is where frame base+i+1 ends in it.
-	buf     []byte
-	off     uint64
-	ends    []uint64
-	base    uint64
+	sendBuf
 	waiting bool   // the writer waits for frames (Sends wake it)
 	written uint64 // highest frame handed to the current connection
 	// maxWritten is the highest frame ever handed to a connection.
@@ -884,54 +893,10 @@ type outChan struct {
 	failed *PeerRestartedError
 }
 
-// minOutBuf is the smallest array push allocates for a channel's frames:
-// an acknowledged channel allocates once per minOutBuf bytes of frames.
-const minOutBuf = 64 << 10
-
-// push appends the encoding of the next frame. If buf's array is full,
-// the frames move to a new one and the old one is left as it is (the
-// writer may be writing from it).
-func (o *outChan) push(frame []byte) {
-	if cap(o.buf)-len(o.buf) < len(frame) {
-		nb := make([]byte, len(o.buf), max(2*(len(o.buf)+len(frame)), minOutBuf))
-		copy(nb, o.buf)
-		o.buf = nb
-	}
-	o.buf = append(o.buf, frame...)
-	o.ends = append(o.ends, o.off+uint64(len(o.buf)))
-}
-
-// start is where frame k (base < k <= base+len(ends)+1) starts in buf.
-func (o *outChan) start(k uint64) int {
-	if k == o.base+1 {
-		return 0
-	}
-	return int(o.ends[k-o.base-2] - o.off)
-}
-
-// frame is the encoding of frame k (base < k <= base+len(ends)).
-func (o *outChan) frame(k uint64) []byte {
-	return o.buf[o.start(k):int(o.ends[k-o.base-1]-o.off)]
-}
-
-// maxWrite bounds the bytes of one Write (unless one frame is larger), so
+// maxWrite bounds the bytes of one write (unless one frame is larger), so
 // that a long backlog, after a reconnect say, goes out in pieces that
 // each fit WriteTimeout.
 const maxWrite = 256 << 10
-
-// round is what the writer sends next from frame next on: the bytes of
-// frames next..upTo, at most maxWrite of them unless frame next alone is
-// larger. next <= sent.
-func (o *outChan) round(next uint64) (view []byte, upTo uint64) {
-	from := o.start(next)
-	// Frames base+1 .. base+k end within maxWrite of from.
-	k := sort.Search(len(o.ends), func(i int) bool { return int(o.ends[i]-o.off)-from > maxWrite })
-	upTo = max(next, o.base+uint64(k))
-	return o.buf[from:int(o.ends[upTo-o.base-1]-o.off)], upTo
-}
-
-// sent is the number of the last frame sent.
-func (o *outChan) sent() uint64 { return o.base + uint64(len(o.ends)) }
 
 // drop forgets the frames up to n, acknowledged (base <= n <= sent), and
 // wakes Close's drain.
@@ -939,16 +904,7 @@ func (o *outChan) drop(n uint64) {
 	if n == o.base {
 		return
 	}
-	k := int(n - o.base)
-	end := o.ends[k-1]
-	o.buf = o.buf[end-o.off:]
-	o.off = end
-	if k == len(o.ends) {
-		o.ends = o.ends[:0]
-	} else {
-		o.ends = o.ends[k:]
-	}
-	o.base = n
+	o.sendBuf.drop(n)
 	o.cond.Broadcast()
 }
 
@@ -961,7 +917,7 @@ func (o *outChan) waitAcked(deadline time.Time) {
 	})
 	defer timer.Stop()
 	o.mu.Lock()
-	for len(o.ends) > 0 && o.failed == nil && time.Now().Before(deadline) {
+	for o.pending() > 0 && o.failed == nil && time.Now().Before(deadline) {
 		o.cond.Wait()
 	}
 	o.mu.Unlock()
@@ -973,7 +929,7 @@ func (o *outChan) run() {
 	backoff := tr.cfg.RedialMin
 	for {
 		o.mu.Lock()
-		for len(o.ends) == 0 && !tr.stopped() {
+		for o.pending() == 0 && !tr.stopped() {
 			o.waiting = true
 			o.cond.Wait()
 		}
@@ -991,7 +947,7 @@ func (o *outChan) run() {
 			if errors.As(err, &pr) {
 				o.mu.Lock()
 				pr.Acked, pr.Sent = o.base, o.sent()
-				pr.Unacked = len(o.ends)
+				pr.Unacked = o.pending()
 				o.failed = pr
 				o.cond.Broadcast()
 				o.mu.Unlock()
@@ -1108,6 +1064,7 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 		o.drop(last)
 	}
 	o.written = last
+	next := o.locate(last + 1)
 	resend := 0
 	if o.maxWritten > last {
 		resend = int(o.maxWritten - last)
@@ -1138,11 +1095,11 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 	}()
 
 	// Each round writes the frames sent since the last one (up to
-	// maxWrite bytes) in one Write, straight from buf.
-	next := last + 1
+	// maxWrite bytes) with one write, straight from the buffer's chunks.
+	var scratch net.Buffers
 	for {
 		o.mu.Lock()
-		for !o.broken && !tr.stopped() && next > o.sent() {
+		for !o.broken && !tr.stopped() && next.k > o.sent() {
 			o.waiting = true
 			o.cond.Wait()
 		}
@@ -1151,17 +1108,25 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 			o.mu.Unlock()
 			break
 		}
-		view, upTo := o.round(next)
+		bufs, end := o.round(next, scratch)
 		// Acks may arrive as soon as the bytes leave: raise written first.
-		o.written = upTo
-		o.maxWritten = max(o.maxWritten, upTo)
+		o.written = end.k - 1
+		o.maxWritten = max(o.maxWritten, o.written)
 		o.mu.Unlock()
 
 		conn.SetWriteDeadline(time.Now().Add(tr.cfg.WriteTimeout))
-		if _, err := conn.Write(view); err != nil {
+		scratch = bufs
+		var err error
+		if len(bufs) == 1 {
+			_, err = conn.Write(bufs[0])
+		} else {
+			_, err = bufs.WriteTo(conn) // one writev
+		}
+		clear(scratch)
+		if err != nil {
 			break
 		}
-		next = upTo + 1
+		next = end
 	}
 	conn.Close()
 	<-ackDone

@@ -95,13 +95,12 @@ func traffic(t *testing.T, tr *TCP, ch spec.Channel, from, n int) {
 		require.NoError(t, tr.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, uint64(i))}))
 	}
 	for i := from; i < from+n; i++ {
-		select {
-		case env := <-in:
-			require.Equal(t, ch, env.Chan)
-			require.True(t, appFrame(ch, uint64(i)).Equal(env.Frame), "got %v want #%d", env.Frame, i)
-		case <-time.After(5 * time.Second):
+		env, ok := takeNext(in, time.After(5*time.Second))
+		if !ok {
 			t.Fatalf("frame %d on %s not delivered", i, ch)
 		}
+		require.Equal(t, ch, env.Chan)
+		require.True(t, appFrame(ch, uint64(i)).Equal(env.Frame), "got %v want #%d", env.Frame, i)
 	}
 }
 
@@ -473,12 +472,11 @@ func (r *restartRig) recv(tr *TCP, n uint64) {
 	r.t.Helper()
 	in, err := tr.Inbox("P2")
 	require.NoError(r.t, err)
-	select {
-	case env := <-in:
-		require.True(r.t, appFrame(r.ch, n).Equal(env.Frame), "got %v, want #%d", env.Frame, n)
-	case <-time.After(5 * time.Second):
+	env, ok := takeNext(in, time.After(5*time.Second))
+	if !ok {
 		r.t.Fatalf("frame %d not delivered", n)
 	}
+	require.True(r.t, appFrame(r.ch, n).Equal(env.Frame), "got %v, want #%d", env.Frame, n)
 }
 
 // nothing fails r.t if tr's inbox gets a frame soon.
@@ -486,10 +484,8 @@ func (r *restartRig) nothing(tr *TCP) {
 	r.t.Helper()
 	in, err := tr.Inbox("P2")
 	require.NoError(r.t, err)
-	select {
-	case env := <-in:
+	if env, ok := takeNext(in, time.After(50*time.Millisecond)); ok {
 		r.t.Fatalf("restarted process got %v", env)
-	case <-time.After(50 * time.Millisecond):
 	}
 }
 
@@ -822,9 +818,7 @@ func TestTCPCloseAcknowledgesDelivered(t *testing.T) {
 			require.NoError(t, b.Send(wire.Envelope{Chan: ch, Frame: appFrame(ch, uint64(i))}))
 		}
 		for i := 1; i <= n; i++ {
-			select {
-			case <-in:
-			case <-time.After(5 * time.Second):
+			if _, ok := takeNext(in, time.After(5*time.Second)); !ok {
 				t.Fatalf("round %d: frame %d not delivered", r, i)
 			}
 		}

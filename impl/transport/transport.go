@@ -22,9 +22,10 @@ type Transport interface {
 	// Errors: an unknown channel (ErrUnknownChannel), an invalid frame,
 	// a channel this transport does not send on, or ErrClosed.
 	Send(env wire.Envelope) error
-	// Inbox is p's inbound stream, the same channel on every call. It is
-	// closed by Close. p must be a process this transport delivers to.
-	Inbox(p spec.ProcID) (<-chan wire.Envelope, error)
+	// Inbox is p's inbound queue, the same one on every call; readers
+	// take its envelopes in batches (see Inbox). It is closed by Close. p
+	// must be a process this transport delivers to.
+	Inbox(p spec.ProcID) (*Inbox, error)
 	// Close stops the transport and all its goroutines without hanging;
 	// Sends after it fail with ErrClosed and the inboxes are closed.
 	// Accepted envelopes that did not reach their node's Inbox reader are

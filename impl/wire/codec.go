@@ -300,8 +300,18 @@ type decoder struct {
 	pos int
 }
 
-// uvarint reads a minimally encoded unsigned varint.
+// uvarint reads a minimally encoded unsigned varint. A one-byte varint
+// (below 128: most counts and small numbers) is read inline.
 func (d *decoder) uvarint(field string) (uint64, error) {
+	if p := d.pos; p < len(d.b) && d.b[p] < 0x80 {
+		d.pos = p + 1
+		return uint64(d.b[p]), nil
+	}
+	return d.uvarintLong(field)
+}
+
+// uvarintLong is uvarint for the general case.
+func (d *decoder) uvarintLong(field string) (uint64, error) {
 	var x uint64
 	for i := 0; i < binary.MaxVarintLen64; i++ {
 		if d.pos >= len(d.b) {

@@ -1,0 +1,180 @@
+package transport
+
+import (
+	"encoding/binary"
+	"net"
+	"sort"
+)
+
+// sendBuf holds the encodings of a channel's frames that are sent and not
+// yet acknowledged, back to back in fixed-size chunks: frames base+1 ..
+// last, the first of them at byte skip of chunks[0]. A frame never spans
+// two chunks. A push never moves the frames already held (a growing slice
+// would copy the whole backlog each time it doubles) and appends behind
+// the bytes a writer may be writing: bytes once appended are never
+// changed, so a writer may write views of them without the lock.
+// Acknowledged chunks are dropped from the front; the last one is kept
+// for the pushes that follow.
+type sendBuf struct {
+	chunks []*sendChunk
+	skip   int    // bytes of chunks[0] holding acknowledged frames
+	base   uint64 // frames acknowledged
+	last   uint64 // frames sent
+}
+
+// sendChunk holds frames first .. first+n-1.
+type sendChunk struct {
+	b     []byte
+	first uint64
+	n     int
+}
+
+// sendChunkSize is the size of a chunk unless a frame is larger: a
+// channel allocates once per sendChunkSize bytes of frames.
+const sendChunkSize = 64 << 10
+
+// frameSize is the size of the frame encoding b starts with (length
+// prefix included).
+func frameSize(b []byte) int { return 4 + int(binary.BigEndian.Uint32(b)) }
+
+// pending is the number of frames sent and not acknowledged.
+func (s *sendBuf) pending() int { return int(s.last - s.base) }
+
+// sent is the number of the last frame sent.
+func (s *sendBuf) sent() uint64 { return s.last }
+
+// push appends the encoding of frame last+1.
+func (s *sendBuf) push(frame []byte) {
+	var c *sendChunk
+	if k := len(s.chunks); k > 0 {
+		c = s.chunks[k-1]
+	}
+	if c == nil || cap(c.b)-len(c.b) < len(frame) {
+		c = &sendChunk{b: make([]byte, 0, max(sendChunkSize, len(frame))), first: s.last + 1}
+		s.chunks = append(s.chunks, c)
+	}
+	c.b = append(c.b, frame...)
+	c.n++
+	s.last++
+}
+
+// drop forgets the frames up to n, acknowledged (base <= n <= last).
+func (s *sendBuf) drop(n uint64) {
+	for s.base < n {
+		c := s.chunks[0]
+		if end := c.first + uint64(c.n) - 1; n >= end {
+			s.base = end
+			if len(s.chunks) == 1 {
+				s.skip = len(c.b) // kept for the next pushes
+				return
+			}
+			s.chunks[0] = nil
+			s.chunks, s.skip = s.chunks[1:], 0
+			continue
+		}
+		for ; s.base < n; s.base++ {
+			s.skip += frameSize(c.b[s.skip:])
+		}
+	}
+}
+
+// cursor is where frame k starts: byte off of chunk c, or the end of c
+// when k is not sent yet.
+type cursor struct {
+	c   *sendChunk
+	off int
+	k   uint64
+}
+
+// head is the cursor of frame base+1.
+func (s *sendBuf) head() cursor {
+	if len(s.chunks) == 0 {
+		return cursor{k: s.base + 1}
+	}
+	return cursor{c: s.chunks[0], off: s.skip, k: s.base + 1}
+}
+
+// locate is the cursor of frame k (base < k <= last+1), found by walking
+// the frames from the head: for a (re)connection, not per frame.
+func (s *sendBuf) locate(k uint64) cursor {
+	cur := s.head()
+	for i := 0; cur.k < k; {
+		c := s.chunks[i]
+		if end := c.first + uint64(c.n); k >= end && i+1 < len(s.chunks) {
+			i++
+			cur = cursor{c: s.chunks[i], k: end}
+			continue
+		}
+		cur.off += frameSize(c.b[cur.off:])
+		cur.k++
+	}
+	return cur
+}
+
+// index is the position of cur's chunk in chunks. A cursor at base+1
+// may name a chunk acknowledged and dropped since; it then moves to the
+// head.
+func (s *sendBuf) index(cur cursor) (int, cursor) {
+	if cur.k == s.base+1 {
+		cur = s.head()
+	}
+	if cur.c == nil {
+		return len(s.chunks), cur
+	}
+	i := sort.Search(len(s.chunks), func(i int) bool { return s.chunks[i].first >= cur.c.first })
+	return i, cur
+}
+
+// round is what a writer at cur sends next: views of the frames from
+// cur.k on, at most maxWrite bytes of them unless frame cur.k alone is
+// larger, as many whole frames as fit, and the cursor after them.
+func (s *sendBuf) round(cur cursor, scratch net.Buffers) (bufs net.Buffers, end cursor) {
+	i, cur := s.index(cur)
+	bufs, end = scratch[:0], cur
+	room := maxWrite
+	for ; i < len(s.chunks) && room > 0; i++ {
+		c := s.chunks[i]
+		from, k := 0, c.first
+		if c == cur.c {
+			from, k = cur.off, cur.k
+		}
+		to, next := len(c.b), c.first+uint64(c.n)
+		if to-from > room {
+			// The frames that fit, or the first one alone.
+			to, next = from, k
+			for to < len(c.b) {
+				size := frameSize(c.b[to:])
+				if to-from+size > room && (len(bufs) > 0 || to > from) {
+					break
+				}
+				to += size
+				next++
+			}
+		}
+		if to > from {
+			bufs = append(bufs, c.b[from:to])
+			room -= to - from
+		}
+		end = cursor{c: c, off: to, k: next}
+		if to < len(c.b) {
+			break
+		}
+	}
+	return bufs, end
+}
+
+// each calls f with the encodings of the frames not acknowledged, in
+// order.
+func (s *sendBuf) each(f func(frame []byte)) {
+	for i, c := range s.chunks {
+		off := 0
+		if i == 0 {
+			off = s.skip
+		}
+		for off < len(c.b) {
+			size := frameSize(c.b[off:])
+			f(c.b[off : off+size])
+			off += size
+		}
+	}
+}
