@@ -40,19 +40,7 @@ func TestBarrierTraceAudit(t *testing.T) {
 			}
 			return err == nil
 		}
-		drain := func() {
-			for moved := true; moved; {
-				moved = false
-				for _, n := range c.Nodes {
-					if _, err := n.Emit(); err == nil {
-						moved = true
-					}
-				}
-				for e := range g.Edges {
-					moved = takeAny(e) || moved
-				}
-			}
-		}
+		drain := func() { runOut(c, takeAny) }
 		for range rapid.IntRange(0, 40).Draw(t, "steps") {
 			n := c.Nodes[rapid.IntRange(0, len(c.Nodes)-1).Draw(t, "node")]
 			switch rapid.IntRange(0, 4).Draw(t, "what") {

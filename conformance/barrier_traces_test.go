@@ -170,19 +170,7 @@ func runCoreScript(g *dataflow.Graph, tr *dataflow.Tracer, script []bstep) error
 				}
 			}
 		case "drain":
-			for moved := true; moved; {
-				moved = false
-				for _, n := range c.Nodes {
-					if _, err := n.Emit(); err == nil {
-						moved = true
-					}
-				}
-				for e := range g.Edges {
-					if takeAny(e) == nil {
-						moved = true
-					}
-				}
-			}
+			runOut(c, func(e int) bool { return takeAny(e) == nil })
 		}
 		if err != nil {
 			return fmt.Errorf("step %d (%s %s %s): %w", i+1, s.do, s.from, s.to, err)
