@@ -42,7 +42,9 @@ func cut[T any](chunk *[]T, src []T, size int) []T {
 	case n == 0:
 		return nil
 	case n > size/8:
-		return append([]T(nil), src...)
+		c := make([]T, n) // capped: append rounds its capacity up
+		copy(c, src)
+		return c
 	case len(*chunk) < n:
 		*chunk = make([]T, size)
 	}
