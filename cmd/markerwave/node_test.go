@@ -174,13 +174,7 @@ func TestNodeRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two nodes over loopback TCP")
 	}
-	var addrs []string
-	for range 2 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addrs = append(addrs, ln.Addr().String())
-		require.NoError(t, ln.Close())
-	}
+	addrs := freeAddrs(t, 2)
 	path := nodeConfig(t,
 		`"procs": ["P1", "P2", "P3"]`, `"procs": ["P1", "P2"]`,
 		`{"from": "P2", "to": "P3"}, {"from": "P3", "to": "P2"},`, ``,

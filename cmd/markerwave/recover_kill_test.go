@@ -22,11 +22,18 @@ import (
 // freeAddrs returns n loopback addresses free a moment ago.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
+	// Every listener stays open until all n are chosen: one closed at
+	// once leaves its port free for the next Listen, and a config naming
+	// one address twice is refused.
 	var out []string
+	var lns []net.Listener
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
+		lns = append(lns, ln)
 		out = append(out, ln.Addr().String())
+	}
+	for _, ln := range lns {
 		require.NoError(t, ln.Close())
 	}
 	return out
