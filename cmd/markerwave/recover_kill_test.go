@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/markerwave/markerwave/conformance/loopback"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,24 +20,12 @@ import (
 	"github.com/markerwave/markerwave/impl/store"
 )
 
-// freeAddrs returns n loopback addresses free a moment ago.
+// freeAddrs returns n distinct loopback addresses free a moment ago.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	// Every listener stays open until all n are chosen: one closed at
-	// once leaves its port free for the next Listen, and a config naming
-	// one address twice is refused.
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		require.NoError(t, ln.Close())
-	}
-	return out
+	addrs, err := loopback.FreeAddrs(n)
+	require.NoError(t, err)
+	return addrs
 }
 
 // threeNodeConfig writes the sample three-node cluster config with free

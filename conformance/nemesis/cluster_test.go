@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/markerwave/markerwave/conformance/loopback"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -122,13 +123,12 @@ func (l *lineLog) String() string {
 	return b.String()
 }
 
-// freeAddr returns a loopback address free a moment ago.
-func freeAddr(t *testing.T) string {
+// freeAddrs returns n distinct loopback addresses free a moment ago.
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := loopback.FreeAddrs(n)
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs
 }
 
 // newCluster picks the addresses, starts one toxiproxy proxy per channel
@@ -136,8 +136,8 @@ func freeAddr(t *testing.T) string {
 func newCluster(t *testing.T, exe string, seed uint64) *cluster {
 	c := &cluster{t: t, exe: exe, dir: t.TempDir(), listen: map[spec.ProcID]string{},
 		proxies: map[spec.Channel]*toxiproxy.Proxy{}, configs: map[spec.ProcID]string{}, nodes: map[spec.ProcID]*node{}}
-	for _, p := range procs {
-		c.listen[p] = freeAddr(t)
+	for i, addr := range freeAddrs(t, len(procs)) {
+		c.listen[procs[i]] = addr
 	}
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	for _, from := range procs {
