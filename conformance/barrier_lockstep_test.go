@@ -381,27 +381,11 @@ func (l *barrierLockstep) compare(after string) {
 // sink's output a restored run must reproduce.
 func failureFree(t *rapid.T, g *dataflow.Graph) map[dataflow.Key]int {
 	c := dataflow.NewCluster(g, nil)
-	runOut(c, func(e int) bool {
+	c.RunOut(func(e int) bool {
 		_, err := c.Take(e, dataflow.ActProcess)
 		return err == nil
 	})
 	return maps.Clone(c.Sink().Output())
-}
-
-// runOut steps c until nothing moves: every node emits what it can, and
-// take(e) moves the head of edge e's buffer if it can (true if it did).
-func runOut(c *dataflow.Cluster, take func(e int) bool) {
-	for moved := true; moved; {
-		moved = false
-		for _, n := range c.Nodes {
-			if _, err := n.Emit(); err == nil {
-				moved = true
-			}
-		}
-		for e := range c.G.Edges {
-			moved = take(e) || moved
-		}
-	}
 }
 
 // runBarrierLockstep draws a graph, takes random steps in lockstep (most

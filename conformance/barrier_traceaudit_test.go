@@ -40,7 +40,7 @@ func TestBarrierTraceAudit(t *testing.T) {
 			}
 			return err == nil
 		}
-		drain := func() { runOut(c, takeAny) }
+		drain := func() { c.RunOut(takeAny) }
 		for range rapid.IntRange(0, 40).Draw(t, "steps") {
 			n := c.Nodes[rapid.IntRange(0, len(c.Nodes)-1).Draw(t, "node")]
 			switch rapid.IntRange(0, 4).Draw(t, "what") {

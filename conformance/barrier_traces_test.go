@@ -170,7 +170,7 @@ func runCoreScript(g *dataflow.Graph, tr *dataflow.Tracer, script []bstep) error
 				}
 			}
 		case "drain":
-			runOut(c, func(e int) bool { return takeAny(e) == nil })
+			c.RunOut(func(e int) bool { return takeAny(e) == nil })
 		}
 		if err != nil {
 			return fmt.Errorf("step %d (%s %s %s): %w", i+1, s.do, s.from, s.to, err)

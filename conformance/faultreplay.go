@@ -142,11 +142,7 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 			d = checkRecorded(cfg, before, f.st, rec, initiators, cuts)
 		}
 		if d != nil {
-			d.Step, d.Action = i+1, e.String()
-			if i < len(opts.Lines) {
-				d.Line = opts.Lines[i]
-			}
-			r.Divergence = d
+			r.Divergence = d.at(i, e, opts)
 			break
 		}
 		r.Steps++

@@ -39,6 +39,17 @@ type Divergence struct {
 	Diff     string        // spec.GlobalState.Diff lines (model vs implementation), if any
 }
 
+// at places d at the trace's event e, its i-th (0-based): the step, the
+// action and, when opts has them, the file line. Both replays (without
+// and with failure events) stop there.
+func (d *Divergence) at(i int, e spec.Event, opts Options) *Divergence {
+	d.Step, d.Action = i+1, e.String()
+	if i < len(opts.Lines) {
+		d.Line = opts.Lines[i]
+	}
+	return d
+}
+
 // Report is Replay's verdict.
 type Report struct {
 	Steps     int // events replayed
@@ -210,11 +221,7 @@ func Replay(tr spec.Trace, opts Options) Report {
 			d = checkRecorded(cfg, st, next, rec, initiators, cuts)
 		}
 		if d != nil {
-			d.Step, d.Action = i+1, e.String()
-			if i < len(opts.Lines) {
-				d.Line = opts.Lines[i]
-			}
-			r.Divergence = d
+			r.Divergence = d.at(i, e, opts)
 			break
 		}
 		st = next

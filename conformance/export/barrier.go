@@ -68,17 +68,10 @@ func BarrierDiagram(tr *dataflow.Trace, w io.Writer, f Format) (Extent, []string
 	}
 	d.body()
 	ext := Extent{From: 1, To: d.last, Columns: d.last, Width: d.width(), Height: d.height()}
-	bw := bufio.NewWriter(w)
-	switch f {
-	case SVG:
-		bw.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-		d.svg(bw)
-	case HTML:
-		d.html(bw)
-	default:
-		return Extent{}, nil, fmt.Errorf("export: unknown diagram format %d", f)
+	if err := writeDiagram(w, f, d); err != nil {
+		return Extent{}, nil, err
 	}
-	return ext, d.summary(), bw.Flush()
+	return ext, d.summary(), nil
 }
 
 func (d *barrierDrawing) x(col int) float64 { return float64(left + col*dx) }

@@ -179,17 +179,32 @@ func (a *Analysis) Draw(w io.Writer, f Format, v View) (Extent, error) {
 	d := &drawing{layout: l, used: map[string]bool{}}
 	d.body()
 	ext := Extent{From: l.from, To: l.to, Columns: l.last, Width: d.width(), Height: d.height()}
+	if err := writeDiagram(w, f, d); err != nil {
+		return Extent{}, err
+	}
+	return ext, nil
+}
+
+// renderer is a diagram drawn (a trace's, or a barrier trace's), ready
+// to be written in either format.
+type renderer interface {
+	svg(w *bufio.Writer)
+	html(w *bufio.Writer)
+}
+
+// writeDiagram writes r to w as format f.
+func writeDiagram(w io.Writer, f Format, r renderer) error {
 	bw := bufio.NewWriter(w)
 	switch f {
 	case SVG:
 		bw.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-		d.svg(bw)
+		r.svg(bw)
 	case HTML:
-		d.html(bw)
+		r.html(bw)
 	default:
-		return Extent{}, fmt.Errorf("export: unknown diagram format %d", f)
+		return fmt.Errorf("export: unknown diagram format %d", f)
 	}
-	return ext, bw.Flush()
+	return bw.Flush()
 }
 
 // drawing is one diagram being drawn: the layout, the SVG body drawn

@@ -70,6 +70,25 @@ func (c *Cluster) Take(e int, want Action) (Step, error) {
 	return st, err
 }
 
+// RunOut steps c round robin until nothing moves: every node emits what
+// it can (Emit), and take(e) hands edge e's head to its receiver if it can
+// (e.g. Take(e, ActProcess): records only), returning true if it did. A
+// refused step changes nothing, so RunOut ends when every step take and
+// Emit would try is refused.
+func (c *Cluster) RunOut(take func(e int) bool) {
+	for moved := true; moved; {
+		moved = false
+		for _, n := range c.Nodes {
+			if _, err := n.Emit(); err == nil {
+				moved = true
+			}
+		}
+		for e := range c.G.Edges {
+			moved = take(e) || moved
+		}
+	}
+}
+
 // Complete reports whether every node has completed its part of the
 // snapshot (Complete, line 123).
 func (c *Cluster) Complete() bool {

@@ -363,7 +363,7 @@ func IsTrace(first []byte) bool {
 // An error names the line.
 func ReadTrace(r io.Reader) (*Trace, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	sc.Buffer(make([]byte, 0, 64*1024), spec.MaxTraceLine)
 	tr := &Trace{}
 	line := 0
 	for sc.Scan() {

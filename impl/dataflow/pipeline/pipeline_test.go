@@ -12,19 +12,10 @@ import (
 
 // drain runs c to the end, one step at a time, round robin.
 func drain(c *dataflow.Cluster) {
-	for moved := true; moved; {
-		moved = false
-		for _, n := range c.Nodes {
-			if _, err := n.Emit(); err == nil {
-				moved = true
-			}
-		}
-		for e := range c.G.Edges {
-			if _, err := c.Take(e, dataflow.ActProcess); err == nil {
-				moved = true
-			}
-		}
-	}
+	c.RunOut(func(e int) bool {
+		_, err := c.Take(e, dataflow.ActProcess)
+		return err == nil
+	})
 }
 
 // The pipeline's output is, per key, the sum of 3i+1 over the records of
