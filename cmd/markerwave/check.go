@@ -78,8 +78,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if code, done := f.parse(args); done {
 		return code
 	}
-	if code, bad := f.validate(); bad {
-		return code
+	if msg, bad := f.usage(); bad {
+		return f.usageError("%s", msg)
+	}
+	if err := checkModelFile(*f.model); err != nil {
+		return f.fail(exitUsage, err)
 	}
 	if isBarrierModel(*f.model) {
 		return f.runBarrier() // check_barrier.go
@@ -94,28 +97,76 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return f.runExplore(cfg)
 }
 
-// validate checks the flags' values; bad is true after a usage error.
-func (f *checkFlags) validate() (code int, bad bool) {
+// usage returns the usage error in the flags' values, if any.
+func (f *checkFlags) usage() (string, bool) {
 	switch {
 	case f.NArg() > 0:
-		return f.usageError("unexpected argument %q", f.Arg(0)), true
+		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
 	case *f.model == "":
-		return f.usageError("--model is required"), true
+		return "--model is required", true
 	case *f.workers < 1 || *f.traces < 1 || *f.depth < 1:
-		return f.usageError("--workers, --traces and --depth must be at least 1"), true
+		return "--workers, --traces and --depth must be at least 1", true
 	case *f.maxStates < 0:
-		return f.usageError("--max-states must not be negative"), true
+		return "--max-states must not be negative", true
+	}
+	return f.modeUsage()
+}
+
+// modeUsage returns the usage error in the flags of one mode used with
+// the other, or in --tmpdir, if any.
+func (f *checkFlags) modeUsage() (string, bool) {
+	switch {
 	case *f.simulate && (*f.maxStates > 0 || f.maxMemory > 0 || *f.fingerprint):
-		return f.usageError("--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate"), true
+		return "--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate", true
 	case !*f.fingerprint && (f.frontierMemory > 0 || *f.tmpDir != ""):
-		return f.usageError("--frontier-memory and --tmpdir need --fingerprint"), true
+		return "--frontier-memory and --tmpdir need --fingerprint", true
+	case *f.tmpDir != "" && !isDir(*f.tmpDir):
+		return fmt.Sprintf("--tmpdir %s is not a directory", *f.tmpDir), true
 	}
-	if *f.tmpDir != "" {
-		if fi, err := os.Stat(*f.tmpDir); err != nil || !fi.IsDir() {
-			return f.usageError("--tmpdir %s is not a directory", *f.tmpDir), true
-		}
+	return "", false
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// checkModelFile names what is wrong with a --model that is not a TLC
+// model at all: a trace, or an empty file. Any other file is left to
+// the loader, which names what it lacks (a missing file included).
+func checkModelFile(path string) error {
+	if format, ok := traceFormat(path); ok {
+		return fmt.Errorf("--model %s is a trace (%s), not a TLC model: check takes a FILE.cfg (markerwave audit %s replays the trace)", path, format, path)
 	}
-	return exitOK, false
+	if isBlankFile(path) {
+		return fmt.Errorf("--model %s is empty: a TLC model names its SPECIFICATION (or INIT and NEXT), CONSTANTS and the properties to check", path)
+	}
+	return nil
+}
+
+// fail reports err (with --json, also as {"model", "error"} on stdout)
+// and returns code.
+func (f *checkFlags) fail(code int, err error) int {
+	f.jsonError(err.Error())
+	return f.cmdFlags.fail(code, err)
+}
+
+// usageError reports a usage error as cmdFlags does (with --json, also
+// on stdout) and returns exitUsage.
+func (f *checkFlags) usageError(format string, args ...any) int {
+	f.jsonError(fmt.Sprintf(format, args...))
+	return f.cmdFlags.usageError(format, args...)
+}
+
+// jsonError writes check's --json output for a run that has no verdict:
+// the model file and what went wrong.
+func (f *checkFlags) jsonError(msg string) {
+	if *f.json {
+		_ = writeJSON(f.cmdFlags, f.stdout, struct {
+			File  string `json:"file"`
+			Error string `json:"error"`
+		}{*f.model, msg}, exitOK)
+	}
 }
 
 // header prints what is checked (not with --json).

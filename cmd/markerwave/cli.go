@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -149,3 +151,45 @@ func isTerminal(w io.Writer) bool {
 // progressEvery is how often long-running commands report progress (a
 // variable for the tests).
 var progressEvery = 2 * time.Second
+
+// traceFormat is the format of the trace in file path, if its first
+// non-blank line is a trace header ("markerwave-trace/3",
+// "markerwave-barrier-trace/1"): commands that take a model or a config
+// name a trace given in its place for what it is.
+func traceFormat(path string) (string, bool) {
+	b, err := readHead(path, 1<<16)
+	if err != nil {
+		return "", false
+	}
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) == 0 {
+			continue
+		}
+		var h struct {
+			Format string `json:"format"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(l))
+		if dec.Decode(&h) != nil || !strings.HasPrefix(h.Format, "markerwave-") || !strings.Contains(h.Format, "trace/") {
+			return "", false
+		}
+		return h.Format, true
+	}
+	return "", false
+}
+
+// readHead reads at most n bytes from the start of file path.
+func readHead(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// isBlankFile reports whether file path exists and holds nothing but
+// white space.
+func isBlankFile(path string) bool {
+	b, err := readHead(path, 1<<16)
+	return err == nil && len(bytes.TrimSpace(b)) == 0 && len(b) < 1<<16
+}

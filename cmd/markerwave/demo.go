@@ -87,36 +87,79 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if o.out == "" {
 		o.out = filepath.Join("out", "demo-"+time.Now().Format("20060102-150405"))
 	}
-	if entries, err := os.ReadDir(o.out); err == nil && len(entries) > 0 {
-		n := fmt.Sprintf("%d entries", len(entries))
-		if len(entries) == 1 {
-			n = "1 entry"
+	if err := checkOut(o.out); err != nil {
+		return f.fail(exitUsage, err)
+	}
+	stop, release := interruptible()
+	defer release()
+	ok, err := demo(o, stdout, stop)
+	return demoCode(f, o.out, ok, err)
+}
+
+// checkOut says why --out cannot hold this run: it already holds one, or
+// it cannot be created or written.
+func checkOut(out string) error {
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		return fmt.Errorf("--out %s already holds a run (%s); a run never overwrites another's snapshots: remove it or choose another folder", out, entriesN(len(entries)))
+	}
+	if err := runtime.UsableDir(out); err != nil {
+		return fmt.Errorf("--out %s: cannot hold the run: %w", out, err)
+	}
+	return nil
+}
+
+func entriesN(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}
+
+// errInterrupted is the demo's error after SIGINT.
+var errInterrupted = errors.New("interrupted")
+
+// demoCode is the demo's exit status; an interrupted run's partial --out
+// is removed, so that the next run into it is not refused.
+func demoCode(f *cmdFlags, out string, ok bool, err error) int {
+	switch {
+	case errors.Is(err, errInterrupted):
+		if rerr := os.RemoveAll(out); rerr != nil {
+			f.errorf("interrupted; the partial --out %s could not be removed: %v", out, rerr)
+		} else {
+			f.errorf("interrupted; removed the partial --out %s", out)
 		}
-		f.errorf("--out %s already holds a run (%s); a run never overwrites another's snapshots: remove it or choose another folder", o.out, n)
-		return exitUsage
-	}
-	ok, err := demo(o, stdout)
-	if err != nil {
+		return exitInterrupted
+	case err != nil:
 		return f.fail(exitFail, err)
-	}
-	if !ok {
+	case !ok:
 		return exitFail
 	}
 	return exitOK
 }
 
 // demo runs the demo, step by step, and returns false if any check
-// failed.
-func demo(o demoOptions, w io.Writer) (bool, error) {
+// failed; a close of stop (SIGINT) ends it early with errInterrupted.
+func demo(o demoOptions, w io.Writer, stop <-chan struct{}) (bool, error) {
 	r, err := startDemo(o, w)
 	if err != nil {
 		return false, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			r.interrupted.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	workDone := r.startWorkload(ctx)
 	r.snapshotAlongTheWay(workDone)
 	r.stopCluster()
+	if r.interrupted.Load() {
+		return false, errInterrupted
+	}
 	r.checkSnapshots()
 	r.checkTotals()
 	r.restoreBusiest()
@@ -144,6 +187,7 @@ type demoRun struct {
 	cl      *runtime.Cluster
 
 	done, refused atomic.Int64 // transfers attempted, refused
+	interrupted   atomic.Bool  // SIGINT: no more snapshots, no checks
 
 	mu         sync.Mutex
 	results    []snapshot.Global
@@ -298,6 +342,10 @@ loop:
 	}
 	tick.Stop()
 	<-workDone
+	if r.interrupted.Load() {
+		r.collecting.Wait()
+		return
+	}
 	for ; next < len(plan); next++ { // workload ended early (timeout or tiny)
 		r.startSnapshots(plan[next].inits)
 	}

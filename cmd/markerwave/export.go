@@ -17,7 +17,9 @@ import (
 
 const exportAbout = `
 Exports TRACE (JSON lines, as written by the runtime, the demo or the
-conformance tests) as one or more views of the run: a space-time diagram,
+conformance tests; or a directory: the per-node logs of one
+multi-process run in it, merged in causal order as markerwave audit DIR
+merges them) as one or more views of the run: a space-time diagram,
 a ShiViz log, a TLC trace-validation model, optionally checked by TLC.
 A barrier trace (a dataflow run, markerwave-barrier-trace/1) has a
 diagram only: a lane per node, records and barriers as arrows, the
@@ -72,12 +74,12 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if code := j.settle(f); code != exitOK {
 		return code
 	}
-	if conformance.IsBarrierTraceFile(j.trace) {
+	tr, barrier, code := j.read(f)
+	switch {
+	case code != exitOK:
+		return code
+	case barrier:
 		return j.exportBarrier(f)
-	}
-	tr, _, err := conformance.ReadTraceFile(j.trace)
-	if err != nil {
-		return exportFailed(f, err)
 	}
 	for _, step := range []func(*cmdFlags, spec.Trace) int{j.writeDiagram, j.writeShiViz, j.writeTLC, j.checkTLC} {
 		if code := step(f, tr); code != exitOK {
@@ -85,6 +87,37 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// read reads the run to export: TRACE, or the one run the files of
+// directory TRACE make, the node logs of a multi-process run merged as
+// markerwave audit merges them (gatherRuns). barrier says j.trace is
+// then a barrier trace's file, for exportBarrier to read.
+func (j *exportJob) read(f *cmdFlags) (tr spec.Trace, barrier bool, code int) {
+	if !isDir(j.trace) {
+		if conformance.IsBarrierTraceFile(j.trace) {
+			return tr, true, exitOK
+		}
+		tr, _, err := conformance.ReadTraceFile(j.trace)
+		if err != nil {
+			return tr, false, exportFailed(f, err)
+		}
+		return tr, false, exitOK
+	}
+	var runs []auditRun
+	gatherRuns(f, []string{j.trace}, nil, func(r auditRun, _ bool) { runs = append(runs, r) })
+	if len(runs) != 1 {
+		return tr, false, f.usageError("%s holds %s, not the node logs of one run: export draws one run, give one of its files", j.trace, plural(len(runs), "run"))
+	}
+	r := runs[0]
+	if r.err != nil {
+		return tr, false, exportFailed(f, r.err)
+	}
+	if r.files != nil {
+		f.errorf("%s: merged %s (%s)", j.trace, plural(len(r.files), "node log"), strings.Join(r.files, ", "))
+	}
+	j.trace = r.name
+	return r.tr, r.barrier, exitOK
 }
 
 // settle checks the arguments and completes j from them: the trace, the

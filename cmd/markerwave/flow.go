@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,13 +33,55 @@ snapshot every --every, fails once two snapshots completed and
 latest complete snapshot and runs on. The restored run's output must be
 the reference's, every record counted at the sink exactly once.
 
+With --out DIR it also writes DIR/aligned.jsonl and DIR/unaligned.jsonl
+(the protocols tla/BarrierSnapshots.tla has): the barrier trace
+(traces/README.md, "Barrier traces") of one more run of each, on a graph
+the spec takes (--par sources, each into its own map, all maps into the
+slow aggregation, a sink), with a single snapshot, the failure
+--fail-after records later and the restore; markerwave audit replays it
+against the spec and markerwave export --diagram draws it. DIR/flow.txt
+is the table.
+
 Exit 0: exactly once under every protocol; 1: a run failed or its output
-differs; 2: bad usage.`
+differs; 2: bad usage, or --out holds a run or cannot be written.`
 
 type flowOptions struct {
-	par, records, failAfter, capacity int
-	slow, every, timeout              time.Duration
-	runtime                           string
+	par, records, capacity int
+	failAfter              optionalInt
+	slow, every, timeout   time.Duration
+	runtime                string
+	out                    string
+}
+
+// optionalInt is an int flag whose default is described in its usage,
+// not printed: set is false until the flag is given.
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (v *optionalInt) String() string {
+	if v == nil || !v.set {
+		return ""
+	}
+	return strconv.Itoa(v.n)
+}
+
+func (v *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	v.n, v.set = n, true
+	return nil
+}
+
+// or is the value given, else def.
+func (v optionalInt) or(def int) int {
+	if v.set {
+		return v.n
+	}
+	return def
 }
 
 func (o *flowOptions) define(f *cmdFlags) {
@@ -42,9 +90,10 @@ func (o *flowOptions) define(f *cmdFlags) {
 	f.IntVar(&o.capacity, "cap", 8, "records a buffer holds, 1..10000")
 	f.DurationVar(&o.slow, "slow", 100*time.Microsecond, "time the slow aggregation spends on a record (0: none)")
 	f.DurationVar(&o.every, "every", 10*time.Millisecond, "interval between snapshots")
-	f.IntVar(&o.failAfter, "fail-after", -1, "records at the sink after the second snapshot before the failure (default: a quarter of all)")
+	f.Var(&o.failAfter, "fail-after", "`N` records at the sink after the second snapshot before the failure, 0 or more (default: a quarter of all)")
 	f.StringVar(&o.runtime, "runtime", "tcp", "runtime: tcp (an edge a loopback connection) or memory")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on each run")
+	f.StringVar(&o.out, "out", "", "write each protocol's barrier trace and the table into `DIR`, empty or new (default: none)")
 }
 
 func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
@@ -57,6 +106,16 @@ func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
 		return fmt.Sprintf("--records %d: want 1..1000000", o.records), true
 	case o.capacity < 1 || o.capacity > 10_000:
 		return fmt.Sprintf("--cap %d: want 1..10000", o.capacity), true
+	case o.failAfter.or(0) < 0:
+		return fmt.Sprintf("--fail-after %d must not be negative", o.failAfter.n), true
+	}
+	return o.timeUsage()
+}
+
+// timeUsage returns the usage error in the durations and --runtime, if
+// any.
+func (o *flowOptions) timeUsage() (string, bool) {
+	switch {
 	case o.slow < 0:
 		return "--slow must not be negative", true
 	case o.every <= 0:
@@ -82,6 +141,12 @@ type flowRow struct {
 	why       string
 }
 
+// runner is a dataflow runtime of impl/dataflow/run: Run or RunTCP.
+type runner = func(context.Context, *dataflow.Cluster, run.Options) (*run.Result, error)
+
+// flowModes are the protocols the demo runs, in order.
+var flowModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport}
+
 func runFlow(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("flow", "[flags]", flowAbout, stdout, stderr)
 	var o flowOptions
@@ -92,26 +157,83 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 	if msg, bad := o.usage(f); bad {
 		return f.usageError("%s", msg)
 	}
-	runtime := run.RunTCP
+	if err := makeOut(o.out); err != nil {
+		return f.fail(exitUsage, err)
+	}
+	rt := run.RunTCP
 	if o.runtime == "memory" {
-		runtime = run.Run
+		rt = run.Run
 	}
-	total := o.par * o.records
-	if o.failAfter < 0 {
-		o.failAfter = total / 4
+	rows, err := flowRuns(f, o, rt)
+	if err != nil {
+		return f.fail(exitFail, err)
 	}
+	return flowReport(f, o, rows)
+}
+
+// makeOut creates --out, if given, once checkOut found it usable.
+func makeOut(out string) error {
+	if out == "" {
+		return nil
+	}
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	return os.MkdirAll(out, 0o755)
+}
+
+// flowRuns runs the demo for every protocol and, with --out, writes its
+// trace.
+func flowRuns(f *cmdFlags, o flowOptions, rt runner) ([]flowRow, error) {
 	var rows []flowRow
-	for _, mode := range []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport} {
+	for _, mode := range flowModes {
 		f.errorf("%s: running", mode)
-		row, err := flowProtocol(o, mode, runtime)
+		row, err := flowProtocol(o, mode, rt)
+		if err == nil && o.out != "" {
+			err = flowTrace(f, o, mode, rt)
+		}
 		if err != nil {
-			return f.fail(exitFail, fmt.Errorf("%s: %w", mode, err))
+			return nil, fmt.Errorf("%s: %w", mode, err)
 		}
 		rows = append(rows, row)
 	}
-	fmt.Fprintf(stdout, "pipeline: %d sources x %s, %d maps, a keyed shuffle into %d aggregations (one slowed to %v a record), a sink; buffers of %d; %s runtime; a snapshot every %v\n\n",
+	return rows, nil
+}
+
+// flowReport prints the table (and, with --out, writes it to
+// DIR/flow.txt) and returns the exit status.
+func flowReport(f *cmdFlags, o flowOptions, rows []flowRow) int {
+	var b bytes.Buffer
+	failed := writeFlowTable(&b, o, rows)
+	_, _ = f.stdout.Write(b.Bytes())
+	if o.out != "" {
+		path := filepath.Join(o.out, "flow.txt")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return f.fail(exitFail, err)
+		}
+		fmt.Fprintf(f.stdout, "wrote %s/: %s.jsonl (barrier traces: markerwave audit, markerwave export --diagram) and flow.txt\n", o.out, joinModes(tracedModes))
+	}
+	if failed > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+func joinModes(modes []dataflow.Mode) string {
+	s := make([]string, len(modes))
+	for i, m := range modes {
+		s[i] = m.String()
+	}
+	return strings.Join(s, ".jsonl, ")
+}
+
+// writeFlowTable writes the pipeline, a row per protocol and the verdict
+// to w, and returns how many protocols did not restore exactly once.
+func writeFlowTable(w io.Writer, o flowOptions, rows []flowRow) int {
+	total := o.par * o.records
+	fmt.Fprintf(w, "pipeline: %d sources x %s, %d maps, a keyed shuffle into %d aggregations (one slowed to %v a record), a sink; buffers of %d; %s runtime; a snapshot every %v\n\n",
 		o.par, plural(o.records, "record"), o.par, o.par, o.slow, o.capacity, o.runtime, o.every)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "protocol\tsnapshots\tcheckpoint p50\tlongest alignment\tchannel state\tfailed at\trestored from\toutput")
 	failed := 0
 	for _, r := range rows {
@@ -125,16 +247,98 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 	}
 	_ = tw.Flush()
 	if failed > 0 {
-		fmt.Fprintf(stdout, "\n%d of %d protocols did not restore exactly once\n", failed, len(rows))
-		return exitFail
+		fmt.Fprintf(w, "\n%d of %d protocols did not restore exactly once\n", failed, len(rows))
+	} else {
+		fmt.Fprintf(w, "\nevery protocol restored from its latest complete snapshot and ran on to the failure-free output, every record at the sink once\n")
 	}
-	fmt.Fprintf(stdout, "\nevery protocol restored from its latest complete snapshot and ran on to the failure-free output, every record at the sink once\n")
-	return exitOK
+	return failed
+}
+
+// tracedModes are the protocols tla/BarrierSnapshots.tla has, whose runs
+// flow --out traces (the Chandy-Lamport marker wave is the marker
+// protocol of tla/ChandyLamport.tla, on a dataflow graph: no barrier
+// trace).
+var tracedModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned}
+
+// traceGraph is the graph of flow's traced runs, one
+// tla/BarrierSnapshots.tla takes (every operator one output): --par
+// sources, each feeding its own map, all maps fanning into one
+// aggregation (the slow one), a sink.
+func traceGraph(o flowOptions, mode dataflow.Mode) (*dataflow.Graph, error) {
+	g := dataflow.Graph{Cap: o.capacity, Mode: mode}
+	agg := 2 * o.par
+	for i := range o.par {
+		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("S%d", i+1), Kind: dataflow.Source, Budget: o.records})
+		g.Edges = append(g.Edges, dataflow.EdgeSpec{From: i, To: o.par + i}, dataflow.EdgeSpec{From: o.par + i, To: agg})
+	}
+	for i := range o.par {
+		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("M%d", i+1), Kind: dataflow.Operator})
+	}
+	g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: "A", Kind: dataflow.Operator}, dataflow.NodeSpec{Name: "K", Kind: dataflow.Sink})
+	g.Edges = append(g.Edges, dataflow.EdgeSpec{From: agg, To: agg + 1})
+	return dataflow.NewGraph(g)
+}
+
+// flowTrace runs traceGraph for mode with a tracer attached and writes
+// the barrier trace to --out/<mode>.jsonl: one snapshot (the trace
+// format, like tla/BarrierSnapshots.tla, has one), injected once a
+// quarter of the records were emitted, the failure --fail-after records
+// later, the restore from the snapshot and the run to the end.
+func flowTrace(f *cmdFlags, o flowOptions, mode dataflow.Mode, rt runner) error {
+	if !slices.Contains(tracedModes, mode) {
+		f.errorf("%s: no barrier trace (tla/BarrierSnapshots.tla has the aligned and unaligned protocols)", mode)
+		return nil
+	}
+	g, err := traceGraph(o, mode)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(o.out, mode.String()+".jsonl")
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	tr, err := dataflow.NewTracer(file, g, dataflow.TraceHeader{Drained: true, Source: "markerwave flow",
+		Note: fmt.Sprintf("%s, %d sources x %s fanning into one aggregation, buffers of %d, %s runtime", mode, o.par, plural(o.records, "record"), o.capacity, o.runtime)})
+	if err != nil {
+		return err
+	}
+	if err := tracedRun(o, g, tr, rt); err != nil {
+		return fmt.Errorf("the traced run: %w", err)
+	}
+	if err := tr.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	f.errorf("%s: wrote %s", mode, path)
+	return file.Close()
+}
+
+// tracedRun is flowTrace's run: to the failure, then restored to the end.
+func tracedRun(o flowOptions, g *dataflow.Graph, tr *dataflow.Tracer, rt runner) error {
+	total := o.par * o.records
+	slow := map[int]time.Duration{2 * o.par: o.slow}
+	c := dataflow.NewCluster(g, nil)
+	tr.Attach(c)
+	res, err := rt(context.Background(), c, run.Options{InjectAt: total / 4, FailAfter: o.failAfter.or(total / 4), Throttle: slow, Timeout: o.timeout})
+	if err != nil || !res.Failed {
+		return err // a run that ended before its failure is traced whole
+	}
+	if res.Latest() == nil {
+		return errors.New("the failure came before the snapshot completed")
+	}
+	r, err := dataflow.RestoreCluster(g, res.Latest(), nil)
+	if err != nil {
+		return err
+	}
+	tr.Restore(r)
+	_, err = rt(context.Background(), r, run.Options{InjectAt: -1, FailAfter: -1, Throttle: slow, Timeout: o.timeout})
+	return err
 }
 
 // flowProtocol runs the demo for one protocol: the reference run, the run
 // with snapshots and a failure, the restored run, and the comparison.
-func flowProtocol(o flowOptions, mode dataflow.Mode, runtime func(context.Context, *dataflow.Cluster, run.Options) (*run.Result, error)) (flowRow, error) {
+func flowProtocol(o flowOptions, mode dataflow.Mode, runtime runner) (flowRow, error) {
 	row := flowRow{mode: mode}
 	g, logics, err := pipeline.Pipeline(o.par, o.records, o.capacity, mode)
 	if err != nil {
@@ -149,7 +353,7 @@ func flowProtocol(o flowOptions, mode dataflow.Mode, runtime func(context.Contex
 	}
 	want := ref.Sink().Logic().(*pipeline.Sink).Latest
 	c := dataflow.NewCluster(g, logics())
-	res, err := runtime(ctx, c, run.Options{InjectAt: 0, Interval: o.every, FailAfter: o.failAfter, FailFrom: 2,
+	res, err := runtime(ctx, c, run.Options{InjectAt: 0, Interval: o.every, FailAfter: o.failAfter.or(o.par * o.records / 4), FailFrom: 2,
 		Throttle: slow, Timeout: o.timeout})
 	if err != nil {
 		return row, fmt.Errorf("the run with snapshots: %w", err)

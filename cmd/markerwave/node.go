@@ -117,8 +117,13 @@ func loadNode(f *cmdFlags, o nodeOptions) (cfg *runtime.FileConfig, from *snapsh
 	return cfg, g, true
 }
 
-// reportConfig prints each problem of the config on its own line.
+// reportConfig prints each problem of the config on its own line; a
+// trace given for a config is named as one.
 func reportConfig(f *cmdFlags, path string, err error) {
+	if format, ok := traceFormat(path); ok {
+		f.errorf("%s is a trace (%s), not a cluster config (impl/runtime's FileConfig: topology, nodes, app, snapshot_dir, ...)", path, format)
+		return
+	}
 	var ce *runtime.ConfigError
 	if !errors.As(err, &ce) {
 		f.errorf("%v", err)

@@ -83,7 +83,7 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 	}
 	cmds := restartCommands(o.config, cfg.Topology, r.From)
 	if o.json {
-		if code := writeJSON(f, stdout, recoveryJSON(r, cmds)); code != exitOK || !o.start {
+		if code := writeJSON(f, stdout, recoveryJSON(r, cmds), exitOK); code != exitOK || !o.start {
 			return code
 		}
 	} else {

@@ -38,64 +38,89 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 	f.StringVar(&o.config, "config", "", "cluster config `FILE` (required)")
 	f.StringVar(&o.node, "node", "", "the node that initiates the snapshot, by process `ID` (default: the first with a control address)")
 	f.DurationVar(&o.wait, "wait", 10*time.Second, "how long to wait for the snapshot to complete")
-	f.BoolVar(&o.json, "json", false, "print the snapshot as one JSON object")
+	f.BoolVar(&o.json, "json", false, "print the snapshot as one JSON object (an error too: {\"error\": ...})")
 	if code, done := f.parse(args); done {
 		return code
 	}
+	if msg, bad := o.usage(f); bad {
+		return f.usageError("%s", msg)
+	}
+	j := snapshotJob{f: f, o: o}
+	code := j.take()
+	if o.json {
+		return writeJSON(f, stdout, j.out, code)
+	}
+	return code
+}
+
+// usage returns the usage error in o, if any.
+func (o snapshotOptions) usage(f *cmdFlags) (string, bool) {
 	switch {
 	case f.NArg() > 0:
-		return f.usageError("unexpected argument %q", f.Arg(0))
+		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
 	case o.config == "":
-		return f.usageError("--config is required")
+		return "--config is required", true
 	case o.wait <= 0:
-		return f.usageError("--wait must be positive")
+		return "--wait must be positive", true
 	}
-	cfg, err := runtime.LoadConfig(o.config, "")
+	return "", false
+}
+
+// snapshotJob is one run of the snapshot command: out is its --json
+// output, an error included.
+type snapshotJob struct {
+	f   *cmdFlags
+	o   snapshotOptions
+	out snapshotJSON
+}
+
+// take asks the node for a snapshot and waits for it; it returns the exit
+// status, every error reported (and in j.out).
+func (j *snapshotJob) take() int {
+	cfg, err := runtime.LoadConfig(j.o.config, "")
 	if err != nil {
-		reportConfig(f, o.config, err)
+		j.out.Error = fmt.Sprintf("%s: %v", j.o.config, err)
+		reportConfig(j.f, j.o.config, err)
 		return exitUsage
 	}
-	node, addr, err := controlOf(cfg, spec.ProcID(o.node))
+	node, addr, err := controlOf(cfg, spec.ProcID(j.o.node))
 	if err != nil {
-		return f.fail(exitUsage, fmt.Errorf("%s: %w", o.config, err))
+		return j.fail(exitUsage, fmt.Errorf("%s: %w", j.o.config, err))
 	}
+	j.out.Node = node
 	id, err := askSnapshot(node, addr)
 	if err != nil {
-		return f.fail(exitFail, err)
+		return j.fail(exitFail, err)
 	}
-	f.errorf("%s initiated snapshot %d; waiting for it to complete", string(node), id)
+	j.f.errorf("%s initiated snapshot %d; waiting for it to complete", string(node), id)
 	st, err := store.Open(cfg.SnapshotDir)
 	if err != nil {
-		return f.fail(exitFail, err)
+		return j.fail(exitFail, err)
 	}
-	e, err := waitComplete(st, cfg.Topology, id, o.wait)
-	if o.json {
-		if code := writeJSON(f, stdout, snapshotJSON{Node: node, Snapshot: toEntryJSON(e), Path: st.Path(id), Error: errString(err)}); code != exitOK {
-			return code
-		}
-	}
+	e, err := waitComplete(st, cfg.Topology, id, j.o.wait)
+	ej := toEntryJSON(e)
+	j.out.Snapshot, j.out.Path = &ej, st.Path(id)
 	if err != nil {
-		return f.fail(exitFail, err)
+		return j.fail(exitFail, err)
 	}
-	if !o.json {
-		fmt.Fprintf(stdout, "snapshot %d (initiated by %s): %s, saved %s\n", id, string(node), e, st.Path(id))
+	if !j.o.json {
+		fmt.Fprintf(j.f.stdout, "snapshot %d (initiated by %s): %s, saved %s\n", id, string(node), e, st.Path(id))
 	}
 	return exitOK
 }
 
-// snapshotJSON is snapshot's --json output.
-type snapshotJSON struct {
-	Node     spec.ProcID `json:"node"`
-	Snapshot entryJSON   `json:"snapshot"`
-	Path     string      `json:"path"`
-	Error    string      `json:"error,omitempty"`
+// fail reports err, notes it for --json and returns code.
+func (j *snapshotJob) fail(code int, err error) int {
+	j.out.Error = err.Error()
+	return j.f.fail(code, err)
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+// snapshotJSON is snapshot's --json output.
+type snapshotJSON struct {
+	Node     spec.ProcID `json:"node,omitempty"`
+	Snapshot *entryJSON  `json:"snapshot,omitempty"`
+	Path     string      `json:"path,omitempty"`
+	Error    string      `json:"error,omitempty"`
 }
 
 // controlOf is the node to ask and its control address: node if given,

@@ -71,7 +71,7 @@ func runSnapshots(args []string, stdout, stderr io.Writer) int {
 		latest = r.From
 	}
 	if o.json {
-		return writeJSON(f, stdout, catalogJSON(dir, entries, latest, top != nil))
+		return writeJSON(f, stdout, catalogJSON(dir, entries, latest, top != nil), exitOK)
 	}
 	printCatalog(stdout, dir, entries, latest)
 	return exitOK
@@ -155,12 +155,13 @@ func catalogJSON(dir string, entries []store.Entry, latest *store.Entry, withLat
 	return out
 }
 
-// writeJSON writes v as one line of JSON and returns exitOK.
-func writeJSON(f *cmdFlags, w io.Writer, v any) int {
+// writeJSON writes v as one line of JSON and returns code (exitFail if
+// it cannot be written).
+func writeJSON(f *cmdFlags, w io.Writer, v any, code int) int {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return f.fail(exitFail, err)
 	}
-	return exitOK
+	return code
 }

@@ -337,17 +337,33 @@ func checkAddr(ps *problems, field, addr string) (string, bool) {
 		ps.add(field, "%q is not host:port", addr)
 		return "", false
 	}
-	num, err := strconv.Atoi(port)
-	if err != nil {
-		ps.add(field, "%q: port %q is not a number", addr, port)
+	num, err := CheckPort(port, 1)
+	if errors.Is(err, errNotANumber) {
+		ps.add(field, "%q: %v", addr, err)
 		return "", false
 	}
-	if num < 1 || num > 65535 {
-		ps.add(field, "port %d out of range 1-65535", num)
+	if err != nil {
+		ps.add(field, "%v", err)
 		return "", false
 	}
 	return net.JoinHostPort(host, strconv.Itoa(num)), true
 }
+
+// CheckPort is the one check of a port every command makes of an
+// address (the config's listen and control addresses, serve's --addr):
+// a decimal number in lowest-65535 (lowest 0 lets the system pick one).
+func CheckPort(port string, lowest int) (int, error) {
+	num, err := strconv.Atoi(port)
+	if err != nil {
+		return 0, fmt.Errorf("port %q %w", port, errNotANumber)
+	}
+	if num < lowest || num > 65535 {
+		return 0, fmt.Errorf("port %d out of range %d-65535", num, lowest)
+	}
+	return num, nil
+}
+
+var errNotANumber = errors.New("is not a number")
 
 // isLoopback reports whether host names this machine's loopback
 // interface only.
@@ -488,22 +504,22 @@ func (c *FileConfig) hostProblems(self spec.ProcID) problems {
 		ps.add("", "node %s is not a process of the topology (%s)", string(self), procList(c.Topology.Procs))
 	}
 	if c.SnapshotDir != "" {
-		if err := usableDir(c.SnapshotDir); err != nil {
+		if err := UsableDir(c.SnapshotDir); err != nil {
 			ps.add("snapshot_dir", "%v", err)
 		}
 	}
 	if c.TraceDir != "" {
-		if err := usableDir(c.TraceDir); err != nil {
+		if err := UsableDir(c.TraceDir); err != nil {
 			ps.add("trace_dir", "%v", err)
 		}
 	}
 	return ps
 }
 
-// usableDir reports why dir cannot hold files: it, or the nearest
+// UsableDir reports why dir cannot hold files: it, or the nearest
 // existing directory it would be created in, is not a directory or not
 // writable. It creates nothing but a temporary file, removed at once.
-func usableDir(dir string) error {
+func UsableDir(dir string) error {
 	d := filepath.Clean(dir)
 	for {
 		st, err := os.Stat(d)
