@@ -36,7 +36,8 @@ cluster; the per-node logs are merged into --out/trace.jsonl for
 markerwave audit.
 
 Exit 0: every check passed; 1: one failed; 2: bad usage, or --out
-already holds a run.`
+already holds a run or cannot be created or written; 130: interrupted
+(SIGINT), the partial --out removed.`
 
 // demoOptions are demo's flags.
 type demoOptions struct {

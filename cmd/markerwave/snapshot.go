@@ -160,7 +160,7 @@ func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
 	if resp.StatusCode != http.StatusOK {
 		var e runtime.ControlError
 		if spec.DecodeStrict(body, &e) == nil && e.Error != "" {
-			return 0, fmt.Errorf("%s refused: %s", string(node), e.Error)
+			return 0, fmt.Errorf("%s refused: %s", string(node), nameOnce(node, e.Error))
 		}
 		return 0, fmt.Errorf("%s's control endpoint %s answered %s", string(node), addr, resp.Status)
 	}

@@ -34,6 +34,12 @@ import (
 //
 // "app" names a kind registered in impl/app; its other fields are that
 // kind's parameters (kind "token" takes "holder" instead of "balances").
+//
+// A relative trace_dir or snapshot_dir is relative to the directory of
+// the config file (LoadConfig resolves it there), not to the working
+// directory: every process started with the file, from wherever, uses
+// the same directories. ParseConfig, which has no file, leaves them as
+// written.
 type FileConfig struct {
 	Topology    *spec.Topology              `json:"-"`
 	Nodes       map[spec.ProcID]NodeAddress `json:"nodes"`
@@ -198,7 +204,8 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 
 // LoadConfig reads the cluster config file at path and checks it for node
 // self: everything ParseConfig and CheckHost check, with every problem of
-// both in one *ConfigError. A node should run it on every start.
+// both in one *ConfigError. Relative directories are resolved against
+// path's directory (resolveDirs). A node should run it on every start.
 func LoadConfig(path string, self spec.ProcID) (*FileConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -206,6 +213,7 @@ func LoadConfig(path string, self spec.ProcID) (*FileConfig, error) {
 	}
 	cfg, ps := parseConfig(b)
 	if cfg != nil {
+		cfg.resolveDirs(filepath.Dir(path))
 		ps = append(ps, cfg.hostProblems(self)...)
 	}
 	if err := ps.err(); err != nil {
@@ -264,6 +272,16 @@ func decodeConfig(b []byte) (*FileConfig, map[string]json.RawMessage, *FieldProb
 	}
 	cfg.Topology = t
 	return &cfg, app, nil
+}
+
+// resolveDirs makes the config's relative directories relative to base,
+// the config file's directory, as FileConfig's doc says.
+func (c *FileConfig) resolveDirs(base string) {
+	for _, d := range []*string{&c.TraceDir, &c.SnapshotDir} {
+		if *d != "" && !filepath.IsAbs(*d) {
+			*d = filepath.Join(base, *d)
+		}
+	}
 }
 
 // orNull is b, or null if b is absent.
