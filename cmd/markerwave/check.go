@@ -99,31 +99,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 // usage returns the usage error in the flags' values, if any.
 func (f *checkFlags) usage() (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case *f.model == "":
-		return "--model is required", true
-	case *f.workers < 1 || *f.traces < 1 || *f.depth < 1:
-		return "--workers, --traces and --depth must be at least 1", true
-	case *f.maxStates < 0:
-		return "--max-states must not be negative", true
-	}
-	return f.modeUsage()
-}
-
-// modeUsage returns the usage error in the flags of one mode used with
-// the other, or in --tmpdir, if any.
-func (f *checkFlags) modeUsage() (string, bool) {
-	switch {
-	case *f.simulate && (*f.maxStates > 0 || f.maxMemory > 0 || *f.fingerprint):
-		return "--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate", true
-	case !*f.fingerprint && (f.frontierMemory > 0 || *f.tmpDir != ""):
-		return "--frontier-memory and --tmpdir need --fingerprint", true
-	case *f.tmpDir != "" && !isDir(*f.tmpDir):
-		return fmt.Sprintf("--tmpdir %s is not a directory", *f.tmpDir), true
-	}
-	return "", false
+	bounded := *f.maxStates > 0 || f.maxMemory > 0 || *f.fingerprint
+	spills := f.frontierMemory > 0 || *f.tmpDir != ""
+	return broken(
+		f.unexpected(),
+		rule{*f.model == "", "--model is required"},
+		rule{min(*f.workers, *f.traces, *f.depth) < 1, "--workers, --traces and --depth must be at least 1"},
+		rule{*f.maxStates < 0, "--max-states must not be negative"},
+		rule{*f.simulate && bounded, "--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate"},
+		rule{!*f.fingerprint && spills, "--frontier-memory and --tmpdir need --fingerprint"},
+		rule{*f.tmpDir != "" && !isDir(*f.tmpDir), fmt.Sprintf("--tmpdir %s is not a directory", *f.tmpDir)},
+	)
 }
 
 func isDir(path string) bool {

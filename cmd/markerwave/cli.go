@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -123,6 +124,32 @@ func (f *cmdFlags) errorf(format string, args ...any) {
 func (f *cmdFlags) fail(code int, err error) int {
 	f.errorf("%v", err)
 	return code
+}
+
+// rule is one check of a command's flags: when bad, msg is the usage
+// error.
+type rule struct {
+	bad bool
+	msg string
+}
+
+// broken is the message of the first bad rule, if any: a command's flag
+// checks as one list, in the order they are reported.
+func broken(rules ...rule) (string, bool) {
+	for _, r := range rules {
+		if r.bad {
+			return r.msg, true
+		}
+	}
+	return "", false
+}
+
+// outside reports whether v is not in lo..hi.
+func outside[T cmp.Ordered](v, lo, hi T) bool { return v < lo || v > hi }
+
+// unexpected is the rule that a command takes no positional arguments.
+func (f *cmdFlags) unexpected() rule {
+	return rule{f.NArg() > 0, fmt.Sprintf("unexpected argument %q", f.Arg(0))}
 }
 
 // plural renders n and the noun, with an s (es after s, x, ch, sh) unless

@@ -60,19 +60,13 @@ func (o *demoOptions) define(f *cmdFlags) {
 
 // usage returns the usage error in o, if any.
 func (o *demoOptions) usage(f *cmdFlags) (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case o.nodes < 2 || o.nodes > 32:
-		return fmt.Sprintf("--nodes %d: want 2..32", o.nodes), true
-	case o.transfers < 0 || o.transfers > 10_000_000:
-		return fmt.Sprintf("--transfers %d: want 0..10000000", o.transfers), true
-	case o.balance <= 0 || o.balance > 1<<40:
-		return fmt.Sprintf("--balance %d: want 1..%d", o.balance, int64(1<<40)), true
-	case o.timeout <= 0:
-		return "--timeout must be positive", true
-	}
-	return "", false
+	return broken(
+		f.unexpected(),
+		rule{outside(o.nodes, 2, 32), fmt.Sprintf("--nodes %d: want 2..32", o.nodes)},
+		rule{outside(o.transfers, 0, 10_000_000), fmt.Sprintf("--transfers %d: want 0..10000000", o.transfers)},
+		rule{outside(o.balance, 1, 1<<40), fmt.Sprintf("--balance %d: want 1..%d", o.balance, int64(1<<40))},
+		rule{o.timeout <= 0, "--timeout must be positive"},
+	)
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,22 +132,47 @@ func (j *exportJob) settle(f *cmdFlags) int {
 	if j.diagram == "" && j.shiviz == "" && j.tlcDir == "" {
 		return f.usageError("nothing to do: give --diagram, --shiviz or --tlc")
 	}
-	if j.diagram != "" {
-		format, err := export.FormatOf(j.diagram)
-		if err != nil {
-			return f.usageError("--diagram %s: diagram file must end in .svg or .html", j.diagram)
+	for _, step := range []func(*cmdFlags) int{j.settleDiagram, j.settleWindow, j.settleTLC} {
+		if code := step(f); code != exitOK {
+			return code
 		}
-		j.format = format
-	} else if f.isSet("snap") || j.window != "" {
-		return f.usageError("--snap and --window need --diagram")
 	}
-	if j.window != "" {
-		from, to, ok := parseWindow(j.window)
-		if !ok {
-			return f.usageError("--window %s: want FROM:TO, column numbers from 1 with FROM <= TO, either may be empty", j.window)
+	return exitOK
+}
+
+// settleDiagram takes the diagram's format from its file name; --snap
+// and --window need a diagram.
+func (j *exportJob) settleDiagram(f *cmdFlags) int {
+	if j.diagram == "" {
+		if f.isSet("snap") || j.window != "" {
+			return f.usageError("--snap and --window need --diagram")
 		}
-		j.view.From, j.view.To = from, to
+		return exitOK
 	}
+	format, err := export.FormatOf(j.diagram)
+	if err != nil {
+		return f.usageError("--diagram %s: diagram file must end in .svg or .html", j.diagram)
+	}
+	j.format = format
+	return exitOK
+}
+
+// settleWindow parses --window into the diagram's view.
+func (j *exportJob) settleWindow(f *cmdFlags) int {
+	if j.window == "" {
+		return exitOK
+	}
+	from, to, ok := parseWindow(j.window)
+	if !ok {
+		return f.usageError("--window %s: want FROM:TO, column numbers from 1 with FROM <= TO, either may be empty", j.window)
+	}
+	j.view.From, j.view.To = from, to
+	return exitOK
+}
+
+// settleTLC checks --run-tlc: it needs --tlc and a tla2tools.jar (the
+// flag's, else $TLA2TOOLS).
+func (j *exportJob) settleTLC(f *cmdFlags) int {
 	j.runTLC = f.isSet("run-tlc")
 	if !j.runTLC {
 		return exitOK
@@ -154,9 +180,7 @@ func (j *exportJob) settle(f *cmdFlags) int {
 	if j.tlcDir == "" {
 		return f.usageError("--run-tlc needs --tlc DIR")
 	}
-	if j.jar == "" {
-		j.jar = os.Getenv("TLA2TOOLS")
-	}
+	j.jar = cmp.Or(j.jar, os.Getenv("TLA2TOOLS"))
 	if j.jar == "" {
 		return f.usageError("--run-tlc: no tla2tools.jar given and TLA2TOOLS is unset")
 	}

@@ -97,35 +97,17 @@ func (o *flowOptions) define(f *cmdFlags) {
 }
 
 func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case o.par < 1 || o.par > 16:
-		return fmt.Sprintf("--par %d: want 1..16", o.par), true
-	case o.records < 1 || o.records > 1_000_000:
-		return fmt.Sprintf("--records %d: want 1..1000000", o.records), true
-	case o.capacity < 1 || o.capacity > 10_000:
-		return fmt.Sprintf("--cap %d: want 1..10000", o.capacity), true
-	case o.failAfter.or(0) < 0:
-		return fmt.Sprintf("--fail-after %d must not be negative", o.failAfter.n), true
-	}
-	return o.timeUsage()
-}
-
-// timeUsage returns the usage error in the durations and --runtime, if
-// any.
-func (o *flowOptions) timeUsage() (string, bool) {
-	switch {
-	case o.slow < 0:
-		return "--slow must not be negative", true
-	case o.every <= 0:
-		return "--every must be positive", true
-	case o.timeout <= 0:
-		return "--timeout must be positive", true
-	case o.runtime != "tcp" && o.runtime != "memory":
-		return fmt.Sprintf("--runtime %q: want tcp or memory", o.runtime), true
-	}
-	return "", false
+	return broken(
+		f.unexpected(),
+		rule{outside(o.par, 1, 16), fmt.Sprintf("--par %d: want 1..16", o.par)},
+		rule{outside(o.records, 1, 1_000_000), fmt.Sprintf("--records %d: want 1..1000000", o.records)},
+		rule{outside(o.capacity, 1, 10_000), fmt.Sprintf("--cap %d: want 1..10000", o.capacity)},
+		rule{o.failAfter.or(0) < 0, fmt.Sprintf("--fail-after %d must not be negative", o.failAfter.n)},
+		rule{o.slow < 0, "--slow must not be negative"},
+		rule{o.every <= 0, "--every must be positive"},
+		rule{o.timeout <= 0, "--timeout must be positive"},
+		rule{o.runtime != "tcp" && o.runtime != "memory", fmt.Sprintf("--runtime %q: want tcp or memory", o.runtime)},
+	)
 }
 
 // flowRow is what the demo found for one protocol.

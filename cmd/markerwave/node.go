@@ -67,17 +67,12 @@ func (o *nodeOptions) define(f *cmdFlags) {
 
 // usage returns the usage error in o, if any.
 func (o *nodeOptions) usage(f *cmdFlags) (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case o.config == "":
-		return "--config is required", true
-	case o.id == "" && !o.check:
-		return "--id is required (or --check to only check the config)", true
-	case o.duration < 0:
-		return "--duration must not be negative", true
-	}
-	return "", false
+	return broken(
+		f.unexpected(),
+		rule{o.config == "", "--config is required"},
+		rule{o.id == "" && !o.check, "--id is required (or --check to only check the config)"},
+		rule{o.duration < 0, "--duration must not be negative"},
+	)
 }
 
 func runNode(args []string, stdout, stderr io.Writer) int {

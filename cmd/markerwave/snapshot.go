@@ -55,15 +55,11 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 
 // usage returns the usage error in o, if any.
 func (o snapshotOptions) usage(f *cmdFlags) (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case o.config == "":
-		return "--config is required", true
-	case o.wait <= 0:
-		return "--wait must be positive", true
-	}
-	return "", false
+	return broken(
+		f.unexpected(),
+		rule{o.config == "", "--config is required"},
+		rule{o.wait <= 0, "--wait must be positive"},
+	)
 }
 
 // snapshotJob is one run of the snapshot command: out is its --json
