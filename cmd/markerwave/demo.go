@@ -211,28 +211,13 @@ func startDemo(o demoOptions, w io.Writer) (*demoRun, error) {
 		r.initBal[p] = o.balance
 	}
 	r.total = o.balance * int64(o.nodes)
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return nil, err
-	}
-	var err error
-	if r.st, err = store.Open(filepath.Join(o.out, "snapshots")); err != nil {
-		return nil, err
-	}
-	trs, addrs, err := demoTransports(r.topo)
-	if err != nil {
-		return nil, err
-	}
 	r.hdr = spec.Header{Topology: r.topo, InitBal: r.initBal, Source: "markerwave demo", Note: fmt.Sprintf("seed %d, %d transfers", o.seed, o.transfers)}
 	r.nodeDir = filepath.Join(o.out, "nodes")
-	if r.sinks, err = runtime.OpenTraces(r.nodeDir, r.hdr); err != nil {
+	if err := r.openStore(); err != nil {
 		return nil, err
 	}
-	r.cl, err = runtime.NewCluster(runtime.ClusterConfig{
-		Topology: r.topo, NodeTransports: trs, Traces: r.sinks,
-		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(r.initBal[p]) },
-	})
+	addrs, err := r.startCluster()
 	if err != nil {
-		runtime.CloseTraces(r.sinks)
 		return nil, err
 	}
 	fmt.Fprintf(w, "markerwave demo: %d bank nodes, %d channels (complete graph) over loopback TCP, %d each, total %d\n", o.nodes, len(r.topo.Chans), o.balance, r.total)
@@ -243,20 +228,41 @@ func startDemo(o demoOptions, w io.Writer) (*demoRun, error) {
 	return r, nil
 }
 
+// openStore creates --out and the snapshot store in it.
+func (r *demoRun) openStore() error {
+	err := os.MkdirAll(r.o.out, 0o755)
+	if err == nil {
+		r.st, err = store.Open(filepath.Join(r.o.out, "snapshots"))
+	}
+	return err
+}
+
+// startCluster starts the nodes on their transports, each with its
+// trace, and returns their addresses.
+func (r *demoRun) startCluster() (map[spec.ProcID]string, error) {
+	trs, addrs, err := demoTransports(r.topo)
+	if err != nil {
+		return nil, err
+	}
+	if r.sinks, err = runtime.OpenTraces(r.nodeDir, r.hdr); err != nil {
+		return nil, err
+	}
+	r.cl, err = runtime.NewCluster(runtime.ClusterConfig{
+		Topology: r.topo, NodeTransports: trs, Traces: r.sinks,
+		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(r.initBal[p]) },
+	})
+	if err != nil {
+		runtime.CloseTraces(r.sinks)
+	}
+	return addrs, err
+}
+
 // demoTransports starts one TCP transport per node of topo on a free
 // loopback port, and returns them with their addresses.
 func demoTransports(topo *spec.Topology) (map[spec.ProcID]transport.Transport, map[spec.ProcID]string, error) {
-	lns := map[spec.ProcID]net.Listener{}
-	addrs := map[spec.ProcID]string{}
-	for _, p := range topo.Procs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, nil, err
-		}
-		lns[p], addrs[p] = ln, ln.Addr().String()
+	lns, addrs, err := listenAll(topo.Procs)
+	if err != nil {
+		return nil, nil, err
 	}
 	trs := map[spec.ProcID]transport.Transport{}
 	for _, p := range topo.Procs {
@@ -267,6 +273,28 @@ func demoTransports(topo *spec.Topology) (map[spec.ProcID]transport.Transport, m
 		trs[p] = tr
 	}
 	return trs, addrs, nil
+}
+
+// listenAll opens a listener on a free loopback port for each of procs
+// (none if one cannot be opened) and returns them with their addresses.
+func listenAll(procs []spec.ProcID) (map[spec.ProcID]net.Listener, map[spec.ProcID]string, error) {
+	lns := map[spec.ProcID]net.Listener{}
+	addrs := map[spec.ProcID]string{}
+	for _, p := range procs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			closeAll(lns)
+			return nil, nil, err
+		}
+		lns[p], addrs[p] = ln, ln.Addr().String()
+	}
+	return lns, addrs, nil
+}
+
+func closeAll(lns map[spec.ProcID]net.Listener) {
+	for _, l := range lns {
+		l.Close()
+	}
 }
 
 // startWorkload has every node make its share of the random transfers,
@@ -420,37 +448,47 @@ func (r *demoRun) stopCluster() {
 // checkSnapshots prints each collected snapshot, in id order, checks that
 // it is consistent and conserves money, and saves and reloads it.
 func (r *demoRun) checkSnapshots() {
-	w := r.w
 	sort.Slice(r.results, func(i, j int) bool { return r.results[i].ID < r.results[j].ID })
 	for _, g := range r.results {
-		fmt.Fprint(w, g.String())
-		for _, o := range r.pairs[g.ID] {
-			if o != g.ID {
-				fmt.Fprintf(w, "  (started at the same moment as snapshot %d, by another node)\n", o)
-			}
-		}
-		if err := g.Validate(); err != nil {
-			r.failf("  ✗ inconsistent: %v\n\n", err)
-			continue
-		}
-		if t := g.Total(); t != r.total {
-			r.failf("  ✗ NOT conserved: total %d, initial total %d\n", t, r.total)
-		} else {
-			fmt.Fprintf(w, "  ✓ conserved: total %d = initial total %d\n", t, r.total)
-		}
-		path, err := r.st.Save(g)
-		if err == nil {
-			_, err = r.st.Load(g.ID)
-		}
-		if err != nil {
-			r.failf("  ✗ persist: %v\n\n", err)
-			continue
-		}
-		fmt.Fprintf(w, "  saved %s (checksummed, reloaded)\n\n", path)
+		r.checkSnapshot(g)
 	}
 	for _, f := range r.failed {
 		r.failf("✗ %s\n", f)
 	}
+}
+
+// checkSnapshot prints snapshot g, checks it and saves it.
+func (r *demoRun) checkSnapshot(g snapshot.Global) {
+	w := r.w
+	fmt.Fprint(w, g.String())
+	for _, o := range r.pairs[g.ID] {
+		if o != g.ID {
+			fmt.Fprintf(w, "  (started at the same moment as snapshot %d, by another node)\n", o)
+		}
+	}
+	if err := g.Validate(); err != nil {
+		r.failf("  ✗ inconsistent: %v\n\n", err)
+		return
+	}
+	if t := g.Total(); t != r.total {
+		r.failf("  ✗ NOT conserved: total %d, initial total %d\n", t, r.total)
+	} else {
+		fmt.Fprintf(w, "  ✓ conserved: total %d = initial total %d\n", t, r.total)
+	}
+	r.persist(g)
+}
+
+// persist saves snapshot g and reloads it.
+func (r *demoRun) persist(g snapshot.Global) {
+	path, err := r.st.Save(g)
+	if err == nil {
+		_, err = r.st.Load(g.ID)
+	}
+	if err != nil {
+		r.failf("  ✗ persist: %v\n\n", err)
+		return
+	}
+	fmt.Fprintf(r.w, "  saved %s (checksummed, reloaded)\n\n", path)
 }
 
 // checkTotals prints the workload's counts and checks that the final
@@ -522,36 +560,52 @@ func demoRestore(w io.Writer, st *store.Store, id spec.SnapID, total int64) erro
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	defer cl.Stop(ctx)
-	if err := cl.Quiesce(ctx); err != nil {
-		return err
-	}
-	var sum int64
-	for _, p := range g.Topology.Procs {
-		s, err := cl.Node(p).State()
-		if err != nil {
-			return err
-		}
-		sum += s.Bal
-	}
-	if sum != total {
-		return fmt.Errorf("restored balances total %d, want %d", sum, total)
-	}
-	procs := g.Topology.Procs
-	for i := 0; i < 50; i++ {
-		_ = cl.Send(procs[i%len(procs)], procs[(i+1)%len(procs)], app.Transfer(1))
-	}
-	s, err := cl.Snapshot(procs[0])
+	sum, err := restoredTotal(ctx, cl, g.Topology, total)
 	if err != nil {
 		return err
 	}
-	g2, err := cl.Collect(ctx, s)
+	s, g2, err := snapshotAfterRestore(ctx, cl, g.Topology.Procs, total)
 	if err != nil {
 		return err
-	}
-	if g2.Total() != total {
-		return fmt.Errorf("snapshot %d after restore totals %d, want %d", s, g2.Total(), total)
 	}
 	fmt.Fprintf(w, "✓ restored snapshot %d from disk into a fresh cluster (%d recorded messages re-delivered first): balances total %d; a new snapshot there (id %d) totals %d\n",
 		id, g.Recorded(), sum, s, g2.Total())
 	return nil
+}
+
+// restoredTotal waits until the restored cluster cl has re-delivered the
+// recorded messages and checks that its balances total total.
+func restoredTotal(ctx context.Context, cl *runtime.Cluster, t *spec.Topology, total int64) (int64, error) {
+	if err := cl.Quiesce(ctx); err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, p := range t.Procs {
+		s, err := cl.Node(p).State()
+		if err != nil {
+			return 0, err
+		}
+		sum += s.Bal
+	}
+	if sum != total {
+		return sum, fmt.Errorf("restored balances total %d, want %d", sum, total)
+	}
+	return sum, nil
+}
+
+// snapshotAfterRestore makes transfers on the restored cluster cl, takes
+// a snapshot and checks its total.
+func snapshotAfterRestore(ctx context.Context, cl *runtime.Cluster, procs []spec.ProcID, total int64) (spec.SnapID, snapshot.Global, error) {
+	for i := range 50 {
+		_ = cl.Send(procs[i%len(procs)], procs[(i+1)%len(procs)], app.Transfer(1))
+	}
+	s, err := cl.Snapshot(procs[0])
+	if err != nil {
+		return 0, snapshot.Global{}, err
+	}
+	g, err := cl.Collect(ctx, s)
+	if err == nil && g.Total() != total {
+		err = fmt.Errorf("snapshot %d after restore totals %d, want %d", s, g.Total(), total)
+	}
+	return s, g, err
 }

@@ -53,22 +53,7 @@ type exportJob struct {
 func runExport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("export", "[flags] TRACE", exportAbout, stdout, stderr)
 	var j exportJob
-	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a zoomable page with a table of the snapshots), events in columns of causal depth (Lamport time), and print the columns drawn, the size, and each snapshot's total and its orphan and missing messages")
-	f.Func("snap", "with --diagram: draw only snapshot `N` (its cut, markers and messages) and, without --window, only its neighbourhood: the columns of its recording points and its markers' receives, widened towards the sends and receives of the messages its cut classifies up to "+fmt.Sprint(export.MaxSpan)+" columns, and "+fmt.Sprint(export.Margin)+" more either side", func(s string) error {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || n == 0 {
-			return fmt.Errorf("want a snapshot id, a positive integer")
-		}
-		j.view.Snap = spec.SnapID(n)
-		return nil
-	})
-	f.StringVar(&j.window, "window", "", "with --diagram: draw only columns `FROM:TO` (inclusive; either may be empty for the run's start or end). The diagram's columns are Lamport times, shown on its axis and in each event's hover text: concurrent events share one")
-	f.StringVar(&j.shiviz, "shiviz", "", "write a ShiViz log to `FILE` (its parser regex on the first line)")
-	f.StringVar(&j.tlcDir, "tlc", "", "write a TLC trace-validation model to `DIR`: MCTrace.tla, MCTrace.cfg and the spec modules ChandyLamport.tla and TraceChandyLamport.tla")
-	f.StringVar(&j.jar, "run-tlc", "", "with --tlc: also run TLC, tla2tools.jar at `JAR` (empty: $TLA2TOOLS), and print its verdict")
-	f.StringVar(&j.specDir, "spec-dir", "", "the `DIR` holding the spec modules (default: $MARKERWAVE_TLA_DIR, else the repository's tla/ found from the working directory or a parent)")
-	f.StringVar(&j.java, "java", "java", "the java `command` that runs TLC")
-	f.DurationVar(&j.timeout, "tlc-timeout", 5*time.Minute, "bound on the TLC run")
+	j.define(f)
 	if code, done := f.parse(args); done {
 		return code
 	}
@@ -88,6 +73,29 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// define defines export's flags into j.
+func (j *exportJob) define(f *cmdFlags) {
+	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a zoomable page with a table of the snapshots), events in columns of causal depth (Lamport time), and print the columns drawn, the size, and each snapshot's total and its orphan and missing messages")
+	f.Func("snap", "with --diagram: draw only snapshot `N` (its cut, markers and messages) and, without --window, only its neighbourhood: the columns of its recording points and its markers' receives, widened towards the sends and receives of the messages its cut classifies up to "+fmt.Sprint(export.MaxSpan)+" columns, and "+fmt.Sprint(export.Margin)+" more either side", j.setSnap)
+	f.StringVar(&j.window, "window", "", "with --diagram: draw only columns `FROM:TO` (inclusive; either may be empty for the run's start or end). The diagram's columns are Lamport times, shown on its axis and in each event's hover text: concurrent events share one")
+	f.StringVar(&j.shiviz, "shiviz", "", "write a ShiViz log to `FILE` (its parser regex on the first line)")
+	f.StringVar(&j.tlcDir, "tlc", "", "write a TLC trace-validation model to `DIR`: MCTrace.tla, MCTrace.cfg and the spec modules ChandyLamport.tla and TraceChandyLamport.tla")
+	f.StringVar(&j.jar, "run-tlc", "", "with --tlc: also run TLC, tla2tools.jar at `JAR` (empty: $TLA2TOOLS), and print its verdict")
+	f.StringVar(&j.specDir, "spec-dir", "", "the `DIR` holding the spec modules (default: $MARKERWAVE_TLA_DIR, else the repository's tla/ found from the working directory or a parent)")
+	f.StringVar(&j.java, "java", "java", "the java `command` that runs TLC")
+	f.DurationVar(&j.timeout, "tlc-timeout", 5*time.Minute, "bound on the TLC run")
+}
+
+// setSnap is --snap's value: a snapshot id.
+func (j *exportJob) setSnap(s string) error {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 {
+		return fmt.Errorf("want a snapshot id, a positive integer")
+	}
+	j.view.Snap = spec.SnapID(n)
+	return nil
 }
 
 // read reads the run to export: TRACE, or the one run the files of
@@ -291,14 +299,21 @@ func (j *exportJob) checkTLC(f *cmdFlags, tr spec.Trace) int {
 		fmt.Fprintf(f.stdout, "TLC: ACCEPTED: all %s are a behaviour of ChandyLamport; invariants hold along it\n", plural(v.Events, "event"))
 		return exitOK
 	}
-	fmt.Fprintf(f.stdout, "TLC: REJECTED: the trace is not a behaviour of ChandyLamport\nproperty: %s\n", v.Property())
+	printRejected(f.stdout, tr, v)
+	return exitFail
+}
+
+// printRejected prints TLC's rejection of trace tr: the property, TLC's
+// errors and the first event that does not match.
+func printRejected(w io.Writer, tr spec.Trace, v export.TLCVerdict) {
+	n := len(tr.Events)
+	fmt.Fprintf(w, "TLC: REJECTED: the trace is not a behaviour of ChandyLamport\nproperty: %s\n", v.Property())
 	for _, e := range v.Errors {
-		fmt.Fprintf(f.stdout, "  %s\n", e)
+		fmt.Fprintf(w, "  %s\n", e)
 	}
 	if v.Consumed >= 0 && v.Consumed < n {
-		fmt.Fprintf(f.stdout, "  matched %d of %s; the first that does not match is event %d: %s\n", v.Consumed, plural(n, "event"), v.Consumed+1, tr.Events[v.Consumed])
+		fmt.Fprintf(w, "  matched %d of %s; the first that does not match is event %d: %s\n", v.Consumed, plural(n, "event"), v.Consumed+1, tr.Events[v.Consumed])
 	}
-	return exitFail
 }
 
 // exportFailed reports err, without the library's "export: " prefix (the

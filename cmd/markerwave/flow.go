@@ -320,29 +320,87 @@ func tracedRun(o flowOptions, g *dataflow.Graph, tr *dataflow.Tracer, rt runner)
 
 // flowProtocol runs the demo for one protocol: the reference run, the run
 // with snapshots and a failure, the restored run, and the comparison.
-func flowProtocol(o flowOptions, mode dataflow.Mode, runtime runner) (flowRow, error) {
+func flowProtocol(o flowOptions, mode dataflow.Mode, rt runner) (flowRow, error) {
 	row := flowRow{mode: mode}
 	g, logics, err := pipeline.Pipeline(o.par, o.records, o.capacity, mode)
 	if err != nil {
 		return row, err
 	}
-	g = g.Successively()
-	slow := map[int]time.Duration{len(g.Nodes) - 2: o.slow}
-	ctx := context.Background()
-	ref := dataflow.NewCluster(g, logics())
-	if _, err := runtime(ctx, ref, run.Options{InjectAt: -1, FailAfter: -1, Timeout: o.timeout}); err != nil {
+	p := flowPlan{o: o, g: g.Successively(), logics: logics, rt: rt}
+	want, err := p.reference()
+	if err != nil {
 		return row, fmt.Errorf("the reference run: %w", err)
 	}
-	want := ref.Sink().Logic().(*pipeline.Sink).Latest
-	c := dataflow.NewCluster(g, logics())
-	res, err := runtime(ctx, c, run.Options{InjectAt: 0, Interval: o.every, FailAfter: o.failAfter.or(o.par * o.records / 4), FailFrom: 2,
-		Throttle: slow, Timeout: o.timeout})
+	c, res, err := p.failing()
 	if err != nil {
-		return row, fmt.Errorf("the run with snapshots: %w", err)
+		return row, err
 	}
-	if !res.Failed {
-		return row, fmt.Errorf("the run ended before its failure (%s completed): lower --fail-after or --every", plural(len(res.Checkpoints), "snapshot"))
+	row.measure(p.g, c, res)
+	r, err := p.restored(res.Latest())
+	if err != nil {
+		return row, err
 	}
+	row.ok, row.why = exactlyOnce(r.Sink().Output(), o.par*o.records, sinkOutput(r), want)
+	return row, nil
+}
+
+// flowPlan is one protocol's runs of the pipeline g.
+type flowPlan struct {
+	o      flowOptions
+	g      *dataflow.Graph
+	logics func() []dataflow.Logic
+	rt     runner
+}
+
+// slow is the throttle on the slow aggregation (the last before the sink).
+func (p flowPlan) slow() map[int]time.Duration {
+	return map[int]time.Duration{len(p.g.Nodes) - 2: p.o.slow}
+}
+
+// sinkOutput is the pipeline sink's latest count per key.
+func sinkOutput(c *dataflow.Cluster) map[int64]int64 {
+	return c.Sink().Logic().(*pipeline.Sink).Latest
+}
+
+// reference runs the pipeline without snapshots and returns its output.
+func (p flowPlan) reference() (map[int64]int64, error) {
+	ref := dataflow.NewCluster(p.g, p.logics())
+	_, err := p.rt(context.Background(), ref, run.Options{InjectAt: -1, FailAfter: -1, Timeout: p.o.timeout})
+	return sinkOutput(ref), err
+}
+
+// failing runs the pipeline with snapshots every --every until its
+// failure, --fail-after records at the sink after the second snapshot.
+func (p flowPlan) failing() (*dataflow.Cluster, *run.Result, error) {
+	c := dataflow.NewCluster(p.g, p.logics())
+	res, err := p.rt(context.Background(), c, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: p.o.failAfter.or(p.o.par * p.o.records / 4), FailFrom: 2,
+		Throttle: p.slow(), Timeout: p.o.timeout})
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("the run with snapshots: %w", err)
+	case !res.Failed:
+		return nil, nil, fmt.Errorf("the run ended before its failure (%s completed): lower --fail-after or --every", plural(len(res.Checkpoints), "snapshot"))
+	}
+	return c, res, nil
+}
+
+// restored restores every node from snapshot latest and runs on to the
+// end.
+func (p flowPlan) restored(latest *dataflow.Snapshot) (*dataflow.Cluster, error) {
+	r, err := dataflow.RestoreCluster(p.g, latest, p.logics())
+	if err != nil {
+		return nil, fmt.Errorf("restore from snapshot %d: %w", latest.ID(), err)
+	}
+	if _, err := p.rt(context.Background(), r, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: -1, Throttle: p.slow(), Timeout: p.o.timeout}); err != nil {
+		return nil, fmt.Errorf("the run restored from snapshot %d: %w", latest.ID(), err)
+	}
+	return r, nil
+}
+
+// measure fills the row's figures from the failing run: the snapshots
+// and their checkpoint durations, alignments and channel state, the
+// records at the sink at the failure and the snapshot restored from.
+func (row *flowRow) measure(g *dataflow.Graph, c *dataflow.Cluster, res *run.Result) {
 	var took []time.Duration
 	for _, cp := range res.Checkpoints {
 		took = append(took, cp.Took)
@@ -355,17 +413,7 @@ func flowProtocol(o flowOptions, mode dataflow.Mode, runtime runner) (flowRow, e
 	for _, n := range c.Sink().Output() {
 		row.atFailure += n
 	}
-	latest := res.Latest()
-	row.restored = latest.ID()
-	r, err := dataflow.RestoreCluster(g, latest, logics())
-	if err != nil {
-		return row, fmt.Errorf("restore from snapshot %d: %w", latest.ID(), err)
-	}
-	if _, err := runtime(ctx, r, run.Options{InjectAt: 0, Interval: o.every, FailAfter: -1, Throttle: slow, Timeout: o.timeout}); err != nil {
-		return row, fmt.Errorf("the run restored from snapshot %d: %w", latest.ID(), err)
-	}
-	row.ok, row.why = exactlyOnce(r.Sink().Output(), o.par*o.records, r.Sink().Logic().(*pipeline.Sink).Latest, want)
-	return row, nil
+	row.restored = res.Latest().ID()
 }
 
 // exactlyOnce checks the sink's output: every one of total records
