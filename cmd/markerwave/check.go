@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -174,13 +175,7 @@ func checked(cfg *model.Config) []spec.Property {
 // runExplore is the exhaustive search, stopped by the bounds or SIGINT.
 func (f *checkFlags) runExplore(cfg *model.Config) int {
 	f.header(cfg)
-	if !*f.json {
-		mode := ""
-		if *f.fingerprint {
-			mode = " storing 64-bit fingerprints"
-		}
-		fmt.Fprintf(f.stdout, "Running breadth-first search with %s%s.\n", plural(*f.workers, "worker"), mode)
-	}
+	f.searchHeader(*f.fingerprint)
 	stop, release := interruptible()
 	defer release()
 	opt := model.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop,
@@ -200,6 +195,19 @@ func (f *checkFlags) runExplore(cfg *model.Config) int {
 		f.reportSearch(r.Violation != nil, r.Counts)
 	}
 	return searchCode(r.Violation != nil, r.Stop)
+}
+
+// searchHeader prints how the exhaustive search runs (not with --json):
+// storing fingerprints or states.
+func (f *checkFlags) searchHeader(fingerprint bool) {
+	if *f.json {
+		return
+	}
+	mode := ""
+	if fingerprint {
+		mode = " storing 64-bit fingerprints"
+	}
+	fmt.Fprintf(f.stdout, "Running breadth-first search with %s%s.\n", plural(*f.workers, "worker"), mode)
 }
 
 // The exhaustive searches of both specs (model, and model/barrier for
@@ -312,42 +320,52 @@ func stopWhy(stop engine.StopReason, maxStates, maxMemory int64) string {
 // runSimulate is the random simulation.
 func (f *checkFlags) runSimulate(cfg *model.Config) int {
 	f.header(cfg)
-	s := *f.seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
+	seed := cmp.Or(*f.seed, uint64(time.Now().UnixNano()))
 	if !*f.json {
-		fmt.Fprintf(f.stdout, "Running random simulation with seed %d (%s of at most %s).\n", s, plural(*f.traces, "behaviour"), plural(*f.depth, "state"))
+		fmt.Fprintf(f.stdout, "Running random simulation with seed %d (%s of at most %s).\n", seed, plural(*f.traces, "behaviour"), plural(*f.depth, "state"))
 	}
 	stop, release := interruptible()
 	defer release()
-	r, err := model.Simulate(cfg, model.SimOptions{Seed: s, Traces: *f.traces, Depth: *f.depth, Stop: stop})
+	r, err := model.Simulate(cfg, model.SimOptions{Seed: seed, Traces: *f.traces, Depth: *f.depth, Stop: stop})
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}
-	code := exitOK
-	switch {
-	case r.Violation != nil:
-		code = exitFail
-	case r.Canceled:
-		code = exitInterrupted
+	if r.Canceled && r.Violation == nil {
 		f.errorf("interrupted after %s; the simulation is incomplete", plural(r.Traces, "behaviour"))
 	}
 	if *f.json {
-		f.writeJSON(simulateVerdict(cfg, *f.model, s, r))
-		return code
-	}
-	if r.Violation != nil {
-		reportViolation(f.stdout, cfg, r.Violation)
+		f.writeJSON(simulateVerdict(cfg, *f.model, seed, r))
 	} else {
-		fmt.Fprintf(f.stdout, "No error has been found in %s.\n", plural(r.Traces, "behaviour"))
+		f.reportSimulation(cfg, r)
+	}
+	return simulateCode(r)
+}
+
+// simulateCode is the exit status of a simulation.
+func simulateCode(r *model.SimResult) int {
+	switch {
+	case r.Violation != nil:
+		return exitFail
+	case r.Canceled:
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+// reportSimulation prints a simulation's counterexample, if any, and its
+// summary, as TLC does.
+func (f *checkFlags) reportSimulation(cfg *model.Config, r *model.SimResult) {
+	w := f.stdout
+	if r.Violation != nil {
+		reportViolation(w, cfg, r.Violation)
+	} else {
+		fmt.Fprintf(w, "No error has been found in %s.\n", plural(r.Traces, "behaviour"))
 		if r.Canceled {
-			fmt.Fprintf(f.stdout, "The simulation was interrupted before %s.\n", plural(*f.traces, "behaviour"))
+			fmt.Fprintf(w, "The simulation was interrupted before %s.\n", plural(*f.traces, "behaviour"))
 		}
 	}
-	fmt.Fprintf(f.stdout, "%d states checked in %s (longest %s), %d states generated.\n", r.States, plural(r.Traces, "behaviour"), plural(r.MaxLen, "state"), r.Generated)
-	fmt.Fprintf(f.stdout, "Finished in %s (%.0f states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.States, r.Duration))
-	return code
+	fmt.Fprintf(w, "%d states checked in %s (longest %s), %d states generated.\n", r.States, plural(r.Traces, "behaviour"), plural(r.MaxLen, "state"), r.Generated)
+	fmt.Fprintf(w, "Finished in %s (%.0f states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.States, r.Duration))
 }
 
 // reportViolation prints a violation and its counterexample as TLC does.

@@ -29,14 +29,8 @@ func (f *checkFlags) runBarrier() int {
 		return f.fail(exitUsage, err)
 	}
 	checks := append(append([]spec.Property{}, cfg.Invariants...), cfg.Properties...)
-	if !*f.json {
-		fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, %s.\n", cfg.Name, *f.model, cfg.Variant, cfg.Mode,
-			plural(len(cfg.Nodes), "node"), plural(len(cfg.Edges), "edge"))
-		if len(checks) > 0 {
-			fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
-		}
-		fmt.Fprintf(f.stdout, "Running breadth-first search with %s.\n", plural(*f.workers, "worker"))
-	}
+	f.barrierHeader(cfg, checks)
+	f.searchHeader(false) // model/barrier stores the states
 	stop, release := interruptible()
 	defer release()
 	opt := engine.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop, Progress: f.searchProgress()}
@@ -48,13 +42,30 @@ func (f *checkFlags) runBarrier() int {
 	if *f.json {
 		f.writeJSON(barrierVerdict(cfg, *f.model, checks, r))
 	} else {
-		if v := r.Violation; v != nil {
-			violationHeader(f.stdout, v.Kind, v.Property, "")
-			barrier.WriteTrace(f.stdout, cfg, v)
-		}
-		f.reportSearch(r.Violation != nil, r.Counts)
+		f.reportBarrier(cfg, r)
 	}
 	return searchCode(r.Violation != nil, r.Stop)
+}
+
+// barrierHeader prints what is checked (not with --json).
+func (f *checkFlags) barrierHeader(cfg *barrier.Config, checks []spec.Property) {
+	if *f.json {
+		return
+	}
+	fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, %s.\n", cfg.Name, *f.model, cfg.Variant, cfg.Mode,
+		plural(len(cfg.Nodes), "node"), plural(len(cfg.Edges), "edge"))
+	if len(checks) > 0 {
+		fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
+	}
+}
+
+// reportBarrier prints the counterexample, if any, and TLC's summary.
+func (f *checkFlags) reportBarrier(cfg *barrier.Config, r *barrier.Result) {
+	if v := r.Violation; v != nil {
+		violationHeader(f.stdout, v.Kind, v.Property, "")
+		barrier.WriteTrace(f.stdout, cfg, v)
+	}
+	f.reportSearch(r.Violation != nil, r.Counts)
 }
 
 // barrierVerdict is check's --json output for a barrier model: the same

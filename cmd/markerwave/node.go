@@ -171,25 +171,13 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 		total += b
 	}
 	row("app", "%s, initial total %d (fits in int64)", cfg.App.Kind, total)
-	if wl := cfg.Workload; wl != nil && wl.Transfers > 0 {
-		row("workload", "%s per node, amounts 1-%d, %dms apart", plural(wl.Transfers, "message"), max(wl.MaxAmount, 1), wl.PauseMS)
-	} else {
-		row("workload", "none")
-	}
-	if s := cfg.Snapshots; s != nil && s.Count > 0 && len(s.Initiators) > 0 {
-		row("snapshots", "%d from each of %s, every %dms", s.Count, procNames(s.Initiators), s.EveryMS)
-	} else {
-		row("snapshots", "none scheduled")
-	}
+	row("workload", "%s", workloadRow(cfg.Workload))
+	row("snapshots", "%s", scheduleRow(cfg.Snapshots))
 	d := cfg.Detector()
 	row("failures", "heartbeat every %v, a silent peer suspected after %v (within %v; one never heard from after %v), stop drains up to %v",
 		d.Interval, d.Timeout, d.Bound(), max(d.Startup, d.Timeout), cfg.DrainTimeout())
 	row("snapshot_dir", "%s", dirState(cfg.SnapshotDir))
-	if cfg.TraceDir != "" {
-		row("trace_dir", "%s", dirState(cfg.TraceDir))
-	} else {
-		row("trace_dir", "none (no trace written)")
-	}
+	row("trace_dir", "%s", traceDirRow(cfg.TraceDir))
 	if o.id != "" {
 		self := spec.ProcID(o.id)
 		row("--id "+o.id, "a process of the topology: %s out, %s in", plural(len(t.Out(self)), "channel"), plural(len(t.In(self)), "channel"))
@@ -197,6 +185,30 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 	if from != nil {
 		row(fmt.Sprintf("--restore %d", from.ID), "stored, intact, same topology")
 	}
+}
+
+// workloadRow is --check's line on the workload.
+func workloadRow(wl *runtime.Workload) string {
+	if wl == nil || wl.Transfers <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s per node, amounts 1-%d, %dms apart", plural(wl.Transfers, "message"), max(wl.MaxAmount, 1), wl.PauseMS)
+}
+
+// scheduleRow is --check's line on the snapshot schedule.
+func scheduleRow(s *runtime.Schedule) string {
+	if s == nil || s.Count <= 0 || len(s.Initiators) == 0 {
+		return "none scheduled"
+	}
+	return fmt.Sprintf("%d from each of %s, every %dms", s.Count, procNames(s.Initiators), s.EveryMS)
+}
+
+// traceDirRow is --check's line on the trace directory.
+func traceDirRow(dir string) string {
+	if dir == "" {
+		return "none (no trace written)"
+	}
+	return dirState(dir)
 }
 
 // dirState says how a usable directory will be used.

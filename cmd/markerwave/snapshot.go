@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/runtime"
@@ -154,11 +155,7 @@ func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
 		return 0, fmt.Errorf("%s's control endpoint %s: %w", string(node), addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e runtime.ControlError
-		if spec.DecodeStrict(body, &e) == nil && e.Error != "" {
-			return 0, fmt.Errorf("%s refused: %s", string(node), nameOnce(node, e.Error))
-		}
-		return 0, fmt.Errorf("%s's control endpoint %s answered %s", string(node), addr, resp.Status)
+		return 0, refusal(node, addr, resp.Status, body)
 	}
 	var ok runtime.ControlSnapshot
 	if err := spec.DecodeStrict(body, &ok); err != nil || ok.Snapshot == 0 {
@@ -167,30 +164,46 @@ func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
 	return ok.Snapshot, nil
 }
 
+// refusal is the error of a control endpoint that answered status with
+// body: the node's reason (runtime.ControlError), naming the node once.
+func refusal(node spec.ProcID, addr, status string, body []byte) error {
+	var e runtime.ControlError
+	if spec.DecodeStrict(body, &e) == nil && e.Error != "" {
+		return fmt.Errorf("%s refused: %s", string(node), nameOnce(node, e.Error))
+	}
+	return fmt.Errorf("%s's control endpoint %s answered %s", string(node), addr, status)
+}
+
 // waitComplete polls the store until snapshot id is complete, or says
 // after wait what is still missing.
 func waitComplete(st *store.Store, t *spec.Topology, id spec.SnapID, wait time.Duration) (store.Entry, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		entries, err := st.Catalog(t)
-		if err != nil {
-			return store.Entry{ID: id}, err
-		}
-		e := store.Entry{ID: id, Missing: t.Procs}
-		for _, x := range entries {
-			if x.ID == id {
-				e = x
-			}
-		}
-		if e.Complete || e.Problem != "" {
-			if e.Problem != "" {
-				return e, errors.New(e.Problem)
-			}
-			return e, nil
-		}
-		if time.Now().After(deadline) {
+		e, done, err := catalogEntry(st, t, id)
+		switch {
+		case done:
+			return e, err
+		case time.Now().After(deadline):
 			return e, fmt.Errorf("snapshot %d not complete after %v: %s", id, wait, e)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// catalogEntry is snapshot id as the store holds it now (no part saved:
+// every node missing); done once it is complete, damaged (err says how)
+// or the store cannot be read.
+func catalogEntry(st *store.Store, t *spec.Topology, id spec.SnapID) (e store.Entry, done bool, err error) {
+	entries, err := st.Catalog(t)
+	if err != nil {
+		return store.Entry{ID: id}, true, err
+	}
+	e = store.Entry{ID: id, Missing: t.Procs}
+	if i := slices.IndexFunc(entries, func(x store.Entry) bool { return x.ID == id }); i >= 0 {
+		e = entries[i]
+	}
+	if e.Problem != "" {
+		return e, true, errors.New(e.Problem)
+	}
+	return e, e.Complete, nil
 }
