@@ -481,6 +481,12 @@ func (f *checkFlags) writeJSON(v checkVerdict) {
 func interruptible() (stop <-chan struct{}, release func()) {
 	ch, done := make(chan struct{}), make(chan struct{})
 	sigs, unnotify := notifyInterrupt()
+	select {
+	case <-sigs: // already pending: stop is closed before any work starts
+		close(ch)
+		return ch, unnotify
+	default:
+	}
 	go func() {
 		select {
 		case <-sigs:
