@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -198,13 +197,7 @@ func (g *runGatherer) add(r auditRun) {
 		g.each(r, g.several)
 		return
 	}
-	if r.err == nil {
-		var cut bool
-		r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
-		if cut {
-			g.f.errorf("%s: its last line is cut short (its node was killed while writing it): dropped", r.name)
-		}
-	}
+	r = g.read(r)
 	if _, ok := conformance.NodeLog(r.tr); r.err != nil || !ok {
 		g.each(r, g.several)
 		return
@@ -214,6 +207,20 @@ func (g *runGatherer) add(r auditRun) {
 		g.dirs = append(g.dirs, d)
 	}
 	g.logs[d] = append(g.logs[d], r)
+}
+
+// read reads trace file r (conformance.ReadCrashedNodeLog: a node log's
+// last line cut short by a kill is dropped, saying so).
+func (g *runGatherer) read(r auditRun) auditRun {
+	if r.err != nil {
+		return r
+	}
+	var cut bool
+	r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
+	if cut {
+		g.f.errorf("%s: its last line is cut short (its node was killed while writing it): dropped", r.name)
+	}
+	return r
 }
 
 // auditRun is one run to audit: a trace file, or per-node logs to merge,
@@ -233,23 +240,30 @@ type auditRun struct {
 func expandArgs(args []string) []auditRun {
 	var files []auditRun
 	for _, a := range args {
-		fi, err := os.Stat(a)
-		if err != nil || !fi.IsDir() {
+		if !isDir(a) {
 			files = append(files, auditRun{name: a}) // reading it reports the error
 			continue
 		}
-		m, err := filepath.Glob(filepath.Join(a, "*.jsonl"))
-		if err == nil && len(m) == 0 {
-			err = fmt.Errorf("%s: no .jsonl files in this directory", a)
-		}
-		if err != nil {
-			files = append(files, auditRun{name: a, err: err})
-		}
-		for _, p := range m {
-			files = append(files, auditRun{name: p})
-		}
+		files = append(files, dirRuns(a)...)
 	}
 	return files
+}
+
+// dirRuns are the .jsonl files in directory dir, as runs yet to read;
+// a run that cannot be read if there are none.
+func dirRuns(dir string) []auditRun {
+	m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err == nil && len(m) == 0 {
+		err = fmt.Errorf("%s: no .jsonl files in this directory", dir)
+	}
+	if err != nil {
+		return []auditRun{{name: dir, err: err}}
+	}
+	runs := make([]auditRun, len(m))
+	for i, p := range m {
+		runs[i] = auditRun{name: p}
+	}
+	return runs
 }
 
 // mergeLogs merges the node logs of directory dir into one run; a run

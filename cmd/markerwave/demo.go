@@ -302,35 +302,40 @@ func closeAll(lns map[spec.ProcID]net.Listener) {
 func (r *demoRun) startWorkload(ctx context.Context) <-chan struct{} {
 	var wg sync.WaitGroup
 	o := r.o
-	perNode := o.transfers / o.nodes
 	for i, p := range r.topo.Procs {
-		n := perNode
+		n := o.transfers / o.nodes
 		if i < o.transfers%o.nodes {
 			n++
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(o.seed, uint64(i)))
-			out := r.topo.Out(p)
-			for k := 0; k < n && ctx.Err() == nil; k++ {
-				to := out[rng.IntN(len(out))].To
-				err := r.cl.Node(p).SendApp(to, app.Transfer(1+rng.Int64N(o.balance/10+1)))
-				if errors.Is(err, core.ErrApp) {
-					r.refused.Add(1)
-				} else if err != nil {
-					return
-				}
-				r.done.Add(1)
-				if rng.IntN(4) == 0 { // bursts, then a pause
-					time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
-				}
-			}
+			r.transfers(ctx, i, p, n)
 		}()
 	}
 	workDone := make(chan struct{})
 	go func() { wg.Wait(); close(workDone) }()
 	return workDone
+}
+
+// transfers has node p, the i-th, make n random transfers, in bursts,
+// until ctx ends or the node stops.
+func (r *demoRun) transfers(ctx context.Context, i int, p spec.ProcID, n int) {
+	rng := rand.New(rand.NewPCG(r.o.seed, uint64(i)))
+	out := r.topo.Out(p)
+	for k := 0; k < n && ctx.Err() == nil; k++ {
+		to := out[rng.IntN(len(out))].To
+		err := r.cl.Node(p).SendApp(to, app.Transfer(1+rng.Int64N(r.o.balance/10+1)))
+		if errors.Is(err, core.ErrApp) {
+			r.refused.Add(1)
+		} else if err != nil {
+			return
+		}
+		r.done.Add(1)
+		if rng.IntN(4) == 0 { // bursts, then a pause
+			time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
+		}
+	}
 }
 
 // snapshotAlongTheWay starts snapshots at fixed points of the workload's
@@ -385,14 +390,7 @@ func (r *demoRun) startSnapshots(inits []spec.ProcID) {
 		iwg.Add(1)
 		go func() {
 			defer iwg.Done()
-			s, err := r.cl.Snapshot(p)
-			if err != nil {
-				r.mu.Lock()
-				r.failed = append(r.failed, fmt.Sprintf("initiate at %s: %v", string(p), err))
-				r.mu.Unlock()
-				return
-			}
-			ids[k] = s
+			ids[k] = r.initiate(p)
 		}()
 	}
 	iwg.Wait()
@@ -408,6 +406,19 @@ func (r *demoRun) startSnapshots(inits []spec.ProcID) {
 			r.collect(s)
 		}
 	}
+}
+
+// initiate has p initiate a snapshot and returns its id, 0 (the failure
+// noted) if it could not.
+func (r *demoRun) initiate(p spec.ProcID) spec.SnapID {
+	s, err := r.cl.Snapshot(p)
+	if err != nil {
+		r.mu.Lock()
+		r.failed = append(r.failed, fmt.Sprintf("initiate at %s: %v", string(p), err))
+		r.mu.Unlock()
+		return 0
+	}
+	return s
 }
 
 // collect waits for snapshot s in the background.

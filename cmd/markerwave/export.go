@@ -208,21 +208,33 @@ func (j *exportJob) writeDiagram(f *cmdFlags, tr spec.Trace) int {
 	if err != nil {
 		return exportFailed(f, err)
 	}
-	var ext export.Extent
-	if err := writeFile(j.diagram, func(w io.Writer) (err error) {
-		ext, err = a.Draw(w, j.format, j.view)
-		return err
-	}); err != nil {
-		return exportFailed(f, err)
-	}
-	fmt.Fprintf(f.stdout, "wrote %s: %s\n", j.diagram, ext)
-	if ext.Width > wideDiagram && j.view == (export.View{}) {
+	ext, code := j.drawDiagram(f, func(w io.Writer) (export.Extent, []string, error) {
+		ext, err := a.Draw(w, j.format, j.view)
+		return ext, a.Notes(j.view.Snap), err
+	})
+	if code == exitOK && ext.Width > wideDiagram && j.view == (export.View{}) {
 		f.errorf("the diagram is %d px wide; --snap N or --window FROM:TO draws a part of the run", ext.Width)
 	}
-	for _, l := range a.Notes(j.view.Snap) {
+	return code
+}
+
+// drawDiagram writes the diagram file with draw and prints what it drew
+// (the columns, the size) and draw's notes: the one output of both
+// diagrams, a Chandy-Lamport run's and a barrier trace's.
+func (j *exportJob) drawDiagram(f *cmdFlags, draw func(io.Writer) (export.Extent, []string, error)) (export.Extent, int) {
+	var ext export.Extent
+	var notes []string
+	if err := writeFile(j.diagram, func(w io.Writer) (err error) {
+		ext, notes, err = draw(w)
+		return err
+	}); err != nil {
+		return ext, exportFailed(f, err)
+	}
+	fmt.Fprintf(f.stdout, "wrote %s: %s\n", j.diagram, ext)
+	for _, l := range notes {
 		fmt.Fprintf(f.stdout, "  %s\n", l)
 	}
-	return exitOK
+	return ext, exitOK
 }
 
 // wideDiagram is the width, in pixels, above which export suggests
