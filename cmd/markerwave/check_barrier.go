@@ -77,20 +77,28 @@ func barrierVerdict(cfg *barrier.Config, file string, checks []spec.Property, r 
 		Counts: exploreCounts{Generated: r.Generated, Distinct: r.Distinct, Depth: r.Depth, Left: r.Left}}
 	if v := r.Violation; v != nil {
 		out.Verdict, out.Property, out.Kind = "violated", v.Property, v.Kind
-		var prev []barrier.Var
-		for _, s := range v.Trace {
-			st := checkStep{Action: s.Label, Changed: map[string]string{}}
-			vars := barrier.Vars(cfg, s.State)
-			for j, x := range vars {
-				if prev == nil || prev[j].Value != x.Value {
-					st.Changed[x.Name] = x.Value
-				}
-			}
-			prev = vars
-			out.Counterexample = append(out.Counterexample, st)
-		}
+		out.Counterexample = barrierSteps(cfg, v.Trace)
 	} else if r.Stop != engine.StopDone {
 		out.Verdict = "incomplete"
 	}
 	return out
+}
+
+// barrierSteps are a barrier counterexample's states as check's --json
+// steps: each with the variables it changed (all of them in the first).
+func barrierSteps(cfg *barrier.Config, trace []barrier.TraceStep) []checkStep {
+	var steps []checkStep
+	var prev []barrier.Var
+	for _, s := range trace {
+		st := checkStep{Action: s.Label, Changed: map[string]string{}}
+		vars := barrier.Vars(cfg, s.State)
+		for j, x := range vars {
+			if prev == nil || prev[j].Value != x.Value {
+				st.Changed[x.Name] = x.Value
+			}
+		}
+		prev = vars
+		steps = append(steps, st)
+	}
+	return steps
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -155,10 +156,10 @@ func (f *cmdFlags) unexpected() rule {
 // plural renders n and the noun, with an s (es after s, x, ch, sh) unless
 // n is 1: "1 snapshot", "3 snapshots", "2 processes".
 func plural(n int, noun string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return fmt.Sprintf("%d %s", n, noun)
-	}
-	if strings.HasSuffix(noun, "s") || strings.HasSuffix(noun, "x") || strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh") {
+	case slices.ContainsFunc([]string{"s", "x", "ch", "sh"}, func(end string) bool { return strings.HasSuffix(noun, end) }):
 		return fmt.Sprintf("%d %ses", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)

@@ -343,17 +343,7 @@ func (r *demoRun) transfers(ctx context.Context, i int, p spec.ProcID, n int) {
 // moment), then one more once the transfers are over, and waits until
 // every one is collected.
 func (r *demoRun) snapshotAlongTheWay(workDone <-chan struct{}) {
-	procs := r.topo.Procs
-	pick := func(k int) spec.ProcID { return procs[k%len(procs)] }
-	plan := []struct {
-		at    float64
-		inits []spec.ProcID
-	}{
-		{0.2, []spec.ProcID{pick(0)}},
-		{0.4, []spec.ProcID{pick(1), pick(3)}},
-		{0.6, []spec.ProcID{pick(2)}},
-		{0.8, []spec.ProcID{pick(4), pick(0)}},
-	}
+	plan := r.snapshotPlan()
 	next := 0
 	tick := time.NewTicker(500 * time.Microsecond)
 loop:
@@ -377,9 +367,31 @@ loop:
 	for ; next < len(plan); next++ { // workload ended early (timeout or tiny)
 		r.startSnapshots(plan[next].inits)
 	}
-	r.startSnapshots([]spec.ProcID{pick(1)})
+	r.startSnapshots([]spec.ProcID{r.pick(1)})
 	r.collecting.Wait()
 }
+
+// snapshotStart is a point of the demo's snapshot plan: the fraction of
+// the transfers made, and the nodes that initiate a snapshot then, at the
+// same moment.
+type snapshotStart struct {
+	at    float64
+	inits []spec.ProcID
+}
+
+// snapshotPlan is when the demo starts snapshots, and by whom: two of
+// them pairs started together by different nodes.
+func (r *demoRun) snapshotPlan() []snapshotStart {
+	return []snapshotStart{
+		{0.2, []spec.ProcID{r.pick(0)}},
+		{0.4, []spec.ProcID{r.pick(1), r.pick(3)}},
+		{0.6, []spec.ProcID{r.pick(2)}},
+		{0.8, []spec.ProcID{r.pick(4), r.pick(0)}},
+	}
+}
+
+// pick is the k-th node, round the topology.
+func (r *demoRun) pick(k int) spec.ProcID { return r.topo.Procs[k%len(r.topo.Procs)] }
 
 // startSnapshots has each of inits initiate a snapshot at the same moment
 // and collects them in the background.

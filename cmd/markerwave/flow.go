@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -276,23 +277,33 @@ func flowTrace(f *cmdFlags, o flowOptions, mode dataflow.Mode, rt runner) error 
 		return err
 	}
 	path := filepath.Join(o.out, mode.String()+".jsonl")
+	h := dataflow.TraceHeader{Drained: true, Source: "markerwave flow",
+		Note: fmt.Sprintf("%s, %d sources x %s fanning into one aggregation, buffers of %d, %s runtime", mode, o.par, plural(o.records, "record"), o.capacity, o.runtime)}
+	if err := writeBarrierTrace(path, g, h, func(tr *dataflow.Tracer) error { return tracedRun(o, g, tr, rt) }); err != nil {
+		return err
+	}
+	f.errorf("%s: wrote %s", mode, path)
+	return nil
+}
+
+// writeBarrierTrace writes the barrier trace of g's runs to path: header
+// h, then every step of the clusters run attaches the tracer to.
+func writeBarrierTrace(path string, g *dataflow.Graph, h dataflow.TraceHeader, run func(*dataflow.Tracer) error) error {
 	file, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	tr, err := dataflow.NewTracer(file, g, dataflow.TraceHeader{Drained: true, Source: "markerwave flow",
-		Note: fmt.Sprintf("%s, %d sources x %s fanning into one aggregation, buffers of %d, %s runtime", mode, o.par, plural(o.records, "record"), o.capacity, o.runtime)})
+	tr, err := dataflow.NewTracer(file, g, h)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := tracedRun(o, g, tr, rt); err != nil {
+	if err := run(tr); err != nil {
 		return fmt.Errorf("the traced run: %w", err)
 	}
 	if err := tr.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	f.errorf("%s: wrote %s", mode, path)
 	return file.Close()
 }
 
@@ -419,25 +430,26 @@ func (row *flowRow) measure(g *dataflow.Graph, c *dataflow.Cluster, res *run.Res
 // exactlyOnce checks the sink's output: every one of total records
 // counted once, and the output equal to the reference's.
 func exactlyOnce(counts map[dataflow.Key]int, total int, got, want map[int64]int64) (bool, string) {
+	dups := duplicates(counts)
+	switch {
+	case len(counts) < total:
+		return false, fmt.Sprintf("%s lost", plural(total-len(counts), "record"))
+	case len(dups) > 0:
+		first := slices.MinFunc(dups, func(a, b dataflow.Key) int { return cmp.Or(a.Src-b.Src, a.I-b.I) })
+		return false, fmt.Sprintf("%s counted more than once (the first: source %d's record %d)", plural(len(dups), "record"), first.Src, first.I)
+	case !maps.Equal(got, want):
+		return false, "the output differs from the failure-free run's"
+	}
+	return true, ""
+}
+
+// duplicates are the records counted more than once.
+func duplicates(counts map[dataflow.Key]int) []dataflow.Key {
 	var dups []dataflow.Key
 	for k, n := range counts {
 		if n > 1 {
 			dups = append(dups, k)
 		}
 	}
-	switch {
-	case len(counts) < total:
-		return false, fmt.Sprintf("%s lost", plural(total-len(counts), "record"))
-	case len(dups) > 0:
-		first := slices.MinFunc(dups, func(a, b dataflow.Key) int {
-			if a.Src != b.Src {
-				return a.Src - b.Src
-			}
-			return a.I - b.I
-		})
-		return false, fmt.Sprintf("%s counted more than once (the first: source %d's record %d)", plural(len(dups), "record"), first.Src, first.I)
-	case !maps.Equal(got, want):
-		return false, "the output differs from the failure-free run's"
-	}
-	return true, ""
+	return dups
 }
