@@ -246,8 +246,12 @@ func startNode(f *cmdFlags, o nodeOptions, cfg *runtime.FileConfig, from *snapsh
 		f.errorf("%v", err)
 		fmt.Fprintf(f.stdout, "%s: stopped with failures after %v%s: the summary is on stderr\n", o.id, took, why)
 	default:
-		f.errorf("%v", nameOnce(spec.ProcID(o.id), err.Error()))
-		fmt.Fprintf(f.stdout, "%s: failed after %v: %s\n", o.id, took, firstLine(nameOnce(spec.ProcID(o.id), err.Error())))
+		msg := nameOnce(spec.ProcID(o.id), err.Error())
+		if !strings.Contains(msg, o.id) {
+			msg = o.id + ": " + msg // the node named once
+		}
+		f.errorf("%s", msg)
+		fmt.Fprintf(f.stdout, "%s: failed after %v: %s\n", o.id, took, firstLine(nameOnce(spec.ProcID(o.id), msg)))
 	}
 	return exitFail
 }
