@@ -59,6 +59,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // docsSlowCommands are the documented markerwave commands not run by
@@ -780,4 +781,88 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// docsPendingFiles are files the docs link to that another branch
+// writes; until it is merged a link to one is not followed.
+var docsPendingFiles = map[string]string{
+	"docs/properties.md": "every property in one place, written with the explorer page's work",
+}
+
+// mdLink is a Markdown link or image: its target.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocsLinks: every relative link of README.md and docs/*.md names a
+// file of the repository and, with #anchor, a heading of that file (as
+// GitHub makes anchors of headings).
+func TestDocsLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(blankFences(string(b)), -1) {
+			checkLink(t, root, f, m[1])
+		}
+	}
+}
+
+// checkLink checks one link target of file.
+func checkLink(t *testing.T, root, file, target string) {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+		return
+	}
+	path, anchor, _ := strings.Cut(target, "#")
+	dest := file
+	if path != "" {
+		dest = filepath.Join(filepath.Dir(file), filepath.FromSlash(path))
+	}
+	rel, _ := filepath.Rel(root, dest)
+	from, _ := filepath.Rel(root, file)
+	if _, err := os.Stat(dest); err != nil {
+		if _, pending := docsPendingFiles[filepath.ToSlash(rel)]; !pending {
+			t.Errorf("%s: the link %s names %s, which does not exist", from, target, rel)
+		}
+		return
+	}
+	if anchor != "" && !headingAnchors(t, dest)[anchor] {
+		t.Errorf("%s: the link %s names no heading of %s", from, target, rel)
+	}
+}
+
+// headingAnchors are the anchors GitHub gives the headings of a
+// Markdown file: lower case, punctuation dropped, spaces as hyphens.
+func headingAnchors(t *testing.T, file string) map[string]bool {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	for _, line := range strings.Split(blankFences(string(b)), "\n") {
+		h := strings.TrimLeft(line, "#")
+		if h == line || !strings.HasPrefix(h, " ") {
+			continue
+		}
+		anchors[slug(strings.TrimSpace(h))] = true
+	}
+	return anchors
+}
+
+// slug is a heading's anchor.
+func slug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
