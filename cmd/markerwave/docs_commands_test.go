@@ -510,9 +510,9 @@ func (c *docsChecker) rel(dirs []string) string {
 }
 
 // testFunc is a test or benchmark's declaration.
-var testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark)\w*)\(`)
+var testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)\w*)\(`)
 
-// testFuncs are the tests and benchmarks declared in the _test.go files
+// testFuncs are the tests, benchmarks and fuzz tests declared in the _test.go files
 // of dirs (and of their subdirectories).
 func testFuncs(dirs []string) map[string]bool {
 	funcs := map[string]bool{}
@@ -865,4 +865,31 @@ func slug(h string) string {
 		}
 	}
 	return b.String()
+}
+
+// testMention is a test, benchmark or fuzz test named in prose.
+var testMention = regexp.MustCompile(`\b((?:Test|Benchmark|Fuzz)[A-Z]\w*)`)
+
+// TestDocsTestNames: every test, benchmark and fuzz test README.md and
+// docs/*.md name is declared in a _test.go file of the repository (a
+// renamed test leaves no stale name behind).
+func TestDocsTestNames(t *testing.T) {
+	root := filepath.Join("..", "..")
+	funcs := testFuncs([]string{root})
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		for _, m := range testMention.FindAllStringSubmatchIndex(string(b), -1) {
+			if name := string(b[m[2]:m[3]]); !funcs[name] {
+				t.Errorf("%s:%d: %s is no test, benchmark or fuzz test of the repository", rel, 1+bytes.Count(b[:m[0]], []byte("\n")), name)
+			}
+		}
+	}
 }
