@@ -30,6 +30,9 @@ type Scenario struct {
 	// Article is the article's run of the scenario, as a schedule (see
 	// Token), "" if the scenario has none.
 	Article string `json:"article,omitempty"`
+	// Variant is the specification the scenario opens under: the one
+	// whose actions it needs (a crash needs tla/ChandyLamportFaults.tla).
+	Variant model.Variant `json:"variant"`
 }
 
 // Variants are the specifications the page offers, with what each
@@ -66,6 +69,7 @@ func validVariant(v model.Variant) bool {
 type scenarioSource struct {
 	id, title, about, model, article string
 	constants                        *Constants
+	variant                          model.Variant // "" for model.VariantSpec
 }
 
 // sources are the page's scenarios, in the order it lists them.
@@ -87,7 +91,8 @@ var sources = []scenarioSource{
 	{id: "concurrent", title: "Concurrent snapshots", model: "MCConcurrent",
 		about: "Three processes, fully connected, one unit of money, two snapshots running at once (P1 initiates 1, P3 initiates 2): their markers share the channels and each completes on its own."},
 	{id: "crash", title: "Two accounts, one crash", model: "MCFaultsTwoBank",
-		about: "The two accounts with one crash and one recovery allowed (choose a specification of crashes): P1 initiates, P2 crashes before the marker reaches it. With the failure detector P1 suspects P2 and aborts the snapshot; without one the snapshot stays pending forever."},
+		about:   "The two accounts with one crash and one recovery allowed, under a specification of crashes: P1 initiates, P2 crashes before the marker reaches it. With the failure detector P1 suspects P2 and aborts the snapshot; without one the snapshot stays pending forever.",
+		variant: model.VariantFaults},
 }
 
 // Scenarios lists the page's scenarios with their constants.
@@ -97,7 +102,10 @@ func Scenarios() ([]Scenario, error) { return scenarios() }
 var scenarios = sync.OnceValues(func() ([]Scenario, error) {
 	out := make([]Scenario, 0, len(sources))
 	for _, src := range sources {
-		sc := Scenario{ID: src.id, Title: src.title, About: src.about, Model: src.model, Article: src.article}
+		sc := Scenario{ID: src.id, Title: src.title, About: src.about, Model: src.model, Article: src.article, Variant: src.variant}
+		if sc.Variant == "" {
+			sc.Variant = model.VariantSpec
+		}
 		if src.model != "" {
 			cfg, err := loadModel(src.model)
 			if err != nil {

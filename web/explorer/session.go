@@ -32,11 +32,15 @@ func NewSession(k Constants, v model.Variant) (*Session, error) {
 	return &Session{k: k, cfg: cfg, states: []*model.State{model.Init(cfg)}}, nil
 }
 
-// NewScenario starts scenario id under variant v.
+// NewScenario starts scenario id under variant v, or under the
+// scenario's own (Scenario.Variant) for v "".
 func NewScenario(id string, v model.Variant) (*Session, error) {
 	sc, err := scenario(id)
 	if err != nil {
 		return nil, err
+	}
+	if v == "" {
+		v = sc.Variant
 	}
 	return NewSession(sc.Constants, v)
 }

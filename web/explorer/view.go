@@ -2,7 +2,6 @@ package explorer
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/markerwave/markerwave/conformance/export"
 	"github.com/markerwave/markerwave/model"
@@ -84,6 +83,10 @@ type PropView struct {
 	Name   spec.Property `json:"name"`
 	Holds  bool          `json:"holds"`
 	Detail string        `json:"detail"`
+	// Anchor is the property's section in docs/properties.md (Anchor).
+	Anchor string `json:"anchor"`
+	// Why is, for the run on screen, the steps that make it hold or fail.
+	Why Why `json:"why"`
 }
 
 // View renders the session for the page.
@@ -189,29 +192,37 @@ func abortCause(by model.ProcSet) int {
 
 // properties evaluates the model's invariants (Config.Invariants, with
 // the model's definitions) in the current state, then the temporal
-// property as the explorer checks it: in a fair variant, a state with no
-// fair action enabled (model.FairEnabled: a receive, and in the faults
-// specifications a detection or an abort) ends a fair behaviour, and
-// every initiated snapshot must be complete in it (SnapshotsComplete), or
-// complete or aborted (SnapshotsEnd); the non-FIFO, no-recording and
-// recover-any specifications have no fairness and claim no liveness.
+// property (liveness), each with its section of docs/properties.md and
+// the steps of the run that make it hold or fail (Session.why).
 func (s *Session) properties() []PropView {
-	cfg, st := s.cfg, s.state()
 	var out []PropView
-	for _, name := range cfg.Invariants {
+	for _, name := range s.cfg.Invariants {
 		inv, ok := model.InvariantByName(name)
 		if !ok {
-			out = append(out, PropView{Name: name, Detail: "the model has no definition of it"})
+			out = append(out, PropView{Name: name, Detail: "the model has no definition of it", Anchor: Anchor(name), Why: Why{Steps: []int{}}})
 			continue
 		}
-		pv := PropView{Name: name, Holds: inv(cfg, st)}
+		pv := PropView{Name: name, Holds: inv(s.cfg, s.state()), Anchor: Anchor(name)}
 		if !pv.Holds {
 			pv.Detail = violationDetail(name)
 		}
+		pv.Why = s.why(name, pv.Holds)
 		out = append(out, pv)
 	}
+	return append(out, s.liveness())
+}
+
+// liveness is the temporal property as the explorer checks it: in a fair
+// variant, a state with no fair action enabled (model.FairEnabled: a
+// receive, and in the faults specifications a detection or an abort)
+// ends a fair behaviour, and every initiated snapshot must be complete in
+// it (SnapshotsComplete), or complete or aborted (SnapshotsEnd); the
+// non-FIFO, no-recording and recover-any specifications have no fairness
+// and claim no liveness.
+func (s *Session) liveness() PropView {
+	cfg, st := s.cfg, s.state()
 	prop, i := model.LiveSnapshot(cfg, st)
-	live := PropView{Name: prop, Holds: true}
+	live := PropView{Name: prop, Holds: true, Anchor: Anchor(prop), Why: Why{Steps: []int{}}}
 	ended := "complete"
 	if cfg.Faults() {
 		ended = "complete or aborted"
@@ -223,36 +234,17 @@ func (s *Session) properties() []PropView {
 		live.Detail = "an action under fairness is still enabled: the behaviour goes on"
 	case i >= 0:
 		live.Holds = false
-		live.Detail = fmt.Sprintf("snapshot %d was initiated and is never %s: no action under fairness is enabled, so every fair behaviour from here stutters in this state", cfg.Snap[i], ended) + s.why(i)
+		live.Detail = fmt.Sprintf("snapshot %d was initiated and is never %s: no action under fairness is enabled, so every fair behaviour from here stutters in this state", cfg.Snap[i], ended)
+		why, at := s.stalled(i)
+		if why != "" {
+			live.Detail += "; " + why
+		}
+		live.Why = s.stalledWhy(at)
 	default:
 		live.Detail = "no action under fairness is enabled and every initiated snapshot is " + ended
+		live.Why = s.endedWhy()
 	}
-	return append(out, live)
-}
-
-// why says what keeps snapshot index i from ending, when the run shows
-// it: a marker the channel lost, a crashed process nothing suspects.
-func (s *Session) why(i int) string {
-	cfg, st := s.cfg, s.state()
-	var out []string
-	for k, t := range s.steps {
-		if a := t.Action; a.Kind == model.ActLose {
-			if m := s.states[k].Chan[a.Chan][0]; m.Kind == model.KindMarker && m.Snap == i {
-				out = append(out, fmt.Sprintf("its marker was lost on %s", cfg.Topo.Chans[a.Chan]))
-			}
-		}
-	}
-	if cfg.Faults() {
-		for p, id := range cfg.Topo.Procs {
-			if !st.Alive.Has(p) && !st.Suspected.Has(p) {
-				out = append(out, fmt.Sprintf("%s crashed and nothing suspects it, so nothing aborts the snapshot", string(id)))
-			}
-		}
-	}
-	if len(out) == 0 {
-		return ""
-	}
-	return "; " + strings.Join(out, "; ")
+	return live
 }
 
 // violationDetail says what a violated invariant means, in the words of
