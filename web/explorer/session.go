@@ -223,6 +223,12 @@ steps:
 			pos := max(a.Pos, 1)
 			return prev.Chan[a.Chan][pos-1]
 		}
+		switch inTrace(a.Kind) {
+		case stepLeftOut:
+			continue
+		case stepEndsTrace:
+			break steps
+		}
 		switch a.Kind {
 		case model.ActSendApp, model.ActSendAppF:
 			c := topo.Chans[a.Chan]
@@ -239,10 +245,6 @@ steps:
 		case model.ActDropMarker:
 			c, m := topo.Chans[a.Chan], msgAt()
 			e = spec.Event{Proc: c.To, Action: spec.DropMarker, From: c.From, To: c.To, Snap: cfg.Snap[m.Snap]}
-		case model.ActLose, model.ActCrash, model.ActDetect, model.ActFalseSuspect, model.ActAbort:
-			continue
-		case model.ActRecover, model.ActRecoverAny:
-			break steps
 		default:
 			panic("explorer: the page offers no variant with action " + a.Kind.String())
 		}
@@ -269,6 +271,41 @@ steps:
 		tr.Recorded = append(tr.Recorded, spec.NewRecordedSnapshot(id, topo.Procs[cfg.Initiator[i]], conformance.RecordedState(cfg, st, i), cut))
 	}
 	return tr
+}
+
+// How Trace writes a step.
+const (
+	stepEvent     = iota // one event
+	stepLeftOut          // no event: Lose, and the steps no process takes
+	stepEndsTrace        // the trace ends before it: a recovery
+)
+
+// inTrace is how Trace writes a step of kind k.
+func inTrace(k model.ActionKind) int {
+	switch k {
+	case model.ActLose, model.ActCrash, model.ActDetect, model.ActFalseSuspect, model.ActAbort:
+		return stepLeftOut
+	case model.ActRecover, model.ActRecoverAny:
+		return stepEndsTrace
+	}
+	return stepEvent
+}
+
+// events are, for each step taken, its event's number in Trace (the
+// diagram's data-index, from 1), 0 for a step Trace leaves out.
+func (s *Session) events() []int {
+	out := make([]int, len(s.steps))
+	n := 0
+	for i, t := range s.steps {
+		switch inTrace(t.Action.Kind) {
+		case stepEvent:
+			n++
+			out[i] = n
+		case stepEndsTrace:
+			return out
+		}
+	}
+	return out
 }
 
 // Partial says what Trace leaves out of the run so far ("" if nothing):

@@ -31,10 +31,13 @@ type View struct {
 	Partial string `json:"partial"`
 }
 
-// Step is an action instance: its schedule token and its TLA+ label.
+// Step is an action instance: its schedule token and its TLA+ label;
+// for a step taken, its event's number in the diagram (data-index), 0
+// if the diagram draws it not.
 type Step struct {
 	Token string `json:"token"`
 	Label string `json:"label"`
+	Event int    `json:"event,omitempty"`
 }
 
 // ProcView is a process's state.
@@ -94,11 +97,12 @@ func (s *Session) View() (View, error) {
 	cfg, st := s.cfg, s.state()
 	v := View{Variant: cfg.Variant, Schedule: s.Schedule(), Constants: s.k,
 		History: []Step{}, Enabled: []Step{}, Violated: []PropView{}, Partial: s.Partial()}
-	for _, t := range s.steps {
-		v.History = append(v.History, Step{Token(cfg, t.Action), t.Label})
+	events := s.events()
+	for i, t := range s.steps {
+		v.History = append(v.History, Step{Token(cfg, t.Action), t.Label, events[i]})
 	}
 	for _, t := range s.Enabled() {
-		v.Enabled = append(v.Enabled, Step{Token(cfg, t.Action), t.Label})
+		v.Enabled = append(v.Enabled, Step{Token: Token(cfg, t.Action), Label: t.Label})
 	}
 	var system int64
 	for i, p := range cfg.Topo.Procs {

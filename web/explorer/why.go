@@ -180,7 +180,11 @@ func (s *Session) behindTheMarker() Why {
 func (s *Session) postMarkerWhy(si, c int, seq uint64) Why {
 	from, to := s.ends(c)
 	send, rec := s.sendStep(c, seq), s.recordStep(si, to)
-	text := fmt.Sprintf("#%d on %s was sent at step %d, after %s recorded for snapshot %d (step %d): it travels behind that marker, so %s recorded at step %d, before it could receive it",
+	because := "it travels behind that marker, so %s recorded at step %d, before it could receive it"
+	if s.cfg.Variant == model.VariantNonFIFO {
+		because = "the channel is not FIFO, and this run happened to deliver the marker first: %s recorded at step %d, before receiving it"
+	}
+	text := fmt.Sprintf("#%d on %s was sent at step %d, after %s recorded for snapshot %d (step %d): "+because,
 		seq, s.cfg.Topo.Chans[c], send, s.cfg.Topo.Procs[from], s.cfg.Snap[si], s.recordStep(si, from), s.cfg.Topo.Procs[to], rec)
 	if recv := s.recvStep(c, seq); recv > 0 {
 		text += fmt.Sprintf(" (it did at step %d)", recv)
@@ -226,8 +230,12 @@ func (s *Session) closedWhy(si, c, step int) Why {
 	if sent > k {
 		rec = fmt.Sprintf("#%d..#%d, the messages sent before %s recorded and received after %s did", k+1, sent, s.cfg.Topo.Procs[from], s.cfg.Topo.Procs[to])
 	}
-	return Why{Steps: steps(step), Text: fmt.Sprintf("%s's recording for snapshot %d was closed by the marker at step %d; FIFO, the marker follows every message sent before the cut, so it recorded %s",
-		s.cfg.Topo.Chans[c], s.cfg.Snap[si], step, rec)}
+	because := "FIFO, the marker follows every message sent before the cut, so"
+	if s.cfg.Variant == model.VariantNonFIFO {
+		because = "the channel is not FIFO, but in this run"
+	}
+	return Why{Steps: steps(step), Text: fmt.Sprintf("%s's recording for snapshot %d was closed by the marker at step %d; %s it recorded %s",
+		s.cfg.Topo.Chans[c], s.cfg.Snap[si], step, because, rec)}
 }
 
 // conserved shows why Conservation holds: the snapshot completed last
