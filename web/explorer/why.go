@@ -410,13 +410,9 @@ func (s *Session) recvStep(c int, seq uint64) int {
 
 func isSend(k model.ActionKind) bool { return k == model.ActSendApp || k == model.ActSendAppF }
 
-func isRecvApp(k model.ActionKind) bool {
-	switch k {
-	case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord, model.ActRecvAppF:
-		return true
-	}
-	return false
-}
+func isRecvApp(k model.ActionKind) bool { return chanLetters[k] == "R" }
+
+func isRecvMarker(k model.ActionKind) bool { return chanLetters[k] == "M" }
 
 // steps are the positive step numbers of ks, sorted, once each.
 func steps(ks ...int) []int {
