@@ -400,6 +400,9 @@ func TestPageInBrowser(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("bundled"); s.value = "traces/rejects/ConsistentCut-orphan.jsonl"; s.dispatchEvent(new Event("change")); })()`),
 		bannerNames("ConsistentCut-orphan.jsonl"))
 	assert.Contains(t, text("#bundled-note"), "Article, orphan message")
+	why, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS("#audit-banner a.why-link"), "href"))
+	require.NoError(t, err)
+	assert.Equal(t, explorer.DocsBase+"#consistentcut", why.Value, "the verdict links the property's argument")
 	banner = text("#audit-banner")
 	assert.Contains(t, banner, "violates ConsistentCut")
 	assert.Contains(t, banner, "first divergence at event 3 (line 4), RecvApp(P1, P2) 30#1: Enabled")

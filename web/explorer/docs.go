@@ -52,6 +52,16 @@ func doc(p spec.Property, where, says string) PropertyDoc {
 	return PropertyDoc{Name: p, Where: where, Says: says, Anchor: Anchor(p)}
 }
 
+// DocumentedAnchor is Anchor(p) if PropertyDocs documents p, else "".
+func DocumentedAnchor(p spec.Property) string {
+	for _, d := range PropertyDocs {
+		if d.Name == p {
+			return d.Anchor
+		}
+	}
+	return ""
+}
+
 // Anchor is property p's section in docs/properties.md: its heading is
 // the property's name, which GitHub's anchor lowercases.
 func Anchor(p spec.Property) string { return strings.ToLower(string(p)) }

@@ -202,7 +202,8 @@
       banner.className = "banner fails";
       const d = a.divergence;
       banner.replaceChildren(el("strong", {}, a.name + " violates " + a.property),
-        d ? el("span", {}, " — first divergence at event " + d.Step + (d.Line ? " (line " + d.Line + ")" : "") + ", " + d.Action + ": " + d.Property + ": " + d.Detail) : "");
+        d ? el("span", {}, " — first divergence at event " + d.Step + (d.Line ? " (line " + d.Line + ")" : "") + ", " + d.Action + ": " + d.Property + ": " + d.Detail) : "",
+        a.anchor ? el("a", { class: "why-link", href: docsBase + "#" + a.anchor }, " why " + a.property + " should hold") : "");
     }
     $("audit-verdict").textContent = a.verdict;
     $("audit-snapshots").replaceChildren(...a.snapshots.map((s) => el("li", {}, s)));
