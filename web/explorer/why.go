@@ -27,6 +27,9 @@ func (s *Session) why(p spec.Property, holds bool) Why {
 		}
 		return s.firstFalse(p)
 	}
+	if k := s.falseAt(p); k >= 0 {
+		return s.heldAgain(k)
+	}
 	if f, ok := holdsWhy[p]; ok {
 		return f(s)
 	}
@@ -54,16 +57,34 @@ var holdsWhy = map[spec.Property]func(*Session) Why{
 // firstFalse is the step from which invariant p is false: the first
 // state of the run in which the model's definition of it fails.
 func (s *Session) firstFalse(p spec.Property) Why {
+	if k := s.falseAt(p); k >= 0 {
+		return s.becameFalse(k)
+	}
+	return Why{Steps: []int{}}
+}
+
+// falseAt is the first state of the run (0 the initial one, i after step
+// i) in which the model's definition of invariant p fails, -1 if none.
+func (s *Session) falseAt(p spec.Property) int {
 	inv, ok := model.InvariantByName(p)
 	if !ok {
-		return Why{Steps: []int{}}
+		return -1
 	}
 	for i, st := range s.states {
 		if !inv(s.cfg, st) {
-			return s.becameFalse(i)
+			return i
 		}
 	}
-	return Why{Steps: []int{}}
+	return -1
+}
+
+// heldAgain says that an invariant true now was false after step k (a
+// recovery of SpecRecoverAny can make it so).
+func (s *Session) heldAgain(k int) Why {
+	if k == 0 {
+		return Why{Steps: []int{}, Text: "holds now, but was false in the initial state"}
+	}
+	return Why{Steps: []int{k}, Text: fmt.Sprintf("holds now, but was false after step %d, %s", k, s.steps[k-1].Label)}
 }
 
 // becameFalse says that step i made the property false.

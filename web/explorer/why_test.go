@@ -141,3 +141,17 @@ func TestPropertyDocs(t *testing.T) {
 		}
 	}
 }
+
+// TestWhyHeldAgain: an invariant true now but false earlier in the run
+// says so, with the step, rather than claiming it held throughout (a
+// run made of the orphan run's states: its initial state, the state
+// after the orphan's cut, the initial state again).
+func TestWhyHeldAgain(t *testing.T) {
+	s, _ := run(t, "two-accounts", model.VariantNonFIFO, "I1.S0x30.R0@2.M0.M1")
+	require.False(t, model.ConsistentCut(s.cfg, s.states[4]))
+	back := &Session{k: s.k, cfg: s.cfg, states: []*model.State{s.states[0], s.states[4], s.states[0]}, steps: []model.Transition{s.steps[3], s.steps[0]}}
+	why := back.why(spec.PropConsistentCut, true)
+	assert.Equal(t, []int{1}, why.Steps)
+	assert.Equal(t, `holds now, but was false after step 1, RecvMarkerAt("P1","P2",1)`, why.Text)
+	assert.Equal(t, "holds in every state of the run (3 states)", back.why(spec.PropTypeOK, true).Text)
+}
