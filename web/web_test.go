@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"html/template"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -78,7 +79,7 @@ func TestPageBeforeWasm(t *testing.T) {
 	all, err := explorer.Scenarios()
 	require.NoError(t, err)
 	for _, sc := range all {
-		assert.Contains(t, page, `<a href="#s=`+sc.ID+`">`, sc.ID)
+		assert.Contains(t, page, `<a href="#s=`+sc.ID+`" title="`+template.HTMLEscapeString(sc.About)+`">`, sc.ID)
 		assert.Contains(t, page, `<option value="`+sc.ID+`" data-variant="`+string(sc.Variant)+`">`, sc.ID)
 	}
 	for _, v := range explorer.Variants {
