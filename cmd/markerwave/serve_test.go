@@ -357,6 +357,7 @@ func TestPageInBrowser(t *testing.T) {
 	do("the crash scenario's link", chromedp.Evaluate[chromedp.Void](`(() => { document.getElementById("scenario-box").open = true; })()`),
 		chromedp.Click(chromedp.CSS(`#scenario-list li[data-scenario="crash"] a`)), until(`document.getElementById("variant").value === "SpecFaults"`))
 	assert.Equal(t, 1, eval(`document.querySelectorAll('#enabled button[data-token="C1"]').length`), "the list's link opens the crash scenario with Crash")
+	do("close the list", chromedp.Evaluate[chromedp.Void](`(() => { document.getElementById("scenario-box").open = false; })()`))
 
 	// Crashes: without a failure detector, P2's crash leaves the snapshot
 	// pending forever (SnapshotsEnd); with one, P2 is suspected and the
