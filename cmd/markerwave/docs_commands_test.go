@@ -783,12 +783,6 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// docsPendingFiles are files the docs link to that another branch
-// writes; until it is merged a link to one is not followed.
-var docsPendingFiles = map[string]string{
-	"docs/properties.md": "every property in one place, written with the explorer page's work",
-}
-
 // mdLink is a Markdown link or image: its target.
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
@@ -825,9 +819,7 @@ func checkLink(t *testing.T, root, file, target string) {
 	rel, _ := filepath.Rel(root, dest)
 	from, _ := filepath.Rel(root, file)
 	if _, err := os.Stat(dest); err != nil {
-		if _, pending := docsPendingFiles[filepath.ToSlash(rel)]; !pending {
-			t.Errorf("%s: the link %s names %s, which does not exist", from, target, rel)
-		}
+		t.Errorf("%s: the link %s names %s, which does not exist", from, target, rel)
 		return
 	}
 	if anchor != "" && !headingAnchors(t, dest)[anchor] {
