@@ -275,7 +275,7 @@ func counts(m Measure) string {
 	return fmt.Sprintf("%d distinct/%d generated/depth %d", m.Distinct, m.Generated, m.Depth)
 }
 
-// Table renders the models as the Markdown table README.md shows: name,
+// Table renders the models as the Markdown table docs/specs.md shows: name,
 // kind, TLC's counts (a positive model's; a negative model stops at its
 // first violation, so only the property it violates is shown; a large
 // model TLC did not finish shows the Go explorer's) and what the model

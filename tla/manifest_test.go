@@ -199,27 +199,28 @@ func TestMismatches(t *testing.T) {
 	assert.Len(t, neg.Mismatches(got, nil), 1, "a negative model on which nothing is found fails")
 }
 
-var updateReadme = flag.Bool("update", false, "rewrite README.md's table of models from the manifest")
+var updateReadme = flag.Bool("update", false, "rewrite docs/specs.md's table of models from the manifest")
 
-// TestReadmeTable: README.md shows the manifest's models as Manifest.Table
-// renders them, between the markers; -update rewrites it.
+// TestReadmeTable: docs/specs.md (the README's page on the specs) shows
+// the manifest's models as Manifest.Table renders them, between the
+// markers; -update rewrites it.
 func TestReadmeTable(t *testing.T) {
 	const begin, end = "<!-- models:begin -->\n", "<!-- models:end -->\n"
 	m, err := Embedded()
 	require.NoError(t, err)
-	path := filepath.Join("..", "README.md")
+	path := filepath.Join("..", "docs", "specs.md")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	s := string(b)
 	i, j := strings.Index(s, begin), strings.Index(s, end)
-	require.True(t, i >= 0 && j > i, "README.md has no %q ... %q section", begin, end)
+	require.True(t, i >= 0 && j > i, "docs/specs.md has no %q ... %q section", begin, end)
 	want := begin + "<!-- Written by go test ./tla -run TestReadmeTable -update, from tla/manifest.json: edit that, not this table. -->\n\n" + m.Table() + "\n"
 	if got := s[i:j]; got != want {
 		if *updateReadme {
 			require.NoError(t, os.WriteFile(path, []byte(s[:i]+want+s[j:]), 0o644))
 			return
 		}
-		t.Errorf("README.md's table of models is not the manifest's; run go test ./tla -run TestReadmeTable -update\n--- README\n%s\n--- manifest\n%s", got, want)
+		t.Errorf("docs/specs.md's table of models is not the manifest's; run go test ./tla -run TestReadmeTable -update\n--- docs/specs.md\n%s\n--- manifest\n%s", got, want)
 	}
 }
 

@@ -1,26 +1,49 @@
 // Package web holds the explorer page: its static files (static/), the
 // Go model compiled to WebAssembly (static/main.wasm, built by `make
-// wasm` from web/wasm; never committed) and the page's logic on the
-// model (web/explorer). markerwave serve serves Site.
+// wasm` from web/wasm; never committed), the page's logic on the model
+// (web/explorer), and index.html.tmpl, the page's HTML, rendered with what
+// it shows before the WebAssembly is ready (the scenarios, the
+// specifications, the properties and their arguments, the bundled traces).
+// markerwave serve serves Site.
 package web
 
 import (
+	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"html/template"
 	"io/fs"
+	"path"
+	"strings"
+	"testing/fstest"
+
+	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/traces"
+	"github.com/markerwave/markerwave/web/explorer"
 )
 
 // WasmFile is the WebAssembly module's name in the site.
 const WasmFile = "main.wasm"
 
+// TracesIndex is the bundled traces' list in the site, as JSON (Trace).
+const TracesIndex = "traces/index.json"
+
 //go:embed static
 var static embed.FS
+
+//go:embed index.html.tmpl
+var indexTemplate string
 
 // ErrNoWasm says the binary was built without the WebAssembly module.
 var ErrNoWasm = errors.New("this binary holds no web/static/" + WasmFile + ": run `make wasm` (GOOS=js GOARCH=wasm) and build markerwave again; `make serve` does both")
 
-// Site is the page's files, rooted at index.html; ErrNoWasm if the
-// WebAssembly module was not built into the binary.
+// Site is the page's files, rooted at index.html: static/, index.html
+// rendered, and the bundled traces under traces/ with their list
+// (TracesIndex); ErrNoWasm if the WebAssembly module was not built into
+// the binary.
 func Site() (fs.FS, error) {
 	site, err := fs.Sub(static, "static")
 	if err != nil {
@@ -29,5 +52,117 @@ func Site() (fs.FS, error) {
 	if _, err := fs.Stat(site, WasmFile); err != nil {
 		return nil, ErrNoWasm
 	}
-	return site, nil
+	files := fstest.MapFS{}
+	if err := copyInto(files, site, ""); err != nil {
+		return nil, err
+	}
+	if err := copyInto(files, traces.Files, "traces"); err != nil {
+		return nil, err
+	}
+	list, err := Traces()
+	if err != nil {
+		return nil, err
+	}
+	if err := putJSON(files, TracesIndex, list); err != nil {
+		return nil, err
+	}
+	index, err := renderIndex(list)
+	if err != nil {
+		return nil, err
+	}
+	files["index.html"] = &fstest.MapFile{Data: index, Mode: 0o444}
+	return files, nil
+}
+
+// copyInto adds every file of src to files, under folder dir.
+func copyInto(files fstest.MapFS, src fs.FS, dir string) error {
+	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(src, p)
+		if err != nil {
+			return err
+		}
+		files[path.Join(dir, p)] = &fstest.MapFile{Data: b, Mode: 0o444}
+		return nil
+	})
+}
+
+func putJSON(files fstest.MapFS, name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	files[name] = &fstest.MapFile{Data: b, Mode: 0o444}
+	return nil
+}
+
+// Trace is one of the bundled traces the audit tab offers: its path in
+// the site (traces/conforms/token-ring.jsonl), its folder (conforms or
+// rejects: what the audit should say), and its header's note.
+type Trace struct {
+	Path   string `json:"path"`
+	Name   string `json:"name"`
+	Folder string `json:"folder"`
+	Note   string `json:"note"`
+}
+
+// Traces lists the bundled traces (traces.Files), conforms/ first.
+func Traces() ([]Trace, error) {
+	var out []Trace
+	for _, folder := range []string{"conforms", "rejects"} {
+		names, err := fs.Glob(traces.Files, folder+"/*.jsonl")
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range names {
+			t, err := traceOf(p, folder)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// traceOf reads the bundled trace p's header.
+func traceOf(p, folder string) (Trace, error) {
+	b, err := fs.ReadFile(traces.Files, p)
+	if err != nil {
+		return Trace{}, err
+	}
+	tr, _, err := spec.ReadTraceLines(bytes.NewReader(b))
+	if err != nil {
+		return Trace{}, fmt.Errorf("traces/%s: %w", p, err)
+	}
+	return Trace{Path: "traces/" + p, Name: path.Base(p), Folder: folder, Note: tr.Header.Note}, nil
+}
+
+// page is what index.html.tmpl renders.
+type page struct {
+	Scenarios  []explorer.Scenario
+	Variants   any
+	Default    model.Variant
+	Limits     string
+	Properties []explorer.PropertyDoc
+	DocsBase   string
+	Traces     []Trace
+}
+
+// renderIndex renders index.html.tmpl.
+func renderIndex(list []Trace) ([]byte, error) {
+	sc, err := explorer.Scenarios()
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := template.New("index.html").Funcs(template.FuncMap{"lower": strings.ToLower}).Parse(indexTemplate)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	err = tmpl.Execute(&b, page{Scenarios: sc, Variants: explorer.Variants, Default: sc[0].Variant, Limits: explorer.Limits(),
+		Properties: explorer.PropertyDocs, DocsBase: explorer.DocsBase, Traces: list})
+	return b.Bytes(), err
 }

@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
+	"html/template"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/web/explorer"
 )
 
 // TestWasmFresh rebuilds the WebAssembly module and its glue as `make
@@ -52,8 +56,70 @@ func TestSite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(worker), `importScripts("wasm_exec.js")`)
 	assert.Contains(t, string(worker), `fetch("main.wasm")`)
-	for _, doc := range []string{string(index), string(app), string(worker)} {
+	// The page links the properties' arguments (docs/properties.md at
+	// explorer.DocsBase) and nothing else outside, and requests nothing
+	// from outside: a link is followed only when clicked.
+	assert.Contains(t, string(index), `href="`+explorer.DocsBase+`#consistentcut"`)
+	for _, doc := range []string{strings.ReplaceAll(string(index), explorer.DocsBase, ""), string(app), string(worker)} {
 		assert.NotContains(t, doc, "http://")
-		assert.False(t, strings.Contains(doc, "https://"), "the page links nowhere outside")
+		assert.False(t, strings.Contains(doc, "https://"), "the page links nowhere outside but to the properties' arguments")
 	}
+}
+
+// TestPageBeforeWasm: index.html holds, before any script runs, the
+// scenarios (each a link that opens it), the specifications, the
+// properties with what each says and the link to its argument, and the
+// bundled traces.
+func TestPageBeforeWasm(t *testing.T) {
+	site, err := Site()
+	require.NoError(t, err)
+	index, err := fs.ReadFile(site, "index.html")
+	require.NoError(t, err)
+	page := string(index)
+	all, err := explorer.Scenarios()
+	require.NoError(t, err)
+	for _, sc := range all {
+		assert.Contains(t, page, `<a href="#s=`+sc.ID+`" title="`+template.HTMLEscapeString(sc.About)+`">`, sc.ID)
+		assert.Contains(t, page, `<option value="`+sc.ID+`" data-variant="`+string(sc.Variant)+`">`, sc.ID)
+	}
+	for _, v := range explorer.Variants {
+		assert.Contains(t, page, `<option value="`+string(v.Variant)+`"`, v.Variant)
+	}
+	for _, p := range explorer.PropertyDocs {
+		assert.Contains(t, page, `<li data-prop="`+string(p.Name)+`"><strong>`+string(p.Name)+`</strong> (`+p.Where+`)`, p.Name)
+		assert.Contains(t, page, `href="`+explorer.DocsBase+`#`+p.Anchor+`"`, p.Name)
+	}
+	assert.Contains(t, page, `<option value="traces/rejects/ConsistentCut-orphan.jsonl"`)
+}
+
+// TestBundledTraces: the audit tab's traces are in the site, listed in
+// TracesIndex, and each audits as its folder says: conforms/ conforms,
+// rejects/ is rejected for the property its name begins with.
+func TestBundledTraces(t *testing.T) {
+	site, err := Site()
+	require.NoError(t, err)
+	b, err := fs.ReadFile(site, TracesIndex)
+	require.NoError(t, err)
+	var list []Trace
+	require.NoError(t, json.Unmarshal(b, &list))
+	want, err := Traces()
+	require.NoError(t, err)
+	assert.Equal(t, want, list)
+	var folders = map[string]int{}
+	for _, tr := range list {
+		folders[tr.Folder]++
+		text, err := fs.ReadFile(site, tr.Path)
+		require.NoError(t, err, tr.Path)
+		l, err := explorer.Load(tr.Name, string(text), nil)
+		require.NoError(t, err, tr.Path)
+		v := l.View()
+		if tr.Folder == "conforms" {
+			assert.True(t, v.OK, "%s: %s", tr.Path, v.Verdict)
+			continue
+		}
+		assert.False(t, v.OK, tr.Path)
+		assert.True(t, strings.HasPrefix(tr.Name, string(v.Property)+"-"), "%s is rejected for %s", tr.Path, v.Property)
+	}
+	assert.Positive(t, folders["conforms"])
+	assert.Positive(t, folders["rejects"])
 }

@@ -23,8 +23,11 @@ Serves the explorer page: the Go model, compiled to WebAssembly, running
 in the browser. Choose a scenario (the article's two accounts, the token
 ring, the P1/P2 puzzle, concurrent snapshots, or constants of your own),
 take the enabled actions or run at random, switch to a counter-example
-specification and see the property that fails named, and audit a trace
-file as markerwave audit does. Everything the page needs is built into
+specification and see the property that fails named, with the steps of
+the run that make each property hold or fail and a link to why it holds
+(docs/properties.md), and audit a trace file, or one of the project's
+bundled traces (traces/conforms, traces/rejects), as markerwave audit
+does. Everything the page needs is built into
 this binary; it requests nothing from elsewhere.
 
 It listens on loopback only unless --allow-remote is given, prints the

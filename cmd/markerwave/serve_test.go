@@ -22,6 +22,8 @@ import (
 	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/web"
+	"github.com/markerwave/markerwave/web/explorer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -62,9 +64,11 @@ func TestServeFlags(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "site")
 	code, out, errs = serve("--export", dir)
 	require.Equal(t, exitOK, code, errs)
-	assert.Contains(t, out, "wrote 6 files (")
-	for _, f := range []string{"index.html", "app.js", "worker.js", "style.css", "wasm_exec.js", "main.wasm"} {
-		assert.FileExists(t, filepath.Join(dir, f))
+	bundled, err := web.Traces()
+	require.NoError(t, err)
+	assert.Contains(t, out, fmt.Sprintf("wrote %d files (", 7+len(bundled)), "the page's six files, the bundled traces and their list")
+	for _, f := range []string{"index.html", "app.js", "worker.js", "style.css", "wasm_exec.js", "main.wasm", web.TracesIndex, bundled[0].Path} {
+		assert.FileExists(t, filepath.Join(dir, filepath.FromSlash(f)))
 	}
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
@@ -225,9 +229,27 @@ func TestPageInBrowser(t *testing.T) {
 		return until(fmt.Sprintf(`document.getElementById("audit-banner").textContent.startsWith(%q)`, name))
 	}
 
+	// Before the WebAssembly runs (here: never, its request blocked) the
+	// page shows the scenarios, the properties and their links.
+	blockWasm := func(block bool) {
+		t.Helper()
+		_, err := chromedp.Call(bctx, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: []*network.BlockPattern{{URLPattern: base + web.WasmFile, Block: block}}})
+		require.NoError(t, err, "block %s: %v", web.WasmFile, block)
+	}
+	blockWasm(true)
+	do("open the page without the model", chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS("#scenario-list")))
+	scenarios, err := explorer.Scenarios()
+	require.NoError(t, err)
+	assert.Equal(t, len(scenarios), eval(`document.querySelectorAll("#scenario-list li a").length`), "the scenarios are listed")
+	assert.Equal(t, len(explorer.PropertyDocs), eval(`document.querySelectorAll("#properties li a.why-link").length`), "the properties link their arguments")
+	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "no orphan message")
+	do("the model fails to load", until(`document.getElementById("error").textContent.startsWith("could not start the model")`))
+	assert.Contains(t, text("#banner"), "Take the snapshot algorithm apart")
+	blockWasm(false)
+
 	// The article's two accounts: P2 sends $30, P1 initiates, P2 records
 	// on the marker, P1 records the $30 in flight, then the marker.
-	do("open the page", chromedp.Navigate(base), ready)
+	do("open the page", chromedp.Navigate("about:blank"), chromedp.Navigate(base), ready)
 	scenario, err := chromedp.Run(bctx, chromedp.Value(chromedp.CSS("#scenario")))
 	require.NoError(t, err)
 	assert.Equal(t, "two-accounts", scenario)
@@ -236,6 +258,21 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "complete: recorded $150, the system's $150")
 	assert.Contains(t, text("#banner"), "Every property of the spec holds")
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#diagram svg .cut").length`), "the diagram draws the snapshot's cut")
+	// Every property links its section of docs/properties.md, and the
+	// section is there.
+	md, err := os.Open("../../" + explorer.DocsFile)
+	require.NoError(t, err)
+	anchors, err := explorer.DocAnchors(md)
+	md.Close()
+	require.NoError(t, err)
+	links, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#properties a.why-link")].map((a) => a.href)`))
+	require.NoError(t, err)
+	require.Len(t, links, 7, "six invariants and SnapshotsComplete")
+	for _, l := range links {
+		anchor, ok := strings.CutPrefix(l, explorer.DocsBase+"#")
+		assert.True(t, ok && anchors[anchor], "%s: no such section of %s", l, explorer.DocsFile)
+	}
+	assert.Contains(t, text(`#properties li[data-prop="Conservation"] .why`), "snapshot 1 completed at step 5 and recorded $150")
 	shot("explorer-1280.png")
 
 	// The same schedule without channel recording: the $30 vanishes.
@@ -277,6 +314,16 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "✗")
 	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "an orphan message")
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#diagram svg .msg.app.orphan").length`), "the diagram draws the orphan")
+	// The orphan's send (step 2) and receive (step 3) are shown; a click
+	// on the receive marks it in the schedule and the diagram.
+	orphanSteps, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#properties li[data-prop="ConsistentCut"] button.step')].map((b) => b.dataset.step)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"2", "3"}, orphanSteps)
+	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"] .why`), "the orphan #1 on P1->P2: sent at step 2, after P1 recorded for snapshot 1 (step 1); received at step 3, before P2 recorded (step 4)")
+	do("show step 3", chromedp.Click(chromedp.CSS(`#properties li[data-prop="ConsistentCut"] button.step[data-step="3"]`)))
+	assert.Equal(t, "RecvAppAt(\"P1\",\"P2\",2)", text("#history li.at"))
+	assert.Equal(t, 1, eval(`document.querySelectorAll('#diagram svg .event.at[data-index="3"][data-action="RecvApp"]').length`), "the receive is marked in the diagram")
+	shot("explorer-orphan.png")
 
 	// No marker forwarding, on the token ring: P2 records on P1's marker
 	// and forwards none; once nothing can be received the snapshot stalls
@@ -295,6 +342,22 @@ func TestPageInBrowser(t *testing.T) {
 	take("I1", "L0")
 	assert.Equal(t, "Violated: SnapshotsComplete", strings.SplitN(text("#banner"), " — ", 2)[0])
 	assert.Contains(t, text(`#properties li[data-prop="SnapshotsComplete"]`), "its marker was lost on P1->P2")
+
+	// A link to the crash scenario opens it under its specification, the
+	// one that offers Crash.
+	do("open #s=crash", chromedp.Navigate("about:blank"), chromedp.Navigate(base+"#s=crash"), ready)
+	variant, err := chromedp.Run(bctx, chromedp.Value(chromedp.CSS("#variant")))
+	require.NoError(t, err)
+	assert.Equal(t, "SpecFaults", variant)
+	assert.Equal(t, 1, eval(`document.querySelectorAll('#enabled button[data-token="C1"]').length`), "the crash scenario offers Crash(P2)")
+	assert.Contains(t, text(`#enabled button[data-token="C1"]`), `Crash("P2")`)
+	// And so does its link in the scenario list, from another scenario.
+	do("two accounts", setScenario("two-accounts"))
+	assert.Equal(t, 0, eval(`document.querySelectorAll('#enabled button[data-token="C1"]').length`))
+	do("the crash scenario's link", chromedp.Evaluate[chromedp.Void](`(() => { document.getElementById("scenario-box").open = true; })()`),
+		chromedp.Click(chromedp.CSS(`#scenario-list li[data-scenario="crash"] a`)), until(`document.getElementById("variant").value === "SpecFaults"`))
+	assert.Equal(t, 1, eval(`document.querySelectorAll('#enabled button[data-token="C1"]').length`), "the list's link opens the crash scenario with Crash")
+	do("close the list", chromedp.Evaluate[chromedp.Void](`(() => { document.getElementById("scenario-box").open = false; })()`))
 
 	// Crashes: without a failure detector, P2's crash leaves the snapshot
 	// pending forever (SnapshotsEnd); with one, P2 is suspected and the
@@ -327,11 +390,20 @@ func TestPageInBrowser(t *testing.T) {
 	do("not strongly connected", setConstants(`{"procs":["A","B"],"chans":[["A","B"]],"init_bal":{"A":1,"B":0},"amount":[1],"budget":{"A":1,"B":0},"initiator":{"1":"A"}}`))
 	assert.Contains(t, text("#error"), "strongly connected")
 
-	// Audit the orphan trace: the divergence is shown and jumped to.
-	trace, err := filepath.Abs("../../traces/rejects/ConsistentCut-orphan.jsonl")
+	// Audit the orphan trace, picked from the bundled traces: the
+	// divergence is shown and jumped to.
+	bundled, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#bundled option")].map((o) => o.value).filter((v) => v)`))
 	require.NoError(t, err)
-	do("audit", chromedp.Click(chromedp.CSS("#tab-audit")), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{trace}),
+	traces, err := web.Traces()
+	require.NoError(t, err)
+	require.Len(t, bundled, len(traces), "every bundled trace is offered")
+	do("audit", chromedp.Click(chromedp.CSS("#tab-audit")),
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("bundled"); s.value = "traces/rejects/ConsistentCut-orphan.jsonl"; s.dispatchEvent(new Event("change")); })()`),
 		bannerNames("ConsistentCut-orphan.jsonl"))
+	assert.Contains(t, text("#bundled-note"), "Article, orphan message")
+	why, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS("#audit-banner a.why-link"), "href"))
+	require.NoError(t, err)
+	assert.Equal(t, explorer.DocsBase+"#consistentcut", why.Value, "the verdict links the property's argument")
 	banner = text("#audit-banner")
 	assert.Contains(t, banner, "violates ConsistentCut")
 	assert.Contains(t, banner, "first divergence at event 3 (line 4), RecvApp(P1, P2) 30#1: Enabled")

@@ -48,12 +48,12 @@
 //  3. Say in a comment what execution tells it apart from the original
 //     (a mutant no run can tell apart is equivalent, and proves nothing).
 //  4. Run it: MUTATION_ONLY=name go test -count=1 -run TestMutants -v
-//     ./conformance/mutation; then rewrite the README's table with go
+//     ./conformance/mutation; then rewrite docs/conformance.md's table with go
 //     test ./conformance/mutation -run TestMutantTable -update.
 //
-// # The README's table
+// # The table in docs/conformance.md
 //
-// README.md's mutation table, between the markers <!-- mutants:begin -->
+// docs/conformance.md's mutation table, between the markers <!-- mutants:begin -->
 // and <!-- mutants:end -->, is rendered from the mutants: name, package,
 // rule broken, property, and for each expectation the test and what it
 // sees. TestMutantTable (also under -short) fails when it differs; -update

@@ -32,7 +32,7 @@ import (
 // Budget of one mutant: every go test invocation of it together.
 const mutantTimeout = 150 * time.Second
 
-var update = flag.Bool("update", false, "rewrite the mutation table in README.md from the mutants")
+var update = flag.Bool("update", false, "rewrite the mutation table in docs/conformance.md from the mutants")
 
 // patch replaces the one occurrence of Old in File (relative to the module
 // root) by New.
@@ -878,12 +878,12 @@ func TestMutantAnchors(t *testing.T) {
 	}
 }
 
-// The README's mutation table lies between these markers; TestMutantTable
+// docs/conformance.md's mutation table lies between these markers; TestMutantTable
 // keeps it equal to renderTable(mutants).
 const (
 	tableBegin = "<!-- mutants:begin -->"
 	tableEnd   = "<!-- mutants:end -->"
-	readmePath = "../../README.md"
+	readmePath = "../../docs/conformance.md"
 )
 
 // renderTable is the README's mutation table, in markdown: one row per
@@ -922,7 +922,7 @@ func countPkgs(ms []mutant) int {
 	return len(pkgs)
 }
 
-// TestMutantTable: README.md holds, between the markers, the table
+// TestMutantTable: docs/conformance.md holds, between the markers, the table
 // renderTable makes of the mutants (also under -short; -update rewrites
 // it).
 func TestMutantTable(t *testing.T) {
@@ -933,7 +933,7 @@ func TestMutantTable(t *testing.T) {
 	readme := string(b)
 	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
 	if i < 0 || j < i || strings.Count(readme, tableBegin) != 1 || strings.Count(readme, tableEnd) != 1 {
-		t.Fatalf("README.md must hold the mutation table once, between %s and %s", tableBegin, tableEnd)
+		t.Fatalf("docs/conformance.md must hold the mutation table once, between %s and %s", tableBegin, tableEnd)
 	}
 	got, want := readme[i:j+len(tableEnd)], renderTable(mutants)
 	if got == want {
@@ -943,10 +943,10 @@ func TestMutantTable(t *testing.T) {
 		if err := os.WriteFile(readmePath, []byte(readme[:i]+want+readme[j+len(tableEnd):]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("rewrote the mutation table in README.md")
+		t.Logf("rewrote the mutation table in docs/conformance.md")
 		return
 	}
-	t.Errorf("README.md's mutation table is not the mutants': run go test ./conformance/mutation -run TestMutantTable -update\nwant:\n%s", want)
+	t.Errorf("docs/conformance.md's mutation table is not the mutants': run go test ./conformance/mutation -run TestMutantTable -update\nwant:\n%s", want)
 }
 
 // TestMutantDefinitions: every mutant is complete enough to run and to

@@ -42,7 +42,10 @@ type AuditView struct {
 	// OK: the trace conforms; else Property names what it violates.
 	OK       bool          `json:"ok"`
 	Property spec.Property `json:"property"`
-	Verdict  string        `json:"verdict"` // the audit's report, as markerwave audit prints it
+	// Anchor is Property's section of docs/properties.md, "" if it has
+	// none (the replay's own checks: Enabled, RecordedState, ...).
+	Anchor  string `json:"anchor"`
+	Verdict string `json:"verdict"` // the audit's report, as markerwave audit prints it
 	// Divergence is the model replay's first divergence, nil if none;
 	// its Step is the 1-based event number the page jumps to.
 	Divergence *conformance.Divergence `json:"divergence"`
@@ -91,7 +94,7 @@ func (l *Loaded) Len() int { return len(l.tr.Events) }
 // View renders the verdict and the events.
 func (l *Loaded) View() AuditView {
 	v := AuditView{Name: l.name, Source: l.tr.Header.Source, Note: l.tr.Header.Note,
-		OK: l.report.OK(), Property: l.report.Property(), Verdict: l.report.String(),
+		OK: l.report.OK(), Property: l.report.Property(), Anchor: DocumentedAnchor(l.report.Property()), Verdict: l.report.String(),
 		Divergence: l.report.Divergence, Violations: []ViolationView{}, Events: []EventView{}, Snapshots: []string{}, SnapIDs: []spec.SnapID{}}
 	for _, x := range l.report.Violations {
 		v.Violations = append(v.Violations, ViolationView{x.Property, x.Snap, x.Detail})

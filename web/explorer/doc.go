@@ -6,14 +6,19 @@
 //
 //  1. Scenarios lists the ready-made scenarios (the TLC models of tla/,
 //     read by model/tlcmodel from tla.Models, and the P1/P2 puzzle's
-//     constants) and Variants the specifications the page offers.
+//     constants), each with the specification it opens under, and
+//     Variants the specifications the page offers; PropertyDocs the
+//     properties the page shows, with what each says.
 //  2. NewScenario (or NewSession, for Constants of one's own within the
 //     limits Limits describes) starts a Session in the initial state.
 //  3. Take a step by its Token (Enabled lists what model.Next enables),
 //     Replay a schedule, Random steps from a seed, or Back.
 //  4. View renders the state, the snapshots, the spec's properties and
 //     the space-time diagram; Trace and TraceJSONL give the run in the
-//     trace format.
+//     trace format. Each property carries its section of
+//     docs/properties.md (Anchor, linked at DocsBase) and Why: the steps
+//     of the run that make it hold or fail, read from the model's states
+//     (why.go).
 //
 // To audit a trace file: Load reads and audits it (conformance.Audit),
 // Loaded.View renders the verdict, and Loaded.Diagram draws the run up to

@@ -3,6 +3,7 @@ package explorer
 import (
 	"fmt"
 	"io/fs"
+	"iter"
 	"maps"
 	"slices"
 	"sort"
@@ -30,6 +31,9 @@ type Scenario struct {
 	// Article is the article's run of the scenario, as a schedule (see
 	// Token), "" if the scenario has none.
 	Article string `json:"article,omitempty"`
+	// Variant is the specification the scenario opens under: the one
+	// whose actions it needs (a crash needs tla/ChandyLamportFaults.tla).
+	Variant model.Variant `json:"variant"`
 }
 
 // Variants are the specifications the page offers, with what each
@@ -66,6 +70,7 @@ func validVariant(v model.Variant) bool {
 type scenarioSource struct {
 	id, title, about, model, article string
 	constants                        *Constants
+	variant                          model.Variant // "" for model.VariantSpec
 }
 
 // sources are the page's scenarios, in the order it lists them.
@@ -87,7 +92,8 @@ var sources = []scenarioSource{
 	{id: "concurrent", title: "Concurrent snapshots", model: "MCConcurrent",
 		about: "Three processes, fully connected, one unit of money, two snapshots running at once (P1 initiates 1, P3 initiates 2): their markers share the channels and each completes on its own."},
 	{id: "crash", title: "Two accounts, one crash", model: "MCFaultsTwoBank",
-		about: "The two accounts with one crash and one recovery allowed (choose a specification of crashes): P1 initiates, P2 crashes before the marker reaches it. With the failure detector P1 suspects P2 and aborts the snapshot; without one the snapshot stays pending forever."},
+		about:   "The two accounts with one crash and one recovery allowed, under a specification of crashes: P1 initiates, P2 crashes before the marker reaches it. With the failure detector P1 suspects P2 and aborts the snapshot; without one the snapshot stays pending forever.",
+		variant: model.VariantFaults},
 }
 
 // Scenarios lists the page's scenarios with their constants.
@@ -97,7 +103,10 @@ func Scenarios() ([]Scenario, error) { return scenarios() }
 var scenarios = sync.OnceValues(func() ([]Scenario, error) {
 	out := make([]Scenario, 0, len(sources))
 	for _, src := range sources {
-		sc := Scenario{ID: src.id, Title: src.title, About: src.about, Model: src.model, Article: src.article}
+		sc := Scenario{ID: src.id, Title: src.title, About: src.about, Model: src.model, Article: src.article, Variant: src.variant}
+		if sc.Variant == "" {
+			sc.Variant = model.VariantSpec
+		}
 		if src.model != "" {
 			cfg, err := loadModel(src.model)
 			if err != nil {
@@ -206,30 +215,62 @@ func (k Constants) config(v model.Variant) (*model.Config, error) {
 	if !validVariant(v) {
 		return nil, fmt.Errorf("no variant %q: want one of %s", v, variantNames())
 	}
+	if err := k.checkLimits(); err != nil {
+		return nil, err
+	}
+	invariants, err := invariantsOf(v)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := k.topology()
+	if err != nil {
+		return nil, err
+	}
+	snaps := slices.Sorted(maps.Keys(k.Initiator))
+	return model.NewConfig(model.Constants{
+		Topo: topo, InitBal: k.InitBal, Amount: k.Amount, Budget: k.Budget, Snap: snaps, Initiator: k.Initiator,
+		MaxCrash: k.MaxCrash, MaxRecover: k.MaxRecover, FalseSuspicion: k.FalseSuspicion,
+	}, v, invariants, nil)
+}
+
+// checkLimits checks the page's limits (Limits).
+func (k Constants) checkLimits() error {
 	budget := 0
 	for _, b := range k.Budget {
 		budget += b
 	}
 	switch {
 	case len(k.Procs) > MaxProcs:
-		return nil, fmt.Errorf("%d processes: the page runs at most %d", len(k.Procs), MaxProcs)
+		return fmt.Errorf("%d processes: the page runs at most %d", len(k.Procs), MaxProcs)
 	case len(k.Initiator) > MaxSnaps:
-		return nil, fmt.Errorf("%d snapshots: the page runs at most %d", len(k.Initiator), MaxSnaps)
+		return fmt.Errorf("%d snapshots: the page runs at most %d", len(k.Initiator), MaxSnaps)
 	case len(k.Amount) > MaxAmounts:
-		return nil, fmt.Errorf("%d amounts: the page runs at most %d", len(k.Amount), MaxAmounts)
+		return fmt.Errorf("%d amounts: the page runs at most %d", len(k.Amount), MaxAmounts)
 	case budget > MaxBudgetSum:
-		return nil, fmt.Errorf("a total budget of %d sends: the page runs at most %d", budget, MaxBudgetSum)
+		return fmt.Errorf("a total budget of %d sends: the page runs at most %d", budget, MaxBudgetSum)
 	case k.MaxCrash > MaxFaults || k.MaxRecover > MaxFaults:
-		return nil, fmt.Errorf("max_crash %d and max_recover %d: the page runs at most %d of each", k.MaxCrash, k.MaxRecover, MaxFaults)
+		return fmt.Errorf("max_crash %d and max_recover %d: the page runs at most %d of each", k.MaxCrash, k.MaxRecover, MaxFaults)
 	}
-	invariants := spec.Invariants
-	if v.Faults() {
-		faults, err := loadModel(faultsModel)
-		if err != nil {
-			return nil, err
-		}
-		invariants = faults.Invariants
+	return nil
+}
+
+// invariantsOf are the invariants the page checks under variant v: the
+// spec's (spec.Invariants), or for a specification of
+// tla/ChandyLamportFaults.tla those of faultsModel.
+func invariantsOf(v model.Variant) ([]spec.Property, error) {
+	if !v.Faults() {
+		return spec.Invariants, nil
 	}
+	faults, err := loadModel(faultsModel)
+	if err != nil {
+		return nil, err
+	}
+	return faults.Invariants, nil
+}
+
+// topology is the constants' topology; init_bal and budget name only its
+// processes.
+func (k Constants) topology() (*spec.Topology, error) {
 	chans := make([]spec.Channel, 0, len(k.Chans))
 	for _, c := range k.Chans {
 		chans = append(chans, spec.Channel{From: c[0], To: c[1]})
@@ -238,21 +279,20 @@ func (k Constants) config(v model.Variant) (*model.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	for p := range k.InitBal {
+	if err := namesProcs(topo, "init_bal", maps.Keys(k.InitBal)); err != nil {
+		return nil, err
+	}
+	return topo, namesProcs(topo, "budget", maps.Keys(k.Budget))
+}
+
+// namesProcs checks that every process field names is one of topo's.
+func namesProcs(topo *spec.Topology, field string, names iter.Seq[spec.ProcID]) error {
+	for p := range names {
 		if !topo.Has(p) {
-			return nil, fmt.Errorf("init_bal names %q, which is not a process", p)
+			return fmt.Errorf("%s names %q, which is not a process", field, p)
 		}
 	}
-	for p := range k.Budget {
-		if !topo.Has(p) {
-			return nil, fmt.Errorf("budget names %q, which is not a process", p)
-		}
-	}
-	snaps := slices.Sorted(maps.Keys(k.Initiator))
-	return model.NewConfig(model.Constants{
-		Topo: topo, InitBal: k.InitBal, Amount: k.Amount, Budget: k.Budget, Snap: snaps, Initiator: k.Initiator,
-		MaxCrash: k.MaxCrash, MaxRecover: k.MaxRecover, FalseSuspicion: k.FalseSuspicion,
-	}, v, invariants, nil)
+	return nil
 }
 
 // faultsModel is the TLC model whose invariants the page checks under a

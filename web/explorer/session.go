@@ -32,11 +32,15 @@ func NewSession(k Constants, v model.Variant) (*Session, error) {
 	return &Session{k: k, cfg: cfg, states: []*model.State{model.Init(cfg)}}, nil
 }
 
-// NewScenario starts scenario id under variant v.
+// NewScenario starts scenario id under variant v, or under the
+// scenario's own (Scenario.Variant) for v "".
 func NewScenario(id string, v model.Variant) (*Session, error) {
 	sc, err := scenario(id)
 	if err != nil {
 		return nil, err
+	}
+	if v == "" {
+		v = sc.Variant
 	}
 	return NewSession(sc.Constants, v)
 }
@@ -64,31 +68,20 @@ func NewScenario(id string, v model.Variant) (*Session, error) {
 // processes are indexed in the topology's sorted order. A schedule is its
 // tokens joined by dots.
 func Token(cfg *model.Config, a model.Action) string {
-	at := func(letter string) string {
+	if letter, ok := chanLetters[a.Kind]; ok {
 		if a.Pos > 1 {
 			return fmt.Sprintf("%s%d@%d", letter, a.Chan, a.Pos)
 		}
 		return fmt.Sprintf("%s%d", letter, a.Chan)
+	}
+	if letter, ok := procLetters[a.Kind]; ok {
+		return fmt.Sprintf("%s%d", letter, a.Proc)
 	}
 	switch a.Kind {
 	case model.ActSendApp, model.ActSendAppF:
 		return fmt.Sprintf("S%dx%d", a.Chan, a.Amt)
 	case model.ActInitiate, model.ActInitiateF:
 		return fmt.Sprintf("I%d", cfg.Snap[a.Snap])
-	case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord, model.ActRecvAppF:
-		return at("R")
-	case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward, model.ActRecvMarkerF:
-		return at("M")
-	case model.ActLose:
-		return at("L")
-	case model.ActDropMarker:
-		return at("D")
-	case model.ActCrash:
-		return fmt.Sprintf("C%d", a.Proc)
-	case model.ActDetect:
-		return fmt.Sprintf("X%d", a.Proc)
-	case model.ActFalseSuspect:
-		return fmt.Sprintf("Y%d", a.Proc)
 	case model.ActAbort:
 		return fmt.Sprintf("A%dp%d", cfg.Snap[a.Snap], a.Proc)
 	case model.ActRecover:
@@ -98,6 +91,17 @@ func Token(cfg *model.Config, a model.Action) string {
 	}
 	return a.Label(cfg)
 }
+
+// chanLetters are the tokens' letters of the actions on a channel's
+// message (Token).
+var chanLetters = map[model.ActionKind]string{
+	model.ActRecvApp: "R", model.ActRecvAppAt: "R", model.ActRecvAppNoRecord: "R", model.ActRecvAppF: "R",
+	model.ActRecvMarker: "M", model.ActRecvMarkerAt: "M", model.ActRecvMarkerNoForward: "M", model.ActRecvMarkerF: "M",
+	model.ActLose: "L", model.ActDropMarker: "D",
+}
+
+// procLetters are the tokens' letters of the actions on a process.
+var procLetters = map[model.ActionKind]string{model.ActCrash: "C", model.ActDetect: "X", model.ActFalseSuspect: "Y"}
 
 // Enabled lists the enabled action instances in the current state, in
 // TLC's order.
@@ -195,8 +199,30 @@ func (s *Session) Schedule() string {
 // global Abort, and recovery) are left out, and the trace ends at a
 // recovery: Partial says so.
 func (s *Session) Trace() spec.Trace {
-	cfg := s.cfg
-	topo := cfg.Topo
+	tr := spec.Trace{Header: s.header(), Events: make([]spec.Event, 0, len(s.steps))}
+	seq := make([]uint64, len(s.cfg.Topo.Procs))
+	for i, t := range s.steps {
+		kind := inTrace(t.Action.Kind)
+		if kind == stepEndsTrace {
+			break
+		}
+		if kind == stepLeftOut {
+			continue
+		}
+		e := s.event(i)
+		p := s.cfg.Topo.ProcIndex(e.Proc)
+		seq[p]++
+		e.Seq, e.After = seq[p], s.states[i+1].Proc[p]
+		tr.Events = append(tr.Events, e)
+	}
+	tr.Header.Drained = s.drained()
+	tr.Recorded = s.recorded()
+	return tr
+}
+
+// header is the trace's header: the constants.
+func (s *Session) header() spec.Header {
+	cfg, topo := s.cfg, s.cfg.Topo
 	h := spec.Header{
 		Format: spec.TraceFormat, Topology: topo, InitBal: map[spec.ProcID]int64{}, Budget: map[spec.ProcID]int{},
 		Snaps:  map[spec.SnapID]spec.ProcID{},
@@ -209,62 +235,96 @@ func (s *Session) Trace() spec.Trace {
 	for i, id := range cfg.Snap {
 		h.Snaps[id] = topo.Procs[cfg.Initiator[i]]
 	}
-	seq := make([]uint64, len(topo.Procs))
-	events := make([]spec.Event, 0, len(s.steps))
-steps:
-	for i, t := range s.steps {
-		prev, next, a := s.states[i], s.states[i+1], t.Action
-		var e spec.Event
-		msgAt := func() model.Msg {
-			pos := max(a.Pos, 1)
-			return prev.Chan[a.Chan][pos-1]
-		}
-		switch a.Kind {
-		case model.ActSendApp, model.ActSendAppF:
-			c := topo.Chans[a.Chan]
-			e = spec.Event{Proc: c.From, Action: spec.SendApp, From: c.From, To: c.To, Amount: a.Amt, Msg: next.NSent[a.Chan]}
-		case model.ActRecvApp, model.ActRecvAppAt, model.ActRecvAppNoRecord, model.ActRecvAppF:
-			c, m := topo.Chans[a.Chan], msgAt()
-			e = spec.Event{Proc: c.To, Action: spec.RecvApp, From: c.From, To: c.To, Amount: m.Amt, Msg: m.Seq}
-		case model.ActInitiate, model.ActInitiateF:
-			e = spec.Event{Proc: topo.Procs[cfg.Initiator[a.Snap]], Action: spec.Initiate, Snap: cfg.Snap[a.Snap]}
-		case model.ActRecvMarker, model.ActRecvMarkerAt, model.ActRecvMarkerNoForward, model.ActRecvMarkerF:
-			c, m := topo.Chans[a.Chan], msgAt()
-			q := topo.ProcIndex(c.To)
-			e = spec.Event{Proc: c.To, Action: spec.RecvMarker, From: c.From, To: c.To, Snap: cfg.Snap[m.Snap], First: !prev.Recorded[m.Snap].Has(q)}
-		case model.ActDropMarker:
-			c, m := topo.Chans[a.Chan], msgAt()
-			e = spec.Event{Proc: c.To, Action: spec.DropMarker, From: c.From, To: c.To, Snap: cfg.Snap[m.Snap]}
-		case model.ActLose, model.ActCrash, model.ActDetect, model.ActFalseSuspect, model.ActAbort:
-			continue
-		case model.ActRecover, model.ActRecoverAny:
-			break steps
-		default:
-			panic("explorer: the page offers no variant with action " + a.Kind.String())
-		}
-		p := topo.ProcIndex(e.Proc)
-		seq[p]++
-		e.Seq, e.After = seq[p], next.Proc[p]
-		events = append(events, e)
+	return h
+}
+
+// event is step i as a trace event, but for its process's sequence
+// number and state after (Trace numbers them).
+func (s *Session) event(i int) spec.Event {
+	cfg, prev, next, a := s.cfg, s.states[i], s.states[i+1], s.steps[i].Action
+	switch a.Kind {
+	case model.ActInitiate, model.ActInitiateF:
+		return spec.Event{Proc: cfg.Topo.Procs[cfg.Initiator[a.Snap]], Action: spec.Initiate, Snap: cfg.Snap[a.Snap]}
+	case model.ActSendApp, model.ActSendAppF:
+		c := cfg.Topo.Chans[a.Chan]
+		return spec.Event{Proc: c.From, Action: spec.SendApp, From: c.From, To: c.To, Amount: a.Amt, Msg: next.NSent[a.Chan]}
 	}
-	st := s.state()
-	drained := true
-	for _, ch := range st.Chan {
-		drained = drained && len(ch) == 0
+	c, m := cfg.Topo.Chans[a.Chan], prev.Chan[a.Chan][max(a.Pos, 1)-1]
+	e := spec.Event{Proc: c.To, From: c.From, To: c.To}
+	switch {
+	case isRecvApp(a.Kind):
+		e.Action, e.Amount, e.Msg = spec.RecvApp, m.Amt, m.Seq
+	case isRecvMarker(a.Kind):
+		e.Action, e.Snap, e.First = spec.RecvMarker, cfg.Snap[m.Snap], !prev.Recorded[m.Snap].Has(cfg.Topo.ProcIndex(c.To))
+	case a.Kind == model.ActDropMarker:
+		e.Action, e.Snap = spec.DropMarker, cfg.Snap[m.Snap]
+	default:
+		panic("explorer: the page offers no variant with action " + a.Kind.String())
 	}
-	h.Drained = drained
-	tr := spec.Trace{Header: h, Events: events}
+	return e
+}
+
+// drained reports whether every channel is empty now.
+func (s *Session) drained() bool {
+	for _, ch := range s.state().Chan {
+		if len(ch) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// recorded is the recorded state of every snapshot the model completed,
+// as the model recorded it.
+func (s *Session) recorded() []spec.RecordedSnapshot {
+	cfg, st := s.cfg, s.state()
+	var out []spec.RecordedSnapshot
 	for i, id := range cfg.Snap {
 		if !model.Complete(cfg, st, i) {
 			continue
 		}
 		cut := map[spec.Channel]spec.ChanCut{}
-		for c, ch := range topo.Chans {
+		for c, ch := range cfg.Topo.Chans {
 			cut[ch] = spec.ChanCut{Sent: st.CutSent[i][c], Got: uint64(len(st.CutGot[i][c]))}
 		}
-		tr.Recorded = append(tr.Recorded, spec.NewRecordedSnapshot(id, topo.Procs[cfg.Initiator[i]], conformance.RecordedState(cfg, st, i), cut))
+		out = append(out, spec.NewRecordedSnapshot(id, cfg.Topo.Procs[cfg.Initiator[i]], conformance.RecordedState(cfg, st, i), cut))
 	}
-	return tr
+	return out
+}
+
+// How Trace writes a step.
+const (
+	stepEvent     = iota // one event
+	stepLeftOut          // no event: Lose, and the steps no process takes
+	stepEndsTrace        // the trace ends before it: a recovery
+)
+
+// inTrace is how Trace writes a step of kind k.
+func inTrace(k model.ActionKind) int {
+	switch k {
+	case model.ActLose, model.ActCrash, model.ActDetect, model.ActFalseSuspect, model.ActAbort:
+		return stepLeftOut
+	case model.ActRecover, model.ActRecoverAny:
+		return stepEndsTrace
+	}
+	return stepEvent
+}
+
+// events are, for each step taken, its event's number in Trace (the
+// diagram's data-index, from 1), 0 for a step Trace leaves out.
+func (s *Session) events() []int {
+	out := make([]int, len(s.steps))
+	n := 0
+	for i, t := range s.steps {
+		switch inTrace(t.Action.Kind) {
+		case stepEvent:
+			n++
+			out[i] = n
+		case stepEndsTrace:
+			return out
+		}
+	}
+	return out
 }
 
 // Partial says what Trace leaves out of the run so far ("" if nothing):

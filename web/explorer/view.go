@@ -2,7 +2,6 @@ package explorer
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/markerwave/markerwave/conformance/export"
 	"github.com/markerwave/markerwave/model"
@@ -32,10 +31,13 @@ type View struct {
 	Partial string `json:"partial"`
 }
 
-// Step is an action instance: its schedule token and its TLA+ label.
+// Step is an action instance: its schedule token and its TLA+ label;
+// for a step taken, its event's number in the diagram (data-index), 0
+// if the diagram draws it not.
 type Step struct {
 	Token string `json:"token"`
 	Label string `json:"label"`
+	Event int    `json:"event,omitempty"`
 }
 
 // ProcView is a process's state.
@@ -84,35 +86,18 @@ type PropView struct {
 	Name   spec.Property `json:"name"`
 	Holds  bool          `json:"holds"`
 	Detail string        `json:"detail"`
+	// Anchor is the property's section in docs/properties.md (Anchor).
+	Anchor string `json:"anchor"`
+	// Why is, for the run on screen, the steps that make it hold or fail.
+	Why Why `json:"why"`
 }
 
 // View renders the session for the page.
 func (s *Session) View() (View, error) {
-	cfg, st := s.cfg, s.state()
+	cfg := s.cfg
 	v := View{Variant: cfg.Variant, Schedule: s.Schedule(), Constants: s.k,
-		History: []Step{}, Enabled: []Step{}, Violated: []PropView{}, Partial: s.Partial()}
-	for _, t := range s.steps {
-		v.History = append(v.History, Step{Token(cfg, t.Action), t.Label})
-	}
-	for _, t := range s.Enabled() {
-		v.Enabled = append(v.Enabled, Step{Token(cfg, t.Action), t.Label})
-	}
-	var system int64
-	for i, p := range cfg.Topo.Procs {
-		v.Procs = append(v.Procs, ProcView{ID: p, Bal: money(st.Proc[i].Bal), LocalState: st.Proc[i]})
-		system += st.Proc[i].Bal
-	}
-	for c, ch := range cfg.Topo.Chans {
-		cv := ChanView{Name: ch.String(), Msgs: []string{}}
-		for _, m := range st.Chan[c] {
-			cv.Msgs = append(cv.Msgs, msgText(cfg, m))
-			if m.Kind == model.KindApp {
-				system += m.Amt
-			}
-		}
-		v.Chans = append(v.Chans, cv)
-	}
-	v.SystemTotal = money(system)
+		History: s.history(), Enabled: s.enabled(), Violated: []PropView{}, Partial: s.Partial(),
+		Procs: s.procs(), Chans: s.chans(), SystemTotal: money(s.systemTotal())}
 	for i := range cfg.Snap {
 		v.Snapshots = append(v.Snapshots, s.snapView(i))
 	}
@@ -130,6 +115,67 @@ func (s *Session) View() (View, error) {
 	return v, nil
 }
 
+// history are the steps taken, each with its event in the diagram.
+func (s *Session) history() []Step {
+	out := []Step{}
+	events := s.events()
+	for i, t := range s.steps {
+		out = append(out, Step{Token(s.cfg, t.Action), t.Label, events[i]})
+	}
+	return out
+}
+
+// enabled are the steps enabled now.
+func (s *Session) enabled() []Step {
+	out := []Step{}
+	for _, t := range s.Enabled() {
+		out = append(out, Step{Token: Token(s.cfg, t.Action), Label: t.Label})
+	}
+	return out
+}
+
+// procs are the processes' states.
+func (s *Session) procs() []ProcView {
+	st := s.state()
+	out := make([]ProcView, 0, len(st.Proc))
+	for i, p := range s.cfg.Topo.Procs {
+		out = append(out, ProcView{ID: p, Bal: money(st.Proc[i].Bal), LocalState: st.Proc[i]})
+	}
+	return out
+}
+
+// chans are the channels and the messages in them.
+func (s *Session) chans() []ChanView {
+	st := s.state()
+	out := make([]ChanView, 0, len(st.Chan))
+	for c, ch := range s.cfg.Topo.Chans {
+		cv := ChanView{Name: ch.String(), Msgs: []string{}}
+		for _, m := range st.Chan[c] {
+			cv.Msgs = append(cv.Msgs, msgText(s.cfg, m))
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// systemTotal is the money in the system now: balances plus transfers in
+// flight.
+func (s *Session) systemTotal() int64 {
+	st := s.state()
+	var total int64
+	for _, l := range st.Proc {
+		total += l.Bal
+	}
+	for _, ch := range st.Chan {
+		for _, m := range ch {
+			if m.Kind == model.KindApp {
+				total += m.Amt
+			}
+		}
+	}
+	return total
+}
+
 // msgText renders a message in a channel: $30 #1, or marker 1.
 func msgText(cfg *model.Config, m model.Msg) string {
 	if m.Kind == model.KindMarker {
@@ -144,37 +190,61 @@ func (s *Session) snapView(i int) SnapView {
 	cfg, st := s.cfg, s.state()
 	sv := SnapView{ID: cfg.Snap[i], Initiator: cfg.Topo.Procs[cfg.Initiator[i]],
 		Initiated: model.Initiated(cfg, st, i), Complete: model.Complete(cfg, st, i), Of: money(cfg.TotalMoney())}
+	procs, inProcs := s.recProcs(i)
+	chans, inChans := s.recChans(i)
+	sv.Procs, sv.Chans, sv.Total = procs, chans, money(inProcs+inChans)
+	sv.Status = s.snapStatus(i, sv, inProcs+inChans)
+	return sv
+}
+
+// recProcs are the processes' recorded states for snapshot index i and
+// the money they recorded.
+func (s *Session) recProcs(i int) ([]RecProcView, int64) {
+	st := s.state()
+	var out []RecProcView
 	var total int64
-	for p, id := range cfg.Topo.Procs {
+	for p, id := range s.cfg.Topo.Procs {
 		rp := RecProcView{ID: id, Recorded: st.Recorded[i].Has(p)}
 		if rp.Recorded {
 			rp.Bal = money(st.RecProc[i][p].Bal)
 			total += st.RecProc[i][p].Bal
 		}
-		sv.Procs = append(sv.Procs, rp)
+		out = append(out, rp)
 	}
-	for c, ch := range cfg.Topo.Chans {
+	return out, total
+}
+
+// recChans are the channels' recordings for snapshot index i and the
+// money in them.
+func (s *Session) recChans(i int) ([]RecChanView, int64) {
+	st := s.state()
+	var out []RecChanView
+	var total int64
+	for c, ch := range s.cfg.Topo.Chans {
 		rc := RecChanView{Name: ch.String(), Status: st.RecChan[i][c].String(), Msgs: []string{}}
 		for _, m := range st.RecMsgs[i][c] {
 			rc.Msgs = append(rc.Msgs, fmt.Sprintf("%s #%d", money(m.Amt), m.Seq))
 			total += m.Amt
 		}
-		sv.Chans = append(sv.Chans, rc)
+		out = append(out, rc)
 	}
-	sv.Total = money(total)
+	return out, total
+}
+
+// snapStatus says in one sentence where snapshot index i stands.
+func (s *Session) snapStatus(i int, sv SnapView, total int64) string {
+	cfg, st := s.cfg, s.state()
 	switch {
 	case cfg.Faults() && model.Aborted(st, i):
-		sv.Status = fmt.Sprintf("aborted: %s suspected", string(cfg.Topo.Procs[abortCause(st.AbortedBy[i])]))
+		return fmt.Sprintf("aborted: %s suspected", string(cfg.Topo.Procs[abortCause(st.AbortedBy[i])]))
 	case sv.Complete && total == cfg.TotalMoney():
-		sv.Status = fmt.Sprintf("complete: recorded %s, the system's %s", sv.Total, sv.Of)
+		return fmt.Sprintf("complete: recorded %s, the system's %s", sv.Total, sv.Of)
 	case sv.Complete:
-		sv.Status = fmt.Sprintf("complete: recorded %s, but the system holds %s", sv.Total, sv.Of)
+		return fmt.Sprintf("complete: recorded %s, but the system holds %s", sv.Total, sv.Of)
 	case sv.Initiated:
-		sv.Status = fmt.Sprintf("in progress: %s recorded so far", sv.Total)
-	default:
-		sv.Status = "not initiated"
+		return fmt.Sprintf("in progress: %s recorded so far", sv.Total)
 	}
-	return sv
+	return "not initiated"
 }
 
 // abortCause is the process of abortedBy[s] = {cause}.
@@ -189,29 +259,37 @@ func abortCause(by model.ProcSet) int {
 
 // properties evaluates the model's invariants (Config.Invariants, with
 // the model's definitions) in the current state, then the temporal
-// property as the explorer checks it: in a fair variant, a state with no
-// fair action enabled (model.FairEnabled: a receive, and in the faults
-// specifications a detection or an abort) ends a fair behaviour, and
-// every initiated snapshot must be complete in it (SnapshotsComplete), or
-// complete or aborted (SnapshotsEnd); the non-FIFO, no-recording and
-// recover-any specifications have no fairness and claim no liveness.
+// property (liveness), each with its section of docs/properties.md and
+// the steps of the run that make it hold or fail (Session.why).
 func (s *Session) properties() []PropView {
-	cfg, st := s.cfg, s.state()
 	var out []PropView
-	for _, name := range cfg.Invariants {
+	for _, name := range s.cfg.Invariants {
 		inv, ok := model.InvariantByName(name)
 		if !ok {
-			out = append(out, PropView{Name: name, Detail: "the model has no definition of it"})
+			out = append(out, PropView{Name: name, Detail: "the model has no definition of it", Anchor: Anchor(name), Why: Why{Steps: []int{}}})
 			continue
 		}
-		pv := PropView{Name: name, Holds: inv(cfg, st)}
+		pv := PropView{Name: name, Holds: inv(s.cfg, s.state()), Anchor: Anchor(name)}
 		if !pv.Holds {
 			pv.Detail = violationDetail(name)
 		}
+		pv.Why = s.why(name, pv.Holds)
 		out = append(out, pv)
 	}
+	return append(out, s.liveness())
+}
+
+// liveness is the temporal property as the explorer checks it: in a fair
+// variant, a state with no fair action enabled (model.FairEnabled: a
+// receive, and in the faults specifications a detection or an abort)
+// ends a fair behaviour, and every initiated snapshot must be complete in
+// it (SnapshotsComplete), or complete or aborted (SnapshotsEnd); the
+// non-FIFO, no-recording and recover-any specifications have no fairness
+// and claim no liveness.
+func (s *Session) liveness() PropView {
+	cfg, st := s.cfg, s.state()
 	prop, i := model.LiveSnapshot(cfg, st)
-	live := PropView{Name: prop, Holds: true}
+	live := PropView{Name: prop, Holds: true, Anchor: Anchor(prop), Why: Why{Steps: []int{}}}
 	ended := "complete"
 	if cfg.Faults() {
 		ended = "complete or aborted"
@@ -223,66 +301,35 @@ func (s *Session) properties() []PropView {
 		live.Detail = "an action under fairness is still enabled: the behaviour goes on"
 	case i >= 0:
 		live.Holds = false
-		live.Detail = fmt.Sprintf("snapshot %d was initiated and is never %s: no action under fairness is enabled, so every fair behaviour from here stutters in this state", cfg.Snap[i], ended) + s.why(i)
+		live.Detail = fmt.Sprintf("snapshot %d was initiated and is never %s: no action under fairness is enabled, so every fair behaviour from here stutters in this state", cfg.Snap[i], ended)
+		why, at := s.stalled(i)
+		if why != "" {
+			live.Detail += "; " + why
+		}
+		live.Why = s.stalledWhy(at)
 	default:
 		live.Detail = "no action under fairness is enabled and every initiated snapshot is " + ended
+		live.Why = s.endedWhy()
 	}
-	return append(out, live)
-}
-
-// why says what keeps snapshot index i from ending, when the run shows
-// it: a marker the channel lost, a crashed process nothing suspects.
-func (s *Session) why(i int) string {
-	cfg, st := s.cfg, s.state()
-	var out []string
-	for k, t := range s.steps {
-		if a := t.Action; a.Kind == model.ActLose {
-			if m := s.states[k].Chan[a.Chan][0]; m.Kind == model.KindMarker && m.Snap == i {
-				out = append(out, fmt.Sprintf("its marker was lost on %s", cfg.Topo.Chans[a.Chan]))
-			}
-		}
-	}
-	if cfg.Faults() {
-		for p, id := range cfg.Topo.Procs {
-			if !st.Alive.Has(p) && !st.Suspected.Has(p) {
-				out = append(out, fmt.Sprintf("%s crashed and nothing suspects it, so nothing aborts the snapshot", string(id)))
-			}
-		}
-	}
-	if len(out) == 0 {
-		return ""
-	}
-	return "; " + strings.Join(out, "; ")
+	return live
 }
 
 // violationDetail says what a violated invariant means, in the words of
 // the spec's comments.
-func violationDetail(p spec.Property) string {
-	switch p {
-	case spec.PropConsistentCut:
-		return "an orphan message: received before its receiver recorded, sent after its sender recorded"
-	case spec.PropExactChannelState:
-		return "a done channel's recorded messages are not exactly those in flight across the cut"
-	case spec.PropConservation:
-		return "a complete snapshot does not hold all the money"
-	case spec.PropChandyLamportTheorem:
-		return "the recorded state is not reachable from the initial state, or the current state not from it"
-	case spec.PropStableCatalogue:
-		return "a stable predicate of the catalogue detected in the snapshot does not hold now"
-	case spec.PropTypeOK, spec.PropFaultTypeOK:
-		return "a variable left its type"
-	case spec.PropTheoremUnlessAborted:
-		return "a snapshot that was not aborted recorded a state not reachable from the initial state, or the current state is not reachable from it"
-	case spec.PropMoneyConserved:
-		return "the balances and the transfers in flight no longer hold the initial money"
-	case spec.PropExactlyOnce:
-		return "a transfer was applied twice, skipped or never sent"
-	case spec.PropAbortSound:
-		return "an aborted snapshot is complete, or its cause is not suspected"
-	case spec.PropRecoveredFromComplete:
-		return "the system recovered from a snapshot that was aborted or not complete"
-	case spec.PropRecoveryReachable:
-		return "the state the system recovered to is not reachable from the initial state"
-	}
-	return ""
+func violationDetail(p spec.Property) string { return violationDetails[p] }
+
+var violationDetails = map[spec.Property]string{
+	spec.PropConsistentCut:         "an orphan message: received before its receiver recorded, sent after its sender recorded",
+	spec.PropExactChannelState:     "a done channel's recorded messages are not exactly those in flight across the cut",
+	spec.PropConservation:          "a complete snapshot does not hold all the money",
+	spec.PropChandyLamportTheorem:  "the recorded state is not reachable from the initial state, or the current state not from it",
+	spec.PropStableCatalogue:       "a stable predicate of the catalogue detected in the snapshot does not hold now",
+	spec.PropTypeOK:                "a variable left its type",
+	spec.PropFaultTypeOK:           "a variable left its type",
+	spec.PropTheoremUnlessAborted:  "a snapshot that was not aborted recorded a state not reachable from the initial state, or the current state is not reachable from it",
+	spec.PropMoneyConserved:        "the balances and the transfers in flight no longer hold the initial money",
+	spec.PropExactlyOnce:           "a transfer was applied twice, skipped or never sent",
+	spec.PropAbortSound:            "an aborted snapshot is complete, or its cause is not suspected",
+	spec.PropRecoveredFromComplete: "the system recovered from a snapshot that was aborted or not complete",
+	spec.PropRecoveryReachable:     "the state the system recovered to is not reachable from the initial state",
 }

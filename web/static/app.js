@@ -10,6 +10,9 @@
   let cursor = 0;       // events of the loaded trace shown
   let custom = null;    // constants of one's own, when started
   const eventsBefore = 300, eventsAfter = 100; // the events listed around the cursor
+  // Where a property's argument is: docs/properties.md, at its anchor
+  // (index.html names it, from web/explorer.DocsBase).
+  const docsBase = document.querySelector('meta[name="markerwave-docs"]').content;
 
   function call(name, ...args) {
     const out = JSON.parse(globalThis.markerwave[name](...args));
@@ -76,15 +79,13 @@
         (i < 9 ? (i + 1) + "  " : "") + s.label))));
     $("deadlock").hidden = v.enabled.length > 0;
     $("back").disabled = v.history.length === 0;
-    $("history").replaceChildren(...v.history.map((s) => el("li", {}, s.label)));
+    $("history").replaceChildren(...v.history.map((s, i) => el("li", { "data-n": String(i + 1), "data-event": String(s.event || 0) }, s.label)));
     $("system-total").textContent = "(the system holds " + v.system_total + ")";
     $("procs").tBodies[0].replaceChildren(...v.procs.map((p) =>
       el("tr", {}, el("th", {}, p.id), el("td", { class: "bal" }, p.bal), el("td", {}, String(p.sent)), el("td", {}, String(p.rcvd)))));
     $("chans").tBodies[0].replaceChildren(...v.chans.map((c) =>
       el("tr", {}, el("th", {}, c.name), el("td", {}, c.msgs.length ? c.msgs.join(", ") : "empty"))));
-    $("properties").replaceChildren(...v.properties.map((p) =>
-      el("li", { class: p.holds ? "holds" : "fails", "data-prop": p.name },
-        el("span", { class: "mark" }, p.holds ? "✓ " : "✗ "), el("strong", {}, p.name), p.detail ? " — " + p.detail : "")));
+    $("properties").replaceChildren(...v.properties.map(propItem));
     const banner = $("banner");
     if (v.violated.length) {
       banner.className = "banner fails";
@@ -102,6 +103,28 @@
     $("partial").hidden = !v.partial;
     $("download").disabled = $("audit-run").disabled = !!v.partial;
     writeHash();
+  }
+
+  // A property in this state: whether it holds, what fails, the link to
+  // its argument, and the steps of this run that make it hold or fail.
+  function propItem(p) {
+    const why = el("p", { class: "why" }, p.why.text ? p.why.text + " " : "",
+      ...p.why.steps.map((k) => el("button", { class: "step", "data-step": String(k), title: "show step " + k + " in the schedule and the diagram", onclick: () => showStep(k) }, "step " + k)));
+    return el("li", { class: p.holds ? "holds" : "fails", "data-prop": p.name },
+      el("span", { class: "mark" }, p.holds ? "✓ " : "✗ "), el("strong", {}, p.name), p.detail ? " — " + p.detail : "",
+      " ", el("a", { class: "why-link", href: docsBase + "#" + p.anchor }, p.holds ? "why it holds" : "why it should hold"), why);
+  }
+  // showStep brings step k of the run into view: its line of the
+  // schedule, and its event in the diagram, marked.
+  function showStep(k) {
+    for (const n of document.querySelectorAll("#history li.at, #diagram svg .event.at")) n.classList.remove("at");
+    const li = $("history").querySelector(`li[data-n="${k}"]`);
+    if (!li) return;
+    li.classList.add("at");
+    li.scrollIntoView({ block: "nearest" });
+    $("history").dataset.at = String(k);
+    const ev = $("diagram").querySelector(`svg .event[data-index="${li.dataset.event}"]`);
+    if (ev) { ev.classList.add("at"); ev.scrollIntoView({ block: "nearest", inline: "center" }); }
   }
 
   function snapCard(s) {
@@ -179,7 +202,8 @@
       banner.className = "banner fails";
       const d = a.divergence;
       banner.replaceChildren(el("strong", {}, a.name + " violates " + a.property),
-        d ? el("span", {}, " — first divergence at event " + d.Step + (d.Line ? " (line " + d.Line + ")" : "") + ", " + d.Action + ": " + d.Property + ": " + d.Detail) : "");
+        d ? el("span", {}, " — first divergence at event " + d.Step + (d.Line ? " (line " + d.Line + ")" : "") + ", " + d.Action + ": " + d.Property + ": " + d.Detail) : "",
+        a.anchor ? el("a", { class: "why-link", href: docsBase + "#" + a.anchor }, " why " + a.property + " should hold") : "");
     }
     $("audit-verdict").textContent = a.verdict;
     $("audit-snapshots").replaceChildren(...a.snapshots.map((s) => el("li", {}, s)));
@@ -209,6 +233,8 @@
     renderAudit();
   }
 
+  function showVariant() { $("variant-about").textContent = info.variants.find((v) => v.variant === $("variant").value).about; }
+
   function tab(which) {
     const audTab = which === "audit";
     $("panel-model").hidden = audTab;
@@ -236,6 +262,18 @@
     }
   }
 
+  // A bundled trace (traces/ in the repository, served with the page).
+  async function loadBundled(path) {
+    if (!path) return;
+    const opt = $("bundled").selectedOptions[0];
+    $("bundled-note").textContent = opt ? opt.title : "";
+    try {
+      const r = await fetch(path);
+      if (!r.ok) throw new Error(path + ": " + r.status + " " + r.statusText);
+      await loadTrace(path.split("/").pop(), await r.text());
+    } catch (e) { showError(e); }
+  }
+
   function readFile(f) {
     if (!f) return;
     const r = new FileReader();
@@ -245,12 +283,12 @@
   }
 
   function wire() {
+    // The scenario and specification lists are in index.html already,
+    // rendered from the same lists (web/explorer).
     info = call("scenarios");
-    $("scenario").replaceChildren(...info.scenarios.map((s) => el("option", { value: s.id }, s.title)));
-    $("variant").replaceChildren(...info.variants.map((v) => el("option", { value: v.variant }, v.title + " (" + v.variant + ")")));
-    $("limits").textContent = info.limits;
-    const showVariant = () => { $("variant-about").textContent = info.variants.find((v) => v.variant === $("variant").value).about; };
-    $("scenario").onchange = () => { custom = null; start(""); };
+    // A scenario opens under its own specification: the one whose
+    // actions it needs (the crash scenario's has Crash).
+    $("scenario").onchange = () => { custom = null; $("variant").value = scenario().variant; showVariant(); start(""); };
     // Switching the specification keeps the schedule: the same steps, taken
     // by the variant's actions, as far as they are enabled there.
     $("variant").onchange = () => { showVariant(); start(current ? current.schedule : ""); };
@@ -282,6 +320,7 @@
     $("tab-model").onclick = () => tab("model");
     $("tab-audit").onclick = () => tab("audit");
     $("file").onchange = () => readFile($("file").files[0]);
+    $("bundled").onchange = () => loadBundled($("bundled").value);
     const drop = $("drop");
     drop.ondragover = (e) => { e.preventDefault(); drop.classList.add("over"); };
     drop.ondragleave = () => drop.classList.remove("over");
@@ -293,15 +332,28 @@
     $("audit-snap").onchange = () => audit && renderAudit();
     document.addEventListener("keydown", keys);
 
-    const h = readHash();
-    if (h.k) { try { custom = JSON.parse(unb64(h.k)); } catch (e) { showError("the link's constants: " + e.message); } }
-    if (h.s && info.scenarios.some((s) => s.id === h.s)) $("scenario").value = h.s;
-    if (h.v && info.variants.some((v) => v.variant === h.v)) $("variant").value = h.v;
-    showVariant();
     $("loading").hidden = true;
+    $("scenario-box").open = false; // the select lists them now
+    openHash();
+    // A scenario's link in the list (#s=crash) opens it.
+    addEventListener("hashchange", openHash);
+    document.body.dataset.ready = "true";
+  }
+
+  // openHash opens the run the location's hash names: a scenario (under
+  // the specification the hash names, else the scenario's own) or
+  // constants of one's own, the schedule, the tab.
+  function openHash() {
+    const h = readHash();
+    custom = null;
+    if (h.k) { try { custom = JSON.parse(unb64(h.k)); } catch (e) { showError("the link's constants: " + e.message); } }
+    const sc = info.scenarios.find((s) => s.id === h.s);
+    if (sc) $("scenario").value = sc.id;
+    if (h.v && info.variants.some((v) => v.variant === h.v)) $("variant").value = h.v;
+    else if (sc) $("variant").value = sc.variant;
+    showVariant();
     tab(h.tab === "audit" ? "audit" : "model");
     start(h.run);
-    document.body.dataset.ready = "true";
   }
 
   const go = new Go();

@@ -10,7 +10,7 @@
 // object {"error": "..."} when the call fails:
 //
 //	scenarios()                      the scenarios, variants and limits
-//	start(scenario, variant, schedule)  a new session of a scenario, the schedule replayed
+//	start(scenario, variant, schedule)  a new session of a scenario (variant "": the scenario's own), the schedule replayed
 //	startConstants(json, variant, schedule)  the same for constants of one's own
 //	take(token)  back()  random(seed, n)     step the session
 //	view()                           the session as the page shows it
