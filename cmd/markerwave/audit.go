@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/markerwave/markerwave/conformance"
@@ -52,7 +52,9 @@ stdout:
    run properties that fail: [{"property", "snapshot", "detail"}]}
 
 Exit status: 0 every run conforms; 1 a run diverges or violates a
-property; 2 bad usage, or a trace is unreadable, malformed or incomplete.`
+property; 2 bad usage, or a trace is unreadable, malformed or incomplete;
+130 interrupted (SIGINT): the verdicts printed so far stand, the rest are
+not given.`
 
 // auditOpts are audit's flags.
 type auditOpts struct {
@@ -62,7 +64,8 @@ type auditOpts struct {
 }
 
 // runAudit runs `markerwave audit`: it gathers the runs its arguments
-// name, audits each and prints one verdict per run.
+// name, audits each and prints one verdict per run. SIGINT stops it
+// (exit 130), saying so.
 func runAudit(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("audit", "[flags] TRACE...", auditAbout, stdout, stderr)
 	var o auditOpts
@@ -76,64 +79,148 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return f.usageError("want at least one TRACE")
 	}
 	o.progress = o.progress || isTerminal(stderr)
-	files := expandArgs(f.Args())
-	a := auditor{f: f, o: o, several: len(files) > 1, logs: map[string][]auditRun{}}
-	for _, file := range files {
-		a.add(file)
-	}
-	a.mergeLogs()
-	return a.code
+	return untilInterrupt(f, func(g *cmdFlags, stop <-chan struct{}) int {
+		a := auditor{f: g, o: o}
+		gatherRuns(g, g.Args(), stop, a.audit)
+		return a.code
+	})
 }
 
-// auditor audits runs one by one, as their files are read, except the
-// node logs, which it holds until every file is read and then merges.
+// untilInterrupt runs work, which reports through g (f with its output
+// gated), until it returns or SIGINT: then it says so, drops what work
+// still writes and returns exitInterrupted. Work should stop at the next
+// point it checks stop.
+func untilInterrupt(f *cmdFlags, work func(g *cmdFlags, stop <-chan struct{}) int) int {
+	stop, release := interruptible()
+	defer release()
+	out, errs := &gate{w: f.stdout}, &gate{w: f.stderr}
+	g := *f
+	g.stdout, g.stderr = out, errs
+	done := make(chan int, 1)
+	go func() { done <- work(&g, stop) }()
+	var code int
+	select {
+	case code = <-done:
+	case <-stop:
+		code = exitInterrupted
+	}
+	if code == exitInterrupted {
+		out.close()
+		errs.close()
+		f.errorf("interrupted")
+	}
+	return code
+}
+
+// gate passes writes to w until closed, then drops them.
+type gate struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (g *gate) Write(b []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return len(b), nil
+	}
+	return g.w.Write(b)
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+}
+
+// auditor audits runs and keeps the worst exit status.
 type auditor struct {
+	f    *cmdFlags
+	o    auditOpts
+	code int // the worst exit status so far
+}
+
+// audit audits r and keeps the worst exit status.
+func (a *auditor) audit(r auditRun, several bool) {
+	a.code = max(a.code, r.audit(a.f, a.o, several))
+}
+
+// gatherRuns reads the runs args name (expandArgs) and hands each to
+// each, as its file is read, except the node logs
+// (conformance.NodeLog), which it holds until every file is read and
+// then merges, a directory's into one run. several says whether there
+// is more than one file. A close of stop ends it before the next file.
+func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, each func(r auditRun, several bool)) {
+	files := expandArgs(args)
+	g := runGatherer{f: f, each: each, several: len(files) > 1, logs: map[string][]auditRun{}}
+	for _, file := range files {
+		if stopped(stop) {
+			return
+		}
+		g.add(file)
+	}
+	for _, d := range g.dirs {
+		for _, r := range mergeLogs(d, g.logs[d]) {
+			if stopped(stop) {
+				return
+			}
+			each(r, g.several)
+		}
+	}
+}
+
+// stopped reports whether stop is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// runGatherer is gatherRuns' state: the node logs held, by directory.
+type runGatherer struct {
 	f       *cmdFlags
-	o       auditOpts
-	several bool                  // prefix each verdict with its run's name
-	code    int                   // the worst exit status so far
+	each    func(auditRun, bool)
+	several bool                  // more than one file
 	logs    map[string][]auditRun // node logs by directory
 	dirs    []string              // the keys of logs, in order
 }
 
-// add reads file r and audits it, or holds it if it is a node's log
-// (conformance.NodeLog), to merge it with the other logs of its
-// directory.
-func (a *auditor) add(r auditRun) {
+// add reads file r and hands it on, or holds it if it is a node's log,
+// to merge it with the other logs of its directory.
+func (g *runGatherer) add(r auditRun) {
 	if r.err == nil && conformance.IsBarrierTraceFile(r.name) {
 		r.barrier = true
-		a.audit(r)
+		g.each(r, g.several)
 		return
 	}
-	if r.err == nil {
-		var cut bool
-		r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
-		if cut {
-			a.f.errorf("%s: its last line is cut short (its node was killed while writing it): dropped", r.name)
-		}
-	}
+	r = g.read(r)
 	if _, ok := conformance.NodeLog(r.tr); r.err != nil || !ok {
-		a.audit(r)
+		g.each(r, g.several)
 		return
 	}
 	d := filepath.Dir(r.name)
-	if a.logs[d] == nil {
-		a.dirs = append(a.dirs, d)
+	if g.logs[d] == nil {
+		g.dirs = append(g.dirs, d)
 	}
-	a.logs[d] = append(a.logs[d], r)
+	g.logs[d] = append(g.logs[d], r)
 }
 
-// audit audits r and keeps the worst exit status.
-func (a *auditor) audit(r auditRun) { a.code = max(a.code, r.audit(a.f, a.o, a.several)) }
-
-// mergeLogs audits the node logs held, each directory's merged into one
-// run.
-func (a *auditor) mergeLogs() {
-	for _, d := range a.dirs {
-		for _, r := range mergeLogs(d, a.logs[d]) {
-			a.audit(r)
-		}
+// read reads trace file r (conformance.ReadCrashedNodeLog: a node log's
+// last line cut short by a kill is dropped, saying so).
+func (g *runGatherer) read(r auditRun) auditRun {
+	if r.err != nil {
+		return r
 	}
+	var cut bool
+	r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
+	if cut {
+		g.f.errorf("%s: its last line is cut short (its node was killed while writing it): dropped", r.name)
+	}
+	return r
 }
 
 // auditRun is one run to audit: a trace file, or per-node logs to merge,
@@ -153,23 +240,30 @@ type auditRun struct {
 func expandArgs(args []string) []auditRun {
 	var files []auditRun
 	for _, a := range args {
-		fi, err := os.Stat(a)
-		if err != nil || !fi.IsDir() {
+		if !isDir(a) {
 			files = append(files, auditRun{name: a}) // reading it reports the error
 			continue
 		}
-		m, err := filepath.Glob(filepath.Join(a, "*.jsonl"))
-		if err == nil && len(m) == 0 {
-			err = fmt.Errorf("%s: no .jsonl files in this directory", a)
-		}
-		if err != nil {
-			files = append(files, auditRun{name: a, err: err})
-		}
-		for _, p := range m {
-			files = append(files, auditRun{name: p})
-		}
+		files = append(files, dirRuns(a)...)
 	}
 	return files
+}
+
+// dirRuns are the .jsonl files in directory dir, as runs yet to read;
+// a run that cannot be read if there are none.
+func dirRuns(dir string) []auditRun {
+	m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err == nil && len(m) == 0 {
+		err = fmt.Errorf("%s: no .jsonl files in this directory", dir)
+	}
+	if err != nil {
+		return []auditRun{{name: dir, err: err}}
+	}
+	runs := make([]auditRun, len(m))
+	for i, p := range m {
+		runs[i] = auditRun{name: p}
+	}
+	return runs
 }
 
 // mergeLogs merges the node logs of directory dir into one run; a run

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,8 +79,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if code, done := f.parse(args); done {
 		return code
 	}
-	if code, bad := f.validate(); bad {
-		return code
+	if msg, bad := f.usage(); bad {
+		return f.usageError("%s", msg)
+	}
+	if err := checkModelFile(*f.model); err != nil {
+		return f.fail(exitUsage, err)
 	}
 	if isBarrierModel(*f.model) {
 		return f.runBarrier() // check_barrier.go
@@ -94,28 +98,62 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return f.runExplore(cfg)
 }
 
-// validate checks the flags' values; bad is true after a usage error.
-func (f *checkFlags) validate() (code int, bad bool) {
-	switch {
-	case f.NArg() > 0:
-		return f.usageError("unexpected argument %q", f.Arg(0)), true
-	case *f.model == "":
-		return f.usageError("--model is required"), true
-	case *f.workers < 1 || *f.traces < 1 || *f.depth < 1:
-		return f.usageError("--workers, --traces and --depth must be at least 1"), true
-	case *f.maxStates < 0:
-		return f.usageError("--max-states must not be negative"), true
-	case *f.simulate && (*f.maxStates > 0 || f.maxMemory > 0 || *f.fingerprint):
-		return f.usageError("--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate"), true
-	case !*f.fingerprint && (f.frontierMemory > 0 || *f.tmpDir != ""):
-		return f.usageError("--frontier-memory and --tmpdir need --fingerprint"), true
+// usage returns the usage error in the flags' values, if any.
+func (f *checkFlags) usage() (string, bool) {
+	bounded := *f.maxStates > 0 || f.maxMemory > 0 || *f.fingerprint
+	spills := f.frontierMemory > 0 || *f.tmpDir != ""
+	return broken(
+		f.unexpected(),
+		rule{*f.model == "", "--model is required"},
+		rule{min(*f.workers, *f.traces, *f.depth) < 1, "--workers, --traces and --depth must be at least 1"},
+		rule{*f.maxStates < 0, "--max-states must not be negative"},
+		rule{*f.simulate && bounded, "--max-states, --max-memory and --fingerprint are for the exhaustive search, not --simulate"},
+		rule{!*f.fingerprint && spills, "--frontier-memory and --tmpdir need --fingerprint"},
+		rule{*f.tmpDir != "" && !isDir(*f.tmpDir), fmt.Sprintf("--tmpdir %s is not a directory", *f.tmpDir)},
+	)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// checkModelFile names what is wrong with a --model that is not a TLC
+// model at all: a trace, or an empty file. Any other file is left to
+// the loader, which names what it lacks (a missing file included).
+func checkModelFile(path string) error {
+	if format, ok := traceFormat(path); ok {
+		return fmt.Errorf("--model %s is a trace (%s), not a TLC model: check takes a FILE.cfg (markerwave audit %s replays the trace)", path, format, path)
 	}
-	if *f.tmpDir != "" {
-		if fi, err := os.Stat(*f.tmpDir); err != nil || !fi.IsDir() {
-			return f.usageError("--tmpdir %s is not a directory", *f.tmpDir), true
-		}
+	if isBlankFile(path) {
+		return fmt.Errorf("--model %s is empty: a TLC model names its SPECIFICATION (or INIT and NEXT), CONSTANTS and the properties to check", path)
 	}
-	return exitOK, false
+	return nil
+}
+
+// fail reports err (with --json, also as {"model", "error"} on stdout)
+// and returns code.
+func (f *checkFlags) fail(code int, err error) int {
+	f.jsonError(err.Error())
+	return f.cmdFlags.fail(code, err)
+}
+
+// usageError reports a usage error as cmdFlags does (with --json, also
+// on stdout) and returns exitUsage.
+func (f *checkFlags) usageError(format string, args ...any) int {
+	f.jsonError(fmt.Sprintf(format, args...))
+	return f.cmdFlags.usageError(format, args...)
+}
+
+// jsonError writes check's --json output for a run that has no verdict:
+// the model file and what went wrong.
+func (f *checkFlags) jsonError(msg string) {
+	if *f.json {
+		_ = writeJSON(f.cmdFlags, f.stdout, struct {
+			File  string `json:"file"`
+			Error string `json:"error"`
+		}{*f.model, msg}, exitOK)
+	}
 }
 
 // header prints what is checked (not with --json).
@@ -137,13 +175,7 @@ func checked(cfg *model.Config) []spec.Property {
 // runExplore is the exhaustive search, stopped by the bounds or SIGINT.
 func (f *checkFlags) runExplore(cfg *model.Config) int {
 	f.header(cfg)
-	if !*f.json {
-		mode := ""
-		if *f.fingerprint {
-			mode = " storing 64-bit fingerprints"
-		}
-		fmt.Fprintf(f.stdout, "Running breadth-first search with %s%s.\n", plural(*f.workers, "worker"), mode)
-	}
+	f.searchHeader(*f.fingerprint)
 	stop, release := interruptible()
 	defer release()
 	opt := model.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop,
@@ -163,6 +195,19 @@ func (f *checkFlags) runExplore(cfg *model.Config) int {
 		f.reportSearch(r.Violation != nil, r.Counts)
 	}
 	return searchCode(r.Violation != nil, r.Stop)
+}
+
+// searchHeader prints how the exhaustive search runs (not with --json):
+// storing fingerprints or states.
+func (f *checkFlags) searchHeader(fingerprint bool) {
+	if *f.json {
+		return
+	}
+	mode := ""
+	if fingerprint {
+		mode = " storing 64-bit fingerprints"
+	}
+	fmt.Fprintf(f.stdout, "Running breadth-first search with %s%s.\n", plural(*f.workers, "worker"), mode)
 }
 
 // The exhaustive searches of both specs (model, and model/barrier for
@@ -275,42 +320,52 @@ func stopWhy(stop engine.StopReason, maxStates, maxMemory int64) string {
 // runSimulate is the random simulation.
 func (f *checkFlags) runSimulate(cfg *model.Config) int {
 	f.header(cfg)
-	s := *f.seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
+	seed := cmp.Or(*f.seed, uint64(time.Now().UnixNano()))
 	if !*f.json {
-		fmt.Fprintf(f.stdout, "Running random simulation with seed %d (%s of at most %s).\n", s, plural(*f.traces, "behaviour"), plural(*f.depth, "state"))
+		fmt.Fprintf(f.stdout, "Running random simulation with seed %d (%s of at most %s).\n", seed, plural(*f.traces, "behaviour"), plural(*f.depth, "state"))
 	}
 	stop, release := interruptible()
 	defer release()
-	r, err := model.Simulate(cfg, model.SimOptions{Seed: s, Traces: *f.traces, Depth: *f.depth, Stop: stop})
+	r, err := model.Simulate(cfg, model.SimOptions{Seed: seed, Traces: *f.traces, Depth: *f.depth, Stop: stop})
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}
-	code := exitOK
-	switch {
-	case r.Violation != nil:
-		code = exitFail
-	case r.Canceled:
-		code = exitInterrupted
+	if r.Canceled && r.Violation == nil {
 		f.errorf("interrupted after %s; the simulation is incomplete", plural(r.Traces, "behaviour"))
 	}
 	if *f.json {
-		f.writeJSON(simulateVerdict(cfg, *f.model, s, r))
-		return code
-	}
-	if r.Violation != nil {
-		reportViolation(f.stdout, cfg, r.Violation)
+		f.writeJSON(simulateVerdict(cfg, *f.model, seed, r))
 	} else {
-		fmt.Fprintf(f.stdout, "No error has been found in %s.\n", plural(r.Traces, "behaviour"))
+		f.reportSimulation(cfg, r)
+	}
+	return simulateCode(r)
+}
+
+// simulateCode is the exit status of a simulation.
+func simulateCode(r *model.SimResult) int {
+	switch {
+	case r.Violation != nil:
+		return exitFail
+	case r.Canceled:
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+// reportSimulation prints a simulation's counterexample, if any, and its
+// summary, as TLC does.
+func (f *checkFlags) reportSimulation(cfg *model.Config, r *model.SimResult) {
+	w := f.stdout
+	if r.Violation != nil {
+		reportViolation(w, cfg, r.Violation)
+	} else {
+		fmt.Fprintf(w, "No error has been found in %s.\n", plural(r.Traces, "behaviour"))
 		if r.Canceled {
-			fmt.Fprintf(f.stdout, "The simulation was interrupted before %s.\n", plural(*f.traces, "behaviour"))
+			fmt.Fprintf(w, "The simulation was interrupted before %s.\n", plural(*f.traces, "behaviour"))
 		}
 	}
-	fmt.Fprintf(f.stdout, "%d states checked in %s (longest %s), %d states generated.\n", r.States, plural(r.Traces, "behaviour"), plural(r.MaxLen, "state"), r.Generated)
-	fmt.Fprintf(f.stdout, "Finished in %s (%.0f states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.States, r.Duration))
-	return code
+	fmt.Fprintf(w, "%d states checked in %s (longest %s), %d states generated.\n", r.States, plural(r.Traces, "behaviour"), plural(r.MaxLen, "state"), r.Generated)
+	fmt.Fprintf(w, "Finished in %s (%.0f states/s).\n", r.Duration.Round(time.Millisecond), perSecond(r.States, r.Duration))
 }
 
 // reportViolation prints a violation and its counterexample as TLC does.
@@ -426,6 +481,12 @@ func (f *checkFlags) writeJSON(v checkVerdict) {
 func interruptible() (stop <-chan struct{}, release func()) {
 	ch, done := make(chan struct{}), make(chan struct{})
 	sigs, unnotify := notifyInterrupt()
+	select {
+	case <-sigs: // already pending: stop is closed before any work starts
+		close(ch)
+		return ch, unnotify
+	default:
+	}
 	go func() {
 		select {
 		case <-sigs:

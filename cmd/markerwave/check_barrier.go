@@ -29,14 +29,8 @@ func (f *checkFlags) runBarrier() int {
 		return f.fail(exitUsage, err)
 	}
 	checks := append(append([]spec.Property{}, cfg.Invariants...), cfg.Properties...)
-	if !*f.json {
-		fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, %s.\n", cfg.Name, *f.model, cfg.Variant, cfg.Mode,
-			plural(len(cfg.Nodes), "node"), plural(len(cfg.Edges), "edge"))
-		if len(checks) > 0 {
-			fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
-		}
-		fmt.Fprintf(f.stdout, "Running breadth-first search with %s.\n", plural(*f.workers, "worker"))
-	}
+	f.barrierHeader(cfg, checks)
+	f.searchHeader(false) // model/barrier stores the states
 	stop, release := interruptible()
 	defer release()
 	opt := engine.Options{Workers: *f.workers, MaxStates: *f.maxStates, MaxMemory: int64(f.maxMemory), Stop: stop, Progress: f.searchProgress()}
@@ -48,13 +42,30 @@ func (f *checkFlags) runBarrier() int {
 	if *f.json {
 		f.writeJSON(barrierVerdict(cfg, *f.model, checks, r))
 	} else {
-		if v := r.Violation; v != nil {
-			violationHeader(f.stdout, v.Kind, v.Property, "")
-			barrier.WriteTrace(f.stdout, cfg, v)
-		}
-		f.reportSearch(r.Violation != nil, r.Counts)
+		f.reportBarrier(cfg, r)
 	}
 	return searchCode(r.Violation != nil, r.Stop)
+}
+
+// barrierHeader prints what is checked (not with --json).
+func (f *checkFlags) barrierHeader(cfg *barrier.Config, checks []spec.Property) {
+	if *f.json {
+		return
+	}
+	fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, %s.\n", cfg.Name, *f.model, cfg.Variant, cfg.Mode,
+		plural(len(cfg.Nodes), "node"), plural(len(cfg.Edges), "edge"))
+	if len(checks) > 0 {
+		fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
+	}
+}
+
+// reportBarrier prints the counterexample, if any, and TLC's summary.
+func (f *checkFlags) reportBarrier(cfg *barrier.Config, r *barrier.Result) {
+	if v := r.Violation; v != nil {
+		violationHeader(f.stdout, v.Kind, v.Property, "")
+		barrier.WriteTrace(f.stdout, cfg, v)
+	}
+	f.reportSearch(r.Violation != nil, r.Counts)
 }
 
 // barrierVerdict is check's --json output for a barrier model: the same
@@ -66,20 +77,28 @@ func barrierVerdict(cfg *barrier.Config, file string, checks []spec.Property, r 
 		Counts: exploreCounts{Generated: r.Generated, Distinct: r.Distinct, Depth: r.Depth, Left: r.Left}}
 	if v := r.Violation; v != nil {
 		out.Verdict, out.Property, out.Kind = "violated", v.Property, v.Kind
-		var prev []barrier.Var
-		for _, s := range v.Trace {
-			st := checkStep{Action: s.Label, Changed: map[string]string{}}
-			vars := barrier.Vars(cfg, s.State)
-			for j, x := range vars {
-				if prev == nil || prev[j].Value != x.Value {
-					st.Changed[x.Name] = x.Value
-				}
-			}
-			prev = vars
-			out.Counterexample = append(out.Counterexample, st)
-		}
+		out.Counterexample = barrierSteps(cfg, v.Trace)
 	} else if r.Stop != engine.StopDone {
 		out.Verdict = "incomplete"
 	}
 	return out
+}
+
+// barrierSteps are a barrier counterexample's states as check's --json
+// steps: each with the variables it changed (all of them in the first).
+func barrierSteps(cfg *barrier.Config, trace []barrier.TraceStep) []checkStep {
+	var steps []checkStep
+	var prev []barrier.Var
+	for _, s := range trace {
+		st := checkStep{Action: s.Label, Changed: map[string]string{}}
+		vars := barrier.Vars(cfg, s.State)
+		for j, x := range vars {
+			if prev == nil || prev[j].Value != x.Value {
+				st.Changed[x.Name] = x.Value
+			}
+		}
+		prev = vars
+		steps = append(steps, st)
+	}
+	return steps
 }

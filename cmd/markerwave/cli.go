@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -123,13 +127,39 @@ func (f *cmdFlags) fail(code int, err error) int {
 	return code
 }
 
+// rule is one check of a command's flags: when bad, msg is the usage
+// error.
+type rule struct {
+	bad bool
+	msg string
+}
+
+// broken is the message of the first bad rule, if any: a command's flag
+// checks as one list, in the order they are reported.
+func broken(rules ...rule) (string, bool) {
+	for _, r := range rules {
+		if r.bad {
+			return r.msg, true
+		}
+	}
+	return "", false
+}
+
+// outside reports whether v is not in lo..hi.
+func outside[T cmp.Ordered](v, lo, hi T) bool { return v < lo || v > hi }
+
+// unexpected is the rule that a command takes no positional arguments.
+func (f *cmdFlags) unexpected() rule {
+	return rule{f.NArg() > 0, fmt.Sprintf("unexpected argument %q", f.Arg(0))}
+}
+
 // plural renders n and the noun, with an s (es after s, x, ch, sh) unless
 // n is 1: "1 snapshot", "3 snapshots", "2 processes".
 func plural(n int, noun string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return fmt.Sprintf("%d %s", n, noun)
-	}
-	if strings.HasSuffix(noun, "s") || strings.HasSuffix(noun, "x") || strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh") {
+	case slices.ContainsFunc([]string{"s", "x", "ch", "sh"}, func(end string) bool { return strings.HasSuffix(noun, end) }):
 		return fmt.Sprintf("%d %ses", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
@@ -149,3 +179,45 @@ func isTerminal(w io.Writer) bool {
 // progressEvery is how often long-running commands report progress (a
 // variable for the tests).
 var progressEvery = 2 * time.Second
+
+// traceFormat is the format of the trace in file path, if its first
+// non-blank line is a trace header ("markerwave-trace/3",
+// "markerwave-barrier-trace/1"): commands that take a model or a config
+// name a trace given in its place for what it is.
+func traceFormat(path string) (string, bool) {
+	b, err := readHead(path, 1<<16)
+	if err != nil {
+		return "", false
+	}
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) == 0 {
+			continue
+		}
+		var h struct {
+			Format string `json:"format"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(l))
+		if dec.Decode(&h) != nil || !strings.HasPrefix(h.Format, "markerwave-") || !strings.Contains(h.Format, "trace/") {
+			return "", false
+		}
+		return h.Format, true
+	}
+	return "", false
+}
+
+// readHead reads at most n bytes from the start of file path.
+func readHead(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// isBlankFile reports whether file path exists and holds nothing but
+// white space.
+func isBlankFile(path string) bool {
+	b, err := readHead(path, 1<<16)
+	return err == nil && len(bytes.TrimSpace(b)) == 0 && len(b) < 1<<16
+}

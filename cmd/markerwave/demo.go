@@ -36,7 +36,8 @@ cluster; the per-node logs are merged into --out/trace.jsonl for
 markerwave audit.
 
 Exit 0: every check passed; 1: one failed; 2: bad usage, or --out
-already holds a run.`
+already holds a run or cannot be created or written; 130: interrupted
+(SIGINT), the partial --out removed.`
 
 // demoOptions are demo's flags.
 type demoOptions struct {
@@ -59,19 +60,13 @@ func (o *demoOptions) define(f *cmdFlags) {
 
 // usage returns the usage error in o, if any.
 func (o *demoOptions) usage(f *cmdFlags) (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case o.nodes < 2 || o.nodes > 32:
-		return fmt.Sprintf("--nodes %d: want 2..32", o.nodes), true
-	case o.transfers < 0 || o.transfers > 10_000_000:
-		return fmt.Sprintf("--transfers %d: want 0..10000000", o.transfers), true
-	case o.balance <= 0 || o.balance > 1<<40:
-		return fmt.Sprintf("--balance %d: want 1..%d", o.balance, int64(1<<40)), true
-	case o.timeout <= 0:
-		return "--timeout must be positive", true
-	}
-	return "", false
+	return broken(
+		f.unexpected(),
+		rule{outside(o.nodes, 2, 32), fmt.Sprintf("--nodes %d: want 2..32", o.nodes)},
+		rule{outside(o.transfers, 0, 10_000_000), fmt.Sprintf("--transfers %d: want 0..10000000", o.transfers)},
+		rule{outside(o.balance, 1, 1<<40), fmt.Sprintf("--balance %d: want 1..%d", o.balance, int64(1<<40))},
+		rule{o.timeout <= 0, "--timeout must be positive"},
+	)
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
@@ -87,36 +82,79 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if o.out == "" {
 		o.out = filepath.Join("out", "demo-"+time.Now().Format("20060102-150405"))
 	}
-	if entries, err := os.ReadDir(o.out); err == nil && len(entries) > 0 {
-		n := fmt.Sprintf("%d entries", len(entries))
-		if len(entries) == 1 {
-			n = "1 entry"
+	if err := checkOut(o.out); err != nil {
+		return f.fail(exitUsage, err)
+	}
+	stop, release := interruptible()
+	defer release()
+	ok, err := demo(o, stdout, stop)
+	return demoCode(f, o.out, ok, err)
+}
+
+// checkOut says why --out cannot hold this run: it already holds one, or
+// it cannot be created or written.
+func checkOut(out string) error {
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		return fmt.Errorf("--out %s already holds a run (%s); a run never overwrites another's snapshots: remove it or choose another folder", out, entriesN(len(entries)))
+	}
+	if err := runtime.UsableDir(out); err != nil {
+		return fmt.Errorf("--out %s: cannot hold the run: %w", out, err)
+	}
+	return nil
+}
+
+func entriesN(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}
+
+// errInterrupted is the demo's error after SIGINT.
+var errInterrupted = errors.New("interrupted")
+
+// demoCode is the demo's exit status; an interrupted run's partial --out
+// is removed, so that the next run into it is not refused.
+func demoCode(f *cmdFlags, out string, ok bool, err error) int {
+	switch {
+	case errors.Is(err, errInterrupted):
+		if rerr := os.RemoveAll(out); rerr != nil {
+			f.errorf("interrupted; the partial --out %s could not be removed: %v", out, rerr)
+		} else {
+			f.errorf("interrupted; removed the partial --out %s", out)
 		}
-		f.errorf("--out %s already holds a run (%s); a run never overwrites another's snapshots: remove it or choose another folder", o.out, n)
-		return exitUsage
-	}
-	ok, err := demo(o, stdout)
-	if err != nil {
+		return exitInterrupted
+	case err != nil:
 		return f.fail(exitFail, err)
-	}
-	if !ok {
+	case !ok:
 		return exitFail
 	}
 	return exitOK
 }
 
 // demo runs the demo, step by step, and returns false if any check
-// failed.
-func demo(o demoOptions, w io.Writer) (bool, error) {
+// failed; a close of stop (SIGINT) ends it early with errInterrupted.
+func demo(o demoOptions, w io.Writer, stop <-chan struct{}) (bool, error) {
 	r, err := startDemo(o, w)
 	if err != nil {
 		return false, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			r.interrupted.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	workDone := r.startWorkload(ctx)
 	r.snapshotAlongTheWay(workDone)
 	r.stopCluster()
+	if r.interrupted.Load() {
+		return false, errInterrupted
+	}
 	r.checkSnapshots()
 	r.checkTotals()
 	r.restoreBusiest()
@@ -144,6 +182,7 @@ type demoRun struct {
 	cl      *runtime.Cluster
 
 	done, refused atomic.Int64 // transfers attempted, refused
+	interrupted   atomic.Bool  // SIGINT: no more snapshots, no checks
 
 	mu         sync.Mutex
 	results    []snapshot.Global
@@ -172,28 +211,13 @@ func startDemo(o demoOptions, w io.Writer) (*demoRun, error) {
 		r.initBal[p] = o.balance
 	}
 	r.total = o.balance * int64(o.nodes)
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return nil, err
-	}
-	var err error
-	if r.st, err = store.Open(filepath.Join(o.out, "snapshots")); err != nil {
-		return nil, err
-	}
-	trs, addrs, err := demoTransports(r.topo)
-	if err != nil {
-		return nil, err
-	}
 	r.hdr = spec.Header{Topology: r.topo, InitBal: r.initBal, Source: "markerwave demo", Note: fmt.Sprintf("seed %d, %d transfers", o.seed, o.transfers)}
 	r.nodeDir = filepath.Join(o.out, "nodes")
-	if r.sinks, err = runtime.OpenTraces(r.nodeDir, r.hdr); err != nil {
+	if err := r.openStore(); err != nil {
 		return nil, err
 	}
-	r.cl, err = runtime.NewCluster(runtime.ClusterConfig{
-		Topology: r.topo, NodeTransports: trs, Traces: r.sinks,
-		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(r.initBal[p]) },
-	})
+	addrs, err := r.startCluster()
 	if err != nil {
-		runtime.CloseTraces(r.sinks)
 		return nil, err
 	}
 	fmt.Fprintf(w, "markerwave demo: %d bank nodes, %d channels (complete graph) over loopback TCP, %d each, total %d\n", o.nodes, len(r.topo.Chans), o.balance, r.total)
@@ -204,20 +228,41 @@ func startDemo(o demoOptions, w io.Writer) (*demoRun, error) {
 	return r, nil
 }
 
+// openStore creates --out and the snapshot store in it.
+func (r *demoRun) openStore() error {
+	err := os.MkdirAll(r.o.out, 0o755)
+	if err == nil {
+		r.st, err = store.Open(filepath.Join(r.o.out, "snapshots"))
+	}
+	return err
+}
+
+// startCluster starts the nodes on their transports, each with its
+// trace, and returns their addresses.
+func (r *demoRun) startCluster() (map[spec.ProcID]string, error) {
+	trs, addrs, err := demoTransports(r.topo)
+	if err != nil {
+		return nil, err
+	}
+	if r.sinks, err = runtime.OpenTraces(r.nodeDir, r.hdr); err != nil {
+		return nil, err
+	}
+	r.cl, err = runtime.NewCluster(runtime.ClusterConfig{
+		Topology: r.topo, NodeTransports: trs, Traces: r.sinks,
+		NewApp: func(p spec.ProcID) (core.App, error) { return app.NewBank(r.initBal[p]) },
+	})
+	if err != nil {
+		runtime.CloseTraces(r.sinks)
+	}
+	return addrs, err
+}
+
 // demoTransports starts one TCP transport per node of topo on a free
 // loopback port, and returns them with their addresses.
 func demoTransports(topo *spec.Topology) (map[spec.ProcID]transport.Transport, map[spec.ProcID]string, error) {
-	lns := map[spec.ProcID]net.Listener{}
-	addrs := map[spec.ProcID]string{}
-	for _, p := range topo.Procs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, nil, err
-		}
-		lns[p], addrs[p] = ln, ln.Addr().String()
+	lns, addrs, err := listenAll(topo.Procs)
+	if err != nil {
+		return nil, nil, err
 	}
 	trs := map[spec.ProcID]transport.Transport{}
 	for _, p := range topo.Procs {
@@ -230,35 +275,42 @@ func demoTransports(topo *spec.Topology) (map[spec.ProcID]transport.Transport, m
 	return trs, addrs, nil
 }
 
+// listenAll opens a listener on a free loopback port for each of procs
+// (none if one cannot be opened) and returns them with their addresses.
+func listenAll(procs []spec.ProcID) (map[spec.ProcID]net.Listener, map[spec.ProcID]string, error) {
+	lns := map[spec.ProcID]net.Listener{}
+	addrs := map[spec.ProcID]string{}
+	for _, p := range procs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			closeAll(lns)
+			return nil, nil, err
+		}
+		lns[p], addrs[p] = ln, ln.Addr().String()
+	}
+	return lns, addrs, nil
+}
+
+func closeAll(lns map[spec.ProcID]net.Listener) {
+	for _, l := range lns {
+		l.Close()
+	}
+}
+
 // startWorkload has every node make its share of the random transfers,
 // in bursts, until done or ctx ends; the channel closes when all are done.
 func (r *demoRun) startWorkload(ctx context.Context) <-chan struct{} {
 	var wg sync.WaitGroup
 	o := r.o
-	perNode := o.transfers / o.nodes
 	for i, p := range r.topo.Procs {
-		n := perNode
+		n := o.transfers / o.nodes
 		if i < o.transfers%o.nodes {
 			n++
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(o.seed, uint64(i)))
-			out := r.topo.Out(p)
-			for k := 0; k < n && ctx.Err() == nil; k++ {
-				to := out[rng.IntN(len(out))].To
-				err := r.cl.Node(p).SendApp(to, app.Transfer(1+rng.Int64N(o.balance/10+1)))
-				if errors.Is(err, core.ErrApp) {
-					r.refused.Add(1)
-				} else if err != nil {
-					return
-				}
-				r.done.Add(1)
-				if rng.IntN(4) == 0 { // bursts, then a pause
-					time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
-				}
-			}
+			r.transfers(ctx, i, p, n)
 		}()
 	}
 	workDone := make(chan struct{})
@@ -266,22 +318,32 @@ func (r *demoRun) startWorkload(ctx context.Context) <-chan struct{} {
 	return workDone
 }
 
+// transfers has node p, the i-th, make n random transfers, in bursts,
+// until ctx ends or the node stops.
+func (r *demoRun) transfers(ctx context.Context, i int, p spec.ProcID, n int) {
+	rng := rand.New(rand.NewPCG(r.o.seed, uint64(i)))
+	out := r.topo.Out(p)
+	for k := 0; k < n && ctx.Err() == nil; k++ {
+		to := out[rng.IntN(len(out))].To
+		err := r.cl.Node(p).SendApp(to, app.Transfer(1+rng.Int64N(r.o.balance/10+1)))
+		if errors.Is(err, core.ErrApp) {
+			r.refused.Add(1)
+		} else if err != nil {
+			return
+		}
+		r.done.Add(1)
+		if rng.IntN(4) == 0 { // bursts, then a pause
+			time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
+		}
+	}
+}
+
 // snapshotAlongTheWay starts snapshots at fixed points of the workload's
 // progress, some concurrent (started by different nodes at the same
 // moment), then one more once the transfers are over, and waits until
 // every one is collected.
 func (r *demoRun) snapshotAlongTheWay(workDone <-chan struct{}) {
-	procs := r.topo.Procs
-	pick := func(k int) spec.ProcID { return procs[k%len(procs)] }
-	plan := []struct {
-		at    float64
-		inits []spec.ProcID
-	}{
-		{0.2, []spec.ProcID{pick(0)}},
-		{0.4, []spec.ProcID{pick(1), pick(3)}},
-		{0.6, []spec.ProcID{pick(2)}},
-		{0.8, []spec.ProcID{pick(4), pick(0)}},
-	}
+	plan := r.snapshotPlan()
 	next := 0
 	tick := time.NewTicker(500 * time.Microsecond)
 loop:
@@ -298,12 +360,38 @@ loop:
 	}
 	tick.Stop()
 	<-workDone
+	if r.interrupted.Load() {
+		r.collecting.Wait()
+		return
+	}
 	for ; next < len(plan); next++ { // workload ended early (timeout or tiny)
 		r.startSnapshots(plan[next].inits)
 	}
-	r.startSnapshots([]spec.ProcID{pick(1)})
+	r.startSnapshots([]spec.ProcID{r.pick(1)})
 	r.collecting.Wait()
 }
+
+// snapshotStart is a point of the demo's snapshot plan: the fraction of
+// the transfers made, and the nodes that initiate a snapshot then, at the
+// same moment.
+type snapshotStart struct {
+	at    float64
+	inits []spec.ProcID
+}
+
+// snapshotPlan is when the demo starts snapshots, and by whom: two of
+// them pairs started together by different nodes.
+func (r *demoRun) snapshotPlan() []snapshotStart {
+	return []snapshotStart{
+		{0.2, []spec.ProcID{r.pick(0)}},
+		{0.4, []spec.ProcID{r.pick(1), r.pick(3)}},
+		{0.6, []spec.ProcID{r.pick(2)}},
+		{0.8, []spec.ProcID{r.pick(4), r.pick(0)}},
+	}
+}
+
+// pick is the k-th node, round the topology.
+func (r *demoRun) pick(k int) spec.ProcID { return r.topo.Procs[k%len(r.topo.Procs)] }
 
 // startSnapshots has each of inits initiate a snapshot at the same moment
 // and collects them in the background.
@@ -314,14 +402,7 @@ func (r *demoRun) startSnapshots(inits []spec.ProcID) {
 		iwg.Add(1)
 		go func() {
 			defer iwg.Done()
-			s, err := r.cl.Snapshot(p)
-			if err != nil {
-				r.mu.Lock()
-				r.failed = append(r.failed, fmt.Sprintf("initiate at %s: %v", string(p), err))
-				r.mu.Unlock()
-				return
-			}
-			ids[k] = s
+			ids[k] = r.initiate(p)
 		}()
 	}
 	iwg.Wait()
@@ -337,6 +418,19 @@ func (r *demoRun) startSnapshots(inits []spec.ProcID) {
 			r.collect(s)
 		}
 	}
+}
+
+// initiate has p initiate a snapshot and returns its id, 0 (the failure
+// noted) if it could not.
+func (r *demoRun) initiate(p spec.ProcID) spec.SnapID {
+	s, err := r.cl.Snapshot(p)
+	if err != nil {
+		r.mu.Lock()
+		r.failed = append(r.failed, fmt.Sprintf("initiate at %s: %v", string(p), err))
+		r.mu.Unlock()
+		return 0
+	}
+	return s
 }
 
 // collect waits for snapshot s in the background.
@@ -377,37 +471,47 @@ func (r *demoRun) stopCluster() {
 // checkSnapshots prints each collected snapshot, in id order, checks that
 // it is consistent and conserves money, and saves and reloads it.
 func (r *demoRun) checkSnapshots() {
-	w := r.w
 	sort.Slice(r.results, func(i, j int) bool { return r.results[i].ID < r.results[j].ID })
 	for _, g := range r.results {
-		fmt.Fprint(w, g.String())
-		for _, o := range r.pairs[g.ID] {
-			if o != g.ID {
-				fmt.Fprintf(w, "  (started at the same moment as snapshot %d, by another node)\n", o)
-			}
-		}
-		if err := g.Validate(); err != nil {
-			r.failf("  ✗ inconsistent: %v\n\n", err)
-			continue
-		}
-		if t := g.Total(); t != r.total {
-			r.failf("  ✗ NOT conserved: total %d, initial total %d\n", t, r.total)
-		} else {
-			fmt.Fprintf(w, "  ✓ conserved: total %d = initial total %d\n", t, r.total)
-		}
-		path, err := r.st.Save(g)
-		if err == nil {
-			_, err = r.st.Load(g.ID)
-		}
-		if err != nil {
-			r.failf("  ✗ persist: %v\n\n", err)
-			continue
-		}
-		fmt.Fprintf(w, "  saved %s (checksummed, reloaded)\n\n", path)
+		r.checkSnapshot(g)
 	}
 	for _, f := range r.failed {
 		r.failf("✗ %s\n", f)
 	}
+}
+
+// checkSnapshot prints snapshot g, checks it and saves it.
+func (r *demoRun) checkSnapshot(g snapshot.Global) {
+	w := r.w
+	fmt.Fprint(w, g.String())
+	for _, o := range r.pairs[g.ID] {
+		if o != g.ID {
+			fmt.Fprintf(w, "  (started at the same moment as snapshot %d, by another node)\n", o)
+		}
+	}
+	if err := g.Validate(); err != nil {
+		r.failf("  ✗ inconsistent: %v\n\n", err)
+		return
+	}
+	if t := g.Total(); t != r.total {
+		r.failf("  ✗ NOT conserved: total %d, initial total %d\n", t, r.total)
+	} else {
+		fmt.Fprintf(w, "  ✓ conserved: total %d = initial total %d\n", t, r.total)
+	}
+	r.persist(g)
+}
+
+// persist saves snapshot g and reloads it.
+func (r *demoRun) persist(g snapshot.Global) {
+	path, err := r.st.Save(g)
+	if err == nil {
+		_, err = r.st.Load(g.ID)
+	}
+	if err != nil {
+		r.failf("  ✗ persist: %v\n\n", err)
+		return
+	}
+	fmt.Fprintf(r.w, "  saved %s (checksummed, reloaded)\n\n", path)
 }
 
 // checkTotals prints the workload's counts and checks that the final
@@ -479,36 +583,52 @@ func demoRestore(w io.Writer, st *store.Store, id spec.SnapID, total int64) erro
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	defer cl.Stop(ctx)
-	if err := cl.Quiesce(ctx); err != nil {
-		return err
-	}
-	var sum int64
-	for _, p := range g.Topology.Procs {
-		s, err := cl.Node(p).State()
-		if err != nil {
-			return err
-		}
-		sum += s.Bal
-	}
-	if sum != total {
-		return fmt.Errorf("restored balances total %d, want %d", sum, total)
-	}
-	procs := g.Topology.Procs
-	for i := 0; i < 50; i++ {
-		_ = cl.Send(procs[i%len(procs)], procs[(i+1)%len(procs)], app.Transfer(1))
-	}
-	s, err := cl.Snapshot(procs[0])
+	sum, err := restoredTotal(ctx, cl, g.Topology, total)
 	if err != nil {
 		return err
 	}
-	g2, err := cl.Collect(ctx, s)
+	s, g2, err := snapshotAfterRestore(ctx, cl, g.Topology.Procs, total)
 	if err != nil {
 		return err
-	}
-	if g2.Total() != total {
-		return fmt.Errorf("snapshot %d after restore totals %d, want %d", s, g2.Total(), total)
 	}
 	fmt.Fprintf(w, "✓ restored snapshot %d from disk into a fresh cluster (%d recorded messages re-delivered first): balances total %d; a new snapshot there (id %d) totals %d\n",
 		id, g.Recorded(), sum, s, g2.Total())
 	return nil
+}
+
+// restoredTotal waits until the restored cluster cl has re-delivered the
+// recorded messages and checks that its balances total total.
+func restoredTotal(ctx context.Context, cl *runtime.Cluster, t *spec.Topology, total int64) (int64, error) {
+	if err := cl.Quiesce(ctx); err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, p := range t.Procs {
+		s, err := cl.Node(p).State()
+		if err != nil {
+			return 0, err
+		}
+		sum += s.Bal
+	}
+	if sum != total {
+		return sum, fmt.Errorf("restored balances total %d, want %d", sum, total)
+	}
+	return sum, nil
+}
+
+// snapshotAfterRestore makes transfers on the restored cluster cl, takes
+// a snapshot and checks its total.
+func snapshotAfterRestore(ctx context.Context, cl *runtime.Cluster, procs []spec.ProcID, total int64) (spec.SnapID, snapshot.Global, error) {
+	for i := range 50 {
+		_ = cl.Send(procs[i%len(procs)], procs[(i+1)%len(procs)], app.Transfer(1))
+	}
+	s, err := cl.Snapshot(procs[0])
+	if err != nil {
+		return 0, snapshot.Global{}, err
+	}
+	g, err := cl.Collect(ctx, s)
+	if err == nil && g.Total() != total {
+		err = fmt.Errorf("snapshot %d after restore totals %d, want %d", s, g.Total(), total)
+	}
+	return s, g, err
 }

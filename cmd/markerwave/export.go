@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,9 @@ import (
 
 const exportAbout = `
 Exports TRACE (JSON lines, as written by the runtime, the demo or the
-conformance tests) as one or more views of the run: a space-time diagram,
+conformance tests; or a directory: the per-node logs of one
+multi-process run in it, merged in causal order as markerwave audit DIR
+merges them) as one or more views of the run: a space-time diagram,
 a ShiViz log, a TLC trace-validation model, optionally checked by TLC.
 A barrier trace (a dataflow run, markerwave-barrier-trace/1) has a
 diagram only: a lane per node, records and barriers as arrows, the
@@ -50,34 +53,19 @@ type exportJob struct {
 func runExport(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("export", "[flags] TRACE", exportAbout, stdout, stderr)
 	var j exportJob
-	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a zoomable page with a table of the snapshots), events in columns of causal depth (Lamport time), and print the columns drawn, the size, and each snapshot's total and its orphan and missing messages")
-	f.Func("snap", "with --diagram: draw only snapshot `N` (its cut, markers and messages) and, without --window, only its neighbourhood: the columns of its recording points and its markers' receives, widened towards the sends and receives of the messages its cut classifies up to "+fmt.Sprint(export.MaxSpan)+" columns, and "+fmt.Sprint(export.Margin)+" more either side", func(s string) error {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || n == 0 {
-			return fmt.Errorf("want a snapshot id, a positive integer")
-		}
-		j.view.Snap = spec.SnapID(n)
-		return nil
-	})
-	f.StringVar(&j.window, "window", "", "with --diagram: draw only columns `FROM:TO` (inclusive; either may be empty for the run's start or end). The diagram's columns are Lamport times, shown on its axis and in each event's hover text: concurrent events share one")
-	f.StringVar(&j.shiviz, "shiviz", "", "write a ShiViz log to `FILE` (its parser regex on the first line)")
-	f.StringVar(&j.tlcDir, "tlc", "", "write a TLC trace-validation model to `DIR`: MCTrace.tla, MCTrace.cfg and the spec modules ChandyLamport.tla and TraceChandyLamport.tla")
-	f.StringVar(&j.jar, "run-tlc", "", "with --tlc: also run TLC, tla2tools.jar at `JAR` (empty: $TLA2TOOLS), and print its verdict")
-	f.StringVar(&j.specDir, "spec-dir", "", "the `DIR` holding the spec modules (default: $MARKERWAVE_TLA_DIR, else the repository's tla/ found from the working directory or a parent)")
-	f.StringVar(&j.java, "java", "java", "the java `command` that runs TLC")
-	f.DurationVar(&j.timeout, "tlc-timeout", 5*time.Minute, "bound on the TLC run")
+	j.define(f)
 	if code, done := f.parse(args); done {
 		return code
 	}
 	if code := j.settle(f); code != exitOK {
 		return code
 	}
-	if conformance.IsBarrierTraceFile(j.trace) {
+	tr, barrier, code := j.read(f)
+	switch {
+	case code != exitOK:
+		return code
+	case barrier:
 		return j.exportBarrier(f)
-	}
-	tr, _, err := conformance.ReadTraceFile(j.trace)
-	if err != nil {
-		return exportFailed(f, err)
 	}
 	for _, step := range []func(*cmdFlags, spec.Trace) int{j.writeDiagram, j.writeShiViz, j.writeTLC, j.checkTLC} {
 		if code := step(f, tr); code != exitOK {
@@ -85,6 +73,60 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// define defines export's flags into j.
+func (j *exportJob) define(f *cmdFlags) {
+	f.StringVar(&j.diagram, "diagram", "", "write a space-time diagram with every snapshot's cut to `FILE` (.svg, or .html for a zoomable page with a table of the snapshots), events in columns of causal depth (Lamport time), and print the columns drawn, the size, and each snapshot's total and its orphan and missing messages")
+	f.Func("snap", "with --diagram: draw only snapshot `N` (its cut, markers and messages) and, without --window, only its neighbourhood: the columns of its recording points and its markers' receives, widened towards the sends and receives of the messages its cut classifies up to "+fmt.Sprint(export.MaxSpan)+" columns, and "+fmt.Sprint(export.Margin)+" more either side", j.setSnap)
+	f.StringVar(&j.window, "window", "", "with --diagram: draw only columns `FROM:TO` (inclusive; either may be empty for the run's start or end). The diagram's columns are Lamport times, shown on its axis and in each event's hover text: concurrent events share one")
+	f.StringVar(&j.shiviz, "shiviz", "", "write a ShiViz log to `FILE` (its parser regex on the first line)")
+	f.StringVar(&j.tlcDir, "tlc", "", "write a TLC trace-validation model to `DIR`: MCTrace.tla, MCTrace.cfg and the spec modules ChandyLamport.tla and TraceChandyLamport.tla")
+	f.StringVar(&j.jar, "run-tlc", "", "with --tlc: also run TLC, tla2tools.jar at `JAR` (empty: $TLA2TOOLS), and print its verdict")
+	f.StringVar(&j.specDir, "spec-dir", "", "the `DIR` holding the spec modules (default: $MARKERWAVE_TLA_DIR, else the repository's tla/ found from the working directory or a parent)")
+	f.StringVar(&j.java, "java", "java", "the java `command` that runs TLC")
+	f.DurationVar(&j.timeout, "tlc-timeout", 5*time.Minute, "bound on the TLC run")
+}
+
+// setSnap is --snap's value: a snapshot id.
+func (j *exportJob) setSnap(s string) error {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 {
+		return fmt.Errorf("want a snapshot id, a positive integer")
+	}
+	j.view.Snap = spec.SnapID(n)
+	return nil
+}
+
+// read reads the run to export: TRACE, or the one run the files of
+// directory TRACE make, the node logs of a multi-process run merged as
+// markerwave audit merges them (gatherRuns). barrier says j.trace is
+// then a barrier trace's file, for exportBarrier to read.
+func (j *exportJob) read(f *cmdFlags) (tr spec.Trace, barrier bool, code int) {
+	if !isDir(j.trace) {
+		if conformance.IsBarrierTraceFile(j.trace) {
+			return tr, true, exitOK
+		}
+		tr, _, err := conformance.ReadTraceFile(j.trace)
+		if err != nil {
+			return tr, false, exportFailed(f, err)
+		}
+		return tr, false, exitOK
+	}
+	var runs []auditRun
+	gatherRuns(f, []string{j.trace}, nil, func(r auditRun, _ bool) { runs = append(runs, r) })
+	if len(runs) != 1 {
+		return tr, false, f.usageError("%s holds %s, not the node logs of one run: export draws one run, give one of its files", j.trace, plural(len(runs), "run"))
+	}
+	r := runs[0]
+	if r.err != nil {
+		return tr, false, exportFailed(f, r.err)
+	}
+	if r.files != nil {
+		f.errorf("%s: merged %s (%s)", j.trace, plural(len(r.files), "node log"), strings.Join(r.files, ", "))
+	}
+	j.trace = r.name
+	return r.tr, r.barrier, exitOK
 }
 
 // settle checks the arguments and completes j from them: the trace, the
@@ -98,22 +140,47 @@ func (j *exportJob) settle(f *cmdFlags) int {
 	if j.diagram == "" && j.shiviz == "" && j.tlcDir == "" {
 		return f.usageError("nothing to do: give --diagram, --shiviz or --tlc")
 	}
-	if j.diagram != "" {
-		format, err := export.FormatOf(j.diagram)
-		if err != nil {
-			return f.usageError("--diagram %s: diagram file must end in .svg or .html", j.diagram)
+	for _, step := range []func(*cmdFlags) int{j.settleDiagram, j.settleWindow, j.settleTLC} {
+		if code := step(f); code != exitOK {
+			return code
 		}
-		j.format = format
-	} else if f.isSet("snap") || j.window != "" {
-		return f.usageError("--snap and --window need --diagram")
 	}
-	if j.window != "" {
-		from, to, ok := parseWindow(j.window)
-		if !ok {
-			return f.usageError("--window %s: want FROM:TO, column numbers from 1 with FROM <= TO, either may be empty", j.window)
+	return exitOK
+}
+
+// settleDiagram takes the diagram's format from its file name; --snap
+// and --window need a diagram.
+func (j *exportJob) settleDiagram(f *cmdFlags) int {
+	if j.diagram == "" {
+		if f.isSet("snap") || j.window != "" {
+			return f.usageError("--snap and --window need --diagram")
 		}
-		j.view.From, j.view.To = from, to
+		return exitOK
 	}
+	format, err := export.FormatOf(j.diagram)
+	if err != nil {
+		return f.usageError("--diagram %s: diagram file must end in .svg or .html", j.diagram)
+	}
+	j.format = format
+	return exitOK
+}
+
+// settleWindow parses --window into the diagram's view.
+func (j *exportJob) settleWindow(f *cmdFlags) int {
+	if j.window == "" {
+		return exitOK
+	}
+	from, to, ok := parseWindow(j.window)
+	if !ok {
+		return f.usageError("--window %s: want FROM:TO, column numbers from 1 with FROM <= TO, either may be empty", j.window)
+	}
+	j.view.From, j.view.To = from, to
+	return exitOK
+}
+
+// settleTLC checks --run-tlc: it needs --tlc and a tla2tools.jar (the
+// flag's, else $TLA2TOOLS).
+func (j *exportJob) settleTLC(f *cmdFlags) int {
 	j.runTLC = f.isSet("run-tlc")
 	if !j.runTLC {
 		return exitOK
@@ -121,9 +188,7 @@ func (j *exportJob) settle(f *cmdFlags) int {
 	if j.tlcDir == "" {
 		return f.usageError("--run-tlc needs --tlc DIR")
 	}
-	if j.jar == "" {
-		j.jar = os.Getenv("TLA2TOOLS")
-	}
+	j.jar = cmp.Or(j.jar, os.Getenv("TLA2TOOLS"))
 	if j.jar == "" {
 		return f.usageError("--run-tlc: no tla2tools.jar given and TLA2TOOLS is unset")
 	}
@@ -143,21 +208,33 @@ func (j *exportJob) writeDiagram(f *cmdFlags, tr spec.Trace) int {
 	if err != nil {
 		return exportFailed(f, err)
 	}
-	var ext export.Extent
-	if err := writeFile(j.diagram, func(w io.Writer) (err error) {
-		ext, err = a.Draw(w, j.format, j.view)
-		return err
-	}); err != nil {
-		return exportFailed(f, err)
-	}
-	fmt.Fprintf(f.stdout, "wrote %s: %s\n", j.diagram, ext)
-	if ext.Width > wideDiagram && j.view == (export.View{}) {
+	ext, code := j.drawDiagram(f, func(w io.Writer) (export.Extent, []string, error) {
+		ext, err := a.Draw(w, j.format, j.view)
+		return ext, a.Notes(j.view.Snap), err
+	})
+	if code == exitOK && ext.Width > wideDiagram && j.view == (export.View{}) {
 		f.errorf("the diagram is %d px wide; --snap N or --window FROM:TO draws a part of the run", ext.Width)
 	}
-	for _, l := range a.Notes(j.view.Snap) {
+	return code
+}
+
+// drawDiagram writes the diagram file with draw and prints what it drew
+// (the columns, the size) and draw's notes: the one output of both
+// diagrams, a Chandy-Lamport run's and a barrier trace's.
+func (j *exportJob) drawDiagram(f *cmdFlags, draw func(io.Writer) (export.Extent, []string, error)) (export.Extent, int) {
+	var ext export.Extent
+	var notes []string
+	if err := writeFile(j.diagram, func(w io.Writer) (err error) {
+		ext, notes, err = draw(w)
+		return err
+	}); err != nil {
+		return ext, exportFailed(f, err)
+	}
+	fmt.Fprintf(f.stdout, "wrote %s: %s\n", j.diagram, ext)
+	for _, l := range notes {
 		fmt.Fprintf(f.stdout, "  %s\n", l)
 	}
-	return exitOK
+	return ext, exitOK
 }
 
 // wideDiagram is the width, in pixels, above which export suggests
@@ -234,14 +311,21 @@ func (j *exportJob) checkTLC(f *cmdFlags, tr spec.Trace) int {
 		fmt.Fprintf(f.stdout, "TLC: ACCEPTED: all %s are a behaviour of ChandyLamport; invariants hold along it\n", plural(v.Events, "event"))
 		return exitOK
 	}
-	fmt.Fprintf(f.stdout, "TLC: REJECTED: the trace is not a behaviour of ChandyLamport\nproperty: %s\n", v.Property())
+	printRejected(f.stdout, tr, v)
+	return exitFail
+}
+
+// printRejected prints TLC's rejection of trace tr: the property, TLC's
+// errors and the first event that does not match.
+func printRejected(w io.Writer, tr spec.Trace, v export.TLCVerdict) {
+	n := len(tr.Events)
+	fmt.Fprintf(w, "TLC: REJECTED: the trace is not a behaviour of ChandyLamport\nproperty: %s\n", v.Property())
 	for _, e := range v.Errors {
-		fmt.Fprintf(f.stdout, "  %s\n", e)
+		fmt.Fprintf(w, "  %s\n", e)
 	}
 	if v.Consumed >= 0 && v.Consumed < n {
-		fmt.Fprintf(f.stdout, "  matched %d of %s; the first that does not match is event %d: %s\n", v.Consumed, plural(n, "event"), v.Consumed+1, tr.Events[v.Consumed])
+		fmt.Fprintf(w, "  matched %d of %s; the first that does not match is event %d: %s\n", v.Consumed, plural(n, "event"), v.Consumed+1, tr.Events[v.Consumed])
 	}
-	return exitFail
 }
 
 // exportFailed reports err, without the library's "export: " prefix (the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/markerwave/markerwave/conformance"
@@ -18,17 +17,8 @@ func (j *exportJob) exportBarrier(f *cmdFlags) int {
 	if err != nil {
 		return exportFailed(f, err)
 	}
-	var ext export.Extent
-	var notes []string
-	if err := writeFile(j.diagram, func(w io.Writer) (err error) {
-		ext, notes, err = export.BarrierDiagram(tr, w, j.format)
-		return err
-	}); err != nil {
-		return exportFailed(f, err)
-	}
-	fmt.Fprintf(f.stdout, "wrote %s: %s\n", j.diagram, ext)
-	for _, l := range notes {
-		fmt.Fprintf(f.stdout, "  %s\n", l)
-	}
-	return exitOK
+	_, code := j.drawDiagram(f, func(w io.Writer) (export.Extent, []string, error) {
+		return export.BarrierDiagram(tr, w, j.format)
+	})
+	return code
 }

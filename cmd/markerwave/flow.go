@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,13 +34,55 @@ snapshot every --every, fails once two snapshots completed and
 latest complete snapshot and runs on. The restored run's output must be
 the reference's, every record counted at the sink exactly once.
 
+With --out DIR it also writes DIR/aligned.jsonl and DIR/unaligned.jsonl
+(the protocols tla/BarrierSnapshots.tla has): the barrier trace
+(traces/README.md, "Barrier traces") of one more run of each, on a graph
+the spec takes (--par sources, each into its own map, all maps into the
+slow aggregation, a sink), with a single snapshot, the failure
+--fail-after records later and the restore; markerwave audit replays it
+against the spec and markerwave export --diagram draws it. DIR/flow.txt
+is the table.
+
 Exit 0: exactly once under every protocol; 1: a run failed or its output
-differs; 2: bad usage.`
+differs; 2: bad usage, or --out holds a run or cannot be written.`
 
 type flowOptions struct {
-	par, records, failAfter, capacity int
-	slow, every, timeout              time.Duration
-	runtime                           string
+	par, records, capacity int
+	failAfter              optionalInt
+	slow, every, timeout   time.Duration
+	runtime                string
+	out                    string
+}
+
+// optionalInt is an int flag whose default is described in its usage,
+// not printed: set is false until the flag is given.
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (v *optionalInt) String() string {
+	if v == nil || !v.set {
+		return ""
+	}
+	return strconv.Itoa(v.n)
+}
+
+func (v *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	v.n, v.set = n, true
+	return nil
+}
+
+// or is the value given, else def.
+func (v optionalInt) or(def int) int {
+	if v.set {
+		return v.n
+	}
+	return def
 }
 
 func (o *flowOptions) define(f *cmdFlags) {
@@ -42,31 +91,24 @@ func (o *flowOptions) define(f *cmdFlags) {
 	f.IntVar(&o.capacity, "cap", 8, "records a buffer holds, 1..10000")
 	f.DurationVar(&o.slow, "slow", 100*time.Microsecond, "time the slow aggregation spends on a record (0: none)")
 	f.DurationVar(&o.every, "every", 10*time.Millisecond, "interval between snapshots")
-	f.IntVar(&o.failAfter, "fail-after", -1, "records at the sink after the second snapshot before the failure (default: a quarter of all)")
+	f.Var(&o.failAfter, "fail-after", "`N` records at the sink after the second snapshot before the failure, 0 or more (default: a quarter of all)")
 	f.StringVar(&o.runtime, "runtime", "tcp", "runtime: tcp (an edge a loopback connection) or memory")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on each run")
+	f.StringVar(&o.out, "out", "", "write each protocol's barrier trace and the table into `DIR`, empty or new (default: none)")
 }
 
 func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case o.par < 1 || o.par > 16:
-		return fmt.Sprintf("--par %d: want 1..16", o.par), true
-	case o.records < 1 || o.records > 1_000_000:
-		return fmt.Sprintf("--records %d: want 1..1000000", o.records), true
-	case o.capacity < 1 || o.capacity > 10_000:
-		return fmt.Sprintf("--cap %d: want 1..10000", o.capacity), true
-	case o.slow < 0:
-		return "--slow must not be negative", true
-	case o.every <= 0:
-		return "--every must be positive", true
-	case o.timeout <= 0:
-		return "--timeout must be positive", true
-	case o.runtime != "tcp" && o.runtime != "memory":
-		return fmt.Sprintf("--runtime %q: want tcp or memory", o.runtime), true
-	}
-	return "", false
+	return broken(
+		f.unexpected(),
+		rule{outside(o.par, 1, 16), fmt.Sprintf("--par %d: want 1..16", o.par)},
+		rule{outside(o.records, 1, 1_000_000), fmt.Sprintf("--records %d: want 1..1000000", o.records)},
+		rule{outside(o.capacity, 1, 10_000), fmt.Sprintf("--cap %d: want 1..10000", o.capacity)},
+		rule{o.failAfter.or(0) < 0, fmt.Sprintf("--fail-after %d must not be negative", o.failAfter.n)},
+		rule{o.slow < 0, "--slow must not be negative"},
+		rule{o.every <= 0, "--every must be positive"},
+		rule{o.timeout <= 0, "--timeout must be positive"},
+		rule{o.runtime != "tcp" && o.runtime != "memory", fmt.Sprintf("--runtime %q: want tcp or memory", o.runtime)},
+	)
 }
 
 // flowRow is what the demo found for one protocol.
@@ -82,6 +124,12 @@ type flowRow struct {
 	why       string
 }
 
+// runner is a dataflow runtime of impl/dataflow/run: Run or RunTCP.
+type runner = func(context.Context, *dataflow.Cluster, run.Options) (*run.Result, error)
+
+// flowModes are the protocols the demo runs, in order.
+var flowModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport}
+
 func runFlow(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("flow", "[flags]", flowAbout, stdout, stderr)
 	var o flowOptions
@@ -92,26 +140,83 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 	if msg, bad := o.usage(f); bad {
 		return f.usageError("%s", msg)
 	}
-	runtime := run.RunTCP
+	if err := makeOut(o.out); err != nil {
+		return f.fail(exitUsage, err)
+	}
+	rt := run.RunTCP
 	if o.runtime == "memory" {
-		runtime = run.Run
+		rt = run.Run
 	}
-	total := o.par * o.records
-	if o.failAfter < 0 {
-		o.failAfter = total / 4
+	rows, err := flowRuns(f, o, rt)
+	if err != nil {
+		return f.fail(exitFail, err)
 	}
+	return flowReport(f, o, rows)
+}
+
+// makeOut creates --out, if given, once checkOut found it usable.
+func makeOut(out string) error {
+	if out == "" {
+		return nil
+	}
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	return os.MkdirAll(out, 0o755)
+}
+
+// flowRuns runs the demo for every protocol and, with --out, writes its
+// trace.
+func flowRuns(f *cmdFlags, o flowOptions, rt runner) ([]flowRow, error) {
 	var rows []flowRow
-	for _, mode := range []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport} {
+	for _, mode := range flowModes {
 		f.errorf("%s: running", mode)
-		row, err := flowProtocol(o, mode, runtime)
+		row, err := flowProtocol(o, mode, rt)
+		if err == nil && o.out != "" {
+			err = flowTrace(f, o, mode, rt)
+		}
 		if err != nil {
-			return f.fail(exitFail, fmt.Errorf("%s: %w", mode, err))
+			return nil, fmt.Errorf("%s: %w", mode, err)
 		}
 		rows = append(rows, row)
 	}
-	fmt.Fprintf(stdout, "pipeline: %d sources x %s, %d maps, a keyed shuffle into %d aggregations (one slowed to %v a record), a sink; buffers of %d; %s runtime; a snapshot every %v\n\n",
+	return rows, nil
+}
+
+// flowReport prints the table (and, with --out, writes it to
+// DIR/flow.txt) and returns the exit status.
+func flowReport(f *cmdFlags, o flowOptions, rows []flowRow) int {
+	var b bytes.Buffer
+	failed := writeFlowTable(&b, o, rows)
+	_, _ = f.stdout.Write(b.Bytes())
+	if o.out != "" {
+		path := filepath.Join(o.out, "flow.txt")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return f.fail(exitFail, err)
+		}
+		fmt.Fprintf(f.stdout, "wrote %s/: %s.jsonl (barrier traces: markerwave audit, markerwave export --diagram) and flow.txt\n", o.out, joinModes(tracedModes))
+	}
+	if failed > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+func joinModes(modes []dataflow.Mode) string {
+	s := make([]string, len(modes))
+	for i, m := range modes {
+		s[i] = m.String()
+	}
+	return strings.Join(s, ".jsonl, ")
+}
+
+// writeFlowTable writes the pipeline, a row per protocol and the verdict
+// to w, and returns how many protocols did not restore exactly once.
+func writeFlowTable(w io.Writer, o flowOptions, rows []flowRow) int {
+	total := o.par * o.records
+	fmt.Fprintf(w, "pipeline: %d sources x %s, %d maps, a keyed shuffle into %d aggregations (one slowed to %v a record), a sink; buffers of %d; %s runtime; a snapshot every %v\n\n",
 		o.par, plural(o.records, "record"), o.par, o.par, o.slow, o.capacity, o.runtime, o.every)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "protocol\tsnapshots\tcheckpoint p50\tlongest alignment\tchannel state\tfailed at\trestored from\toutput")
 	failed := 0
 	for _, r := range rows {
@@ -125,38 +230,188 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 	}
 	_ = tw.Flush()
 	if failed > 0 {
-		fmt.Fprintf(stdout, "\n%d of %d protocols did not restore exactly once\n", failed, len(rows))
-		return exitFail
+		fmt.Fprintf(w, "\n%d of %d protocols did not restore exactly once\n", failed, len(rows))
+	} else {
+		fmt.Fprintf(w, "\nevery protocol restored from its latest complete snapshot and ran on to the failure-free output, every record at the sink once\n")
 	}
-	fmt.Fprintf(stdout, "\nevery protocol restored from its latest complete snapshot and ran on to the failure-free output, every record at the sink once\n")
-	return exitOK
+	return failed
+}
+
+// tracedModes are the protocols tla/BarrierSnapshots.tla has, whose runs
+// flow --out traces (the Chandy-Lamport marker wave is the marker
+// protocol of tla/ChandyLamport.tla, on a dataflow graph: no barrier
+// trace).
+var tracedModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned}
+
+// traceGraph is the graph of flow's traced runs, one
+// tla/BarrierSnapshots.tla takes (every operator one output): --par
+// sources, each feeding its own map, all maps fanning into one
+// aggregation (the slow one), a sink.
+func traceGraph(o flowOptions, mode dataflow.Mode) (*dataflow.Graph, error) {
+	g := dataflow.Graph{Cap: o.capacity, Mode: mode}
+	agg := 2 * o.par
+	for i := range o.par {
+		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("S%d", i+1), Kind: dataflow.Source, Budget: o.records})
+		g.Edges = append(g.Edges, dataflow.EdgeSpec{From: i, To: o.par + i}, dataflow.EdgeSpec{From: o.par + i, To: agg})
+	}
+	for i := range o.par {
+		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("M%d", i+1), Kind: dataflow.Operator})
+	}
+	g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: "A", Kind: dataflow.Operator}, dataflow.NodeSpec{Name: "K", Kind: dataflow.Sink})
+	g.Edges = append(g.Edges, dataflow.EdgeSpec{From: agg, To: agg + 1})
+	return dataflow.NewGraph(g)
+}
+
+// flowTrace runs traceGraph for mode with a tracer attached and writes
+// the barrier trace to --out/<mode>.jsonl: one snapshot (the trace
+// format, like tla/BarrierSnapshots.tla, has one), injected once a
+// quarter of the records were emitted, the failure --fail-after records
+// later, the restore from the snapshot and the run to the end.
+func flowTrace(f *cmdFlags, o flowOptions, mode dataflow.Mode, rt runner) error {
+	if !slices.Contains(tracedModes, mode) {
+		f.errorf("%s: no barrier trace (tla/BarrierSnapshots.tla has the aligned and unaligned protocols)", mode)
+		return nil
+	}
+	g, err := traceGraph(o, mode)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(o.out, mode.String()+".jsonl")
+	h := dataflow.TraceHeader{Drained: true, Source: "markerwave flow",
+		Note: fmt.Sprintf("%s, %d sources x %s fanning into one aggregation, buffers of %d, %s runtime", mode, o.par, plural(o.records, "record"), o.capacity, o.runtime)}
+	if err := writeBarrierTrace(path, g, h, func(tr *dataflow.Tracer) error { return tracedRun(o, g, tr, rt) }); err != nil {
+		return err
+	}
+	f.errorf("%s: wrote %s", mode, path)
+	return nil
+}
+
+// writeBarrierTrace writes the barrier trace of g's runs to path: header
+// h, then every step of the clusters run attaches the tracer to.
+func writeBarrierTrace(path string, g *dataflow.Graph, h dataflow.TraceHeader, run func(*dataflow.Tracer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	tr, err := dataflow.NewTracer(file, g, h)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := run(tr); err != nil {
+		return fmt.Errorf("the traced run: %w", err)
+	}
+	if err := tr.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return file.Close()
+}
+
+// tracedRun is flowTrace's run: to the failure, then restored to the end.
+func tracedRun(o flowOptions, g *dataflow.Graph, tr *dataflow.Tracer, rt runner) error {
+	total := o.par * o.records
+	slow := map[int]time.Duration{2 * o.par: o.slow}
+	c := dataflow.NewCluster(g, nil)
+	tr.Attach(c)
+	res, err := rt(context.Background(), c, run.Options{InjectAt: total / 4, FailAfter: o.failAfter.or(total / 4), Throttle: slow, Timeout: o.timeout})
+	if err != nil || !res.Failed {
+		return err // a run that ended before its failure is traced whole
+	}
+	if res.Latest() == nil {
+		return errors.New("the failure came before the snapshot completed")
+	}
+	r, err := dataflow.RestoreCluster(g, res.Latest(), nil)
+	if err != nil {
+		return err
+	}
+	tr.Restore(r)
+	_, err = rt(context.Background(), r, run.Options{InjectAt: -1, FailAfter: -1, Throttle: slow, Timeout: o.timeout})
+	return err
 }
 
 // flowProtocol runs the demo for one protocol: the reference run, the run
 // with snapshots and a failure, the restored run, and the comparison.
-func flowProtocol(o flowOptions, mode dataflow.Mode, runtime func(context.Context, *dataflow.Cluster, run.Options) (*run.Result, error)) (flowRow, error) {
+func flowProtocol(o flowOptions, mode dataflow.Mode, rt runner) (flowRow, error) {
 	row := flowRow{mode: mode}
 	g, logics, err := pipeline.Pipeline(o.par, o.records, o.capacity, mode)
 	if err != nil {
 		return row, err
 	}
-	g = g.Successively()
-	slow := map[int]time.Duration{len(g.Nodes) - 2: o.slow}
-	ctx := context.Background()
-	ref := dataflow.NewCluster(g, logics())
-	if _, err := runtime(ctx, ref, run.Options{InjectAt: -1, FailAfter: -1, Timeout: o.timeout}); err != nil {
+	p := flowPlan{o: o, g: g.Successively(), logics: logics, rt: rt}
+	want, err := p.reference()
+	if err != nil {
 		return row, fmt.Errorf("the reference run: %w", err)
 	}
-	want := ref.Sink().Logic().(*pipeline.Sink).Latest
-	c := dataflow.NewCluster(g, logics())
-	res, err := runtime(ctx, c, run.Options{InjectAt: 0, Interval: o.every, FailAfter: o.failAfter, FailFrom: 2,
-		Throttle: slow, Timeout: o.timeout})
+	c, res, err := p.failing()
 	if err != nil {
-		return row, fmt.Errorf("the run with snapshots: %w", err)
+		return row, err
 	}
-	if !res.Failed {
-		return row, fmt.Errorf("the run ended before its failure (%s completed): lower --fail-after or --every", plural(len(res.Checkpoints), "snapshot"))
+	row.measure(p.g, c, res)
+	r, err := p.restored(res.Latest())
+	if err != nil {
+		return row, err
 	}
+	row.ok, row.why = exactlyOnce(r.Sink().Output(), o.par*o.records, sinkOutput(r), want)
+	return row, nil
+}
+
+// flowPlan is one protocol's runs of the pipeline g.
+type flowPlan struct {
+	o      flowOptions
+	g      *dataflow.Graph
+	logics func() []dataflow.Logic
+	rt     runner
+}
+
+// slow is the throttle on the slow aggregation (the last before the sink).
+func (p flowPlan) slow() map[int]time.Duration {
+	return map[int]time.Duration{len(p.g.Nodes) - 2: p.o.slow}
+}
+
+// sinkOutput is the pipeline sink's latest count per key.
+func sinkOutput(c *dataflow.Cluster) map[int64]int64 {
+	return c.Sink().Logic().(*pipeline.Sink).Latest
+}
+
+// reference runs the pipeline without snapshots and returns its output.
+func (p flowPlan) reference() (map[int64]int64, error) {
+	ref := dataflow.NewCluster(p.g, p.logics())
+	_, err := p.rt(context.Background(), ref, run.Options{InjectAt: -1, FailAfter: -1, Timeout: p.o.timeout})
+	return sinkOutput(ref), err
+}
+
+// failing runs the pipeline with snapshots every --every until its
+// failure, --fail-after records at the sink after the second snapshot.
+func (p flowPlan) failing() (*dataflow.Cluster, *run.Result, error) {
+	c := dataflow.NewCluster(p.g, p.logics())
+	res, err := p.rt(context.Background(), c, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: p.o.failAfter.or(p.o.par * p.o.records / 4), FailFrom: 2,
+		Throttle: p.slow(), Timeout: p.o.timeout})
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("the run with snapshots: %w", err)
+	case !res.Failed:
+		return nil, nil, fmt.Errorf("the run ended before its failure (%s completed): lower --fail-after or --every", plural(len(res.Checkpoints), "snapshot"))
+	}
+	return c, res, nil
+}
+
+// restored restores every node from snapshot latest and runs on to the
+// end.
+func (p flowPlan) restored(latest *dataflow.Snapshot) (*dataflow.Cluster, error) {
+	r, err := dataflow.RestoreCluster(p.g, latest, p.logics())
+	if err != nil {
+		return nil, fmt.Errorf("restore from snapshot %d: %w", latest.ID(), err)
+	}
+	if _, err := p.rt(context.Background(), r, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: -1, Throttle: p.slow(), Timeout: p.o.timeout}); err != nil {
+		return nil, fmt.Errorf("the run restored from snapshot %d: %w", latest.ID(), err)
+	}
+	return r, nil
+}
+
+// measure fills the row's figures from the failing run: the snapshots
+// and their checkpoint durations, alignments and channel state, the
+// records at the sink at the failure and the snapshot restored from.
+func (row *flowRow) measure(g *dataflow.Graph, c *dataflow.Cluster, res *run.Result) {
 	var took []time.Duration
 	for _, cp := range res.Checkpoints {
 		took = append(took, cp.Took)
@@ -169,41 +424,32 @@ func flowProtocol(o flowOptions, mode dataflow.Mode, runtime func(context.Contex
 	for _, n := range c.Sink().Output() {
 		row.atFailure += n
 	}
-	latest := res.Latest()
-	row.restored = latest.ID()
-	r, err := dataflow.RestoreCluster(g, latest, logics())
-	if err != nil {
-		return row, fmt.Errorf("restore from snapshot %d: %w", latest.ID(), err)
-	}
-	if _, err := runtime(ctx, r, run.Options{InjectAt: 0, Interval: o.every, FailAfter: -1, Throttle: slow, Timeout: o.timeout}); err != nil {
-		return row, fmt.Errorf("the run restored from snapshot %d: %w", latest.ID(), err)
-	}
-	row.ok, row.why = exactlyOnce(r.Sink().Output(), o.par*o.records, r.Sink().Logic().(*pipeline.Sink).Latest, want)
-	return row, nil
+	row.restored = res.Latest().ID()
 }
 
 // exactlyOnce checks the sink's output: every one of total records
 // counted once, and the output equal to the reference's.
 func exactlyOnce(counts map[dataflow.Key]int, total int, got, want map[int64]int64) (bool, string) {
+	dups := duplicates(counts)
+	switch {
+	case len(counts) < total:
+		return false, fmt.Sprintf("%s lost", plural(total-len(counts), "record"))
+	case len(dups) > 0:
+		first := slices.MinFunc(dups, func(a, b dataflow.Key) int { return cmp.Or(a.Src-b.Src, a.I-b.I) })
+		return false, fmt.Sprintf("%s counted more than once (the first: source %d's record %d)", plural(len(dups), "record"), first.Src, first.I)
+	case !maps.Equal(got, want):
+		return false, "the output differs from the failure-free run's"
+	}
+	return true, ""
+}
+
+// duplicates are the records counted more than once.
+func duplicates(counts map[dataflow.Key]int) []dataflow.Key {
 	var dups []dataflow.Key
 	for k, n := range counts {
 		if n > 1 {
 			dups = append(dups, k)
 		}
 	}
-	switch {
-	case len(counts) < total:
-		return false, fmt.Sprintf("%s lost", plural(total-len(counts), "record"))
-	case len(dups) > 0:
-		first := slices.MinFunc(dups, func(a, b dataflow.Key) int {
-			if a.Src != b.Src {
-				return a.Src - b.Src
-			}
-			return a.I - b.I
-		})
-		return false, fmt.Sprintf("%s counted more than once (the first: source %d's record %d)", plural(len(dups), "record"), first.Src, first.I)
-	case !maps.Equal(got, want):
-		return false, "the output differs from the failure-free run's"
-	}
-	return true, ""
+	return dups
 }

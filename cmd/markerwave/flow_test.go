@@ -62,5 +62,5 @@ func TestFlowUsage(t *testing.T) {
 // flow follows the commands' conventions (TestConventions); it reads no
 // input file.
 func init() {
-	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout"}}
+	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout", "out"}}
 }

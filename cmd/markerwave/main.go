@@ -79,25 +79,28 @@ func versionOf(info *debug.BuildInfo, ok bool) string {
 	if v := info.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	rev, dirty := "", false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev, dirty := vcsRevision(info.Settings)
 	if rev == "" {
 		return fallbackVersion
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
 	}
 	if dirty {
 		rev += "-dirty"
 	}
 	return fallbackVersion + " (" + rev + ")"
+}
+
+// vcsRevision is the VCS revision in settings, cut to 12 characters, and
+// whether the tree had changes.
+func vcsRevision(settings []debug.BuildSetting) (rev string, dirty bool) {
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(len(s.Value), 12)]
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, dirty
 }
 
 func main() { os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -25,8 +25,11 @@ SIGINT/SIGTERM or --duration: a TCP listener for its incoming channels,
 dialers for its outgoing ones, the config's workload and snapshot
 schedule, every local part saved under snapshot_dir and each global
 snapshot assembled by the node that completes it. Start one process per
-node with the same FILE. Progress goes to stderr; the final line to
-stdout.
+node with the same FILE. Relative directories in FILE are relative to
+FILE's folder. Progress goes to stderr; the final line goes to stdout
+whatever the exit status: "ID: done after D", "ID: stopped with failures
+after D" or "ID: failed after D: why", with what stopped it (SIGINT,
+SIGTERM or --duration).
 
 Every start first checks the config and this machine (ports in range and
 distinct, amounts and totals, the topology strongly connected, ID in it,
@@ -64,17 +67,12 @@ func (o *nodeOptions) define(f *cmdFlags) {
 
 // usage returns the usage error in o, if any.
 func (o *nodeOptions) usage(f *cmdFlags) (string, bool) {
-	switch {
-	case f.NArg() > 0:
-		return fmt.Sprintf("unexpected argument %q", f.Arg(0)), true
-	case o.config == "":
-		return "--config is required", true
-	case o.id == "" && !o.check:
-		return "--id is required (or --check to only check the config)", true
-	case o.duration < 0:
-		return "--duration must not be negative", true
-	}
-	return "", false
+	return broken(
+		f.unexpected(),
+		rule{o.config == "", "--config is required"},
+		rule{o.id == "" && !o.check, "--id is required (or --check to only check the config)"},
+		rule{o.duration < 0, "--duration must not be negative"},
+	)
 }
 
 func runNode(args []string, stdout, stderr io.Writer) int {
@@ -117,8 +115,13 @@ func loadNode(f *cmdFlags, o nodeOptions) (cfg *runtime.FileConfig, from *snapsh
 	return cfg, g, true
 }
 
-// reportConfig prints each problem of the config on its own line.
+// reportConfig prints each problem of the config on its own line; a
+// trace given for a config is named as one.
 func reportConfig(f *cmdFlags, path string, err error) {
+	if format, ok := traceFormat(path); ok {
+		f.errorf("%s is a trace (%s), not a cluster config (impl/runtime's FileConfig: topology, nodes, app, snapshot_dir, ...)", path, format)
+		return
+	}
 	var ce *runtime.ConfigError
 	if !errors.As(err, &ce) {
 		f.errorf("%v", err)
@@ -168,25 +171,13 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 		total += b
 	}
 	row("app", "%s, initial total %d (fits in int64)", cfg.App.Kind, total)
-	if wl := cfg.Workload; wl != nil && wl.Transfers > 0 {
-		row("workload", "%s per node, amounts 1-%d, %dms apart", plural(wl.Transfers, "message"), max(wl.MaxAmount, 1), wl.PauseMS)
-	} else {
-		row("workload", "none")
-	}
-	if s := cfg.Snapshots; s != nil && s.Count > 0 && len(s.Initiators) > 0 {
-		row("snapshots", "%d from each of %s, every %dms", s.Count, procNames(s.Initiators), s.EveryMS)
-	} else {
-		row("snapshots", "none scheduled")
-	}
+	row("workload", "%s", workloadRow(cfg.Workload))
+	row("snapshots", "%s", scheduleRow(cfg.Snapshots))
 	d := cfg.Detector()
 	row("failures", "heartbeat every %v, a silent peer suspected after %v (within %v; one never heard from after %v), stop drains up to %v",
 		d.Interval, d.Timeout, d.Bound(), max(d.Startup, d.Timeout), cfg.DrainTimeout())
 	row("snapshot_dir", "%s", dirState(cfg.SnapshotDir))
-	if cfg.TraceDir != "" {
-		row("trace_dir", "%s", dirState(cfg.TraceDir))
-	} else {
-		row("trace_dir", "none (no trace written)")
-	}
+	row("trace_dir", "%s", traceDirRow(cfg.TraceDir))
 	if o.id != "" {
 		self := spec.ProcID(o.id)
 		row("--id "+o.id, "a process of the topology: %s out, %s in", plural(len(t.Out(self)), "channel"), plural(len(t.In(self)), "channel"))
@@ -194,6 +185,30 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 	if from != nil {
 		row(fmt.Sprintf("--restore %d", from.ID), "stored, intact, same topology")
 	}
+}
+
+// workloadRow is --check's line on the workload.
+func workloadRow(wl *runtime.Workload) string {
+	if wl == nil || wl.Transfers <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s per node, amounts 1-%d, %dms apart", plural(wl.Transfers, "message"), max(wl.MaxAmount, 1), wl.PauseMS)
+}
+
+// scheduleRow is --check's line on the snapshot schedule.
+func scheduleRow(s *runtime.Schedule) string {
+	if s == nil || s.Count <= 0 || len(s.Initiators) == 0 {
+		return "none scheduled"
+	}
+	return fmt.Sprintf("%d from each of %s, every %dms", s.Count, procNames(s.Initiators), s.EveryMS)
+}
+
+// traceDirRow is --check's line on the trace directory.
+func traceDirRow(dir string) string {
+	if dir == "" {
+		return "none (no trace written)"
+	}
+	return dirState(dir)
 }
 
 // dirState says how a usable directory will be used.
@@ -212,24 +227,122 @@ func procNames(ps []spec.ProcID) string {
 	return strings.Join(s, ", ")
 }
 
-// startNode runs the node until SIGINT/SIGTERM or --duration.
+// startNode runs the node until SIGINT/SIGTERM or --duration, and ends,
+// whatever the outcome, with the final line on stdout: how the node
+// ended, after how long, and why it stopped.
 func startNode(f *cmdFlags, o nodeOptions, cfg *runtime.FileConfig, from *snapshot.Global) int {
+	start := time.Now()
+	ctx, stop := nodeContext(f, o)
+	defer stop()
+	err := runNodeProcess(ctx, f, o, cfg, from)
+	took := time.Since(start).Round(time.Millisecond)
+	why := stopReason(ctx, o)
+	var sum *runtime.StopSummary
+	switch {
+	case err == nil:
+		fmt.Fprintf(f.stdout, "%s: done after %v%s\n", o.id, took, why)
+		return exitOK
+	case errors.As(err, &sum):
+		f.errorf("%v", err)
+		fmt.Fprintf(f.stdout, "%s: stopped with failures after %v%s: the summary is on stderr\n", o.id, took, why)
+	default:
+		msg := nameOnce(spec.ProcID(o.id), err.Error())
+		if !strings.Contains(msg, o.id) {
+			msg = o.id + ": " + msg // the node named once
+		}
+		f.errorf("%s", msg)
+		fmt.Fprintf(f.stdout, "%s: failed after %v: %s\n", o.id, took, firstLine(nameOnce(spec.ProcID(o.id), msg)))
+	}
+	return exitFail
+}
+
+// runNodeProcess opens the store and runs the node (runtime.RunProcess)
+// until ctx ends.
+func runNodeProcess(ctx context.Context, f *cmdFlags, o nodeOptions, cfg *runtime.FileConfig, from *snapshot.Global) error {
 	st, err := store.Open(cfg.SnapshotDir)
 	if err != nil {
-		return f.fail(exitFail, err)
+		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if o.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.duration)
-		defer cancel()
-	}
-	start := time.Now()
 	opt := runtime.ProcessOptions{Store: st, Out: f.stderr, From: from} // progress
-	if err := runtime.RunProcess(ctx, cfg, spec.ProcID(o.id), opt); err != nil {
-		return f.fail(exitFail, err)
+	return runtime.RunProcess(ctx, cfg, spec.ProcID(o.id), opt)
+}
+
+// stopSignal is the cause of a node's context when a signal stopped it.
+type stopSignal struct{ sig os.Signal }
+
+func (s stopSignal) Error() string { return "stopped on " + signalName(s.sig) }
+
+// errDuration is the cause of a node's context when --duration ended.
+var errDuration = errors.New("--duration elapsed")
+
+// nodeContext is the node's run: it ends on SIGINT or SIGTERM (saying
+// so on stderr at once, before the drain's progress) or after
+// --duration, each with its cause.
+func nodeContext(f *cmdFlags, o nodeOptions) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs, release := notifyStop()
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(f.stderr, "%s: got %s: stopping\n", o.id, signalName(sig))
+			cancel(stopSignal{sig})
+		case <-ctx.Done():
+		}
+	}()
+	stop := func() { release(); cancel(nil) }
+	if o.duration <= 0 {
+		return ctx, stop
 	}
-	fmt.Fprintf(f.stdout, "%s: done after %v\n", o.id, time.Since(start).Round(time.Millisecond))
-	return exitOK
+	tctx, tcancel := context.WithTimeoutCause(ctx, o.duration, errDuration)
+	return tctx, func() { tcancel(); stop() }
+}
+
+// notifyStop relays SIGINT and SIGTERM until release is called; tests
+// replace it.
+var notifyStop = func() (sigs <-chan os.Signal, release func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
+// signalName is SIGINT or SIGTERM, as operators write them.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// stopReason says, in brackets, what stopped a node: a signal or
+// --duration ("" if neither: it ended on its own, e.g. an error).
+func stopReason(ctx context.Context, o nodeOptions) string {
+	var s stopSignal
+	switch cause := context.Cause(ctx); {
+	case errors.As(cause, &s):
+		return " (" + s.Error() + ")"
+	case errors.Is(cause, errDuration):
+		return fmt.Sprintf(" (--duration %v)", o.duration)
+	}
+	return ""
+}
+
+// nameOnce drops the prefixes that name node p again from msg ("P1: ",
+// "runtime P1: "): the caller names p once.
+func nameOnce(p spec.ProcID, msg string) string {
+	for {
+		t := strings.TrimPrefix(strings.TrimPrefix(msg, string(p)+": "), "runtime "+string(p)+": ")
+		if t == msg {
+			return msg
+		}
+		msg = t
+	}
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,12 +16,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// nodeConfig writes the sample cluster config with each edit (old, new)
-// applied and its directories moved under a temporary one, and returns
-// its path.
+// recipeConfig is the path of the multi-process recipe's config (README).
+const recipeConfig = "../../impl/runtime/testdata/cluster.json"
+
+// nodeConfig writes the sample cluster config without its control
+// addresses, with each edit (old, new) applied and its directories moved
+// under a temporary one, and returns its path.
 func nodeConfig(t *testing.T, edits ...string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../impl/runtime/testdata/cluster.json")
+	controls := []string{}
+	for i := 1; i <= 3; i++ {
+		controls = append(controls, fmt.Sprintf(`, "control": "127.0.0.1:711%d"`, i), ``)
+	}
+	return clusterConfig(t, append(controls, edits...)...)
+}
+
+// clusterConfig writes the sample cluster config with each edit (old,
+// new) applied and its directories moved under a temporary one, and
+// returns its path.
+func clusterConfig(t *testing.T, edits ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(recipeConfig)
 	require.NoError(t, err)
 	s := string(b)
 	for i := 0; i < len(edits); i += 2 {
@@ -29,8 +45,8 @@ func nodeConfig(t *testing.T, edits ...string) string {
 		s = e
 	}
 	dir := t.TempDir()
-	s = strings.NewReplacer(`"out/cluster/nodes"`, `"`+filepath.Join(dir, "nodes")+`"`,
-		`"out/cluster/snapshots"`, `"`+filepath.Join(dir, "snaps")+`"`).Replace(s)
+	s = strings.NewReplacer(`"../../../out/cluster/nodes"`, `"`+filepath.Join(dir, "nodes")+`"`,
+		`"../../../out/cluster/snapshots"`, `"`+filepath.Join(dir, "snaps")+`"`).Replace(s)
 	path := filepath.Join(dir, "cluster.json")
 	require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
 	return path
@@ -128,7 +144,7 @@ func TestNodeHostErrors(t *testing.T) {
 
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	path = nodeConfig(t, `"out/cluster/snapshots"`, `"`+file+`/snaps"`, `"out/cluster/nodes"`, `"`+file+`"`)
+	path = nodeConfig(t, `"../../../out/cluster/snapshots"`, `"`+file+`/snaps"`, `"../../../out/cluster/nodes"`, `"`+file+`"`)
 	code, out, errs = node("--config", path, "--check")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)
@@ -251,7 +267,7 @@ func TestNodeDeadPeer(t *testing.T) {
 	)
 	code, out, errs := node("--config", path, "--id", "P1", "--duration", "900ms")
 	assert.Equal(t, exitFail, code, errs)
-	assert.Empty(t, out)
+	assert.Regexp(t, `^P1: stopped with failures after \d\S* \(--duration 900ms\): the summary is on stderr\n$`, out, "the final line, on stdout whatever the exit status")
 	assert.Contains(t, errs, "P1: suspect P2: nothing heard since this node started (never heard from)")
 	assert.Contains(t, errs, "P1: abort snapshot ")
 	assert.Contains(t, errs, "it waits for P2, suspected")

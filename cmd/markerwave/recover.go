@@ -51,55 +51,83 @@ type recoverOptions struct {
 func runRecover(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("recover", "--config FILE [--start [--duration D]] [--json]", recoverAbout, stdout, stderr)
 	var o recoverOptions
+	o.define(f)
+	if code, done := f.parse(args); done {
+		return code
+	}
+	if msg, bad := o.usage(f); bad {
+		return f.usageError("%s", msg)
+	}
+	cfg, r, code := recoveryPoint(f, o.config)
+	if code != exitOK {
+		return code
+	}
+	cmds := restartCommands(o.config, cfg.Topology, r.From)
+	if code := reportRecovery(f, o, r, cmds); code != exitOK || !o.start {
+		return code
+	}
+	return restart(f, cfg, cmds, o.duration)
+}
+
+func (o *recoverOptions) define(f *cmdFlags) {
 	f.StringVar(&o.config, "config", "", "cluster config `FILE` (required)")
 	f.BoolVar(&o.json, "json", false, "print the recovery point as one JSON object")
 	f.BoolVar(&o.start, "start", false, "restart every node from the recovery point as a child process and wait for them")
 	f.DurationVar(&o.duration, "duration", 0, "with --start: pass --duration to every node (default: run until SIGINT/SIGTERM)")
-	if code, done := f.parse(args); done {
-		return code
-	}
-	switch {
-	case f.NArg() > 0:
-		return f.usageError("unexpected argument %q", f.Arg(0))
-	case o.config == "":
-		return f.usageError("--config is required")
-	case o.duration < 0:
-		return f.usageError("--duration must not be negative")
-	case o.duration > 0 && !o.start:
-		return f.usageError("--duration needs --start")
-	}
-	cfg, err := runtime.LoadConfig(o.config, "")
+}
+
+// usage returns the usage error in o, if any.
+func (o *recoverOptions) usage(f *cmdFlags) (string, bool) {
+	return broken(
+		f.unexpected(),
+		rule{o.config == "", "--config is required"},
+		rule{o.duration < 0, "--duration must not be negative"},
+		rule{o.duration > 0 && !o.start, "--duration needs --start"},
+	)
+}
+
+// recoveryPoint loads the config and finds the latest snapshot every
+// node holds complete (store.LatestComplete); code is exitUsage, reported,
+// if it cannot.
+func recoveryPoint(f *cmdFlags, config string) (*runtime.FileConfig, store.Recovery, int) {
+	cfg, err := runtime.LoadConfig(config, "")
 	if err != nil {
-		reportConfig(f, o.config, err)
-		return exitUsage
+		reportConfig(f, config, err)
+		return nil, store.Recovery{}, exitUsage
 	}
 	st, err := openExisting(cfg.SnapshotDir)
 	if err != nil {
-		return f.fail(exitUsage, err)
+		return nil, store.Recovery{}, f.fail(exitUsage, err)
 	}
 	r, err := st.LatestComplete(cfg.Topology)
 	if err != nil {
-		return f.fail(exitUsage, err)
+		return nil, store.Recovery{}, f.fail(exitUsage, err)
 	}
-	cmds := restartCommands(o.config, cfg.Topology, r.From)
+	return cfg, r, exitOK
+}
+
+// reportRecovery prints the recovery point and the restart commands,
+// for people or as JSON.
+func reportRecovery(f *cmdFlags, o recoverOptions, r store.Recovery, cmds []restartCommand) int {
 	if o.json {
-		if code := writeJSON(f, stdout, recoveryJSON(r, cmds)); code != exitOK || !o.start {
-			return code
-		}
-	} else {
-		printRecovery(stdout, r, cmds)
+		return writeJSON(f, f.stdout, recoveryJSON(r, cmds), exitOK)
 	}
-	if !o.start {
-		return exitOK
+	printRecovery(f.stdout, r, cmds)
+	return exitOK
+}
+
+// restart runs the restart commands (startNodes) once no node of cfg is
+// still running.
+func restart(f *cmdFlags, cfg *runtime.FileConfig, cmds []restartCommand, d time.Duration) int {
+	busy := busyNodes(cfg)
+	if len(busy) == 0 {
+		return startNodes(f, cmds, d)
 	}
-	if busy := busyNodes(cfg); len(busy) > 0 {
-		for _, b := range busy {
-			f.errorf("%s", b)
-		}
-		f.errorf("stop the surviving nodes first (SIGTERM): a node that crashed cannot rejoin them, every node restarts from the recovery point")
-		return exitFail
+	for _, b := range busy {
+		f.errorf("%s", b)
 	}
-	return startNodes(f, cmds, o.duration)
+	f.errorf("stop the surviving nodes first (SIGTERM): a node that crashed cannot rejoin them, every node restarts from the recovery point")
+	return exitFail
 }
 
 // restartCommand is the command that restarts one node from the
@@ -188,58 +216,74 @@ func startNodes(f *cmdFlags, cmds []restartCommand, d time.Duration) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		failed []string
-	)
 	// The children write their lines through one lock each way: stdout
 	// and stderr may be any writer, not only a file.
-	stdout, stderr := &lockedWriter{w: f.stdout}, &lockedWriter{w: f.stderr}
+	k := children{ctx: ctx, exe: exe, stdout: &lockedWriter{w: f.stdout}, stderr: &lockedWriter{w: f.stderr}}
 	for _, c := range cmds {
-		args := c.Args
-		if d > 0 {
-			args = append(append([]string(nil), args...), "--duration", d.String())
-		}
-		cmd := exec.Command(exe, args...)
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
-		if err := cmd.Start(); err != nil {
-			mu.Lock()
-			failed = append(failed, fmt.Sprintf("%s did not start: %v", string(c.Node), err))
-			mu.Unlock()
-			continue
-		}
-		stderr.printf("markerwave recover: started %s (pid %d): markerwave %s\n", string(c.Node), cmd.Process.Pid, strings.Join(args, " "))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			done := make(chan struct{})
-			go func() {
-				select {
-				case <-ctx.Done():
-					cmd.Process.Signal(syscall.SIGTERM)
-				case <-done:
-				}
-			}()
-			err := cmd.Wait()
-			close(done)
-			if err != nil {
-				mu.Lock()
-				failed = append(failed, fmt.Sprintf("%s: %v", string(c.Node), err))
-				mu.Unlock()
-			}
-		}()
+		k.start(c, d)
 	}
-	wg.Wait()
-	if len(failed) > 0 {
-		for _, m := range failed {
+	k.wg.Wait()
+	if len(k.failed) > 0 {
+		for _, m := range k.failed {
 			f.errorf("%s", m)
 		}
 		return exitFail
 	}
 	f.errorf("every node stopped cleanly")
 	return exitOK
+}
+
+// children are the node processes recover --start runs.
+type children struct {
+	ctx            context.Context // canceled on SIGINT/SIGTERM: passed on as SIGTERM
+	exe            string
+	stdout, stderr *lockedWriter
+	wg             sync.WaitGroup
+	mu             sync.Mutex
+	failed         []string // what went wrong, a line per node
+}
+
+// start starts c (with --duration d if d > 0) and waits for it in the
+// background.
+func (k *children) start(c restartCommand, d time.Duration) {
+	args := c.Args
+	if d > 0 {
+		args = append(append([]string(nil), args...), "--duration", d.String())
+	}
+	cmd := exec.Command(k.exe, args...)
+	cmd.Stdout, cmd.Stderr = k.stdout, k.stderr
+	cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
+	if err := cmd.Start(); err != nil {
+		k.fail("%s did not start: %v", string(c.Node), err)
+		return
+	}
+	k.stderr.printf("markerwave recover: started %s (pid %d): markerwave %s\n", string(c.Node), cmd.Process.Pid, strings.Join(args, " "))
+	k.wg.Add(1)
+	go k.wait(c.Node, cmd)
+}
+
+// wait waits for node p's process, sending it SIGTERM if k.ctx ends.
+func (k *children) wait(p spec.ProcID, cmd *exec.Cmd) {
+	defer k.wg.Done()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-k.ctx.Done():
+			cmd.Process.Signal(syscall.SIGTERM)
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	if err != nil {
+		k.fail("%s: %v", string(p), err)
+	}
+}
+
+func (k *children) fail(format string, a ...any) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.failed = append(k.failed, fmt.Sprintf(format, a...))
 }
 
 // lockedWriter serializes writes to w.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/web"
 )
 
@@ -111,9 +112,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // address ("localhost" or an IP that is), unless allowed: the empty host
 // and 0.0.0.0 listen on every interface.
 func checkLoopback(addr string, allowed bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %v", addr, err)
+	}
+	if _, err := runtime.CheckPort(port, 0); err != nil {
+		return fmt.Errorf("--addr %s: %v", addr, err)
 	}
 	if allowed || host == "localhost" {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/runtime"
@@ -38,64 +39,85 @@ func runSnapshot(args []string, stdout, stderr io.Writer) int {
 	f.StringVar(&o.config, "config", "", "cluster config `FILE` (required)")
 	f.StringVar(&o.node, "node", "", "the node that initiates the snapshot, by process `ID` (default: the first with a control address)")
 	f.DurationVar(&o.wait, "wait", 10*time.Second, "how long to wait for the snapshot to complete")
-	f.BoolVar(&o.json, "json", false, "print the snapshot as one JSON object")
+	f.BoolVar(&o.json, "json", false, "print the snapshot as one JSON object (an error too: {\"error\": ...})")
 	if code, done := f.parse(args); done {
 		return code
 	}
-	switch {
-	case f.NArg() > 0:
-		return f.usageError("unexpected argument %q", f.Arg(0))
-	case o.config == "":
-		return f.usageError("--config is required")
-	case o.wait <= 0:
-		return f.usageError("--wait must be positive")
+	if msg, bad := o.usage(f); bad {
+		return f.usageError("%s", msg)
 	}
-	cfg, err := runtime.LoadConfig(o.config, "")
+	j := snapshotJob{f: f, o: o}
+	code := j.take()
+	if o.json {
+		return writeJSON(f, stdout, j.out, code)
+	}
+	return code
+}
+
+// usage returns the usage error in o, if any.
+func (o snapshotOptions) usage(f *cmdFlags) (string, bool) {
+	return broken(
+		f.unexpected(),
+		rule{o.config == "", "--config is required"},
+		rule{o.wait <= 0, "--wait must be positive"},
+	)
+}
+
+// snapshotJob is one run of the snapshot command: out is its --json
+// output, an error included.
+type snapshotJob struct {
+	f   *cmdFlags
+	o   snapshotOptions
+	out snapshotJSON
+}
+
+// take asks the node for a snapshot and waits for it; it returns the exit
+// status, every error reported (and in j.out).
+func (j *snapshotJob) take() int {
+	cfg, err := runtime.LoadConfig(j.o.config, "")
 	if err != nil {
-		reportConfig(f, o.config, err)
+		j.out.Error = fmt.Sprintf("%s: %v", j.o.config, err)
+		reportConfig(j.f, j.o.config, err)
 		return exitUsage
 	}
-	node, addr, err := controlOf(cfg, spec.ProcID(o.node))
+	node, addr, err := controlOf(cfg, spec.ProcID(j.o.node))
 	if err != nil {
-		return f.fail(exitUsage, fmt.Errorf("%s: %w", o.config, err))
+		return j.fail(exitUsage, fmt.Errorf("%s: %w", j.o.config, err))
 	}
+	j.out.Node = node
 	id, err := askSnapshot(node, addr)
 	if err != nil {
-		return f.fail(exitFail, err)
+		return j.fail(exitFail, err)
 	}
-	f.errorf("%s initiated snapshot %d; waiting for it to complete", string(node), id)
+	j.f.errorf("%s initiated snapshot %d; waiting for it to complete", string(node), id)
 	st, err := store.Open(cfg.SnapshotDir)
 	if err != nil {
-		return f.fail(exitFail, err)
+		return j.fail(exitFail, err)
 	}
-	e, err := waitComplete(st, cfg.Topology, id, o.wait)
-	if o.json {
-		if code := writeJSON(f, stdout, snapshotJSON{Node: node, Snapshot: toEntryJSON(e), Path: st.Path(id), Error: errString(err)}); code != exitOK {
-			return code
-		}
-	}
+	e, err := waitComplete(st, cfg.Topology, id, j.o.wait)
+	ej := toEntryJSON(e)
+	j.out.Snapshot, j.out.Path = &ej, st.Path(id)
 	if err != nil {
-		return f.fail(exitFail, err)
+		return j.fail(exitFail, err)
 	}
-	if !o.json {
-		fmt.Fprintf(stdout, "snapshot %d (initiated by %s): %s, saved %s\n", id, string(node), e, st.Path(id))
+	if !j.o.json {
+		fmt.Fprintf(j.f.stdout, "snapshot %d (initiated by %s): %s, saved %s\n", id, string(node), e, st.Path(id))
 	}
 	return exitOK
 }
 
-// snapshotJSON is snapshot's --json output.
-type snapshotJSON struct {
-	Node     spec.ProcID `json:"node"`
-	Snapshot entryJSON   `json:"snapshot"`
-	Path     string      `json:"path"`
-	Error    string      `json:"error,omitempty"`
+// fail reports err, notes it for --json and returns code.
+func (j *snapshotJob) fail(code int, err error) int {
+	j.out.Error = err.Error()
+	return j.f.fail(code, err)
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+// snapshotJSON is snapshot's --json output.
+type snapshotJSON struct {
+	Node     spec.ProcID `json:"node,omitempty"`
+	Snapshot *entryJSON  `json:"snapshot,omitempty"`
+	Path     string      `json:"path,omitempty"`
+	Error    string      `json:"error,omitempty"`
 }
 
 // controlOf is the node to ask and its control address: node if given,
@@ -133,11 +155,7 @@ func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
 		return 0, fmt.Errorf("%s's control endpoint %s: %w", string(node), addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e runtime.ControlError
-		if spec.DecodeStrict(body, &e) == nil && e.Error != "" {
-			return 0, fmt.Errorf("%s refused: %s", string(node), e.Error)
-		}
-		return 0, fmt.Errorf("%s's control endpoint %s answered %s", string(node), addr, resp.Status)
+		return 0, refusal(node, addr, resp.Status, body)
 	}
 	var ok runtime.ControlSnapshot
 	if err := spec.DecodeStrict(body, &ok); err != nil || ok.Snapshot == 0 {
@@ -146,30 +164,46 @@ func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
 	return ok.Snapshot, nil
 }
 
+// refusal is the error of a control endpoint that answered status with
+// body: the node's reason (runtime.ControlError), naming the node once.
+func refusal(node spec.ProcID, addr, status string, body []byte) error {
+	var e runtime.ControlError
+	if spec.DecodeStrict(body, &e) == nil && e.Error != "" {
+		return fmt.Errorf("%s refused: %s", string(node), nameOnce(node, e.Error))
+	}
+	return fmt.Errorf("%s's control endpoint %s answered %s", string(node), addr, status)
+}
+
 // waitComplete polls the store until snapshot id is complete, or says
 // after wait what is still missing.
 func waitComplete(st *store.Store, t *spec.Topology, id spec.SnapID, wait time.Duration) (store.Entry, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		entries, err := st.Catalog(t)
-		if err != nil {
-			return store.Entry{ID: id}, err
-		}
-		e := store.Entry{ID: id, Missing: t.Procs}
-		for _, x := range entries {
-			if x.ID == id {
-				e = x
-			}
-		}
-		if e.Complete || e.Problem != "" {
-			if e.Problem != "" {
-				return e, errors.New(e.Problem)
-			}
-			return e, nil
-		}
-		if time.Now().After(deadline) {
+		e, done, err := catalogEntry(st, t, id)
+		switch {
+		case done:
+			return e, err
+		case time.Now().After(deadline):
 			return e, fmt.Errorf("snapshot %d not complete after %v: %s", id, wait, e)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// catalogEntry is snapshot id as the store holds it now (no part saved:
+// every node missing); done once it is complete, damaged (err says how)
+// or the store cannot be read.
+func catalogEntry(st *store.Store, t *spec.Topology, id spec.SnapID) (e store.Entry, done bool, err error) {
+	entries, err := st.Catalog(t)
+	if err != nil {
+		return store.Entry{ID: id}, true, err
+	}
+	e = store.Entry{ID: id, Missing: t.Procs}
+	if i := slices.IndexFunc(entries, func(x store.Entry) bool { return x.ID == id }); i >= 0 {
+		e = entries[i]
+	}
+	if e.Problem != "" {
+		return e, true, errors.New(e.Problem)
+	}
+	return e, e.Complete, nil
 }

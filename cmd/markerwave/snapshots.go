@@ -39,42 +39,59 @@ func runSnapshots(args []string, stdout, stderr io.Writer) int {
 	if code, done := f.parse(args); done {
 		return code
 	}
-	switch {
-	case f.NArg() > 0:
-		return f.usageError("unexpected argument %q", f.Arg(0))
-	case (o.dir == "") == (o.config == ""):
-		return f.usageError("give either --dir or --config")
+	if msg, bad := broken(f.unexpected(), rule{(o.dir == "") == (o.config == ""), "give either --dir or --config"}); bad {
+		return f.usageError("%s", msg)
 	}
-	dir, top := o.dir, (*spec.Topology)(nil)
+	c, code := o.catalog(f)
+	if code != exitOK {
+		return code
+	}
+	if o.json {
+		return writeJSON(f, stdout, catalogJSON(c.dir, c.entries, c.latest, c.top != nil), exitOK)
+	}
+	printCatalog(stdout, c.dir, c.entries, c.latest)
+	return exitOK
+}
+
+// catalog is what snapshots lists: the store's directory, its entries
+// and, given a topology (--config), the recovery point.
+type catalog struct {
+	dir     string
+	top     *spec.Topology // nil with --dir
+	entries []store.Entry
+	latest  *store.Entry
+}
+
+// catalog reads the store o names; code is exitUsage, reported, if it
+// cannot.
+func (o snapshotsOptions) catalog(f *cmdFlags) (catalog, int) {
+	c := catalog{dir: o.dir}
 	if o.config != "" {
 		cfg, err := runtime.LoadConfig(o.config, "")
 		if err != nil {
 			reportConfig(f, o.config, err)
-			return exitUsage
+			return c, exitUsage
 		}
-		dir, top = cfg.SnapshotDir, cfg.Topology
+		c.dir, c.top = cfg.SnapshotDir, cfg.Topology
 	}
-	st, err := openExisting(dir)
+	if err := c.read(); err != nil {
+		return c, f.fail(exitUsage, err)
+	}
+	return c, exitOK
+}
+
+// read lists c's store and finds the recovery point (with a topology).
+func (c *catalog) read() error {
+	st, err := openExisting(c.dir)
 	if err != nil {
-		return f.fail(exitUsage, err)
+		return err
 	}
-	entries, err := st.Catalog(top)
-	if err != nil {
-		return f.fail(exitUsage, err)
+	if c.entries, err = st.Catalog(c.top); err != nil || c.top == nil {
+		return err
 	}
-	var latest *store.Entry
-	if top != nil {
-		r, err := st.LatestComplete(top)
-		if err != nil {
-			return f.fail(exitUsage, err)
-		}
-		latest = r.From
-	}
-	if o.json {
-		return writeJSON(f, stdout, catalogJSON(dir, entries, latest, top != nil))
-	}
-	printCatalog(stdout, dir, entries, latest)
-	return exitOK
+	r, err := st.LatestComplete(c.top)
+	c.latest = r.From
+	return err
 }
 
 // openExisting opens the store in dir, which must exist: listing or
@@ -155,12 +172,13 @@ func catalogJSON(dir string, entries []store.Entry, latest *store.Entry, withLat
 	return out
 }
 
-// writeJSON writes v as one line of JSON and returns exitOK.
-func writeJSON(f *cmdFlags, w io.Writer, v any) int {
+// writeJSON writes v as one line of JSON and returns code (exitFail if
+// it cannot be written).
+func writeJSON(f *cmdFlags, w io.Writer, v any, code int) int {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return f.fail(exitFail, err)
 	}
-	return exitOK
+	return code
 }

@@ -34,6 +34,12 @@ import (
 //
 // "app" names a kind registered in impl/app; its other fields are that
 // kind's parameters (kind "token" takes "holder" instead of "balances").
+//
+// A relative trace_dir or snapshot_dir is relative to the directory of
+// the config file (LoadConfig resolves it there), not to the working
+// directory: every process started with the file, from wherever, uses
+// the same directories. ParseConfig, which has no file, leaves them as
+// written.
 type FileConfig struct {
 	Topology    *spec.Topology              `json:"-"`
 	Nodes       map[spec.ProcID]NodeAddress `json:"nodes"`
@@ -198,7 +204,8 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 
 // LoadConfig reads the cluster config file at path and checks it for node
 // self: everything ParseConfig and CheckHost check, with every problem of
-// both in one *ConfigError. A node should run it on every start.
+// both in one *ConfigError. Relative directories are resolved against
+// path's directory (resolveDirs). A node should run it on every start.
 func LoadConfig(path string, self spec.ProcID) (*FileConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -206,6 +213,7 @@ func LoadConfig(path string, self spec.ProcID) (*FileConfig, error) {
 	}
 	cfg, ps := parseConfig(b)
 	if cfg != nil {
+		cfg.resolveDirs(filepath.Dir(path))
 		ps = append(ps, cfg.hostProblems(self)...)
 	}
 	if err := ps.err(); err != nil {
@@ -264,6 +272,16 @@ func decodeConfig(b []byte) (*FileConfig, map[string]json.RawMessage, *FieldProb
 	}
 	cfg.Topology = t
 	return &cfg, app, nil
+}
+
+// resolveDirs makes the config's relative directories relative to base,
+// the config file's directory, as FileConfig's doc says.
+func (c *FileConfig) resolveDirs(base string) {
+	for _, d := range []*string{&c.TraceDir, &c.SnapshotDir} {
+		if *d != "" && !filepath.IsAbs(*d) {
+			*d = filepath.Join(base, *d)
+		}
+	}
 }
 
 // orNull is b, or null if b is absent.
@@ -337,17 +355,33 @@ func checkAddr(ps *problems, field, addr string) (string, bool) {
 		ps.add(field, "%q is not host:port", addr)
 		return "", false
 	}
-	num, err := strconv.Atoi(port)
-	if err != nil {
-		ps.add(field, "%q: port %q is not a number", addr, port)
+	num, err := CheckPort(port, 1)
+	if errors.Is(err, errNotANumber) {
+		ps.add(field, "%q: %v", addr, err)
 		return "", false
 	}
-	if num < 1 || num > 65535 {
-		ps.add(field, "port %d out of range 1-65535", num)
+	if err != nil {
+		ps.add(field, "%v", err)
 		return "", false
 	}
 	return net.JoinHostPort(host, strconv.Itoa(num)), true
 }
+
+// CheckPort is the one check of a port every command makes of an
+// address (the config's listen and control addresses, serve's --addr):
+// a decimal number in lowest-65535 (lowest 0 lets the system pick one).
+func CheckPort(port string, lowest int) (int, error) {
+	num, err := strconv.Atoi(port)
+	if err != nil {
+		return 0, fmt.Errorf("port %q %w", port, errNotANumber)
+	}
+	if num < lowest || num > 65535 {
+		return 0, fmt.Errorf("port %d out of range %d-65535", num, lowest)
+	}
+	return num, nil
+}
+
+var errNotANumber = errors.New("is not a number")
 
 // isLoopback reports whether host names this machine's loopback
 // interface only.
@@ -488,22 +522,22 @@ func (c *FileConfig) hostProblems(self spec.ProcID) problems {
 		ps.add("", "node %s is not a process of the topology (%s)", string(self), procList(c.Topology.Procs))
 	}
 	if c.SnapshotDir != "" {
-		if err := usableDir(c.SnapshotDir); err != nil {
+		if err := UsableDir(c.SnapshotDir); err != nil {
 			ps.add("snapshot_dir", "%v", err)
 		}
 	}
 	if c.TraceDir != "" {
-		if err := usableDir(c.TraceDir); err != nil {
+		if err := UsableDir(c.TraceDir); err != nil {
 			ps.add("trace_dir", "%v", err)
 		}
 	}
 	return ps
 }
 
-// usableDir reports why dir cannot hold files: it, or the nearest
+// UsableDir reports why dir cannot hold files: it, or the nearest
 // existing directory it would be created in, is not a directory or not
 // writable. It creates nothing but a temporary file, removed at once.
-func usableDir(dir string) error {
+func UsableDir(dir string) error {
 	d := filepath.Clean(dir)
 	for {
 		st, err := os.Stat(d)

@@ -39,7 +39,7 @@ func TestParseConfigErrorsNameTheField(t *testing.T) {
 		{`"127.0.0.1:7102"`, `"127.0.0.1:0"`, []string{`config: field "nodes.P2.listen": port 0 out of range 1-65535`}},
 		{`"127.0.0.1:7102"`, `"127.0.0.1:http"`, []string{`config: field "nodes.P2.listen": "127.0.0.1:http": port "http" is not a number`}},
 		{`"127.0.0.1:7103"`, `"127.0.0.1:7101"`, []string{`config: field "nodes.P3.listen": "127.0.0.1:7101" is also P1's listen address`}},
-		{`"P3": {"listen": "127.0.0.1:7103"}`, `"P9": {"listen": "127.0.0.1:7103"}`, []string{
+		{`"P3": {"listen": "127.0.0.1:7103"`, `"P9": {"listen": "127.0.0.1:7103"`, []string{
 			`config: field "nodes.P9": not a process of the topology (P1, P2, P3)`,
 			`config: field "nodes.P3": missing (every process needs a listen address)`,
 		}},
@@ -65,7 +65,7 @@ func TestParseConfigErrorsNameTheField(t *testing.T) {
 		{`"kind": "bank", "balances": {"P1": 1000, "P2": 1000, "P3": 1000}`, `"kind": "token", "holder": "P4"`, []string{
 			`config: field "app.holder": "P4" is not a process of the topology`,
 		}},
-		{`"snapshot_dir": "out/cluster/snapshots",`, ``, []string{`config: field "snapshot_dir": missing`}},
+		{`"snapshot_dir": "../../../out/cluster/snapshots",`, ``, []string{`config: field "snapshot_dir": missing`}},
 		{`"every_ms": 250`, `"every_ms": 0`, []string{`config: field "snapshots.every_ms": 0, want > 0`}},
 		{`"count": 3`, `"count": 1000000`, []string{`config: field "snapshots.count": 1000000, at most 349525 for 3 processes`}},
 		{`"initiators": ["P1", "P3"]`, `"initiators": ["P1", "X"]`, []string{`config: field "snapshots.initiators[1]": "X" is not a process of the topology`}},
@@ -119,8 +119,8 @@ func TestLoadConfigChecksTheHost(t *testing.T) {
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	cfgText := strings.NewReplacer(
-		`"out/cluster/snapshots"`, `"`+filepath.Join(file, "snaps")+`"`,
-		`"out/cluster/nodes"`, `"`+filepath.Join(dir, "new", "nodes")+`"`,
+		`"../../../out/cluster/snapshots"`, `"`+filepath.Join(file, "snaps")+`"`,
+		`"../../../out/cluster/nodes"`, `"`+filepath.Join(dir, "new", "nodes")+`"`,
 	).Replace(string(sampleConfig(t)))
 	path := filepath.Join(dir, "cluster.json")
 	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o644))
