@@ -79,6 +79,8 @@ var docsSlowCommands = map[string]string{
 	"recover --config impl/runtime/testdata/cluster.json":                        "needs the cluster's store",
 	"recover --config impl/runtime/testdata/cluster.json --start":                "restarts the cluster's nodes",
 	"audit out/cluster/nodes/":                                                   "needs the cluster's node logs",
+	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
+	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
 }
 
 // docsShellTools are the commands of a recipe that are not this
