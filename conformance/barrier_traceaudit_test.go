@@ -87,6 +87,16 @@ func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
 	if err != nil {
 		t.Fatalf("the trace the core wrote does not read: %v", err)
 	}
+	countLogged(trace, seen)
+	if rep := AuditBarrier(trace, Options{}); !rep.OK() {
+		rejected(t, b.Bytes(), input, rep)
+	}
+}
+
+// countLogged counts in seen the trace's events that log a record in
+// the snapshot's channel state ("logged") and the parts that persist
+// records an unaligned barrier overtook ("overtaken").
+func countLogged(trace *dataflow.Trace, seen map[string]int) {
 	for _, ev := range trace.Events {
 		if ev.Logged {
 			seen["logged"]++
@@ -95,19 +105,22 @@ func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
 			seen["overtaken"]++
 		}
 	}
-	if rep := AuditBarrier(trace, Options{}); !rep.OK() {
-		name := "barrier-trace-audit"
-		if input != "" {
-			name += "-" + input
-		}
-		p := filepath.Join(FailDir(), name+".jsonl")
-		err := os.MkdirAll(FailDir(), 0o755)
-		if err == nil {
-			err = os.WriteFile(p, b.Bytes(), 0o644)
-		}
-		if err != nil {
-			t.Fatalf("the audit rejects the core's trace (it could not be written: %v):\n%s", err, rep)
-		}
-		t.Fatalf("the audit rejects the core's trace; barrier trace written to %s\n%s", p, rep)
+}
+
+// rejected fails the run whose trace the audit rejected, writing the
+// trace to FailDir (named for the fixed input, if any) and naming it.
+func rejected(t *rapid.T, trace []byte, input string, rep Report) {
+	name := "barrier-trace-audit"
+	if input != "" {
+		name += "-" + input
 	}
+	p := filepath.Join(FailDir(), name+".jsonl")
+	err := os.MkdirAll(FailDir(), 0o755)
+	if err == nil {
+		err = os.WriteFile(p, trace, 0o644)
+	}
+	if err != nil {
+		t.Fatalf("the audit rejects the core's trace (it could not be written: %v):\n%s", err, rep)
+	}
+	t.Fatalf("the audit rejects the core's trace; barrier trace written to %s\n%s", p, rep)
 }
