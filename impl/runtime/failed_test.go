@@ -39,7 +39,7 @@ func TestRejectedFrameFailsChannel(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, cl.Node("P1").SendApp("P2", app.TokenPayload))
-	require.Eventually(t, func() bool { return len(cl.FailedChannels()) == 1 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(cl.FailedChannels()) == 1 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 
 	// Later frames on the channel: a marker, and a token P1 got back.
 	s, err := cl.Snapshot("P1")
@@ -48,9 +48,9 @@ func TestRejectedFrameFailsChannel(t *testing.T) {
 	require.Eventually(t, func() bool {
 		st, _ := cl.Node("P1").State()
 		return st.Rcvd == 1
-	}, 2*time.Second, time.Millisecond)
+	}, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 	require.NoError(t, cl.Node("P1").SendApp("P2", app.TokenPayload))
-	require.Eventually(t, func() bool { return len(cl.Node("P2").Held()) == 3 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(cl.Node("P2").Held()) == 3 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 
 	f := cl.FailedChannels()[0]
 	assert.Equal(t, p1p2, f.Chan)
