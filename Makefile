@@ -55,9 +55,13 @@ page-long: wasm
 # 2 cores: about 2.5 minutes (3 minutes of CPU: vet 1, tests 1.2, the
 # race run 1.2, most of it compiling); the mutation test is most of the
 # tests' wall time.
+#
+# -timeout: go test's default of 10 minutes a package is what the mutation
+# test alone took on a two-core machine seven other builds were loading;
+# 20 minutes keeps a slow machine from failing a suite that passes.
 test: vet wasm
-	$(GOTEST) -count=1 ./...
-	$(GOTEST) -count=1 -race $(RACE_PKGS)
+	$(GOTEST) -count=1 -timeout 20m ./...
+	$(GOTEST) -count=1 -timeout 20m -race $(RACE_PKGS)
 
 # The fast loop: every test in -short mode (the mutation test, the demo
 # over TCP and the long runs skip), from the build cache. Under 30 s.

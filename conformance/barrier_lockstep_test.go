@@ -133,7 +133,7 @@ var conjunctErr = map[barrier.Conjunct]error{
 // barrierLockstep steps a dataflow.Cluster and the model side by side.
 type barrierLockstep struct {
 	t     *rapid.T
-	seen  map[string]int // what the runs exercised (barrierCoverage)
+	seen  map[string]int // what the runs exercised (checkCovering)
 	bg    *barrierGraph
 	c     *dataflow.Cluster
 	st    *barrier.State
@@ -430,19 +430,20 @@ func runBarrierLockstep(t *rapid.T, cyclic bool, seen map[string]int) {
 // same refusals (the same false conjunct), the same states, the spec's
 // invariants holding throughout; and a run restored from its complete
 // snapshot ends with the sink output of a run without failure.
+// The runs on fixed inputs (checkCovering) exercise every refusal the
+// core shares with the model, restores, and the kinds of channel state
+// named.
 func TestBarrierLockstepDAG(t *testing.T) {
-	seen := map[string]int{}
-	rapid.Check(t, func(t *rapid.T) { runBarrierLockstep(t, false, seen) })
-	barrierCoverage(t, seen, "input record logged", "overtaken record persisted")
+	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) { runBarrierLockstep(t, false, seen) },
+		barrierKinds("input record logged", "overtaken record persisted")...)
 }
 
 func TestBarrierLockstepCyclic(t *testing.T) {
-	seen := map[string]int{}
-	rapid.Check(t, func(t *rapid.T) { runBarrierLockstep(t, true, seen) })
-	barrierCoverage(t, seen, "back-edge record logged")
+	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) { runBarrierLockstep(t, true, seen) },
+		barrierKinds("back-edge record logged")...)
 }
 
-// refusal names a refusal for barrierCoverage.
+// refusal names a refusal for barrierKinds.
 func refusal(k barrier.Conjunct) string {
 	if err, ok := conjunctErr[k]; ok {
 		return "refused: " + err.Error()
@@ -450,17 +451,19 @@ func refusal(k barrier.Conjunct) string {
 	return fmt.Sprintf("refused: conjunct %d", k)
 }
 
-// barrierCoverage fails unless the runs exercised every refusal the core
-// shares with the model, restores, and the kinds of channel state given.
-func barrierCoverage(t *testing.T, seen map[string]int, kinds ...string) {
-	t.Helper()
+// barrierSeeds is how many fixed inputs the barrier lockstep and trace
+// audit tests run (checkCovering): enough that every kind they name is
+// reached, with a margin (the rarest, a DAG's "input record logged", is
+// first reached at input 31, the trace audit's "logged" at 26; the log
+// says where each is first reached).
+const barrierSeeds = 40
+
+// barrierKinds is what the barrier lockstep runs must exercise: every
+// refusal the core shares with the model, restores, and the kinds of
+// channel state given.
+func barrierKinds(kinds ...string) []string {
 	for k := range conjunctErr {
 		kinds = append(kinds, refusal(k))
 	}
-	kinds = append(kinds, "restore")
-	for _, k := range kinds {
-		if seen[k] == 0 {
-			t.Errorf("the runs never exercised %q (seen: %v)", k, seen)
-		}
-	}
+	return append(kinds, "restore")
 }

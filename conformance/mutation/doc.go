@@ -22,7 +22,10 @@
 // cached too. What a test reads at run time (traces/, testdata) comes
 // from the work tree; what it writes goes to a temporary directory per
 // mutant ($MARKERWAVE_FAIL_DIR, $MARKERWAVE_FIFO_OUT). Mutants run in
-// parallel, up to go test's -parallel (GOMAXPROCS).
+// parallel, up to go test's -parallel (GOMAXPROCS); their test binaries
+// are linked without DWARF and symbol tables (-ldflags=-s -w), and each
+// go test invocation, of a mutant or of the control, has its own budget
+// (runTimeout).
 //
 // A patch's snippet must occur exactly once in its file, or the mutant
 // fails saying it must be updated (TestMutantAnchors checks this under

@@ -155,12 +155,12 @@ func TestCollectIncompleteStoppedNode(t *testing.T) {
 	s, err := cl.Snapshot("P1")
 	require.NoError(t, err)
 	// Wait until P2 recorded (its marker to P3 is held).
-	require.Eventually(t, func() bool { return len(ct.Markers()) == 2 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(ct.Markers()) == 2 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 	cl.Node("P3").Stop()
 
-	start := time.Now()
-	_, err = cl.Collect(ctxFor(t, 10*time.Second), s)
-	require.Less(t, time.Since(start), 2*time.Second, "Collect must not wait for a stopped node")
+	ctx := ctxFor(t, 10*time.Second)
+	_, err = cl.Collect(ctx, s)
+	require.NoError(t, ctx.Err(), "Collect must not wait for a stopped node: it returned only at its context's deadline")
 	var inc *mwrt.IncompleteError
 	require.ErrorAs(t, err, &inc)
 	assert.ErrorIs(t, err, mwrt.ErrNodeStopped)
@@ -245,7 +245,7 @@ func TestSnapshotString(t *testing.T) {
 	require.NoError(t, cl.Send("P1", "P2", app.Transfer(20)))
 	s, err := cl.Snapshot("P1") // the marker on P1->P2 queues behind the transfers
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 	require.NoError(t, ct.Release())
 	g, err := cl.Collect(ctxFor(t, 5*time.Second), s)
 	require.NoError(t, err)

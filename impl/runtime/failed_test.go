@@ -39,7 +39,7 @@ func TestRejectedFrameFailsChannel(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, cl.Node("P1").SendApp("P2", app.TokenPayload))
-	require.Eventually(t, func() bool { return len(cl.FailedChannels()) == 1 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(cl.FailedChannels()) == 1 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 
 	// Later frames on the channel: a marker, and a token P1 got back.
 	s, err := cl.Snapshot("P1")
@@ -48,9 +48,9 @@ func TestRejectedFrameFailsChannel(t *testing.T) {
 	require.Eventually(t, func() bool {
 		st, _ := cl.Node("P1").State()
 		return st.Rcvd == 1
-	}, 2*time.Second, time.Millisecond)
+	}, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 	require.NoError(t, cl.Node("P1").SendApp("P2", app.TokenPayload))
-	require.Eventually(t, func() bool { return len(cl.Node("P2").Held()) == 3 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(cl.Node("P2").Held()) == 3 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 
 	f := cl.FailedChannels()[0]
 	assert.Equal(t, p1p2, f.Chan)
@@ -75,9 +75,9 @@ func TestRejectedFrameFailsChannel(t *testing.T) {
 	mu.Unlock()
 
 	// Quiesce sees the held frames and says why at once.
-	start := time.Now()
-	err = cl.Quiesce(ctxFor(t, 10*time.Second))
-	assert.Less(t, time.Since(start), 2*time.Second)
+	ctx := ctxFor(t, 10*time.Second)
+	err = cl.Quiesce(ctx)
+	assert.NoError(t, ctx.Err(), "Quiesce returned only at its context's deadline")
 	assert.ErrorIs(t, err, mwrt.ErrChannelFailed)
 	assert.ErrorContains(t, err, "3 frames still in flight")
 	assert.ErrorContains(t, err, "channel P1->P2 failed at seq 1")
@@ -85,9 +85,9 @@ func TestRejectedFrameFailsChannel(t *testing.T) {
 	assert.ErrorIs(t, err, mwrt.ErrChannelFailed)
 
 	// The snapshot's marker on P1->P2 is held: Collect reports it at once.
-	start = time.Now()
-	_, err = cl.Collect(ctxFor(t, 10*time.Second), s)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	ctx = ctxFor(t, 10*time.Second)
+	_, err = cl.Collect(ctx, s)
+	assert.NoError(t, ctx.Err(), "Collect returned only at its context's deadline")
 	var inc *mwrt.IncompleteError
 	require.ErrorAs(t, err, &inc)
 	assert.ErrorIs(t, err, mwrt.ErrChannelFailed)

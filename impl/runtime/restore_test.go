@@ -50,7 +50,7 @@ func TestRestoreFromPersistedSnapshot(t *testing.T) {
 	require.NoError(t, cl.Send("P1", "P2", app.Transfer(20)))
 	s, err := cl.Snapshot("P1")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(ct.Markers()) == 6 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
 	require.NoError(t, ct.Release())
 	g, err := cl.Collect(ctxFor(t, 5*time.Second), s)
 	require.NoError(t, err)

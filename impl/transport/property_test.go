@@ -26,11 +26,12 @@ import (
 
 // drainTimeout is the TCP transports' DrainTimeout in the properties;
 // closeBound is how long their Close may take when every receiver is up
-// and has acknowledged (or is about to acknowledge) everything: far less
-// than the drain timeout, which such a Close must not wait out.
+// and has acknowledged (or is about to acknowledge) everything: less than
+// the drain timeout, which such a Close must not wait out (it takes
+// milliseconds alone), with the rest of it a margin for a loaded machine.
 const (
 	drainTimeout = 3 * time.Second
-	closeBound   = time.Second
+	closeBound   = 2 * time.Second
 )
 
 // ---- frames with an identity ----

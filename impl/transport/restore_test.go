@@ -18,7 +18,7 @@ import (
 func (r *restartRig) newRestoredA(from spec.SnapID) *TCP {
 	return r.start(TCPConfig{
 		Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": r.addrB}, Local: []spec.ProcID{"P1"},
-		RedialMin: time.Millisecond, RedialMax: 5 * time.Millisecond, DrainTimeout: 100 * time.Millisecond,
+		RedialMin: time.Millisecond, RedialMax: 5 * time.Millisecond, DrainTimeout: rigDrain,
 		Restored: from,
 	})
 }
