@@ -144,56 +144,83 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 		in: map[spec.Channel]*inChan{}, out: map[spec.Channel]*outChan{},
 		stop: make(chan struct{}), conns: map[net.Conn]struct{}{},
 	}
+	if err := tr.serveLocal(); err != nil {
+		return nil, err
+	}
+	if err := tr.listen(); err != nil {
+		tr.closeListeners()
+		return nil, err
+	}
+	tr.makeChans()
 	tr.ctx, tr.cancel = context.WithCancel(context.Background())
-	local := cfg.Local
+	tr.start()
+	return tr, nil
+}
+
+// serveLocal notes the processes served here (Config.Local, nil: all)
+// and checks that every remote process a local one sends to has an
+// address.
+func (tr *TCP) serveLocal() error {
+	local := tr.cfg.Local
 	if local == nil {
-		local = t.Procs
+		local = tr.top.Procs
 	}
 	for _, p := range local {
-		if !t.Has(p) {
-			return nil, fmt.Errorf("%w %q in Local", ErrUnknownProc, string(p))
+		if !tr.top.Has(p) {
+			return fmt.Errorf("%w %q in Local", ErrUnknownProc, string(p))
 		}
 		tr.local[p] = true
 	}
-	for _, c := range t.Chans {
-		if tr.local[c.From] && !tr.local[c.To] && cfg.Addrs[c.To] == "" {
-			return nil, fmt.Errorf("transport: no address for %s, needed by channel %s", string(c.To), c)
+	for _, c := range tr.top.Chans {
+		if tr.local[c.From] && !tr.local[c.To] && tr.cfg.Addrs[c.To] == "" {
+			return fmt.Errorf("transport: no address for %s, needed by channel %s", string(c.To), c)
 		}
 	}
-	for _, p := range t.Procs {
+	return nil
+}
+
+// listen opens (or adopts, Config.Listeners) a listener and an inbox for
+// each local process.
+func (tr *TCP) listen() error {
+	for _, p := range tr.top.Procs {
 		if !tr.local[p] {
 			continue
 		}
-		ln := cfg.Listeners[p]
+		ln := tr.cfg.Listeners[p]
 		if ln == nil {
-			addr := cfg.Addrs[p]
+			addr := tr.cfg.Addrs[p]
 			if addr == "" {
-				tr.closeListeners()
-				return nil, fmt.Errorf("transport: no listen address for local process %s", string(p))
+				return fmt.Errorf("transport: no listen address for local process %s", string(p))
 			}
 			var err error
 			if ln, err = net.Listen("tcp", addr); err != nil {
-				tr.closeListeners()
-				return nil, fmt.Errorf("transport: listen for %s: %w", string(p), err)
+				return fmt.Errorf("transport: listen for %s: %w", string(p), err)
 			}
 		}
 		tr.lns[p] = ln
 		tr.inboxes[p] = newInbox()
 	}
-	for _, c := range t.Chans {
+	return nil
+}
+
+// makeChans makes the receiving state of the channels into local
+// processes and the sending state of those out of them.
+func (tr *TCP) makeChans() {
+	tr.outs = make([]*outChan, len(tr.top.Chans))
+	for i, c := range tr.top.Chans {
 		if tr.local[c.To] {
 			tr.in[c] = &inChan{}
 		}
 		if tr.local[c.From] {
 			o := &outChan{t: tr, ch: c}
 			o.cond = sync.NewCond(&o.mu)
-			tr.out[c] = o
+			tr.out[c], tr.outs[i] = o, o
 		}
 	}
-	tr.outs = make([]*outChan, len(t.Chans))
-	for i, c := range t.Chans {
-		tr.outs[i] = tr.out[c]
-	}
+}
+
+// start runs an acceptor per listener and a sender per outgoing channel.
+func (tr *TCP) start() {
 	for p, ln := range tr.lns {
 		tr.wg.Add(1)
 		go func() { defer tr.wg.Done(); tr.accept(p, ln) }()
@@ -202,7 +229,6 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 		tr.wg.Add(1)
 		go func() { defer tr.wg.Done(); o.run() }()
 	}
-	return tr, nil
 }
 
 // newIncarnation draws a random nonzero incarnation.
@@ -394,15 +420,20 @@ func (tr *TCP) Close() error {
 	}
 	tr.closing = true
 	tr.mu.Unlock()
+	tr.drain()
+	tr.halt()
+	return tr.leftOver()
+}
 
+// drain waits up to DrainTimeout for every frame sent to be
+// acknowledged, then acknowledges every frame delivered here before
+// hanging up, so that a peer closing at the same moment does not wait
+// out its own drain for acks the closed connections would have lost.
+func (tr *TCP) drain() {
 	deadline := time.Now().Add(tr.cfg.DrainTimeout)
 	for _, o := range tr.out {
 		o.waitAcked(deadline)
 	}
-
-	// Acknowledge every frame delivered here before hanging up, so that
-	// a peer closing at the same moment does not wait out its own drain
-	// for acks the closed connections would have lost.
 	for _, in := range tr.in {
 		in.mu.Lock()
 		c := in.conn
@@ -411,6 +442,11 @@ func (tr *TCP) Close() error {
 			_ = in.ack(c, tr.cfg.WriteTimeout)
 		}
 	}
+}
+
+// halt stops every goroutine: it closes the listeners and connections,
+// wakes the senders and waits for all of them.
+func (tr *TCP) halt() {
 	close(tr.stop)
 	tr.cancel()
 	tr.closeListeners()
@@ -428,25 +464,21 @@ func (tr *TCP) Close() error {
 		o.mu.Unlock()
 	}
 	tr.wg.Wait()
+}
 
+// leftOver closes the inboxes and reports what they held and what the
+// receivers never acknowledged, nil if nothing.
+func (tr *TCP) leftOver() error {
 	se := &ShutdownError{}
 	for _, p := range tr.top.Procs {
 		if b := tr.inboxes[p]; b != nil {
 			se.Undelivered = append(se.Undelivered, b.shut()...)
 		}
 	}
-	for _, c := range tr.top.Chans {
-		o := tr.out[c]
-		if o == nil {
-			continue
+	for _, o := range tr.outs {
+		if o != nil {
+			se.Unacked = o.unacked(se.Unacked)
 		}
-		o.mu.Lock()
-		o.each(func(b []byte) {
-			if f, err := wire.Decode(b); err == nil {
-				se.Unacked = append(se.Unacked, wire.Envelope{Chan: c, Frame: f})
-			}
-		})
-		o.mu.Unlock()
 	}
 	if len(se.Undelivered) > 0 || len(se.Unacked) > 0 {
 		return se

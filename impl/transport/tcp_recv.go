@@ -28,49 +28,68 @@ type inChan struct {
 	failed *PeerRestartedError
 }
 
+// accept serves each connection to local process p's listener on a
+// goroutine of its own, until the listener closes.
 func (tr *TCP) accept(p spec.ProcID, ln net.Listener) {
 	backoff := time.Millisecond
 	for {
 		c, err := ln.Accept()
-		if err != nil {
-			if tr.stopped() {
+		if err == nil {
+			backoff = time.Millisecond
+			if !tr.serveAccepted(p, c) {
 				return
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			tr.record(&ConnError{Op: "accept", Err: err}, nil)
-			select {
-			case <-time.After(backoff):
-			case <-tr.stop:
-				return
-			}
-			backoff = min(2*backoff, time.Second)
 			continue
 		}
-		backoff = time.Millisecond
-		tr.connMu.Lock()
-		if tr.stopped() {
-			tr.connMu.Unlock()
-			c.Close()
+		wait, ok := tr.acceptFailed(err, backoff)
+		if !ok {
 			return
 		}
-		tr.conns[c] = struct{}{}
-		tr.wg.Add(1)
-		tr.connMu.Unlock()
-		go func() {
-			defer tr.wg.Done()
-			tr.serveConn(p, c)
-			c.Close()
-			tr.connMu.Lock()
-			delete(tr.conns, c)
-			tr.connMu.Unlock()
-		}()
+		backoff = wait
 	}
+}
+
+// acceptFailed handles a failed Accept: false when the listener is done
+// (closed, or the transport stopped); otherwise it waits out the backoff
+// (reporting the error unless it was a timeout) and returns the next one.
+func (tr *TCP) acceptFailed(err error, backoff time.Duration) (time.Duration, bool) {
+	if tr.stopped() || errors.Is(err, net.ErrClosed) {
+		return 0, false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return backoff, true
+	}
+	tr.record(&ConnError{Op: "accept", Err: err}, nil)
+	select {
+	case <-time.After(backoff):
+	case <-tr.stop:
+		return 0, false
+	}
+	return min(2*backoff, time.Second), true
+}
+
+// serveAccepted registers c, so that Close reaches it, and serves it on a
+// goroutine of its own; false when the transport stopped.
+func (tr *TCP) serveAccepted(p spec.ProcID, c net.Conn) bool {
+	tr.connMu.Lock()
+	if tr.stopped() {
+		tr.connMu.Unlock()
+		c.Close()
+		return false
+	}
+	tr.conns[c] = struct{}{}
+	tr.wg.Add(1)
+	tr.connMu.Unlock()
+	go func() {
+		defer tr.wg.Done()
+		tr.serveConn(p, c)
+		c.Close()
+		tr.connMu.Lock()
+		delete(tr.conns, c)
+		tr.connMu.Unlock()
+	}()
+	return true
 }
 
 // serveConn runs the receiving end of one connection to local process p,

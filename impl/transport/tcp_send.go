@@ -71,120 +71,54 @@ func (o *outChan) waitAcked(deadline time.Time) {
 func (o *outChan) run() {
 	tr := o.t
 	backoff := tr.cfg.RedialMin
-	for {
-		o.mu.Lock()
-		for o.pending() == 0 && !tr.stopped() {
-			o.waiting = true
-			o.cond.Wait()
-		}
-		o.waiting = false
-		o.mu.Unlock()
-		if tr.stopped() {
-			return
-		}
+	for o.awaitPending() {
 		conn, br, last, err := o.connect()
-		if err != nil {
-			if tr.stopped() {
-				return
-			}
-			var pr *PeerRestartedError
-			if errors.As(err, &pr) {
-				o.mu.Lock()
-				pr.Acked, pr.Sent = o.base, o.sent()
-				pr.Unacked = o.pending()
-				o.failed = pr
-				o.cond.Broadcast()
-				o.mu.Unlock()
-				tr.record(&ConnError{Op: "handshake", Chan: o.ch, Remote: tr.addrOf(o.ch.To), Err: pr}, &tr.stats.Failed)
-				return
-			}
-			tr.record(&ConnError{Op: "dial", Chan: o.ch, Err: err}, &tr.stats.DialErrors)
-			select {
-			case <-time.After(backoff):
-			case <-tr.stop:
-				return
-			}
-			backoff = min(2*backoff, tr.cfg.RedialMax)
+		if err == nil {
+			backoff = tr.cfg.RedialMin
+			o.serve(conn, br, last)
 			continue
 		}
-		backoff = tr.cfg.RedialMin
-		o.serve(conn, br, last)
+		if tr.stopped() || o.failOnRestart(err) {
+			return
+		}
+		tr.record(&ConnError{Op: "dial", Chan: o.ch, Err: err}, &tr.stats.DialErrors)
+		select {
+		case <-time.After(backoff):
+		case <-tr.stop:
+			return
+		}
+		backoff = min(2*backoff, tr.cfg.RedialMax)
 	}
 }
 
-// connect dials the receiver and exchanges hellos.
-func (o *outChan) connect() (net.Conn, *bufio.Reader, uint64, error) {
-	tr := o.t
-	d := net.Dialer{Timeout: tr.cfg.DialTimeout}
-	conn, err := d.DialContext(tr.ctx, "tcp", tr.addrOf(o.ch.To))
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	// Register the connection so that Close and CutConnection reach it.
+// awaitPending waits until a frame waits to be sent; false when the
+// transport stopped.
+func (o *outChan) awaitPending() bool {
 	o.mu.Lock()
-	if tr.stopped() {
-		o.mu.Unlock()
-		conn.Close()
-		return nil, nil, 0, net.ErrClosed
+	defer o.mu.Unlock()
+	for o.pending() == 0 && !o.t.stopped() {
+		o.waiting = true
+		o.cond.Wait()
 	}
-	o.conn, o.broken = conn, false
-	o.mu.Unlock()
-	fail := func(err error) (net.Conn, *bufio.Reader, uint64, error) {
-		conn.Close()
-		o.mu.Lock()
-		o.conn = nil
-		o.mu.Unlock()
-		return nil, nil, 0, err
+	o.waiting = false
+	return !o.t.stopped()
+}
+
+// failOnRestart stops the channel for good if err is a
+// *PeerRestartedError, and reports it.
+func (o *outChan) failOnRestart(err error) bool {
+	var pr *PeerRestartedError
+	if !errors.As(err, &pr) {
+		return false
 	}
-	hello, err := wire.EncodeHello(wire.Hello{From: o.ch.From, To: o.ch.To, Incarnation: tr.inc, Restored: tr.cfg.Restored})
-	if err != nil {
-		return fail(err)
-	}
-	conn.SetDeadline(time.Now().Add(tr.cfg.HandshakeTimeout))
-	br := bufio.NewReaderSize(conn, 4096)
-	var rep wire.HelloReply
-	if _, err = conn.Write(hello); err == nil {
-		rep, err = wire.ReadHelloReply(br)
-	}
-	switch {
-	case err != nil:
-	case rep.Stale:
-		// The receiver has stopped the channel. Usually it holds the
-		// channel of an earlier incarnation of this sender, and this
-		// process is the restarted one. If it names this incarnation, a
-		// later one of this sender's process reached it (Now unknown).
-		pr := &PeerRestartedError{Chan: o.ch, At: SideSender, Restarted: SideSender, Was: rep.Known, Now: tr.inc}
-		if rep.Known == tr.inc {
-			pr.Now = 0
-		}
-		return fail(pr)
-	case rep.Mismatch:
-		// The ends were restored from different snapshots: the channel
-		// cannot resume until both restart from one.
-		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Mismatch: true, SenderFrom: tr.cfg.Restored, ReceiverFrom: rep.Restored})
-	case !rep.Accepted && rep.Version != wire.HandshakeVersion:
-		err = fmt.Errorf("%w: %w: the receiver speaks handshake version %d: %s", ErrRejected, wire.ErrVersion, rep.Version, rep.Reason)
-	case !rep.Accepted:
-		err = fmt.Errorf("%w: %s", ErrRejected, rep.Reason)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	conn.SetDeadline(time.Time{})
 	o.mu.Lock()
-	if o.peer == 0 {
-		o.peer = rep.Incarnation
-	}
-	peer := o.peer
-	base, sent := o.base, o.sent()
+	pr.Acked, pr.Sent = o.base, o.sent()
+	pr.Unacked = o.pending()
+	o.failed = pr
+	o.cond.Broadcast()
 	o.mu.Unlock()
-	if rep.Incarnation != peer {
-		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Restarted: SideReceiver, Was: peer, Now: rep.Incarnation, Last: rep.Last})
-	}
-	if rep.Last < base || rep.Last > sent {
-		return fail(&PeerRestartedError{Chan: o.ch, At: SideSender, Last: rep.Last})
-	}
-	return conn, br, rep.Last, nil
+	o.t.record(&ConnError{Op: "handshake", Chan: o.ch, Remote: o.t.addrOf(o.ch.To), Err: pr}, &o.t.stats.Failed)
+	return true
 }
 
 // ack drops frames up to n, which must lie in [base, written].
@@ -198,13 +132,30 @@ func (o *outChan) ack(n uint64) error {
 	return nil
 }
 
-// serve writes frames from last+1 on conn until it fails or Close.
+// serve writes frames from last+1 on conn until it fails or Close, while
+// a second goroutine reads the acks.
 func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
-	tr := o.t
+	next := o.resume(last)
+	ackDone := make(chan struct{})
+	go func() {
+		defer close(ackDone)
+		o.readAcks(conn, br)
+	}()
+	o.write(conn, next)
+	conn.Close()
+	<-ackDone
+	o.mu.Lock()
+	o.conn = nil
+	o.mu.Unlock()
+}
+
+// resume takes the receiver's Last as acknowledged (the cut connection
+// may have lost the acks of frames it holds; Close's drain may be
+// waiting for them) and returns the cursor of the first frame to send,
+// last+1.
+func (o *outChan) resume(last uint64) cursor {
 	o.mu.Lock()
 	if last > o.base {
-		// The receiver holds frames whose acks the cut connection lost:
-		// they are acknowledged now (and Close's drain may be waiting).
 		o.drop(last)
 	}
 	o.written = last
@@ -214,51 +165,43 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 		resend = int(o.maxWritten - last)
 	}
 	o.mu.Unlock()
-	tr.count(func(s *TCPStats) { s.Dials++; s.Resent += resend })
+	o.t.count(func(s *TCPStats) { s.Dials++; s.Resent += resend })
+	return next
+}
 
-	ackDone := make(chan struct{})
-	go func() {
-		defer close(ackDone)
-		for {
-			n, err := wire.ReadAck(br)
-			if err == nil {
-				err = o.ack(n)
-			}
-			if err != nil {
-				if errors.Is(err, wire.ErrProtocol) {
-					tr.record(&ConnError{Op: "ack", Chan: o.ch, Err: err}, &tr.stats.ConnErrors)
-				}
-				o.mu.Lock()
-				o.broken = true
-				o.cond.Broadcast()
-				o.mu.Unlock()
-				conn.Close()
-				return
-			}
+// readAcks reads the receiver's acks off br until conn fails or an ack
+// breaks the protocol; it then marks the connection broken.
+func (o *outChan) readAcks(conn net.Conn, br *bufio.Reader) {
+	for {
+		n, err := wire.ReadAck(br)
+		if err == nil {
+			err = o.ack(n)
 		}
-	}()
+		if err != nil {
+			if errors.Is(err, wire.ErrProtocol) {
+				o.t.record(&ConnError{Op: "ack", Chan: o.ch, Err: err}, &o.t.stats.ConnErrors)
+			}
+			o.mu.Lock()
+			o.broken = true
+			o.cond.Broadcast()
+			o.mu.Unlock()
+			conn.Close()
+			return
+		}
+	}
+}
 
-	// Each round writes the frames sent since the last one (up to
-	// maxWrite bytes) with one write, straight from the buffer's chunks.
+// write sends the frames from next on: each round writes the frames
+// sent since the last one (up to maxWrite bytes) with one write, straight
+// from the buffer's chunks, until the connection breaks or Close.
+func (o *outChan) write(conn net.Conn, next cursor) {
 	var scratch net.Buffers
 	for {
-		o.mu.Lock()
-		for !o.broken && !tr.stopped() && next.k > o.sent() {
-			o.waiting = true
-			o.cond.Wait()
+		bufs, end, ok := o.nextRound(next, scratch)
+		if !ok {
+			return
 		}
-		o.waiting = false
-		if o.broken || tr.stopped() {
-			o.mu.Unlock()
-			break
-		}
-		bufs, end := o.round(next, scratch)
-		// Acks may arrive as soon as the bytes leave: raise written first.
-		o.written = end.k - 1
-		o.maxWritten = max(o.maxWritten, o.written)
-		o.mu.Unlock()
-
-		conn.SetWriteDeadline(time.Now().Add(tr.cfg.WriteTimeout))
+		conn.SetWriteDeadline(time.Now().Add(o.t.cfg.WriteTimeout))
 		scratch = bufs
 		var err error
 		if len(bufs) == 1 {
@@ -268,13 +211,41 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 		}
 		clear(scratch)
 		if err != nil {
-			break
+			return
 		}
 		next = end
 	}
-	conn.Close()
-	<-ackDone
+}
+
+// nextRound waits for frames from next on and returns views of them (see
+// sendBuf.round); false when the connection broke or the transport
+// stopped.
+func (o *outChan) nextRound(next cursor, scratch net.Buffers) (net.Buffers, cursor, bool) {
 	o.mu.Lock()
-	o.conn = nil
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	for !o.broken && !o.t.stopped() && next.k > o.sent() {
+		o.waiting = true
+		o.cond.Wait()
+	}
+	o.waiting = false
+	if o.broken || o.t.stopped() {
+		return nil, next, false
+	}
+	bufs, end := o.round(next, scratch)
+	// Acks may arrive as soon as the bytes leave: raise written first.
+	o.written = end.k - 1
+	o.maxWritten = max(o.maxWritten, o.written)
+	return bufs, end, true
+}
+
+// unacked appends the channel's frames not acknowledged, in order.
+func (o *outChan) unacked(envs []wire.Envelope) []wire.Envelope {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.each(func(b []byte) {
+		if f, err := wire.Decode(b); err == nil {
+			envs = append(envs, wire.Envelope{Chan: o.ch, Frame: f})
+		}
+	})
+	return envs
 }
