@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/wire"
@@ -274,6 +275,8 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 	b := tr.inboxes[p]
 	var batch []wire.Envelope
 	var rd frameReader
+	later := in.delayedAck(a.c, tr.cfg.WriteTimeout)
+	defer later.stop()
 	for {
 		f, err := rd.read(a.br, tr.cfg.MaxFrameSize)
 		if err != nil {
@@ -288,13 +291,48 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 		if testHookBeforeAck != nil {
 			testHookBeforeAck()
 		}
-		if !frameBuffered(a.br) || n-in.ackedUpTo() >= maxBatch {
+		switch {
+		case n-in.ackedUpTo() >= maxBatch:
 			if err := in.ack(a.c, tr.cfg.WriteTimeout); err != nil {
 				return
 			}
+		case !frameBuffered(a.br):
+			later.arm()
 		}
 	}
 }
+
+// ackDelay is how long a receiver that has nothing more to read holds
+// the ack of what it delivered: the frames of a burst (a runtime's round,
+// say) get one ack, not one each, and the sender's reader one wake-up.
+const ackDelay = 200 * time.Microsecond
+
+// delayed is the pending ack of a connection: armed, it acknowledges
+// everything delivered ackDelay later (once, however often it is armed
+// meanwhile).
+type delayed struct {
+	t     *time.Timer
+	armed atomic.Bool
+}
+
+// delayedAck is the delayed ack of connection c.
+func (in *inChan) delayedAck(c net.Conn, timeout time.Duration) *delayed {
+	d := &delayed{}
+	d.t = time.AfterFunc(time.Hour, func() {
+		d.armed.Store(false)
+		_ = in.ack(c, timeout) // a failed write fails the connection's reader too
+	})
+	d.t.Stop()
+	return d
+}
+
+func (d *delayed) arm() {
+	if d.armed.CompareAndSwap(false, true) {
+		d.t.Reset(ackDelay)
+	}
+}
+
+func (d *delayed) stop() { d.t.Stop() }
 
 // deliver queues batch in inbox b and counts it delivered; it returns an
 // empty slice for the next batch and the frames delivered in all.

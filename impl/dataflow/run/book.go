@@ -267,13 +267,6 @@ func (b *book) partDone(i int, nd *dataflow.Node) {
 	b.due()
 }
 
-// noteQueue records that edge e's buffer holds recs records.
-func (b *book) noteQueue(e, recs int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.res.MaxQueue[e] = max(b.res.MaxQueue[e], recs)
-}
-
 // failed reports whether the run's failure came.
 func (b *book) failed() bool {
 	b.mu.Lock()

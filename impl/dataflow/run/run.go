@@ -205,17 +205,24 @@ func took(b *book, g *dataflow.Graph, i int, nd *dataflow.Node, it dataflow.Item
 	b.partDone(i, nd)
 }
 
-// noteQueues records the lengths of node i's output buffers. The caller
-// holds node i.
+// noteQueues records the lengths of node i's output buffers (in records,
+// barriers not counted), when one may exceed its longest so far. Only
+// node i's goroutine notes its outputs (in memory it holds node i), so
+// their entries of MaxQueue need no lock, and the run's end (the node
+// goroutines stopped) orders them before the result is read.
 func noteQueues(b *book, g *dataflow.Graph, i int, nd *dataflow.Node) {
 	for _, e := range g.Out(i) {
+		q := nd.Queue(e)
+		if len(q) <= b.res.MaxQueue[e] {
+			continue // holds no more records than its longest
+		}
 		recs := 0
-		for _, it := range nd.Queue(e) {
+		for _, it := range q {
 			if !it.Barrier {
 				recs++
 			}
 		}
-		b.noteQueue(e, recs)
+		b.res.MaxQueue[e] = max(b.res.MaxQueue[e], recs)
 	}
 }
 
