@@ -305,7 +305,7 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 // ackDelay is how long a receiver that has nothing more to read holds
 // the ack of what it delivered: the frames of a burst (a runtime's round,
 // say) get one ack, not one each, and the sender's reader one wake-up.
-const ackDelay = 200 * time.Microsecond
+const ackDelay = time.Millisecond
 
 // delayed is the pending ack of a connection: armed, it acknowledges
 // everything delivered ackDelay later (once, however often it is armed

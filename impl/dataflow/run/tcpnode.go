@@ -27,10 +27,11 @@ type tcpNode struct {
 	revoking []bool // output edge: a revoke is on its way
 	quiesce  bool   // a step that may record waits for the revocations
 
-	copies [][]dataflow.Item // input edge: the sender's items, not yet taken
-	took   []int             // input edge: items taken in all
-	toAck  []int             // input edges that took items this round, to acknowledge
-	acked  []bool            // input edge: in toAck
+	copies  [][]dataflow.Item // input edge: the sender's items, not yet taken
+	took    []int             // input edge: items taken in all
+	ackedTo []int             // input edge: took, as last acknowledged
+	toAck   []int             // input edges that took items this round, to acknowledge
+	acked   []bool            // input edge: in toAck
 
 	out   [][]byte // by peer node: the round's messages to it
 	seq   []uint64 // by peer node: frames sent to it
@@ -45,7 +46,7 @@ type tcpNode struct {
 func newTCPNode(g *dataflow.Graph, i int, nd *dataflow.Node, tr *transport.TCP) (*tcpNode, error) {
 	ne, nn := len(g.Edges), len(g.Nodes)
 	n := &tcpNode{i: i, g: g, nd: nd, shipped: make([]int, ne), popped: make([]int, ne), revoking: make([]bool, ne),
-		copies: make([][]dataflow.Item, ne), took: make([]int, ne), acked: make([]bool, ne),
+		copies: make([][]dataflow.Item, ne), took: make([]int, ne), ackedTo: make([]int, ne), acked: make([]bool, ne),
 		out: make([][]byte, nn), seq: make([]uint64, nn)}
 	if tr == nil {
 		return n, nil
@@ -102,22 +103,50 @@ func (n *tcpNode) round(g *dataflow.Graph, b *book) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	n.publish(g)
+	if moved && !n.due(g) {
+		return true, nil // more rounds first: more to a frame
+	}
 	if !n.quiesce {
 		n.ship(g)
 	}
-	n.publish(g)
 	return moved, n.flush(g)
 }
 
-// receive handles the frames waiting in the inbox.
-func (n *tcpNode) receive(g *dataflow.Graph) error {
-	n.batch, _ = n.inbox.Take(n.batch, 0)
-	for _, env := range n.batch {
-		if err := n.frame(g, env); err != nil {
-			return err
+// due reports whether the round's output goes now although the node
+// moves on: it goes when the node is idle (it took no step) or when an
+// edge's credit (Cap) is half used, by items not shipped yet on an output
+// or items taken and not acknowledged yet on an input, so that the other
+// end can go on meanwhile.
+func (n *tcpNode) due(g *dataflow.Graph) bool {
+	half := max(1, g.Cap/2)
+	for _, e := range n.toAck {
+		if n.took[e]-n.ackedTo[e] >= half {
+			return true
 		}
 	}
-	return nil
+	for _, e := range g.Out(n.i) {
+		if len(n.nd.Queue(e))-n.shipped[e] >= half {
+			return true
+		}
+	}
+	return false
+}
+
+// receive handles every frame waiting in the inbox (the transport queues
+// each read batch apart), so that the round answers them all at once.
+func (n *tcpNode) receive(g *dataflow.Graph) error {
+	for {
+		n.batch, _ = n.inbox.Take(n.batch, 0)
+		if len(n.batch) == 0 {
+			return nil
+		}
+		for _, env := range n.batch {
+			if err := n.frame(g, env); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // frame handles the messages of one frame, from the node at the other
@@ -286,6 +315,7 @@ func (n *tcpNode) ship(g *dataflow.Graph) {
 func (n *tcpNode) ack(e int, revoked bool) {
 	from := n.edgeFrom(e)
 	n.put(from, appendAck(n.out[from], e, n.took[e], revoked))
+	n.ackedTo[e] = n.took[e]
 }
 
 // edgeFrom is the sender of input edge e.
