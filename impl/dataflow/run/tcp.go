@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,18 +82,15 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	g := c.G
 	fatal := make(chan error, 1)
-	tr, err := startTCP(ctx, g, fatal)
+	tr, err := startTCP(ctx, c.G, fatal)
 	if err != nil {
 		return nil, err
 	}
 	defer closeTCP(tr)
-	nodes := make([]*tcpNode, len(c.Nodes))
-	for i, nd := range c.Nodes {
-		if nodes[i], err = newTCPNode(g, i, nd, tr); err != nil {
-			return nil, err
-		}
+	nodes, err := tcpNodes(c, tr)
+	if err != nil {
+		return nil, err
 	}
 	if afterStart != nil {
 		afterStart(tr, nodes)
@@ -109,34 +107,48 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 	}()
 	var nwg sync.WaitGroup
 	for _, n := range nodes {
-		n.publish(g)
+		n.publish(c.G)
 		nwg.Add(1)
 		go func() {
 			defer nwg.Done()
-			if err := n.loop(g, b, stop); err != nil {
-				errc <- fmt.Errorf("run: %s: %w", g.Nodes[n.i].Name, err)
+			if err := n.loop(c.G, b, stop); err != nil {
+				errc <- fmt.Errorf("run: %s: %w", c.G.Nodes[n.i].Name, err)
 			}
 		}()
 	}
-	drained := func() bool {
-		paused := !b.mayEmit()
-		for _, n := range nodes {
-			if n.queued.Load() > 0 || !paused && n.left.Load() > 0 {
-				return false
-			}
-		}
-		return true
-	}
-	err = b.watch(ctx, c, drained, errc, haltOnce(stop, &nwg))
+	err = b.watch(ctx, c, func() bool { return tcpDrained(b, nodes) }, errc, haltOnce(stop, &nwg))
 	b.res.Elapsed = time.Since(b.start)
 	return b.res, err
 }
 
+// tcpNodes are c's nodes over tr.
+func tcpNodes(c *dataflow.Cluster, tr *transport.TCP) ([]*tcpNode, error) {
+	nodes := make([]*tcpNode, len(c.Nodes))
+	for i, nd := range c.Nodes {
+		var err error
+		if nodes[i], err = newTCPNode(c.G, i, nd, tr); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+// tcpDrained: every source emitted its budget or is paused, and every
+// buffer is empty, as the nodes published.
+func tcpDrained(b *book, nodes []*tcpNode) bool {
+	paused := !b.mayEmit()
+	for _, n := range nodes {
+		if n.queued.Load() > 0 || !paused && n.left.Load() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // startTCP starts the transport for g's nodes, every one served here and
-// listening on loopback, and brings up every connection: each channel
-// carries a heartbeat, and every inbox must receive all of its own
-// before the run starts. Errors that break the transport's protocol (a
-// channel that cannot go on) are sent to fatal, naming the edges.
+// listening on loopback, and brings up every connection (connectAll).
+// Errors that break the transport's protocol (a channel that cannot go
+// on) are sent to fatal, naming the edges.
 func startTCP(ctx context.Context, g *dataflow.Graph, fatal chan<- error) (*transport.TCP, error) {
 	top, err := topology(g)
 	if err != nil {
@@ -147,30 +159,43 @@ func startTCP(ctx context.Context, g *dataflow.Graph, fatal chan<- error) (*tran
 		addrs[p] = "127.0.0.1:0"
 	}
 	tr, err := transport.NewTCP(top, transport.TCPConfig{Addrs: addrs, DrainTimeout: 100 * time.Millisecond,
-		OnError: func(err error) {
-			if ferr := fatalError(g, err); ferr != nil {
-				select {
-				case fatal <- ferr:
-				default:
-				}
-			}
-		}})
+		OnError: func(err error) { reportFatal(g, err, fatal) }})
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	if err := connectAll(ctx, tr, top); err != nil {
+		closeTCP(tr)
+		return nil, err
+	}
+	return tr, nil
+}
+
+// reportFatal sends the run's error for a transport error that stops a
+// channel to fatal (the first one only).
+func reportFatal(g *dataflow.Graph, err error, fatal chan<- error) {
+	if ferr := fatalError(g, err); ferr != nil {
+		select {
+		case fatal <- ferr:
+		default:
+		}
+	}
+}
+
+// connectAll brings up every connection of tr: each channel carries a
+// heartbeat, and every inbox must receive all of its own before the run
+// starts.
+func connectAll(ctx context.Context, tr *transport.TCP, top *spec.Topology) error {
 	for _, ch := range top.Chans {
 		if err := tr.Send(wire.Envelope{Chan: ch, Frame: wire.Frame{Kind: wire.KindHeartbeat, Seq: tr.Incarnation()}}); err != nil {
-			closeTCP(tr)
-			return nil, fmt.Errorf("run: %w", err)
+			return fmt.Errorf("run: %w", err)
 		}
 	}
 	for _, p := range top.Procs {
 		if err := awaitHeartbeats(ctx, tr, p, len(top.In(p))); err != nil {
-			closeTCP(tr)
-			return nil, fmt.Errorf("run: connecting %s: %w", p, err)
+			return fmt.Errorf("run: connecting %s: %w", p, err)
 		}
 	}
-	return tr, nil
+	return nil
 }
 
 // awaitHeartbeats takes the n heartbeats of p's inbound channels.
@@ -220,18 +245,20 @@ func fatalError(g *dataflow.Graph, err error) error {
 // edgesOf names the edges channel ch carries messages of: those between
 // its ends, either way.
 func edgesOf(g *dataflow.Graph, ch spec.Channel) string {
-	s := ""
+	var names []string
 	for e, ed := range g.Edges {
-		a, b := procOf(ed.From), procOf(ed.To)
-		if a == ch.From && b == ch.To || a == ch.To && b == ch.From {
-			if s != "" {
-				s += ", "
-			}
-			s += g.EdgeName(e)
+		if joins(ed, ch) {
+			names = append(names, g.EdgeName(e))
 		}
 	}
-	if s == "" {
+	if len(names) == 0 {
 		return ch.String()
 	}
-	return s
+	return strings.Join(names, ", ")
+}
+
+// joins reports whether edge ed joins the ends of ch, either way.
+func joins(ed dataflow.EdgeSpec, ch spec.Channel) bool {
+	a, b := procOf(ed.From), procOf(ed.To)
+	return a == ch.From && b == ch.To || a == ch.To && b == ch.From
 }

@@ -65,18 +65,11 @@ func newTCPNode(g *dataflow.Graph, i int, nd *dataflow.Node, tr *transport.TCP) 
 func (n *tcpNode) loop(g *dataflow.Graph, b *book, stop <-chan struct{}) error {
 	wait := time.NewTimer(time.Millisecond)
 	defer wait.Stop()
-	for {
-		select {
-		case <-stop:
-			return nil
-		default:
-		}
+	for !stopped(stop) {
 		moved, err := n.round(g, b)
 		if err != nil {
-			select {
-			case <-stop:
+			if stopped(stop) {
 				return nil // the run is over: the transport is closing
-			default:
 			}
 			return err
 		}
@@ -90,6 +83,17 @@ func (n *tcpNode) loop(g *dataflow.Graph, b *book, stop <-chan struct{}) error {
 		case <-n.inbox.Ready():
 		case <-wait.C:
 		}
+	}
+	return nil
+}
+
+// stopped reports whether stop is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -171,20 +175,23 @@ func (n *tcpNode) frame(g *dataflow.Graph, env wire.Envelope) error {
 // handle applies message m, which came from process from.
 func (n *tcpNode) handle(g *dataflow.Graph, from spec.ProcID, m msg) error {
 	e, ed := m.e, g.Edges[m.e]
-	in := ed.To == n.i && procOf(ed.From) == from
-	out := ed.From == n.i && procOf(ed.To) == from
 	switch {
-	case m.kind == msgItems && in:
+	case m.kind == msgItems && n.inputFrom(ed, from):
 		return m.eachItem(func(it dataflow.Item) { n.copies[e] = append(n.copies[e], it) })
-	case m.kind == msgRevoke && in:
+	case m.kind == msgRevoke && n.inputFrom(ed, from):
 		n.copies[e] = n.copies[e][:0]
 		n.ack(e, true)
-	case m.kind == msgAck && out:
+		return nil
+	case m.kind == msgAck && ed.From == n.i && procOf(ed.To) == from:
 		return n.acknowledged(g, m)
-	default:
-		return fmt.Errorf("%s: message kind %d in the wrong direction", g.EdgeName(e), m.kind)
 	}
-	return nil
+	return fmt.Errorf("%s: message kind %d in the wrong direction", g.EdgeName(e), m.kind)
+}
+
+// inputFrom reports whether ed is an input of the node sent by process
+// from.
+func (n *tcpNode) inputFrom(ed dataflow.EdgeSpec, from spec.ProcID) bool {
+	return ed.To == n.i && procOf(ed.From) == from
 }
 
 // acknowledged pops the items output edge m.e's receiver took.
@@ -252,31 +259,48 @@ func (n *tcpNode) sourceStep(g *dataflow.Graph, b *book) bool {
 // takeHead has the core take the head of input e's copies, if it can.
 func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
 	it := n.copies[e][0]
-	mayRecord := it.Barrier && (it.Snap != n.nd.Snap() || !n.nd.Recorded())
-	if mayRecord && g.Mode == dataflow.Unaligned && !n.revoked(g) {
+	if n.mayRecord(it) && g.Mode == dataflow.Unaligned && !n.revoked(g) {
 		return false, nil // the outputs' copies are revoked first
 	}
 	st, err := n.nd.Take(e, it)
 	if err != nil {
-		if errors.Is(err, dataflow.ErrSeq) || errors.Is(err, dataflow.ErrBadItem) || errors.Is(err, dataflow.ErrBarrierOrder) {
-			return false, fmt.Errorf("%s: %w", g.EdgeName(e), err)
-		}
-		return false, nil // blocked, no room, the previous snapshot: later
+		return false, fatalTake(g, e, err)
 	}
 	if it.Barrier {
 		n.quiesce = false
 	}
 	n.copies[e] = n.copies[e][1:]
 	n.took[e]++
-	if !n.acked[e] {
-		n.acked[e] = true
-		n.toAck = append(n.toAck, e)
-	}
+	n.noteAck(e)
 	took(b, g, n.i, n.nd, it, st)
 	if d := b.opt.Throttle[n.i]; d > 0 && !it.Barrier {
 		time.Sleep(d)
 	}
 	return true, nil
+}
+
+// mayRecord reports whether taking it may make the node record: a
+// barrier of a snapshot it has not recorded.
+func (n *tcpNode) mayRecord(it dataflow.Item) bool {
+	return it.Barrier && (it.Snap != n.nd.Snap() || !n.nd.Recorded())
+}
+
+// fatalTake is the run's error for a Take the core refused: an item out
+// of order or malformed (named by its edge), or nil for a refusal that
+// passes (blocked, no room, the previous snapshot: later).
+func fatalTake(g *dataflow.Graph, e int, err error) error {
+	if errors.Is(err, dataflow.ErrSeq) || errors.Is(err, dataflow.ErrBadItem) || errors.Is(err, dataflow.ErrBarrierOrder) {
+		return fmt.Errorf("%s: %w", g.EdgeName(e), err)
+	}
+	return nil
+}
+
+// noteAck lists input e among those to acknowledge this round.
+func (n *tcpNode) noteAck(e int) {
+	if !n.acked[e] {
+		n.acked[e] = true
+		n.toAck = append(n.toAck, e)
+	}
 }
 
 // revoked reports whether no output has copies at its receiver, asking
