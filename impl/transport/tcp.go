@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/wire"
@@ -66,8 +67,7 @@ type TCP struct {
 	out     map[spec.Channel]*outChan
 	outs    []*outChan // out by Topology.ChanIndex, nil where not served
 
-	mu      sync.RWMutex // Send holds it shared; Close exclusively
-	closing bool
+	closing atomic.Bool // set when Close begins: Sends fail from then on
 
 	stop   chan struct{} // closed when the transport stops
 	ctx    context.Context
@@ -171,6 +171,12 @@ func (tr *TCP) serveLocal() error {
 		}
 		tr.local[p] = true
 	}
+	return tr.checkRemotes()
+}
+
+// checkRemotes checks that every remote process a local one sends to
+// has an address.
+func (tr *TCP) checkRemotes() error {
 	for _, c := range tr.top.Chans {
 		if tr.local[c.From] && !tr.local[c.To] && tr.cfg.Addrs[c.To] == "" {
 			return fmt.Errorf("transport: no address for %s, needed by channel %s", string(c.To), c)
@@ -295,25 +301,41 @@ func (tr *TCP) Send(env wire.Envelope) error {
 	if o == nil {
 		return fmt.Errorf("transport: send on %s: %w %s: not served by this transport", env.Chan, ErrUnknownProc, string(env.Chan.From))
 	}
-	// Encode before taking the locks (on the stack unless the frame is
+	// Encode before taking the lock (on the stack unless the frame is
 	// large); the channel's buffer takes a copy.
 	var small [256]byte
-	b, err := wire.AppendFrame(small[:0], env.Frame)
+	b, err := tr.encode(small[:0], env)
 	if err != nil {
-		return fmt.Errorf("transport: send on %s: %w", env.Chan, err)
+		return err
+	}
+	return o.enqueue(b)
+}
+
+// encode appends env's frame to dst, refusing one over MaxFrameSize.
+func (tr *TCP) encode(dst []byte, env wire.Envelope) ([]byte, error) {
+	b, err := wire.AppendFrame(dst, env.Frame)
+	if err != nil {
+		return nil, fmt.Errorf("transport: send on %s: %w", env.Chan, err)
 	}
 	if len(b)-4 > tr.cfg.MaxFrameSize {
-		return fmt.Errorf("transport: send on %s: %w: %d bytes, max %d", env.Chan, wire.ErrTooLarge, len(b)-4, tr.cfg.MaxFrameSize)
+		return nil, fmt.Errorf("transport: send on %s: %w: %d bytes, max %d", env.Chan, wire.ErrTooLarge, len(b)-4, tr.cfg.MaxFrameSize)
 	}
-	tr.mu.RLock()
-	defer tr.mu.RUnlock()
-	if tr.closing {
-		return ErrClosed
-	}
+	return b, nil
+}
+
+// enqueue takes a copy of frame b into the channel's buffer and wakes
+// its writer; it refuses after Close began (checked under the channel's
+// lock, which Close's drain takes after it set closing, so a frame is
+// either queued before the drain looks or refused) or on a failed
+// channel.
+func (o *outChan) enqueue(b []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.t.closing.Load() {
+		return ErrClosed
+	}
 	if o.failed != nil {
-		return fmt.Errorf("transport: send on %s: %w", env.Chan, o.failed)
+		return fmt.Errorf("transport: send on %s: %w", o.ch, o.failed)
 	}
 	o.push(b)
 	if o.waiting {
@@ -413,13 +435,9 @@ func (tr *TCP) stopped() bool {
 // ShutdownError.Unacked, frames delivered here but not read from an Inbox
 // in ShutdownError.Undelivered.
 func (tr *TCP) Close() error {
-	tr.mu.Lock()
-	if tr.closing {
-		tr.mu.Unlock()
+	if !tr.closing.CompareAndSwap(false, true) {
 		return nil
 	}
-	tr.closing = true
-	tr.mu.Unlock()
 	tr.drain()
 	tr.halt()
 	return tr.leftOver()

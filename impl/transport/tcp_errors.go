@@ -90,25 +90,32 @@ func (e *PeerRestartedError) Error() string {
 		s += fmt.Sprintf("sender %s was %s, receiver %s %s: nodes restored from different snapshots cannot resume a channel; restart every node from one snapshot",
 			string(e.Chan.From), restoredFrom(e.SenderFrom), string(e.Chan.To), restoredFrom(e.ReceiverFrom))
 	case e.Restarted == SideSender || e.Restarted == SideReceiver:
-		p := e.Chan.From
-		if e.Restarted == SideReceiver {
-			p = e.Chan.To
-		}
-		if e.Now == 0 {
-			s += fmt.Sprintf("another incarnation of %s %s (this one is %016x) reached the receiver", e.Restarted, string(p), e.Was)
-		} else {
-			s += fmt.Sprintf("%s %s restarted (incarnation %016x, was %016x)", e.Restarted, string(p), e.Now, e.Was)
-		}
-		s += ": its channel state is lost"
-		if e.At == SideReceiver {
-			s += fmt.Sprintf("; its hellos are refused, %d frames were delivered", e.Last)
-		}
+		s += e.restart()
 	default:
 		s += fmt.Sprintf("receiver holds %d frames, expected %d..%d (%d acknowledged, %d sent): peer restarted, its channel state is lost",
 			e.Last, e.Acked, e.Sent, e.Acked, e.Sent)
 	}
 	if e.At == SideSender {
 		s += fmt.Sprintf("; %d frames kept unacknowledged", e.Unacked)
+	}
+	return s
+}
+
+// restart says which end restarted, as Error does.
+func (e *PeerRestartedError) restart() string {
+	p := e.Chan.From
+	if e.Restarted == SideReceiver {
+		p = e.Chan.To
+	}
+	var s string
+	if e.Now == 0 {
+		s = fmt.Sprintf("another incarnation of %s %s (this one is %016x) reached the receiver", e.Restarted, string(p), e.Was)
+	} else {
+		s = fmt.Sprintf("%s %s restarted (incarnation %016x, was %016x)", e.Restarted, string(p), e.Now, e.Was)
+	}
+	s += ": its channel state is lost"
+	if e.At == SideReceiver {
+		s += fmt.Sprintf("; its hellos are refused, %d frames were delivered", e.Last)
 	}
 	return s
 }

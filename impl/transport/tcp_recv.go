@@ -291,15 +291,22 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 		if testHookBeforeAck != nil {
 			testHookBeforeAck()
 		}
-		switch {
-		case n-in.ackedUpTo() >= maxBatch:
-			if err := in.ack(a.c, tr.cfg.WriteTimeout); err != nil {
-				return
-			}
-		case !frameBuffered(a.br):
-			later.arm()
+		if err := in.ackOrArm(a, n, later, tr.cfg.WriteTimeout); err != nil {
+			return
 		}
 	}
+}
+
+// ackOrArm acknowledges now when maxBatch frames (n in all) wait for an
+// ack, and otherwise arms the delayed ack if nothing more is to be read.
+func (in *inChan) ackOrArm(a *accepting, n uint64, later *delayed, timeout time.Duration) error {
+	switch {
+	case n-in.ackedUpTo() >= maxBatch:
+		return in.ack(a.c, timeout)
+	case !frameBuffered(a.br):
+		later.arm()
+	}
+	return nil
 }
 
 // ackDelay is how long a receiver that has nothing more to read holds

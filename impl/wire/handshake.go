@@ -212,9 +212,7 @@ func (r HelloReply) sane() (HelloReply, byte) {
 	if v == 0 {
 		v = HandshakeVersion
 	}
-	noInc := (r.Accepted || r.Stale) && r.Incarnation == 0
-	oldVersion := (r.Accepted || r.Stale || r.Mismatch) && v != HandshakeVersion
-	if noInc || oldVersion {
+	if r.mistaken(v) {
 		r = HelloReply{Reason: fmt.Sprintf("receiver error: reply with incarnation %d, version %d", r.Incarnation, v)}
 	}
 	return r, v
@@ -267,6 +265,14 @@ func replyStatus(d *decoder, v byte) (byte, error) {
 		return 0, wrong
 	}
 	return status, nil
+}
+
+// mistaken reports whether r, of version v, cannot be encoded as it is:
+// accepted or stale with incarnation 0, or not a rejection in an old
+// version.
+func (r HelloReply) mistaken(v byte) bool {
+	noInc := (r.Accepted || r.Stale) && r.Incarnation == 0
+	return noInc || (r.Accepted || r.Stale || r.Mismatch) && v != HandshakeVersion
 }
 
 // read reads the fields of a reply of the given status.

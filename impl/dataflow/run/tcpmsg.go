@@ -112,20 +112,25 @@ func nextMsg(g *dataflow.Graph, b []byte) (msg, []byte, error) {
 		return m, nil, fmt.Errorf("%s: a message without its kind: %w", g.EdgeName(m.e), io.ErrUnexpectedEOF)
 	}
 	m.kind, b = b[0], b[1:]
-	var err error
-	switch m.kind {
-	case msgItems:
-		b, err = m.readItems(b)
-	case msgRevoke:
-	case msgAck:
-		b, err = m.readAck(b)
-	default:
-		err = fmt.Errorf("unknown message kind %d", m.kind)
-	}
+	b, err := m.readBody(b)
 	if err != nil {
 		return m, nil, fmt.Errorf("%s: %w", g.EdgeName(m.e), err)
 	}
 	return m, b, nil
+}
+
+// readBody reads the body of a message of m's kind off b and returns the
+// rest of b.
+func (m *msg) readBody(b []byte) ([]byte, error) {
+	switch m.kind {
+	case msgItems:
+		return m.readItems(b)
+	case msgRevoke:
+		return b, nil
+	case msgAck:
+		return m.readAck(b)
+	}
+	return nil, fmt.Errorf("unknown message kind %d", m.kind)
 }
 
 func (m *msg) readItems(b []byte) ([]byte, error) {
