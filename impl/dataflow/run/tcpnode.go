@@ -26,6 +26,7 @@ type tcpNode struct {
 	popped   []int  // output edge: items popped (the receiver's count, acked)
 	revoking []bool // output edge: a revoke is on its way
 	quiesce  bool   // a step that may record waits for the revocations
+	barrier  bool   // the round injected or took a barrier: send at once
 
 	copies  [][]dataflow.Item // input edge: the sender's items, not yet taken
 	took    []int             // input edge: items taken in all
@@ -118,11 +119,16 @@ func (n *tcpNode) round(g *dataflow.Graph, b *book) (bool, error) {
 }
 
 // due reports whether the round's output goes now although the node
-// moves on: it goes when the node is idle (it took no step) or when an
-// edge's credit (Cap) is half used, by items not shipped yet on an output
+// moves on: it goes when the node is idle (it took no step), when it
+// injected or took a barrier (which it sent on), or when an edge's
+// credit (Cap) is half used, by items not shipped yet on an output
 // or items taken and not acknowledged yet on an input, so that the other
 // end can go on meanwhile.
 func (n *tcpNode) due(g *dataflow.Graph) bool {
+	if n.barrier {
+		n.barrier = false
+		return true // a barrier is on its way: alignment downstream waits for it
+	}
 	half := max(1, g.Cap/2)
 	for _, e := range n.toAck {
 		if n.took[e]-n.ackedTo[e] >= half {
@@ -243,7 +249,8 @@ func (n *tcpNode) sourceStep(g *dataflow.Graph, b *book) bool {
 			return false // the outputs' copies are revoked first
 		}
 		n.quiesce = false
-		return inject(b, n.i, n.nd)
+		n.barrier = inject(b, n.i, n.nd)
+		return n.barrier
 	}
 	if !b.mayEmit() {
 		return false
@@ -267,7 +274,7 @@ func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
 		return false, fatalTake(g, e, err)
 	}
 	if it.Barrier {
-		n.quiesce = false
+		n.quiesce, n.barrier = false, true
 	}
 	n.copies[e] = n.copies[e][1:]
 	n.took[e]++
