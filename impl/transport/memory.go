@@ -167,8 +167,22 @@ func (c *memChan) run(dst *Inbox, done <-chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		c.mu.Lock()
+		var wait time.Duration = -1
+		for c.q.len() > 0 {
+			if d := time.Until(c.due[0]); d > 0 {
+				wait = d
+				break
+			}
+			dst.push(c.q.pop())
+			c.due = c.due[1:]
+		}
+		if c.q.len() == 0 {
+			c.due = c.due[:0]
+		}
+		c.mu.Unlock()
 		var tc <-chan time.Time
-		if wait := c.moveDue(dst); wait >= 0 {
+		if wait >= 0 {
 			timer.Reset(wait)
 			tc = timer.C
 		}
@@ -179,20 +193,4 @@ func (c *memChan) run(dst *Inbox, done <-chan struct{}) {
 			return
 		}
 	}
-}
-
-// moveDue moves the envelopes that are due to dst, in order, and returns
-// how long until the next one is, -1 if none waits.
-func (c *memChan) moveDue(dst *Inbox) time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.q.len() > 0 {
-		if d := time.Until(c.due[0]); d > 0 {
-			return d
-		}
-		dst.push(c.q.pop())
-		c.due = c.due[1:]
-	}
-	c.due = c.due[:0]
-	return -1
 }

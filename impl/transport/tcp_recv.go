@@ -152,13 +152,14 @@ func (tr *TCP) readHello(a *accepting) bool {
 // p that names another receiver, an unknown sender or channel, or
 // another snapshot than the one the local processes were restored from.
 func (tr *TCP) checkHello(p spec.ProcID, a *accepting) bool {
-	if reason := tr.refusal(p, a.h); reason != "" {
+	h := a.h
+	if reason := tr.refusal(p, h); reason != "" {
 		a.c.Write(wire.EncodeHelloReply(wire.HelloReply{Reason: reason}))
 		tr.record(&ConnError{Op: "handshake", Chan: a.ch, Remote: a.remote, Err: fmt.Errorf("%w: %s", ErrRejected, reason)}, &tr.stats.Rejected)
 		return false
 	}
-	if a.h.Restored != tr.cfg.Restored {
-		mm := &PeerRestartedError{Chan: a.ch, At: SideReceiver, Mismatch: true, SenderFrom: a.h.Restored, ReceiverFrom: tr.cfg.Restored}
+	if h.Restored != tr.cfg.Restored {
+		mm := &PeerRestartedError{Chan: a.ch, At: SideReceiver, Mismatch: true, SenderFrom: h.Restored, ReceiverFrom: tr.cfg.Restored}
 		a.c.Write(wire.EncodeHelloReply(wire.HelloReply{Mismatch: true, Restored: tr.cfg.Restored, Reason: mm.Error()}))
 		tr.record(&ConnError{Op: "handshake", Chan: a.ch, Remote: a.remote, Err: mm}, &tr.stats.Rejected)
 		return false
@@ -201,7 +202,7 @@ func (tr *TCP) takeOver(in *inChan, a *accepting) takeover {
 	var t takeover
 	var old net.Conn
 	var oldDone chan struct{}
-	t.restarted, t.stale, old, oldDone = in.meet(a.ch, a.h.Incarnation)
+	t.restarted, t.stale, old, oldDone = in.meet(a.h)
 	if old != nil {
 		old.Close()
 		<-oldDone
@@ -228,18 +229,18 @@ func (tr *TCP) takeOver(in *inChan, a *accepting) takeover {
 	return t
 }
 
-// meet notes the sender incarnation inc of a hello on channel ch: the
-// first one seen is the channel's, another one stops the channel for
-// good (restarted, returned the first time). It returns the channel's
-// failure, if any, and its current connection, to be stopped.
-func (in *inChan) meet(ch spec.Channel, inc uint64) (restarted, stale *PeerRestartedError, old net.Conn, oldDone chan struct{}) {
+// meet notes the sender incarnation of hello h: the first one seen is
+// the channel's, another one stops the channel for good (restarted,
+// returned the first time). It returns the channel's failure, if any,
+// and its current connection, to be stopped.
+func (in *inChan) meet(h wire.Hello) (restarted, stale *PeerRestartedError, old net.Conn, oldDone chan struct{}) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.peer == 0 {
-		in.peer = inc
+		in.peer = h.Incarnation
 	}
-	if in.failed == nil && inc != in.peer {
-		restarted = &PeerRestartedError{Chan: ch, At: SideReceiver, Restarted: SideSender, Was: in.peer, Now: inc}
+	if in.failed == nil && h.Incarnation != in.peer {
+		restarted = &PeerRestartedError{Chan: h.Chan(), At: SideReceiver, Restarted: SideSender, Was: in.peer, Now: h.Incarnation}
 		in.failed = restarted
 	}
 	return restarted, in.failed, in.conn, in.done

@@ -164,11 +164,26 @@ func ReadHello(r io.Reader) (Hello, error) {
 	if v != HandshakeVersion {
 		return Hello{Version: v}, fmt.Errorf("%w %d of the hello (want %d)", ErrVersion, v, HandshakeVersion)
 	}
-	h := Hello{Version: HandshakeVersion, From: spec.ProcID(d.s("hello sender", 64)), To: spec.ProcID(d.s("hello receiver", 64)),
-		Incarnation: d.be64("hello incarnation"), Restored: spec.SnapID(d.uv("hello restored snapshot"))}
-	if err := d.done(); err != nil {
+	from, err := d.str("hello sender", 64)
+	if err != nil {
 		return Hello{}, err
 	}
+	to, err := d.str("hello receiver", 64)
+	if err != nil {
+		return Hello{}, err
+	}
+	inc, err := d.uint64be("hello incarnation")
+	if err != nil {
+		return Hello{}, err
+	}
+	restored, err := d.uvarint("hello restored snapshot")
+	if err != nil {
+		return Hello{}, err
+	}
+	if err := d.end(); err != nil {
+		return Hello{}, err
+	}
+	h := Hello{Version: HandshakeVersion, From: spec.ProcID(from), To: spec.ProcID(to), Incarnation: inc, Restored: spec.SnapID(restored)}
 	if err := validateHello(h); err != nil {
 		return Hello{}, err
 	}
@@ -400,12 +415,4 @@ func (d *decoder) s(field string, max uint64) string {
 	x, err := d.str(field, max)
 	d.err = err
 	return x
-}
-
-// done is the first error of the sticky reads, else that of end.
-func (d *decoder) done() error {
-	if d.err != nil {
-		return d.err
-	}
-	return d.end()
 }
