@@ -1,7 +1,9 @@
 // Package run runs a dataflow.Cluster: in memory (Run: one goroutine per
 // node, the nodes' output buffers as the edges, a receiver taking the
 // head of its sender's buffer under both nodes' locks) or over loopback
-// TCP (RunTCP: an edge a connection). Either has throttled stages to
+// TCP (RunTCP: the edges ride one impl/transport TCP, a connection per
+// direction between two nodes joined by an edge, its frames
+// acknowledged and resumed after a cut). Either has throttled stages to
 // produce backpressure, snapshots injected at a chosen point and then
 // every so many records or so much time (successive snapshots), the
 // stop-the-world baseline, and a failure after a snapshot completed. It
