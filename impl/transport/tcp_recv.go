@@ -281,9 +281,7 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 	for {
 		f, err := rd.read(a.br, tr.cfg.MaxFrameSize)
 		if err != nil {
-			if errors.Is(err, wire.ErrProtocol) {
-				tr.record(&ConnError{Op: "read", Chan: a.ch, Remote: a.remote, Err: err}, &tr.stats.ConnErrors)
-			}
+			tr.readFailed(a, err)
 			return
 		}
 		batch = rd.buffered(a.br, tr.cfg.MaxFrameSize, append(batch, wire.Envelope{Chan: a.ch, Frame: f}))
@@ -295,6 +293,14 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 		if err := in.ackOrArm(a, n, later, tr.cfg.WriteTimeout); err != nil {
 			return
 		}
+	}
+}
+
+// readFailed reports a read that broke the frame protocol (the end of
+// a connection is no error).
+func (tr *TCP) readFailed(a *accepting, err error) {
+	if errors.Is(err, wire.ErrProtocol) {
+		tr.record(&ConnError{Op: "read", Chan: a.ch, Remote: a.remote, Err: err}, &tr.stats.ConnErrors)
 	}
 }
 

@@ -106,19 +106,25 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 		}
 	}()
 	var nwg sync.WaitGroup
-	for _, n := range nodes {
-		n.publish(c.G)
-		nwg.Add(1)
-		go func() {
-			defer nwg.Done()
-			if err := n.loop(c.G, b, stop); err != nil {
-				errc <- fmt.Errorf("run: %s: %w", c.G.Nodes[n.i].Name, err)
-			}
-		}()
-	}
+	startNodes(c.G, b, nodes, stop, errc, &nwg)
 	err = b.watch(ctx, c, func() bool { return tcpDrained(b, nodes) }, errc, haltOnce(stop, &nwg))
 	b.res.Elapsed = time.Since(b.start)
 	return b.res, err
+}
+
+// startNodes runs each node's loop on a goroutine of its own (counted in
+// nwg) until stop; a node's error goes to errc, named by the node.
+func startNodes(g *dataflow.Graph, b *book, nodes []*tcpNode, stop <-chan struct{}, errc chan<- error, nwg *sync.WaitGroup) {
+	for _, n := range nodes {
+		n.publish(g)
+		nwg.Add(1)
+		go func() {
+			defer nwg.Done()
+			if err := n.loop(g, b, stop); err != nil {
+				errc <- fmt.Errorf("run: %s: %w", g.Nodes[n.i].Name, err)
+			}
+		}()
+	}
 }
 
 // tcpNodes are c's nodes over tr.

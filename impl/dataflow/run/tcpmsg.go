@@ -102,6 +102,19 @@ func (m msg) eachItem(f func(dataflow.Item)) error {
 // A message that is not whole or names no edge of g is an error (naming
 // the edge when it does).
 func nextMsg(g *dataflow.Graph, b []byte) (msg, []byte, error) {
+	m, b, err := readHeader(g, b)
+	if err != nil {
+		return m, nil, err
+	}
+	if b, err = m.readBody(b); err != nil {
+		return m, nil, fmt.Errorf("%s: %w", g.EdgeName(m.e), err)
+	}
+	return m, b, nil
+}
+
+// readHeader reads a message's edge and kind off b and returns the rest
+// of b.
+func readHeader(g *dataflow.Graph, b []byte) (msg, []byte, error) {
 	e, n := binary.Uvarint(b)
 	if n <= 0 || e >= uint64(len(g.Edges)) {
 		return msg{}, nil, fmt.Errorf("a message for no edge of the graph (%d of %d)", e, len(g.Edges))
@@ -111,12 +124,8 @@ func nextMsg(g *dataflow.Graph, b []byte) (msg, []byte, error) {
 	if len(b) == 0 {
 		return m, nil, fmt.Errorf("%s: a message without its kind: %w", g.EdgeName(m.e), io.ErrUnexpectedEOF)
 	}
-	m.kind, b = b[0], b[1:]
-	b, err := m.readBody(b)
-	if err != nil {
-		return m, nil, fmt.Errorf("%s: %w", g.EdgeName(m.e), err)
-	}
-	return m, b, nil
+	m.kind = b[0]
+	return m, b[1:], nil
 }
 
 // readBody reads the body of a message of m's kind off b and returns the
