@@ -32,7 +32,7 @@ var recoveryMutants = []mutant{
 		Rule: "nodes restored from different snapshots are refused at the handshake, naming both ids (TCP)",
 		Doc:  "the receiver no longer compares the hello's restored snapshot with its own",
 		Patches: []patch{{
-			File: "impl/transport/tcp.go",
+			File: "impl/transport/tcp_recv.go",
 			Old:  "\tif h.Restored != tr.cfg.Restored {\n",
 			New:  "\tif false && h.Restored != tr.cfg.Restored { // MUTANT transport-restore-mismatch-accepted\n",
 		}},

@@ -26,7 +26,7 @@ var transport2Mutants = []mutant{
 		Rule: "cumulative acks name the frames the receiver holds (TCP)",
 		Doc:  "the receiver acknowledges n+1 after n frames, TCP-style 'next expected', so the sender may drop a frame the receiver never got",
 		Patches: []patch{{
-			File: "impl/transport/tcp.go",
+			File: "impl/transport/tcp_recv.go",
 			Old:  "\tif _, err := c.Write(wire.EncodeAck(n)); err != nil {\n",
 			New:  "\tif _, err := c.Write(wire.EncodeAck(n + 1)); err != nil { // MUTANT transport-ack-next-expected: acks the next expected frame\n",
 		}},
@@ -41,9 +41,9 @@ var transport2Mutants = []mutant{
 		Rule: "after a reconnect the sender resumes from the receiver's count (TCP)",
 		Doc:  "the sender resumes from its own last acknowledged frame instead of the Last the receiver reports in the handshake",
 		Patches: []patch{{
-			File: "impl/transport/tcp.go",
-			Old:  "\treturn conn, br, rep.Last, nil\n",
-			New:  "\treturn conn, br, base, nil // MUTANT transport-resume-from-acked: resend everything unacknowledged\n",
+			File: "impl/transport/tcp_dial.go",
+			Old:  "\treturn rep.Last, o.resumes(rep)\n",
+			New:  "\treturn o.base, o.resumes(rep) // MUTANT transport-resume-from-acked: resend everything unacknowledged\n",
 		}},
 		Runs: transportProps("100", "TestTCPExactlyOnceFIFOProperty"),
 		// Which breach shows first depends on timing: usually the resent
@@ -62,7 +62,7 @@ var transport2Mutants = []mutant{
 		Rule: "a channel resumes only between the incarnations that started it: a restarted receiver fails it (TCP)",
 		Doc:  "the sender remembers the receiver incarnation of the latest handshake instead of the first, so the incarnation check never fires",
 		Patches: []patch{{
-			File: "impl/transport/tcp.go",
+			File: "impl/transport/tcp_dial.go",
 			Old:  "\tif o.peer == 0 {\n\t\to.peer = rep.Incarnation\n\t}\n",
 			New:  "\to.peer = rep.Incarnation // MUTANT transport-sender-latest-incarnation: the check compares with itself\n",
 		}},
@@ -79,7 +79,7 @@ var transport2Mutants = []mutant{
 		Rule: "a channel resumes only between the incarnations that started it: a restarted sender fails it (TCP)",
 		Doc:  "the receiver remembers the sender incarnation of the latest hello instead of the first, so a restarted sender continues the old channel",
 		Patches: []patch{{
-			File: "impl/transport/tcp.go",
+			File: "impl/transport/tcp_recv.go",
 			Old:  "\tif in.peer == 0 {\n\t\tin.peer = h.Incarnation\n\t}\n",
 			New:  "\tin.peer = h.Incarnation // MUTANT transport-receiver-latest-incarnation: the check compares with itself\n",
 		}},
@@ -130,7 +130,7 @@ var transport2Mutants = []mutant{
 		Rule: "a new connection takes a channel over only after the old reader stopped, so Last is exact (TCP)",
 		Doc:  "the receiver closes the previous connection of a channel but does not wait for its reader before answering the new hello",
 		Patches: []patch{{
-			File: "impl/transport/tcp.go",
+			File: "impl/transport/tcp_recv.go",
 			Old:  "\t\told.Close()\n\t\t<-oldDone\n",
 			New:  "\t\told.Close()\n\t\t_ = oldDone // MUTANT transport-takeover-early: the old reader may still deliver\n",
 		}},

@@ -140,16 +140,7 @@ func (s *sendBuf) round(cur cursor, scratch net.Buffers) (bufs net.Buffers, end 
 		}
 		to, next := len(c.b), c.first+uint64(c.n)
 		if to-from > room {
-			// The frames that fit, or the first one alone.
-			to, next = from, k
-			for to < len(c.b) {
-				size := frameSize(c.b[to:])
-				if to-from+size > room && (len(bufs) > 0 || to > from) {
-					break
-				}
-				to += size
-				next++
-			}
+			to, next = fit(c, from, k, room, len(bufs) > 0)
 		}
 		if to > from {
 			bufs = append(bufs, c.b[from:to])
@@ -161,6 +152,22 @@ func (s *sendBuf) round(cur cursor, scratch net.Buffers) (bufs net.Buffers, end 
 		}
 	}
 	return bufs, end
+}
+
+// fit is where the frames of chunk c from byte from (frame k) that fit in
+// room bytes end, and the frame after them: at least the first one
+// unless the round already holds some (more).
+func fit(c *sendChunk, from int, k uint64, room int, more bool) (int, uint64) {
+	to, next := from, k
+	for to < len(c.b) {
+		size := frameSize(c.b[to:])
+		if to-from+size > room && (more || to > from) {
+			break
+		}
+		to += size
+		next++
+	}
+	return to, next
 }
 
 // each calls f with the encodings of the frames not acknowledged, in

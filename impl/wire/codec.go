@@ -73,30 +73,47 @@ var (
 // marker with Snap >= 1 and no Seq or Payload, an application message with
 // Seq >= 1 and no Snap, and at most MaxVCLen clock entries.
 func (f Frame) Validate() error {
+	if err := f.validKind(); err != nil {
+		return err
+	}
+	if len(f.VC) > MaxVCLen {
+		return fmt.Errorf("%w: %d vector clock entries, max %d", ErrInvalidFrame, len(f.VC), MaxVCLen)
+	}
+	return nil
+}
+
+// validKind checks the fields the frame's kind rules on.
+func (f Frame) validKind() error {
 	switch f.Kind {
 	case KindApp:
-		if f.Seq == 0 {
-			return fmt.Errorf("%w: application message with seq 0", ErrInvalidFrame)
-		}
-		if f.Snap != 0 {
-			return fmt.Errorf("%w: application message with snapshot id %d", ErrInvalidFrame, f.Snap)
-		}
+		return f.validApp()
 	case KindMarker:
-		if f.Snap == 0 {
-			return fmt.Errorf("%w: marker with snapshot id 0", ErrInvalidFrame)
-		}
-		if f.Seq != 0 || len(f.Payload) != 0 {
-			return fmt.Errorf("%w: marker with seq or payload", ErrInvalidFrame)
-		}
+		return f.validMarker()
 	case KindHeartbeat, KindDone:
 		if f.Snap != 0 || len(f.Payload) != 0 {
 			return fmt.Errorf("%w: %s with snapshot id or payload", ErrInvalidFrame, f)
 		}
-	default:
-		return fmt.Errorf("%w %d", ErrKind, f.Kind)
+		return nil
 	}
-	if len(f.VC) > MaxVCLen {
-		return fmt.Errorf("%w: %d vector clock entries, max %d", ErrInvalidFrame, len(f.VC), MaxVCLen)
+	return fmt.Errorf("%w %d", ErrKind, f.Kind)
+}
+
+func (f Frame) validApp() error {
+	if f.Seq == 0 {
+		return fmt.Errorf("%w: application message with seq 0", ErrInvalidFrame)
+	}
+	if f.Snap != 0 {
+		return fmt.Errorf("%w: application message with snapshot id %d", ErrInvalidFrame, f.Snap)
+	}
+	return nil
+}
+
+func (f Frame) validMarker() error {
+	if f.Snap == 0 {
+		return fmt.Errorf("%w: marker with snapshot id 0", ErrInvalidFrame)
+	}
+	if f.Seq != 0 || len(f.Payload) != 0 {
+		return fmt.Errorf("%w: marker with seq or payload", ErrInvalidFrame)
 	}
 	return nil
 }
@@ -298,6 +315,7 @@ func truncatedRead(err error, n uint32) error {
 type decoder struct {
 	b   []byte
 	pos int
+	err error // the first error of the sticky reads (handshake.go)
 }
 
 // uvarint reads a minimally encoded unsigned varint. A one-byte varint
@@ -388,56 +406,76 @@ func decodeBody(body []byte, copyPayload bool, vc []uint64) (Frame, error) {
 	f := Frame{Kind: Kind(k)}
 	switch f.Kind {
 	case KindApp:
-		if f.Seq, err = d.uvarint("seq"); err != nil {
-			return Frame{}, err
-		}
-		if f.Seq == 0 {
-			return Frame{}, fmt.Errorf("%w: application message with seq 0", ErrInvalidFrame)
-		}
-		n, err := d.count("payload length", 1, MaxFrameSize)
-		if err != nil {
-			return Frame{}, err
-		}
-		if n > 0 {
-			f.Payload = body[d.pos : d.pos+n : d.pos+n]
-			if copyPayload {
-				f.Payload = append([]byte(nil), f.Payload...)
-			}
-			d.pos += n
-		}
+		err = d.app(&f, copyPayload)
 	case KindMarker:
-		snap, err := d.uvarint("snap")
-		if err != nil {
-			return Frame{}, err
-		}
-		if snap == 0 {
-			return Frame{}, fmt.Errorf("%w: marker with snapshot id 0", ErrInvalidFrame)
-		}
-		f.Snap = spec.SnapID(snap)
+		err = d.marker(&f)
 	case KindHeartbeat, KindDone:
-		if f.Seq, err = d.uvarint("incarnation"); err != nil {
-			return Frame{}, err
-		}
+		f.Seq, err = d.uvarint("incarnation")
 	default:
 		return Frame{}, fmt.Errorf("%w %d", ErrKind, k)
 	}
-	n, err := d.count("vector clock length", 1, MaxVCLen)
 	if err != nil {
 		return Frame{}, err
 	}
-	if n > 0 {
-		if cap(vc) < n {
-			vc = make([]uint64, n)
-		}
-		f.VC = vc[:n:n]
-		for i := range f.VC {
-			if f.VC[i], err = d.uvarint("vector clock entry"); err != nil {
-				return Frame{}, err
-			}
-		}
+	if f.VC, err = d.clock(vc); err != nil {
+		return Frame{}, err
 	}
 	if err := d.end(); err != nil {
 		return Frame{}, err
 	}
 	return f, nil
+}
+
+// app reads an application frame's fields: seq and payload (aliasing
+// the body unless copyPayload).
+func (d *decoder) app(f *Frame, copyPayload bool) error {
+	var err error
+	if f.Seq, err = d.uvarint("seq"); err != nil {
+		return err
+	}
+	if f.Seq == 0 {
+		return fmt.Errorf("%w: application message with seq 0", ErrInvalidFrame)
+	}
+	n, err := d.count("payload length", 1, MaxFrameSize)
+	if err != nil || n == 0 {
+		return err
+	}
+	f.Payload = d.b[d.pos : d.pos+n : d.pos+n]
+	if copyPayload {
+		f.Payload = append([]byte(nil), f.Payload...)
+	}
+	d.pos += n
+	return nil
+}
+
+// marker reads a marker's snapshot id.
+func (d *decoder) marker(f *Frame) error {
+	snap, err := d.uvarint("snap")
+	if err != nil {
+		return err
+	}
+	if snap == 0 {
+		return fmt.Errorf("%w: marker with snapshot id 0", ErrInvalidFrame)
+	}
+	f.Snap = spec.SnapID(snap)
+	return nil
+}
+
+// clock reads the vector clock into vc's array if it is long enough, a
+// new one otherwise; nil when it is empty.
+func (d *decoder) clock(vc []uint64) ([]uint64, error) {
+	n, err := d.count("vector clock length", 1, MaxVCLen)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	if cap(vc) < n {
+		vc = make([]uint64, n)
+	}
+	vc = vc[:n:n]
+	for i := range vc {
+		if vc[i], err = d.uvarint("vector clock entry"); err != nil {
+			return nil, err
+		}
+	}
+	return vc, nil
 }

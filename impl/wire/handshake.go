@@ -195,13 +195,7 @@ func ReadHello(r io.Reader) (Hello, error) {
 // one of an old Version (1 or 2), is encoded as a plain rejection naming the mistake:
 // the caller's bug becomes a refusal, not a malformed message.
 func EncodeHelloReply(r HelloReply) []byte {
-	v := r.Version
-	if v == 0 {
-		v = HandshakeVersion
-	}
-	if (r.Accepted || r.Stale) && r.Incarnation == 0 || (r.Accepted || r.Stale || r.Mismatch) && v != HandshakeVersion {
-		r = HelloReply{Reason: fmt.Sprintf("receiver error: reply with incarnation %d, version %d", r.Incarnation, v)}
-	}
+	r, v := r.sane()
 	b := []byte{0, 0, 0, 0, v, byte(kindReply)}
 	switch {
 	case r.Accepted:
@@ -224,6 +218,21 @@ func EncodeHelloReply(r HelloReply) []byte {
 	return finishControl(b)
 }
 
+// sane is the reply EncodeHelloReply encodes and its version (0:
+// HandshakeVersion): r itself, or the rejection naming the caller's
+// mistake (an accepted or stale reply with incarnation 0, one not a
+// rejection in an old version).
+func (r HelloReply) sane() (HelloReply, byte) {
+	v := r.Version
+	if v == 0 {
+		v = HandshakeVersion
+	}
+	if r.mistaken(v) {
+		r = HelloReply{Reason: fmt.Sprintf("receiver error: reply with incarnation %d, version %d", r.Incarnation, v)}
+	}
+	return r, v
+}
+
 func cutReason(s string) string {
 	if len(s) > MaxReasonLen {
 		return s[:MaxReasonLen]
@@ -239,53 +248,13 @@ func ReadHelloReply(r io.Reader) (HelloReply, error) {
 	if err != nil {
 		return HelloReply{}, err
 	}
-	if v != HandshakeVersion && !oldRejection(v) {
-		return HelloReply{}, fmt.Errorf("%w %d of the hello reply (want %d)", ErrVersion, v, HandshakeVersion)
-	}
-	status, err := d.byte1("status")
+	status, err := replyStatus(d, v)
 	if err != nil {
 		return HelloReply{}, err
 	}
-	if oldRejection(v) && status != statusReject {
-		return HelloReply{}, fmt.Errorf("%w %d of the hello reply (want %d)", ErrVersion, v, HandshakeVersion)
-	}
 	rep := HelloReply{Version: v}
-	switch status {
-	case statusAccept:
-		rep.Accepted = true
-		if rep.Incarnation, err = d.uint64be("reply incarnation"); err != nil {
-			return HelloReply{}, err
-		}
-		if rep.Last, err = d.uvarint("last"); err != nil {
-			return HelloReply{}, err
-		}
-	case statusStale:
-		rep.Stale = true
-		if rep.Incarnation, err = d.uint64be("reply incarnation"); err != nil {
-			return HelloReply{}, err
-		}
-		if rep.Known, err = d.uint64be("known incarnation"); err != nil {
-			return HelloReply{}, err
-		}
-		if rep.Reason, err = d.str("reason", MaxReasonLen); err != nil {
-			return HelloReply{}, err
-		}
-	case statusMismatch:
-		rep.Mismatch = true
-		restored, err := d.uvarint("reply restored snapshot")
-		if err != nil {
-			return HelloReply{}, err
-		}
-		rep.Restored = spec.SnapID(restored)
-		if rep.Reason, err = d.str("reason", MaxReasonLen); err != nil {
-			return HelloReply{}, err
-		}
-	case statusReject:
-		if rep.Reason, err = d.str("reason", MaxReasonLen); err != nil {
-			return HelloReply{}, err
-		}
-	default:
-		return HelloReply{}, fmt.Errorf("%w: hello reply status %d", ErrInvalidFrame, status)
+	if err := rep.read(d, status); err != nil {
+		return HelloReply{}, err
 	}
 	if (rep.Accepted || rep.Stale) && rep.Incarnation == 0 {
 		return HelloReply{}, fmt.Errorf("%w: hello reply with incarnation 0", ErrInvalidFrame)
@@ -294,6 +263,53 @@ func ReadHelloReply(r io.Reader) (HelloReply, error) {
 		return HelloReply{}, err
 	}
 	return rep, nil
+}
+
+// replyStatus checks a reply's version v (HandshakeVersion, or an old
+// one's rejection) and reads its status.
+func replyStatus(d *decoder, v byte) (byte, error) {
+	wrong := fmt.Errorf("%w %d of the hello reply (want %d)", ErrVersion, v, HandshakeVersion)
+	if v != HandshakeVersion && !oldRejection(v) {
+		return 0, wrong
+	}
+	status, err := d.byte1("status")
+	if err != nil {
+		return 0, err
+	}
+	if oldRejection(v) && status != statusReject {
+		return 0, wrong
+	}
+	return status, nil
+}
+
+// mistaken reports whether r, of version v, cannot be encoded as it is:
+// accepted or stale with incarnation 0, or not a rejection in an old
+// version.
+func (r HelloReply) mistaken(v byte) bool {
+	noInc := (r.Accepted || r.Stale) && r.Incarnation == 0
+	return noInc || (r.Accepted || r.Stale || r.Mismatch) && v != HandshakeVersion
+}
+
+// read reads the fields of a reply of the given status.
+func (rep *HelloReply) read(d *decoder, status byte) error {
+	switch status {
+	case statusAccept:
+		rep.Accepted = true
+		rep.Incarnation, rep.Last = d.be64("reply incarnation"), d.uv("last")
+	case statusStale:
+		rep.Stale = true
+		rep.Incarnation, rep.Known = d.be64("reply incarnation"), d.be64("known incarnation")
+		rep.Reason = d.s("reason", MaxReasonLen)
+	case statusMismatch:
+		rep.Mismatch = true
+		rep.Restored = spec.SnapID(d.uv("reply restored snapshot"))
+		rep.Reason = d.s("reason", MaxReasonLen)
+	case statusReject:
+		rep.Reason = d.s("reason", MaxReasonLen)
+	default:
+		return fmt.Errorf("%w: hello reply status %d", ErrInvalidFrame, status)
+	}
+	return d.err
 }
 
 // EncodeAck returns the encoding of a cumulative acknowledgement: the
@@ -368,4 +384,35 @@ func (d *decoder) str(field string, max uint64) (string, error) {
 	s := string(d.b[d.pos : d.pos+n])
 	d.pos += n
 	return s, nil
+}
+
+// The sticky forms of the decoder's reads, for the control messages:
+// after the first error they read nothing and return zero, and d.err
+// keeps that error.
+
+func (d *decoder) be64(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	x, err := d.uint64be(field)
+	d.err = err
+	return x
+}
+
+func (d *decoder) uv(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	x, err := d.uvarint(field)
+	d.err = err
+	return x
+}
+
+func (d *decoder) s(field string, max uint64) string {
+	if d.err != nil {
+		return ""
+	}
+	x, err := d.str(field, max)
+	d.err = err
+	return x
 }

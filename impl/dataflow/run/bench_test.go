@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -184,4 +185,82 @@ func BenchmarkOverhead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkDataflowTCP measures the TCP runtime beside the in-memory one,
+// side by side: each iteration runs the pipeline (4 sources, 4 maps, a
+// keyed shuffle into 4 aggregations, a sink) on each runtime without
+// snapshots and with aligned checkpoints every 10 ms (the next injected
+// once the last completed), in an order rotating by one each time, so
+// the machine's load falls on all alike. Sub-benchmarks: the trade-off's buffers of 8
+// (2,000 records a source), and buffers of 256 (20,000 records a
+// source): a buffer's capacity is an edge's credit, which bounds the
+// records a frame can carry. It reports the records/s of each (mem-none,
+// mem-ckpt, tcp-none, tcp-ckpt), tcp-none over mem-none, each runtime's
+// ckpt over none, the snapshots a checkpointed run completed, and the CPU time
+// (user and system, the whole process's) each spent per record: on a
+// machine shared with other work, the figure the load changes least.
+//
+//	go test -run '^$' -bench DataflowTCP -count 5 ./impl/dataflow/run/
+func BenchmarkDataflowTCP(b *testing.B) {
+	for _, sz := range []struct{ buffers, budget int }{{8, 2000}, {256, 20000}} {
+		b.Run(fmt.Sprintf("buffers=%d", sz.buffers), func(b *testing.B) { dataflowTCP(b, sz.buffers, sz.budget) })
+	}
+}
+
+func dataflowTCP(b *testing.B, buffers, budget int) {
+	runs := []struct {
+		name  string
+		rt    runFunc
+		proto string
+	}{{"mem-none", Run, "none"}, {"mem-ckpt", Run, "aligned"}, {"tcp-none", RunTCP, "none"}, {"tcp-ckpt", RunTCP, "aligned"}}
+	elapsed, cpu := map[string]time.Duration{}, map[string]time.Duration{}
+	total, snaps := 0, 0
+	for k := 0; b.Loop(); k++ {
+		for j := range runs {
+			r := runs[(j+k)%len(runs)]
+			_, _, opt, _ := tradeoffSetup(b, "pipeline", false, r.proto)
+			g, logics, err := pipeline.Pipeline(4, budget, buffers, dataflow.Aligned)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g = g.Successively()
+			total = 4 * budget
+			c := dataflow.NewCluster(g, logics())
+			before := cpuTime()
+			res, err := r.rt(context.Background(), c, opt)
+			cpu[r.name] += cpuTime() - before
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got := len(c.Sink().Output()); got != total {
+				b.Fatalf("%s: %d records reached the sink, want %d", r.name, got, total)
+			}
+			if r.proto != "none" {
+				if len(res.Checkpoints) == 0 {
+					b.Fatalf("%s: no snapshot completed", r.name)
+				}
+				snaps += len(res.Checkpoints)
+			}
+			elapsed[r.name] += res.Elapsed
+		}
+	}
+	rate := func(name string) float64 { return float64(total*b.N) / elapsed[name].Seconds() }
+	for _, r := range runs {
+		b.ReportMetric(rate(r.name), r.name+"-records/s")
+		b.ReportMetric(float64(cpu[r.name].Nanoseconds())/float64(total*b.N), r.name+"-cpu-ns/record")
+	}
+	b.ReportMetric(rate("tcp-none")/rate("mem-none"), "tcp/mem")
+	b.ReportMetric(rate("tcp-ckpt")/rate("tcp-none"), "tcp-ckpt/none")
+	b.ReportMetric(rate("mem-ckpt")/rate("mem-none"), "mem-ckpt/none")
+	b.ReportMetric(float64(snaps)/float64(2*b.N), "snaps/run")
+}
+
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -126,20 +126,8 @@ func newBook(c *dataflow.Cluster, opt Options) *book {
 // due decides whether the next snapshot is due, and if so makes it the
 // target. The caller holds b.mu.
 func (b *book) due() {
-	if b.target != b.done || b.paused {
-		return // the latest is not complete yet
-	}
-	var ok bool
-	switch {
-	case b.target == 0:
-		ok = b.opt.InjectAt >= 0 && b.emitted >= b.opt.InjectAt
-	case !b.g.Successive:
-	default:
-		ok = b.opt.Every > 0 && b.emitted-b.lastInj >= b.opt.Every ||
-			b.opt.Interval > 0 && time.Since(b.injAt) >= b.opt.Interval
-	}
-	if !ok {
-		return
+	if b.target != b.done || b.paused || !b.nextDue() {
+		return // the latest is not complete yet, or the next not due
 	}
 	b.target++
 	b.lastInj, b.injAt = b.emitted, time.Now()
@@ -147,6 +135,20 @@ func (b *book) due() {
 	if b.opt.StopTheWorld {
 		b.paused, b.drained, b.pausedAt = true, false, b.injAt
 	}
+}
+
+// nextDue reports whether the snapshot after the latest is due: the
+// first once InjectAt records were emitted, the next ones (Successive)
+// once Every more records were or Interval passed.
+func (b *book) nextDue() bool {
+	switch {
+	case b.target == 0:
+		return b.opt.InjectAt >= 0 && b.emitted >= b.opt.InjectAt
+	case !b.g.Successive:
+		return false
+	}
+	return b.opt.Every > 0 && b.emitted-b.lastInj >= b.opt.Every ||
+		b.opt.Interval > 0 && time.Since(b.injAt) >= b.opt.Interval
 }
 
 // tick re-evaluates a due Interval.
@@ -267,13 +269,6 @@ func (b *book) partDone(i int, nd *dataflow.Node) {
 	b.due()
 }
 
-// noteQueue records that edge e's buffer holds recs records.
-func (b *book) noteQueue(e, recs int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.res.MaxQueue[e] = max(b.res.MaxQueue[e], recs)
-}
-
 // failed reports whether the run's failure came.
 func (b *book) failed() bool {
 	b.mu.Lock()
@@ -317,13 +312,21 @@ func (b *book) watch(ctx context.Context, c *dataflow.Cluster, drained func() bo
 		case err := <-errc:
 			return err
 		case <-tick.C:
-			b.tick()
-			if b.needsDrain() && drained() {
-				b.setDrained()
-			}
-			if b.failed() || drained() && b.settled() {
+			if b.over(drained) {
 				return nil
 			}
 		}
 	}
+}
+
+// over is a tick of watch: it lets an Interval's snapshot fall due and
+// tells a stop-the-world snapshot when the buffers drained; it reports
+// whether the run is over (the failure came, or every record is through
+// and every snapshot due completed).
+func (b *book) over(drained func() bool) bool {
+	b.tick()
+	if b.needsDrain() && drained() {
+		b.setDrained()
+	}
+	return b.failed() || drained() && b.settled()
 }

@@ -1,7 +1,9 @@
 // Package run runs a dataflow.Cluster: in memory (Run: one goroutine per
 // node, the nodes' output buffers as the edges, a receiver taking the
 // head of its sender's buffer under both nodes' locks) or over loopback
-// TCP (RunTCP: an edge a connection). Either has throttled stages to
+// TCP (RunTCP: the edges ride one impl/transport TCP, a connection per
+// direction between two nodes joined by an edge, its frames
+// acknowledged and resumed after a cut). Either has throttled stages to
 // produce backpressure, snapshots injected at a chosen point and then
 // every so many records or so much time (successive snapshots), the
 // stop-the-world baseline, and a failure after a snapshot completed. It
@@ -99,28 +101,9 @@ func idle(c *dataflow.Cluster, emitting bool) bool {
 // node is node i's goroutine: a source emits (and injects when due), the
 // others take the heads of their inputs in turn.
 func (r *runner) node(i int, stop <-chan struct{}) {
-	g := r.c.G
 	idle := 0
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		moved := false
-		if g.Nodes[i].Kind == dataflow.Source {
-			moved = r.source(i)
-		} else {
-			for _, e := range g.In(i) {
-				if r.take(i, e) {
-					moved = true
-					if d := r.b.opt.Throttle[i]; d > 0 {
-						time.Sleep(d)
-					}
-				}
-			}
-		}
-		if moved {
+	for !stopped(stop) {
+		if r.step(i) {
 			idle = 0
 			continue
 		}
@@ -129,6 +112,25 @@ func (r *runner) node(i int, stop <-chan struct{}) {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
+}
+
+// step is a round of node i: a source emits or injects, another node
+// takes the head of each input it can. It reports whether i moved.
+func (r *runner) step(i int) bool {
+	g := r.c.G
+	if g.Nodes[i].Kind == dataflow.Source {
+		return r.source(i)
+	}
+	moved := false
+	for _, e := range g.In(i) {
+		if r.take(i, e) {
+			moved = true
+			if d := r.b.opt.Throttle[i]; d > 0 {
+				time.Sleep(d)
+			}
+		}
+	}
+	return moved
 }
 
 func (r *runner) source(i int) bool {
@@ -205,17 +207,24 @@ func took(b *book, g *dataflow.Graph, i int, nd *dataflow.Node, it dataflow.Item
 	b.partDone(i, nd)
 }
 
-// noteQueues records the lengths of node i's output buffers. The caller
-// holds node i.
+// noteQueues records the lengths of node i's output buffers (in records,
+// barriers not counted), when one may exceed its longest so far. Only
+// node i's goroutine notes its outputs (in memory it holds node i), so
+// their entries of MaxQueue need no lock, and the run's end (the node
+// goroutines stopped) orders them before the result is read.
 func noteQueues(b *book, g *dataflow.Graph, i int, nd *dataflow.Node) {
 	for _, e := range g.Out(i) {
+		q := nd.Queue(e)
+		if len(q) <= b.res.MaxQueue[e] {
+			continue // holds no more records than its longest
+		}
 		recs := 0
-		for _, it := range nd.Queue(e) {
+		for _, it := range q {
 			if !it.Barrier {
 				recs++
 			}
 		}
-		b.noteQueue(e, recs)
+		b.res.MaxQueue[e] = max(b.res.MaxQueue[e], recs)
 	}
 }
 
@@ -223,25 +232,32 @@ func noteQueues(b *book, g *dataflow.Graph, i int, nd *dataflow.Node) {
 // records left, the buffers holding items, the nodes whose part of the
 // pending snapshot is not complete. The node goroutines must have stopped.
 func pending(c *dataflow.Cluster, b *book) string {
-	g := c.G
 	var parts []string
 	snap, open := b.pendingSnapshot()
-	for i, nd := range c.Nodes {
-		name := g.Nodes[i].Name
-		if left := g.Nodes[i].Budget - nd.Emitted(); left > 0 {
-			parts = append(parts, fmt.Sprintf("%s has %d records to emit", name, left))
-		}
-		for _, e := range g.Out(i) {
-			if q := len(nd.Queue(e)); q > 0 {
-				parts = append(parts, fmt.Sprintf("%s holds %d items", g.EdgeName(e), q))
-			}
-		}
-		if open && (nd.Snap() < snap || !nd.Done()) {
-			parts = append(parts, fmt.Sprintf("%s has not completed its part of snapshot %d", name, snap))
-		}
+	for i := range c.Nodes {
+		parts = pendingAt(c, i, snap, open, parts)
 	}
 	if len(parts) == 0 {
 		return "nothing pending"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// pendingAt appends what keeps node i from being through: records to
+// emit, items in its buffers, its part of the open snapshot snap.
+func pendingAt(c *dataflow.Cluster, i, snap int, open bool, parts []string) []string {
+	g, nd := c.G, c.Nodes[i]
+	name := g.Nodes[i].Name
+	if left := g.Nodes[i].Budget - nd.Emitted(); left > 0 {
+		parts = append(parts, fmt.Sprintf("%s has %d records to emit", name, left))
+	}
+	for _, e := range g.Out(i) {
+		if q := len(nd.Queue(e)); q > 0 {
+			parts = append(parts, fmt.Sprintf("%s holds %d items", g.EdgeName(e), q))
+		}
+	}
+	if open && (nd.Snap() < snap || !nd.Done()) {
+		parts = append(parts, fmt.Sprintf("%s has not completed its part of snapshot %d", name, snap))
+	}
+	return parts
 }

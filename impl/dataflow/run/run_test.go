@@ -1,10 +1,11 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,9 @@ import (
 
 	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/dataflow/pipeline"
+	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
 )
 
 type app func(mode dataflow.Mode) (*dataflow.Graph, func() []dataflow.Logic, error)
@@ -218,43 +222,73 @@ func TestSuccessiveRestoreExactlyOnce(t *testing.T) { successiveRestores(t, Run)
 
 func TestSuccessiveRestoreExactlyOnceTCP(t *testing.T) { successiveRestores(t, RunTCP) }
 
-// A frame the TCP runtime cannot read, or an acknowledgement of more than
-// was shipped, is an error naming the edge.
+// A message the TCP runtime cannot read, or an acknowledgement of more
+// than was shipped, is an error naming the edge.
 func TestTCPBadFramesAreNamed(t *testing.T) {
 	g, logics, err := pipeline.Pipeline(1, 3, 2, dataflow.Aligned)
 	require.NoError(t, err)
 	c := dataflow.NewCluster(g, logics())
-	in := &inbox{wake: make(chan struct{}, 1)}
-	readFrames(bytes.NewReader([]byte{9}), 0, in)
-	readFrames(bytes.NewReader([]byte{frameItems, 0, 0}), 0, in)
-	src := &tcpNode{i: 0, nd: c.Nodes[0], shipped: map[int]int{}, popped: map[int]int{}, revoking: map[int]bool{}}
-	fs := in.take()
-	require.Len(t, fs, 2)
-	err = src.handle(g, fs[0])
-	assert.ErrorContains(t, err, `<<"src0", "map0">>: the connection failed: unknown frame kind 9`)
-	err = src.handle(g, fs[1])
-	assert.ErrorContains(t, err, "unexpected EOF")
-	err = src.handle(g, frame{e: 0, kind: frameAck, took: 2})
+	src, err := newTCPNode(g, 0, c.Nodes[0], nil)
+	require.NoError(t, err)
+	mapper, err := newTCPNode(g, 1, c.Nodes[1], nil)
+	require.NoError(t, err)
+	frame := func(n *tcpNode, from int, payload []byte) error {
+		ch := spec.Channel{From: procOf(from), To: procOf(n.i)}
+		return n.frame(g, wire.Envelope{Chan: ch, Frame: wire.Frame{Kind: wire.KindApp, Seq: 1, Payload: payload}})
+	}
+	err = frame(src, 1, []byte{0, 9})
+	assert.ErrorContains(t, err, `<<"src0", "map0">>: unknown message kind 9`)
+	err = frame(mapper, 0, []byte{0, msgItems, 2, 0, 0})
+	assert.ErrorContains(t, err, `<<"src0", "map0">>: items cut short: unexpected EOF`)
+	err = frame(src, 1, []byte{7, msgAck, 0, 0})
+	assert.ErrorContains(t, err, "a message for no edge of the graph (7 of")
+	err = frame(src, 1, appendAck(nil, 0, 2, false))
 	assert.ErrorContains(t, err, `<<"src0", "map0">>: the receiver acknowledged 2 items, 0 were shipped`)
-	err = src.handle(g, frame{e: 0, kind: frameItems})
+	err = frame(src, 1, appendItems(nil, 0, nil))
 	assert.ErrorContains(t, err, "in the wrong direction")
+	err = frame(mapper, 0, appendItems(nil, 0, []dataflow.Item{{Src: 0, I: 1, Seq: 1}}))
+	assert.NoError(t, err)
+	assert.Len(t, mapper.copies[0], 1, "the item shipped is the receiver's copy")
 }
 
-// A connection that dies mid-run stops the run with an error naming the
-// edge, instead of a hang or a silent loss.
-func TestTCPDeadConnectionIsNamed(t *testing.T) {
+// A cut connection is resumed by the transport: the run goes on and
+// every record reaches the sink exactly once.
+func TestTCPCutConnectionResumes(t *testing.T) {
 	g, logics, err := pipeline.Pipeline(1, budget, 2, dataflow.Aligned)
 	require.NoError(t, err)
-	afterConnect = func(nodes []*tcpNode) {
-		cn := nodes[0].conns[0] // src0's side of <<"src0", "map0">>
-		time.AfterFunc(5*time.Millisecond, func() { _ = cn.Close() })
+	var cuts atomic.Int32
+	var tr *transport.TCP
+	afterStart = func(t *transport.TCP, nodes []*tcpNode) {
+		tr = t
+		ch := spec.Channel{From: procOf(0), To: procOf(1)} // <<"src0", "map0">>'s items
+		for k := 1; k <= 3; k++ {
+			time.AfterFunc(time.Duration(k)*5*time.Millisecond, func() {
+				if tr.CutConnection(ch) {
+					cuts.Add(1)
+				}
+			})
+		}
 	}
-	defer func() { afterConnect = nil }()
-	slow := map[int]time.Duration{len(g.Nodes) - 2: time.Millisecond} // the run outlasts the cut
-	res, err := RunTCP(context.Background(), dataflow.NewCluster(g, logics()), Options{InjectAt: -1, FailAfter: -1, Throttle: slow, Timeout: 10 * time.Second})
+	defer func() { afterStart = nil }()
+	slow := map[int]time.Duration{len(g.Nodes) - 2: time.Millisecond} // the run outlasts the cuts
+	c := dataflow.NewCluster(g, logics())
+	_, err = RunTCP(context.Background(), c, Options{InjectAt: -1, FailAfter: -1, Throttle: slow, Timeout: 10 * time.Second})
+	require.NoError(t, err)
+	exactlyOnce(t, g, c)
+	assert.Positive(t, cuts.Load(), "a connection was cut")
+	assert.Positive(t, tr.Stats().Cuts)
+}
+
+// A transport error that stops a channel stops the run with an error
+// naming the edges it carries, instead of a hang or a silent loss; a
+// failed dial, which the transport retries, does not.
+func TestTCPTransportErrorsAreNamed(t *testing.T) {
+	g, _, err := pipeline.Pipeline(1, budget, 2, dataflow.Aligned)
+	require.NoError(t, err)
+	ch := spec.Channel{From: procOf(1), To: procOf(0)}
+	err = fatalError(g, &transport.ConnError{Op: "ack", Chan: ch, Err: &transport.PeerRestartedError{Chan: ch}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `<<"src0", "map0">>`)
-	assert.NotContains(t, err.Error(), "deadline", "named at once, not at the timeout")
-	assert.NotNil(t, res)
-	t.Log(err)
+	assert.ErrorIs(t, err, transport.ErrPeerRestarted)
+	assert.NoError(t, fatalError(g, &transport.ConnError{Op: "dial", Chan: ch, Err: net.ErrClosed}))
 }

@@ -1,24 +1,30 @@
 package run
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
 )
 
-// The TCP runtime: each node a goroutine owning its core node, each edge
-// a loopback TCP connection from its sender to its receiver. The core
-// keeps an edge's queue at the sender until the receiver took the item
-// (Head, Take, Pop); over TCP the sender ships copies of its queue's
+// The TCP runtime: each node a goroutine owning its core node, its edges
+// carried by one transport.TCP over loopback (impl/transport: one
+// connection per directed pair of nodes, frames acknowledged, resumed
+// after a cut connection, incarnations checked). Node i is process
+// "n<i>"; each edge From->To uses the transport channel From->To for the
+// queue's items and To->From for the receiver's acknowledgements, and
+// every message names its edge (tcpmsg.go), so that the edges between one
+// pair share the pair's frames.
+//
+// The core keeps an edge's queue at the sender until the receiver took the
+// item (Head, Take, Pop); over TCP the sender ships copies of its queue's
 // items to the receiver, which takes them in order with the core's Take
 // and acknowledges how many it took (Ack); the sender then pops them.
 // The queue is bounded by the core (Cap), so what is shipped is too: the
@@ -30,188 +36,85 @@ import (
 // the step is taken; it then ships its queue again from the front. So
 // every step is one the core took, in the order of the edge: the run is
 // a run of the core, as in memory.
+//
+// Batching: a node's round takes what its inbox holds, takes the steps
+// the core allows, and then sends one frame per peer node carrying every
+// message of the round for that peer (all the items shipped on every edge
+// to it, every ack); the transport writes the frames queued while its
+// writer was busy with one system call.
 
-// The frames on an edge's connection.
-const (
-	frameItems  byte = 1 // sender to receiver: items of the queue, in order
-	frameRevoke byte = 2 // sender to receiver: discard your copies, say what you took
-	frameAck    byte = 3 // receiver to sender: how many items it took in all; revoked
-)
+// afterStart, when set (by tests), sees the transport and the nodes once
+// every connection is up.
+var afterStart func(tr *transport.TCP, nodes []*tcpNode)
 
-const itemBytes = 1 + 4 + 4 + 4 + 8 + 8 + 4
+// procOf is node i's process id in the transport's topology.
+func procOf(i int) spec.ProcID { return spec.ProcID(fmt.Sprintf("n%d", i)) }
 
-func appendItem(b []byte, it dataflow.Item) []byte {
-	var f byte
-	if it.Barrier {
-		f = 1
+// topology is the transport topology of g: a process per node and, for
+// every edge, the channels both ways between its ends.
+func topology(g *dataflow.Graph) (*spec.Topology, error) {
+	procs := make([]spec.ProcID, len(g.Nodes))
+	for i := range g.Nodes {
+		procs[i] = procOf(i)
 	}
-	b = append(b, f)
-	b = binary.BigEndian.AppendUint32(b, uint32(it.Src))
-	b = binary.BigEndian.AppendUint32(b, uint32(it.I))
-	b = binary.BigEndian.AppendUint32(b, uint32(it.Hops))
-	b = binary.BigEndian.AppendUint64(b, uint64(it.Seq))
-	b = binary.BigEndian.AppendUint64(b, uint64(it.Val))
-	return binary.BigEndian.AppendUint32(b, uint32(it.Snap))
-}
-
-func readItem(b []byte) (dataflow.Item, error) {
-	if b[0] > 1 {
-		return dataflow.Item{}, fmt.Errorf("bad item flags %d", b[0])
-	}
-	return dataflow.Item{Barrier: b[0] == 1, Src: int(int32(binary.BigEndian.Uint32(b[1:]))),
-		I: int(int32(binary.BigEndian.Uint32(b[5:]))), Hops: int(int32(binary.BigEndian.Uint32(b[9:]))),
-		Seq: int(binary.BigEndian.Uint64(b[13:])), Val: int64(binary.BigEndian.Uint64(b[21:])),
-		Snap: int(int32(binary.BigEndian.Uint32(b[29:])))}, nil
-}
-
-// frame is a frame read off edge e's connection.
-type frame struct {
-	e       int
-	kind    byte
-	items   []dataflow.Item
-	took    int
-	revoked bool
-	err     error // the connection failed: the frame is nothing else
-}
-
-// inbox is a node's unbounded queue of frames: its connections' readers
-// never block on it, so no two nodes wait on each other's writes.
-type inbox struct {
-	mu     sync.Mutex
-	frames []frame
-	wake   chan struct{}
-}
-
-func (in *inbox) put(f frame) {
-	in.mu.Lock()
-	in.frames = append(in.frames, f)
-	in.mu.Unlock()
-	select {
-	case in.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (in *inbox) take() []frame {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	f := in.frames
-	in.frames = nil
-	return f
-}
-
-// readFrames reads edge e's frames off r into in until r fails.
-func readFrames(r io.Reader, e int, in *inbox) {
-	br := bufio.NewReader(r)
-	var hdr [9]byte
-	for {
-		f := frame{e: e}
-		if _, err := io.ReadFull(br, hdr[:1]); err != nil {
-			in.put(frame{e: e, err: err})
-			return
-		}
-		f.kind = hdr[0]
-		var err error
-		switch f.kind {
-		case frameItems:
-			if _, err = io.ReadFull(br, hdr[:4]); err == nil {
-				n := binary.BigEndian.Uint32(hdr[:4])
-				buf := make([]byte, int(n)*itemBytes)
-				if _, err = io.ReadFull(br, buf); err == nil {
-					for k := range int(n) {
-						var it dataflow.Item
-						if it, err = readItem(buf[k*itemBytes:]); err != nil {
-							break
-						}
-						f.items = append(f.items, it)
-					}
-				}
+	seen := map[spec.Channel]bool{}
+	var chans []spec.Channel
+	for _, ed := range g.Edges {
+		for _, c := range []spec.Channel{{From: procOf(ed.From), To: procOf(ed.To)}, {From: procOf(ed.To), To: procOf(ed.From)}} {
+			if !seen[c] {
+				seen[c] = true
+				chans = append(chans, c)
 			}
-		case frameRevoke:
-		case frameAck:
-			if _, err = io.ReadFull(br, hdr[:9]); err == nil {
-				f.took, f.revoked = int(binary.BigEndian.Uint64(hdr[:8])), hdr[8] == 1
-			}
-		default:
-			err = fmt.Errorf("unknown frame kind %d", f.kind)
 		}
-		if err != nil {
-			in.put(frame{e: e, err: err})
-			return
-		}
-		in.put(f)
 	}
+	top, err := spec.NewTopology(procs, chans)
+	if err != nil {
+		return nil, fmt.Errorf("run: the graph's transport topology: %w", err)
+	}
+	return top, nil
 }
 
-// tcpNode is a node of the TCP runtime: its core node, its connections
-// and what it shipped and took on them.
-type tcpNode struct {
-	i     int
-	nd    *dataflow.Node
-	in    *inbox
-	conns map[int]net.Conn      // by edge, in and out
-	w     map[int]*bufio.Writer // by edge
-	dirty map[int]bool          // edges with unflushed writes
-
-	shipped  map[int]int // output edge: items at the queue's head the receiver has copies of
-	popped   map[int]int // output edge: items popped (the receiver's count, acked)
-	revoking map[int]bool
-	quiesce  bool // a step that may record waits for the revocations
-
-	copies map[int][]dataflow.Item // input edge: the sender's items, not yet taken
-	took   map[int]int             // input edge: items taken in all
-	acked  map[int]bool            // input edge: took items this round, to acknowledge
-
-	queued atomic.Int64 // items in the output buffers, published each round
-	left   atomic.Int64 // records left to emit (a source)
-}
-
-// afterConnect, when set (by tests), sees the nodes once connected.
-var afterConnect func(nodes []*tcpNode)
-
-// RunTCP drives c over loopback TCP connections, one per edge, with the
-// same options and result as Run.
+// RunTCP drives c over loopback TCP connections (a transport.TCP), with
+// the same options and result as Run.
 func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error) {
 	if opt.Timeout == 0 {
 		opt.Timeout = time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	b := newBook(c, opt)
-	g := c.G
-	nodes := make([]*tcpNode, len(c.Nodes))
-	for i, nd := range c.Nodes {
-		nodes[i] = &tcpNode{i: i, nd: nd, in: &inbox{wake: make(chan struct{}, 1)}, conns: map[int]net.Conn{},
-			w: map[int]*bufio.Writer{}, dirty: map[int]bool{}, shipped: map[int]int{}, popped: map[int]int{},
-			revoking: map[int]bool{}, copies: map[int][]dataflow.Item{}, took: map[int]int{}, acked: map[int]bool{}}
-	}
-	if err := connect(g, nodes); err != nil {
+	fatal := make(chan error, 1)
+	tr, err := startTCP(ctx, c.G, fatal)
+	if err != nil {
 		return nil, err
 	}
-	if afterConnect != nil {
-		afterConnect(nodes)
+	defer closeTCP(tr)
+	nodes, err := tcpNodes(c, tr)
+	if err != nil {
+		return nil, err
 	}
-	var wg sync.WaitGroup
-	defer func() {
-		for _, n := range nodes {
-			for _, cn := range n.conns {
-				_ = cn.Close()
-			}
-		}
-		wg.Wait()
-	}()
-	for _, n := range nodes {
-		for e, cn := range n.conns {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				readFrames(cn, e, n.in)
-			}()
-		}
+	if afterStart != nil {
+		afterStart(tr, nodes)
 	}
+	b := newBook(c, opt)
 	stop := make(chan struct{})
-	errc := make(chan error, len(nodes))
+	errc := make(chan error, len(nodes)+1)
+	go func() {
+		select {
+		case err := <-fatal:
+			errc <- err
+		case <-stop:
+		}
+	}()
 	var nwg sync.WaitGroup
+	startNodes(c.G, b, nodes, stop, errc, &nwg)
+	err = b.watch(ctx, c, func() bool { return tcpDrained(b, nodes) }, errc, haltOnce(stop, &nwg))
+	b.res.Elapsed = time.Since(b.start)
+	return b.res, err
+}
+
+// startNodes runs each node's loop on a goroutine of its own (counted in
+// nwg) until stop; a node's error goes to errc, named by the node.
+func startNodes(g *dataflow.Graph, b *book, nodes []*tcpNode, stop <-chan struct{}, errc chan<- error, nwg *sync.WaitGroup) {
 	for _, n := range nodes {
 		n.publish(g)
 		nwg.Add(1)
@@ -222,307 +125,146 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 			}
 		}()
 	}
-	drained := func() bool {
-		paused := !b.mayEmit()
-		for _, n := range nodes {
-			if n.queued.Load() > 0 || !paused && n.left.Load() > 0 {
-				return false
-			}
-		}
-		return true
-	}
-	err := b.watch(ctx, c, drained, errc, haltOnce(stop, &nwg))
-	b.res.Elapsed = time.Since(b.start)
-	return b.res, err
 }
 
-// connect opens a listener per node that has inputs and a connection per
-// edge, its sender dialling its receiver and saying which edge it is.
-func connect(g *dataflow.Graph, nodes []*tcpNode) error {
-	type accepted struct {
-		e   int
-		c   net.Conn
-		err error
+// tcpNodes are c's nodes over tr.
+func tcpNodes(c *dataflow.Cluster, tr *transport.TCP) ([]*tcpNode, error) {
+	nodes := make([]*tcpNode, len(c.Nodes))
+	for i, nd := range c.Nodes {
+		var err error
+		if nodes[i], err = newTCPNode(c.G, i, nd, tr); err != nil {
+			return nil, err
+		}
 	}
-	acc := make(chan accepted, len(g.Edges))
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-	}()
-	addr := make([]string, len(nodes))
-	for i := range nodes {
-		if len(g.In(i)) == 0 {
-			continue
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("run: listen for %s: %w", g.Nodes[i].Name, err)
-		}
-		lns = append(lns, ln)
-		addr[i] = ln.Addr().String()
-		go func() {
-			for range g.In(i) {
-				c, err := ln.Accept()
-				if err != nil {
-					acc <- accepted{err: err}
-					return
-				}
-				var hello [4]byte
-				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				if _, err := io.ReadFull(c, hello[:]); err != nil {
-					acc <- accepted{err: fmt.Errorf("the hello on %s's listener: %w", g.Nodes[i].Name, err)}
-					return
-				}
-				_ = c.SetReadDeadline(time.Time{})
-				e := int(binary.BigEndian.Uint32(hello[:]))
-				if e >= len(g.Edges) || g.Edges[e].To != i {
-					acc <- accepted{err: fmt.Errorf("%s was dialled for edge %d, not one of its inputs", g.Nodes[i].Name, e)}
-					return
-				}
-				acc <- accepted{e: e, c: c}
-			}
-		}()
-	}
-	for e, ed := range g.Edges {
-		c, err := net.Dial("tcp", addr[ed.To])
-		if err != nil {
-			return fmt.Errorf("run: dial %s for %s: %w", g.Nodes[ed.To].Name, g.EdgeName(e), err)
-		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetNoDelay(true)
-		}
-		if _, err := c.Write(binary.BigEndian.AppendUint32(nil, uint32(e))); err != nil {
-			return fmt.Errorf("run: hello on %s: %w", g.EdgeName(e), err)
-		}
-		from := nodes[ed.From]
-		from.conns[e], from.w[e] = c, bufio.NewWriter(c)
-	}
-	for range g.Edges {
-		a := <-acc
-		if a.err != nil {
-			return fmt.Errorf("run: %w", a.err)
-		}
-		to := nodes[g.Edges[a.e].To]
-		to.conns[a.e], to.w[a.e] = a.c, bufio.NewWriter(a.c)
-	}
-	return nil
+	return nodes, nil
 }
 
-// loop is the node's goroutine: read the frames that came, take the steps
-// the core allows, ship and acknowledge, publish, wait for more.
-func (n *tcpNode) loop(g *dataflow.Graph, b *book, stop <-chan struct{}) error {
-	wait := time.NewTimer(time.Millisecond)
-	defer wait.Stop()
-	for {
+// tcpDrained: every source emitted its budget or is paused, and every
+// buffer is empty, as the nodes published.
+func tcpDrained(b *book, nodes []*tcpNode) bool {
+	paused := !b.mayEmit()
+	for _, n := range nodes {
+		if n.queued.Load() > 0 || !paused && n.left.Load() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// startTCP starts the transport for g's nodes, every one served here and
+// listening on loopback, and brings up every connection (connectAll).
+// Errors that break the transport's protocol (a channel that cannot go
+// on) are sent to fatal, naming the edges.
+func startTCP(ctx context.Context, g *dataflow.Graph, fatal chan<- error) (*transport.TCP, error) {
+	top, err := topology(g)
+	if err != nil {
+		return nil, err
+	}
+	addrs := map[spec.ProcID]string{}
+	for _, p := range top.Procs {
+		addrs[p] = "127.0.0.1:0"
+	}
+	tr, err := transport.NewTCP(top, transport.TCPConfig{Addrs: addrs, DrainTimeout: 100 * time.Millisecond,
+		OnError: func(err error) { reportFatal(g, err, fatal) }})
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	if err := connectAll(ctx, tr, top); err != nil {
+		closeTCP(tr)
+		return nil, err
+	}
+	return tr, nil
+}
+
+// reportFatal sends the run's error for a transport error that stops a
+// channel to fatal (the first one only).
+func reportFatal(g *dataflow.Graph, err error, fatal chan<- error) {
+	if ferr := fatalError(g, err); ferr != nil {
 		select {
-		case <-stop:
-			return nil
+		case fatal <- ferr:
 		default:
 		}
-		for _, f := range n.in.take() {
-			if err := n.handle(g, f); err != nil {
-				select {
-				case <-stop:
-					return nil // the run is over: the connections are closing
-				default:
-				}
-				return err
-			}
-		}
-		moved, err := n.steps(g, b)
-		if err != nil {
-			return err
-		}
-		if !n.quiesce {
-			n.ship(g)
-		}
-		n.publish(g)
-		if err := n.flush(g); err != nil {
-			return err
-		}
-		if moved {
-			continue
-		}
-		wait.Reset(200 * time.Microsecond)
-		select {
-		case <-stop:
-			return nil
-		case <-n.in.wake:
-		case <-wait.C:
-		}
 	}
 }
 
-// handle applies a frame off edge f.e.
-func (n *tcpNode) handle(g *dataflow.Graph, f frame) error {
-	e := f.e
-	switch {
-	case f.err != nil:
-		return fmt.Errorf("%s: the connection failed: %w", g.EdgeName(e), f.err)
-	case f.kind == frameItems && g.Edges[e].To == n.i:
-		n.copies[e] = append(n.copies[e], f.items...)
-	case f.kind == frameRevoke && g.Edges[e].To == n.i:
-		n.copies[e] = nil
-		n.ack(e, true)
-	case f.kind == frameAck && g.Edges[e].From == n.i:
-		k := f.took - n.popped[e]
-		if k < 0 || k > len(n.nd.Queue(e)) || k > n.shipped[e] {
-			return fmt.Errorf("%s: the receiver acknowledged %d items, %d were shipped", g.EdgeName(e), f.took, n.popped[e]+n.shipped[e])
+// connectAll brings up every connection of tr: each channel carries a
+// heartbeat, and every inbox must receive all of its own before the run
+// starts.
+func connectAll(ctx context.Context, tr *transport.TCP, top *spec.Topology) error {
+	for _, ch := range top.Chans {
+		if err := tr.Send(wire.Envelope{Chan: ch, Frame: wire.Frame{Kind: wire.KindHeartbeat, Seq: tr.Incarnation()}}); err != nil {
+			return fmt.Errorf("run: %w", err)
 		}
-		for range k {
-			n.nd.Pop(e)
+	}
+	for _, p := range top.Procs {
+		if err := awaitHeartbeats(ctx, tr, p, len(top.In(p))); err != nil {
+			return fmt.Errorf("run: connecting %s: %w", p, err)
 		}
-		n.popped[e], n.shipped[e] = f.took, n.shipped[e]-k
-		if f.revoked {
-			n.shipped[e], n.revoking[e] = 0, false
-		}
-	default:
-		return fmt.Errorf("%s: frame kind %d in the wrong direction", g.EdgeName(e), f.kind)
 	}
 	return nil
 }
 
-// steps takes what the core allows: a source injects (when due) or
-// emits; another node takes the heads of its inputs' copies in turn, as
-// many as it can in a round, so that a round's acks and shipments go out
-// together.
-func (n *tcpNode) steps(g *dataflow.Graph, b *book) (bool, error) {
-	unaligned := g.Mode == dataflow.Unaligned
-	if g.Nodes[n.i].Kind == dataflow.Source {
-		if b.mayInject(n.nd.Snap()) {
-			if unaligned && !n.revoked(g) {
-				return false, nil // the outputs' copies are revoked first
-			}
-			n.quiesce = false
-			return inject(b, n.i, n.nd), nil
-		}
-		if !b.mayEmit() {
-			return false, nil
-		}
-		if _, err := n.nd.Emit(); err != nil {
-			return false, nil
-		}
-		noteQueues(b, g, n.i, n.nd)
-		b.emit(n.i, n.nd.Emitted())
-		return true, nil
-	}
-	moved := false
-	for _, e := range g.In(n.i) {
-		for len(n.copies[e]) > 0 {
-			ok, err := n.takeHead(g, b, e)
-			if err != nil {
-				return moved, err
-			}
-			if !ok {
-				break
-			}
-			moved = true
-		}
-	}
-	return moved, nil
-}
-
-// takeHead has the core take the head of input e's copies, if it can.
-func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
-	it := n.copies[e][0]
-	mayRecord := it.Barrier && (it.Snap != n.nd.Snap() || !n.nd.Recorded())
-	if mayRecord && g.Mode == dataflow.Unaligned && !n.revoked(g) {
-		return false, nil // the outputs' copies are revoked first
-	}
-	st, err := n.nd.Take(e, it)
+// awaitHeartbeats takes the n heartbeats of p's inbound channels.
+func awaitHeartbeats(ctx context.Context, tr *transport.TCP, p spec.ProcID, n int) error {
+	in, err := tr.Inbox(p)
 	if err != nil {
-		if errors.Is(err, dataflow.ErrSeq) || errors.Is(err, dataflow.ErrBadItem) || errors.Is(err, dataflow.ErrBarrierOrder) {
-			return false, fmt.Errorf("%s: %w", g.EdgeName(e), err)
+		return err
+	}
+	var batch []wire.Envelope
+	for got := 0; got < n; {
+		select {
+		case <-in.Ready():
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d connections up: %w", got, n, ctx.Err())
 		}
-		return false, nil // blocked, no room, the previous snapshot: later
-	}
-	if it.Barrier {
-		n.quiesce = false
-	}
-	n.copies[e] = n.copies[e][1:]
-	n.took[e]++
-	n.acked[e] = true
-	took(b, g, n.i, n.nd, it, st)
-	if d := b.opt.Throttle[n.i]; d > 0 && !it.Barrier {
-		time.Sleep(d)
-	}
-	return true, nil
-}
-
-// revoked reports whether no output has copies at its receiver, asking
-// for them back (and shipping nothing meanwhile) if some have.
-func (n *tcpNode) revoked(g *dataflow.Graph) bool {
-	all := true
-	for _, e := range g.Out(n.i) {
-		if n.shipped[e] == 0 && !n.revoking[e] {
-			continue
+		batch, _ = in.Take(batch, 0)
+		for _, env := range batch {
+			if env.Frame.Kind != wire.KindHeartbeat {
+				return fmt.Errorf("%s: %s before the run started", env.Chan, env.Frame)
+			}
 		}
-		all = false
-		if !n.revoking[e] {
-			n.revoking[e] = true
-			_ = n.w[e].WriteByte(frameRevoke)
-			n.dirty[e] = true
-		}
-	}
-	n.quiesce = !all
-	return all
-}
-
-// ship sends each output's items the receiver has no copies of yet.
-func (n *tcpNode) ship(g *dataflow.Graph) {
-	for _, e := range g.Out(n.i) {
-		q := n.nd.Queue(e)
-		if n.revoking[e] || n.shipped[e] >= len(q) {
-			continue
-		}
-		items := q[n.shipped[e]:]
-		buf := binary.BigEndian.AppendUint32([]byte{frameItems}, uint32(len(items)))
-		for _, it := range items {
-			buf = appendItem(buf, it)
-		}
-		_, _ = n.w[e].Write(buf)
-		n.shipped[e] = len(q)
-		n.dirty[e] = true
-	}
-}
-
-// ack tells input e's sender how many items the node took in all.
-func (n *tcpNode) ack(e int, revoked bool) {
-	var r byte
-	if revoked {
-		r = 1
-	}
-	buf := binary.BigEndian.AppendUint64([]byte{frameAck}, uint64(n.took[e]))
-	_, _ = n.w[e].Write(append(buf, r))
-	n.dirty[e] = true
-}
-
-// flush acknowledges what the round took and sends what it wrote.
-func (n *tcpNode) flush(g *dataflow.Graph) error {
-	for e := range n.acked {
-		n.ack(e, false)
-		delete(n.acked, e)
-	}
-	for e := range n.dirty {
-		if err := n.w[e].Flush(); err != nil {
-			return fmt.Errorf("%s: %w", g.EdgeName(e), err)
-		}
-		delete(n.dirty, e)
+		got += len(batch)
 	}
 	return nil
 }
 
-// publish says how many items the node's buffers hold and how many
-// records it has left to emit, for the run's end and the stop-the-world
-// drain. It comes before the round's acks are flushed: a sender pops an
-// item only after its receiver published the step that took it.
-func (n *tcpNode) publish(g *dataflow.Graph) {
-	q := 0
-	for _, e := range g.Out(n.i) {
-		q += len(n.nd.Queue(e))
+// closeTCP stops the transport. The *transport.ShutdownError it may
+// return lists what was left in flight (the last acks of a run, the
+// frames of a failure): the book decided the run's end, and every item
+// it counts was taken by the core, so nothing there is the run's.
+func closeTCP(tr *transport.TCP) { _ = tr.Close() }
+
+// fatalError is the run's error for a transport error that stops a
+// channel, naming the edges the channel carries; nil for one the
+// transport recovers from by itself (a failed dial, retried).
+func fatalError(g *dataflow.Graph, err error) error {
+	if !errors.Is(err, wire.ErrProtocol) && !errors.Is(err, transport.ErrRejected) {
+		return nil
 	}
-	n.queued.Store(int64(q))
-	n.left.Store(int64(g.Nodes[n.i].Budget - n.nd.Emitted()))
+	var ce *transport.ConnError
+	if !errors.As(err, &ce) || ce.Chan == (spec.Channel{}) {
+		return fmt.Errorf("run: the transport: %w", err)
+	}
+	return fmt.Errorf("run: %s: %w", edgesOf(g, ce.Chan), err)
+}
+
+// edgesOf names the edges channel ch carries messages of: those between
+// its ends, either way.
+func edgesOf(g *dataflow.Graph, ch spec.Channel) string {
+	var names []string
+	for e, ed := range g.Edges {
+		if joins(ed, ch) {
+			names = append(names, g.EdgeName(e))
+		}
+	}
+	if len(names) == 0 {
+		return ch.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// joins reports whether edge ed joins the ends of ch, either way.
+func joins(ed dataflow.EdgeSpec, ch spec.Channel) bool {
+	a, b := procOf(ed.From), procOf(ed.To)
+	return a == ch.From && b == ch.To || a == ch.To && b == ch.From
 }

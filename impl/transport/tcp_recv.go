@@ -1,0 +1,458 @@
+package transport
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// inChan is the receiving state of one channel.
+type inChan struct {
+	hsMu      sync.Mutex // serializes connection takeovers
+	mu        sync.Mutex
+	delivered uint64     // frames delivered to the inbox so far
+	conn      net.Conn   // current connection, nil if none
+	ackMu     sync.Mutex // serializes acks on conn
+	acked     uint64     // the last ack written on conn
+	done      chan struct{}
+	// peer is the sender incarnation first seen, 0 before the first
+	// hello; failed, once set, refuses every later hello.
+	peer   uint64
+	failed *PeerRestartedError
+}
+
+// accept serves each connection to local process p's listener on a
+// goroutine of its own, until the listener closes.
+func (tr *TCP) accept(p spec.ProcID, ln net.Listener) {
+	backoff := time.Millisecond
+	for {
+		c, err := ln.Accept()
+		if err == nil {
+			backoff = time.Millisecond
+			if !tr.serveAccepted(p, c) {
+				return
+			}
+			continue
+		}
+		wait, ok := tr.acceptFailed(err, backoff)
+		if !ok {
+			return
+		}
+		backoff = wait
+	}
+}
+
+// acceptFailed handles a failed Accept: false when the listener is done
+// (closed, or the transport stopped); otherwise it waits out the backoff
+// (reporting the error unless it was a timeout) and returns the next one.
+func (tr *TCP) acceptFailed(err error, backoff time.Duration) (time.Duration, bool) {
+	if tr.stopped() || errors.Is(err, net.ErrClosed) {
+		return 0, false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return backoff, true
+	}
+	tr.record(&ConnError{Op: "accept", Err: err}, nil)
+	select {
+	case <-time.After(backoff):
+	case <-tr.stop:
+		return 0, false
+	}
+	return min(2*backoff, time.Second), true
+}
+
+// serveAccepted registers c, so that Close reaches it, and serves it on a
+// goroutine of its own; false when the transport stopped.
+func (tr *TCP) serveAccepted(p spec.ProcID, c net.Conn) bool {
+	tr.connMu.Lock()
+	if tr.stopped() {
+		tr.connMu.Unlock()
+		c.Close()
+		return false
+	}
+	tr.conns[c] = struct{}{}
+	tr.wg.Add(1)
+	tr.connMu.Unlock()
+	go func() {
+		defer tr.wg.Done()
+		tr.serveConn(p, c)
+		c.Close()
+		tr.connMu.Lock()
+		delete(tr.conns, c)
+		tr.connMu.Unlock()
+	}()
+	return true
+}
+
+// serveConn runs the receiving end of one connection to local process p,
+// phase by phase: read the hello, check it, take the channel over (or
+// refuse a stale sender), answer with Last, then receive frames until
+// the connection ends.
+func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
+	a := &accepting{c: c, remote: c.RemoteAddr().String()}
+	c.SetDeadline(time.Now().Add(tr.cfg.HandshakeTimeout))
+	a.br = bufio.NewReaderSize(c, 64<<10)
+	if !tr.readHello(a) || !tr.checkHello(p, a) {
+		return
+	}
+	in := tr.in[a.ch]
+	t := tr.takeOver(in, a)
+	switch {
+	case t.stopped:
+		return
+	case t.stale != nil:
+		tr.refuseStale(a, t)
+		return
+	}
+	defer in.release(c, t.done)
+	if _, err := c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Incarnation: tr.inc, Last: t.last})); err != nil {
+		return
+	}
+	tr.count(func(s *TCPStats) { s.Accepted++ })
+	c.SetDeadline(time.Time{})
+	tr.receive(p, in, a)
+}
+
+// accepting is a connection being accepted: its reader and, once read,
+// its hello.
+type accepting struct {
+	c      net.Conn
+	br     *bufio.Reader
+	remote string
+	h      wire.Hello
+	ch     spec.Channel // h's channel
+}
+
+// readHello reads a's hello; an unreadable one is reported and, if it
+// is of another version, answered in that version if it is an old one:
+// the rejection layout is the same, so the peer reads the reason.
+func (tr *TCP) readHello(a *accepting) bool {
+	h, err := wire.ReadHello(a.br)
+	if err != nil {
+		if errors.Is(err, wire.ErrVersion) {
+			a.c.Write(wire.EncodeHelloReply(wire.HelloReply{Version: wire.ReplyVersion(h.Version), Reason: err.Error()}))
+		}
+		tr.record(&ConnError{Op: "handshake", Remote: a.remote, Err: err}, &tr.stats.Rejected)
+		return false
+	}
+	a.h, a.ch = h, h.Chan()
+	return true
+}
+
+// checkHello refuses (answering and reporting) a hello to local process
+// p that names another receiver, an unknown sender or channel, or
+// another snapshot than the one the local processes were restored from.
+func (tr *TCP) checkHello(p spec.ProcID, a *accepting) bool {
+	h := a.h
+	if reason := tr.refusal(p, h); reason != "" {
+		a.c.Write(wire.EncodeHelloReply(wire.HelloReply{Reason: reason}))
+		tr.record(&ConnError{Op: "handshake", Chan: a.ch, Remote: a.remote, Err: fmt.Errorf("%w: %s", ErrRejected, reason)}, &tr.stats.Rejected)
+		return false
+	}
+	if h.Restored != tr.cfg.Restored {
+		mm := &PeerRestartedError{Chan: a.ch, At: SideReceiver, Mismatch: true, SenderFrom: h.Restored, ReceiverFrom: tr.cfg.Restored}
+		a.c.Write(wire.EncodeHelloReply(wire.HelloReply{Mismatch: true, Restored: tr.cfg.Restored, Reason: mm.Error()}))
+		tr.record(&ConnError{Op: "handshake", Chan: a.ch, Remote: a.remote, Err: mm}, &tr.stats.Rejected)
+		return false
+	}
+	return true
+}
+
+// refusal is why a hello to local process p is refused, "" if it is not.
+func (tr *TCP) refusal(p spec.ProcID, h wire.Hello) string {
+	switch ch := h.Chan(); {
+	case h.To != p:
+		return fmt.Sprintf("this listener serves %s, not %s", string(p), string(h.To))
+	case !tr.top.Has(h.From):
+		return fmt.Sprintf("unknown peer %q", string(h.From))
+	case !tr.top.HasChan(ch):
+		return fmt.Sprintf("no channel %s in the topology", ch)
+	}
+	return ""
+}
+
+// takeover is the outcome of a hello on a channel: the transport
+// stopped, the channel stopped for good (stale; restarted if this hello
+// stopped it), or the connection now the channel's (done closed when its
+// reader ends) with Last, the frames delivered.
+type takeover struct {
+	stopped   bool
+	stale     *PeerRestartedError
+	restarted *PeerRestartedError
+	done      chan struct{}
+	last      uint64
+}
+
+// takeOver makes a's connection the channel's: it stops the previous
+// reader, then reads Last, which the reply acknowledges. A hello from
+// another sender incarnation than the first one seen stops the channel
+// for good, the current connection included.
+func (tr *TCP) takeOver(in *inChan, a *accepting) takeover {
+	in.hsMu.Lock()
+	defer in.hsMu.Unlock()
+	var t takeover
+	var old net.Conn
+	var oldDone chan struct{}
+	t.restarted, t.stale, old, oldDone = in.meet(a.h)
+	if old != nil {
+		old.Close()
+		<-oldDone
+	}
+	in.mu.Lock()
+	switch {
+	case tr.stopped():
+		t.stopped = true
+	case t.stale != nil:
+		if t.restarted != nil {
+			t.restarted.Last = in.delivered
+		}
+	default:
+		t.done = make(chan struct{})
+		in.conn, in.done = a.c, t.done
+		t.last = in.delivered
+	}
+	in.mu.Unlock()
+	if t.done != nil {
+		in.ackMu.Lock()
+		in.acked = t.last // the reply's Last acknowledges them
+		in.ackMu.Unlock()
+	}
+	return t
+}
+
+// meet notes the sender incarnation of hello h: the first one seen is
+// the channel's, another one stops the channel for good (restarted,
+// returned the first time). It returns the channel's failure, if any,
+// and its current connection, to be stopped.
+func (in *inChan) meet(h wire.Hello) (restarted, stale *PeerRestartedError, old net.Conn, oldDone chan struct{}) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.peer == 0 {
+		in.peer = h.Incarnation
+	}
+	if in.failed == nil && h.Incarnation != in.peer {
+		restarted = &PeerRestartedError{Chan: h.Chan(), At: SideReceiver, Restarted: SideSender, Was: in.peer, Now: h.Incarnation}
+		in.failed = restarted
+	}
+	return restarted, in.failed, in.conn, in.done
+}
+
+// refuseStale answers a hello on a stopped channel with a "stale" reply
+// and reports the restart if this hello revealed it.
+func (tr *TCP) refuseStale(a *accepting, t takeover) {
+	a.c.Write(wire.EncodeHelloReply(wire.HelloReply{Stale: true, Incarnation: tr.inc, Known: t.stale.Was,
+		Reason: fmt.Sprintf("channel %s stopped: it carried sender incarnation %016x, this hello has %016x", a.ch, t.stale.Was, a.h.Incarnation)}))
+	if t.restarted != nil {
+		tr.record(&ConnError{Op: "handshake", Chan: a.ch, Remote: a.remote, Err: t.restarted}, &tr.stats.Failed)
+	}
+	tr.count(func(s *TCPStats) { s.Rejected++ })
+}
+
+// release ends connection c's reign over the channel and says so (done).
+func (in *inChan) release(c net.Conn, done chan struct{}) {
+	c.Close()
+	in.mu.Lock()
+	if in.conn == c {
+		in.conn, in.done = nil, nil
+	}
+	in.mu.Unlock()
+	close(done)
+}
+
+// receive delivers the frames of a's connection to p's inbox in batches
+// (the next frame, waiting for it, then every whole frame already read,
+// up to maxBatch, with one lock round-trip) and acknowledges them, until
+// the connection fails or breaks the protocol.
+func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
+	b := tr.inboxes[p]
+	var batch []wire.Envelope
+	var rd frameReader
+	later := in.delayedAck(a.c, tr.cfg.WriteTimeout)
+	defer later.stop()
+	for {
+		f, err := rd.read(a.br, tr.cfg.MaxFrameSize)
+		if err != nil {
+			tr.readFailed(a, err)
+			return
+		}
+		batch = rd.buffered(a.br, tr.cfg.MaxFrameSize, append(batch, wire.Envelope{Chan: a.ch, Frame: f}))
+		var n uint64
+		batch, n = in.deliver(b, batch)
+		if testHookBeforeAck != nil {
+			testHookBeforeAck()
+		}
+		if err := in.ackOrArm(a, n, later, tr.cfg.WriteTimeout); err != nil {
+			return
+		}
+	}
+}
+
+// readFailed reports a read that broke the frame protocol (the end of
+// a connection is no error).
+func (tr *TCP) readFailed(a *accepting, err error) {
+	if errors.Is(err, wire.ErrProtocol) {
+		tr.record(&ConnError{Op: "read", Chan: a.ch, Remote: a.remote, Err: err}, &tr.stats.ConnErrors)
+	}
+}
+
+// ackOrArm acknowledges now when maxBatch frames (n in all) wait for an
+// ack, and otherwise arms the delayed ack if nothing more is to be read.
+func (in *inChan) ackOrArm(a *accepting, n uint64, later *delayed, timeout time.Duration) error {
+	switch {
+	case n-in.ackedUpTo() >= maxBatch:
+		return in.ack(a.c, timeout)
+	case !frameBuffered(a.br):
+		later.arm()
+	}
+	return nil
+}
+
+// ackDelay is how long a receiver that has nothing more to read holds
+// the ack of what it delivered: the frames of a burst (a runtime's round,
+// say) get one ack, not one each, and the sender's reader one wake-up.
+const ackDelay = time.Millisecond
+
+// delayed is the pending ack of a connection: armed, it acknowledges
+// everything delivered ackDelay later (once, however often it is armed
+// meanwhile).
+type delayed struct {
+	t     *time.Timer
+	armed atomic.Bool
+}
+
+// delayedAck is the delayed ack of connection c.
+func (in *inChan) delayedAck(c net.Conn, timeout time.Duration) *delayed {
+	d := &delayed{}
+	d.t = time.AfterFunc(time.Hour, func() {
+		d.armed.Store(false)
+		_ = in.ack(c, timeout) // a failed write fails the connection's reader too
+	})
+	d.t.Stop()
+	return d
+}
+
+func (d *delayed) arm() {
+	if d.armed.CompareAndSwap(false, true) {
+		d.t.Reset(ackDelay)
+	}
+}
+
+func (d *delayed) stop() { d.t.Stop() }
+
+// deliver queues batch in inbox b and counts it delivered; it returns an
+// empty slice for the next batch and the frames delivered in all.
+func (in *inChan) deliver(b *Inbox, batch []wire.Envelope) ([]wire.Envelope, uint64) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.delivered += uint64(len(batch))
+	return b.pushBatch(batch), in.delivered
+}
+
+// frameReader reads frames from a connection. A frame that fits in the
+// read buffer is decoded in place once its bytes are there and copied
+// into a slab (no allocation per frame); others (larger than the buffer,
+// over the size limit, or cut short) are read with wire.ReadFrame, which
+// gives the same result.
+type frameReader struct {
+	slab slab
+	vc   []uint64 // the clock decoded in place, before its copy
+}
+
+func (rd *frameReader) read(br *bufio.Reader, maxSize int) (wire.Frame, error) {
+	if pre, err := br.Peek(4); err == nil {
+		if n := binary.BigEndian.Uint32(pre); uint64(n) <= uint64(maxSize) && 4+int(n) <= br.Size() {
+			if b, err := br.Peek(4 + int(n)); err == nil {
+				if f, size, err := wire.DecodeView(b, maxSize, rd.vc); err == nil {
+					if cap(f.VC) > cap(rd.vc) {
+						rd.vc = f.VC[:0]
+					}
+					f = rd.slab.clone(f)
+					br.Discard(size)
+					return f, nil
+				}
+			}
+		}
+	}
+	return wire.ReadFrame(br, maxSize)
+}
+
+// buffered appends to batch the frames already whole in br, decoded in
+// place, up to maxBatch in all (all of batch's envelopes are on the
+// channel of its first). It never blocks and stops at the first frame
+// that is not whole or not valid: read reports that one.
+func (rd *frameReader) buffered(br *bufio.Reader, maxSize int, batch []wire.Envelope) []wire.Envelope {
+	b, _ := br.Peek(br.Buffered())
+	used := 0
+	for len(batch) < maxBatch && len(b)-used >= 4 {
+		if n := binary.BigEndian.Uint32(b[used:]); uint64(n) > uint64(len(b)-used-4) {
+			break
+		}
+		f, size, err := wire.DecodeView(b[used:], maxSize, rd.vc)
+		if err != nil {
+			break
+		}
+		if cap(f.VC) > cap(rd.vc) {
+			rd.vc = f.VC[:0]
+		}
+		batch = append(batch, wire.Envelope{Chan: batch[0].Chan, Frame: rd.slab.clone(f)})
+		used += size
+	}
+	br.Discard(used)
+	return batch
+}
+
+// maxBatch bounds the frames a receiver delivers at once and the frames it
+// leaves unacknowledged while more are arriving.
+const maxBatch = 256
+
+// frameBuffered reports whether br holds a whole frame (or at least a
+// length prefix that the next read rejects): reading it does not block.
+func frameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false // Peek would block
+	}
+	pre, _ := br.Peek(4)
+	return uint64(br.Buffered()-4) >= uint64(binary.BigEndian.Uint32(pre))
+}
+
+// testHookBeforeAck, set by tests only, runs between a frame's delivery
+// and its ack: it widens the window in which Close races the ack.
+var testHookBeforeAck func()
+
+// ackedUpTo is the last frame number acknowledged on the current
+// connection.
+func (in *inChan) ackedUpTo() uint64 {
+	in.ackMu.Lock()
+	defer in.ackMu.Unlock()
+	return in.acked
+}
+
+// ack tells the sender on c, if c is still the channel's connection, that
+// every frame delivered so far has arrived. Acks are cumulative and only
+// grow: the receiving goroutine and Close (the final ack before hanging
+// up) both call it.
+func (in *inChan) ack(c net.Conn, timeout time.Duration) error {
+	in.ackMu.Lock()
+	defer in.ackMu.Unlock()
+	in.mu.Lock()
+	n, current := in.delivered, in.conn == c
+	in.mu.Unlock()
+	if !current || n <= in.acked {
+		return nil
+	}
+	c.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := c.Write(wire.EncodeAck(n)); err != nil {
+		return err
+	}
+	in.acked = n
+	return nil
+}
