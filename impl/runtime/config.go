@@ -283,42 +283,44 @@ func (c *FileConfig) checkNodes(ps *problems) {
 			ps.add("nodes."+string(p), "not a process of the topology (%s)", procList(t.Procs))
 		}
 	}
-	owner := map[string]addrOwner{}
+	owner := addrOwners{}
 	for _, p := range t.Procs {
 		field := "nodes." + string(p)
 		n, ok := c.Nodes[p]
-		if !ok {
+		switch {
+		case !ok:
 			ps.add(field, "missing (every process needs a listen address)")
-			continue
-		}
-		if n.Listen == "" {
+		case n.Listen == "":
 			ps.add(field+".listen", "missing")
-			continue
-		}
-		if addr, ok := checkAddr(ps, field+".listen", n.Listen); ok {
-			if q, dup := owner[addr]; dup {
-				ps.add(field+".listen", "%q is also %s", n.Listen, q)
-			} else {
-				owner[addr] = addrOwner{p, "listen"}
+		default:
+			owner.claim(ps, field+".listen", n.Listen, addrOwner{p, "listen"}, false)
+			if n.Control != "" {
+				owner.claim(ps, field+".control", n.Control, addrOwner{p, "control"}, true)
 			}
 		}
-		if n.Control == "" {
-			continue
-		}
-		addr, ok := checkAddr(ps, field+".control", n.Control)
-		if !ok {
-			continue
-		}
-		if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) {
-			ps.add(field+".control", "%q is not a loopback address (127.0.0.1, ::1 or localhost): the control endpoint has no authentication", n.Control)
-			continue
-		}
-		if q, dup := owner[addr]; dup {
-			ps.add(field+".control", "%q is also %s", n.Control, q)
-			continue
-		}
-		owner[addr] = addrOwner{p, "control"}
 	}
+}
+
+// addrOwners maps each address claimed so far to its claimant.
+type addrOwners map[string]addrOwner
+
+// claim checks address s of field, claimed by o: host:port with a port in
+// range, loopback if it must be (a control endpoint, which has no
+// authentication), and not claimed before.
+func (owner addrOwners) claim(ps *problems, field, s string, o addrOwner, loopback bool) {
+	addr, ok := checkAddr(ps, field, s)
+	if !ok {
+		return
+	}
+	if host, _, _ := net.SplitHostPort(addr); loopback && !isLoopback(host) {
+		ps.add(field, "%q is not a loopback address (127.0.0.1, ::1 or localhost): the control endpoint has no authentication", s)
+		return
+	}
+	if q, dup := owner[addr]; dup {
+		ps.add(field, "%q is also %s", s, q)
+		return
+	}
+	owner[addr] = o
 }
 
 // addrOwner is the node and the use ("listen", "control") of an address.

@@ -128,23 +128,30 @@ func (p *process) drain() {
 			return
 		}
 		if now.Sub(start) > timeout {
-			var why []string
-			if len(d.Peers) > 0 {
-				why = append(why, procList(d.Peers)+" still sending (alive, not finished)")
-			}
-			if len(d.Snaps) > 0 {
-				why = append(why, "snapshots "+snapList(d.Snaps)+" still under way here")
-			}
-			p.faultMu.Lock()
-			p.active = d.Snaps
-			p.faultMu.Unlock()
-			if len(why) > 0 {
-				p.problems = append(p.problems, fmt.Sprintf("drain gave up after %v: %s", timeout, strings.Join(why, "; ")))
-			}
+			p.gaveUp(d, timeout)
 			return
 		}
 		time.Sleep(drainPoll)
 	}
+}
+
+// gaveUp notes, when the drain times out, what it still waited for: the
+// snapshots under way (for the summary) and, as a problem, why.
+func (p *process) gaveUp(d Drain, timeout time.Duration) {
+	p.faultMu.Lock()
+	p.active = d.Snaps
+	p.faultMu.Unlock()
+	if d.Empty() {
+		return
+	}
+	var why []string
+	if len(d.Peers) > 0 {
+		why = append(why, procList(d.Peers)+" still sending (alive, not finished)")
+	}
+	if len(d.Snaps) > 0 {
+		why = append(why, "snapshots "+snapList(d.Snaps)+" still under way here")
+	}
+	p.problems = append(p.problems, fmt.Sprintf("drain gave up after %v: %s", timeout, strings.Join(why, "; ")))
 }
 
 // summary gathers how the process stopped.
@@ -159,23 +166,8 @@ func (p *process) summary() *StopSummary {
 			dead[q] = true
 		}
 	}
-	aborted := map[spec.SnapID]bool{}
-	for _, f := range p.aborted {
-		aborted[f.Snap] = true
-	}
-	for _, id := range p.active {
-		if !aborted[id] {
-			s.Unfinished = append(s.Unfinished, fmt.Sprintf("snapshot %d: still under way here when the node stopped", id))
-		}
-	}
-	s.Unfinished = append(s.Unfinished, p.partsMissing(dead)...)
-	for _, q := range sortedIDs(keySet(p.lost)) {
-		l := describeLost(p, p.lost[q])
-		if dead[q] {
-			l += " (" + string(q) + " dead)"
-		}
-		s.Lost = append(s.Lost, string(q)+": "+l)
-	}
+	s.Unfinished = append(p.underWay(), p.partsMissing(dead)...)
+	s.Lost = p.lostFrames(dead)
 	if n := p.restarted.Load(); n > 0 {
 		s.Problems = append(s.Problems, fmt.Sprintf("%d channels stopped because a peer restarted", n))
 	}
@@ -184,6 +176,36 @@ func (p *process) summary() *StopSummary {
 	}
 	sort.Strings(s.Problems)
 	return s
+}
+
+// underWay names the snapshots still under way here when the node
+// stopped that it did not abort; p.faultMu must be held.
+func (p *process) underWay() []string {
+	aborted := map[spec.SnapID]bool{}
+	for _, f := range p.aborted {
+		aborted[f.Snap] = true
+	}
+	var out []string
+	for _, id := range p.active {
+		if !aborted[id] {
+			out = append(out, fmt.Sprintf("snapshot %d: still under way here when the node stopped", id))
+		}
+	}
+	return out
+}
+
+// lostFrames describes, receiver by receiver, the frames the transport
+// could not deliver, noting the receivers that are dead.
+func (p *process) lostFrames(dead map[spec.ProcID]bool) []string {
+	var out []string
+	for _, q := range sortedIDs(keySet(p.lost)) {
+		l := describeLost(p, p.lost[q])
+		if dead[q] {
+			l += " (" + string(q) + " dead)"
+		}
+		out = append(out, string(q)+": "+l)
+	}
+	return out
 }
 
 // partsMissing names the snapshots this node saved a part of that lack
