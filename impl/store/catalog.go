@@ -100,17 +100,9 @@ func (s *Store) partsOf(t *spec.Topology, e *Entry) error {
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("store: %w", err)
 	}
-	for _, f := range ents {
-		if st, err := f.Info(); err == nil && st.ModTime().After(e.Time) && f.Type().IsRegular() {
-			e.Time = st.ModTime().UTC()
-		}
-	}
+	e.Time = latestModTime(ents, e.Time)
 	if t == nil {
-		for _, f := range ents {
-			if m := partName.FindStringSubmatch(f.Name()); m != nil && f.Type().IsRegular() && spec.ValidateProcID(spec.ProcID(m[1])) == nil {
-				e.Parts = append(e.Parts, spec.ProcID(m[1]))
-			}
-		}
+		e.Parts = partFileProcs(ents)
 		return nil
 	}
 	parts, missing, err := s.LoadParts(t, e.ID)
@@ -126,6 +118,29 @@ func (s *Store) partsOf(t *spec.Topology, e *Entry) error {
 	}
 	e.Missing = missing
 	return nil
+}
+
+// latestModTime is the latest modification time of the regular files
+// among ents, or since if none is later.
+func latestModTime(ents []os.DirEntry, since time.Time) time.Time {
+	for _, f := range ents {
+		if st, err := f.Info(); err == nil && st.ModTime().After(since) && f.Type().IsRegular() {
+			since = st.ModTime().UTC()
+		}
+	}
+	return since
+}
+
+// partFileProcs are the processes whose part files are among ents, read
+// from their names alone (no topology to load them against).
+func partFileProcs(ents []os.DirEntry) []spec.ProcID {
+	var ps []spec.ProcID
+	for _, f := range ents {
+		if m := partName.FindStringSubmatch(f.Name()); m != nil && f.Type().IsRegular() && spec.ValidateProcID(spec.ProcID(m[1])) == nil {
+			ps = append(ps, spec.ProcID(m[1]))
+		}
+	}
+	return ps
 }
 
 // Holds reports whether e holds process p's part.

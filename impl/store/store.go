@@ -155,23 +155,36 @@ func (s *Store) Used() ([]spec.SnapID, error) {
 	if err != nil {
 		return nil, err
 	}
+	parts, err := s.partIDs()
+	if err != nil {
+		return nil, err
+	}
 	seen := map[spec.SnapID]bool{}
 	for _, id := range ids {
 		seen[id] = true
 	}
+	for _, id := range parts {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// partIDs are the ids of the snapshots with a parts/<id>/ directory.
+func (s *Store) partIDs() ([]spec.SnapID, error) {
 	ents, err := os.ReadDir(filepath.Join(s.dir, "parts"))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	var ids []spec.SnapID
 	for _, e := range ents {
-		id, err := strconv.ParseUint(e.Name(), 10, 64)
-		if err != nil || id == 0 || !e.IsDir() || seen[spec.SnapID(id)] {
-			continue
+		if id, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && id != 0 && e.IsDir() {
+			ids = append(ids, spec.SnapID(id))
 		}
-		seen[spec.SnapID(id)] = true
-		ids = append(ids, spec.SnapID(id))
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids, nil
 }
 
@@ -201,25 +214,35 @@ func (s *Store) SavePart(p snapshot.Part) (string, error) {
 // snapshot, is refused (ErrCorrupt).
 func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Part, missing []spec.ProcID, err error) {
 	for _, p := range t.Procs {
-		path := s.PartPath(id, p)
-		h, body, err := readChecked(path, formatPart)
-		if errors.Is(err, ErrNotFound) {
+		part, err := s.loadPart(id, p)
+		switch {
+		case errors.Is(err, ErrNotFound):
 			missing = append(missing, p)
-			continue
-		}
-		if err != nil {
+		case err != nil:
 			return nil, nil, err
+		default:
+			parts = append(parts, part)
 		}
-		var part snapshot.Part
-		if err := spec.DecodeStrict(body, &part); err != nil {
-			return nil, nil, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
-		}
-		if h.ID != uint64(id) || uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
-			return nil, nil, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
-		}
-		parts = append(parts, part)
 	}
 	return parts, missing, nil
+}
+
+// loadPart reads process p's part of snapshot id, refusing (ErrCorrupt)
+// a file that holds another process's part or another snapshot's.
+func (s *Store) loadPart(id spec.SnapID, p spec.ProcID) (snapshot.Part, error) {
+	var part snapshot.Part
+	path := s.PartPath(id, p)
+	h, body, err := readChecked(path, formatPart)
+	if err != nil {
+		return part, err
+	}
+	if err := spec.DecodeStrict(body, &part); err != nil {
+		return part, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
+	}
+	if h.ID != uint64(id) || uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
+		return part, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
+	}
+	return part, nil
 }
 
 // writeDurably writes header h (completed with version, length and
@@ -404,17 +427,23 @@ func parseHeader(line []byte, format string) (header, error) {
 	if canon, err := json.Marshal(h); err != nil || !bytes.Equal(canon, text) {
 		return h, fmt.Errorf("%w: damaged header: %q is not as written (%s)", ErrCorrupt, text, canon)
 	}
+	return h, h.check(format)
+}
+
+// check checks a decoded header's fields: format, version, a length in
+// range and a lowercase sha256 hex digest.
+func (h header) check(format string) error {
 	switch sum, err := hex.DecodeString(h.SHA256); {
 	case h.Format != format:
-		return h, fmt.Errorf("%w: format %q, want %q", ErrCorrupt, h.Format, format)
+		return fmt.Errorf("%w: format %q, want %q", ErrCorrupt, h.Format, format)
 	case h.Version != Version:
-		return h, fmt.Errorf("%w: format version %d, this build reads version %d", ErrCorrupt, h.Version, Version)
+		return fmt.Errorf("%w: format version %d, this build reads version %d", ErrCorrupt, h.Version, Version)
 	case h.Length < 0 || h.Length > maxBody:
-		return h, fmt.Errorf("%w: header length %d out of range", ErrCorrupt, h.Length)
+		return fmt.Errorf("%w: header length %d out of range", ErrCorrupt, h.Length)
 	case err != nil || len(sum) != sha256.Size || hex.EncodeToString(sum) != h.SHA256:
-		return h, fmt.Errorf("%w: header checksum %q is not a sha256 hex digest (64 lowercase hex digits)", ErrCorrupt, h.SHA256)
+		return fmt.Errorf("%w: header checksum %q is not a sha256 hex digest (64 lowercase hex digits)", ErrCorrupt, h.SHA256)
 	}
-	return h, nil
+	return nil
 }
 
 // readBody reads exactly h.Length bytes of body after the header line
