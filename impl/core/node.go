@@ -196,42 +196,61 @@ func Restore(cfg Config, cp Checkpoint) (*Node, error) {
 	if cp.State.Sent < 0 || cp.State.Rcvd < 0 {
 		return nil, n.errorf("restore", spec.Channel{}, "negative counters sent=%d rcvd=%d", cp.State.Sent, cp.State.Rcvd)
 	}
-	for c, s := range cp.NextSend {
-		j, ok := n.outIdx[c.To]
-		if c.From != n.self || !ok {
-			return nil, n.errorf("restore", spec.Channel{}, "%w: %s is not an outgoing channel", ErrUnknownChannel, c)
-		}
-		if s == 0 {
-			return nil, n.errorf("restore", spec.Channel{}, "next send seq on %s is 0, seqs start at 1", c)
-		}
-		n.sendSeq[j] = s
+	if err := n.restoreSeqs(cp); err != nil {
+		return nil, err
 	}
-	for c, s := range cp.NextRecv {
-		i, ok := n.inIdx[c.From]
-		if c.To != n.self || !ok {
-			return nil, n.errorf("restore", spec.Channel{}, "%w: %s is not an incoming channel", ErrUnknownChannel, c)
-		}
-		if s == 0 {
-			return nil, n.errorf("restore", spec.Channel{}, "next receive seq on %s is 0, seqs start at 1", c)
-		}
-		n.recvSeq[i] = s
-	}
-	prev, err := n.app.Capture()
-	if err != nil {
-		return nil, n.errorf("restore", spec.Channel{}, "%w: capture: %w", ErrApp, err)
-	}
-	if err := n.app.Restore(cp.App); err != nil {
-		return nil, n.errorf("restore", spec.Channel{}, "%w: %w", ErrApp, err)
-	}
-	if b := n.app.Balance(); b != cp.State.Bal {
-		_ = n.app.Restore(prev)
-		return nil, n.errorf("restore", spec.Channel{}, "application state has balance %d, checkpoint says %d", b, cp.State.Bal)
+	if err := n.restoreApp(cp); err != nil {
+		return nil, err
 	}
 	n.sent, n.rcvd = cp.State.Sent, cp.State.Rcvd
 	if cp.SnapFloor > 0 {
 		n.released.add(1, cp.SnapFloor)
 	}
 	return n, nil
+}
+
+// restoreSeqs sets the next seq of each channel cp names: one of the
+// node's outgoing (NextSend) or incoming (NextRecv) channels, from 1.
+func (n *Node) restoreSeqs(cp Checkpoint) error {
+	for c, s := range cp.NextSend {
+		j, ok := n.outIdx[c.To]
+		if c.From != n.self || !ok {
+			return n.errorf("restore", spec.Channel{}, "%w: %s is not an outgoing channel", ErrUnknownChannel, c)
+		}
+		if s == 0 {
+			return n.errorf("restore", spec.Channel{}, "next send seq on %s is 0, seqs start at 1", c)
+		}
+		n.sendSeq[j] = s
+	}
+	for c, s := range cp.NextRecv {
+		i, ok := n.inIdx[c.From]
+		if c.To != n.self || !ok {
+			return n.errorf("restore", spec.Channel{}, "%w: %s is not an incoming channel", ErrUnknownChannel, c)
+		}
+		if s == 0 {
+			return n.errorf("restore", spec.Channel{}, "next receive seq on %s is 0, seqs start at 1", c)
+		}
+		n.recvSeq[i] = s
+	}
+	return nil
+}
+
+// restoreApp restores the application's state from cp.App, whose
+// balance must be cp.State.Bal; on error the application is left as it
+// was.
+func (n *Node) restoreApp(cp Checkpoint) error {
+	prev, err := n.app.Capture()
+	if err != nil {
+		return n.errorf("restore", spec.Channel{}, "%w: capture: %w", ErrApp, err)
+	}
+	if err := n.app.Restore(cp.App); err != nil {
+		return n.errorf("restore", spec.Channel{}, "%w: %w", ErrApp, err)
+	}
+	if b := n.app.Balance(); b != cp.State.Bal {
+		_ = n.app.Restore(prev)
+		return n.errorf("restore", spec.Channel{}, "application state has balance %d, checkpoint says %d", b, cp.State.Bal)
+	}
+	return nil
 }
 
 // SendApp sends payload to peer to. It mirrors SendApp(p, q, a) in
@@ -363,14 +382,8 @@ func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 // channels. Case 2: the channel's recording stops and becomes its state.
 func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
 	c, s := n.in[i], f.Snap
-	if s == 0 {
-		return Step{}, n.errorf("deliver", c, "%w: marker with snapshot id 0", ErrBadSnap)
-	}
-	if f.Seq != 0 || len(f.Payload) != 0 {
-		return Step{}, n.errorf("deliver", c, "%w: marker %d carries seq %d and %d payload bytes", ErrBadFrame, s, f.Seq, len(f.Payload))
-	}
-	if n.released.has(s) {
-		return Step{}, n.errorf("deliver", c, "%w: marker for snapshot %d", ErrReleased, s)
+	if err := n.checkMarker(c, f); err != nil {
+		return Step{}, err
 	}
 	if n.aborted.has(s) {
 		return n.dropMarker(c, s, f.VC), nil
@@ -400,6 +413,20 @@ func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
 	step.Event = n.event(spec.RecvMarker)
 	step.Event.From, step.Event.To, step.Event.Snap, step.Event.First = c.From, c.To, s, first
 	return step, nil
+}
+
+// checkMarker checks marker f arriving on c: a snapshot id, no seq or
+// payload, and not of a snapshot released here.
+func (n *Node) checkMarker(c spec.Channel, f *wire.Frame) error {
+	switch s := f.Snap; {
+	case s == 0:
+		return n.errorf("deliver", c, "%w: marker with snapshot id 0", ErrBadSnap)
+	case f.Seq != 0 || len(f.Payload) != 0:
+		return n.errorf("deliver", c, "%w: marker %d carries seq %d and %d payload bytes", ErrBadFrame, s, f.Seq, len(f.Payload))
+	case n.released.has(s):
+		return n.errorf("deliver", c, "%w: marker for snapshot %d", ErrReleased, s)
+	}
+	return nil
 }
 
 // record records the local state for s and starts recording every incoming
