@@ -481,19 +481,16 @@ func runTLCIn(java, jar, work string, m tla.Model, module string, limit time.Dur
 
 // copySpecs copies the .tla and .cfg files of dir into work.
 func copySpecs(dir, work string) error {
-	entries, err := os.ReadDir(dir)
+	names, err := tla.SpecFiles(dir)
 	if err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".tla") && !strings.HasSuffix(e.Name(), ".cfg") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(work, e.Name()), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(work, name), b, 0o644); err != nil {
 			return err
 		}
 	}
