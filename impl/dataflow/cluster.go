@@ -60,17 +60,27 @@ func (c *Cluster) Take(e int, want Action) (Step, error) {
 	if !ok {
 		return Step{}, to.refuse(want, e, ErrEmpty)
 	}
-	switch {
-	case want == ActProcess && it.Barrier:
-		return Step{}, to.refuse(want, e, ErrNotRecord)
-	case want == ActRecvBarrier && !it.Barrier:
-		return Step{}, to.refuse(want, e, ErrNotBarrier)
+	if err := wrongKind(want, it); err != nil {
+		return Step{}, to.refuse(want, e, err)
 	}
 	st, err := to.Take(e, it)
 	if err == nil {
 		from.Pop(e)
 	}
 	return st, err
+}
+
+// wrongKind is ErrNotRecord if the step want is Process and it is a
+// barrier, ErrNotBarrier if want is RecvBarrier and it is a record, else
+// nil.
+func wrongKind(want Action, it Item) error {
+	switch {
+	case want == ActProcess && it.Barrier:
+		return ErrNotRecord
+	case want == ActRecvBarrier && !it.Barrier:
+		return ErrNotBarrier
+	}
+	return nil
 }
 
 // TakeAny hands the head of edge e to its receiver whichever kind it is:

@@ -31,14 +31,12 @@ const (
 	ChandyLamport
 )
 
+// modeNames names each Mode, as the trace header spells it.
+var modeNames = [...]string{Aligned: "aligned", Unaligned: "unaligned", ChandyLamport: "chandy-lamport"}
+
 func (m Mode) String() string {
-	switch m {
-	case Aligned:
-		return "aligned"
-	case Unaligned:
-		return "unaligned"
-	case ChandyLamport:
-		return "chandy-lamport"
+	if int(m) < len(modeNames) {
+		return modeNames[m]
 	}
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }
