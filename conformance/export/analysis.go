@@ -259,11 +259,18 @@ func markers(events []spec.Event, top *spec.Topology, cuts map[spec.SnapID]spec.
 		out = append(out, Marker{Chan: e.Chan(), Snap: e.Snap, Send: send, Recv: i})
 	}
 	for _, s := range sortedSnaps(cuts) {
-		k := cuts[s]
-		for _, v := range k.Chans {
-			if r := k.Rec[v.Chan.From]; r >= 0 && v.Marker < 0 {
-				out = append(out, Marker{Chan: v.Chan, Snap: s, Send: r, Recv: -1})
-			}
+		out = append(out, unreceivedMarkers(s, cuts[s])...)
+	}
+	return out
+}
+
+// unreceivedMarkers are the markers of snapshot s, whose cut is k, that a
+// recorded sender sent and nobody received, by channel.
+func unreceivedMarkers(s spec.SnapID, k spec.SnapCut) []Marker {
+	var out []Marker
+	for _, v := range k.Chans {
+		if r := k.Rec[v.Chan.From]; r >= 0 && v.Marker < 0 {
+			out = append(out, Marker{Chan: v.Chan, Snap: s, Send: r, Recv: -1})
 		}
 	}
 	return out

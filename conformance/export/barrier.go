@@ -336,6 +336,24 @@ func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev dataflow.TraceEve
 // on it), put there by the restore.
 func (d *barrierDrawing) restoredQueues(c int) map[string][]bItem {
 	q := map[string][]bItem{}
+	part, logged := d.recordedBeforeRestore()
+	for _, e := range d.tr.Graph.Edges {
+		from := d.tr.Graph.Nodes[e.From].Name
+		key := dataflow.EdgeKey(from, d.tr.Graph.Nodes[e.To].Name)
+		var over []dataflow.TraceRecord
+		if p := part[from]; p != nil {
+			over = p.Overtaken[key]
+		}
+		for _, r := range append(logged[key], over...) {
+			q[key] = append(q[key], bItem{col: c, rec: r, restored: true})
+		}
+	}
+	return q
+}
+
+// recordedBeforeRestore is what the run recorded up to its first restore:
+// each node's part (its first), and the records logged on each edge.
+func (d *barrierDrawing) recordedBeforeRestore() (map[string]*dataflow.TracePart, map[string][]dataflow.TraceRecord) {
 	part := map[string]*dataflow.TracePart{}
 	logged := map[string][]dataflow.TraceRecord{}
 	for _, ev := range d.tr.Events {
@@ -350,18 +368,7 @@ func (d *barrierDrawing) restoredQueues(c int) map[string][]bItem {
 			break
 		}
 	}
-	for _, e := range d.tr.Graph.Edges {
-		from := d.tr.Graph.Nodes[e.From].Name
-		key := dataflow.EdgeKey(from, d.tr.Graph.Nodes[e.To].Name)
-		var over []dataflow.TraceRecord
-		if p := part[from]; p != nil {
-			over = p.Overtaken[key]
-		}
-		for _, r := range append(logged[key], over...) {
-			q[key] = append(q[key], bItem{col: c, rec: r, restored: true})
-		}
-	}
-	return q
+	return part, logged
 }
 
 // itemArrow is the arrow of item it, taken by step ev at column c (0:
