@@ -361,19 +361,12 @@ type StopReport struct {
 }
 
 func (r *StopReport) Error() string {
-	var parts []string
-	if len(r.Undelivered) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames undelivered (%s)", len(r.Undelivered), wire.CountByChan(r.Undelivered)))
-	}
+	parts := framesNote(nil, r.Undelivered, "undelivered")
 	for _, f := range r.Failed {
 		parts = append(parts, f.Error())
 	}
-	if len(r.Unacked) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames unacknowledged (%s)", len(r.Unacked), wire.CountByChan(r.Unacked)))
-	}
-	if len(r.Unsent) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames refused by the transport (%s)", len(r.Unsent), wire.CountByChan(r.Unsent)))
-	}
+	parts = framesNote(parts, r.Unacked, "unacknowledged")
+	parts = framesNote(parts, r.Unsent, "refused by the transport")
 	if r.Errors > 0 {
 		parts = append(parts, fmt.Sprintf("%d node errors, first: %v", r.Errors, r.NodeErrors[0]))
 	}
@@ -384,6 +377,15 @@ func (r *StopReport) Error() string {
 		parts = append(parts, e.Error())
 	}
 	return "runtime: stopped with " + strings.Join(parts, "; ")
+}
+
+// framesNote appends to parts, if there are any envs, how many frames
+// are what, by channel.
+func framesNote(parts []string, envs []wire.Envelope, what string) []string {
+	if len(envs) == 0 {
+		return parts
+	}
+	return append(parts, fmt.Sprintf("%d frames %s (%s)", len(envs), what, wire.CountByChan(envs)))
 }
 
 func (r *StopReport) empty() bool {

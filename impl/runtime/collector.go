@@ -144,18 +144,17 @@ func (c *Collector) Add(part snapshot.Part) {
 		return
 	}
 	pr := c.get(part.Snap)
-	i := c.topo.ProcIndex(part.Node.Proc)
-	if i < 0 { // not a process of the topology: counted, never assembled
-		if !pr.foreign[part.Node.Proc] {
-			if pr.foreign == nil {
-				pr.foreign = map[spec.ProcID]bool{}
-			}
-			pr.foreign[part.Node.Proc] = true
-			pr.nparts++
-		}
-		c.notify()
-		return
+	if i := c.topo.ProcIndex(part.Node.Proc); i >= 0 {
+		c.addPart(pr, i, part)
+	} else {
+		pr.addForeign(part.Node.Proc)
 	}
+	c.notify()
+}
+
+// addPart takes part, the i-th process's: it recorded, and its incoming
+// channels' recordings are closed.
+func (c *Collector) addPart(pr *progress, i int, part snapshot.Part) {
 	pr.recorded[i] = true
 	for k, cs := range part.In { // usually In(part.Node.Proc), in order
 		if j := c.inPos(cs.Chan, k); j >= 0 {
@@ -167,7 +166,19 @@ func (c *Collector) Add(part snapshot.Part) {
 		pr.nparts++
 	}
 	pr.parts[i] = part
-	c.notify()
+}
+
+// addForeign counts, once, a part of p, which is not a process of the
+// topology: counted, never assembled.
+func (pr *progress) addForeign(p spec.ProcID) {
+	if pr.foreign[p] {
+		return
+	}
+	if pr.foreign == nil {
+		pr.foreign = map[spec.ProcID]bool{}
+	}
+	pr.foreign[p] = true
+	pr.nparts++
 }
 
 // NodeStopped notes that p's node stopped: snapshots it has not completed

@@ -378,26 +378,35 @@ func (c *FileConfig) decodeApp(raw map[string]json.RawMessage, ps *problems) {
 		ps.add("app.kind", "%q is not an application kind (want one of %s)", c.App.Kind, kinds)
 		return
 	}
-	// Decode the parameters at their place in the file so that errors
-	// name the field by its full path ("app.balances.P3").
 	delete(raw, "kind")
-	b, err := json.Marshal(map[string]any{"app": raw})
-	if err != nil {
-		ps.add("app", "%v", err)
-		return
-	}
-	if err := spec.DecodeStrict(b, &struct {
-		App any `json:"app"`
-	}{params}); err != nil {
-		if msg := err.Error(); strings.HasPrefix(msg, "field ") {
-			ps.add("", "%s", msg)
-		} else {
-			ps.add("app", "%s for kind %q", msg, c.App.Kind)
-		}
+	if !c.decodeParams(raw, params, ps) {
 		return
 	}
 	c.App.Params = params
 	params.Check(c.Topology, c.maxAmount(), func(field, problem string) { ps.add("app."+field, "%s", problem) })
+}
+
+// decodeParams decodes the application's parameters, raw, into params,
+// at their place in the file so that errors name the field by its full
+// path ("app.balances.P3"); it reports whether they decoded.
+func (c *FileConfig) decodeParams(raw map[string]json.RawMessage, params app.Params, ps *problems) bool {
+	b, err := json.Marshal(map[string]any{"app": raw})
+	if err != nil {
+		ps.add("app", "%v", err)
+		return false
+	}
+	err = spec.DecodeStrict(b, &struct {
+		App any `json:"app"`
+	}{params})
+	switch {
+	case err == nil:
+		return true
+	case strings.HasPrefix(err.Error(), "field "):
+		ps.add("", "%s", err.Error())
+	default:
+		ps.add("app", "%s for kind %q", err.Error(), c.App.Kind)
+	}
+	return false
 }
 
 // maxAmount is the largest amount a workload message may have, 0 without

@@ -352,9 +352,7 @@ func (p *process) stopNode() {
 // runTag picks the run tag of self's snapshot ids (see RunProcess), 0 if
 // self initiates none (no scheduled snapshots, no control endpoint).
 func (p *process) runTag() (uint64, error) {
-	s := p.cfg.Snapshots
-	scheduled := s != nil && s.Count > 0 && slices.Contains(s.Initiators, p.self)
-	if !scheduled && p.cfg.Nodes[p.self].Control == "" && p.opt.ControlListener == nil {
+	if !p.initiates() {
 		return 0, nil
 	}
 	var from spec.SnapID
@@ -369,6 +367,14 @@ func (p *process) runTag() (uint64, error) {
 	return tag, nil
 }
 
+// initiates reports whether self may initiate snapshots: scheduled ones,
+// or asked for at its control endpoint.
+func (p *process) initiates() bool {
+	s := p.cfg.Snapshots
+	scheduled := s != nil && s.Count > 0 && slices.Contains(s.Initiators, p.self)
+	return scheduled || p.cfg.Nodes[p.self].Control != "" || p.opt.ControlListener != nil
+}
+
 // startWorkload sends the config's workload: random application messages
 // to random neighbours, until done or ctx ends.
 func (p *process) startWorkload(ctx context.Context) {
@@ -379,22 +385,28 @@ func (p *process) startWorkload(ctx context.Context) {
 	p.workers.Add(1)
 	go func() {
 		defer p.workers.Done()
-		rng := rand.New(rand.NewPCG(w.Seed, uint64(p.idx)))
-		outs := p.t.Out(p.self)
-		for range w.Transfers {
-			to := outs[rng.IntN(len(outs))].To
-			err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
-			switch {
-			case errors.Is(err, core.ErrSuspected):
-				p.refused.Add(1) // not debited; the detector's log names the peer
-			case err != nil && !errors.Is(err, core.ErrApp):
-				return
-			}
-			if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
-				return
-			}
-		}
+		p.workload(ctx, w)
 	}()
+}
+
+// workload sends w's transfers, pausing between them, until done, ctx
+// ends, or the node stops.
+func (p *process) workload(ctx context.Context, w *Workload) {
+	rng := rand.New(rand.NewPCG(w.Seed, uint64(p.idx)))
+	outs := p.t.Out(p.self)
+	for range w.Transfers {
+		to := outs[rng.IntN(len(outs))].To
+		err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
+		switch {
+		case errors.Is(err, core.ErrSuspected):
+			p.refused.Add(1) // not debited; the detector's log names the peer
+		case err != nil && !errors.Is(err, core.ErrApp):
+			return
+		}
+		if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
+			return
+		}
+	}
 }
 
 // startSchedule initiates self's snapshots of the config's schedule,
@@ -407,22 +419,28 @@ func (p *process) startSchedule(ctx context.Context, tag uint64) {
 	p.workers.Add(1)
 	go func() {
 		defer p.workers.Done()
-		for range s.Count {
-			if !sleep(ctx, time.Duration(s.EveryMS)*time.Millisecond) {
-				return
-			}
-			id, err := p.nextSnapID(tag)
-			if err != nil {
-				p.say("initiate: %v", err)
-				return
-			}
-			if err := p.node.Initiate(id); err != nil {
-				p.say("initiate %d: %v", id, err)
-				continue
-			}
-			p.say("initiated snapshot %d", id)
-		}
+		p.schedule(ctx, s, tag)
 	}()
+}
+
+// schedule initiates s's snapshots, one every s.EveryMS, numbered from
+// run tag tag, until done, ctx ends, or the ids run out.
+func (p *process) schedule(ctx context.Context, s *Schedule, tag uint64) {
+	for range s.Count {
+		if !sleep(ctx, time.Duration(s.EveryMS)*time.Millisecond) {
+			return
+		}
+		id, err := p.nextSnapID(tag)
+		if err != nil {
+			p.say("initiate: %v", err)
+			return
+		}
+		if err := p.node.Initiate(id); err != nil {
+			p.say("initiate %d: %v", id, err)
+			continue
+		}
+		p.say("initiated snapshot %d", id)
+	}
 }
 
 // nextSnapID is the id of the next snapshot self initiates in the run of

@@ -241,21 +241,15 @@ func (p *process) partsMissing(dead map[spec.ProcID]bool) []string {
 // describeLost counts lost frames: "12 transfers (total 340), 2 markers".
 func describeLost(p *process, envs []wire.Envelope) string {
 	var apps, markers int
-	var total int64
-	a, err := p.cfg.NewApp(p.self)
 	for _, e := range envs {
 		switch e.Frame.Kind {
 		case wire.KindApp:
 			apps++
-			if err == nil {
-				if amt, aerr := a.Amount(e.Frame.Payload); aerr == nil {
-					total += amt
-				}
-			}
 		case wire.KindMarker:
 			markers++
 		}
 	}
+	total := p.lostAmount(envs)
 	var parts []string
 	if apps > 0 {
 		parts = append(parts, fmt.Sprintf("%d transfers (total %d) never acknowledged", apps, total))
@@ -264,6 +258,25 @@ func describeLost(p *process, envs []wire.Envelope) string {
 		parts = append(parts, fmt.Sprintf("%d markers never acknowledged", markers))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// lostAmount is the total amount of the application messages among
+// envs, as self's application reads them (0 if it cannot be built).
+func (p *process) lostAmount(envs []wire.Envelope) int64 {
+	a, err := p.cfg.NewApp(p.self)
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, e := range envs {
+		if e.Frame.Kind != wire.KindApp {
+			continue
+		}
+		if amt, err := a.Amount(e.Frame.Payload); err == nil {
+			total += amt
+		}
+	}
+	return total
 }
 
 func snapList(ids []spec.SnapID) string {
