@@ -212,25 +212,33 @@ func Restore(cfg Config, cp Checkpoint) (*Node, error) {
 // restoreSeqs sets the next seq of each channel cp names: one of the
 // node's outgoing (NextSend) or incoming (NextRecv) channels, from 1.
 func (n *Node) restoreSeqs(cp Checkpoint) error {
-	for c, s := range cp.NextSend {
-		j, ok := n.outIdx[c.To]
-		if c.From != n.self || !ok {
-			return n.errorf("restore", spec.Channel{}, "%w: %s is not an outgoing channel", ErrUnknownChannel, c)
-		}
-		if s == 0 {
-			return n.errorf("restore", spec.Channel{}, "next send seq on %s is 0, seqs start at 1", c)
-		}
-		n.sendSeq[j] = s
+	if err := n.setSeqs(cp.NextSend, true); err != nil {
+		return err
 	}
-	for c, s := range cp.NextRecv {
-		i, ok := n.inIdx[c.From]
-		if c.To != n.self || !ok {
-			return n.errorf("restore", spec.Channel{}, "%w: %s is not an incoming channel", ErrUnknownChannel, c)
+	return n.setSeqs(cp.NextRecv, false)
+}
+
+// setSeqs sets the next send (out) or receive seq of each channel next
+// names, which must be one of the node's outgoing (out) or incoming
+// channels.
+func (n *Node) setSeqs(next map[spec.Channel]uint64, out bool) error {
+	dir, op, idx, seqs := "an incoming", "receive", n.inIdx, n.recvSeq
+	if out {
+		dir, op, idx, seqs = "an outgoing", "send", n.outIdx, n.sendSeq
+	}
+	for c, s := range next {
+		self, peer := c.To, c.From
+		if out {
+			self, peer = c.From, c.To
+		}
+		i, ok := idx[peer]
+		if self != n.self || !ok {
+			return n.errorf("restore", spec.Channel{}, "%w: %s is not %s channel", ErrUnknownChannel, c, dir)
 		}
 		if s == 0 {
-			return n.errorf("restore", spec.Channel{}, "next receive seq on %s is 0, seqs start at 1", c)
+			return n.errorf("restore", spec.Channel{}, "next %s seq on %s is 0, seqs start at 1", op, c)
 		}
-		n.recvSeq[i] = s
+		seqs[i] = s
 	}
 	return nil
 }
@@ -343,11 +351,8 @@ func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 // every snapshot recording the channel.
 func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 	c := n.in[i]
-	if f.Snap != 0 {
-		return Step{}, n.errorf("deliver", c, "%w: app frame carries snapshot id %d", ErrBadFrame, f.Snap)
-	}
-	if f.Seq != n.recvSeq[i] {
-		return Step{}, n.errorf("deliver", c, "%w: expected seq %d, got %d", ErrSeq, n.recvSeq[i], f.Seq)
+	if err := n.checkApp(i, f); err != nil {
+		return Step{}, err
 	}
 	amt, err := n.amount(f.Payload)
 	if err != nil {
@@ -374,6 +379,19 @@ func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 		ev.Payload = jsonPayload(f.Payload)
 	}
 	return Step{Event: ev}, nil
+}
+
+// checkApp checks app frame f arriving on the i-th incoming channel: no
+// snapshot id, and the seq the channel expects next (FIFO, exactly once).
+func (n *Node) checkApp(i int, f *wire.Frame) error {
+	c := n.in[i]
+	if f.Snap != 0 {
+		return n.errorf("deliver", c, "%w: app frame carries snapshot id %d", ErrBadFrame, f.Snap)
+	}
+	if f.Seq != n.recvSeq[i] {
+		return n.errorf("deliver", c, "%w: expected seq %d, got %d", ErrSeq, n.recvSeq[i], f.Seq)
+	}
+	return nil
 }
 
 // recvMarker mirrors RecvMarker(p, q) (the Receiving Rule). Case 1, the
