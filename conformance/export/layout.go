@@ -221,25 +221,12 @@ func (l *layout) keepCrossing() {
 // of the messages it classifies up to MaxSpan columns in all, evenly
 // either side; ok is false if it has none.
 func (l *layout) neighbourhood(c Cut) (lo, hi int, ok bool) {
-	lo, hi = l.last+1, 0
-	see := func(i int, lo, hi *int) {
-		if i >= 0 {
-			*lo, *hi = min(*lo, l.col[i]), max(*hi, l.col[i])
-		}
-	}
-	for _, r := range c.Rec {
-		see(r, &lo, &hi)
-	}
-	for _, m := range l.a.Markers {
-		if m.Snap == c.Snap {
-			see(m.Recv, &lo, &hi)
-		}
-	}
+	lo, hi = l.cutSpan(c)
 	mlo, mhi := lo, hi
 	for _, m := range l.a.Messages {
 		if m.Status[c.Snap] != "" {
-			see(m.Send, &mlo, &mhi)
-			see(m.Recv, &mlo, &mhi)
+			mlo, mhi = l.widen(m.Send, mlo, mhi)
+			mlo, mhi = l.widen(m.Recv, mlo, mhi)
 		}
 	}
 	if hi == 0 {
@@ -249,6 +236,30 @@ func (l *layout) neighbourhood(c Cut) (lo, hi int, ok bool) {
 	left := min(lo-mlo, max(room/2, room-(mhi-hi)))
 	right := min(mhi-hi, room-left)
 	return lo - left, hi + right, true
+}
+
+// cutSpan is the first and last column of cut c's recording points and
+// its markers' receives (last+1, 0 if none).
+func (l *layout) cutSpan(c Cut) (lo, hi int) {
+	lo, hi = l.last+1, 0
+	for _, r := range c.Rec {
+		lo, hi = l.widen(r, lo, hi)
+	}
+	for _, m := range l.a.Markers {
+		if m.Snap == c.Snap {
+			lo, hi = l.widen(m.Recv, lo, hi)
+		}
+	}
+	return lo, hi
+}
+
+// widen widens the span lo..hi to take in event i's column, if i
+// happened (i >= 0).
+func (l *layout) widen(i, lo, hi int) (int, int) {
+	if i < 0 {
+		return lo, hi
+	}
+	return min(lo, l.col[i]), max(hi, l.col[i])
 }
 
 // shown reports whether event i is in the columns shown.
