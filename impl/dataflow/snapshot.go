@@ -160,17 +160,27 @@ func checkPart(g *Graph, p *Part, id int) error {
 	if p.Emitted < 0 || p.Emitted > g.Nodes[id].Budget || p.Cnt < 0 {
 		return fmt.Errorf("dataflow: %s's recorded counts are out of range (emitted %d of %d, processed %d)", name, p.Emitted, g.Nodes[id].Budget, p.Cnt)
 	}
-	if e, ok := missingKey(g.out[id], p.CutSent); !ok {
-		return fmt.Errorf("dataflow: %s's part has no sequence number for its output %s", name, g.EdgeName(e))
-	}
-	if e, ok := missingKey(g.in[id], p.CutRcvd); !ok {
-		return fmt.Errorf("dataflow: %s's part has no sequence number for its input %s", name, g.EdgeName(e))
+	if err := checkCuts(g, p, id); err != nil {
+		return err
 	}
 	if e, ok := strayKey(g, p.Overtaken, func(e EdgeSpec) bool { return e.From == id }); !ok {
 		return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its outputs", name, e)
 	}
 	if e, ok := strayKey(g, p.Logged, func(e EdgeSpec) bool { return e.To == id }); !ok {
 		return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its inputs", name, e)
+	}
+	return nil
+}
+
+// checkCuts checks that part p, node id's, has a sequence number for
+// each of the node's outputs (cutSent) and inputs (cutRcvd).
+func checkCuts(g *Graph, p *Part, id int) error {
+	name := g.Nodes[id].Name
+	if e, ok := missingKey(g.out[id], p.CutSent); !ok {
+		return fmt.Errorf("dataflow: %s's part has no sequence number for its output %s", name, g.EdgeName(e))
+	}
+	if e, ok := missingKey(g.in[id], p.CutRcvd); !ok {
+		return fmt.Errorf("dataflow: %s's part has no sequence number for its input %s", name, g.EdgeName(e))
 	}
 	return nil
 }

@@ -206,6 +206,12 @@ func (g *Global) validateNode(n NodeState, p spec.ProcID) error {
 	if n.State.Sent < 0 || n.State.Rcvd < 0 {
 		return fmt.Errorf("snapshot %d: %s has negative counters", g.ID, string(n.Proc))
 	}
+	return g.validateNextSend(n)
+}
+
+// validateNextSend checks that node state n has one send seq, from 1,
+// per outgoing channel of its process, in topology order.
+func (g *Global) validateNextSend(n NodeState) error {
 	out := g.Topology.Out(n.Proc)
 	if len(n.NextSend) != len(out) {
 		return fmt.Errorf("snapshot %d: %s has %d send seqs for %d outgoing channels", g.ID, string(n.Proc), len(n.NextSend), len(out))
@@ -359,11 +365,9 @@ func (g *Global) cutSeqs() []spec.ChanCut {
 	i := 0 // the channel index expected next
 	for _, n := range g.Nodes {
 		for _, cs := range n.NextSend {
-			if i >= len(t.Chans) || t.Chans[i] != cs.Chan {
-				if i = t.ChanIndex(cs.Chan); i < 0 {
-					i = len(t.Chans)
-					continue
-				}
+			if i = chanIndexFrom(t, cs.Chan, i); i < 0 {
+				i = len(t.Chans)
+				continue
 			}
 			if cs.Next > 0 {
 				cut[i].Sent = cs.Next - 1
@@ -377,6 +381,15 @@ func (g *Global) cutSeqs() []spec.ChanCut {
 		}
 	}
 	return cut
+}
+
+// chanIndexFrom is c's index in t.Chans: i, the index expected, if it
+// holds c (no map lookup in the common case), else t.ChanIndex(c).
+func chanIndexFrom(t *spec.Topology, c spec.Channel, i int) int {
+	if i < len(t.Chans) && t.Chans[i] == c {
+		return i
+	}
+	return t.ChanIndex(c)
 }
 
 // Total is the money the snapshot holds: balances plus amounts in flight.
