@@ -451,21 +451,29 @@ func (n *Node) record() {
 			n.q[e] = append(n.q[e], bar)
 			continue
 		}
-		at := 0 // behind the last barrier queued
-		for i, it := range n.q[e] {
-			if it.Barrier {
-				at = i + 1
-			}
+		if over := n.overtake(e, bar); len(over) > 0 {
+			p.Overtaken[e] = over
 		}
-		if at < len(n.q[e]) {
-			p.Overtaken[e] = slices.Clone(n.q[e][at:])
-		}
-		n.q[e] = slices.Insert(n.q[e], at, bar)
 	}
 	for _, e := range n.g.in[n.id] {
 		p.CutRcvd[e] = n.nRcvd[e]
 	}
 	n.part = p
+}
+
+// overtake puts unaligned barrier bar on output e ahead of the records
+// queued there, behind the last barrier queued (SendBarriers' ELSE
+// branch, lines 226-227), and returns a copy of the records it overtook.
+func (n *Node) overtake(e int, bar Item) []Item {
+	at := 0
+	for i, it := range n.q[e] {
+		if it.Barrier {
+			at = i + 1
+		}
+	}
+	over := slices.Clone(n.q[e][at:])
+	n.q[e] = slices.Insert(n.q[e], at, bar)
+	return over
 }
 
 func (n *Node) save() any {
