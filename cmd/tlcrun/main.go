@@ -146,13 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
 		return 2
 	}
-	dir := filepath.Dir(opt.manifest)
-	failed := 0
-	if stale := man.StaleFiles(hashes); len(stale) > 0 && (!opt.update || opt.goOnly) {
-		fmt.Fprintf(stdout, "FAIL the manifest's TLC numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
-		failed++
-	}
-	failed += checkModels(opt, dir, man, stdout)
+	failed := checkFresh(opt, man, hashes, stdout) + checkModels(opt, filepath.Dir(opt.manifest), man, stdout)
 	if opt.update {
 		if err := updateManifest(opt, man, hashes); err != nil {
 			fmt.Fprintf(stderr, "tlcrun: %v\n", err)
@@ -165,6 +159,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkFresh fails (1) if the manifest's TLC numbers predate the specs,
+// unless -update measures them again with TLC.
+func checkFresh(opt options, man *tla.Manifest, hashes map[string]string, stdout io.Writer) int {
+	stale := man.StaleFiles(hashes)
+	if len(stale) == 0 || opt.update && !opt.goOnly {
+		return 0
+	}
+	fmt.Fprintf(stdout, "FAIL the manifest's TLC numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
+	return 1
 }
 
 // loadManifest reads the manifest, which must name the -only model if
