@@ -269,14 +269,11 @@ func (n *Node) restoreApp(cp Checkpoint) error {
 // as SendAppF(p, q, a) requires q \notin suspected
 // (tla/ChandyLamportFaults.tla line 66): nothing is debited.
 func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
-	j, ok := n.outIdx[to]
-	if !ok {
-		return Step{}, n.errorf("send", spec.Channel{}, "%w: no channel %s->%s", ErrUnknownChannel, string(n.self), string(to))
+	j, err := n.sendChan(to)
+	if err != nil {
+		return Step{}, err
 	}
 	c := n.out[j]
-	if n.nSusp > 0 && n.suspected[n.topo.ProcIndex(to)] {
-		return Step{}, n.errorf("send", c, "%w: %s is suspected, the transfer was not made", ErrSuspected, string(to))
-	}
 	amt, err := n.amount(payload)
 	if err != nil {
 		return Step{}, &Error{Node: n.self, Op: "send", Chan: c, Err: err}
@@ -297,15 +294,25 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
 	return Step{Event: ev, Out: n.outBuf[:1:1]}, nil
 }
 
+// sendChan is the index of the outgoing channel to peer to, which must
+// not be suspected (ErrSuspected).
+func (n *Node) sendChan(to spec.ProcID) (int, error) {
+	j, ok := n.outIdx[to]
+	if !ok {
+		return 0, n.errorf("send", spec.Channel{}, "%w: no channel %s->%s", ErrUnknownChannel, string(n.self), string(to))
+	}
+	if n.nSusp > 0 && n.suspected[n.topo.ProcIndex(to)] {
+		return 0, n.errorf("send", n.out[j], "%w: %s is suspected, the transfer was not made", ErrSuspected, string(to))
+	}
+	return j, nil
+}
+
 // Initiate starts snapshot s here. It mirrors Initiate(s) in
 // tla/ChandyLamport.tla (the Initiator Rule): record the local state, send a
 // marker on every outgoing channel, record every incoming channel.
 func (n *Node) Initiate(s spec.SnapID) (Step, error) {
-	if s == 0 {
-		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: 0", ErrBadSnap)
-	}
-	if n.snaps[s] != nil || n.released.has(s) || n.aborted.has(s) {
-		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: %s already knows snapshot %d", ErrDuplicateSnap, string(n.self), s)
+	if err := n.newSnap(s); err != nil {
+		return Step{}, err
 	}
 	appState, err := n.app.Capture()
 	if err != nil {
@@ -320,6 +327,18 @@ func (n *Node) Initiate(s spec.SnapID) (Step, error) {
 	step.Event = n.event(spec.Initiate)
 	step.Event.Snap = s
 	return step, nil
+}
+
+// newSnap checks that s may name a snapshot initiated here: not 0, and
+// one this node does not know (recording, released or aborted).
+func (n *Node) newSnap(s spec.SnapID) error {
+	if s == 0 {
+		return n.errorf("initiate", spec.Channel{}, "%w: 0", ErrBadSnap)
+	}
+	if n.snaps[s] != nil || n.released.has(s) || n.aborted.has(s) {
+		return n.errorf("initiate", spec.Channel{}, "%w: %s already knows snapshot %d", ErrDuplicateSnap, string(n.self), s)
+	}
+	return nil
 }
 
 // Deliver takes a frame arriving on incoming channel env.Chan. An app frame

@@ -448,11 +448,7 @@ func (c *FileConfig) checkSchedule(ps *problems) {
 		return
 	}
 	t := c.Topology
-	for i, p := range s.Initiators {
-		if !t.Has(p) {
-			ps.add(fmt.Sprintf("snapshots.initiators[%d]", i), "%q is not a process of the topology", string(p))
-		}
-	}
+	checkInitiators(ps, t, s.Initiators)
 	if s.EveryMS <= 0 {
 		ps.add("snapshots.every_ms", "%d, want > 0", s.EveryMS)
 	}
@@ -460,6 +456,15 @@ func (c *FileConfig) checkSchedule(ps *problems) {
 		ps.add("snapshots.count", "%d is negative", s.Count)
 	} else if s.Count > limit {
 		ps.add("snapshots.count", "%d, at most %d for %d processes", s.Count, limit, len(t.Procs))
+	}
+}
+
+// checkInitiators requires every scheduled initiator to be a process of t.
+func checkInitiators(ps *problems, t *spec.Topology, initiators []spec.ProcID) {
+	for i, p := range initiators {
+		if !t.Has(p) {
+			ps.add(fmt.Sprintf("snapshots.initiators[%d]", i), "%q is not a process of the topology", string(p))
+		}
 	}
 }
 

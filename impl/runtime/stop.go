@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -213,29 +214,29 @@ func (p *process) lostFrames(dead map[spec.ProcID]bool) []string {
 // from a live peer is not a failure (that peer saves it when it gets
 // there), and a snapshot assembled meanwhile is complete.
 func (p *process) partsMissing(dead map[spec.ProcID]bool) []string {
-	ids := make([]spec.SnapID, 0, len(p.waiting))
-	for id := range p.waiting {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	var out []string
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(p.waiting)) {
 		_, missing, err := p.opt.Store.LoadParts(p.t, id)
 		if err != nil {
 			out = append(out, fmt.Sprintf("snapshot %d: %v", id, err))
 			continue
 		}
-		var gone []string
-		for _, q := range missing {
-			if dead[q] {
-				gone = append(gone, string(q))
-			}
-		}
-		if len(gone) > 0 {
+		if gone := deadAmong(missing, dead); len(gone) > 0 {
 			out = append(out, fmt.Sprintf("snapshot %d: no part from %s (dead)", id, strings.Join(gone, ", ")))
 		}
 	}
 	return out
+}
+
+// deadAmong names the processes of ps that are dead.
+func deadAmong(ps []spec.ProcID, dead map[spec.ProcID]bool) []string {
+	var gone []string
+	for _, q := range ps {
+		if dead[q] {
+			gone = append(gone, string(q))
+		}
+	}
+	return gone
 }
 
 // describeLost counts lost frames: "12 transfers (total 340), 2 markers".

@@ -112,16 +112,25 @@ func LoadFile(path string, want spec.SnapID) (snapshot.Global, error) {
 	if want != 0 && h.ID != uint64(want) {
 		return g, fmt.Errorf("store: %s: %w: header says snapshot %d, want %d", path, ErrCorrupt, h.ID, want)
 	}
-	if err := spec.DecodeStrict(body, &g); err != nil {
-		return g, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
-	}
-	if uint64(g.ID) != h.ID {
-		return g, fmt.Errorf("store: %s: %w: body holds snapshot %d, header says %d", path, ErrCorrupt, g.ID, h.ID)
-	}
-	if err := g.Validate(); err != nil {
-		return g, fmt.Errorf("store: %s: %w: %w", path, ErrCorrupt, err)
+	if err := decodeGlobal(body, h, &g); err != nil {
+		return g, fmt.Errorf("store: %s: %w", path, err)
 	}
 	return g, nil
+}
+
+// decodeGlobal decodes body, a snapshot file's, into g, which must be
+// the snapshot header h names and valid (ErrCorrupt).
+func decodeGlobal(body []byte, h header, g *snapshot.Global) error {
+	if err := spec.DecodeStrict(body, g); err != nil {
+		return fmt.Errorf("%w: body: %w", ErrCorrupt, err)
+	}
+	if uint64(g.ID) != h.ID {
+		return fmt.Errorf("%w: body holds snapshot %d, header says %d", ErrCorrupt, g.ID, h.ID)
+	}
+	if err := g.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return nil
 }
 
 // List returns the ids of the stored snapshots, ascending. Temporary and
