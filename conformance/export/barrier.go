@@ -112,11 +112,7 @@ func (d *barrierDrawing) attrs(c category) string {
 	if stroke == "" {
 		stroke = barrierColor
 	}
-	out := fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, stroke, c.width)
-	if c.dash != "" {
-		out += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
-	}
-	return out
+	return fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, stroke, c.width) + dashAttr(c.dash)
 }
 
 // arrow draws an item's arrow from column c1 on lane a to the step at

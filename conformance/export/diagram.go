@@ -300,11 +300,16 @@ func (d *drawing) stroke(c category, s spec.SnapID) string {
 // noting c as used.
 func (d *drawing) lineAttrs(c category, s spec.SnapID) string {
 	d.used[c.id] = true
-	out := fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, s), c.width)
-	if c.dash != "" {
-		out += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
+	return fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, s), c.width) + dashAttr(c.dash)
+}
+
+// dashAttr is the stroke-dasharray attribute of dash pattern dash, none
+// for a solid line ("").
+func dashAttr(dash string) string {
+	if dash == "" {
+		return ""
 	}
-	return out
+	return fmt.Sprintf(` stroke-dasharray="%s"`, dash)
 }
 
 // head is the arrowhead id of colour col.
@@ -416,10 +421,7 @@ func (d *drawing) cut(k int, c Cut) {
 		pts = append(pts, fmt.Sprintf("%s,%s %s,%s", num(x), num(y-dy/3), num(x), num(y+dy/3)))
 		labels = append(labels, label{x + 3, y - dy/3 + 2, text})
 	}
-	dash := ""
-	if s := cutDash(k); s != "" {
-		dash = fmt.Sprintf(` stroke-dasharray="%s"`, s)
-	}
+	dash := dashAttr(cutDash(k))
 	notes = append(notes, c.reportNotes()...)
 	fmt.Fprintf(b, `<polyline class="cut-halo" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="%d" opacity="%s" stroke-linejoin="round"/>`+"\n",
 		c.Snap, strings.Join(pts, " "), color, haloWidth, haloOpacity)
@@ -736,10 +738,7 @@ func (d *drawing) legend(w *bufio.Writer) {
 		c := d.a.Cuts[k]
 		fmt.Fprintf(w, `<line class="legend-halo" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%d" opacity="%s"/>`+"\n",
 			left, y, left+40, y, SnapColor(k), haloWidth-4, haloOpacity)
-		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="4" opacity="0.7"`, c.Snap, SnapColor(k))
-		if s := cutDash(k); s != "" {
-			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, s)
-		}
+		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="4" opacity="0.7"`, c.Snap, SnapColor(k)) + dashAttr(cutDash(k))
 		item(fmt.Sprintf(` data-snap="%d"`, c.Snap), attrs, "cut of "+c.Summary())
 	}
 	var first spec.SnapID
@@ -753,10 +752,7 @@ func (d *drawing) legend(w *bufio.Writer) {
 			y += legendLine
 			continue
 		}
-		attrs := fmt.Sprintf(`class="legend-item" data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, first), c.width)
-		if c.dash != "" {
-			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
-		}
+		attrs := fmt.Sprintf(`class="legend-item" data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, first), c.width) + dashAttr(c.dash)
 		item("", attrs, c.label)
 	}
 	w.WriteString("</g>\n")

@@ -69,6 +69,18 @@ func ExportTLCFrom(tr spec.Trace, dir, specDir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if err := copySpecModules(specDir, dir); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "MCTrace.tla"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "MCTrace.cfg"), []byte(cfg), 0o644)
+}
+
+// copySpecModules copies the spec modules the trace model extends
+// (SpecFiles) from specDir into dir.
+func copySpecModules(specDir, dir string) error {
 	for _, f := range SpecFiles {
 		b, err := os.ReadFile(filepath.Join(specDir, f))
 		if err != nil {
@@ -78,10 +90,7 @@ func ExportTLCFrom(tr spec.Trace, dir, specDir string) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "MCTrace.tla"), []byte(mod), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "MCTrace.cfg"), []byte(cfg), 0o644)
+	return nil
 }
 
 // tlaString renders s as a TLA+ string literal.
