@@ -312,17 +312,23 @@ func (m *Manifest) Table() string {
 			fmt.Fprintf(&b, "| `%s` | negative, violates `%s` | | | | %s |\n", x.Name, x.ExpectViolation, x.Demonstrates)
 			continue
 		}
-		kind, c := "positive", x.TLC
-		switch {
-		case x.TLC.Incomplete != "" && x.Go.Incomplete != "":
-			kind, c = "positive, large (counts the Go explorer reached; neither checker finished)", x.Go
-		case x.TLC.Incomplete != "":
-			kind, c = "positive, large (the Go explorer's counts: TLC did not finish)", x.Go
-		}
+		kind, c := x.shownCounts()
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %d | %s |\n", x.Name, kind,
 			thousands(c.Distinct), thousands(c.Generated), c.Depth, x.Demonstrates)
 	}
 	return b.String()
+}
+
+// shownCounts are the counts Table shows for positive model x, and its
+// kind: TLC's, or the Go explorer's when TLC did not finish.
+func (x Model) shownCounts() (kind string, c Measure) {
+	switch {
+	case x.TLC.Incomplete != "" && x.Go.Incomplete != "":
+		return "positive, large (counts the Go explorer reached; neither checker finished)", x.Go
+	case x.TLC.Incomplete != "":
+		return "positive, large (the Go explorer's counts: TLC did not finish)", x.Go
+	}
+	return "positive", x.TLC
 }
 
 // thousands renders n with commas between groups of three digits.

@@ -79,17 +79,23 @@ func (s *Store) entry(t *spec.Topology, id spec.SnapID) (Entry, error) {
 		return e, fmt.Errorf("store: %w", err)
 	}
 	e.Time = st.ModTime().UTC()
-	g, err := s.Load(id)
-	if err != nil {
-		e.Problem = err.Error()
-		return e, nil
-	}
-	if t != nil && !sameTopology(g.Topology, t) {
-		e.Problem = fmt.Sprintf("store: %s: a snapshot of another topology (processes %s)", s.Path(id), joinProcs(g.Topology.Procs))
-		return e, nil
-	}
-	e.Complete, e.Total, e.InFlight = true, g.Total(), g.InFlight()
+	s.assembled(t, &e)
 	return e, nil
+}
+
+// assembled fills e's Complete, Total and InFlight from its global
+// snapshot file, or its Problem if the file does not load or is of
+// another topology than t (if given).
+func (s *Store) assembled(t *spec.Topology, e *Entry) {
+	g, err := s.Load(e.ID)
+	switch {
+	case err != nil:
+		e.Problem = err.Error()
+	case t != nil && !sameTopology(g.Topology, t):
+		e.Problem = fmt.Sprintf("store: %s: a snapshot of another topology (processes %s)", s.Path(e.ID), joinProcs(g.Topology.Procs))
+	default:
+		e.Complete, e.Total, e.InFlight = true, g.Total(), g.InFlight()
+	}
 }
 
 // partsOf fills e's Parts, Missing, Time (the latest part's) and Problem

@@ -381,12 +381,9 @@ func describe(format string) string {
 // header line, its fields, the body's length, its checksum. Every error
 // but ErrNotFound wraps ErrCorrupt or an I/O error, and names path.
 func readChecked(path, format string) (header, []byte, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return header{}, nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
-	}
+	f, err := openStored(path)
 	if err != nil {
-		return header{}, nil, fmt.Errorf("store: %w", err)
+		return header{}, nil, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, maxHeader)
@@ -406,6 +403,18 @@ func readChecked(path, format string) (header, []byte, error) {
 		return h, nil, fmt.Errorf("store: %s: %w: checksum mismatch: body sha256 %x, header says %s (tampered or damaged)", path, ErrCorrupt, got[:], h.SHA256)
 	}
 	return h, body, nil
+}
+
+// openStored opens the stored file at path; ErrNotFound if there is none.
+func openStored(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	switch {
+	case os.IsNotExist(err):
+		return nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return f, nil
 }
 
 // readHeaderLine reads the header line, its newline included.
