@@ -198,12 +198,7 @@ func snapshots(tr spec.Trace, x *spec.CutIndex) map[spec.SnapID]spec.ProcID {
 
 // cut is snapshot k's Cut, its messages' statuses marked.
 func (a *Analysis) cut(k spec.SnapCut, initiator spec.ProcID, reported *spec.GlobalState) Cut {
-	c := Cut{Snap: k.Snap, Initiator: initiator, Rec: k.Rec, Complete: k.Complete(), Reported: reported}
-	for _, e := range a.Trace.Events {
-		if e.Action == spec.Abort && e.Snap == k.Snap {
-			c.Aborted = append(c.Aborted, e)
-		}
-	}
+	c := Cut{Snap: k.Snap, Initiator: initiator, Rec: k.Rec, Complete: k.Complete(), Reported: reported, Aborted: a.aborts(k.Snap)}
 	if c.Complete {
 		c.Recorded = k.Implied()
 	}
@@ -215,6 +210,17 @@ func (a *Analysis) cut(k spec.SnapCut, initiator spec.ProcID, reported *spec.Glo
 		a.mark(&c, f)
 	}
 	return c
+}
+
+// aborts are the trace's Abort events of snapshot s.
+func (a *Analysis) aborts(s spec.SnapID) []spec.Event {
+	var out []spec.Event
+	for _, e := range a.Trace.Events {
+		if e.Action == spec.Abort && e.Snap == s {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // mark records finding f of snapshot c on its message; a spurious one

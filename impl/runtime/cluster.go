@@ -234,20 +234,14 @@ func (c *Cluster) Quiesce(ctx context.Context) error {
 // block meanwhile. It returns the recorded snapshot with id s.
 func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g snapshot.Global, err error) {
 	g = snapshot.Global{ID: s, Topology: c.topo}
-	paused := make([]*Node, 0, len(c.nodes))
+	paused, err := c.pauseAll()
 	defer func() {
-		for _, n := range paused {
-			if e := n.resume(); e != nil && err == nil {
-				err = e
-			}
+		if e := resumeAll(paused); e != nil && err == nil {
+			err = e
 		}
 	}()
-	for _, p := range c.topo.Procs {
-		n := c.nodes[p]
-		if err := n.pause(); err != nil {
-			return g, err
-		}
-		paused = append(paused, n)
+	if err != nil {
+		return g, err
 	}
 	if err := c.awaitAppDrained(ctx); err != nil {
 		return g, err
@@ -261,6 +255,32 @@ func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g snapshot.G
 	}
 	g.Chans = drainedChans(c.topo, g.Nodes)
 	return g, nil
+}
+
+// pauseAll holds every node's application sends, in topology order, and
+// returns the nodes paused: all of them, or those before the first that
+// could not be (its error).
+func (c *Cluster) pauseAll() ([]*Node, error) {
+	paused := make([]*Node, 0, len(c.nodes))
+	for _, p := range c.topo.Procs {
+		n := c.nodes[p]
+		if err := n.pause(); err != nil {
+			return paused, err
+		}
+		paused = append(paused, n)
+	}
+	return paused, nil
+}
+
+// resumeAll resumes the paused nodes, returning the first error.
+func resumeAll(paused []*Node) error {
+	var first error
+	for _, n := range paused {
+		if err := n.resume(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // awaitAppDrained waits, polling the counters, until every application
