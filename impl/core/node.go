@@ -157,6 +157,13 @@ func New(cfg Config) (*Node, error) {
 	if n.clocks {
 		n.vc = make(spec.VectorClock, len(cfg.Topology.Procs))
 	}
+	n.indexChans()
+	return n, nil
+}
+
+// indexChans indexes the node's channels by peer, every seq starting
+// at 1.
+func (n *Node) indexChans() {
 	n.sendSeq = make([]uint64, len(n.out))
 	n.recvSeq = make([]uint64, len(n.in))
 	for i, c := range n.in {
@@ -167,7 +174,6 @@ func New(cfg Config) (*Node, error) {
 		n.outIdx[c.To] = j
 		n.sendSeq[j] = 1
 	}
-	return n, nil
 }
 
 // Checkpoint is a persisted local state to restart a node from: the
@@ -346,12 +352,9 @@ func (n *Node) newSnap(s spec.SnapID) error {
 // On error the node is unchanged.
 func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 	c := env.Chan
-	if c.To != n.self {
-		return Step{}, n.errorf("deliver", c, "%w: the frame is addressed to %s", ErrUnknownChannel, string(c.To))
-	}
-	i, ok := n.inIdx[c.From]
-	if !ok {
-		return Step{}, n.errorf("deliver", c, "%w: not an incoming channel (unknown peer %q)", ErrUnknownChannel, string(c.From))
+	i, err := n.inChan(c)
+	if err != nil {
+		return Step{}, err
 	}
 	f := &env.Frame
 	if np := len(n.topo.Procs); len(f.VC) != 0 && len(f.VC) != np {
@@ -364,6 +367,18 @@ func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 		return n.recvMarker(i, f)
 	}
 	return Step{}, n.errorf("deliver", c, "%w: unknown frame kind %d", ErrBadFrame, f.Kind)
+}
+
+// inChan is the index of incoming channel c, which must end here.
+func (n *Node) inChan(c spec.Channel) (int, error) {
+	if c.To != n.self {
+		return 0, n.errorf("deliver", c, "%w: the frame is addressed to %s", ErrUnknownChannel, string(c.To))
+	}
+	i, ok := n.inIdx[c.From]
+	if !ok {
+		return 0, n.errorf("deliver", c, "%w: not an incoming channel (unknown peer %q)", ErrUnknownChannel, string(c.From))
+	}
+	return i, nil
 }
 
 // recvApp mirrors RecvApp(p, q): apply, rcvd+1, and append the message to
