@@ -747,8 +747,7 @@ func (d *drawing) legend(w *bufio.Writer) {
 	}
 	for _, c := range d.legendItems() {
 		if c == noteClipped {
-			fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-item" data-cat="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s</text></g>`+"\n",
-				c.id, left, y+6, left+40, y-6, ink, left+40, y-9, left+40, y+9, grey, left+50, y+4, esc(c.label))
+			legendClipped(w, c, y)
 			y += legendLine
 			continue
 		}
@@ -756,6 +755,13 @@ func (d *drawing) legend(w *bufio.Writer) {
 		item("", attrs, c.label)
 	}
 	w.WriteString("</g>\n")
+}
+
+// legendClipped writes the legend entry of category c, noteClipped, at
+// height y: a stroke cut short by a bar at the edge of the columns shown.
+func legendClipped(w *bufio.Writer, c category, y int) {
+	fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-item" data-cat="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s</text></g>`+"\n",
+		c.id, left, y+6, left+40, y-6, ink, left+40, y-9, left+40, y+9, grey, left+50, y+4, esc(c.label))
 }
 
 //go:embed zoom.js

@@ -213,13 +213,19 @@ func newCore(cfg NodeConfig) (*core.Node, []wire.Envelope, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("runtime: restore from snapshot %d: %w", cfg.From.ID, err)
 	}
+	return cn, replayOf(ls), nil
+}
+
+// replayOf is the recorded state of ls's incoming channels as the app
+// frames to deliver again, channel by channel, in seq order.
+func replayOf(ls core.LocalSnapshot) []wire.Envelope {
 	var replay []wire.Envelope
 	for _, r := range ls.Chans {
 		for _, m := range r.Msgs {
 			replay = append(replay, wire.Envelope{Chan: r.Chan, Frame: wire.Frame{Kind: wire.KindApp, Seq: m.Seq, Payload: m.Payload}})
 		}
 	}
-	return cn, replay, nil
+	return replay
 }
 
 // ID is the node's process id.
