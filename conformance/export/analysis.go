@@ -287,12 +287,7 @@ func unreceivedMarkers(s spec.SnapID, k spec.SnapCut) []Marker {
 // including those the events never send.
 func (a *Analysis) Count(s spec.SnapID, st Status) int {
 	if st == Spurious {
-		for _, c := range a.Cuts {
-			if c.Snap == s {
-				return len(c.Spurious)
-			}
-		}
-		return 0
+		return a.spurious(s)
 	}
 	n := 0
 	for _, m := range a.Messages {
@@ -301,6 +296,17 @@ func (a *Analysis) Count(s spec.SnapID, st Status) int {
 		}
 	}
 	return n
+}
+
+// spurious is how many reported messages of snapshot s were not in
+// flight at its cut.
+func (a *Analysis) spurious(s spec.SnapID) int {
+	for _, c := range a.Cuts {
+		if c.Snap == s {
+			return len(c.Spurious)
+		}
+	}
+	return 0
 }
 
 // countAny is how many messages have status st for some snapshot.

@@ -148,8 +148,14 @@ func (l *layout) pickCuts(snap spec.SnapID) error {
 	if snap == 0 || len(l.cuts) > 0 {
 		return nil
 	}
+	return l.a.noSnap(snap)
+}
+
+// noSnap is the error of a view of snapshot snap, which a's trace does
+// not name, listing those it does.
+func (a *Analysis) noSnap(snap spec.SnapID) error {
 	var ids []string
-	for _, c := range l.a.Cuts {
+	for _, c := range a.Cuts {
 		ids = append(ids, fmt.Sprint(c.Snap))
 	}
 	if len(ids) == 0 {
@@ -199,21 +205,27 @@ func (l *layout) keepCrossing() {
 	var keep []int
 	for _, k := range l.cuts {
 		c := l.a.Cuts[k]
-		lo, hi := l.last+1, 0
-		for _, r := range c.Rec {
-			at := l.last + 1
-			if r >= 0 {
-				at = l.col[r]
-			}
-			lo, hi = min(lo, at), max(hi, at)
-		}
-		if hi >= l.from && lo <= l.to {
+		if lo, hi := l.recordingSpan(c); hi >= l.from && lo <= l.to {
 			keep = append(keep, k)
 		} else {
 			delete(l.drawn, c.Snap)
 		}
 	}
 	l.cuts = keep
+}
+
+// recordingSpan is the first and last column of cut c's recording
+// points, a process that never recorded counting as after the run.
+func (l *layout) recordingSpan(c Cut) (lo, hi int) {
+	lo, hi = l.last+1, 0
+	for _, r := range c.Rec {
+		at := l.last + 1
+		if r >= 0 {
+			at = l.col[r]
+		}
+		lo, hi = min(lo, at), max(hi, at)
+	}
+	return lo, hi
 }
 
 // neighbourhood is the first and last column of cut c's recording

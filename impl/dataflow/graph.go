@@ -142,18 +142,27 @@ func (g *Graph) checkNodes() error {
 			return graphErr("node %q twice", v.Name)
 		}
 		names[v.Name] = true
-		if v.Kind > Sink {
-			return graphErr("node %q has unknown kind %d", v.Name, v.Kind)
+		if err := v.check(); err != nil {
+			return err
 		}
 		if v.Kind == Sink {
 			sinks++
 		}
-		if v.Budget < 0 || v.Budget > 0 && v.Kind != Source {
-			return graphErr("node %q: only a source has a budget, a natural number", v.Name)
-		}
 	}
 	if sinks != 1 {
 		return graphErr("%d sinks: the graph needs exactly one", sinks)
+	}
+	return nil
+}
+
+// check checks the node's kind, and Budget \in [Src -> Nat] for it
+// (line 70): only a source has a budget.
+func (v NodeSpec) check() error {
+	if v.Kind > Sink {
+		return graphErr("node %q has unknown kind %d", v.Name, v.Kind)
+	}
+	if v.Budget < 0 || v.Budget > 0 && v.Kind != Source {
+		return graphErr("node %q: only a source has a budget, a natural number", v.Name)
 	}
 	return nil
 }

@@ -164,15 +164,24 @@ func (g *Global) Validate() error {
 	}
 	// Every state must be its channel's before the cut seqs, which are
 	// read from the states, can say anything.
-	for i, cs := range g.Chans {
-		if cs.Chan != t.Chans[i] {
-			return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, i, cs.Chan, t.Chans[i])
-		}
+	if err := g.validateChanOrder(); err != nil {
+		return err
 	}
 	cut := g.cutSeqs()
 	for i, cs := range g.Chans {
 		if err := g.validateChan(cs, t.Chans[i], cut[i]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// validateChanOrder checks that the channel states are the topology's
+// channels', in its order.
+func (g *Global) validateChanOrder() error {
+	for i, cs := range g.Chans {
+		if want := g.Topology.Chans[i]; cs.Chan != want {
+			return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, i, cs.Chan, want)
 		}
 	}
 	return nil
