@@ -463,17 +463,10 @@ func runTLCIn(java, jar, work string, m tla.Model, module string, limit time.Dur
 	if timer != nil && timer.Stop() {
 		limit = 0 // TLC ended on its own
 	}
-	var (
-		res Result
-		err error
-	)
 	if limit > 0 {
 		<-stopped
-		res, err = ParseProgress(out.buf.String())
-		res.Incomplete = fmt.Sprintf("TLC (-workers %s) stopped by tlcrun -tlc-limit after %s, %d states left on queue", tlcWorkers(m), limit, res.left)
-	} else {
-		res, err = Parse(out.buf.String())
 	}
+	res, err := parseRun(out.buf.String(), m, limit)
 	if err != nil {
 		return res, fmt.Errorf("%v (TLC exit: %v)\n%s", err, runErr, tail(out.buf.String(), 30))
 	}
@@ -482,6 +475,18 @@ func runTLCIn(java, jar, work string, m tla.Model, module string, limit time.Dur
 		res.MaxRSSKB = ru.Maxrss
 	}
 	return res, nil
+}
+
+// parseRun reads the result of TLC's run of m from its output: its last
+// progress line, marked incomplete, if tlcrun stopped it after limit
+// (positive), else its final counts.
+func parseRun(out string, m tla.Model, limit time.Duration) (Result, error) {
+	if limit <= 0 {
+		return Parse(out)
+	}
+	res, err := ParseProgress(out)
+	res.Incomplete = fmt.Sprintf("TLC (-workers %s) stopped by tlcrun -tlc-limit after %s, %d states left on queue", tlcWorkers(m), limit, res.left)
+	return res, err
 }
 
 // copySpecs copies the .tla and .cfg files of dir into work.

@@ -255,15 +255,25 @@ func decodeConfig(b []byte) (*FileConfig, map[string]json.RawMessage, *FieldProb
 	if err := spec.DecodeStrict(orNull(rawApp), &app); err != nil {
 		return nil, nil, &FieldProblem{Field: "app", Problem: err.Error()}
 	}
-	if string(orNull(rawTopo)) == "null" {
-		return nil, nil, &FieldProblem{Field: "topology", Problem: "missing"}
-	}
-	t, err := spec.ParseTopology(rawTopo)
-	if err != nil {
-		return nil, nil, &FieldProblem{Field: "topology", Problem: err.Error()}
+	t, fp := decodeTopology(rawTopo)
+	if fp != nil {
+		return nil, nil, fp
 	}
 	cfg.Topology = t
 	return &cfg, app, nil
+}
+
+// decodeTopology parses the config's topology field, raw, which must be
+// there.
+func decodeTopology(raw json.RawMessage) (*spec.Topology, *FieldProblem) {
+	if string(orNull(raw)) == "null" {
+		return nil, &FieldProblem{Field: "topology", Problem: "missing"}
+	}
+	t, err := spec.ParseTopology(raw)
+	if err != nil {
+		return nil, &FieldProblem{Field: "topology", Problem: err.Error()}
+	}
+	return t, nil
 }
 
 // orNull is b, or null if b is absent.
