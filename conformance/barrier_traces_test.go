@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,13 +145,6 @@ func (sc barrierScenario) generate() ([]byte, error) {
 func runCoreScript(g *dataflow.Graph, tr *dataflow.Tracer, script []bstep) error {
 	c := dataflow.NewCluster(g, nil)
 	tr.Attach(c)
-	takeAny := func(e int) error {
-		_, err := c.Take(e, dataflow.ActProcess)
-		if errors.Is(err, dataflow.ErrNotRecord) {
-			_, err = c.Take(e, dataflow.ActRecvBarrier)
-		}
-		return err
-	}
 	for i, s := range script {
 		var err error
 		switch s.do {
@@ -161,7 +153,7 @@ func runCoreScript(g *dataflow.Graph, tr *dataflow.Tracer, script []bstep) error
 		case "inject":
 			_, err = c.Nodes[g.NodeIndex(s.from)].Inject()
 		case "take":
-			err = takeAny(g.EdgeIndex(s.from, s.to))
+			_, err = c.TakeAny(g.EdgeIndex(s.from, s.to))
 		case "restore":
 			var snap *dataflow.Snapshot
 			if snap, err = c.Snapshot(); err == nil {
@@ -170,7 +162,7 @@ func runCoreScript(g *dataflow.Graph, tr *dataflow.Tracer, script []bstep) error
 				}
 			}
 		case "drain":
-			c.RunOut(func(e int) bool { return takeAny(e) == nil })
+			c.Drain()
 		}
 		if err != nil {
 			return fmt.Errorf("step %d (%s %s %s): %w", i+1, s.do, s.from, s.to, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/spec/spectest"
 )
 
 // faultLockstep drives real impl/core nodes through crashes, suspicions
@@ -51,7 +52,7 @@ var faultInvariants = []spec.Property{
 }
 
 func drawFaultLockstep(t *rapid.T) *faultLockstep {
-	topo := genTopology(t, rapid.IntRange(2, 5).Draw(t, "procs"))
+	topo := spectest.Topology(t, rapid.IntRange(2, 5).Draw(t, "procs"))
 	bal, budget := map[spec.ProcID]int64{}, map[spec.ProcID]int{}
 	for _, p := range topo.Procs {
 		bal[p] = rapid.Int64Range(0, 60).Draw(t, "bal "+string(p))

@@ -15,6 +15,7 @@ import (
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/spec/spectest"
 )
 
 // checker is what the lockstep harness needs of *rapid.T (and of the
@@ -601,43 +602,10 @@ func (l *lockstep) finish(pick func([]spec.Channel) spec.Channel) {
 	}
 }
 
-// genTopology draws a strongly connected topology on P1..Pn: a ring in a
-// random order plus random extra channels.
-func genTopology(t *rapid.T, n int) *spec.Topology {
-	procs := make([]spec.ProcID, n)
-	for i := range procs {
-		procs[i] = spec.ProcID(fmt.Sprintf("P%d", i+1))
-	}
-	ring := rapid.Permutation(procs).Draw(t, "ring")
-	has := map[spec.Channel]bool{}
-	var chans []spec.Channel
-	for i := range ring {
-		if c := (spec.Channel{From: ring[i], To: ring[(i+1)%n]}); !has[c] {
-			has[c] = true
-			chans = append(chans, c)
-		}
-	}
-	extra := rapid.IntRange(0, 100).Draw(t, "extra%")
-	for _, p := range procs {
-		for _, q := range procs {
-			c := spec.Channel{From: p, To: q}
-			if p != q && !has[c] && rapid.IntRange(0, 99).Draw(t, "edge "+c.String()) < extra {
-				has[c] = true
-				chans = append(chans, c)
-			}
-		}
-	}
-	topo, err := spec.NewTopology(procs, chans)
-	if err != nil {
-		t.Fatalf("generated topology: %v", err)
-	}
-	return topo
-}
-
 // drawLockstep draws a topology, an application (a bank with random
 // balances, or a token ring), budgets and snapshots with initiators.
 func drawLockstep(t *rapid.T, name string) *lockstep {
-	topo := genTopology(t, rapid.IntRange(2, 6).Draw(t, "procs"))
+	topo := spectest.Topology(t, rapid.IntRange(2, 6).Draw(t, "procs"))
 	budget := map[spec.ProcID]int{}
 	for _, p := range topo.Procs {
 		budget[p] = rapid.IntRange(0, 40).Draw(t, "budget "+string(p))

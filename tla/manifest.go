@@ -194,22 +194,35 @@ func validate(b []byte) error {
 	return err
 }
 
-// SpecHashes returns the sha256 of every .tla and .cfg file in dir.
-func SpecHashes(dir string) (map[string]string, error) {
+// SpecFiles lists the names of the .tla and .cfg files in dir: the specs
+// and their models.
+func SpecFiles(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	h := map[string]string{}
+	var names []string
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".tla") && !strings.HasSuffix(e.Name(), ".cfg") {
-			continue
+		if strings.HasSuffix(e.Name(), ".tla") || strings.HasSuffix(e.Name(), ".cfg") {
+			names = append(names, e.Name())
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	}
+	return names, nil
+}
+
+// SpecHashes returns the sha256 of every .tla and .cfg file in dir.
+func SpecHashes(dir string) (map[string]string, error) {
+	names, err := SpecFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	h := map[string]string{}
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, err
 		}
-		h[e.Name()] = fmt.Sprintf("%x", sha256.Sum256(b))
+		h[name] = fmt.Sprintf("%x", sha256.Sum256(b))
 	}
 	return h, nil
 }
@@ -245,14 +258,8 @@ func (m Model) Mismatches(got Measure, record *Measure) []string {
 		if got.Violation != "" {
 			p = append(p, fmt.Sprintf("%s is violated in a positive model", got.Violation))
 		}
-		switch {
-		case m.TLC.Incomplete != "" && got.Incomplete == "":
-			if got.Distinct < m.TLC.Distinct || got.Generated < m.TLC.Generated || got.Depth < m.TLC.Depth {
-				p = append(p, fmt.Sprintf("counts below those TLC reached before it stopped: got %s, TLC %s", counts(got), counts(m.TLC)))
-			}
-		case m.TLC.Incomplete != "" || got.Incomplete != "":
-		case !sameCounts(got, m.TLC):
-			p = append(p, fmt.Sprintf("counts differ from TLC's: got %s, TLC %s", counts(got), counts(m.TLC)))
+		if d := m.countsMismatch(got); d != "" {
+			p = append(p, d)
 		}
 	case Negative:
 		if got.Violation != m.ExpectViolation {
@@ -265,6 +272,22 @@ func (m Model) Mismatches(got Measure, record *Measure) []string {
 		p = append(p, fmt.Sprintf("counts differ from the manifest's record: got %s, recorded %s", counts(got), counts(*record)))
 	}
 	return p
+}
+
+// countsMismatch says how got's counts, a positive model's, differ from
+// TLC's: below those TLC reached if TLC stopped and got did not, not equal
+// if both completed; "" if they agree or cannot be compared.
+func (m Model) countsMismatch(got Measure) string {
+	switch {
+	case m.TLC.Incomplete != "" && got.Incomplete == "":
+		if got.Distinct < m.TLC.Distinct || got.Generated < m.TLC.Generated || got.Depth < m.TLC.Depth {
+			return fmt.Sprintf("counts below those TLC reached before it stopped: got %s, TLC %s", counts(got), counts(m.TLC))
+		}
+	case m.TLC.Incomplete != "" || got.Incomplete != "":
+	case !sameCounts(got, m.TLC):
+		return fmt.Sprintf("counts differ from TLC's: got %s, TLC %s", counts(got), counts(m.TLC))
+	}
+	return ""
 }
 
 func sameCounts(a, b Measure) bool {
@@ -289,17 +312,23 @@ func (m *Manifest) Table() string {
 			fmt.Fprintf(&b, "| `%s` | negative, violates `%s` | | | | %s |\n", x.Name, x.ExpectViolation, x.Demonstrates)
 			continue
 		}
-		kind, c := "positive", x.TLC
-		switch {
-		case x.TLC.Incomplete != "" && x.Go.Incomplete != "":
-			kind, c = "positive, large (counts the Go explorer reached; neither checker finished)", x.Go
-		case x.TLC.Incomplete != "":
-			kind, c = "positive, large (the Go explorer's counts: TLC did not finish)", x.Go
-		}
+		kind, c := x.shownCounts()
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %d | %s |\n", x.Name, kind,
 			thousands(c.Distinct), thousands(c.Generated), c.Depth, x.Demonstrates)
 	}
 	return b.String()
+}
+
+// shownCounts are the counts Table shows for positive model x, and its
+// kind: TLC's, or the Go explorer's when TLC did not finish.
+func (x Model) shownCounts() (kind string, c Measure) {
+	switch {
+	case x.TLC.Incomplete != "" && x.Go.Incomplete != "":
+		return "positive, large (counts the Go explorer reached; neither checker finished)", x.Go
+	case x.TLC.Incomplete != "":
+		return "positive, large (the Go explorer's counts: TLC did not finish)", x.Go
+	}
+	return "positive", x.TLC
 }
 
 // thousands renders n with commas between groups of three digits.

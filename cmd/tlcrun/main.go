@@ -95,16 +95,24 @@ func Parse(out string) (Result, error) {
 	if v := reVersion.FindStringSubmatch(out); v != nil {
 		r.Version = v[1]
 	}
-	if v := reInv.FindStringSubmatch(out); v != nil {
-		r.Violation = spec.Property(v[1])
-	} else if v := reTemporal.FindStringSubmatch(out); v != nil {
-		r.Violation = spec.Property(v[1])
-		if r.Violation == "" {
-			r.Violation = "temporal"
-		}
-	}
+	r.Violation = violated(out)
 	r.Errors = reError.FindAllString(out, -1)
 	return r, nil
+}
+
+// violated is the property TLC's output says is violated: an invariant,
+// a named temporal property, or "temporal"; "" if none.
+func violated(out string) spec.Property {
+	if v := reInv.FindStringSubmatch(out); v != nil {
+		return spec.Property(v[1])
+	}
+	if v := reTemporal.FindStringSubmatch(out); v != nil {
+		if v[1] == "" {
+			return "temporal"
+		}
+		return spec.Property(v[1])
+	}
+	return ""
 }
 
 const howToGetTLC = `TLC is missing: set TLA2TOOLS to the path of tla2tools.jar, e.g.
@@ -133,33 +141,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	man, err := tla.Load(opt.manifest)
+	man, hashes, err := loadManifest(opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
 		return 2
 	}
-	if opt.only != "" && !slices.ContainsFunc(man.Models, func(m tla.Model) bool { return m.Name == opt.only }) {
-		fmt.Fprintf(stderr, "tlcrun: -only %s: %s has no such model\n", opt.only, opt.manifest)
-		return 2
-	}
-	dir := filepath.Dir(opt.manifest)
-	hashes, err := tla.SpecHashes(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "tlcrun: %v\n", err)
-		return 2
-	}
-	failed := 0
-	if stale := man.StaleFiles(hashes); len(stale) > 0 && (!opt.update || opt.goOnly) {
-		fmt.Fprintf(stdout, "FAIL the manifest's TLC numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
-		failed++
-	}
-	failed += checkModels(opt, dir, man, stdout)
+	failed := checkFresh(opt, man, hashes, stdout) + checkModels(opt, filepath.Dir(opt.manifest), man, stdout)
 	if opt.update {
-		man.Machine = fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-		if opt.only == "" && !opt.goOnly {
-			man.SpecSHA256 = hashes
-		}
-		if err := tla.Write(opt.manifest, man); err != nil {
+		if err := updateManifest(opt, man, hashes); err != nil {
 			fmt.Fprintf(stderr, "tlcrun: %v\n", err)
 			return 2
 		}
@@ -170,6 +159,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkFresh fails (1) if the manifest's TLC numbers predate the specs,
+// unless -update measures them again with TLC.
+func checkFresh(opt options, man *tla.Manifest, hashes map[string]string, stdout io.Writer) int {
+	stale := man.StaleFiles(hashes)
+	if len(stale) == 0 || opt.update && !opt.goOnly {
+		return 0
+	}
+	fmt.Fprintf(stdout, "FAIL the manifest's TLC numbers predate changes to %s: measure again with -update\n", strings.Join(stale, ", "))
+	return 1
+}
+
+// loadManifest reads the manifest, which must name the -only model if
+// one is given, and hashes the specs beside it.
+func loadManifest(opt options) (*tla.Manifest, map[string]string, error) {
+	man, err := tla.Load(opt.manifest)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opt.only != "" && !slices.ContainsFunc(man.Models, func(m tla.Model) bool { return m.Name == opt.only }) {
+		return nil, nil, fmt.Errorf("-only %s: %s has no such model", opt.only, opt.manifest)
+	}
+	hashes, err := tla.SpecHashes(filepath.Dir(opt.manifest))
+	if err != nil {
+		return nil, nil, err
+	}
+	return man, hashes, nil
+}
+
+// updateManifest writes man, measured on this machine, with the specs'
+// hashes when every model was checked with TLC.
+func updateManifest(opt options, man *tla.Manifest, hashes map[string]string) error {
+	man.Machine = fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	if opt.only == "" && !opt.goOnly {
+		man.SpecSHA256 = hashes
+	}
+	return tla.Write(opt.manifest, man)
 }
 
 // parseOptions reads the flags. It returns the exit code when tlcrun must
@@ -217,18 +244,28 @@ func checkModels(opt options, dir string, man *tla.Manifest, stdout io.Writer) i
 			fmt.Fprintf(stdout, "skip %s: a large model (-large checks it)\n", m.Name)
 			continue
 		}
-		fmt.Fprintf(stdout, "== %s (%s): %s\n", m.Name, m.Kind, m.Demonstrates)
-		ok := true
-		if !opt.goOnly {
-			ok = runTLC(opt, dir, m, stdout)
-		}
-		if !runGo(opt, dir, m, stdout) || !ok {
+		if !checkModel(opt, dir, m, stdout) {
 			failed++
-		} else if !opt.update {
-			fmt.Fprintf(stdout, "ok   %s\n", m.Name)
 		}
 	}
 	return failed
+}
+
+// checkModel runs TLC (unless -go-only) and the Go explorer on m and
+// reports whether both passed.
+func checkModel(opt options, dir string, m *tla.Model, stdout io.Writer) bool {
+	fmt.Fprintf(stdout, "== %s (%s): %s\n", m.Name, m.Kind, m.Demonstrates)
+	ok := true
+	if !opt.goOnly {
+		ok = runTLC(opt, dir, m, stdout)
+	}
+	if !runGo(opt, dir, m, stdout) || !ok {
+		return false
+	}
+	if !opt.update {
+		fmt.Fprintf(stdout, "ok   %s\n", m.Name)
+	}
+	return true
 }
 
 // findTLC checks that tla2tools.jar and java are there, saying how to get
@@ -386,31 +423,25 @@ func check(java, jar, dir string, m tla.Model, limit time.Duration, log io.Write
 		return Result{}, err
 	}
 	defer os.RemoveAll(work)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if err := copySpecs(dir, work); err != nil {
 		return Result{}, err
-	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".tla") || strings.HasSuffix(e.Name(), ".cfg") {
-			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return Result{}, err
-			}
-			if err := os.WriteFile(filepath.Join(work, e.Name()), b, 0o644); err != nil {
-				return Result{}, err
-			}
-		}
 	}
 	cfg := m.Cfg
 	module := strings.TrimSuffix(cfg, ".cfg") + ".tla"
 	if _, err := os.Stat(filepath.Join(work, module)); err != nil {
 		return Result{}, fmt.Errorf("model %s: no module %s beside %s", m.Name, module, cfg)
 	}
-	sany := exec.Command(java, "-cp", jar, "tla2sany.SANY", module)
-	sany.Dir = work
-	if out, err := sany.CombinedOutput(); err != nil || bytes.Contains(out, []byte("*** Errors")) {
-		return Result{}, fmt.Errorf("SANY rejected %s: %v\n%s", module, err, tail(string(out), 20))
+	if err := sany(java, jar, work, module); err != nil {
+		return Result{}, err
 	}
+	return runTLCIn(java, jar, work, m, module, limit, log)
+}
+
+// runTLCIn runs TLC on module, model m's, in work: stopped after limit
+// if positive, its last progress line then the result, marked
+// incomplete.
+func runTLCIn(java, jar, work string, m tla.Model, module string, limit time.Duration, log io.Writer) (Result, error) {
+	cfg := m.Cfg
 	start := time.Now()
 	tlc := exec.Command(java, "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC",
 		"-workers", tlcWorkers(m), "-cleanup", "-metadir", filepath.Join(work, "states"),
@@ -432,14 +463,10 @@ func check(java, jar, dir string, m tla.Model, limit time.Duration, log io.Write
 	if timer != nil && timer.Stop() {
 		limit = 0 // TLC ended on its own
 	}
-	var res Result
 	if limit > 0 {
 		<-stopped
-		res, err = ParseProgress(out.buf.String())
-		res.Incomplete = fmt.Sprintf("TLC (-workers %s) stopped by tlcrun -tlc-limit after %s, %d states left on queue", tlcWorkers(m), limit, res.left)
-	} else {
-		res, err = Parse(out.buf.String())
 	}
+	res, err := parseRun(out.buf.String(), m, limit)
 	if err != nil {
 		return res, fmt.Errorf("%v (TLC exit: %v)\n%s", err, runErr, tail(out.buf.String(), 30))
 	}
@@ -448,6 +475,47 @@ func check(java, jar, dir string, m tla.Model, limit time.Duration, log io.Write
 		res.MaxRSSKB = ru.Maxrss
 	}
 	return res, nil
+}
+
+// parseRun reads the result of TLC's run of m from its output: its last
+// progress line, marked incomplete, if tlcrun stopped it after limit
+// (positive), else its final counts.
+func parseRun(out string, m tla.Model, limit time.Duration) (Result, error) {
+	if limit <= 0 {
+		return Parse(out)
+	}
+	res, err := ParseProgress(out)
+	res.Incomplete = fmt.Sprintf("TLC (-workers %s) stopped by tlcrun -tlc-limit after %s, %d states left on queue", tlcWorkers(m), limit, res.left)
+	return res, err
+}
+
+// copySpecs copies the .tla and .cfg files of dir into work.
+func copySpecs(dir, work string) error {
+	names, err := tla.SpecFiles(dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(work, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sany parses module in work with SANY, the TLA+ front end, and says
+// why it rejects it.
+func sany(java, jar, work, module string) error {
+	cmd := exec.Command(java, "-cp", jar, "tla2sany.SANY", module)
+	cmd.Dir = work
+	if out, err := cmd.CombinedOutput(); err != nil || bytes.Contains(out, []byte("*** Errors")) {
+		return fmt.Errorf("SANY rejected %s: %v\n%s", module, err, tail(string(out), 20))
+	}
+	return nil
 }
 
 // progressWriter keeps all of TLC's output and passes its Progress lines

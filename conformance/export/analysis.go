@@ -198,12 +198,7 @@ func snapshots(tr spec.Trace, x *spec.CutIndex) map[spec.SnapID]spec.ProcID {
 
 // cut is snapshot k's Cut, its messages' statuses marked.
 func (a *Analysis) cut(k spec.SnapCut, initiator spec.ProcID, reported *spec.GlobalState) Cut {
-	c := Cut{Snap: k.Snap, Initiator: initiator, Rec: k.Rec, Complete: k.Complete(), Reported: reported}
-	for _, e := range a.Trace.Events {
-		if e.Action == spec.Abort && e.Snap == k.Snap {
-			c.Aborted = append(c.Aborted, e)
-		}
-	}
+	c := Cut{Snap: k.Snap, Initiator: initiator, Rec: k.Rec, Complete: k.Complete(), Reported: reported, Aborted: a.aborts(k.Snap)}
 	if c.Complete {
 		c.Recorded = k.Implied()
 	}
@@ -215,6 +210,17 @@ func (a *Analysis) cut(k spec.SnapCut, initiator spec.ProcID, reported *spec.Glo
 		a.mark(&c, f)
 	}
 	return c
+}
+
+// aborts are the trace's Abort events of snapshot s.
+func (a *Analysis) aborts(s spec.SnapID) []spec.Event {
+	var out []spec.Event
+	for _, e := range a.Trace.Events {
+		if e.Action == spec.Abort && e.Snap == s {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // mark records finding f of snapshot c on its message; a spurious one
@@ -259,11 +265,18 @@ func markers(events []spec.Event, top *spec.Topology, cuts map[spec.SnapID]spec.
 		out = append(out, Marker{Chan: e.Chan(), Snap: e.Snap, Send: send, Recv: i})
 	}
 	for _, s := range sortedSnaps(cuts) {
-		k := cuts[s]
-		for _, v := range k.Chans {
-			if r := k.Rec[v.Chan.From]; r >= 0 && v.Marker < 0 {
-				out = append(out, Marker{Chan: v.Chan, Snap: s, Send: r, Recv: -1})
-			}
+		out = append(out, unreceivedMarkers(s, cuts[s])...)
+	}
+	return out
+}
+
+// unreceivedMarkers are the markers of snapshot s, whose cut is k, that a
+// recorded sender sent and nobody received, by channel.
+func unreceivedMarkers(s spec.SnapID, k spec.SnapCut) []Marker {
+	var out []Marker
+	for _, v := range k.Chans {
+		if r := k.Rec[v.Chan.From]; r >= 0 && v.Marker < 0 {
+			out = append(out, Marker{Chan: v.Chan, Snap: s, Send: r, Recv: -1})
 		}
 	}
 	return out
@@ -274,12 +287,7 @@ func markers(events []spec.Event, top *spec.Topology, cuts map[spec.SnapID]spec.
 // including those the events never send.
 func (a *Analysis) Count(s spec.SnapID, st Status) int {
 	if st == Spurious {
-		for _, c := range a.Cuts {
-			if c.Snap == s {
-				return len(c.Spurious)
-			}
-		}
-		return 0
+		return a.spurious(s)
 	}
 	n := 0
 	for _, m := range a.Messages {
@@ -288,6 +296,17 @@ func (a *Analysis) Count(s spec.SnapID, st Status) int {
 		}
 	}
 	return n
+}
+
+// spurious is how many reported messages of snapshot s were not in
+// flight at its cut.
+func (a *Analysis) spurious(s spec.SnapID) int {
+	for _, c := range a.Cuts {
+		if c.Snap == s {
+			return len(c.Spurious)
+		}
+	}
+	return 0
 }
 
 // countAny is how many messages have status st for some snapshot.

@@ -112,11 +112,7 @@ func (d *barrierDrawing) attrs(c category) string {
 	if stroke == "" {
 		stroke = barrierColor
 	}
-	out := fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, stroke, c.width)
-	if c.dash != "" {
-		out += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
-	}
-	return out
+	return fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, stroke, c.width) + dashAttr(c.dash)
 }
 
 // arrow draws an item's arrow from column c1 on lane a to the step at
@@ -143,93 +139,144 @@ func (d *barrierDrawing) arrow(w *strings.Builder, class string, c category, a s
 	}
 }
 
+// barrierReplay is the state of body's replay of a barrier trace: the
+// queues of items in flight on each edge, where each node's last step
+// is, and what the diagram draws, gathered step by step.
+type barrierReplay struct {
+	q         map[string][]bItem
+	nodeLast  map[string]int
+	recorded  map[string]int                 // node -> its recording step's column
+	barrierAt map[string]int                 // edge -> its barrier's arrival column
+	ends      map[string]dataflow.TraceEvent // edge key -> its ends
+	floor     int                            // a restore's column: every later step is after it
+
+	arrows, shades, restores []string
+}
+
 // body replays the trace's queues to place every step and arrow, then
 // draws the lanes, the shading, the cut, the arrows and the steps.
 func (d *barrierDrawing) body() {
-	g, evs := d.tr.Graph, d.tr.Events
-	d.col = make([]int, len(evs))
-	q := map[string][]bItem{}
-	nodeLast := map[string]int{}
-	recorded := map[string]int{}  // node -> its recording step's column
-	barrierAt := map[string]int{} // edge -> its barrier's arrival column
-	var arrows, shades, restores []string
-	floor := 0                               // a restore's column: every later step is after it
-	ends := map[string]dataflow.TraceEvent{} // edge key -> its ends
+	d.col = make([]int, len(d.tr.Events))
+	r := &barrierReplay{q: map[string][]bItem{}, nodeLast: map[string]int{}, recorded: map[string]int{},
+		barrierAt: map[string]int{}, ends: map[string]dataflow.TraceEvent{}}
 	for _, e := range d.tr.Header.Graph.Edges {
-		ends[dataflow.EdgeKey(e.From, e.To)] = dataflow.TraceEvent{From: e.From, To: e.To}
+		r.ends[dataflow.EdgeKey(e.From, e.To)] = dataflow.TraceEvent{From: e.From, To: e.To}
 	}
-	for i, ev := range evs {
-		key := dataflow.EdgeKey(ev.From, ev.To)
-		c := max(nodeLast[ev.Node], floor) + 1
-		var taken *bItem
-		if ev.Action == dataflow.TraceProcess || ev.Action == dataflow.TraceRecvBarrier {
-			if len(q[key]) > 0 && q[key][0].barrier == (ev.Action == dataflow.TraceRecvBarrier) {
-				it := q[key][0]
-				q[key] = q[key][1:]
-				taken = &it
-				c = max(c, it.col+1)
-			} else {
-				d.notes = append(d.notes, fmt.Sprintf("step %d (%s %s): not the head of its edge's queue as the trace tells it; drawn without its arrow", i+1, ev.Action, key))
-			}
+	for i := range d.tr.Events {
+		d.place(r, i)
+	}
+	r.arrows = append(r.arrows, d.pending(r, d.last+1)...)
+	d.lanes()
+	for _, s := range r.shades {
+		d.buf.WriteString(s)
+	}
+	d.cut(r.recorded)
+	for _, s := range append(r.restores, r.arrows...) {
+		d.buf.WriteString(s)
+	}
+	d.steps()
+}
+
+// place puts step i in its column, replays what it does to the queues,
+// and gathers what it draws: the arrow of the item it took, the restore
+// line, the blocked inputs' shading.
+func (d *barrierDrawing) place(r *barrierReplay, i int) {
+	ev := d.tr.Events[i]
+	c := max(r.nodeLast[ev.Node], r.floor) + 1
+	taken := d.takeHead(r, i)
+	if taken != nil {
+		c = max(c, taken.col+1)
+	}
+	if ev.Action == dataflow.TraceRestore {
+		c = d.last + 1
+		for _, n := range d.tr.Graph.Nodes {
+			r.nodeLast[n.Name] = c
 		}
-		if ev.Action == dataflow.TraceRestore {
-			c = d.last + 1
-			for _, n := range g.Nodes {
-				nodeLast[n.Name] = c
-			}
-			floor = c
+		r.floor = c
+	}
+	d.col[i] = c
+	d.last = max(d.last, c)
+	r.nodeLast[ev.Node] = c
+	d.replay(r, i, c)
+	if taken != nil {
+		r.arrows = append(r.arrows, d.itemArrow(*taken, ev, c, 0))
+	}
+	if ev.Part != nil {
+		r.recorded[ev.Node] = c
+		d.sendBarriers(r.q, ev, c)
+		r.shades = append(r.shades, d.blocked(ev.Node, r.barrierAt, c)...)
+	}
+}
+
+// takeHead takes the item Process or RecvBarrier step i takes off the
+// head of its edge's queue, nil for another step or if the head is not
+// what the step takes (noted).
+func (d *barrierDrawing) takeHead(r *barrierReplay, i int) *bItem {
+	ev := d.tr.Events[i]
+	if ev.Action != dataflow.TraceProcess && ev.Action != dataflow.TraceRecvBarrier {
+		return nil
+	}
+	key := dataflow.EdgeKey(ev.From, ev.To)
+	if len(r.q[key]) == 0 || r.q[key][0].barrier != (ev.Action == dataflow.TraceRecvBarrier) {
+		d.notes = append(d.notes, fmt.Sprintf("step %d (%s %s): not the head of its edge's queue as the trace tells it; drawn without its arrow", i+1, ev.Action, key))
+		return nil
+	}
+	it := r.q[key][0]
+	r.q[key] = r.q[key][1:]
+	return &it
+}
+
+// replay does to the queues what step i, at column c, puts on them: an
+// emitted record, a processed record sent on, a barrier's arrival, or a
+// restore (the items in flight rolled back, each edge its channel state).
+func (d *barrierDrawing) replay(r *barrierReplay, i, c int) {
+	ev, evs := d.tr.Events[i], d.tr.Events
+	key := dataflow.EdgeKey(ev.From, ev.To)
+	switch ev.Action {
+	case dataflow.TraceEmit:
+		r.q[key] = append(r.q[key], bItem{col: c, rec: *ev.Rec})
+	case dataflow.TraceProcess:
+		if j := d.sentOn(i); j >= 0 {
+			out := dataflow.EdgeKey(evs[j].From, evs[j].To)
+			r.q[out] = append(r.q[out], bItem{col: c, rec: *evs[j].Rec})
 		}
-		d.col[i] = c
-		d.last = max(d.last, c)
-		nodeLast[ev.Node] = c
-		switch ev.Action {
-		case dataflow.TraceEmit:
-			q[key] = append(q[key], bItem{col: c, rec: *ev.Rec})
-		case dataflow.TraceProcess:
-			if j := d.sentOn(i); j >= 0 {
-				out := dataflow.EdgeKey(evs[j].From, evs[j].To)
-				q[out] = append(q[out], bItem{col: c, rec: *evs[j].Rec})
-			}
-		case dataflow.TraceRecvBarrier:
-			barrierAt[key] = c
-		case dataflow.TraceRestore:
-			restores = append(restores, fmt.Sprintf(`<line class="restore" x1="%s" y1="%d" x2="%s" y2="%s" %s><title>restore: every node restarts from the snapshot</title></line>`+"\n",
-				num(d.x(c)), top-20, num(d.x(c)), num(d.y(g.Nodes[len(g.Nodes)-1].Name)+20), d.attrs(catRestore)))
-			for _, key := range sortedKeys(q) { // rolled back
-				for _, it := range q[key] {
-					arrows = append(arrows, d.itemArrow(it, ends[key], 0, c))
-				}
-			}
-			q = d.restoredQueues(c)
-		}
-		if taken != nil {
-			arrows = append(arrows, d.itemArrow(*taken, ev, c, 0))
-		}
-		if ev.Part != nil {
-			recorded[ev.Node] = c
-			d.sendBarriers(q, ev, c)
-			shades = append(shades, d.blocked(ev.Node, barrierAt, c)...)
+	case dataflow.TraceRecvBarrier:
+		r.barrierAt[key] = c
+	case dataflow.TraceRestore:
+		g := d.tr.Graph
+		r.restores = append(r.restores, fmt.Sprintf(`<line class="restore" x1="%s" y1="%d" x2="%s" y2="%s" %s><title>restore: every node restarts from the snapshot</title></line>`+"\n",
+			num(d.x(c)), top-20, num(d.x(c)), num(d.y(g.Nodes[len(g.Nodes)-1].Name)+20), d.attrs(catRestore)))
+		r.arrows = append(r.arrows, d.pending(r, c)...) // rolled back
+		r.q = d.restoredQueues(c)
+	}
+}
+
+// pending draws the items still in flight, stopping short at column
+// stop: at the end of the run, or rolled back by a restore.
+func (d *barrierDrawing) pending(r *barrierReplay, stop int) []string {
+	var arrows []string
+	for _, key := range sortedKeys(r.q) {
+		for _, it := range r.q[key] {
+			arrows = append(arrows, d.itemArrow(it, r.ends[key], 0, stop))
 		}
 	}
-	for _, key := range sortedKeys(q) {
-		for _, it := range q[key] {
-			arrows = append(arrows, d.itemArrow(it, ends[key], 0, d.last+1))
-		}
-	}
-	for _, n := range g.Nodes {
+	return arrows
+}
+
+// lanes draws each node's lane and its label.
+func (d *barrierDrawing) lanes() {
+	for _, n := range d.tr.Graph.Nodes {
 		y := d.y(n.Name)
 		fmt.Fprintf(&d.buf, `<line class="proc-line" data-proc="%s" x1="%d" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"><title>%s %s</title></line>`+"\n",
 			esc(n.Name), left, num(y), num(d.x(d.last)+dx/2), num(y), ink, n.Kind, esc(n.Name))
 		fmt.Fprintf(&d.buf, `<text class="proc-label" x="%d" y="%s" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, num(y+4), esc(n.Name))
 	}
-	for _, s := range shades {
-		d.buf.WriteString(s)
-	}
-	d.cut(recorded)
-	for _, s := range append(restores, arrows...) {
-		d.buf.WriteString(s)
-	}
-	for i, ev := range evs {
+}
+
+// steps draws every step but the restores (drawn as lines) as a dot in
+// its column, a barrier step's hollow.
+func (d *barrierDrawing) steps() {
+	for i, ev := range d.tr.Events {
 		if ev.Action == dataflow.TraceRestore {
 			continue
 		}
@@ -285,6 +332,24 @@ func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev dataflow.TraceEve
 // on it), put there by the restore.
 func (d *barrierDrawing) restoredQueues(c int) map[string][]bItem {
 	q := map[string][]bItem{}
+	part, logged := d.recordedBeforeRestore()
+	for _, e := range d.tr.Graph.Edges {
+		from := d.tr.Graph.Nodes[e.From].Name
+		key := dataflow.EdgeKey(from, d.tr.Graph.Nodes[e.To].Name)
+		var over []dataflow.TraceRecord
+		if p := part[from]; p != nil {
+			over = p.Overtaken[key]
+		}
+		for _, r := range append(logged[key], over...) {
+			q[key] = append(q[key], bItem{col: c, rec: r, restored: true})
+		}
+	}
+	return q
+}
+
+// recordedBeforeRestore is what the run recorded up to its first restore:
+// each node's part (its first), and the records logged on each edge.
+func (d *barrierDrawing) recordedBeforeRestore() (map[string]*dataflow.TracePart, map[string][]dataflow.TraceRecord) {
 	part := map[string]*dataflow.TracePart{}
 	logged := map[string][]dataflow.TraceRecord{}
 	for _, ev := range d.tr.Events {
@@ -299,18 +364,7 @@ func (d *barrierDrawing) restoredQueues(c int) map[string][]bItem {
 			break
 		}
 	}
-	for _, e := range d.tr.Graph.Edges {
-		from := d.tr.Graph.Nodes[e.From].Name
-		key := dataflow.EdgeKey(from, d.tr.Graph.Nodes[e.To].Name)
-		var over []dataflow.TraceRecord
-		if p := part[from]; p != nil {
-			over = p.Overtaken[key]
-		}
-		for _, r := range append(logged[key], over...) {
-			q[key] = append(q[key], bItem{col: c, rec: r, restored: true})
-		}
-	}
-	return q
+	return part, logged
 }
 
 // itemArrow is the arrow of item it, taken by step ev at column c (0:

@@ -300,11 +300,16 @@ func (d *drawing) stroke(c category, s spec.SnapID) string {
 // noting c as used.
 func (d *drawing) lineAttrs(c category, s spec.SnapID) string {
 	d.used[c.id] = true
-	out := fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, s), c.width)
-	if c.dash != "" {
-		out += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
+	return fmt.Sprintf(`data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, s), c.width) + dashAttr(c.dash)
+}
+
+// dashAttr is the stroke-dasharray attribute of dash pattern dash, none
+// for a solid line ("").
+func dashAttr(dash string) string {
+	if dash == "" {
+		return ""
 	}
-	return out
+	return fmt.Sprintf(` stroke-dasharray="%s"`, dash)
 }
 
 // head is the arrowhead id of colour col.
@@ -327,14 +332,7 @@ func eventTitle(k int, e spec.Event, col int) string {
 // (under everything else), the markers, the application messages and
 // the events on top.
 func (d *drawing) body() {
-	b := &d.buf
-	x1, x2 := d.xMin(), d.xMax()
-	for _, p := range d.a.Top.Procs {
-		y := d.y(p)
-		fmt.Fprintf(b, `<line class="proc-line" data-proc="%s" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"><title>process %s</title></line>`+"\n",
-			esc(string(p)), num(x1), num(y), num(x2), num(y), ink, esc(string(p)))
-		fmt.Fprintf(b, `<text class="proc-label" x="%d" y="%s" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, num(y+4), esc(string(p)))
-	}
+	d.procLines()
 	d.axis()
 	for _, k := range d.cuts {
 		d.cut(k, d.a.Cuts[k])
@@ -347,6 +345,25 @@ func (d *drawing) body() {
 	for _, m := range d.a.Messages {
 		d.message(m)
 	}
+	d.events()
+}
+
+// procLines draws each process's line across the columns shown, and its
+// label.
+func (d *drawing) procLines() {
+	b := &d.buf
+	x1, x2 := d.xMin(), d.xMax()
+	for _, p := range d.a.Top.Procs {
+		y := d.y(p)
+		fmt.Fprintf(b, `<line class="proc-line" data-proc="%s" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"><title>process %s</title></line>`+"\n",
+			esc(string(p)), num(x1), num(y), num(x2), num(y), ink, esc(string(p)))
+		fmt.Fprintf(b, `<text class="proc-label" x="%d" y="%s" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-10, num(y+4), esc(string(p)))
+	}
+}
+
+// events draws each event in the columns shown as a dot, a snapshot's
+// events hollow in its colour.
+func (d *drawing) events() {
 	for k, e := range d.a.Trace.Events {
 		if !d.shown(k) {
 			continue
@@ -355,7 +372,7 @@ func (d *drawing) body() {
 		if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
 			fill, stroke = "white", d.snapColor(e.Snap)
 		}
-		fmt.Fprintf(b, `<circle class="event" data-index="%d" data-col="%d" data-proc="%s" data-action="%s" cx="%s" cy="%s" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
+		fmt.Fprintf(&d.buf, `<circle class="event" data-index="%d" data-col="%d" data-proc="%s" data-action="%s" cx="%s" cy="%s" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
 			k+1, d.col[k], esc(string(e.Proc)), esc(string(e.Action)), num(d.x(k)), num(d.y(e.Proc)), fill, stroke, esc(eventTitle(k, e, d.col[k])))
 	}
 }
@@ -404,10 +421,7 @@ func (d *drawing) cut(k int, c Cut) {
 		pts = append(pts, fmt.Sprintf("%s,%s %s,%s", num(x), num(y-dy/3), num(x), num(y+dy/3)))
 		labels = append(labels, label{x + 3, y - dy/3 + 2, text})
 	}
-	dash := ""
-	if s := cutDash(k); s != "" {
-		dash = fmt.Sprintf(` stroke-dasharray="%s"`, s)
-	}
+	dash := dashAttr(cutDash(k))
 	notes = append(notes, c.reportNotes()...)
 	fmt.Fprintf(b, `<polyline class="cut-halo" data-snap="%d" points="%s" fill="none" stroke="%s" stroke-width="%d" opacity="%s" stroke-linejoin="round"/>`+"\n",
 		c.Snap, strings.Join(pts, " "), color, haloWidth, haloOpacity)
@@ -558,20 +572,22 @@ func (m Message) title(a *Analysis) string {
 		s += ", NOT RECEIVED by the end of the trace"
 	}
 	for _, snap := range sortedSnaps(m.Status) {
-		switch m.Status[snap] {
-		case Orphan:
-			s += fmt.Sprintf("\nsnapshot %d: ORPHAN, received before the receiver's cut but sent after the sender's", snap)
-		case Missing:
-			s += fmt.Sprintf("\nsnapshot %d: MISSING, in flight at the cut but not in the %s channel state", snap, a.stateWord(snap))
-		case Spurious:
-			s += fmt.Sprintf("\nsnapshot %d: SPURIOUS, in the %s channel state but not in flight at the cut", snap, a.stateWord(snap))
-		case Recorded:
-			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, in the %s channel state", snap, a.stateWord(snap))
-		case Pending:
-			s += fmt.Sprintf("\nsnapshot %d: in flight at the cut, channel still recording", snap)
+		if note, ok := statusNotes[m.Status[snap]]; ok {
+			s += fmt.Sprintf("\nsnapshot %d: %s", snap, strings.ReplaceAll(note, "{state}", a.stateWord(snap)))
 		}
 	}
 	return s
+}
+
+// statusNotes say, in a message's title, what its status for a snapshot
+// means; {state} stands for the word for the snapshot's state
+// (stateWord).
+var statusNotes = map[Status]string{
+	Orphan:   "ORPHAN, received before the receiver's cut but sent after the sender's",
+	Missing:  "MISSING, in flight at the cut but not in the {state} channel state",
+	Spurious: "SPURIOUS, in the {state} channel state but not in flight at the cut",
+	Recorded: "in flight at the cut, in the {state} channel state",
+	Pending:  "in flight at the cut, channel still recording",
 }
 
 func (d *drawing) caption() string {
@@ -579,17 +595,22 @@ func (d *drawing) caption() string {
 	if d.from != 1 || d.to != d.last {
 		s += fmt.Sprintf("; columns %d..%d of %d", d.from, d.to, d.last)
 	}
+	return s + d.drawnNote()
+}
+
+// drawnNote says, when not every snapshot is drawn, which are.
+func (d *drawing) drawnNote() string {
 	switch {
 	case len(d.cuts) == 0 && len(d.a.Cuts) > 0:
-		s += "; no snapshot's cut in these columns"
+		return "; no snapshot's cut in these columns"
 	case len(d.cuts) != len(d.a.Cuts):
 		var ids []string
 		for _, k := range d.cuts {
 			ids = append(ids, fmt.Sprint(d.a.Cuts[k].Snap))
 		}
-		s += "; drawn: snapshot " + strings.Join(ids, ", ")
+		return "; drawn: snapshot " + strings.Join(ids, ", ")
 	}
-	return s
+	return ""
 }
 
 // plural renders "1 process", "2 processes", "3 events".
@@ -623,22 +644,7 @@ func (c Cut) Summary() string {
 	if c.Initiator != "" {
 		s += fmt.Sprintf(" (initiator %s)", string(c.Initiator))
 	}
-	switch {
-	case c.Reported != nil && c.Complete:
-		rt, et := c.Reported.Total(), c.Recorded.Total()
-		s += fmt.Sprintf(": complete, reported total %d", rt)
-		if rt != et {
-			s += fmt.Sprintf(", the events imply %d", et)
-		} else if !c.Recorded.Equal(*c.Reported) {
-			s += ", the events imply the same total from another state"
-		}
-	case c.Reported != nil:
-		s += fmt.Sprintf(": incomplete in the events, reported total %d", c.Reported.Total())
-	case c.Complete:
-		s += fmt.Sprintf(": complete, recorded total %d", c.Recorded.Total())
-	default:
-		s += ": incomplete"
-	}
+	s += c.totalNote()
 	if len(c.Aborted) > 0 {
 		var by []string
 		for _, e := range c.Aborted {
@@ -647,6 +653,28 @@ func (c Cut) Summary() string {
 		s += "; aborted by " + strings.Join(by, ", ")
 	}
 	return s
+}
+
+// totalNote is Summary's account of the cut's total: reported, recorded,
+// or none (incomplete).
+func (c Cut) totalNote() string {
+	switch {
+	case c.Reported != nil && c.Complete:
+		rt, et := c.Reported.Total(), c.Recorded.Total()
+		s := fmt.Sprintf(": complete, reported total %d", rt)
+		if rt != et {
+			return s + fmt.Sprintf(", the events imply %d", et)
+		}
+		if !c.Recorded.Equal(*c.Reported) {
+			return s + ", the events imply the same total from another state"
+		}
+		return s
+	case c.Reported != nil:
+		return fmt.Sprintf(": incomplete in the events, reported total %d", c.Reported.Total())
+	case c.Complete:
+		return fmt.Sprintf(": complete, recorded total %d", c.Recorded.Total())
+	}
+	return ": incomplete"
 }
 
 // reportNotes describes, for the cut's hover title, how the reported
@@ -710,10 +738,7 @@ func (d *drawing) legend(w *bufio.Writer) {
 		c := d.a.Cuts[k]
 		fmt.Fprintf(w, `<line class="legend-halo" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%d" opacity="%s"/>`+"\n",
 			left, y, left+40, y, SnapColor(k), haloWidth-4, haloOpacity)
-		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="4" opacity="0.7"`, c.Snap, SnapColor(k))
-		if s := cutDash(k); s != "" {
-			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, s)
-		}
+		attrs := fmt.Sprintf(`class="legend-cut" data-snap="%d" stroke="%s" stroke-width="4" opacity="0.7"`, c.Snap, SnapColor(k)) + dashAttr(cutDash(k))
 		item(fmt.Sprintf(` data-snap="%d"`, c.Snap), attrs, "cut of "+c.Summary())
 	}
 	var first spec.SnapID
@@ -722,18 +747,21 @@ func (d *drawing) legend(w *bufio.Writer) {
 	}
 	for _, c := range d.legendItems() {
 		if c == noteClipped {
-			fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-item" data-cat="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s</text></g>`+"\n",
-				c.id, left, y+6, left+40, y-6, ink, left+40, y-9, left+40, y+9, grey, left+50, y+4, esc(c.label))
+			legendClipped(w, c, y)
 			y += legendLine
 			continue
 		}
-		attrs := fmt.Sprintf(`class="legend-item" data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, first), c.width)
-		if c.dash != "" {
-			attrs += fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
-		}
+		attrs := fmt.Sprintf(`class="legend-item" data-cat="%s" stroke="%s" stroke-width="%s"`, c.id, d.stroke(c, first), c.width) + dashAttr(c.dash)
 		item("", attrs, c.label)
 	}
 	w.WriteString("</g>\n")
+}
+
+// legendClipped writes the legend entry of category c, noteClipped, at
+// height y: a stroke cut short by a bar at the edge of the columns shown.
+func legendClipped(w *bufio.Writer, c category, y int) {
+	fmt.Fprintf(w, `<g class="legend-entry"><line class="legend-item" data-cat="%s" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s</text></g>`+"\n",
+		c.id, left, y+6, left+40, y-6, ink, left+40, y-9, left+40, y+9, grey, left+50, y+4, esc(c.label))
 }
 
 //go:embed zoom.js
@@ -786,24 +814,35 @@ func (a *Analysis) htmlSnapshotRow(w *bufio.Writer, c Cut) {
 			recs = append(recs, string(p)+"@-")
 		}
 	}
-	count := map[Status][]string{}
+	byStatus := a.messagesByStatus(c)
+	cell := func(st Status) string { return statusCell(st, byStatus[st]) }
+	fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td>%s%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing), cell(Spurious))
+}
+
+// messagesByStatus names (channel#seq) the messages of each status for
+// cut c's snapshot, the spurious ones from the cut's report.
+func (a *Analysis) messagesByStatus(c Cut) map[Status][]string {
+	byStatus := map[Status][]string{}
 	for _, m := range a.Messages {
 		if st := m.Status[c.Snap]; st != "" && st != Spurious {
-			count[st] = append(count[st], fmt.Sprintf("%s#%d", m.Chan, m.Seq))
+			byStatus[st] = append(byStatus[st], fmt.Sprintf("%s#%d", m.Chan, m.Seq))
 		}
 	}
 	for _, m := range c.Spurious {
-		count[Spurious] = append(count[Spurious], fmt.Sprintf("%s#%d", m.Chan, m.Msg.Seq))
+		byStatus[Spurious] = append(byStatus[Spurious], fmt.Sprintf("%s#%d", m.Chan, m.Msg.Seq))
 	}
-	cell := func(st Status) string {
-		if len(count[st]) == 0 {
-			return "<td>none</td>"
-		}
-		cls := ""
-		if st.Fault() {
-			cls = ` class="bad"`
-		}
-		return fmt.Sprintf("<td%s>%s</td>", cls, esc(strings.Join(count[st], ", ")))
+	return byStatus
+}
+
+// statusCell is the snapshot table's cell of the messages named of status
+// st: "none", or their names, marked bad for a fault.
+func statusCell(st Status, names []string) string {
+	if len(names) == 0 {
+		return "<td>none</td>"
 	}
-	fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td>%s%s%s%s</tr>\n", esc(c.Summary()), esc(strings.Join(recs, " ")), cell(Orphan), cell(Recorded), cell(Missing), cell(Spurious))
+	cls := ""
+	if st.Fault() {
+		cls = ` class="bad"`
+	}
+	return fmt.Sprintf("<td%s>%s</td>", cls, esc(strings.Join(names, ", ")))
 }

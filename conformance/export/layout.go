@@ -71,26 +71,30 @@ func (a *Analysis) Lamport() []int {
 		sendOf[i] = -1
 	}
 	for _, m := range a.Messages {
-		if m.Recv >= 0 && m.Send >= 0 && m.Send < m.Recv {
-			sendOf[m.Recv] = m.Send
-		}
+		matchSend(sendOf, m.Send, m.Recv)
 	}
 	for _, m := range a.Markers {
-		if m.Recv >= 0 && m.Send >= 0 && m.Send < m.Recv {
-			sendOf[m.Recv] = m.Send
-		}
+		matchSend(sendOf, m.Send, m.Recv)
 	}
 	col := make([]int, n)
 	last := make(map[spec.ProcID]int, len(a.Top.Procs))
 	for i, e := range a.Trace.Events {
 		c := last[e.Proc]
-		if s := sendOf[i]; s >= 0 && col[s] > c {
-			c = col[s]
+		if s := sendOf[i]; s >= 0 {
+			c = max(c, col[s])
 		}
 		col[i] = c + 1
 		last[e.Proc] = c + 1
 	}
 	return col
+}
+
+// matchSend notes in sendOf that event recv receives what event send
+// sent, if both happened and the send comes first in the trace.
+func matchSend(sendOf []int, send, recv int) {
+	if recv >= 0 && send >= 0 && send < recv {
+		sendOf[recv] = send
+	}
 }
 
 // CheckView says why view v does not fit the run, nil if it does: a
@@ -120,47 +124,78 @@ func newLayout(a *Analysis, v View) (*layout, error) {
 	for _, c := range l.col {
 		l.last = max(l.last, c)
 	}
-	for k, c := range a.Cuts {
-		if v.Snap == 0 || c.Snap == v.Snap {
-			l.cuts = append(l.cuts, k)
-			l.drawn[c.Snap] = true
-		}
+	if err := l.pickCuts(v.Snap); err != nil {
+		return nil, err
 	}
-	if v.Snap != 0 && len(l.cuts) == 0 {
-		var ids []string
-		for _, c := range a.Cuts {
-			ids = append(ids, fmt.Sprint(c.Snap))
-		}
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("export: no snapshot %d: the trace names none", v.Snap)
-		}
-		return nil, fmt.Errorf("export: no snapshot %d in the trace (it names %s)", v.Snap, strings.Join(ids, ", "))
-	}
-	l.from, l.to = 1, max(l.last, 1)
-	switch {
-	case v.From != 0 || v.To != 0:
-		if v.From != 0 {
-			l.from = v.From
-		}
-		if v.To != 0 {
-			l.to = v.To
-		}
-	case v.Snap != 0:
-		if lo, hi, ok := l.neighbourhood(a.Cuts[l.cuts[0]]); ok {
-			l.from, l.to = max(lo-Margin, 1), min(hi+Margin, l.to)
-		}
-	}
-	switch {
-	case l.from < 1 || l.to < 1:
-		return nil, fmt.Errorf("export: window %s: columns start at 1", v.window())
-	case l.from > max(l.last, 1):
-		return nil, fmt.Errorf("export: window %s starts after the run's last column, %d", v.window(), l.last)
-	case l.from > l.to:
-		return nil, fmt.Errorf("export: window %s is empty (it ends at column %d)", v.window(), l.to)
+	l.from, l.to = l.window(v)
+	if err := l.checkWindow(v); err != nil {
+		return nil, err
 	}
 	l.to = min(l.to, max(l.last, 1))
 	l.keepCrossing()
 	return l, nil
+}
+
+// pickCuts chooses the snapshots drawn: every one (snap 0) or snapshot
+// snap, which the trace must name.
+func (l *layout) pickCuts(snap spec.SnapID) error {
+	for k, c := range l.a.Cuts {
+		if snap == 0 || c.Snap == snap {
+			l.cuts = append(l.cuts, k)
+			l.drawn[c.Snap] = true
+		}
+	}
+	if snap == 0 || len(l.cuts) > 0 {
+		return nil
+	}
+	return l.a.noSnap(snap)
+}
+
+// noSnap is the error of a view of snapshot snap, which a's trace does
+// not name, listing those it does.
+func (a *Analysis) noSnap(snap spec.SnapID) error {
+	var ids []string
+	for _, c := range a.Cuts {
+		ids = append(ids, fmt.Sprint(c.Snap))
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("export: no snapshot %d: the trace names none", snap)
+	}
+	return fmt.Errorf("export: no snapshot %d in the trace (it names %s)", snap, strings.Join(ids, ", "))
+}
+
+// window is the columns v asks for: its From and To, an end left open
+// the run's; else the neighbourhood of its snapshot with Margin columns
+// either side; else the whole run.
+func (l *layout) window(v View) (from, to int) {
+	from, to = 1, max(l.last, 1)
+	switch {
+	case v.From != 0 || v.To != 0:
+		if v.From != 0 {
+			from = v.From
+		}
+		if v.To != 0 {
+			to = v.To
+		}
+	case v.Snap != 0:
+		if lo, hi, ok := l.neighbourhood(l.a.Cuts[l.cuts[0]]); ok {
+			from, to = max(lo-Margin, 1), min(hi+Margin, to)
+		}
+	}
+	return from, to
+}
+
+// checkWindow says why the columns chosen for v do not fit the run.
+func (l *layout) checkWindow(v View) error {
+	switch {
+	case l.from < 1 || l.to < 1:
+		return fmt.Errorf("export: window %s: columns start at 1", v.window())
+	case l.from > max(l.last, 1):
+		return fmt.Errorf("export: window %s starts after the run's last column, %d", v.window(), l.last)
+	case l.from > l.to:
+		return fmt.Errorf("export: window %s is empty (it ends at column %d)", v.window(), l.to)
+	}
+	return nil
 }
 
 // keepCrossing leaves out of the snapshots drawn those whose cut lies
@@ -170,15 +205,7 @@ func (l *layout) keepCrossing() {
 	var keep []int
 	for _, k := range l.cuts {
 		c := l.a.Cuts[k]
-		lo, hi := l.last+1, 0
-		for _, r := range c.Rec {
-			at := l.last + 1
-			if r >= 0 {
-				at = l.col[r]
-			}
-			lo, hi = min(lo, at), max(hi, at)
-		}
-		if hi >= l.from && lo <= l.to {
+		if lo, hi := l.recordingSpan(c); hi >= l.from && lo <= l.to {
 			keep = append(keep, k)
 		} else {
 			delete(l.drawn, c.Snap)
@@ -187,30 +214,31 @@ func (l *layout) keepCrossing() {
 	l.cuts = keep
 }
 
+// recordingSpan is the first and last column of cut c's recording
+// points, a process that never recorded counting as after the run.
+func (l *layout) recordingSpan(c Cut) (lo, hi int) {
+	lo, hi = l.last+1, 0
+	for _, r := range c.Rec {
+		at := l.last + 1
+		if r >= 0 {
+			at = l.col[r]
+		}
+		lo, hi = min(lo, at), max(hi, at)
+	}
+	return lo, hi
+}
+
 // neighbourhood is the first and last column of cut c's recording
 // points and markers' receives, widened towards the sends and receives
 // of the messages it classifies up to MaxSpan columns in all, evenly
 // either side; ok is false if it has none.
 func (l *layout) neighbourhood(c Cut) (lo, hi int, ok bool) {
-	lo, hi = l.last+1, 0
-	see := func(i int, lo, hi *int) {
-		if i >= 0 {
-			*lo, *hi = min(*lo, l.col[i]), max(*hi, l.col[i])
-		}
-	}
-	for _, r := range c.Rec {
-		see(r, &lo, &hi)
-	}
-	for _, m := range l.a.Markers {
-		if m.Snap == c.Snap {
-			see(m.Recv, &lo, &hi)
-		}
-	}
+	lo, hi = l.cutSpan(c)
 	mlo, mhi := lo, hi
 	for _, m := range l.a.Messages {
 		if m.Status[c.Snap] != "" {
-			see(m.Send, &mlo, &mhi)
-			see(m.Recv, &mlo, &mhi)
+			mlo, mhi = l.widen(m.Send, mlo, mhi)
+			mlo, mhi = l.widen(m.Recv, mlo, mhi)
 		}
 	}
 	if hi == 0 {
@@ -220,6 +248,30 @@ func (l *layout) neighbourhood(c Cut) (lo, hi int, ok bool) {
 	left := min(lo-mlo, max(room/2, room-(mhi-hi)))
 	right := min(mhi-hi, room-left)
 	return lo - left, hi + right, true
+}
+
+// cutSpan is the first and last column of cut c's recording points and
+// its markers' receives (last+1, 0 if none).
+func (l *layout) cutSpan(c Cut) (lo, hi int) {
+	lo, hi = l.last+1, 0
+	for _, r := range c.Rec {
+		lo, hi = l.widen(r, lo, hi)
+	}
+	for _, m := range l.a.Markers {
+		if m.Snap == c.Snap {
+			lo, hi = l.widen(m.Recv, lo, hi)
+		}
+	}
+	return lo, hi
+}
+
+// widen widens the span lo..hi to take in event i's column, if i
+// happened (i >= 0).
+func (l *layout) widen(i, lo, hi int) (int, int) {
+	if i < 0 {
+		return lo, hi
+	}
+	return min(lo, l.col[i]), max(hi, l.col[i])
 }
 
 // shown reports whether event i is in the columns shown.

@@ -14,14 +14,9 @@ import (
 func (a *Analysis) Notes(snap spec.SnapID) []string {
 	var out []string
 	for _, c := range a.Cuts {
-		if snap != 0 && c.Snap != snap {
-			continue
+		if snap == 0 || c.Snap == snap {
+			out = append(out, a.cutNote(c))
 		}
-		line := fmt.Sprintf("%s; %d orphan, %d missing", c.Summary(), a.Count(c.Snap, Orphan), a.Count(c.Snap, Missing))
-		if n := a.Count(c.Snap, Spurious); n > 0 {
-			line += fmt.Sprintf(", %d spurious", n)
-		}
-		out = append(out, line)
 	}
 	for _, k := range []struct {
 		st    Status
@@ -36,6 +31,16 @@ func (a *Analysis) Notes(snap spec.SnapID) []string {
 		}
 	}
 	return out
+}
+
+// cutNote is Notes' line for cut c: its Summary and its orphan, missing
+// and (if any) spurious message counts.
+func (a *Analysis) cutNote(c Cut) string {
+	line := fmt.Sprintf("%s; %d orphan, %d missing", c.Summary(), a.Count(c.Snap, Orphan), a.Count(c.Snap, Missing))
+	if n := a.Count(c.Snap, Spurious); n > 0 {
+		line += fmt.Sprintf(", %d spurious", n)
+	}
+	return line
 }
 
 // messages renders "1 orphan message", "2 missing messages".

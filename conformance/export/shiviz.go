@@ -37,18 +37,30 @@ func ShiViz(tr spec.Trace, w io.Writer) error {
 		if len(e.VC) != len(top.Procs) {
 			return fmt.Errorf("export: event %d (%s): vector clock has %d entries, want %d", k+1, e, len(e.VC), len(top.Procs))
 		}
-		var parts []string
-		for i, p := range top.Procs {
-			if e.VC[i] > 0 {
-				parts = append(parts, fmt.Sprintf("%q:%d", string(p), e.VC[i]))
-			}
-		}
-		desc := e.String()
-		if e.Action == spec.RecvMarker && e.First {
-			desc += " first"
-		}
-		desc += fmt.Sprintf(" | bal=%d sent=%d rcvd=%d", e.After.Bal, e.After.Sent, e.After.Rcvd)
-		fmt.Fprintf(bw, "%s {%s}\n%s\n", string(e.Proc), strings.Join(parts, ","), strings.ReplaceAll(desc, "\n", " "))
+		fmt.Fprintf(bw, "%s {%s}\n%s\n", string(e.Proc), shivizClock(top, e.VC), shivizDesc(e))
 	}
 	return bw.Flush()
+}
+
+// shivizClock renders vc as ShiViz reads a clock: "P1":2,"P2":3, the
+// processes with a nonzero count only.
+func shivizClock(top *spec.Topology, vc spec.VectorClock) string {
+	var parts []string
+	for i, p := range top.Procs {
+		if vc[i] > 0 {
+			parts = append(parts, fmt.Sprintf("%q:%d", string(p), vc[i]))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// shivizDesc describes event e on one line: the event, "first" for a
+// first marker, and the state after it.
+func shivizDesc(e spec.Event) string {
+	desc := e.String()
+	if e.Action == spec.RecvMarker && e.First {
+		desc += " first"
+	}
+	desc += fmt.Sprintf(" | bal=%d sent=%d rcvd=%d", e.After.Bal, e.After.Sent, e.After.Rcvd)
+	return strings.ReplaceAll(desc, "\n", " ")
 }

@@ -69,6 +69,18 @@ func ExportTLCFrom(tr spec.Trace, dir, specDir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if err := copySpecModules(specDir, dir); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "MCTrace.tla"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "MCTrace.cfg"), []byte(cfg), 0o644)
+}
+
+// copySpecModules copies the spec modules the trace model extends
+// (SpecFiles) from specDir into dir.
+func copySpecModules(specDir, dir string) error {
 	for _, f := range SpecFiles {
 		b, err := os.ReadFile(filepath.Join(specDir, f))
 		if err != nil {
@@ -78,10 +90,7 @@ func ExportTLCFrom(tr spec.Trace, dir, specDir string) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "MCTrace.tla"), []byte(mod), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "MCTrace.cfg"), []byte(cfg), 0o644)
+	return nil
 }
 
 // tlaString renders s as a TLA+ string literal.
@@ -195,31 +204,41 @@ func traceConstants(tr spec.Trace) constants {
 		k.snaps[s] = p
 	}
 	for _, r := range tr.Recorded {
-		if _, ok := k.snaps[r.Snap]; !ok {
-			k.snaps[r.Snap] = r.Initiator
-		}
+		k.nameSnap(r.Snap, r.Initiator)
 	}
 	for _, e := range tr.Events {
-		switch e.Action {
-		case spec.SendApp:
-			k.sends[e.Proc]++
-			fallthrough
-		case spec.RecvApp:
-			if e.Amount > 0 {
-				amounts[e.Amount] = true
-			}
-		case spec.Initiate:
-			if k.snaps[e.Snap] == "" {
-				k.snaps[e.Snap] = e.Proc
-			}
-		case spec.RecvMarker:
-			if _, ok := k.snaps[e.Snap]; !ok {
-				k.snaps[e.Snap] = ""
-			}
-		}
+		k.see(e, amounts)
 	}
 	k.amounts = slices.Sorted(maps.Keys(amounts))
 	return k
+}
+
+// see collects the constants event e implies: a send counted, an amount
+// sent or received, a snapshot and the initiator an Initiate names, a
+// snapshot a marker names.
+func (k *constants) see(e spec.Event, amounts map[int64]bool) {
+	switch e.Action {
+	case spec.SendApp:
+		k.sends[e.Proc]++
+		fallthrough
+	case spec.RecvApp:
+		if e.Amount > 0 {
+			amounts[e.Amount] = true
+		}
+	case spec.Initiate:
+		if k.snaps[e.Snap] == "" {
+			k.snaps[e.Snap] = e.Proc
+		}
+	case spec.RecvMarker:
+		k.nameSnap(e.Snap, "")
+	}
+}
+
+// nameSnap notes snapshot s with initiator p, unless s is already known.
+func (k *constants) nameSnap(s spec.SnapID, p spec.ProcID) {
+	if _, ok := k.snaps[s]; !ok {
+		k.snaps[s] = p
+	}
 }
 
 // writeConstants writes MCProc, MCChan, MCInitBal, MCAmount, MCBudget,
@@ -384,6 +403,17 @@ func RunTLC(ctx context.Context, java, jar, dir string) (TLCVerdict, error) {
 	if ctx.Err() != nil {
 		return v, fmt.Errorf("export: TLC: %w", ctx.Err())
 	}
+	if v.read() {
+		return v, nil
+	}
+	return v, fmt.Errorf("export: TLC gave no verdict (exit %d):\n%s", v.ExitCode, tail(v.Output, 40))
+}
+
+// read reads TLC's verdict in v.Output: the errors it printed, the
+// invariant violated, how many of the trace's events it consumed, and
+// whether it accepted the trace (exit 0, checking completed, no error).
+// It reports whether TLC gave a verdict.
+func (v *TLCVerdict) read() bool {
 	v.Errors = reError.FindAllString(v.Output, -1)
 	if m := reViolated.FindStringSubmatch(v.Output); m != nil {
 		v.Violated = m[1]
@@ -399,12 +429,9 @@ func RunTLC(ctx context.Context, java, jar, dir string) (TLCVerdict, error) {
 	if v.ExitCode == 0 && done && v.Events >= 0 && len(v.Errors) == 0 {
 		v.Accepted = true
 		v.Consumed = v.Events
-		return v, nil
+		return true
 	}
-	if reVerdictLine.MatchString(v.Output) {
-		return v, nil
-	}
-	return v, fmt.Errorf("export: TLC gave no verdict (exit %d):\n%s", v.ExitCode, tail(v.Output, 40))
+	return reVerdictLine.MatchString(v.Output)
 }
 
 // tlcProperty names, for each invariant of MCTrace.cfg that is not one of

@@ -93,8 +93,20 @@ func (b *BankParams) Check(t *spec.Topology, maxAmount int64, bad func(field, pr
 			bad("balances."+string(p), "not a process of the topology")
 		}
 	}
-	var total int64
-	overflow := false
+	total, overflow := b.total(t, bad)
+	switch {
+	case overflow:
+		bad("balances", fmt.Sprintf("the balances total more than %d, the largest int64", int64(math.MaxInt64)))
+	case maxAmount > 0 && total == 0:
+		bad("balances", "all zero: the workload's transfers have no money to move")
+	case maxAmount > total:
+		bad("balances", fmt.Sprintf("total %d is less than the workload's max_amount %d: no such transfer can ever be made", total, maxAmount))
+	}
+}
+
+// total sums the processes' balances, calling bad for each one missing
+// or negative; overflow reports a total past the largest int64.
+func (b *BankParams) total(t *spec.Topology, bad func(field, problem string)) (total int64, overflow bool) {
 	for _, p := range t.Procs {
 		v, ok := b.Balances[p]
 		switch {
@@ -108,14 +120,7 @@ func (b *BankParams) Check(t *spec.Topology, maxAmount int64, bad func(field, pr
 			total += v
 		}
 	}
-	switch {
-	case overflow:
-		bad("balances", fmt.Sprintf("the balances total more than %d, the largest int64", int64(math.MaxInt64)))
-	case maxAmount > 0 && total == 0:
-		bad("balances", "all zero: the workload's transfers have no money to move")
-	case maxAmount > total:
-		bad("balances", fmt.Sprintf("total %d is less than the workload's max_amount %d: no such transfer can ever be made", total, maxAmount))
-	}
+	return total, overflow
 }
 
 // New returns p's account.

@@ -65,21 +65,8 @@ func (n *Node) Suspected(q spec.ProcID) bool {
 // A node may abort a snapshot it has not recorded yet (Phase Unknown):
 // the id is retired, so its markers are dropped when they come.
 func (n *Node) Abort(s spec.SnapID, cause spec.ProcID) (Step, error) {
-	if s == 0 {
-		return Step{}, n.errorf("abort", spec.Channel{}, "%w: 0", ErrBadSnap)
-	}
-	i, err := n.peer("abort", cause)
-	if err != nil {
+	if err := n.canAbort(s, cause); err != nil {
 		return Step{}, err
-	}
-	if !n.suspected[i] {
-		return Step{}, n.errorf("abort", spec.Channel{}, "%w: snapshot %d cannot be aborted for %s", ErrNotSuspected, s, string(cause))
-	}
-	switch {
-	case n.aborted.has(s):
-		return Step{}, n.errorf("abort", spec.Channel{}, "%w: snapshot %d already", ErrAborted, s)
-	case n.released.has(s):
-		return Step{}, n.errorf("abort", spec.Channel{}, "%w: snapshot %d", ErrReleased, s)
 	}
 	if st := n.snaps[s]; st != nil {
 		n.discard(st)
@@ -88,6 +75,28 @@ func (n *Node) Abort(s spec.SnapID, cause spec.ProcID) (Step, error) {
 	step := n.peerStep(spec.Abort, cause)
 	step.Event.Snap = s
 	return step, nil
+}
+
+// canAbort checks the conjuncts of Abort(s, q) (lines 132-138) that the
+// core can see (see Abort): s is not 0, cause is a suspected peer, and s
+// is neither aborted already nor released.
+func (n *Node) canAbort(s spec.SnapID, cause spec.ProcID) error {
+	if s == 0 {
+		return n.errorf("abort", spec.Channel{}, "%w: 0", ErrBadSnap)
+	}
+	i, err := n.peer("abort", cause)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !n.suspected[i]:
+		return n.errorf("abort", spec.Channel{}, "%w: snapshot %d cannot be aborted for %s", ErrNotSuspected, s, string(cause))
+	case n.aborted.has(s):
+		return n.errorf("abort", spec.Channel{}, "%w: snapshot %d already", ErrAborted, s)
+	case n.released.has(s):
+		return n.errorf("abort", spec.Channel{}, "%w: snapshot %d", ErrReleased, s)
+	}
+	return nil
 }
 
 // WaitingOn lists the snapshots this node is recording that wait for a

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/markerwave/markerwave/spec"
@@ -33,20 +34,8 @@ func (x *idSet) add(lo, hi spec.SnapID) {
 	i := x.find(start)
 	j := i
 	for j < len(x.iv) && (hi == ^spec.SnapID(0) || x.iv[j].lo <= hi+1) {
-		if x.iv[j].lo < lo {
-			lo = x.iv[j].lo
-		}
-		if x.iv[j].hi > hi {
-			hi = x.iv[j].hi
-		}
+		lo, hi = min(lo, x.iv[j].lo), max(hi, x.iv[j].hi)
 		j++
 	}
-	if i == j {
-		x.iv = append(x.iv, idRange{})
-		copy(x.iv[i+1:], x.iv[i:])
-		x.iv[i] = idRange{lo, hi}
-		return
-	}
-	x.iv[i] = idRange{lo, hi}
-	x.iv = append(x.iv[:i+1], x.iv[j:]...)
+	x.iv = slices.Replace(x.iv, i, j, idRange{lo, hi})
 }

@@ -157,6 +157,13 @@ func New(cfg Config) (*Node, error) {
 	if n.clocks {
 		n.vc = make(spec.VectorClock, len(cfg.Topology.Procs))
 	}
+	n.indexChans()
+	return n, nil
+}
+
+// indexChans indexes the node's channels by peer, every seq starting
+// at 1.
+func (n *Node) indexChans() {
 	n.sendSeq = make([]uint64, len(n.out))
 	n.recvSeq = make([]uint64, len(n.in))
 	for i, c := range n.in {
@@ -167,7 +174,6 @@ func New(cfg Config) (*Node, error) {
 		n.outIdx[c.To] = j
 		n.sendSeq[j] = 1
 	}
-	return n, nil
 }
 
 // Checkpoint is a persisted local state to restart a node from: the
@@ -196,42 +202,69 @@ func Restore(cfg Config, cp Checkpoint) (*Node, error) {
 	if cp.State.Sent < 0 || cp.State.Rcvd < 0 {
 		return nil, n.errorf("restore", spec.Channel{}, "negative counters sent=%d rcvd=%d", cp.State.Sent, cp.State.Rcvd)
 	}
-	for c, s := range cp.NextSend {
-		j, ok := n.outIdx[c.To]
-		if c.From != n.self || !ok {
-			return nil, n.errorf("restore", spec.Channel{}, "%w: %s is not an outgoing channel", ErrUnknownChannel, c)
-		}
-		if s == 0 {
-			return nil, n.errorf("restore", spec.Channel{}, "next send seq on %s is 0, seqs start at 1", c)
-		}
-		n.sendSeq[j] = s
+	if err := n.restoreSeqs(cp); err != nil {
+		return nil, err
 	}
-	for c, s := range cp.NextRecv {
-		i, ok := n.inIdx[c.From]
-		if c.To != n.self || !ok {
-			return nil, n.errorf("restore", spec.Channel{}, "%w: %s is not an incoming channel", ErrUnknownChannel, c)
-		}
-		if s == 0 {
-			return nil, n.errorf("restore", spec.Channel{}, "next receive seq on %s is 0, seqs start at 1", c)
-		}
-		n.recvSeq[i] = s
-	}
-	prev, err := n.app.Capture()
-	if err != nil {
-		return nil, n.errorf("restore", spec.Channel{}, "%w: capture: %w", ErrApp, err)
-	}
-	if err := n.app.Restore(cp.App); err != nil {
-		return nil, n.errorf("restore", spec.Channel{}, "%w: %w", ErrApp, err)
-	}
-	if b := n.app.Balance(); b != cp.State.Bal {
-		_ = n.app.Restore(prev)
-		return nil, n.errorf("restore", spec.Channel{}, "application state has balance %d, checkpoint says %d", b, cp.State.Bal)
+	if err := n.restoreApp(cp); err != nil {
+		return nil, err
 	}
 	n.sent, n.rcvd = cp.State.Sent, cp.State.Rcvd
 	if cp.SnapFloor > 0 {
 		n.released.add(1, cp.SnapFloor)
 	}
 	return n, nil
+}
+
+// restoreSeqs sets the next seq of each channel cp names: one of the
+// node's outgoing (NextSend) or incoming (NextRecv) channels, from 1.
+func (n *Node) restoreSeqs(cp Checkpoint) error {
+	if err := n.setSeqs(cp.NextSend, true); err != nil {
+		return err
+	}
+	return n.setSeqs(cp.NextRecv, false)
+}
+
+// setSeqs sets the next send (out) or receive seq of each channel next
+// names, which must be one of the node's outgoing (out) or incoming
+// channels.
+func (n *Node) setSeqs(next map[spec.Channel]uint64, out bool) error {
+	dir, op, idx, seqs := "an incoming", "receive", n.inIdx, n.recvSeq
+	if out {
+		dir, op, idx, seqs = "an outgoing", "send", n.outIdx, n.sendSeq
+	}
+	for c, s := range next {
+		self, peer := c.To, c.From
+		if out {
+			self, peer = c.From, c.To
+		}
+		i, ok := idx[peer]
+		if self != n.self || !ok {
+			return n.errorf("restore", spec.Channel{}, "%w: %s is not %s channel", ErrUnknownChannel, c, dir)
+		}
+		if s == 0 {
+			return n.errorf("restore", spec.Channel{}, "next %s seq on %s is 0, seqs start at 1", op, c)
+		}
+		seqs[i] = s
+	}
+	return nil
+}
+
+// restoreApp restores the application's state from cp.App, whose
+// balance must be cp.State.Bal; on error the application is left as it
+// was.
+func (n *Node) restoreApp(cp Checkpoint) error {
+	prev, err := n.app.Capture()
+	if err != nil {
+		return n.errorf("restore", spec.Channel{}, "%w: capture: %w", ErrApp, err)
+	}
+	if err := n.app.Restore(cp.App); err != nil {
+		return n.errorf("restore", spec.Channel{}, "%w: %w", ErrApp, err)
+	}
+	if b := n.app.Balance(); b != cp.State.Bal {
+		_ = n.app.Restore(prev)
+		return n.errorf("restore", spec.Channel{}, "application state has balance %d, checkpoint says %d", b, cp.State.Bal)
+	}
+	return nil
 }
 
 // SendApp sends payload to peer to. It mirrors SendApp(p, q, a) in
@@ -242,14 +275,11 @@ func Restore(cfg Config, cp Checkpoint) (*Node, error) {
 // as SendAppF(p, q, a) requires q \notin suspected
 // (tla/ChandyLamportFaults.tla line 66): nothing is debited.
 func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
-	j, ok := n.outIdx[to]
-	if !ok {
-		return Step{}, n.errorf("send", spec.Channel{}, "%w: no channel %s->%s", ErrUnknownChannel, string(n.self), string(to))
+	j, err := n.sendChan(to)
+	if err != nil {
+		return Step{}, err
 	}
 	c := n.out[j]
-	if n.nSusp > 0 && n.suspected[n.topo.ProcIndex(to)] {
-		return Step{}, n.errorf("send", c, "%w: %s is suspected, the transfer was not made", ErrSuspected, string(to))
-	}
 	amt, err := n.amount(payload)
 	if err != nil {
 		return Step{}, &Error{Node: n.self, Op: "send", Chan: c, Err: err}
@@ -270,15 +300,25 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) (Step, error) {
 	return Step{Event: ev, Out: n.outBuf[:1:1]}, nil
 }
 
+// sendChan is the index of the outgoing channel to peer to, which must
+// not be suspected (ErrSuspected).
+func (n *Node) sendChan(to spec.ProcID) (int, error) {
+	j, ok := n.outIdx[to]
+	if !ok {
+		return 0, n.errorf("send", spec.Channel{}, "%w: no channel %s->%s", ErrUnknownChannel, string(n.self), string(to))
+	}
+	if n.nSusp > 0 && n.suspected[n.topo.ProcIndex(to)] {
+		return 0, n.errorf("send", n.out[j], "%w: %s is suspected, the transfer was not made", ErrSuspected, string(to))
+	}
+	return j, nil
+}
+
 // Initiate starts snapshot s here. It mirrors Initiate(s) in
 // tla/ChandyLamport.tla (the Initiator Rule): record the local state, send a
 // marker on every outgoing channel, record every incoming channel.
 func (n *Node) Initiate(s spec.SnapID) (Step, error) {
-	if s == 0 {
-		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: 0", ErrBadSnap)
-	}
-	if n.snaps[s] != nil || n.released.has(s) || n.aborted.has(s) {
-		return Step{}, n.errorf("initiate", spec.Channel{}, "%w: %s already knows snapshot %d", ErrDuplicateSnap, string(n.self), s)
+	if err := n.newSnap(s); err != nil {
+		return Step{}, err
 	}
 	appState, err := n.app.Capture()
 	if err != nil {
@@ -295,17 +335,26 @@ func (n *Node) Initiate(s spec.SnapID) (Step, error) {
 	return step, nil
 }
 
+// newSnap checks that s may name a snapshot initiated here: not 0, and
+// one this node does not know (recording, released or aborted).
+func (n *Node) newSnap(s spec.SnapID) error {
+	if s == 0 {
+		return n.errorf("initiate", spec.Channel{}, "%w: 0", ErrBadSnap)
+	}
+	if n.snaps[s] != nil || n.released.has(s) || n.aborted.has(s) {
+		return n.errorf("initiate", spec.Channel{}, "%w: %s already knows snapshot %d", ErrDuplicateSnap, string(n.self), s)
+	}
+	return nil
+}
+
 // Deliver takes a frame arriving on incoming channel env.Chan. An app frame
 // mirrors RecvApp(p, q), a marker RecvMarker(p, q) in tla/ChandyLamport.tla.
 // On error the node is unchanged.
 func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 	c := env.Chan
-	if c.To != n.self {
-		return Step{}, n.errorf("deliver", c, "%w: the frame is addressed to %s", ErrUnknownChannel, string(c.To))
-	}
-	i, ok := n.inIdx[c.From]
-	if !ok {
-		return Step{}, n.errorf("deliver", c, "%w: not an incoming channel (unknown peer %q)", ErrUnknownChannel, string(c.From))
+	i, err := n.inChan(c)
+	if err != nil {
+		return Step{}, err
 	}
 	f := &env.Frame
 	if np := len(n.topo.Procs); len(f.VC) != 0 && len(f.VC) != np {
@@ -320,15 +369,24 @@ func (n *Node) Deliver(env wire.Envelope) (Step, error) {
 	return Step{}, n.errorf("deliver", c, "%w: unknown frame kind %d", ErrBadFrame, f.Kind)
 }
 
+// inChan is the index of incoming channel c, which must end here.
+func (n *Node) inChan(c spec.Channel) (int, error) {
+	if c.To != n.self {
+		return 0, n.errorf("deliver", c, "%w: the frame is addressed to %s", ErrUnknownChannel, string(c.To))
+	}
+	i, ok := n.inIdx[c.From]
+	if !ok {
+		return 0, n.errorf("deliver", c, "%w: not an incoming channel (unknown peer %q)", ErrUnknownChannel, string(c.From))
+	}
+	return i, nil
+}
+
 // recvApp mirrors RecvApp(p, q): apply, rcvd+1, and append the message to
 // every snapshot recording the channel.
 func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 	c := n.in[i]
-	if f.Snap != 0 {
-		return Step{}, n.errorf("deliver", c, "%w: app frame carries snapshot id %d", ErrBadFrame, f.Snap)
-	}
-	if f.Seq != n.recvSeq[i] {
-		return Step{}, n.errorf("deliver", c, "%w: expected seq %d, got %d", ErrSeq, n.recvSeq[i], f.Seq)
+	if err := n.checkApp(i, f); err != nil {
+		return Step{}, err
 	}
 	amt, err := n.amount(f.Payload)
 	if err != nil {
@@ -357,20 +415,27 @@ func (n *Node) recvApp(i int, f *wire.Frame) (Step, error) {
 	return Step{Event: ev}, nil
 }
 
+// checkApp checks app frame f arriving on the i-th incoming channel: no
+// snapshot id, and the seq the channel expects next (FIFO, exactly once).
+func (n *Node) checkApp(i int, f *wire.Frame) error {
+	c := n.in[i]
+	if f.Snap != 0 {
+		return n.errorf("deliver", c, "%w: app frame carries snapshot id %d", ErrBadFrame, f.Snap)
+	}
+	if f.Seq != n.recvSeq[i] {
+		return n.errorf("deliver", c, "%w: expected seq %d, got %d", ErrSeq, n.recvSeq[i], f.Seq)
+	}
+	return nil
+}
+
 // recvMarker mirrors RecvMarker(p, q) (the Receiving Rule). Case 1, the
 // first marker of the snapshot here: record the local state, the channel is
 // empty, send markers on every outgoing channel, record the other incoming
 // channels. Case 2: the channel's recording stops and becomes its state.
 func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
 	c, s := n.in[i], f.Snap
-	if s == 0 {
-		return Step{}, n.errorf("deliver", c, "%w: marker with snapshot id 0", ErrBadSnap)
-	}
-	if f.Seq != 0 || len(f.Payload) != 0 {
-		return Step{}, n.errorf("deliver", c, "%w: marker %d carries seq %d and %d payload bytes", ErrBadFrame, s, f.Seq, len(f.Payload))
-	}
-	if n.released.has(s) {
-		return Step{}, n.errorf("deliver", c, "%w: marker for snapshot %d", ErrReleased, s)
+	if err := n.checkMarker(c, f); err != nil {
+		return Step{}, err
 	}
 	if n.aborted.has(s) {
 		return n.dropMarker(c, s, f.VC), nil
@@ -400,6 +465,20 @@ func (n *Node) recvMarker(i int, f *wire.Frame) (Step, error) {
 	step.Event = n.event(spec.RecvMarker)
 	step.Event.From, step.Event.To, step.Event.Snap, step.Event.First = c.From, c.To, s, first
 	return step, nil
+}
+
+// checkMarker checks marker f arriving on c: a snapshot id, no seq or
+// payload, and not of a snapshot released here.
+func (n *Node) checkMarker(c spec.Channel, f *wire.Frame) error {
+	switch s := f.Snap; {
+	case s == 0:
+		return n.errorf("deliver", c, "%w: marker with snapshot id 0", ErrBadSnap)
+	case f.Seq != 0 || len(f.Payload) != 0:
+		return n.errorf("deliver", c, "%w: marker %d carries seq %d and %d payload bytes", ErrBadFrame, s, f.Seq, len(f.Payload))
+	case n.released.has(s):
+		return n.errorf("deliver", c, "%w: marker for snapshot %d", ErrReleased, s)
+	}
+	return nil
 }
 
 // record records the local state for s and starts recording every incoming

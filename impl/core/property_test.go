@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,38 +10,8 @@ import (
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/spec/spectest"
 )
-
-// genTopology draws a strongly connected topology on P1..Pn: a ring
-// through a random permutation plus random extra channels.
-func genTopology(t *rapid.T, n int) *spec.Topology {
-	procs := make([]spec.ProcID, n)
-	for i := range procs {
-		procs[i] = spec.ProcID(fmt.Sprintf("P%d", i+1))
-	}
-	perm := rapid.Permutation(procs).Draw(t, "ring")
-	has := map[spec.Channel]bool{}
-	var chans []spec.Channel
-	for i := range perm {
-		c := spec.Channel{From: perm[i], To: perm[(i+1)%n]}
-		if !has[c] {
-			has[c] = true
-			chans = append(chans, c)
-		}
-	}
-	for _, p := range procs {
-		for _, q := range procs {
-			c := spec.Channel{From: p, To: q}
-			if p != q && !has[c] && rapid.Bool().Draw(t, "extra "+c.String()) {
-				has[c] = true
-				chans = append(chans, c)
-			}
-		}
-	}
-	topo, err := spec.NewTopology(procs, chans)
-	require.NoError(t, err)
-	return topo
-}
 
 // msgKey names one application message: its channel and seq.
 type msgKey struct {
@@ -59,7 +28,7 @@ type msgKey struct {
 func TestPropertyRandomRuns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nprocs := rapid.IntRange(2, 6).Draw(t, "procs")
-		topo := genTopology(t, nprocs)
+		topo := spectest.Topology(t, nprocs)
 		token := rapid.Bool().Draw(t, "token ring app")
 		var n *tnet
 		var total int64

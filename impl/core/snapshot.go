@@ -47,18 +47,12 @@ const (
 	Aborted
 )
 
+// phaseNames names each Phase.
+var phaseNames = [...]string{Unknown: "unknown", Active: "active", Complete: "complete", Released: "released", Aborted: "aborted"}
+
 func (p Phase) String() string {
-	switch p {
-	case Unknown:
-		return "unknown"
-	case Active:
-		return "active"
-	case Complete:
-		return "complete"
-	case Released:
-		return "released"
-	case Aborted:
-		return "aborted"
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
 	}
 	return "Phase(?)"
 }

@@ -1,6 +1,9 @@
 package dataflow
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Cluster is every node of a graph in one process, the network being the
 // nodes' output buffers: Take hands the head of an edge's buffer to its
@@ -57,11 +60,8 @@ func (c *Cluster) Take(e int, want Action) (Step, error) {
 	if !ok {
 		return Step{}, to.refuse(want, e, ErrEmpty)
 	}
-	switch {
-	case want == ActProcess && it.Barrier:
-		return Step{}, to.refuse(want, e, ErrNotRecord)
-	case want == ActRecvBarrier && !it.Barrier:
-		return Step{}, to.refuse(want, e, ErrNotBarrier)
+	if err := wrongKind(want, it); err != nil {
+		return Step{}, to.refuse(want, e, err)
 	}
 	st, err := to.Take(e, it)
 	if err == nil {
@@ -70,23 +70,69 @@ func (c *Cluster) Take(e int, want Action) (Step, error) {
 	return st, err
 }
 
+// wrongKind is ErrNotRecord if the step want is Process and it is a
+// barrier, ErrNotBarrier if want is RecvBarrier and it is a record, else
+// nil.
+func wrongKind(want Action, it Item) error {
+	switch {
+	case want == ActProcess && it.Barrier:
+		return ErrNotRecord
+	case want == ActRecvBarrier && !it.Barrier:
+		return ErrNotBarrier
+	}
+	return nil
+}
+
+// TakeAny hands the head of edge e to its receiver whichever kind it is:
+// Process for a record, RecvBarrier for a barrier (Take).
+func (c *Cluster) TakeAny(e int) (Step, error) {
+	st, err := c.Take(e, ActProcess)
+	if errors.Is(err, ErrNotRecord) {
+		return c.Take(e, ActRecvBarrier)
+	}
+	return st, err
+}
+
 // RunOut steps c round robin until nothing moves: every node emits what
 // it can (Emit), and take(e) hands edge e's head to its receiver if it can
 // (e.g. Take(e, ActProcess): records only), returning true if it did. A
 // refused step changes nothing, so RunOut ends when every step take and
-// Emit would try is refused.
-func (c *Cluster) RunOut(take func(e int) bool) {
+// Emit would try is refused. It returns the number of steps taken.
+func (c *Cluster) RunOut(take func(e int) bool) int {
+	steps := 0
 	for moved := true; moved; {
 		moved = false
 		for _, n := range c.Nodes {
 			if _, err := n.Emit(); err == nil {
-				moved = true
+				moved, steps = true, steps+1
 			}
 		}
 		for e := range c.G.Edges {
-			moved = take(e) || moved
+			if take(e) {
+				moved, steps = true, steps+1
+			}
 		}
 	}
+	return steps
+}
+
+// Drain runs c until nothing moves, handing over every edge's head
+// whichever kind it is (RunOut with TakeAny), and returns the steps taken.
+func (c *Cluster) Drain() int {
+	return c.RunOut(func(e int) bool {
+		_, err := c.TakeAny(e)
+		return err == nil
+	})
+}
+
+// DrainRecords runs c until no record moves, leaving every barrier at
+// the head of its edge (RunOut with Take(e, ActProcess)), and returns
+// the steps taken. With no barrier injected it is the failure-free run.
+func (c *Cluster) DrainRecords() int {
+	return c.RunOut(func(e int) bool {
+		_, err := c.Take(e, ActProcess)
+		return err == nil
+	})
 }
 
 // Complete reports whether every node has completed its part of the

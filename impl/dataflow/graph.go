@@ -31,14 +31,12 @@ const (
 	ChandyLamport
 )
 
+// modeNames names each Mode, as the trace header spells it.
+var modeNames = [...]string{Aligned: "aligned", Unaligned: "unaligned", ChandyLamport: "chandy-lamport"}
+
 func (m Mode) String() string {
-	switch m {
-	case Aligned:
-		return "aligned"
-	case Unaligned:
-		return "unaligned"
-	case ChandyLamport:
-		return "chandy-lamport"
+	if int(m) < len(modeNames) {
+		return modeNames[m]
 	}
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }
@@ -100,90 +98,167 @@ func graphErr(format string, a ...any) error {
 // forward outputs (a keyed shuffle), its Logic choosing one per record.
 // The protocol never looks at routes: barriers go on every output. It copies nothing: do not change g after.
 func NewGraph(g Graph) (*Graph, error) {
-	if g.Cap < 1 {
-		return nil, graphErr("Cap must be at least 1, not %d", g.Cap)
+	if err := g.checkConstants(); err != nil {
+		return nil, err
 	}
-	if g.Iter < 0 {
-		return nil, graphErr("Iter must be a natural number, not %d", g.Iter)
+	if err := g.checkNodes(); err != nil {
+		return nil, err
 	}
-	if g.Mode > ChandyLamport {
-		return nil, graphErr("unknown mode %d", g.Mode)
+	if err := g.indexEdges(); err != nil {
+		return nil, err
 	}
 	n := len(g.Nodes)
+	g.fwdOut, g.backOut = make([][]int, n), make([]int, n)
+	for v := range g.Nodes {
+		if err := g.indexNode(v); err != nil {
+			return nil, err
+		}
+	}
+	return &g, nil
+}
+
+// checkConstants checks Cap \in Nat \ {0} /\ Iter \in Nat /\ Mode \in
+// {"aligned", "unaligned"} (lines 70-71; ChandyLamport is ours).
+func (g *Graph) checkConstants() error {
+	switch {
+	case g.Cap < 1:
+		return graphErr("Cap must be at least 1, not %d", g.Cap)
+	case g.Iter < 0:
+		return graphErr("Iter must be a natural number, not %d", g.Iter)
+	case g.Mode > ChandyLamport:
+		return graphErr("unknown mode %d", g.Mode)
+	}
+	return nil
+}
+
+// checkNodes checks that the node names are distinct, that Src, Op and
+// {Snk} partition them with exactly one sink (lines 62-63), and Budget
+// \in [Src -> Nat] (line 70).
+func (g *Graph) checkNodes() error {
 	sinks := 0
 	names := map[string]bool{}
 	for _, v := range g.Nodes {
 		if names[v.Name] {
-			return nil, graphErr("node %q twice", v.Name)
+			return graphErr("node %q twice", v.Name)
 		}
 		names[v.Name] = true
-		switch v.Kind {
-		case Sink:
-			sinks++
-		case Source, Operator:
-		default:
-			return nil, graphErr("node %q has unknown kind %d", v.Name, v.Kind)
+		if err := v.check(); err != nil {
+			return err
 		}
-		if v.Budget < 0 || v.Budget > 0 && v.Kind != Source {
-			return nil, graphErr("node %q: only a source has a budget, a natural number", v.Name)
+		if v.Kind == Sink {
+			sinks++
 		}
 	}
 	if sinks != 1 {
-		return nil, graphErr("%d sinks: the graph needs exactly one", sinks)
+		return graphErr("%d sinks: the graph needs exactly one", sinks)
 	}
+	return nil
+}
+
+// check checks the node's kind, and Budget \in [Src -> Nat] for it
+// (line 70): only a source has a budget.
+func (v NodeSpec) check() error {
+	if v.Kind > Sink {
+		return graphErr("node %q has unknown kind %d", v.Name, v.Kind)
+	}
+	if v.Budget < 0 || v.Budget > 0 && v.Kind != Source {
+		return graphErr("node %q: only a source has a budget, a natural number", v.Name)
+	}
+	return nil
+}
+
+// indexEdges checks Edge \subseteq Node \X Node /\ \A e \in Edge : e[1]
+// # e[2] (line 64), each edge once, and indexes In(n) and Out(n) (lines
+// 57-58).
+func (g *Graph) indexEdges() error {
+	n := len(g.Nodes)
 	g.in, g.out = make([][]int, n), make([][]int, n)
 	for i, e := range g.Edges {
 		if e.From < 0 || e.From >= n || e.To < 0 || e.To >= n {
-			return nil, graphErr("edge %d joins a node the graph does not have", i)
+			return graphErr("edge %d joins a node the graph does not have", i)
 		}
 		if e.From == e.To {
-			return nil, graphErr("edge %d is a self-loop at %q", i, g.Nodes[e.From].Name)
+			return graphErr("edge %d is a self-loop at %q", i, g.Nodes[e.From].Name)
 		}
-		for _, d := range g.out[e.From] {
-			if g.Edges[d].To == e.To {
-				return nil, graphErr("edge %s twice", g.EdgeName(i))
-			}
+		if g.edgeTo(e.From, e.To) >= 0 {
+			return graphErr("edge %s twice", g.EdgeName(i))
 		}
 		g.out[e.From] = append(g.out[e.From], i)
 		g.in[e.To] = append(g.in[e.To], i)
 	}
-	g.fwdOut, g.backOut = make([][]int, n), make([]int, n)
-	for v, spec := range g.Nodes {
-		g.backOut[v] = -1
-		var fwd, back []int
-		for _, e := range g.out[v] {
-			if g.Edges[e].Back {
-				back = append(back, e)
-			} else {
-				fwd = append(fwd, e)
-			}
-		}
-		inF := 0
-		for _, e := range g.in[v] {
-			if !g.Edges[e].Back {
-				inF++
-			}
-		}
-		switch spec.Kind {
-		case Source:
-			if len(g.in[v]) != 0 || len(fwd) == 0 || len(back) != 0 {
-				return nil, graphErr("source %q must have no input and an output, not a back-edge", spec.Name)
-			}
-		case Operator:
-			if len(fwd) == 0 || len(back) > 1 || inF == 0 {
-				return nil, graphErr("operator %q must have an output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", spec.Name)
-			}
-		case Sink:
-			if len(g.out[v]) != 0 || inF == 0 {
-				return nil, graphErr("the sink %q must have no output and an input that is not a back-edge", spec.Name)
-			}
-		}
-		g.fwdOut[v] = fwd
-		if len(back) == 1 {
-			g.backOut[v] = back[0]
+	return nil
+}
+
+// edgeTo is the index of the edge indexed so far from node from to node
+// to, -1 if none.
+func (g *Graph) edgeTo(from, to int) int {
+	for _, d := range g.out[from] {
+		if g.Edges[d].To == to {
+			return d
 		}
 	}
-	return &g, nil
+	return -1
+}
+
+// indexNode splits Out(v) into FwdOut(v) and BackOut(v) (lines 60-61),
+// having checked v's shape against its kind (lines 66-69).
+func (g *Graph) indexNode(v int) error {
+	var fwd, back []int
+	for _, e := range g.out[v] {
+		if g.Edges[e].Back {
+			back = append(back, e)
+		} else {
+			fwd = append(fwd, e)
+		}
+	}
+	if err := g.checkShape(v, len(fwd), len(back)); err != nil {
+		return err
+	}
+	g.fwdOut[v], g.backOut[v] = fwd, -1
+	if len(back) == 1 {
+		g.backOut[v] = back[0]
+	}
+	return nil
+}
+
+// shape counts a node's edges: its inputs, those of them that are not
+// back-edges, and its forward and backward outputs.
+type shape struct{ in, inF, fwd, back int }
+
+// shapes is the ASSUME's conjunct for each kind of node (lines 66-69),
+// several forward outputs allowed, and the error naming a node that
+// breaks it.
+var shapes = [...]struct {
+	ok  func(shape) bool
+	bad string
+}{
+	Source: {func(s shape) bool { return s.in == 0 && s.fwd > 0 && s.back == 0 },
+		"source %q must have no input and an output, not a back-edge"},
+	Operator: {func(s shape) bool { return s.fwd > 0 && s.back <= 1 && s.inF > 0 },
+		"operator %q must have an output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge"},
+	Sink: {func(s shape) bool { return s.fwd+s.back == 0 && s.inF > 0 },
+		"the sink %q must have no output and an input that is not a back-edge"},
+}
+
+// checkShape checks node v, with fwd forward and back backward outputs,
+// against the ASSUME's conjunct for its kind (shapes).
+func (g *Graph) checkShape(v, fwd, back int) error {
+	node := g.Nodes[v]
+	if want := shapes[node.Kind]; !want.ok(shape{in: len(g.in[v]), inF: g.inF(v), fwd: fwd, back: back}) {
+		return graphErr(want.bad, node.Name)
+	}
+	return nil
+}
+
+// inF is |InF(n)| (line 59): how many inputs of n are not back-edges.
+func (g *Graph) inF(n int) int {
+	k := 0
+	for _, e := range g.in[n] {
+		if !g.Edges[e].Back {
+			k++
+		}
+	}
+	return k
 }
 
 // In is In(n) (line 57): the edges into n.

@@ -272,13 +272,18 @@ func (n *Node) Snap() int { return n.snap }
 // the back-edge both). Runtimes use it to leave records in the sender's
 // buffer (backpressure) instead of popping and refusing them.
 func (n *Node) CanTake(e int) error {
-	if e < 0 || e >= len(n.g.Edges) || n.g.Edges[e].To != n.id {
+	if !n.isInput(e) {
 		return ErrNotInput
 	}
 	if n.blocked(e) {
 		return ErrBlocked
 	}
 	return nil
+}
+
+// isInput reports e \in In(n) (line 57).
+func (n *Node) isInput(e int) bool {
+	return e >= 0 && e < len(n.g.Edges) && n.g.Edges[e].To == n.id
 }
 
 // blocked is the alignment conjunct of ProcessV (line 193).
@@ -292,39 +297,11 @@ func (n *Node) blocked(e int) bool {
 // nothing off an input whose barrier has arrived. A record taken off an
 // input that is recording joins that input's channel state.
 func (n *Node) Process(e int, r Item) (Step, error) {
-	if e < 0 || e >= len(n.g.Edges) || n.g.Edges[e].To != n.id {
-		return Step{}, n.refuse(ActProcess, e, ErrNotInput)
+	if err := n.canProcess(e, r); err != nil {
+		return Step{}, n.refuse(ActProcess, e, err)
 	}
-	if r.Barrier {
-		return Step{}, n.refuse(ActProcess, e, ErrNotRecord)
-	}
-	if r.Src < 0 || r.Src >= len(n.g.Nodes) || n.g.Nodes[r.Src].Kind != Source ||
-		r.I < 1 || r.I > n.g.Nodes[r.Src].Budget || r.Hops < 0 || r.Hops > n.g.Iter {
-		return Step{}, n.refuse(ActProcess, e, ErrBadItem)
-	}
-	if r.Seq != n.nRcvd[e]+1 {
-		return Step{}, n.refuse(ActProcess, e, ErrSeq)
-	}
-	if n.blocked(e) {
-		return Step{}, n.refuse(ActProcess, e, ErrBlocked)
-	}
-	if n.out != nil {
-		n.out[Key{r.Src, r.I}]++
-		n.apply(r)
-	} else {
-		t, ok := n.route(r)
-		if !ok {
-			return Step{}, n.refuse(ActProcess, e, ErrRoute)
-		}
-		if !n.g.room(t, len(n.q[t])) {
-			return Step{}, n.refuse(ActProcess, e, ErrNoRoom)
-		}
-		r2 := r
-		r2.Val = n.apply(r)
-		if n.g.Edges[t].Back {
-			r2.Hops++
-		}
-		n.send(t, r2)
+	if err := n.pass(r); err != nil {
+		return Step{}, n.refuse(ActProcess, e, err)
 	}
 	n.cnt++
 	n.nRcvd[e]++
@@ -332,6 +309,58 @@ func (n *Node) Process(e int, r Item) (Step, error) {
 		n.logged[e] = append(n.logged[e], r)
 	}
 	return n.observe(Step{Action: ActProcess, Edge: e}, e, r), nil
+}
+
+// canProcess is the enabling condition of Process(e) (lines 191-193)
+// for record r at the head of e: e is an input, r is a record of the
+// graph's, the next in e's order, and e is not blocked.
+func (n *Node) canProcess(e int, r Item) error {
+	switch {
+	case !n.isInput(e):
+		return ErrNotInput
+	case r.Barrier:
+		return ErrNotRecord
+	case !n.g.isRecord(r):
+		return ErrBadItem
+	case r.Seq != n.nRcvd[e]+1:
+		return ErrSeq
+	case n.blocked(e):
+		return ErrBlocked
+	}
+	return nil
+}
+
+// isRecord reports whether r could be a record of g: the I-th of a
+// source's Budget[s] (line 49), gone round a cycle at most Iter times.
+func (g *Graph) isRecord(r Item) bool {
+	return r.Src >= 0 && r.Src < len(g.Nodes) && g.Nodes[r.Src].Kind == Source &&
+		r.I >= 1 && r.I <= g.Nodes[r.Src].Budget && r.Hops >= 0 && r.Hops <= g.Iter
+}
+
+// pass does what Process(e) does with record r (lines 194-201): the sink
+// adds it to its output; another node sends the logic's value on r's
+// route, one hop more if the route is the back-edge (ErrRoute, ErrNoRoom
+// when it cannot, changing nothing).
+func (n *Node) pass(r Item) error {
+	if n.out != nil {
+		n.out[Key{r.Src, r.I}]++
+		n.apply(r)
+		return nil
+	}
+	t, ok := n.route(r)
+	if !ok {
+		return ErrRoute
+	}
+	if !n.g.room(t, len(n.q[t])) {
+		return ErrNoRoom
+	}
+	r2 := r
+	r2.Val = n.apply(r)
+	if n.g.Edges[t].Back {
+		r2.Hops++
+	}
+	n.send(t, r2)
+	return nil
 }
 
 // RecvBarrier mirrors RecvBarrier(e) (lines 241-260): the node takes
@@ -346,37 +375,52 @@ func (n *Node) Process(e int, r Item) (Step, error) {
 // one is complete (else ErrPrevious: e stays blocked until then); from
 // there the steps are the spec's again.
 func (n *Node) RecvBarrier(e int, b Item) (Step, error) {
-	if e < 0 || e >= len(n.g.Edges) || n.g.Edges[e].To != n.id {
-		return Step{}, n.refuse(ActRecvBarrier, e, ErrNotInput)
-	}
-	if !b.Barrier {
-		return Step{}, n.refuse(ActRecvBarrier, e, ErrNotBarrier)
-	}
-	switch {
-	case b.Snap == n.snap && !n.bar[e]:
-	case b.Snap == n.snap+1 && (n.snap == 0 || n.Done()):
-		n.next()
-	case b.Snap == n.snap+1:
-		return Step{}, n.refuse(ActRecvBarrier, e, ErrPrevious)
-	default:
-		return Step{}, n.refuse(ActRecvBarrier, e, ErrBarrierOrder)
+	if err := n.admitBarrier(e, b); err != nil {
+		return Step{}, n.refuse(ActRecvBarrier, e, err)
 	}
 	n.bar[e] = true
 	switch {
 	case n.recorded:
 		n.recChan[e] = Done
 	case n.g.Mode != Aligned || n.g.aligned(n.id, n.bar):
-		for _, d := range n.g.in[n.id] {
-			if n.bar[d] {
-				n.recChan[d] = Done
-			} else {
-				n.recChan[d] = Recording
-			}
-		}
+		n.startRecording()
 		n.record()
 		return n.observe(Step{Action: ActRecvBarrier, Edge: e, Recorded: true}, e, Item{Barrier: true}), nil
 	}
 	return n.observe(Step{Action: ActRecvBarrier, Edge: e}, e, Item{Barrier: true}), nil
+}
+
+// admitBarrier checks that barrier b may be taken off e: e is an input
+// and b is the barrier of the current snapshot not yet arrived on e (the
+// spec's one), or of the next, which it then starts (next).
+func (n *Node) admitBarrier(e int, b Item) error {
+	switch {
+	case !n.isInput(e):
+		return ErrNotInput
+	case !b.Barrier:
+		return ErrNotBarrier
+	case b.Snap == n.snap && !n.bar[e]:
+	case b.Snap == n.snap+1 && (n.snap == 0 || n.Done()):
+		n.next()
+	case b.Snap == n.snap+1:
+		return ErrPrevious
+	default:
+		return ErrBarrierOrder
+	}
+	return nil
+}
+
+// startRecording sets recChan as RecvBarrier does when the node records
+// (lines 254-256): the inputs whose barrier has arrived are done, the
+// others start recording.
+func (n *Node) startRecording() {
+	for _, d := range n.g.in[n.id] {
+		if n.bar[d] {
+			n.recChan[d] = Done
+		} else {
+			n.recChan[d] = Recording
+		}
+	}
 }
 
 // Take is Process or RecvBarrier, as item it is a record or a barrier:
@@ -407,21 +451,29 @@ func (n *Node) record() {
 			n.q[e] = append(n.q[e], bar)
 			continue
 		}
-		at := 0 // behind the last barrier queued
-		for i, it := range n.q[e] {
-			if it.Barrier {
-				at = i + 1
-			}
+		if over := n.overtake(e, bar); len(over) > 0 {
+			p.Overtaken[e] = over
 		}
-		if at < len(n.q[e]) {
-			p.Overtaken[e] = slices.Clone(n.q[e][at:])
-		}
-		n.q[e] = slices.Insert(n.q[e], at, bar)
 	}
 	for _, e := range n.g.in[n.id] {
 		p.CutRcvd[e] = n.nRcvd[e]
 	}
 	n.part = p
+}
+
+// overtake puts unaligned barrier bar on output e ahead of the records
+// queued there, behind the last barrier queued (SendBarriers' ELSE
+// branch, lines 226-227), and returns a copy of the records it overtook.
+func (n *Node) overtake(e int, bar Item) []Item {
+	at := 0
+	for i, it := range n.q[e] {
+		if it.Barrier {
+			at = i + 1
+		}
+	}
+	over := slices.Clone(n.q[e][at:])
+	n.q[e] = slices.Insert(n.q[e], at, bar)
+	return over
 }
 
 func (n *Node) save() any {

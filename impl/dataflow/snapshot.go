@@ -93,29 +93,12 @@ func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s == nil || len(s.Parts) != len(g.Nodes) || s.Parts[id] == nil {
-		return nil, fmt.Errorf("dataflow: the snapshot has no part for %s", g.Nodes[id].Name)
-	}
-	p := s.Parts[id]
-	if err := checkPart(g, p, id); err != nil {
+	p, err := s.partFor(g, id)
+	if err != nil {
 		return nil, err
 	}
-	if p.Snap != s.ID() {
-		return nil, fmt.Errorf("dataflow: the snapshot's part for %s is of snapshot %d, not %d", g.Nodes[id].Name, p.Snap, s.ID())
-	}
-	n.emitted, n.cnt, n.snap = p.Emitted, p.Cnt, p.Snap
-	if n.out != nil {
-		n.out = maps.Clone(p.Out)
-		if n.out == nil {
-			n.out = map[Key]int{}
-		}
-	}
-	n.recorded = true
-	n.part = p
-	if logic != nil {
-		if err := logic.Load(p.State); err != nil {
-			return nil, fmt.Errorf("dataflow: %s's recorded state: %w", g.Nodes[id].Name, err)
-		}
+	if err := n.loadPart(p); err != nil {
+		return nil, err
 	}
 	for _, e := range g.out[id] {
 		n.q[e] = s.Channel(g, e)
@@ -130,6 +113,42 @@ func Restore(g *Graph, s *Snapshot, id int, logic Logic) (*Node, error) {
 	return n, nil
 }
 
+// partFor is s's part for node id of g, checked (checkPart) and of s's
+// snapshot.
+func (s *Snapshot) partFor(g *Graph, id int) (*Part, error) {
+	if s == nil || len(s.Parts) != len(g.Nodes) || s.Parts[id] == nil {
+		return nil, fmt.Errorf("dataflow: the snapshot has no part for %s", g.Nodes[id].Name)
+	}
+	p := s.Parts[id]
+	if err := checkPart(g, p, id); err != nil {
+		return nil, err
+	}
+	if p.Snap != s.ID() {
+		return nil, fmt.Errorf("dataflow: the snapshot's part for %s is of snapshot %d, not %d", g.Nodes[id].Name, p.Snap, s.ID())
+	}
+	return p, nil
+}
+
+// loadPart puts node n in its recorded state p (recOff, recCnt, recOut
+// and the logic's state: lines 270-272): recorded, snapshot p.Snap.
+func (n *Node) loadPart(p *Part) error {
+	n.emitted, n.cnt, n.snap = p.Emitted, p.Cnt, p.Snap
+	if n.out != nil {
+		n.out = maps.Clone(p.Out)
+		if n.out == nil {
+			n.out = map[Key]int{}
+		}
+	}
+	n.recorded = true
+	n.part = p
+	if n.logic != nil {
+		if err := n.logic.Load(p.State); err != nil {
+			return fmt.Errorf("dataflow: %s's recorded state: %w", n.g.Nodes[n.id].Name, err)
+		}
+	}
+	return nil
+}
+
 // checkPart checks that part p can restore node id of g: it is that
 // node's, with a sequence number for each of its edges and channel state
 // only on them, and counts within the node's budget.
@@ -141,25 +160,49 @@ func checkPart(g *Graph, p *Part, id int) error {
 	if p.Emitted < 0 || p.Emitted > g.Nodes[id].Budget || p.Cnt < 0 {
 		return fmt.Errorf("dataflow: %s's recorded counts are out of range (emitted %d of %d, processed %d)", name, p.Emitted, g.Nodes[id].Budget, p.Cnt)
 	}
-	for _, e := range g.out[id] {
-		if _, ok := p.CutSent[e]; !ok {
-			return fmt.Errorf("dataflow: %s's part has no sequence number for its output %s", name, g.EdgeName(e))
-		}
+	if err := checkCuts(g, p, id); err != nil {
+		return err
 	}
-	for _, e := range g.in[id] {
-		if _, ok := p.CutRcvd[e]; !ok {
-			return fmt.Errorf("dataflow: %s's part has no sequence number for its input %s", name, g.EdgeName(e))
-		}
+	if e, ok := strayKey(g, p.Overtaken, func(e EdgeSpec) bool { return e.From == id }); !ok {
+		return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its outputs", name, e)
 	}
-	for e := range p.Overtaken {
-		if e < 0 || e >= len(g.Edges) || g.Edges[e].From != id {
-			return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its outputs", name, e)
-		}
-	}
-	for e := range p.Logged {
-		if e < 0 || e >= len(g.Edges) || g.Edges[e].To != id {
-			return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its inputs", name, e)
-		}
+	if e, ok := strayKey(g, p.Logged, func(e EdgeSpec) bool { return e.To == id }); !ok {
+		return fmt.Errorf("dataflow: %s's part records channel state on edge %d, not one of its inputs", name, e)
 	}
 	return nil
+}
+
+// checkCuts checks that part p, node id's, has a sequence number for
+// each of the node's outputs (cutSent) and inputs (cutRcvd).
+func checkCuts(g *Graph, p *Part, id int) error {
+	name := g.Nodes[id].Name
+	if e, ok := missingKey(g.out[id], p.CutSent); !ok {
+		return fmt.Errorf("dataflow: %s's part has no sequence number for its output %s", name, g.EdgeName(e))
+	}
+	if e, ok := missingKey(g.in[id], p.CutRcvd); !ok {
+		return fmt.Errorf("dataflow: %s's part has no sequence number for its input %s", name, g.EdgeName(e))
+	}
+	return nil
+}
+
+// missingKey returns the first of edges that m has no entry for, and
+// false; true if m has them all.
+func missingKey(edges []int, m map[int]int) (int, bool) {
+	for _, e := range edges {
+		if _, ok := m[e]; !ok {
+			return e, false
+		}
+	}
+	return 0, true
+}
+
+// strayKey returns an edge m has channel state on that is not an edge of
+// g's or not one that mine accepts, and false; true if there is none.
+func strayKey(g *Graph, m map[int][]Item, mine func(EdgeSpec) bool) (int, bool) {
+	for e := range m {
+		if e < 0 || e >= len(g.Edges) || !mine(g.Edges[e]) {
+			return e, false
+		}
+	}
+	return 0, true
 }

@@ -9,29 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// drain runs c to the end: every source emits and injects, every edge's
-// head is handed over, until nothing moves. It returns the steps taken.
-func drain(c *Cluster) int {
+// injectEarly has every source emit one record and inject the barrier
+// after it, returning the steps taken: a snapshot for Drain to complete.
+func injectEarly(c *Cluster) int {
 	steps := 0
-	for moved := true; moved; {
-		moved = false
-		for _, n := range c.Nodes {
-			if _, err := n.Emit(); err == nil {
-				moved = true
-				steps++
-			}
-			if n.emitted > 0 {
-				if _, err := n.Inject(); err == nil {
-					moved = true
-					steps++
-				}
-			}
+	for _, n := range c.Nodes {
+		if c.G.Nodes[n.id].Kind != Source {
+			continue
 		}
-		for e := range c.G.Edges {
-			if _, err := c.Take(e, ActProcess); err == nil {
-				moved, steps = true, steps+1
-			} else if _, err := c.Take(e, ActRecvBarrier); err == nil {
-				moved, steps = true, steps+1
+		for _, step := range []func() (Step, error){n.Emit, n.Inject} {
+			if _, err := step(); err == nil {
+				steps++
 			}
 		}
 	}
@@ -50,14 +38,14 @@ func TestTraceRoundTrip(t *testing.T) {
 	tr.Attach(c)
 	_, err = c.Take(s1x, ActProcess) // refused: the queue is empty
 	require.ErrorIs(t, err, ErrEmpty)
-	steps := drain(c)
+	steps := injectEarly(c) + c.Drain()
 	require.True(t, c.Complete())
 	snap, err := c.Snapshot()
 	require.NoError(t, err)
 	r, err := RestoreCluster(g, snap, nil)
 	require.NoError(t, err)
 	tr.Restore(r)
-	steps += drain(r) + 1
+	steps += r.Drain() + 1
 	require.NoError(t, tr.Flush())
 
 	got, err := ReadTrace(bytes.NewReader(b.Bytes()))
@@ -100,7 +88,8 @@ func BenchmarkDrain(b *testing.B) {
 					tr, _ := NewTracer(io.Discard, g, TraceHeader{})
 					tr.Attach(c)
 				}
-				drain(c)
+				injectEarly(c)
+				c.Drain()
 			}
 		})
 	}

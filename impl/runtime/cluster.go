@@ -71,17 +71,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		topo: cfg.Topology, nodes: map[spec.ProcID]*Node{}, col: NewCollector(cfg.Topology),
 		stats: &Stats{}, snaps: map[spec.SnapID]spec.ProcID{},
 	}
-	seen := map[transport.Transport]bool{}
-	addTr := func(tr transport.Transport) {
-		if tr != nil && !seen[tr] {
-			seen[tr] = true
-			c.trs = append(c.trs, tr)
-		}
-	}
-	addTr(cfg.Transport)
-	for _, p := range cfg.Topology.Procs {
-		addTr(cfg.NodeTransports[p])
-	}
+	c.trs = distinctTransports(cfg)
 	if cfg.From != nil {
 		if err := cfg.From.Validate(); err != nil {
 			c.closeTransports()
@@ -90,25 +80,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		c.nextSnap.Store(uint64(cfg.From.ID))
 	}
 	for _, p := range cfg.Topology.Procs {
-		tr := cfg.NodeTransports[p]
-		if tr == nil {
-			tr = cfg.Transport
-		}
-		if tr == nil {
-			c.abort()
-			return nil, fmt.Errorf("runtime: no transport for %s", string(p))
-		}
-		a, err := cfg.NewApp(p)
-		if err != nil {
-			c.abort()
-			return nil, fmt.Errorf("runtime: application for %s: %w", string(p), err)
-		}
-		n, err := NewNode(NodeConfig{
-			Topology: cfg.Topology, Self: p, App: a, Transport: tr,
-			Collector: c.col, Trace: cfg.Traces[p], From: cfg.From,
-			OnError: cfg.OnError, Stats: c.stats,
-			Detector: cfg.Detector, OnFault: cfg.OnFault,
-		})
+		n, err := c.startNode(cfg, p)
 		if err != nil {
 			c.abort()
 			return nil, err
@@ -116,6 +88,52 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		c.nodes[p] = n
 	}
 	return c, nil
+}
+
+// distinctTransports are cfg's transports, each once: the shared one,
+// then the per-node ones in topology order.
+func distinctTransports(cfg ClusterConfig) []transport.Transport {
+	var trs []transport.Transport
+	seen := map[transport.Transport]bool{}
+	for _, tr := range append([]transport.Transport{cfg.Transport}, nodeTransports(cfg)...) {
+		if tr != nil && !seen[tr] {
+			seen[tr] = true
+			trs = append(trs, tr)
+		}
+	}
+	return trs
+}
+
+// nodeTransports are cfg.NodeTransports in topology order (nil where a
+// node has none of its own).
+func nodeTransports(cfg ClusterConfig) []transport.Transport {
+	trs := make([]transport.Transport, len(cfg.Topology.Procs))
+	for i, p := range cfg.Topology.Procs {
+		trs[i] = cfg.NodeTransports[p]
+	}
+	return trs
+}
+
+// startNode builds and starts p's node on its own transport, or the
+// shared one, with a new application.
+func (c *Cluster) startNode(cfg ClusterConfig, p spec.ProcID) (*Node, error) {
+	tr := cfg.NodeTransports[p]
+	if tr == nil {
+		tr = cfg.Transport
+	}
+	if tr == nil {
+		return nil, fmt.Errorf("runtime: no transport for %s", string(p))
+	}
+	a, err := cfg.NewApp(p)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: application for %s: %w", string(p), err)
+	}
+	return NewNode(NodeConfig{
+		Topology: cfg.Topology, Self: p, App: a, Transport: tr,
+		Collector: c.col, Trace: cfg.Traces[p], From: cfg.From,
+		OnError: cfg.OnError, Stats: c.stats,
+		Detector: cfg.Detector, OnFault: cfg.OnFault,
+	})
 }
 
 func (c *Cluster) abort() {
@@ -216,31 +234,17 @@ func (c *Cluster) Quiesce(ctx context.Context) error {
 // block meanwhile. It returns the recorded snapshot with id s.
 func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g snapshot.Global, err error) {
 	g = snapshot.Global{ID: s, Topology: c.topo}
-	paused := make([]*Node, 0, len(c.nodes))
+	paused, err := c.pauseAll()
 	defer func() {
-		for _, n := range paused {
-			if e := n.resume(); e != nil && err == nil {
-				err = e
-			}
+		if e := resumeAll(paused); e != nil && err == nil {
+			err = e
 		}
 	}()
-	for _, p := range c.topo.Procs {
-		n := c.nodes[p]
-		if err := n.pause(); err != nil {
-			return g, err
-		}
-		paused = append(paused, n)
+	if err != nil {
+		return g, err
 	}
-	for c.stats.AppSent.Load() != c.stats.AppDelivered.Load() {
-		if err := c.failedErr(); err != nil {
-			return g, fmt.Errorf("runtime: stop-the-world: channels cannot drain: %w", err)
-		}
-		select {
-		case <-ctx.Done():
-			return g, fmt.Errorf("runtime: stop-the-world: channels did not drain: %w", ctx.Err())
-		default:
-		}
-		time.Sleep(20 * time.Microsecond)
+	if err := c.awaitAppDrained(ctx); err != nil {
+		return g, err
 	}
 	for _, p := range c.topo.Procs {
 		ns, err := c.nodes[p].capture()
@@ -249,18 +253,67 @@ func (c *Cluster) StopTheWorld(ctx context.Context, s spec.SnapID) (g snapshot.G
 		}
 		g.Nodes = append(g.Nodes, ns)
 	}
-	// Drained: every channel is empty, its receiver expects what its
-	// sender sends next.
+	g.Chans = drainedChans(c.topo, g.Nodes)
+	return g, nil
+}
+
+// pauseAll holds every node's application sends, in topology order, and
+// returns the nodes paused: all of them, or those before the first that
+// could not be (its error).
+func (c *Cluster) pauseAll() ([]*Node, error) {
+	paused := make([]*Node, 0, len(c.nodes))
+	for _, p := range c.topo.Procs {
+		n := c.nodes[p]
+		if err := n.pause(); err != nil {
+			return paused, err
+		}
+		paused = append(paused, n)
+	}
+	return paused, nil
+}
+
+// resumeAll resumes the paused nodes, returning the first error.
+func resumeAll(paused []*Node) error {
+	var first error
+	for _, n := range paused {
+		if err := n.resume(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// awaitAppDrained waits, polling the counters, until every application
+// message sent has been delivered, a channel fails, or ctx ends.
+func (c *Cluster) awaitAppDrained(ctx context.Context) error {
+	for c.stats.AppSent.Load() != c.stats.AppDelivered.Load() {
+		if err := c.failedErr(); err != nil {
+			return fmt.Errorf("runtime: stop-the-world: channels cannot drain: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("runtime: stop-the-world: channels did not drain: %w", ctx.Err())
+		default:
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+	return nil
+}
+
+// drainedChans are the states of top's channels when every one is
+// empty: each receiver expects what its sender sends next.
+func drainedChans(top *spec.Topology, nodes []snapshot.NodeState) []snapshot.ChanState {
 	next := map[spec.Channel]uint64{}
-	for _, ns := range g.Nodes {
+	for _, ns := range nodes {
 		for _, cs := range ns.NextSend {
 			next[cs.Chan] = cs.Next
 		}
 	}
-	for _, ch := range c.topo.Chans {
-		g.Chans = append(g.Chans, snapshot.ChanState{Chan: ch, NextRecv: next[ch]})
+	var chans []snapshot.ChanState
+	for _, ch := range top.Chans {
+		chans = append(chans, snapshot.ChanState{Chan: ch, NextRecv: next[ch]})
 	}
-	return g, nil
+	return chans
 }
 
 // Faults lists every node's suspicions, withdrawals and aborts, node by
@@ -328,19 +381,12 @@ type StopReport struct {
 }
 
 func (r *StopReport) Error() string {
-	var parts []string
-	if len(r.Undelivered) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames undelivered (%s)", len(r.Undelivered), wire.CountByChan(r.Undelivered)))
-	}
+	parts := framesNote(nil, r.Undelivered, "undelivered")
 	for _, f := range r.Failed {
 		parts = append(parts, f.Error())
 	}
-	if len(r.Unacked) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames unacknowledged (%s)", len(r.Unacked), wire.CountByChan(r.Unacked)))
-	}
-	if len(r.Unsent) > 0 {
-		parts = append(parts, fmt.Sprintf("%d frames refused by the transport (%s)", len(r.Unsent), wire.CountByChan(r.Unsent)))
-	}
+	parts = framesNote(parts, r.Unacked, "unacknowledged")
+	parts = framesNote(parts, r.Unsent, "refused by the transport")
 	if r.Errors > 0 {
 		parts = append(parts, fmt.Sprintf("%d node errors, first: %v", r.Errors, r.NodeErrors[0]))
 	}
@@ -351,6 +397,15 @@ func (r *StopReport) Error() string {
 		parts = append(parts, e.Error())
 	}
 	return "runtime: stopped with " + strings.Join(parts, "; ")
+}
+
+// framesNote appends to parts, if there are any envs, how many frames
+// are what, by channel.
+func framesNote(parts []string, envs []wire.Envelope, what string) []string {
+	if len(envs) == 0 {
+		return parts
+	}
+	return append(parts, fmt.Sprintf("%d frames %s (%s)", len(envs), what, wire.CountByChan(envs)))
 }
 
 func (r *StopReport) empty() bool {
@@ -373,7 +428,23 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	}
 	c.stopped = true
 	_ = c.Quiesce(ctx)
-	rep := &StopReport{}
+	rep := &StopReport{Hung: c.stopNodes()}
+	for _, err := range c.closeTransports() {
+		rep.addCloseError(err)
+	}
+	for _, p := range c.topo.Procs {
+		rep.addNode(c.nodes[p])
+	}
+	if rep.empty() {
+		return nil
+	}
+	c.report = rep
+	return rep
+}
+
+// stopNodes stops every node at once and returns those that did not
+// stop within a second, in topology order.
+func (c *Cluster) stopNodes() []spec.ProcID {
 	var wg sync.WaitGroup
 	for _, n := range c.nodes {
 		wg.Add(1)
@@ -383,38 +454,41 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	go func() { wg.Wait(); close(waited) }()
 	select {
 	case <-waited:
-	case <-time.After(time.Second):
-		for _, p := range c.topo.Procs {
-			select {
-			case <-c.nodes[p].Done():
-			default:
-				rep.Hung = append(rep.Hung, p)
-			}
-		}
-	}
-	for _, err := range c.closeTransports() {
-		var se *transport.ShutdownError
-		switch {
-		case err == nil:
-		case errors.As(err, &se):
-			rep.Undelivered = append(rep.Undelivered, algorithmFrames(se.Undelivered)...)
-			rep.Unacked = append(rep.Unacked, algorithmFrames(se.Unacked)...)
-		default:
-			rep.Other = append(rep.Other, err)
-		}
-	}
-	for _, p := range c.topo.Procs {
-		n := c.nodes[p]
-		rep.Undelivered = append(rep.Undelivered, n.Held()...)
-		rep.Failed = append(rep.Failed, n.FailedChannels()...)
-		rep.Unsent = append(rep.Unsent, n.Unsent()...)
-		errs, k := n.Errors()
-		rep.NodeErrors = append(rep.NodeErrors, errs...)
-		rep.Errors += k
-	}
-	if rep.empty() {
 		return nil
+	case <-time.After(time.Second):
 	}
-	c.report = rep
-	return rep
+	var hung []spec.ProcID
+	for _, p := range c.topo.Procs {
+		select {
+		case <-c.nodes[p].Done():
+		default:
+			hung = append(hung, p)
+		}
+	}
+	return hung
+}
+
+// addCloseError adds what a transport's Close returned: the algorithm's
+// frames it did not deliver or have acknowledged, or another error.
+func (r *StopReport) addCloseError(err error) {
+	var se *transport.ShutdownError
+	switch {
+	case err == nil:
+	case errors.As(err, &se):
+		r.Undelivered = append(r.Undelivered, algorithmFrames(se.Undelivered)...)
+		r.Unacked = append(r.Unacked, algorithmFrames(se.Unacked)...)
+	default:
+		r.Other = append(r.Other, err)
+	}
+}
+
+// addNode adds what stopped node n holds: frames held on its failed
+// channels, those channels, frames its transport refused, its errors.
+func (r *StopReport) addNode(n *Node) {
+	r.Undelivered = append(r.Undelivered, n.Held()...)
+	r.Failed = append(r.Failed, n.FailedChannels()...)
+	r.Unsent = append(r.Unsent, n.Unsent()...)
+	errs, k := n.Errors()
+	r.NodeErrors = append(r.NodeErrors, errs...)
+	r.Errors += k
 }

@@ -144,18 +144,17 @@ func (c *Collector) Add(part snapshot.Part) {
 		return
 	}
 	pr := c.get(part.Snap)
-	i := c.topo.ProcIndex(part.Node.Proc)
-	if i < 0 { // not a process of the topology: counted, never assembled
-		if !pr.foreign[part.Node.Proc] {
-			if pr.foreign == nil {
-				pr.foreign = map[spec.ProcID]bool{}
-			}
-			pr.foreign[part.Node.Proc] = true
-			pr.nparts++
-		}
-		c.notify()
-		return
+	if i := c.topo.ProcIndex(part.Node.Proc); i >= 0 {
+		c.addPart(pr, i, part)
+	} else {
+		pr.addForeign(part.Node.Proc)
 	}
+	c.notify()
+}
+
+// addPart takes part, the i-th process's: it recorded, and its incoming
+// channels' recordings are closed.
+func (c *Collector) addPart(pr *progress, i int, part snapshot.Part) {
 	pr.recorded[i] = true
 	for k, cs := range part.In { // usually In(part.Node.Proc), in order
 		if j := c.inPos(cs.Chan, k); j >= 0 {
@@ -167,7 +166,19 @@ func (c *Collector) Add(part snapshot.Part) {
 		pr.nparts++
 	}
 	pr.parts[i] = part
-	c.notify()
+}
+
+// addForeign counts, once, a part of p, which is not a process of the
+// topology: counted, never assembled.
+func (pr *progress) addForeign(p spec.ProcID) {
+	if pr.foreign[p] {
+		return
+	}
+	if pr.foreign == nil {
+		pr.foreign = map[spec.ProcID]bool{}
+	}
+	pr.foreign[p] = true
+	pr.nparts++
 }
 
 // NodeStopped notes that p's node stopped: snapshots it has not completed
@@ -241,28 +252,8 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 	c.waiters++
 	defer func() { c.waiters--; c.mu.Unlock() }()
 	for {
-		if c.collected[s] {
-			return snapshot.Global{}, fmt.Errorf("collect snapshot %d: %w", s, ErrCollected)
-		}
-		pr := c.snaps[s]
-		if pr.complete(len(c.topo.Procs)) {
-			delete(c.snaps, s)
-			c.collected[s] = true
-			return snapshot.Assemble(c.topo, s, pr.parts)
-		}
-		if ab := c.aborted(s, pr); ab != nil {
-			delete(c.snaps, s)
-			c.collected[s] = true
-			return snapshot.Global{}, ab
-		}
-		if len(c.stopped) > 0 || len(c.failed) > 0 {
-			if inc := c.incomplete(s, pr); len(inc.Stopped) > 0 {
-				inc.Cause = ErrNodeStopped
-				return snapshot.Global{}, inc
-			} else if len(inc.Failed) > 0 {
-				inc.Cause = inc.Failed[0]
-				return snapshot.Global{}, inc
-			}
+		if g, done, err := c.outcome(s); done {
+			return g, err
 		}
 		ch := c.changed
 		c.mu.Unlock()
@@ -271,14 +262,61 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 			c.mu.Lock()
 		case <-ctx.Done():
 			c.mu.Lock()
-			inc := c.incomplete(s, c.snaps[s])
 			if c.snaps[s].complete(len(c.topo.Procs)) {
 				continue // completed meanwhile
 			}
+			inc := c.incomplete(s, c.snaps[s])
 			inc.Cause = ctx.Err()
 			return snapshot.Global{}, inc
 		}
 	}
+}
+
+// outcome is how s ended, if it has (done): collected before, complete
+// (assembled), aborted, or incomplete for good (stuck); c.mu must be held.
+func (c *Collector) outcome(s spec.SnapID) (g snapshot.Global, done bool, err error) {
+	if c.collected[s] {
+		return snapshot.Global{}, true, fmt.Errorf("collect snapshot %d: %w", s, ErrCollected)
+	}
+	pr := c.snaps[s]
+	if pr.complete(len(c.topo.Procs)) {
+		c.retire(s)
+		g, err := snapshot.Assemble(c.topo, s, pr.parts)
+		return g, true, err
+	}
+	if ab := c.aborted(s, pr); ab != nil {
+		c.retire(s)
+		return snapshot.Global{}, true, ab
+	}
+	if inc := c.stuck(s, pr); inc != nil {
+		return snapshot.Global{}, true, inc
+	}
+	return snapshot.Global{}, false, nil
+}
+
+// retire drops s, marking it collected; c.mu must be held.
+func (c *Collector) retire(s spec.SnapID) {
+	delete(c.snaps, s)
+	c.collected[s] = true
+}
+
+// stuck is the IncompleteError of s if it can no longer complete: a
+// node missing from it has stopped, or a channel whose marker it lacks
+// has failed; else nil. c.mu must be held.
+func (c *Collector) stuck(s spec.SnapID, pr *progress) *IncompleteError {
+	if len(c.stopped) == 0 && len(c.failed) == 0 {
+		return nil
+	}
+	inc := c.incomplete(s, pr)
+	switch {
+	case len(inc.Stopped) > 0:
+		inc.Cause = ErrNodeStopped
+	case len(inc.Failed) > 0:
+		inc.Cause = inc.Failed[0]
+	default:
+		return nil
+	}
+	return inc
 }
 
 // aborted is the AbortedError of s if a node aborted it or a process
@@ -288,16 +326,9 @@ func (c *Collector) aborted(s spec.SnapID, pr *progress) *AbortedError {
 	if pr != nil {
 		ab.By = append(ab.By, pr.aborts...)
 	}
-	if len(c.suspects) > 0 {
-		for i, p := range c.topo.Procs {
-			if pr.part(i) {
-				continue
-			}
-			by := c.suspects[p]
-			for _, q := range sortedIDs(keySet(by)) {
-				ab.PartOf = append(ab.PartOf, by[q])
-				break // one suspicion names the cause
-			}
+	for i, p := range c.topo.Procs {
+		if by := c.suspects[p]; len(by) > 0 && !pr.part(i) {
+			ab.PartOf = append(ab.PartOf, by[sortedIDs(keySet(by))[0]]) // one suspicion names the cause
 		}
 	}
 	if len(ab.By)+len(ab.PartOf) == 0 {
@@ -311,8 +342,7 @@ func (c *Collector) aborted(s spec.SnapID, pr *progress) *AbortedError {
 func (c *Collector) Forget(s spec.SnapID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.snaps, s)
-	c.collected[s] = true
+	c.retire(s)
 }
 
 // Pending lists the snapshots with reports not yet collected.
@@ -326,6 +356,20 @@ func (c *Collector) Pending() []spec.SnapID {
 	return out
 }
 
+// openChans adds to e the incoming channels of the i-th process whose
+// recording pr has not seen closed, and those of them that failed.
+func (c *Collector) openChans(e *IncompleteError, pr *progress, i int) {
+	for k, ch := range c.topo.In(c.topo.Procs[i]) {
+		if pr != nil && pr.closed[c.inOff[i]+k] {
+			continue
+		}
+		e.Open = append(e.Open, ch)
+		if f := c.failed[ch]; f != nil {
+			e.Failed = append(e.Failed, f)
+		}
+	}
+}
+
 // incomplete describes what s lacks; c.mu must be held. pr may be nil.
 func (c *Collector) incomplete(s spec.SnapID, pr *progress) *IncompleteError {
 	e := &IncompleteError{Snap: s}
@@ -336,14 +380,7 @@ func (c *Collector) incomplete(s spec.SnapID, pr *progress) *IncompleteError {
 		if pr == nil || !pr.recorded[i] {
 			e.NeverRecorded = append(e.NeverRecorded, p)
 		}
-		for k, ch := range c.topo.In(p) {
-			if pr == nil || !pr.closed[c.inOff[i]+k] {
-				e.Open = append(e.Open, ch)
-				if f := c.failed[ch]; f != nil {
-					e.Failed = append(e.Failed, f)
-				}
-			}
-		}
+		c.openChans(e, pr, i)
 		if c.stopped[p] {
 			e.Stopped = append(e.Stopped, p)
 		}

@@ -263,12 +263,9 @@ func decodeConfig(b []byte) (*FileConfig, map[string]json.RawMessage, *FieldProb
 	if err := spec.DecodeStrict(orNull(rawApp), &app); err != nil {
 		return nil, nil, &FieldProblem{Field: "app", Problem: err.Error()}
 	}
-	if string(orNull(rawTopo)) == "null" {
-		return nil, nil, &FieldProblem{Field: "topology", Problem: "missing"}
-	}
-	t, err := spec.ParseTopology(rawTopo)
-	if err != nil {
-		return nil, nil, &FieldProblem{Field: "topology", Problem: err.Error()}
+	t, fp := decodeTopology(rawTopo)
+	if fp != nil {
+		return nil, nil, fp
 	}
 	cfg.Topology = t
 	return &cfg, app, nil
@@ -282,6 +279,19 @@ func (c *FileConfig) resolveDirs(base string) {
 			*d = filepath.Join(base, *d)
 		}
 	}
+}
+
+// decodeTopology parses the config's topology field, raw, which must be
+// there.
+func decodeTopology(raw json.RawMessage) (*spec.Topology, *FieldProblem) {
+	if string(orNull(raw)) == "null" {
+		return nil, &FieldProblem{Field: "topology", Problem: "missing"}
+	}
+	t, err := spec.ParseTopology(raw)
+	if err != nil {
+		return nil, &FieldProblem{Field: "topology", Problem: err.Error()}
+	}
+	return t, nil
 }
 
 // orNull is b, or null if b is absent.
@@ -301,42 +311,44 @@ func (c *FileConfig) checkNodes(ps *problems) {
 			ps.add("nodes."+string(p), "not a process of the topology (%s)", procList(t.Procs))
 		}
 	}
-	owner := map[string]addrOwner{}
+	owner := addrOwners{}
 	for _, p := range t.Procs {
 		field := "nodes." + string(p)
 		n, ok := c.Nodes[p]
-		if !ok {
+		switch {
+		case !ok:
 			ps.add(field, "missing (every process needs a listen address)")
-			continue
-		}
-		if n.Listen == "" {
+		case n.Listen == "":
 			ps.add(field+".listen", "missing")
-			continue
-		}
-		if addr, ok := checkAddr(ps, field+".listen", n.Listen); ok {
-			if q, dup := owner[addr]; dup {
-				ps.add(field+".listen", "%q is also %s", n.Listen, q)
-			} else {
-				owner[addr] = addrOwner{p, "listen"}
+		default:
+			owner.claim(ps, field+".listen", n.Listen, addrOwner{p, "listen"}, false)
+			if n.Control != "" {
+				owner.claim(ps, field+".control", n.Control, addrOwner{p, "control"}, true)
 			}
 		}
-		if n.Control == "" {
-			continue
-		}
-		addr, ok := checkAddr(ps, field+".control", n.Control)
-		if !ok {
-			continue
-		}
-		if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) {
-			ps.add(field+".control", "%q is not a loopback address (127.0.0.1, ::1 or localhost): the control endpoint has no authentication", n.Control)
-			continue
-		}
-		if q, dup := owner[addr]; dup {
-			ps.add(field+".control", "%q is also %s", n.Control, q)
-			continue
-		}
-		owner[addr] = addrOwner{p, "control"}
 	}
+}
+
+// addrOwners maps each address claimed so far to its claimant.
+type addrOwners map[string]addrOwner
+
+// claim checks address s of field, claimed by o: host:port with a port in
+// range, loopback if it must be (a control endpoint, which has no
+// authentication), and not claimed before.
+func (owner addrOwners) claim(ps *problems, field, s string, o addrOwner, loopback bool) {
+	addr, ok := checkAddr(ps, field, s)
+	if !ok {
+		return
+	}
+	if host, _, _ := net.SplitHostPort(addr); loopback && !isLoopback(host) {
+		ps.add(field, "%q is not a loopback address (127.0.0.1, ::1 or localhost): the control endpoint has no authentication", s)
+		return
+	}
+	if q, dup := owner[addr]; dup {
+		ps.add(field, "%q is also %s", s, q)
+		return
+	}
+	owner[addr] = o
 }
 
 // addrOwner is the node and the use ("listen", "control") of an address.
@@ -410,26 +422,35 @@ func (c *FileConfig) decodeApp(raw map[string]json.RawMessage, ps *problems) {
 		ps.add("app.kind", "%q is not an application kind (want one of %s)", c.App.Kind, kinds)
 		return
 	}
-	// Decode the parameters at their place in the file so that errors
-	// name the field by its full path ("app.balances.P3").
 	delete(raw, "kind")
-	b, err := json.Marshal(map[string]any{"app": raw})
-	if err != nil {
-		ps.add("app", "%v", err)
-		return
-	}
-	if err := spec.DecodeStrict(b, &struct {
-		App any `json:"app"`
-	}{params}); err != nil {
-		if msg := err.Error(); strings.HasPrefix(msg, "field ") {
-			ps.add("", "%s", msg)
-		} else {
-			ps.add("app", "%s for kind %q", msg, c.App.Kind)
-		}
+	if !c.decodeParams(raw, params, ps) {
 		return
 	}
 	c.App.Params = params
 	params.Check(c.Topology, c.maxAmount(), func(field, problem string) { ps.add("app."+field, "%s", problem) })
+}
+
+// decodeParams decodes the application's parameters, raw, into params,
+// at their place in the file so that errors name the field by its full
+// path ("app.balances.P3"); it reports whether they decoded.
+func (c *FileConfig) decodeParams(raw map[string]json.RawMessage, params app.Params, ps *problems) bool {
+	b, err := json.Marshal(map[string]any{"app": raw})
+	if err != nil {
+		ps.add("app", "%v", err)
+		return false
+	}
+	err = spec.DecodeStrict(b, &struct {
+		App any `json:"app"`
+	}{params})
+	switch {
+	case err == nil:
+		return true
+	case strings.HasPrefix(err.Error(), "field "):
+		ps.add("", "%s", err.Error())
+	default:
+		ps.add("app", "%s for kind %q", err.Error(), c.App.Kind)
+	}
+	return false
 }
 
 // maxAmount is the largest amount a workload message may have, 0 without
@@ -471,11 +492,7 @@ func (c *FileConfig) checkSchedule(ps *problems) {
 		return
 	}
 	t := c.Topology
-	for i, p := range s.Initiators {
-		if !t.Has(p) {
-			ps.add(fmt.Sprintf("snapshots.initiators[%d]", i), "%q is not a process of the topology", string(p))
-		}
-	}
+	checkInitiators(ps, t, s.Initiators)
 	if s.EveryMS <= 0 {
 		ps.add("snapshots.every_ms", "%d, want > 0", s.EveryMS)
 	}
@@ -483,6 +500,15 @@ func (c *FileConfig) checkSchedule(ps *problems) {
 		ps.add("snapshots.count", "%d is negative", s.Count)
 	} else if s.Count > limit {
 		ps.add("snapshots.count", "%d, at most %d for %d processes", s.Count, limit, len(t.Procs))
+	}
+}
+
+// checkInitiators requires every scheduled initiator to be a process of t.
+func checkInitiators(ps *problems, t *spec.Topology, initiators []spec.ProcID) {
+	for i, p := range initiators {
+		if !t.Has(p) {
+			ps.add(fmt.Sprintf("snapshots.initiators[%d]", i), "%q is not a process of the topology", string(p))
+		}
 	}
 }
 

@@ -79,17 +79,8 @@ func (p *process) startControl(tag uint64) error {
 			return fmt.Errorf("runtime: control endpoint of %s: %w", string(p.self), err)
 		}
 	}
-	p.control = &http.Server{Handler: controlHandler(p.self, func() (spec.SnapID, error) {
-		id, err := p.nextSnapID(tag)
-		if err != nil {
-			return 0, err
-		}
-		if err := p.node.Initiate(id); err != nil {
-			return 0, err
-		}
-		p.say("initiated snapshot %d (asked at the control endpoint)", id)
-		return id, nil
-	}), ReadHeaderTimeout: 5 * time.Second}
+	initiate := func() (spec.SnapID, error) { return p.initiateAsked(tag) }
+	p.control = &http.Server{Handler: controlHandler(p.self, initiate), ReadHeaderTimeout: 5 * time.Second}
 	p.controlDone = make(chan struct{})
 	go func() {
 		defer close(p.controlDone)
@@ -99,6 +90,20 @@ func (p *process) startControl(tag uint64) error {
 	}()
 	p.say("control endpoint on %s (POST /snapshot)", ln.Addr())
 	return nil
+}
+
+// initiateAsked initiates the next snapshot of the run of tag, asked
+// for at the control endpoint, and returns its id.
+func (p *process) initiateAsked(tag uint64) (spec.SnapID, error) {
+	id, err := p.nextSnapID(tag)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.node.Initiate(id); err != nil {
+		return 0, err
+	}
+	p.say("initiated snapshot %d (asked at the control endpoint)", id)
+	return id, nil
 }
 
 // stopControl stops the control endpoint, if any, waiting for requests

@@ -107,27 +107,32 @@ func (f Fault) String() string {
 	since := heardSince(f.Since)
 	switch f.Action {
 	case spec.Suspect:
-		s := fmt.Sprintf("suspect %s: nothing heard since %s", peer, since)
-		if !f.Since.IsZero() {
-			s += fmt.Sprintf(" (%v)", f.At.Sub(f.Since).Round(time.Millisecond))
-		}
-		if f.Why != "" {
-			s = fmt.Sprintf("suspect %s: %s (nothing heard since %s)", peer, f.Why, since)
-		}
-		if f.Finished {
-			why := f.Why
-			if why == "" {
-				why = "nothing heard since " + since
-			}
-			s = fmt.Sprintf("%s has stopped after saying it was done (a graceful stop): %s", peer, why)
-		}
-		return s
+		return f.suspicion(peer, since)
 	case spec.Unsuspect:
 		return fmt.Sprintf("trust %s again: heard from it (suspected since %s)", peer, since)
 	case spec.Abort:
 		return fmt.Sprintf("abort snapshot %d: it waits for %s, suspected (nothing heard since %s)", f.Snap, peer, since)
 	}
 	return fmt.Sprintf("%s %s", f.Action, peer)
+}
+
+// suspicion renders a Suspect fault of peer, last heard from at since:
+// its evidence (silence for how long, or Why), or, for a peer that
+// finished, its graceful stop.
+func (f Fault) suspicion(peer, since string) string {
+	why := f.Why
+	if why == "" {
+		why = "nothing heard since " + since
+	}
+	switch {
+	case f.Finished:
+		return fmt.Sprintf("%s has stopped after saying it was done (a graceful stop): %s", peer, why)
+	case f.Why != "":
+		return fmt.Sprintf("suspect %s: %s (nothing heard since %s)", peer, f.Why, since)
+	case !f.Since.IsZero():
+		return fmt.Sprintf("suspect %s: nothing heard since %s (%v)", peer, since, f.At.Sub(f.Since).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("suspect %s: nothing heard since %s", peer, since)
 }
 
 // heardSince renders a last-heard time: "12:00:01.250", or "it started"

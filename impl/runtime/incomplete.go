@@ -28,30 +28,12 @@ type IncompleteError struct {
 }
 
 func (e *IncompleteError) Error() string {
-	var parts []string
 	stopped := map[spec.ProcID]bool{}
 	for _, p := range e.Stopped {
 		stopped[p] = true
 	}
-	for _, p := range e.NeverRecorded {
-		s := string(p) + " never recorded"
-		if stopped[p] {
-			s += " (node stopped)"
-			delete(stopped, p)
-		}
-		parts = append(parts, s)
-	}
-	failed := map[spec.Channel]*ChannelError{}
-	for _, f := range e.Failed {
-		failed[f.Chan] = f
-	}
-	for _, c := range e.Open {
-		s := "channel " + c.String() + " never closed"
-		if f := failed[c]; f != nil {
-			s += " (channel failed at " + f.at() + ": " + f.Err.Error() + ")"
-		}
-		parts = append(parts, s)
-	}
+	parts := e.neverRecorded(stopped) // takes out the processes it names
+	parts = append(parts, e.neverClosed()...)
 	for _, p := range sortedIDs(stopped) {
 		parts = append(parts, string(p)+" stopped before completing")
 	}
@@ -60,6 +42,39 @@ func (e *IncompleteError) Error() string {
 		s += " (" + e.Cause.Error() + ")"
 	}
 	return s
+}
+
+// neverRecorded names the processes that never recorded, noting those
+// that stopped (and deleting them from stopped).
+func (e *IncompleteError) neverRecorded(stopped map[spec.ProcID]bool) []string {
+	var parts []string
+	for _, p := range e.NeverRecorded {
+		s := string(p) + " never recorded"
+		if stopped[p] {
+			s += " (node stopped)"
+			delete(stopped, p)
+		}
+		parts = append(parts, s)
+	}
+	return parts
+}
+
+// neverClosed names the channels whose recording never closed, noting
+// those that failed, where and why.
+func (e *IncompleteError) neverClosed() []string {
+	failed := map[spec.Channel]*ChannelError{}
+	for _, f := range e.Failed {
+		failed[f.Chan] = f
+	}
+	var parts []string
+	for _, c := range e.Open {
+		s := "channel " + c.String() + " never closed"
+		if f := failed[c]; f != nil {
+			s += " (channel failed at " + f.at() + ": " + f.Err.Error() + ")"
+		}
+		parts = append(parts, s)
+	}
+	return parts
 }
 
 func (e *IncompleteError) Unwrap() error { return e.Cause }

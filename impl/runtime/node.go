@@ -167,27 +167,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Transport == nil {
 		return nil, fmt.Errorf("runtime: node %s: no transport", string(cfg.Self))
 	}
-	ccfg := core.Config{Topology: cfg.Topology, Self: cfg.Self, App: cfg.App, NoClocks: !cfg.Trace.Enabled()}
-	var (
-		cn     *core.Node
-		err    error
-		replay []wire.Envelope
-	)
-	if cfg.From != nil {
-		ls, ok := cfg.From.Local(cfg.Self)
-		if !ok {
-			return nil, fmt.Errorf("runtime: restore %s: snapshot %d has no state for it", string(cfg.Self), cfg.From.ID)
-		}
-		if cn, err = core.Restore(ccfg, ls.Checkpoint()); err != nil {
-			return nil, fmt.Errorf("runtime: restore from snapshot %d: %w", cfg.From.ID, err)
-		}
-		for _, r := range ls.Chans {
-			for _, m := range r.Msgs {
-				replay = append(replay, wire.Envelope{Chan: r.Chan, Frame: wire.Frame{Kind: wire.KindApp, Seq: m.Seq, Payload: m.Payload}})
-			}
-		}
-	} else if cn, err = core.New(ccfg); err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+	cn, replay, err := newCore(cfg)
+	if err != nil {
+		return nil, err
 	}
 	inbox, err := cfg.Transport.Inbox(cfg.Self)
 	if err != nil {
@@ -210,6 +192,40 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n.cmu.Lock() // released by run once the restore is replayed
 	go n.run()
 	return n, nil
+}
+
+// newCore is the node's core: new, or restored from cfg.From with the
+// recorded messages of its incoming channels to replay.
+func newCore(cfg NodeConfig) (*core.Node, []wire.Envelope, error) {
+	ccfg := core.Config{Topology: cfg.Topology, Self: cfg.Self, App: cfg.App, NoClocks: !cfg.Trace.Enabled()}
+	if cfg.From == nil {
+		cn, err := core.New(ccfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("runtime: %w", err)
+		}
+		return cn, nil, nil
+	}
+	ls, ok := cfg.From.Local(cfg.Self)
+	if !ok {
+		return nil, nil, fmt.Errorf("runtime: restore %s: snapshot %d has no state for it", string(cfg.Self), cfg.From.ID)
+	}
+	cn, err := core.Restore(ccfg, ls.Checkpoint())
+	if err != nil {
+		return nil, nil, fmt.Errorf("runtime: restore from snapshot %d: %w", cfg.From.ID, err)
+	}
+	return cn, replayOf(ls), nil
+}
+
+// replayOf is the recorded state of ls's incoming channels as the app
+// frames to deliver again, channel by channel, in seq order.
+func replayOf(ls core.LocalSnapshot) []wire.Envelope {
+	var replay []wire.Envelope
+	for _, r := range ls.Chans {
+		for _, m := range r.Msgs {
+			replay = append(replay, wire.Envelope{Chan: r.Chan, Frame: wire.Frame{Kind: wire.KindApp, Seq: m.Seq, Payload: m.Payload}})
+		}
+	}
+	return replay
 }
 
 // ID is the node's process id.
@@ -239,15 +255,7 @@ func (n *Node) run() {
 			n.cmu.Unlock()
 			return
 		case c := <-n.cmds:
-			n.cmu.Lock()
-			if c.send && n.paused {
-				n.deferred = append(n.deferred, c)
-				n.cmu.Unlock()
-				continue
-			}
-			c.run()
-			n.cmu.Unlock()
-			close(c.done)
+			n.command(c)
 		case now := <-n.det.tick():
 			n.cmu.Lock()
 			n.detect(now)
@@ -258,17 +266,38 @@ func (n *Node) run() {
 			n.cmu.Unlock()
 		case <-inbox:
 			var open bool
-			n.cmu.Lock()
-			batch, open = n.inbox.Take(batch, inboxBatch)
-			for _, env := range batch {
-				n.receive(env)
-			}
-			n.cmu.Unlock()
-			if !open {
+			if batch, open = n.receiveBatch(batch); !open {
 				inbox = nil
 			}
 		}
 	}
+}
+
+// command runs command c under cmu, or holds it if it is an application
+// send and the node is paused.
+func (n *Node) command(c *command) {
+	n.cmu.Lock()
+	if c.send && n.paused {
+		n.deferred = append(n.deferred, c)
+		n.cmu.Unlock()
+		return
+	}
+	c.run()
+	n.cmu.Unlock()
+	close(c.done)
+}
+
+// receiveBatch takes up to inboxBatch envelopes from the inbox, in batch's
+// storage, and receives them under cmu; open is false once the inbox is
+// closed.
+func (n *Node) receiveBatch(batch []wire.Envelope) (_ []wire.Envelope, open bool) {
+	n.cmu.Lock()
+	defer n.cmu.Unlock()
+	batch, open = n.inbox.Take(batch, inboxBatch)
+	for _, env := range batch {
+		n.receive(env)
+	}
+	return batch, open
 }
 
 // inboxBatch is the most envelopes the node takes from its inbox and
@@ -316,36 +345,12 @@ func (n *Node) exec(send bool, f func()) error {
 // deliver hands env to the core and reports whether it took it. A frame
 // on a failed channel is held; a frame the core rejects fails its channel.
 func (n *Node) deliver(env wire.Envelope) bool {
-	if n.failed != nil {
-		n.mu.Lock()
-		h, ok := n.held[env.Chan]
-		if ok {
-			n.held[env.Chan] = append(h, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
-		}
-		n.mu.Unlock()
-		if ok {
-			return false
-		}
+	if n.hold(env) {
+		return false
 	}
 	step, err := n.core.Deliver(env)
 	if err != nil {
-		if env.Chan.To != n.self || !n.core.Topology().HasChan(env.Chan) {
-			n.fail(err) // not one of our channels: nothing to stop
-			return false
-		}
-		ce := &ChannelError{Chan: env.Chan, Frame: env.Frame.Clone(), Err: err}
-		n.mu.Lock()
-		if n.failed == nil {
-			n.failed = map[spec.Channel]*ChannelError{}
-			n.held = map[spec.Channel][]wire.Envelope{}
-		}
-		n.failed[env.Chan] = ce
-		n.held[env.Chan] = []wire.Envelope{{Chan: env.Chan, Frame: ce.Frame}}
-		n.mu.Unlock()
-		if n.col != nil {
-			n.col.ChannelFailed(ce)
-		}
-		n.fail(ce)
+		n.rejected(env, err)
 		return false
 	}
 	n.after(step)
@@ -355,56 +360,108 @@ func (n *Node) deliver(env wire.Envelope) bool {
 	return true
 }
 
+// hold keeps a copy of env if its channel has failed, and reports
+// whether it did.
+func (n *Node) hold(env wire.Envelope) bool {
+	if n.failed == nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	h, ok := n.held[env.Chan]
+	if ok {
+		n.held[env.Chan] = append(h, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
+	}
+	return ok
+}
+
+// rejected handles env, which the core rejected with err: on one of the
+// node's incoming channels it fails that channel, holding env and what
+// follows it; else it is only an error.
+func (n *Node) rejected(env wire.Envelope, err error) {
+	if env.Chan.To != n.self || !n.core.Topology().HasChan(env.Chan) {
+		n.fail(err) // not one of our channels: nothing to stop
+		return
+	}
+	ce := &ChannelError{Chan: env.Chan, Frame: env.Frame.Clone(), Err: err}
+	n.mu.Lock()
+	if n.failed == nil {
+		n.failed = map[spec.Channel]*ChannelError{}
+		n.held = map[spec.Channel][]wire.Envelope{}
+	}
+	n.failed[env.Chan] = ce
+	n.held[env.Chan] = []wire.Envelope{{Chan: env.Chan, Frame: ce.Frame}}
+	n.mu.Unlock()
+	if n.col != nil {
+		n.col.ChannelFailed(ce)
+	}
+	n.fail(ce)
+}
+
 // after sends a step's frames, traces its event and reports progress.
 func (n *Node) after(step core.Step) {
 	for _, env := range step.Out { // step.Out is the core's buffer: Send copies the envelope
-		if err := n.tr.Send(env); err != nil {
-			n.mu.Lock()
-			n.unsent = append(n.unsent, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
-			n.mu.Unlock()
-			n.fail(fmt.Errorf("runtime %s: send %s: %w", string(n.self), env, err))
-			continue
-		}
-		n.det.sentOn(env.Chan)
-		if env.Frame.Kind == wire.KindMarker {
-			n.stats.MarkersSent.Add(1)
-		} else {
-			n.stats.AppSent.Add(1)
-		}
+		n.send(env)
 	}
 	ev := step.Event
 	if err := n.sink.Emit(ev); err != nil {
 		n.fail(err)
 	}
-	switch ev.Action {
-	case spec.Initiate:
-		if n.col != nil {
-			n.col.Recorded(ev.Snap, n.self)
-		}
-	case spec.RecvMarker:
-		if n.col != nil {
-			if ev.First {
-				n.col.Recorded(ev.Snap, n.self)
-			}
-			n.col.Closed(ev.Snap, ev.Chan())
-		}
+	if n.col != nil {
+		n.reportRecording(ev)
 	}
 	if step.Completed != 0 {
 		for _, ls := range n.core.TakeCompleted() {
-			part := snapshot.PartOf(ls, n.initiated[ls.Snap])
-			delete(n.initiated, ls.Snap)
-			var rec uint64
-			for _, cs := range part.In {
-				rec += uint64(len(cs.Msgs))
-			}
-			n.stats.Recorded.Add(rec)
-			if n.col != nil {
-				n.col.Add(part)
-			}
-			if n.cfg.OnPart != nil {
-				n.cfg.OnPart(part)
-			}
+			n.completed(ls)
 		}
+	}
+}
+
+// send hands env to the transport, keeping a copy of it as unsent if the
+// transport refuses it.
+func (n *Node) send(env wire.Envelope) {
+	if err := n.tr.Send(env); err != nil {
+		n.mu.Lock()
+		n.unsent = append(n.unsent, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
+		n.mu.Unlock()
+		n.fail(fmt.Errorf("runtime %s: send %s: %w", string(n.self), env, err))
+		return
+	}
+	n.det.sentOn(env.Chan)
+	if env.Frame.Kind == wire.KindMarker {
+		n.stats.MarkersSent.Add(1)
+	} else {
+		n.stats.AppSent.Add(1)
+	}
+}
+
+// reportRecording tells the collector that event ev recorded the node's
+// state (an Initiate, a first marker) or closed a channel's recording (a
+// marker).
+func (n *Node) reportRecording(ev spec.Event) {
+	if ev.Action == spec.Initiate || ev.Action == spec.RecvMarker && ev.First {
+		n.col.Recorded(ev.Snap, n.self)
+	}
+	if ev.Action == spec.RecvMarker {
+		n.col.Closed(ev.Snap, ev.Chan())
+	}
+}
+
+// completed hands the node's completed part of snapshot ls.Snap to the
+// collector and to OnPart, counting the messages it recorded.
+func (n *Node) completed(ls core.LocalSnapshot) {
+	part := snapshot.PartOf(ls, n.initiated[ls.Snap])
+	delete(n.initiated, ls.Snap)
+	var rec uint64
+	for _, cs := range part.In {
+		rec += uint64(len(cs.Msgs))
+	}
+	n.stats.Recorded.Add(rec)
+	if n.col != nil {
+		n.col.Add(part)
+	}
+	if n.cfg.OnPart != nil {
+		n.cfg.OnPart(part)
 	}
 }
 

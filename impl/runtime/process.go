@@ -191,22 +191,7 @@ func (p *process) openTransport() error {
 	for q, n := range p.cfg.Nodes {
 		addrs[q] = n.Listen
 	}
-	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p.self}, OnError: func(err error) {
-		// Dial errors are normal while peers start; a restarted peer is
-		// not. A refused dial to a peer heard from before is evidence
-		// that its process is gone: the detector need not wait for the
-		// timeout.
-		var ce *transport.ConnError
-		switch {
-		case errors.Is(err, transport.ErrPeerRestarted):
-			p.restarted.Add(1)
-			p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
-		case errors.As(err, &ce) && ce.Op == "dial" && ce.Chan.From == p.self && errors.Is(err, syscall.ECONNREFUSED):
-			if n := p.hints.Load(); n != nil {
-				n.Hint(ce.Chan.To, "its listener refuses connections")
-			}
-		}
-	}}
+	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p.self}, OnError: p.transportError}
 	// The drain has waited for the peers already; frames to a dead one
 	// are never acknowledged, so the transport's wait is bounded by the
 	// drain timeout too.
@@ -220,6 +205,23 @@ func (p *process) openTransport() error {
 	tr, err := transport.NewTCP(p.t, tcfg)
 	p.tr = tr
 	return err
+}
+
+// transportError handles an error the transport reports. Dial errors
+// are normal while peers start; a restarted peer is not. A refused dial
+// to a peer heard from before is evidence that its process is gone: the
+// detector need not wait for the timeout.
+func (p *process) transportError(err error) {
+	var ce *transport.ConnError
+	switch {
+	case errors.Is(err, transport.ErrPeerRestarted):
+		p.restarted.Add(1)
+		p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
+	case errors.As(err, &ce) && ce.Op == "dial" && ce.Chan.From == p.self && errors.Is(err, syscall.ECONNREFUSED):
+		if n := p.hints.Load(); n != nil {
+			n.Hint(ce.Chan.To, "its listener refuses connections")
+		}
+	}
 }
 
 // closeTransport closes the transport; algorithm frames it could not
@@ -350,9 +352,7 @@ func (p *process) stopNode() {
 // runTag picks the run tag of self's snapshot ids (see RunProcess), 0 if
 // self initiates none (no scheduled snapshots, no control endpoint).
 func (p *process) runTag() (uint64, error) {
-	s := p.cfg.Snapshots
-	scheduled := s != nil && s.Count > 0 && slices.Contains(s.Initiators, p.self)
-	if !scheduled && p.cfg.Nodes[p.self].Control == "" && p.opt.ControlListener == nil {
+	if !p.initiates() {
 		return 0, nil
 	}
 	var from spec.SnapID
@@ -367,6 +367,14 @@ func (p *process) runTag() (uint64, error) {
 	return tag, nil
 }
 
+// initiates reports whether self may initiate snapshots: scheduled ones,
+// or asked for at its control endpoint.
+func (p *process) initiates() bool {
+	s := p.cfg.Snapshots
+	scheduled := s != nil && s.Count > 0 && slices.Contains(s.Initiators, p.self)
+	return scheduled || p.cfg.Nodes[p.self].Control != "" || p.opt.ControlListener != nil
+}
+
 // startWorkload sends the config's workload: random application messages
 // to random neighbours, until done or ctx ends.
 func (p *process) startWorkload(ctx context.Context) {
@@ -377,22 +385,28 @@ func (p *process) startWorkload(ctx context.Context) {
 	p.workers.Add(1)
 	go func() {
 		defer p.workers.Done()
-		rng := rand.New(rand.NewPCG(w.Seed, uint64(p.idx)))
-		outs := p.t.Out(p.self)
-		for range w.Transfers {
-			to := outs[rng.IntN(len(outs))].To
-			err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
-			switch {
-			case errors.Is(err, core.ErrSuspected):
-				p.refused.Add(1) // not debited; the detector's log names the peer
-			case err != nil && !errors.Is(err, core.ErrApp):
-				return
-			}
-			if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
-				return
-			}
-		}
+		p.workload(ctx, w)
 	}()
+}
+
+// workload sends w's transfers, pausing between them, until done, ctx
+// ends, or the node stops.
+func (p *process) workload(ctx context.Context, w *Workload) {
+	rng := rand.New(rand.NewPCG(w.Seed, uint64(p.idx)))
+	outs := p.t.Out(p.self)
+	for range w.Transfers {
+		to := outs[rng.IntN(len(outs))].To
+		err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
+		switch {
+		case errors.Is(err, core.ErrSuspected):
+			p.refused.Add(1) // not debited; the detector's log names the peer
+		case err != nil && !errors.Is(err, core.ErrApp):
+			return
+		}
+		if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
+			return
+		}
+	}
 }
 
 // startSchedule initiates self's snapshots of the config's schedule,
@@ -405,22 +419,28 @@ func (p *process) startSchedule(ctx context.Context, tag uint64) {
 	p.workers.Add(1)
 	go func() {
 		defer p.workers.Done()
-		for range s.Count {
-			if !sleep(ctx, time.Duration(s.EveryMS)*time.Millisecond) {
-				return
-			}
-			id, err := p.nextSnapID(tag)
-			if err != nil {
-				p.say("initiate: %v", err)
-				return
-			}
-			if err := p.node.Initiate(id); err != nil {
-				p.say("initiate %d: %v", id, err)
-				continue
-			}
-			p.say("initiated snapshot %d", id)
-		}
+		p.schedule(ctx, s, tag)
 	}()
+}
+
+// schedule initiates s's snapshots, one every s.EveryMS, numbered from
+// run tag tag, until done, ctx ends, or the ids run out.
+func (p *process) schedule(ctx context.Context, s *Schedule, tag uint64) {
+	for range s.Count {
+		if !sleep(ctx, time.Duration(s.EveryMS)*time.Millisecond) {
+			return
+		}
+		id, err := p.nextSnapID(tag)
+		if err != nil {
+			p.say("initiate: %v", err)
+			return
+		}
+		if err := p.node.Initiate(id); err != nil {
+			p.say("initiate %d: %v", id, err)
+			continue
+		}
+		p.say("initiated snapshot %d", id)
+	}
 }
 
 // nextSnapID is the id of the next snapshot self initiates in the run of
@@ -486,31 +506,15 @@ type idLister interface {
 // on a fresh start, and just above from's tag when restoring from snapshot
 // from (so that every new id is larger than from).
 func runTag(st PartStore, from spec.SnapID) (uint64, error) {
-	taken := map[uint64]bool{}
-	if l, ok := st.(idLister); ok {
-		ids, err := l.Used()
-		if err != nil {
-			return 0, fmt.Errorf("runtime: pick snapshot ids: %w", err)
-		}
-		for _, id := range ids {
-			taken[uint64(id)>>SnapSeqBits] = true
-		}
+	taken, err := takenTags(st)
+	if err != nil {
+		return 0, err
 	}
-	lo, n := uint64(1), uint64(freshTags)
-	if from != 0 {
-		lo = uint64(from)>>SnapSeqBits + 1
-		n = min(restoreWindow, maxTag-lo+1)
-		if lo > maxTag {
-			return 0, fmt.Errorf("runtime: no snapshot ids left above the restored snapshot %d", from)
-		}
+	lo, n, err := tagRange(from)
+	if err != nil {
+		return 0, err
 	}
-	free := uint64(0)
-	for t := lo; t < lo+n && free == 0; t++ {
-		if !taken[t] {
-			free = t
-		}
-	}
-	if free == 0 {
+	if !hasFreeTag(taken, lo, n) {
 		return 0, fmt.Errorf("runtime: no free snapshot ids above %d: the store holds ids of all %d run tags", uint64(lo)<<SnapSeqBits, n)
 	}
 	for {
@@ -518,4 +522,45 @@ func runTag(st PartStore, from spec.SnapID) (uint64, error) {
 			return t, nil
 		}
 	}
+}
+
+// takenTags are the run tags of the ids st holds, if it can list them.
+func takenTags(st PartStore) (map[uint64]bool, error) {
+	taken := map[uint64]bool{}
+	l, ok := st.(idLister)
+	if !ok {
+		return taken, nil
+	}
+	ids, err := l.Used()
+	if err != nil {
+		return nil, fmt.Errorf("runtime: pick snapshot ids: %w", err)
+	}
+	for _, id := range ids {
+		taken[uint64(id)>>SnapSeqBits] = true
+	}
+	return taken, nil
+}
+
+// tagRange is the n run tags from lo a run may draw from: [1, freshTags]
+// on a fresh start, the restoreWindow just above from's tag (at most up
+// to maxTag) when restoring from snapshot from.
+func tagRange(from spec.SnapID) (lo, n uint64, err error) {
+	if from == 0 {
+		return 1, freshTags, nil
+	}
+	lo = uint64(from)>>SnapSeqBits + 1
+	if lo > maxTag {
+		return 0, 0, fmt.Errorf("runtime: no snapshot ids left above the restored snapshot %d", from)
+	}
+	return lo, min(restoreWindow, maxTag-lo+1), nil
+}
+
+// hasFreeTag reports whether one of the n tags from lo is not taken.
+func hasFreeTag(taken map[uint64]bool, lo, n uint64) bool {
+	for t := lo; t < lo+n; t++ {
+		if !taken[t] {
+			return true
+		}
+	}
+	return false
 }

@@ -98,19 +98,26 @@ func TestRunProcessCluster(t *testing.T) {
 	st, err := store.Open(cfg.SnapshotDir)
 	require.NoError(t, err)
 	runNodes(t, cfg, st, 1500*time.Millisecond, nil)
+	storedTotals(t, st, 3000)
+	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), nil, filepath.Join(dir, "trace.jsonl"))
+	assert.NoError(t, err)
+
+	err = mwrt.RunProcess(context.Background(), cfg, "P7", mwrt.ProcessOptions{Store: st})
+	assert.ErrorContains(t, err, "config: --id P7 is not a process of the topology (P1, P2, P3)")
+}
+
+// storedTotals checks that st holds the six snapshots of testConfig's
+// schedule (three from each of P1 and P3), each totalling total.
+func storedTotals(t *testing.T, st *store.Store, total int64) {
+	t.Helper()
 	ids, err := st.List()
 	require.NoError(t, err)
 	assert.Len(t, ids, 6, "3 snapshots from each of P1 and P3")
 	for _, id := range ids {
 		g, err := st.Load(id)
 		require.NoError(t, err)
-		assert.Equal(t, int64(3000), g.Total(), "%s", g)
+		assert.Equal(t, total, g.Total(), "%s", g)
 	}
-	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), nil, filepath.Join(dir, "trace.jsonl"))
-	assert.NoError(t, err)
-
-	err = mwrt.RunProcess(context.Background(), cfg, "P7", mwrt.ProcessOptions{Store: st})
-	assert.ErrorContains(t, err, "config: --id P7 is not a process of the topology (P1, P2, P3)")
 }
 
 // The runtime runs any registered application kind: here the token
@@ -123,14 +130,7 @@ func TestRunProcessToken(t *testing.T) {
 	require.NoError(t, err)
 	log, _ := runNodes(t, cfg, st, 900*time.Millisecond, nil)
 	assert.NotRegexp(t, `P2: stopped: balance \d+, sent 0,`, log, "the holder passed the token on")
-	ids, err := st.List()
-	require.NoError(t, err)
-	assert.Len(t, ids, 6, "3 snapshots from each of P1 and P3")
-	for _, id := range ids {
-		g, err := st.Load(id)
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), g.Total(), "%s", g)
-	}
+	storedTotals(t, st, 1)
 }
 
 // Two fresh runs of the same cluster into one snapshot directory (the

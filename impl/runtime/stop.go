@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -128,23 +129,30 @@ func (p *process) drain() {
 			return
 		}
 		if now.Sub(start) > timeout {
-			var why []string
-			if len(d.Peers) > 0 {
-				why = append(why, procList(d.Peers)+" still sending (alive, not finished)")
-			}
-			if len(d.Snaps) > 0 {
-				why = append(why, "snapshots "+snapList(d.Snaps)+" still under way here")
-			}
-			p.faultMu.Lock()
-			p.active = d.Snaps
-			p.faultMu.Unlock()
-			if len(why) > 0 {
-				p.problems = append(p.problems, fmt.Sprintf("drain gave up after %v: %s", timeout, strings.Join(why, "; ")))
-			}
+			p.gaveUp(d, timeout)
 			return
 		}
 		time.Sleep(drainPoll)
 	}
+}
+
+// gaveUp notes, when the drain times out, what it still waited for: the
+// snapshots under way (for the summary) and, as a problem, why.
+func (p *process) gaveUp(d Drain, timeout time.Duration) {
+	p.faultMu.Lock()
+	p.active = d.Snaps
+	p.faultMu.Unlock()
+	if d.Empty() {
+		return
+	}
+	var why []string
+	if len(d.Peers) > 0 {
+		why = append(why, procList(d.Peers)+" still sending (alive, not finished)")
+	}
+	if len(d.Snaps) > 0 {
+		why = append(why, "snapshots "+snapList(d.Snaps)+" still under way here")
+	}
+	p.problems = append(p.problems, fmt.Sprintf("drain gave up after %v: %s", timeout, strings.Join(why, "; ")))
 }
 
 // summary gathers how the process stopped.
@@ -159,23 +167,8 @@ func (p *process) summary() *StopSummary {
 			dead[q] = true
 		}
 	}
-	aborted := map[spec.SnapID]bool{}
-	for _, f := range p.aborted {
-		aborted[f.Snap] = true
-	}
-	for _, id := range p.active {
-		if !aborted[id] {
-			s.Unfinished = append(s.Unfinished, fmt.Sprintf("snapshot %d: still under way here when the node stopped", id))
-		}
-	}
-	s.Unfinished = append(s.Unfinished, p.partsMissing(dead)...)
-	for _, q := range sortedIDs(keySet(p.lost)) {
-		l := describeLost(p, p.lost[q])
-		if dead[q] {
-			l += " (" + string(q) + " dead)"
-		}
-		s.Lost = append(s.Lost, string(q)+": "+l)
-	}
+	s.Unfinished = append(p.underWay(), p.partsMissing(dead)...)
+	s.Lost = p.lostFrames(dead)
 	if n := p.restarted.Load(); n > 0 {
 		s.Problems = append(s.Problems, fmt.Sprintf("%d channels stopped because a peer restarted", n))
 	}
@@ -186,54 +179,78 @@ func (p *process) summary() *StopSummary {
 	return s
 }
 
+// underWay names the snapshots still under way here when the node
+// stopped that it did not abort; p.faultMu must be held.
+func (p *process) underWay() []string {
+	aborted := map[spec.SnapID]bool{}
+	for _, f := range p.aborted {
+		aborted[f.Snap] = true
+	}
+	var out []string
+	for _, id := range p.active {
+		if !aborted[id] {
+			out = append(out, fmt.Sprintf("snapshot %d: still under way here when the node stopped", id))
+		}
+	}
+	return out
+}
+
+// lostFrames describes, receiver by receiver, the frames the transport
+// could not deliver, noting the receivers that are dead.
+func (p *process) lostFrames(dead map[spec.ProcID]bool) []string {
+	var out []string
+	for _, q := range sortedIDs(keySet(p.lost)) {
+		l := describeLost(p, p.lost[q])
+		if dead[q] {
+			l += " (" + string(q) + " dead)"
+		}
+		out = append(out, string(q)+": "+l)
+	}
+	return out
+}
+
 // partsMissing names the snapshots this node saved a part of that lack
 // the part of a dead peer; p.faultMu must be held. A part still missing
 // from a live peer is not a failure (that peer saves it when it gets
 // there), and a snapshot assembled meanwhile is complete.
 func (p *process) partsMissing(dead map[spec.ProcID]bool) []string {
-	ids := make([]spec.SnapID, 0, len(p.waiting))
-	for id := range p.waiting {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	var out []string
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(p.waiting)) {
 		_, missing, err := p.opt.Store.LoadParts(p.t, id)
 		if err != nil {
 			out = append(out, fmt.Sprintf("snapshot %d: %v", id, err))
 			continue
 		}
-		var gone []string
-		for _, q := range missing {
-			if dead[q] {
-				gone = append(gone, string(q))
-			}
-		}
-		if len(gone) > 0 {
+		if gone := deadAmong(missing, dead); len(gone) > 0 {
 			out = append(out, fmt.Sprintf("snapshot %d: no part from %s (dead)", id, strings.Join(gone, ", ")))
 		}
 	}
 	return out
 }
 
+// deadAmong names the processes of ps that are dead.
+func deadAmong(ps []spec.ProcID, dead map[spec.ProcID]bool) []string {
+	var gone []string
+	for _, q := range ps {
+		if dead[q] {
+			gone = append(gone, string(q))
+		}
+	}
+	return gone
+}
+
 // describeLost counts lost frames: "12 transfers (total 340), 2 markers".
 func describeLost(p *process, envs []wire.Envelope) string {
 	var apps, markers int
-	var total int64
-	a, err := p.cfg.NewApp(p.self)
 	for _, e := range envs {
 		switch e.Frame.Kind {
 		case wire.KindApp:
 			apps++
-			if err == nil {
-				if amt, aerr := a.Amount(e.Frame.Payload); aerr == nil {
-					total += amt
-				}
-			}
 		case wire.KindMarker:
 			markers++
 		}
 	}
+	total := p.lostAmount(envs)
 	var parts []string
 	if apps > 0 {
 		parts = append(parts, fmt.Sprintf("%d transfers (total %d) never acknowledged", apps, total))
@@ -242,6 +259,25 @@ func describeLost(p *process, envs []wire.Envelope) string {
 		parts = append(parts, fmt.Sprintf("%d markers never acknowledged", markers))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// lostAmount is the total amount of the application messages among
+// envs, as self's application reads them (0 if it cannot be built).
+func (p *process) lostAmount(envs []wire.Envelope) int64 {
+	a, err := p.cfg.NewApp(p.self)
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, e := range envs {
+		if e.Frame.Kind != wire.KindApp {
+			continue
+		}
+		if amt, err := a.Amount(e.Frame.Payload); err == nil {
+			total += amt
+		}
+	}
+	return total
 }
 
 func snapList(ids []spec.SnapID) string {

@@ -115,13 +115,8 @@ func ReadNodeTraces(dir string, t *spec.Topology) (map[spec.ProcID][]spec.Event,
 // derived by the reader (each process's number of sends). It returns the
 // number of events.
 func MergeTraces(dir string, h spec.Header, snaps []snapshot.Global, out string) (int, error) {
-	if h.Topology == nil {
-		return 0, fmt.Errorf("runtime: trace header has no topology")
-	}
-	for _, p := range h.Topology.Procs {
-		if _, ok := h.InitBal[p]; !ok {
-			return 0, fmt.Errorf("runtime: trace header has no initial balance for %s", string(p))
-		}
+	if err := checkMergeHeader(h); err != nil {
+		return 0, err
 	}
 	logs, err := ReadNodeTraces(dir, h.Topology)
 	if err != nil {
@@ -131,30 +126,56 @@ func MergeTraces(dir string, h spec.Header, snaps []snapshot.Global, out string)
 	if err != nil {
 		return 0, err
 	}
+	tr := spec.Trace{Header: h, Events: evs, Recorded: recordedSnapshots(snaps, h.Snaps)}
+	if err := writeTraceFile(out, tr); err != nil {
+		return 0, err
+	}
+	return len(evs), nil
+}
+
+// checkMergeHeader checks that h, a merged trace's header, has a
+// topology and an initial balance for each of its processes.
+func checkMergeHeader(h spec.Header) error {
+	if h.Topology == nil {
+		return fmt.Errorf("runtime: trace header has no topology")
+	}
+	for _, p := range h.Topology.Procs {
+		if _, ok := h.InitBal[p]; !ok {
+			return fmt.Errorf("runtime: trace header has no initial balance for %s", string(p))
+		}
+	}
+	return nil
+}
+
+// recordedSnapshots are snaps as a trace's recorded snapshots, in id
+// order, a snapshot without an initiator taking initiators'.
+func recordedSnapshots(snaps []snapshot.Global, initiators map[spec.SnapID]spec.ProcID) []spec.RecordedSnapshot {
 	rec := make([]spec.RecordedSnapshot, 0, len(snaps))
 	for i := range snaps {
 		r := snaps[i].RecordedSnapshot()
 		if r.Initiator == "" {
-			r.Initiator = h.Snaps[r.Snap]
+			r.Initiator = initiators[r.Snap]
 		}
 		rec = append(rec, r)
 	}
 	sort.Slice(rec, func(i, j int) bool { return rec[i].Snap < rec[j].Snap })
-	f, err := os.Create(out)
+	return rec
+}
+
+// writeTraceFile writes tr to a new file at path.
+func writeTraceFile(path string, tr spec.Trace) error {
+	f, err := os.Create(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := spec.WriteTrace(bw, spec.Trace{Header: h, Events: evs, Recorded: rec}); err != nil {
+	if err := spec.WriteTrace(bw, tr); err != nil {
 		f.Close()
-		return 0, err
+		return err
 	}
 	if err := bw.Flush(); err != nil {
 		f.Close()
-		return 0, err
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	return len(evs), nil
+	return f.Close()
 }

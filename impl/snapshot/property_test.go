@@ -282,6 +282,16 @@ func pickChan(t *rapid.T, g *snapshot.Global) int {
 	return rapid.IntRange(0, len(g.Chans)-1).Draw(t, "chan")
 }
 
+// pickRecorded draws a channel state of g and one of its recorded
+// messages' index, skipping if the channel recorded none.
+func pickRecorded(t *rapid.T, g *snapshot.Global) (*snapshot.ChanState, int) {
+	cs := &g.Chans[pickChan(t, g)]
+	if len(cs.Msgs) == 0 {
+		t.Skip("nothing recorded")
+	}
+	return cs, rapid.IntRange(0, len(cs.Msgs)-1).Draw(t, "msg")
+}
+
 // pickSend draws a channel of g and returns its sender's NextSend entry.
 func pickSend(t *rapid.T, g *snapshot.Global) (*snapshot.ChanSeq, spec.Channel) {
 	c := g.Chans[pickChan(t, g)].Chan
@@ -387,22 +397,12 @@ var validationFaults = []validationFault{
 		return g.Chans[i].Chan.String()
 	}},
 	{"recorded message dropped", func(t *rapid.T, g *snapshot.Global) string {
-		i := pickChan(t, g)
-		cs := &g.Chans[i]
-		if len(cs.Msgs) == 0 {
-			t.Skip("nothing recorded")
-		}
-		k := rapid.IntRange(0, len(cs.Msgs)-1).Draw(t, "msg")
+		cs, k := pickRecorded(t, g)
 		cs.Msgs = append(cs.Msgs[:k], cs.Msgs[k+1:]...)
 		return cs.Chan.String()
 	}},
 	{"message recorded twice", func(t *rapid.T, g *snapshot.Global) string {
-		i := pickChan(t, g)
-		cs := &g.Chans[i]
-		if len(cs.Msgs) == 0 {
-			t.Skip("nothing recorded")
-		}
-		k := rapid.IntRange(0, len(cs.Msgs)-1).Draw(t, "msg")
+		cs, k := pickRecorded(t, g)
 		cs.Msgs = append(cs.Msgs[:k+1], cs.Msgs[k:]...)
 		return cs.Chan.String()
 	}},
@@ -413,23 +413,13 @@ var validationFaults = []validationFault{
 		return cs.Chan.String()
 	}},
 	{"wrong seq", func(t *rapid.T, g *snapshot.Global) string {
-		i := pickChan(t, g)
-		cs := &g.Chans[i]
-		if len(cs.Msgs) == 0 {
-			t.Skip("nothing recorded")
-		}
-		k := rapid.IntRange(0, len(cs.Msgs)-1).Draw(t, "msg")
+		cs, k := pickRecorded(t, g)
 		old := cs.Msgs[k].Seq
 		cs.Msgs[k].Seq = rapid.Uint64().Filter(func(s uint64) bool { return s != old }).Draw(t, "seq")
 		return cs.Chan.String()
 	}},
 	{"amount not positive", func(t *rapid.T, g *snapshot.Global) string {
-		i := pickChan(t, g)
-		cs := &g.Chans[i]
-		if len(cs.Msgs) == 0 {
-			t.Skip("nothing recorded")
-		}
-		k := rapid.IntRange(0, len(cs.Msgs)-1).Draw(t, "msg")
+		cs, k := pickRecorded(t, g)
 		cs.Msgs[k].Amt = rapid.Int64Max(0).Draw(t, "amt")
 		return cs.Chan.String()
 	}},

@@ -69,25 +69,10 @@ type Global struct {
 // channel without a state; then it checks that the parts fit together
 // (Global.Validate).
 func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
-	byProc := make(map[spec.ProcID]Part, len(parts))
 	g := Global{ID: s, Topology: t}
-	for _, p := range parts {
-		if p.Snap != s {
-			return g, fmt.Errorf("assemble snapshot %d: part of %s belongs to snapshot %d", s, string(p.Node.Proc), p.Snap)
-		}
-		if !t.Has(p.Node.Proc) {
-			return g, fmt.Errorf("assemble snapshot %d: part of %q, which is not a process of the topology", s, string(p.Node.Proc))
-		}
-		if _, dup := byProc[p.Node.Proc]; dup {
-			return g, fmt.Errorf("assemble snapshot %d: two parts of %s", s, string(p.Node.Proc))
-		}
-		byProc[p.Node.Proc] = p
-		if p.Initiated {
-			if g.Initiator != "" {
-				return g, fmt.Errorf("assemble snapshot %d: both %s and %s initiated it", s, string(g.Initiator), string(p.Node.Proc))
-			}
-			g.Initiator = p.Node.Proc
-		}
+	byProc, err := g.indexParts(parts)
+	if err != nil {
+		return g, err
 	}
 	// The channel states by channel index: one index lookup per channel,
 	// no map of 65,280 entries to grow on the complete graph of 256.
@@ -99,15 +84,8 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 			return g, fmt.Errorf("assemble snapshot %d: no part from %s", s, string(q))
 		}
 		g.Nodes = append(g.Nodes, p.Node)
-		for _, cs := range p.In {
-			i := t.ChanIndex(cs.Chan)
-			if cs.Chan.To != q || i < 0 {
-				return g, fmt.Errorf("assemble snapshot %d: part of %s holds a state of %s, which is not one of its incoming channels", s, string(q), cs.Chan)
-			}
-			if have[i] {
-				return g, fmt.Errorf("assemble snapshot %d: part of %s holds two states of %s", s, string(q), cs.Chan)
-			}
-			chans[i], have[i] = cs, true
+		if err := g.placeChans(p, chans, have); err != nil {
+			return g, err
 		}
 	}
 	for i, c := range t.Chans {
@@ -121,6 +99,52 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 	return g, g.Validate()
 }
 
+// indexParts maps each part of g's snapshot to its process, refusing a
+// part of another snapshot, of a process g's topology does not have, two
+// parts of one process and two initiating parts; it sets g.Initiator.
+func (g *Global) indexParts(parts []Part) (map[spec.ProcID]Part, error) {
+	s, t := g.ID, g.Topology
+	byProc := make(map[spec.ProcID]Part, len(parts))
+	for _, p := range parts {
+		if p.Snap != s {
+			return nil, fmt.Errorf("assemble snapshot %d: part of %s belongs to snapshot %d", s, string(p.Node.Proc), p.Snap)
+		}
+		if !t.Has(p.Node.Proc) {
+			return nil, fmt.Errorf("assemble snapshot %d: part of %q, which is not a process of the topology", s, string(p.Node.Proc))
+		}
+		if _, dup := byProc[p.Node.Proc]; dup {
+			return nil, fmt.Errorf("assemble snapshot %d: two parts of %s", s, string(p.Node.Proc))
+		}
+		byProc[p.Node.Proc] = p
+		if !p.Initiated {
+			continue
+		}
+		if g.Initiator != "" {
+			return nil, fmt.Errorf("assemble snapshot %d: both %s and %s initiated it", s, string(g.Initiator), string(p.Node.Proc))
+		}
+		g.Initiator = p.Node.Proc
+	}
+	return byProc, nil
+}
+
+// placeChans puts the channel states of part p at their channels'
+// indexes in chans, noting them in have, refusing a state of a channel
+// that is not one of p's process's incoming channels, or one held twice.
+func (g *Global) placeChans(p Part, chans []ChanState, have []bool) error {
+	q := p.Node.Proc
+	for _, cs := range p.In {
+		i := g.Topology.ChanIndex(cs.Chan)
+		if cs.Chan.To != q || i < 0 {
+			return fmt.Errorf("assemble snapshot %d: part of %s holds a state of %s, which is not one of its incoming channels", g.ID, string(q), cs.Chan)
+		}
+		if have[i] {
+			return fmt.Errorf("assemble snapshot %d: part of %s holds two states of %s", g.ID, string(q), cs.Chan)
+		}
+		chans[i], have[i] = cs, true
+	}
+	return nil
+}
+
 // Validate checks that the snapshot is well formed and its cut consistent:
 // one state per process and per channel in topology order, and on every
 // channel P->Q the cut analysis's checks of the record (spec.CheckChannel
@@ -129,6 +153,43 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 // P.NextSend-1, those P sent before its cut and Q received after its own
 // (ExactChannelState).
 func (g *Global) Validate() error {
+	if err := g.validateShape(); err != nil {
+		return err
+	}
+	t := g.Topology
+	for i, n := range g.Nodes {
+		if err := g.validateNode(n, t.Procs[i]); err != nil {
+			return err
+		}
+	}
+	// Every state must be its channel's before the cut seqs, which are
+	// read from the states, can say anything.
+	if err := g.validateChanOrder(); err != nil {
+		return err
+	}
+	cut := g.cutSeqs()
+	for i, cs := range g.Chans {
+		if err := g.validateChan(cs, t.Chans[i], cut[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateChanOrder checks that the channel states are the topology's
+// channels', in its order.
+func (g *Global) validateChanOrder() error {
+	for i, cs := range g.Chans {
+		if want := g.Topology.Chans[i]; cs.Chan != want {
+			return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, i, cs.Chan, want)
+		}
+	}
+	return nil
+}
+
+// validateShape checks the snapshot's id, topology and initiator, and
+// that it has one state per process and per channel.
+func (g *Global) validateShape() error {
 	t := g.Topology
 	switch {
 	case t == nil:
@@ -142,24 +203,6 @@ func (g *Global) Validate() error {
 	case len(g.Chans) != len(t.Chans):
 		return fmt.Errorf("snapshot %d: %d channel states for %d channels", g.ID, len(g.Chans), len(t.Chans))
 	}
-	for i, n := range g.Nodes {
-		if err := g.validateNode(n, t.Procs[i]); err != nil {
-			return err
-		}
-	}
-	// Every state must be its channel's before the cut seqs, which are
-	// read from the states, can say anything.
-	for i, cs := range g.Chans {
-		if cs.Chan != t.Chans[i] {
-			return fmt.Errorf("snapshot %d: channel state %d is %s, want %s", g.ID, i, cs.Chan, t.Chans[i])
-		}
-	}
-	cut := g.cutSeqs()
-	for i, cs := range g.Chans {
-		if err := g.validateChan(cs, t.Chans[i], cut[i]); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -172,6 +215,12 @@ func (g *Global) validateNode(n NodeState, p spec.ProcID) error {
 	if n.State.Sent < 0 || n.State.Rcvd < 0 {
 		return fmt.Errorf("snapshot %d: %s has negative counters", g.ID, string(n.Proc))
 	}
+	return g.validateNextSend(n)
+}
+
+// validateNextSend checks that node state n has one send seq, from 1,
+// per outgoing channel of its process, in topology order.
+func (g *Global) validateNextSend(n NodeState) error {
 	out := g.Topology.Out(n.Proc)
 	if len(n.NextSend) != len(out) {
 		return fmt.Errorf("snapshot %d: %s has %d send seqs for %d outgoing channels", g.ID, string(n.Proc), len(n.NextSend), len(out))
@@ -325,11 +374,9 @@ func (g *Global) cutSeqs() []spec.ChanCut {
 	i := 0 // the channel index expected next
 	for _, n := range g.Nodes {
 		for _, cs := range n.NextSend {
-			if i >= len(t.Chans) || t.Chans[i] != cs.Chan {
-				if i = t.ChanIndex(cs.Chan); i < 0 {
-					i = len(t.Chans)
-					continue
-				}
+			if i = chanIndexFrom(t, cs.Chan, i); i < 0 {
+				i = len(t.Chans)
+				continue
 			}
 			if cs.Next > 0 {
 				cut[i].Sent = cs.Next - 1
@@ -343,6 +390,15 @@ func (g *Global) cutSeqs() []spec.ChanCut {
 		}
 	}
 	return cut
+}
+
+// chanIndexFrom is c's index in t.Chans: i, the index expected, if it
+// holds c (no map lookup in the common case), else t.ChanIndex(c).
+func chanIndexFrom(t *spec.Topology, c spec.Channel, i int) int {
+	if i < len(t.Chans) && t.Chans[i] == c {
+		return i
+	}
+	return t.ChanIndex(c)
 }
 
 // Total is the money the snapshot holds: balances plus amounts in flight.
@@ -398,20 +454,27 @@ func (g Global) String() string {
 			continue
 		}
 		busy++
-		var amt int64
-		amts := make([]string, len(cs.Msgs))
-		for k, m := range cs.Msgs {
-			amt += m.Amt
-			amts[k] = fmt.Sprint(m.Amt)
-		}
-		if len(amts) > 6 {
-			amts = append(amts[:5], "...")
-		}
-		fmt.Fprintf(&b, "  in flight %-*s %10d   (%d msgs: %s)\n", 2*w+2, cs.Chan.String(), amt, len(cs.Msgs), strings.Join(amts, " "))
+		writeInFlight(&b, 2*w+2, cs)
 	}
 	if busy == 0 {
 		b.WriteString("  in flight: nothing (all channels recorded empty)\n")
 	}
 	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
 	return b.String()
+}
+
+// writeInFlight writes the line of a channel state with messages: the
+// channel (padded to w), their total and their amounts, the first five
+// of more than six.
+func writeInFlight(b *strings.Builder, w int, cs ChanState) {
+	var amt int64
+	amts := make([]string, len(cs.Msgs))
+	for k, m := range cs.Msgs {
+		amt += m.Amt
+		amts[k] = fmt.Sprint(m.Amt)
+	}
+	if len(amts) > 6 {
+		amts = append(amts[:5], "...")
+	}
+	fmt.Fprintf(b, "  in flight %-*s %10d   (%d msgs: %s)\n", w, cs.Chan.String(), amt, len(cs.Msgs), strings.Join(amts, " "))
 }

@@ -79,17 +79,23 @@ func (s *Store) entry(t *spec.Topology, id spec.SnapID) (Entry, error) {
 		return e, fmt.Errorf("store: %w", err)
 	}
 	e.Time = st.ModTime().UTC()
-	g, err := s.Load(id)
-	if err != nil {
-		e.Problem = err.Error()
-		return e, nil
-	}
-	if t != nil && !sameTopology(g.Topology, t) {
-		e.Problem = fmt.Sprintf("store: %s: a snapshot of another topology (processes %s)", s.Path(id), joinProcs(g.Topology.Procs))
-		return e, nil
-	}
-	e.Complete, e.Total, e.InFlight = true, g.Total(), g.InFlight()
+	s.assembled(t, &e)
 	return e, nil
+}
+
+// assembled fills e's Complete, Total and InFlight from its global
+// snapshot file, or its Problem if the file does not load or is of
+// another topology than t (if given).
+func (s *Store) assembled(t *spec.Topology, e *Entry) {
+	g, err := s.Load(e.ID)
+	switch {
+	case err != nil:
+		e.Problem = err.Error()
+	case t != nil && !sameTopology(g.Topology, t):
+		e.Problem = fmt.Sprintf("store: %s: a snapshot of another topology (processes %s)", s.Path(e.ID), joinProcs(g.Topology.Procs))
+	default:
+		e.Complete, e.Total, e.InFlight = true, g.Total(), g.InFlight()
+	}
 }
 
 // partsOf fills e's Parts, Missing, Time (the latest part's) and Problem
@@ -100,17 +106,9 @@ func (s *Store) partsOf(t *spec.Topology, e *Entry) error {
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("store: %w", err)
 	}
-	for _, f := range ents {
-		if st, err := f.Info(); err == nil && st.ModTime().After(e.Time) && f.Type().IsRegular() {
-			e.Time = st.ModTime().UTC()
-		}
-	}
+	e.Time = latestModTime(ents, e.Time)
 	if t == nil {
-		for _, f := range ents {
-			if m := partName.FindStringSubmatch(f.Name()); m != nil && f.Type().IsRegular() && spec.ValidateProcID(spec.ProcID(m[1])) == nil {
-				e.Parts = append(e.Parts, spec.ProcID(m[1]))
-			}
-		}
+		e.Parts = partFileProcs(ents)
 		return nil
 	}
 	parts, missing, err := s.LoadParts(t, e.ID)
@@ -126,6 +124,29 @@ func (s *Store) partsOf(t *spec.Topology, e *Entry) error {
 	}
 	e.Missing = missing
 	return nil
+}
+
+// latestModTime is the latest modification time of the regular files
+// among ents, or since if none is later.
+func latestModTime(ents []os.DirEntry, since time.Time) time.Time {
+	for _, f := range ents {
+		if st, err := f.Info(); err == nil && st.ModTime().After(since) && f.Type().IsRegular() {
+			since = st.ModTime().UTC()
+		}
+	}
+	return since
+}
+
+// partFileProcs are the processes whose part files are among ents, read
+// from their names alone (no topology to load them against).
+func partFileProcs(ents []os.DirEntry) []spec.ProcID {
+	var ps []spec.ProcID
+	for _, f := range ents {
+		if m := partName.FindStringSubmatch(f.Name()); m != nil && f.Type().IsRegular() && spec.ValidateProcID(spec.ProcID(m[1])) == nil {
+			ps = append(ps, spec.ProcID(m[1]))
+		}
+	}
+	return ps
 }
 
 // Holds reports whether e holds process p's part.

@@ -10,25 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/markerwave/markerwave/impl/snapshot"
+	"github.com/markerwave/markerwave/impl/snapshot/snapshottest"
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
 )
-
-// partsOf splits g into its nodes' parts (each with its incoming
-// channels' states).
-func partsOf(g snapshot.Global) []snapshot.Part {
-	var out []snapshot.Part
-	for _, n := range g.Nodes {
-		p := snapshot.Part{Snap: g.ID, Initiated: n.Proc == g.Initiator, Node: n}
-		for _, c := range g.Chans {
-			if c.Chan.To == n.Proc {
-				p.In = append(p.In, c)
-			}
-		}
-		out = append(out, p)
-	}
-	return out
-}
 
 // TestCatalog: the catalog lists every snapshot the store holds anything
 // of, oldest first, saying which are complete (with their totals), which
@@ -51,7 +36,7 @@ func TestCatalog(t *testing.T) {
 		id spec.SnapID
 		k  int
 	}{{7, 3}, {12, 1}} {
-		for _, p := range partsOf(sample(c.id)) {
+		for _, p := range snapshottest.Parts(sample(c.id)) {
 			path, err := st.SavePart(p)
 			require.NoError(t, err)
 			at(path, c.k)
@@ -60,7 +45,7 @@ func TestCatalog(t *testing.T) {
 		require.NoError(t, err)
 		at(path, c.k)
 	}
-	for _, p := range partsOf(sample(5))[:2] {
+	for _, p := range snapshottest.Parts(sample(5))[:2] {
 		path, err := st.SavePart(p)
 		require.NoError(t, err)
 		at(path, 2)
@@ -113,7 +98,7 @@ func TestLatestComplete(t *testing.T) {
 
 	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	save := func(g snapshot.Global, k int, parts int, global bool) {
-		for _, p := range partsOf(g)[:parts] {
+		for _, p := range snapshottest.Parts(g)[:parts] {
 			path, err := st.SavePart(p)
 			require.NoError(t, err)
 			require.NoError(t, os.Chtimes(path, base.Add(time.Duration(k)*time.Minute), base.Add(time.Duration(k)*time.Minute)))
@@ -155,7 +140,7 @@ func TestLatestComplete(t *testing.T) {
 	// Nothing complete: restart from the initial state.
 	only, err := store.Open(filepath.Join(t.TempDir(), "other"))
 	require.NoError(t, err)
-	for _, p := range partsOf(sample(9))[:2] {
+	for _, p := range snapshottest.Parts(sample(9))[:2] {
 		_, err := only.SavePart(p)
 		require.NoError(t, err)
 	}

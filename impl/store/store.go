@@ -112,16 +112,25 @@ func LoadFile(path string, want spec.SnapID) (snapshot.Global, error) {
 	if want != 0 && h.ID != uint64(want) {
 		return g, fmt.Errorf("store: %s: %w: header says snapshot %d, want %d", path, ErrCorrupt, h.ID, want)
 	}
-	if err := spec.DecodeStrict(body, &g); err != nil {
-		return g, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
-	}
-	if uint64(g.ID) != h.ID {
-		return g, fmt.Errorf("store: %s: %w: body holds snapshot %d, header says %d", path, ErrCorrupt, g.ID, h.ID)
-	}
-	if err := g.Validate(); err != nil {
-		return g, fmt.Errorf("store: %s: %w: %w", path, ErrCorrupt, err)
+	if err := decodeGlobal(body, h, &g); err != nil {
+		return g, fmt.Errorf("store: %s: %w", path, err)
 	}
 	return g, nil
+}
+
+// decodeGlobal decodes body, a snapshot file's, into g, which must be
+// the snapshot header h names and valid (ErrCorrupt).
+func decodeGlobal(body []byte, h header, g *snapshot.Global) error {
+	if err := spec.DecodeStrict(body, g); err != nil {
+		return fmt.Errorf("%w: body: %w", ErrCorrupt, err)
+	}
+	if uint64(g.ID) != h.ID {
+		return fmt.Errorf("%w: body holds snapshot %d, header says %d", ErrCorrupt, g.ID, h.ID)
+	}
+	if err := g.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return nil
 }
 
 // List returns the ids of the stored snapshots, ascending. Temporary and
@@ -155,23 +164,36 @@ func (s *Store) Used() ([]spec.SnapID, error) {
 	if err != nil {
 		return nil, err
 	}
+	parts, err := s.partIDs()
+	if err != nil {
+		return nil, err
+	}
 	seen := map[spec.SnapID]bool{}
 	for _, id := range ids {
 		seen[id] = true
 	}
+	for _, id := range parts {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// partIDs are the ids of the snapshots with a parts/<id>/ directory.
+func (s *Store) partIDs() ([]spec.SnapID, error) {
 	ents, err := os.ReadDir(filepath.Join(s.dir, "parts"))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	var ids []spec.SnapID
 	for _, e := range ents {
-		id, err := strconv.ParseUint(e.Name(), 10, 64)
-		if err != nil || id == 0 || !e.IsDir() || seen[spec.SnapID(id)] {
-			continue
+		if id, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && id != 0 && e.IsDir() {
+			ids = append(ids, spec.SnapID(id))
 		}
-		seen[spec.SnapID(id)] = true
-		ids = append(ids, spec.SnapID(id))
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids, nil
 }
 
@@ -201,25 +223,35 @@ func (s *Store) SavePart(p snapshot.Part) (string, error) {
 // snapshot, is refused (ErrCorrupt).
 func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Part, missing []spec.ProcID, err error) {
 	for _, p := range t.Procs {
-		path := s.PartPath(id, p)
-		h, body, err := readChecked(path, formatPart)
-		if errors.Is(err, ErrNotFound) {
+		part, err := s.loadPart(id, p)
+		switch {
+		case errors.Is(err, ErrNotFound):
 			missing = append(missing, p)
-			continue
-		}
-		if err != nil {
+		case err != nil:
 			return nil, nil, err
+		default:
+			parts = append(parts, part)
 		}
-		var part snapshot.Part
-		if err := spec.DecodeStrict(body, &part); err != nil {
-			return nil, nil, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
-		}
-		if h.ID != uint64(id) || uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
-			return nil, nil, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
-		}
-		parts = append(parts, part)
 	}
 	return parts, missing, nil
+}
+
+// loadPart reads process p's part of snapshot id, refusing (ErrCorrupt)
+// a file that holds another process's part or another snapshot's.
+func (s *Store) loadPart(id spec.SnapID, p spec.ProcID) (snapshot.Part, error) {
+	var part snapshot.Part
+	path := s.PartPath(id, p)
+	h, body, err := readChecked(path, formatPart)
+	if err != nil {
+		return part, err
+	}
+	if err := spec.DecodeStrict(body, &part); err != nil {
+		return part, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
+	}
+	if h.ID != uint64(id) || uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
+		return part, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
+	}
+	return part, nil
 }
 
 // writeDurably writes header h (completed with version, length and
@@ -349,12 +381,9 @@ func describe(format string) string {
 // header line, its fields, the body's length, its checksum. Every error
 // but ErrNotFound wraps ErrCorrupt or an I/O error, and names path.
 func readChecked(path, format string) (header, []byte, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return header{}, nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
-	}
+	f, err := openStored(path)
 	if err != nil {
-		return header{}, nil, fmt.Errorf("store: %w", err)
+		return header{}, nil, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, maxHeader)
@@ -374,6 +403,18 @@ func readChecked(path, format string) (header, []byte, error) {
 		return h, nil, fmt.Errorf("store: %s: %w: checksum mismatch: body sha256 %x, header says %s (tampered or damaged)", path, ErrCorrupt, got[:], h.SHA256)
 	}
 	return h, body, nil
+}
+
+// openStored opens the stored file at path; ErrNotFound if there is none.
+func openStored(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	switch {
+	case os.IsNotExist(err):
+		return nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return f, nil
 }
 
 // readHeaderLine reads the header line, its newline included.
@@ -404,17 +445,23 @@ func parseHeader(line []byte, format string) (header, error) {
 	if canon, err := json.Marshal(h); err != nil || !bytes.Equal(canon, text) {
 		return h, fmt.Errorf("%w: damaged header: %q is not as written (%s)", ErrCorrupt, text, canon)
 	}
+	return h, h.check(format)
+}
+
+// check checks a decoded header's fields: format, version, a length in
+// range and a lowercase sha256 hex digest.
+func (h header) check(format string) error {
 	switch sum, err := hex.DecodeString(h.SHA256); {
 	case h.Format != format:
-		return h, fmt.Errorf("%w: format %q, want %q", ErrCorrupt, h.Format, format)
+		return fmt.Errorf("%w: format %q, want %q", ErrCorrupt, h.Format, format)
 	case h.Version != Version:
-		return h, fmt.Errorf("%w: format version %d, this build reads version %d", ErrCorrupt, h.Version, Version)
+		return fmt.Errorf("%w: format version %d, this build reads version %d", ErrCorrupt, h.Version, Version)
 	case h.Length < 0 || h.Length > maxBody:
-		return h, fmt.Errorf("%w: header length %d out of range", ErrCorrupt, h.Length)
+		return fmt.Errorf("%w: header length %d out of range", ErrCorrupt, h.Length)
 	case err != nil || len(sum) != sha256.Size || hex.EncodeToString(sum) != h.SHA256:
-		return h, fmt.Errorf("%w: header checksum %q is not a sha256 hex digest (64 lowercase hex digits)", ErrCorrupt, h.SHA256)
+		return fmt.Errorf("%w: header checksum %q is not a sha256 hex digest (64 lowercase hex digits)", ErrCorrupt, h.SHA256)
 	}
-	return h, nil
+	return nil
 }
 
 // readBody reads exactly h.Length bytes of body after the header line

@@ -16,16 +16,8 @@ import (
 
 	"github.com/markerwave/markerwave/impl/trace"
 	"github.com/markerwave/markerwave/spec"
+	"github.com/markerwave/markerwave/spec/spectest"
 )
-
-// genTopology draws a ring or a complete graph of 2..5 processes.
-func genTopology(t *rapid.T) *spec.Topology {
-	n := rapid.IntRange(2, 5).Draw(t, "procs")
-	if rapid.Bool().Draw(t, "complete") {
-		return spec.Complete(n)
-	}
-	return spec.Ring(n)
-}
 
 // genText draws a string with the characters JSON encoders treat
 // specially: quotes, backslashes, HTML's <, > and &, control characters,
@@ -118,7 +110,7 @@ func genHeader(t *rapid.T, top *spec.Topology) spec.Header {
 // spec.ReadTrace reads back exactly the events emitted.
 func TestSinkWritesWhatWriteTraceWritesProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		top := genTopology(t)
+		top := spectest.Topology(t, rapid.IntRange(2, 5).Draw(t, "procs"))
 		h := genHeader(t, top)
 		evs := make([]spec.Event, rapid.IntRange(0, 20).Draw(t, "events"))
 		for i := range evs {
@@ -180,7 +172,7 @@ func lines(b []byte) (whole []string, partial string) {
 // and ends at the number of events. Run under -race.
 func TestSinkConcurrentEmittersProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		top := genTopology(t)
+		top := spectest.Topology(t, rapid.IntRange(2, 5).Draw(t, "procs"))
 		h := genHeader(t, top)
 		per := map[spec.ProcID][]spec.Event{}
 		total := 0
@@ -298,7 +290,7 @@ func (f *failAfter) Close() error { f.closes++; return nil }
 //     Emit after Close is ErrClosed.
 func TestSinkFlushAndErrorsProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		top := genTopology(t)
+		top := spectest.Topology(t, rapid.IntRange(2, 5).Draw(t, "procs"))
 		h := genHeader(t, top)
 		w := &failAfter{limit: rapid.OneOf(rapid.Just(-1), rapid.IntRange(0, 200<<10)).Draw(t, "fail after")}
 		s, err := trace.NewSink(w, h)

@@ -101,12 +101,7 @@ func (s *Sink) emit(e spec.Event) error {
 		return s.err
 	}
 	if err := s.enc.Encode(&e); err != nil {
-		var werr *writeError
-		if errors.As(err, &werr) {
-			s.err = fmt.Errorf("trace: event %d (%s): %w", s.n+1, e, err)
-		} else {
-			s.err = fmt.Errorf("trace: event %d (%s): %w: %w", s.n+1, e, ErrInvalidEvent, err)
-		}
+		s.err = s.encodeError(e, err)
 		return s.err
 	}
 	s.n++
@@ -114,6 +109,16 @@ func (s *Sink) emit(e spec.Event) error {
 		return s.flush()
 	}
 	return nil
+}
+
+// encodeError is the error of the n+1-th event e, which did not encode
+// with err: the writer's error, or e is invalid (ErrInvalidEvent).
+func (s *Sink) encodeError(e spec.Event, err error) error {
+	var werr *writeError
+	if errors.As(err, &werr) {
+		return fmt.Errorf("trace: event %d (%s): %w", s.n+1, e, err)
+	}
+	return fmt.Errorf("trace: event %d (%s): %w: %w", s.n+1, e, ErrInvalidEvent, err)
 }
 
 // errWriter marks the errors of the underlying writer, so that Emit

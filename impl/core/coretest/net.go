@@ -320,19 +320,29 @@ func (n *Net) DrainDropping(limit int, admit func(spec.Channel, wire.Frame) bool
 				return refused, false
 			}
 			moved = true
-			st, err := n.Deliver(c)
-			if err != nil {
-				f, _ := n.Drop(c, 0)
-				refused = append(refused, Refusal{Chan: c, Frame: f, Err: err})
+			r, ok := n.deliverOrDrop(c, took)
+			if r != nil {
+				refused = append(refused, *r)
 				blocked[c] = true
-				continue
 			}
-			if took != nil && !took(st.Event) {
+			if !ok {
 				return refused, false
 			}
 		}
 	}
 	return refused, true
+}
+
+// deliverOrDrop delivers c's head, or drops it if its receiver refuses
+// it, returning the refusal; ok is false if took, shown the event
+// delivered, stops the drain.
+func (n *Net) deliverOrDrop(c spec.Channel, took func(spec.Event) bool) (r *Refusal, ok bool) {
+	st, err := n.Deliver(c)
+	if err != nil {
+		f, _ := n.Drop(c, 0)
+		return &Refusal{Chan: c, Frame: f, Err: err}, true
+	}
+	return nil, took == nil || took(st.Event)
 }
 
 // Take collects every node's completed local snapshots into Parts; the

@@ -29,22 +29,31 @@ func RandomBank(events, snapEvery int, seed uint64) (*Net, error) {
 	r := rand.New(rand.NewPCG(seed, 2))
 	sid := spec.SnapID(0)
 	for len(net.Events) < events {
-		c := topo.Chans[r.IntN(len(topo.Chans))]
-		switch x := r.IntN(snapEvery); {
-		case x < snapEvery*45/100:
-			_, _ = net.SendAmount(c.From, c.To, 1+r.Int64N(20))
-		case x < snapEvery-1:
-			if len(net.Queues[c]) > 0 {
-				if _, err := net.Deliver(c); err != nil {
-					return nil, err
-				}
-			}
-		default:
-			sid++
-			if _, err := net.Initiate(topo.Procs[r.IntN(len(topo.Procs))], sid); err != nil {
-				return nil, err
-			}
+		if err := net.randomStep(r, snapEvery, &sid); err != nil {
+			return nil, err
 		}
 	}
 	return net, net.Drain()
+}
+
+// randomStep takes one of RandomBank's steps on a random channel: a
+// transfer (45%), a delivery, or, once in snapEvery, snapshot *sid+1 at
+// a random process.
+func (n *Net) randomStep(r *rand.Rand, snapEvery int, sid *spec.SnapID) error {
+	topo := n.Topo
+	c := topo.Chans[r.IntN(len(topo.Chans))]
+	switch x := r.IntN(snapEvery); {
+	case x < snapEvery*45/100:
+		_, _ = n.SendAmount(c.From, c.To, 1+r.Int64N(20))
+	case x < snapEvery-1:
+		if len(n.Queues[c]) > 0 {
+			_, err := n.Deliver(c)
+			return err
+		}
+	default:
+		*sid++
+		_, err := n.Initiate(topo.Procs[r.IntN(len(topo.Procs))], *sid)
+		return err
+	}
+	return nil
 }

@@ -122,16 +122,9 @@ func Pipeline(par, budget, capacity int, mode dataflow.Mode) (*dataflow.Graph, f
 		return nil, nil, fmt.Errorf("pipeline: parallelism must be at least 1, not %d", par)
 	}
 	g := dataflow.Graph{Cap: capacity, Mode: mode}
-	src, mp, agg := 0, par, 2*par
-	for i := range par {
-		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("src%d", i), Budget: budget})
-	}
-	for i := range par {
-		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("map%d", i), Kind: dataflow.Operator})
-	}
-	for i := range par {
-		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("agg%d", i), Kind: dataflow.Operator})
-	}
+	src := addLayer(&g, par, "src", dataflow.Source, budget)
+	mp := addLayer(&g, par, "map", dataflow.Operator, 0)
+	agg := addLayer(&g, par, "agg", dataflow.Operator, 0)
 	snk := len(g.Nodes)
 	g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: "sink", Kind: dataflow.Sink})
 	for i := range par {
@@ -160,6 +153,16 @@ func Pipeline(par, budget, capacity int, mode dataflow.Mode) (*dataflow.Graph, f
 		return ls
 	}
 	return cg, logics, nil
+}
+
+// addLayer adds par nodes of kind, named prefix0, prefix1, ..., each
+// with budget, to g and returns the index of the first.
+func addLayer(g *dataflow.Graph, par int, prefix string, kind dataflow.Kind, budget int) int {
+	first := len(g.Nodes)
+	for i := range par {
+		g.Nodes = append(g.Nodes, dataflow.NodeSpec{Name: fmt.Sprintf("%s%d", prefix, i), Kind: kind, Budget: budget})
+	}
+	return first
 }
 
 // refine is one Newton step towards the integer square root of n.

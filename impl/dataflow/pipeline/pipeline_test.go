@@ -10,14 +10,6 @@ import (
 	"github.com/markerwave/markerwave/impl/dataflow"
 )
 
-// drain runs c to the end, one step at a time, round robin.
-func drain(c *dataflow.Cluster) {
-	c.RunOut(func(e int) bool {
-		_, err := c.Take(e, dataflow.ActProcess)
-		return err == nil
-	})
-}
-
 // The pipeline's output is, per key, the sum of 3i+1 over the records of
 // that key.
 func TestPipelineSums(t *testing.T) {
@@ -25,7 +17,7 @@ func TestPipelineSums(t *testing.T) {
 	g, logics, err := Pipeline(par, budget, 2, dataflow.Aligned)
 	require.NoError(t, err)
 	c := dataflow.NewCluster(g, logics())
-	drain(c)
+	c.DrainRecords()
 	want := map[int64]int64{}
 	for s := range par {
 		for i := 1; i <= budget; i++ {
@@ -41,7 +33,7 @@ func TestIterationConverges(t *testing.T) {
 	g, logics, err := Iteration(budget, 20, 2, dataflow.Unaligned)
 	require.NoError(t, err)
 	c := dataflow.NewCluster(g, logics())
-	drain(c)
+	c.DrainRecords()
 	out := c.Sink().Logic().(*Sink).Latest
 	require.Len(t, out, budget)
 	for i := 1; i <= budget; i++ {
@@ -63,10 +55,10 @@ func TestRestoreRefusesAnotherAppsState(t *testing.T) {
 	c := dataflow.NewCluster(g, logics())
 	_, err = c.Nodes[0].Inject()
 	require.NoError(t, err)
-	drain(c)
+	c.DrainRecords()
 	for e := range g.Edges {
 		_, _ = c.Take(e, dataflow.ActRecvBarrier)
-		drain(c)
+		c.DrainRecords()
 	}
 	snap, err := c.Snapshot()
 	require.NoError(t, err)
