@@ -75,11 +75,11 @@ func TestTracesUpToDate(t *testing.T) {
 		require.NoError(t, err, "run go test ./conformance -run TestTracesUpToDate -update")
 		assert.Equal(t, string(b), string(got), "%s is stale: run go test ./conformance -run TestTracesUpToDate -update", name)
 	}
-	// Trace files are self-contained: nothing but them, the README and
-	// the format's schema.
+	// Trace files are self-contained: nothing but them, the README, the
+	// format's schema and traces.go, which embeds them for the page.
 	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") {
-			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md and trace.schema.json belong there", p)
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") && p != filepath.Join(tracesDir, "traces.go") {
+			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md, trace.schema.json and traces.go belong there", p)
 		}
 		return err
 	}))

@@ -183,15 +183,17 @@ func TestTCPGarbageClosesOnlyThatConnection(t *testing.T) {
 
 	// A valid hello for P1->P2 (with the sender's incarnation) followed by
 	// garbage: the impostor takes the channel over, is cut off, and the
-	// real sender resumes without loss.
+	// real sender resumes without loss. The garbage goes in the hello's
+	// write: sent after the reply, it raced the real sender, which redials
+	// at once when the impostor cuts it off and, taking the channel back
+	// first, closes the impostor before its frame is read.
 	c = rawDial(t, tr, "P2")
 	b, _ := wire.EncodeHello(wire.Hello{From: "P1", To: "P2", Incarnation: tr.Incarnation()})
-	_, _ = c.Write(b)
+	_, _ = c.Write(append(b, 0, 0, 0, 3, 1, 2, 0)) // the hello, then a marker with snap 0
 	rep, err := wire.ReadHelloReply(bufio.NewReader(c))
 	require.NoError(t, err)
 	require.True(t, rep.Accepted)
 	assert.Equal(t, uint64(10), rep.Last, "the receiver holds 10 frames of P1->P2")
-	_, _ = c.Write([]byte{0, 0, 0, 3, 1, 2, 0}) // marker with snap 0
 	waitClosed(t, c)
 	c.Close()
 	eventually(t, func() bool { return hasErr(tr, wire.ErrInvalidFrame) }, "the bad frame to be reported")
