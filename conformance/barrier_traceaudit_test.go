@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // TestBarrierTraceAudit runs the dataflow core on random DAGs and cyclic
@@ -27,7 +28,7 @@ func TestBarrierTraceAudit(t *testing.T) {
 		bg := drawBarrierGraph(t, rapid.Bool().Draw(t, "cyclic"))
 		g := bg.g
 		var b bytes.Buffer
-		tr, err := dataflow.NewTracer(&b, g, dataflow.TraceHeader{Drained: true, Source: "conformance TestBarrierTraceAudit"})
+		tr, err := dataflow.NewTracer(&b, g, spec.BarrierHeader{Drained: true, Source: "conformance TestBarrierTraceAudit"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestBarrierTraceAudit(t *testing.T) {
 		if err := tr.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		trace, err := dataflow.ReadTrace(bytes.NewReader(b.Bytes()))
+		trace, err := spec.ReadBarrierTrace(bytes.NewReader(b.Bytes()))
 		if err != nil {
 			t.Fatalf("the trace the core wrote does not read: %v", err)
 		}
