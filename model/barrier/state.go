@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Item mirrors an element of an edge's queue (tla/BarrierSnapshots.tla
@@ -20,7 +21,7 @@ type Item struct {
 
 // Status mirrors Status (line 82), an edge's recording status: the same
 // three values as in tla/ChandyLamport.tla, so model's type.
-type Status = model.Status
+type Status = spec.Status
 
 // The statuses.
 const (
