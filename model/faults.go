@@ -236,44 +236,20 @@ func Renumber(sq []spec.AppMsg) []spec.AppMsg {
 // restarts in application state sh, as a new incarnation; st is the
 // state before.
 func restart(cfg *Config, st *State, sh Shadow, ok bool, from Origin) *State {
-	nc, ns := cfg.NumChans(), cfg.NumSnaps()
+	nc := cfg.NumChans()
 	b := Shadow{OK: ok, Proc: cloneSlice(sh.Proc), Chan: make([][]spec.AppMsg, nc)}
-	n := &State{
-		Proc:     b.Proc,
-		Chan:     make([][]Msg, nc),
-		NSent:    make([]uint64, nc),
-		Got:      make([][]uint64, nc),
-		Recorded: make([]ProcSet, ns),
-		RecProc:  make([][]spec.LocalState, ns),
-		RecChan:  make([][]Status, ns),
-		RecMsgs:  make([][][]spec.AppMsg, ns),
-		CutSent:  make([][]uint64, ns),
-		CutGot:   make([][][]uint64, ns),
-		Pre:      make([]Shadow, ns),
-		Post:     make([]Shadow, ns),
-
-		Alive:        allProcs(cfg),
-		AbortedBy:    make([]ProcSet, ns),
-		Crashes:      st.Crashes,
-		Inc:          st.Inc + 1,
-		Base:         b,
-		RestoredFrom: from,
-	}
 	for c := 0; c < nc; c++ {
 		b.Chan[c] = Renumber(sh.Chan[c])
+	}
+	n := newState(cfg, b.Proc, func() Shadow { return b })
+	n.Alive, n.AbortedBy = allProcs(cfg), make([]ProcSet, cfg.NumSnaps())
+	n.Crashes, n.Inc = st.Crashes, st.Inc+1
+	n.Base, n.RestoredFrom = b, from
+	for c := 0; c < nc; c++ {
 		for _, m := range b.Chan[c] {
 			n.Chan[c] = append(n.Chan[c], Msg{Kind: KindApp, AppMsg: m})
 		}
 		n.NSent[c] = uint64(len(b.Chan[c]))
-	}
-	for s := 0; s < ns; s++ {
-		n.RecProc[s] = InitLocal(cfg)
-		n.RecChan[s] = make([]Status, nc)
-		n.RecMsgs[s] = make([][]spec.AppMsg, nc)
-		n.CutSent[s] = make([]uint64, nc)
-		n.CutGot[s] = make([][]uint64, nc)
-		n.Pre[s] = b
-		n.Post[s] = InitApp(cfg)
 	}
 	return n
 }
