@@ -169,7 +169,7 @@ func barrierStep(cfg *barrier.Config, st *barrier.State, ev spec.BarrierEvent) *
 	if err != nil {
 		return &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
-	label := a.Label(cfg)
+	label := a.Named(cfg)
 	ns, err := a.Apply(cfg, st)
 	if err != nil {
 		return &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}

@@ -134,7 +134,7 @@ func (cfg *Config) unboundWhy(a Action, k Conjunct) string {
 // notEnabled explains why instance a is not enabled in st, given the
 // conjunct step found false.
 func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
-	e := &NotEnabled{Action: a.Label(cfg), Conjunct: k, Source: k.Source(a.Kind)}
+	e := &NotEnabled{Action: a.Named(cfg), Conjunct: k, Source: k.Source(a.Kind)}
 	switch k {
 	case BudgetSpent:
 		s := cfg.Nodes[a.Node]
