@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,24 +19,6 @@ import (
 // (BarrierConsistentCut, BarrierExactChannelState, AlignedNoChannelState,
 // BarrierExactlyOnce, and BarriersComplete when the run claims it
 // drained).
-
-// IsBarrierTraceFile reports whether the file at path is a barrier
-// trace (IsBarrierTrace).
-func IsBarrierTraceFile(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && IsBarrierTrace(b)
-}
-
-// IsBarrierTrace reports whether trace b is a barrier trace: its first
-// non-blank line is a barrier trace's header.
-func IsBarrierTrace(b []byte) bool {
-	for l := range bytes.SplitSeq(b, []byte("\n")) {
-		if l = bytes.TrimSpace(l); len(l) > 0 {
-			return spec.IsBarrierTrace(l)
-		}
-	}
-	return false
-}
 
 // ReadBarrierTraceFile reads the barrier trace at path.
 func ReadBarrierTraceFile(path string) (*spec.BarrierTrace, error) {
@@ -96,15 +77,6 @@ func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Conf
 		return nil, fmt.Errorf("the graph is not one of tla/BarrierSnapshots.tla: %w", err)
 	}
 	return cfg, nil
-}
-
-// AuditBarrierFile reads and audits the barrier trace at path.
-func AuditBarrierFile(path string, opts Options) (Report, error) {
-	tr, err := ReadBarrierTraceFile(path)
-	if err != nil {
-		return Report{}, err
-	}
-	return AuditBarrier(tr, opts), nil
 }
 
 // AuditBarrier replays barrier trace tr against model/barrier and checks

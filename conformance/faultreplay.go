@@ -41,16 +41,6 @@ import (
 // Unsuspect(q) is no action of the spec: it withdraws q from the node's
 // view only (the node sends q transfers again); the node must suspect q.
 
-// hasFaults reports whether tr holds an event of the failure handling.
-func hasFaults(tr spec.Trace) bool {
-	for _, e := range tr.Events {
-		if e.Action.Fault() {
-			return true
-		}
-	}
-	return false
-}
-
 // crashes applies the crash rule to evs: it maps an event index to the
 // processes that crash just before it (len(evs): at the end).
 func crashes(evs []spec.Event) map[int][]spec.ProcID {
@@ -447,17 +437,4 @@ func abortedAt(cfg *model.Config, p spec.ProcID, ab []model.ProcSet) string {
 		}
 	}
 	return fmt.Sprintf("%s aborted {%s}", string(p), strings.Join(out, ", "))
-}
-
-// checkNotAborted is RecoveredFromComplete (line 280) of restore r: the
-// snapshot restored was not aborted in the incarnation before (seg).
-func checkNotAborted(seg []spec.Event, r spec.Restore, line int) *Divergence {
-	for _, e := range seg {
-		if e.Action == spec.Abort && e.Snap == r.Snap {
-			return &Divergence{Step: r.At + 1, Line: line, Action: restoreLabel(r), Property: spec.PropRecoveredFromComplete,
-				Detail:   fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s aborted it in incarnation %d (%s suspected): an aborted snapshot is never used for recovery", r.Incarnation, r.Snap, string(e.Proc), r.Incarnation-1, string(e.Peer)),
-				Expected: "a snapshot complete in incarnation " + fmt.Sprint(r.Incarnation-1), Reported: fmt.Sprintf("restored from snapshot %d, aborted", r.Snap)}
-		}
-	}
-	return nil
 }

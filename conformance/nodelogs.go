@@ -17,22 +17,6 @@ import (
 // replaying it, since a trace missing events the others depend on (one
 // node's own log) would diverge at the first receive for want of its send.
 
-// NodeLog reports whether tr looks like one node's own log: no recorded
-// snapshots, and every event taken by one process p of a topology with
-// several processes. A log without events is one too (p is then "").
-func NodeLog(tr spec.Trace) (p spec.ProcID, ok bool) {
-	if tr.Header.Topology == nil || len(tr.Header.Topology.Procs) < 2 || len(tr.Recorded) > 0 {
-		return "", false
-	}
-	for _, e := range tr.Events {
-		if p != "" && e.Proc != p {
-			return "", false
-		}
-		p = e.Proc
-	}
-	return p, true
-}
-
 // Incomplete returns an error naming the first event whose vector clock
 // counts a step of another process that tr does not hold (tr is then not
 // the whole run: a node's own log, or a merge missing one), nil if tr
@@ -57,15 +41,6 @@ func Incomplete(tr spec.Trace) error {
 		}
 	}
 	return nil
-}
-
-// plural renders n and the noun, with an s unless n is 1: "1 step",
-// "3 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // MergeNodeLogs merges the per-node logs of one run (each a NodeLog of a

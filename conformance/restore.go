@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -26,13 +25,9 @@ import (
 // (RecoveryReachable), that each channel's recorded messages are delivered
 // first (they are its head), and every invariant of its own snapshots.
 
-// restoreLabel names restore r, for reports.
-func restoreLabel(r spec.Restore) string {
-	return fmt.Sprintf("Restore(%d) to incarnation %d", r.Snap, r.Incarnation)
-}
-
-// replayHistory is Replay of a trace with restores.
-func replayHistory(tr spec.Trace, opts Options) Report {
+// replayHistory is Replay of a trace with restores: replay, which the
+// dispatcher gives it, replays each incarnation's effective history.
+func replayHistory(tr spec.Trace, opts Options, replay func(spec.Trace, Options) Report) Report {
 	restoreLines := opts.RestoreLines
 	var rep Report
 	segs := tr.Segments()
@@ -75,7 +70,7 @@ func replayHistory(tr spec.Trace, opts Options) Report {
 			idx = append(idx, restoreAt(tr, k)+i)
 		}
 		eff = renumber(eff)
-		r := Replay(segmentTrace(tr, eff, k == len(segs)-1), segmentOptions(opts, idx, k == len(segs)-1))
+		r := replay(segmentTrace(tr, eff, k == len(segs)-1), segmentOptions(opts, idx, k == len(segs)-1))
 		if r.Err != nil {
 			rep.Err = r.Err
 			return rep
@@ -207,49 +202,6 @@ func preRecording(evs []spec.Event, s spec.SnapID) (out []spec.Event, at []int) 
 	return out, at
 }
 
-// checkRestorable: the snapshot restore r names is complete in seg, the
-// incarnation before (RecoveredFromComplete): every process recorded it
-// and every channel's marker was received. Line is the restore's line.
-func checkRestorable(t *spec.Topology, seg []spec.Event, r spec.Restore, line int) *Divergence {
-	recorded := map[spec.ProcID]bool{}
-	closed := map[spec.Channel]bool{}
-	initiated := false
-	for _, e := range seg {
-		if e.Snap != r.Snap {
-			continue
-		}
-		switch e.Action {
-		case spec.Initiate:
-			initiated = true
-			recorded[e.Proc] = true
-		case spec.RecvMarker:
-			recorded[e.Proc] = true
-			closed[e.Chan()] = true
-		}
-	}
-	var miss []string
-	for _, p := range t.Procs {
-		if !recorded[p] {
-			miss = append(miss, string(p)+" never recorded")
-		}
-	}
-	for _, c := range t.Chans {
-		if !closed[c] {
-			miss = append(miss, "channel "+c.String()+" never closed")
-		}
-	}
-	if len(miss) == 0 {
-		return nil
-	}
-	why := "it was never initiated there"
-	if initiated {
-		why = "it never completed there (aborted, or interrupted by the crash): " + strings.Join(miss, ", ")
-	}
-	return &Divergence{Step: r.At + 1, Line: line, Action: restoreLabel(r), Property: spec.PropRecoveredFromComplete,
-		Detail:   fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s in incarnation %d; only a complete snapshot's recorded state is reachable and conserves money", r.Incarnation, r.Snap, why, r.Incarnation-1),
-		Expected: "a snapshot complete in incarnation " + fmt.Sprint(r.Incarnation-1), Reported: fmt.Sprintf("restored from snapshot %d", r.Snap)}
-}
-
 // checkRestoredStates: every process of the new incarnation (seg) starts
 // in the state it recorded for snapshot r.Snap, its last state in prefix
 // (its pre-recording steps), or its initial state if it has none there
@@ -298,4 +250,17 @@ func stateBefore(p spec.ProcID, evs []spec.Event) (spec.LocalState, bool) {
 		return l, true
 	}
 	return spec.LocalState{}, false
+}
+
+// checkNotAborted is RecoveredFromComplete (line 280) of restore r: the
+// snapshot restored was not aborted in the incarnation before (seg).
+func checkNotAborted(seg []spec.Event, r spec.Restore, line int) *Divergence {
+	for _, e := range seg {
+		if e.Action == spec.Abort && e.Snap == r.Snap {
+			return &Divergence{Step: r.At + 1, Line: line, Action: restoreLabel(r), Property: spec.PropRecoveredFromComplete,
+				Detail:   fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s aborted it in incarnation %d (%s suspected): an aborted snapshot is never used for recovery", r.Incarnation, r.Snap, string(e.Proc), r.Incarnation-1, string(e.Peer)),
+				Expected: "a snapshot complete in incarnation " + fmt.Sprint(r.Incarnation-1), Reported: fmt.Sprintf("restored from snapshot %d, aborted", r.Snap)}
+		}
+	}
+	return nil
 }
