@@ -291,6 +291,7 @@ type barrierRunState struct {
 	bar     map[string]bool // edge key: its barrier was received
 	logged  map[string][]spec.BarrierRecord
 	out     map[recKey]int // the sink's output: times each record arrived
+	twice   []string       // the records the sink received a second time
 	emitted map[string]int
 }
 
@@ -303,57 +304,16 @@ type recKey struct {
 // barrierRun checks the run properties on the trace alone, in the order
 // of spec.BarrierInvariants, then BarriersComplete if the run drained.
 func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
-	g := tr.Graph()
 	rs := &barrierRunState{tr: tr, part: map[string]*spec.BarrierPart{}, bar: map[string]bool{},
 		logged: map[string][]spec.BarrierRecord{}, out: map[recKey]int{}, emitted: map[string]int{}}
-	var twice []string
 	for _, ev := range tr.Events {
-		key := spec.BarrierEdgeKey(ev.From, ev.To)
-		switch ev.Action {
-		case spec.BarrierEmit:
-			rs.emitted[ev.Node]++
-		case spec.BarrierProcess:
-			if ev.Logged {
-				rs.logged[key] = append(rs.logged[key], *ev.Rec)
-			}
-			if g.Kind(ev.To) == spec.KindSink {
-				k := recKey{Src: ev.Rec.Src, I: ev.Rec.I}
-				if rs.out[k]++; rs.out[k] == 2 {
-					twice = append(twice, fmt.Sprintf("<<%s, %d>>", ev.Rec.Src, ev.Rec.I))
-				}
-			}
-		case spec.BarrierRecvBarrier:
-			rs.bar[key] = true
-		case spec.BarrierRestore:
-			rs.restore()
-		}
-		if ev.Part != nil && rs.part[ev.Node] == nil {
-			rs.part[ev.Node] = ev.Part
-		}
+		rs.event(ev)
 	}
 	var vs []Violation
 	add := func(p spec.Property, format string, a ...any) {
 		vs = append(vs, Violation{Property: p, Detail: fmt.Sprintf(format, a...)})
 	}
-	var orphans, inexact, aligned []string
-	for _, e := range g.Edges {
-		from, to, key := e.From, e.To, e.Key()
-		ps, pr := rs.part[from], rs.part[to]
-		if ps == nil || pr == nil {
-			continue
-		}
-		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
-		if rcvd > sent {
-			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, to, rcvd, from, sent))
-		}
-		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
-		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
-			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
-		}
-		if tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
-			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
-		}
-	}
+	orphans, inexact, aligned := rs.cuts()
 	if len(orphans) > 0 {
 		add(spec.PropBarrierConsistentCut, "a record taken before its receiver's cut was sent after its sender's: %s", strings.Join(orphans, "; "))
 	}
@@ -363,15 +323,83 @@ func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
 	if len(aligned) > 0 {
 		add(spec.PropAlignedNoChannelState, "aligned barriers recorded channel state on an edge that is not a back-edge: %s", strings.Join(aligned, "; "))
 	}
-	if len(twice) > 0 {
-		add(spec.PropBarrierExactlyOnce, "the sink received %s twice", strings.Join(twice, ", "))
+	return append(vs, rs.atEnd(drained)...)
+}
+
+// atEnd checks BarrierExactlyOnce (no record twice at the sink; every
+// record there if the run drained) and, drained, BarriersComplete.
+func (rs *barrierRunState) atEnd(drained bool) []Violation {
+	var vs []Violation
+	if len(rs.twice) > 0 {
+		vs = append(vs, Violation{Property: spec.PropBarrierExactlyOnce, Detail: fmt.Sprintf("the sink received %s twice", strings.Join(rs.twice, ", "))})
 	} else if missing := rs.missing(); drained && len(missing) > 0 {
-		add(spec.PropBarrierExactlyOnce, "the run drained, but the sink never received %s", strings.Join(missing, ", "))
+		vs = append(vs, Violation{Property: spec.PropBarrierExactlyOnce, Detail: fmt.Sprintf("the run drained, but the sink never received %s", strings.Join(missing, ", "))})
 	}
 	if drained && rs.injected() && !rs.complete() {
-		add(spec.PropBarriersComplete, "the run drained with a barrier injected and the snapshot incomplete: %s", rs.incomplete())
+		vs = append(vs, Violation{Property: spec.PropBarriersComplete, Detail: fmt.Sprintf("the run drained with a barrier injected and the snapshot incomplete: %s", rs.incomplete())})
 	}
 	return vs
+}
+
+// event takes event ev into the run's state: what it emitted, logged,
+// delivered to the sink (a record delivered twice noted), the barriers
+// received, the restore, and the first part each node recorded.
+func (rs *barrierRunState) event(ev spec.BarrierEvent) {
+	key := spec.BarrierEdgeKey(ev.From, ev.To)
+	switch ev.Action {
+	case spec.BarrierEmit:
+		rs.emitted[ev.Node]++
+	case spec.BarrierProcess:
+		rs.process(ev, key)
+	case spec.BarrierRecvBarrier:
+		rs.bar[key] = true
+	case spec.BarrierRestore:
+		rs.restore()
+	}
+	if ev.Part != nil && rs.part[ev.Node] == nil {
+		rs.part[ev.Node] = ev.Part
+	}
+}
+
+// process is a Process event on edge key: its record logged, if it was,
+// and counted if the sink took it.
+func (rs *barrierRunState) process(ev spec.BarrierEvent, key string) {
+	if ev.Logged {
+		rs.logged[key] = append(rs.logged[key], *ev.Rec)
+	}
+	if rs.tr.Graph().Kind(ev.To) != spec.KindSink {
+		return
+	}
+	k := recKey{Src: ev.Rec.Src, I: ev.Rec.I}
+	if rs.out[k]++; rs.out[k] == 2 {
+		rs.twice = append(rs.twice, fmt.Sprintf("<<%s, %d>>", ev.Rec.Src, ev.Rec.I))
+	}
+}
+
+// cuts checks every edge both of whose ends recorded: the orphans
+// (BarrierConsistentCut), the inexact channel states
+// (BarrierExactChannelState) and, aligned, the channel state recorded on
+// an edge that is not a back-edge (AlignedNoChannelState).
+func (rs *barrierRunState) cuts() (orphans, inexact, aligned []string) {
+	for _, e := range rs.tr.Graph().Edges {
+		ps, pr := rs.part[e.From], rs.part[e.To]
+		if ps == nil || pr == nil {
+			continue
+		}
+		key := e.Key()
+		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
+		if rcvd > sent {
+			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, e.To, rcvd, e.From, sent))
+		}
+		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
+		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
+			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
+		}
+		if rs.tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
+			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
+		}
+	}
+	return orphans, inexact, aligned
 }
 
 // restore is the Restore step: the sink's output and the sources' offsets
