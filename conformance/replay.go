@@ -173,33 +173,30 @@ func step(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Dive
 	if err := e.Validate(cfg.Topo); err != nil {
 		return nil, &Divergence{Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
-	var (
-		n *model.State
-		d *Divergence
-	)
-	switch e.Action {
-	case spec.SendApp:
-		n, d = stepSendApp(cfg, st, e)
-	case spec.RecvApp:
-		n, d = stepRecvApp(cfg, st, e)
-	case spec.Initiate:
-		n, d = stepInitiate(cfg, st, e)
-	case spec.RecvMarker:
-		n, d = stepRecvMarker(cfg, st, e)
-	default:
-		return nil, &Divergence{Property: spec.CheckWellFormed, Detail: fmt.Sprintf("%s is no action of the spec", e.Action)}
+	n, d := algorithmStep(cfg, st, e)
+	if d == nil {
+		d = checkAfter(cfg, n, e)
 	}
 	if d != nil {
 		return nil, d
 	}
-	p := cfg.Topo.ProcIndex(e.Proc)
-	if got := n.Proc[p]; got != e.After {
-		m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: got}}
-		i := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: e.After}}
-		return nil, &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(e.Proc)),
-			Expected: fmtLocal(e.Proc, got), Reported: fmtLocal(e.Proc, e.After), Diff: m.Diff(i)}
-	}
 	return n, nil
+}
+
+// algorithmStep takes event e of the algorithm (SendApp, RecvApp,
+// Initiate, RecvMarker) in the model.
+func algorithmStep(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
+	switch e.Action {
+	case spec.SendApp:
+		return stepSendApp(cfg, st, e)
+	case spec.RecvApp:
+		return stepRecvApp(cfg, st, e)
+	case spec.Initiate:
+		return stepInitiate(cfg, st, e)
+	case spec.RecvMarker:
+		return stepRecvMarker(cfg, st, e)
+	}
+	return nil, &Divergence{Property: spec.CheckWellFormed, Detail: fmt.Sprintf("%s is no action of the spec", e.Action)}
 }
 
 // stepSendApp takes a SendApp event: model.SendApp, then the message's
