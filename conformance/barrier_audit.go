@@ -90,21 +90,7 @@ func AuditBarrier(tr *spec.BarrierTrace, opts Options) Report {
 		return r
 	}
 	drained := tr.Header.Drained || opts.Drained
-	st := barrier.Init(cfg)
-	for i, ev := range tr.Events {
-		d := barrierStep(cfg, st, ev)
-		if d != nil {
-			d.Step, d.Line = i+1, tr.Lines[i]
-			r.Divergence = d
-			break
-		}
-		a, _ := barrierAction(cfg, ev)
-		st, _ = a.Apply(cfg, st)
-		r.Steps++
-		if opts.Progress != nil {
-			opts.Progress(i+1, len(tr.Events))
-		}
-	}
+	st := r.replayBarrier(cfg, tr, opts)
 	if r.Divergence == nil && drained && !barrier.Terminated(cfg, st) {
 		r.Divergence = &Divergence{Action: "the end of the run", Property: spec.CheckState,
 			Detail: "the trace claims a drained run, but in the model a source has not emitted its budget or a buffer is not empty"}
@@ -114,6 +100,26 @@ func AuditBarrier(tr *spec.BarrierTrace, opts Options) Report {
 	}
 	r.Violations = barrierRun(tr, drained)
 	return r
+}
+
+// replayBarrier steps the model through tr's events (barrierStep) up to
+// the first divergence, and returns the state reached.
+func (r *Report) replayBarrier(cfg *barrier.Config, tr *spec.BarrierTrace, opts Options) *barrier.State {
+	st := barrier.Init(cfg)
+	for i, ev := range tr.Events {
+		ns, d := barrierStep(cfg, st, ev)
+		if d != nil {
+			d.Step, d.Line = i+1, tr.Lines[i]
+			r.Divergence = d
+			return st
+		}
+		st = ns
+		r.Steps++
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(tr.Events))
+		}
+	}
+	return st
 }
 
 // barrierAction is the model's action instance for event ev.
@@ -135,28 +141,28 @@ func barrierAction(cfg *barrier.Config, ev spec.BarrierEvent) (barrier.Action, e
 
 // barrierStep checks event ev against the model in state st: its action
 // is enabled, and its effect is the model's (barrierEvent), the record's
-// payload aside. It returns the divergence, nil if none.
-func barrierStep(cfg *barrier.Config, st *barrier.State, ev spec.BarrierEvent) *Divergence {
+// payload aside. It returns the successor, or the divergence.
+func barrierStep(cfg *barrier.Config, st *barrier.State, ev spec.BarrierEvent) (*barrier.State, *Divergence) {
 	a, err := barrierAction(cfg, ev)
 	if err != nil {
-		return &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
+		return nil, &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
 	label := a.Named(cfg)
 	ns, err := a.Apply(cfg, st)
 	if err != nil {
-		return &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}
+		return nil, &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}
 	}
 	want, got := barrierEvent(cfg, st, a, ns), withoutPayload(ev)
 	if d := diffEvents(want, got); d != nil {
 		d.Action = label
-		return d
+		return nil, d
 	}
 	for _, p := range cfg.Invariants {
 		if inv, _ := barrier.InvariantByName(p); !inv(cfg, ns) {
-			return &Divergence{Action: label, Property: p, Detail: fmt.Sprintf("the model's state after the step violates %s", p)}
+			return nil, &Divergence{Action: label, Property: p, Detail: fmt.Sprintf("the model's state after the step violates %s", p)}
 		}
 	}
-	return nil
+	return ns, nil
 }
 
 // diffEvents compares the model's event with the trace's: a different
@@ -210,9 +216,7 @@ func withoutPayload(ev spec.BarrierEvent) spec.BarrierEvent {
 // inverse of the audit, and how a run of the model (a negative variant)
 // is written as a trace.
 func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *barrier.State) spec.BarrierEvent {
-	rec := func(it barrier.Item) *spec.BarrierRecord {
-		return &spec.BarrierRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq}
-	}
+	rec := func(it barrier.Item) *spec.BarrierRecord { return modelRecord(cfg, it) }
 	ev := spec.BarrierEvent{}
 	n := -1
 	switch a.Kind {
@@ -253,33 +257,51 @@ func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *spec.BarrierP
 		p.Cnt = ns.RecCnt[n]
 	}
 	if n == cfg.Snk() {
-		k := 0 // the index of Key <<s, i>>: the sources' records in order
-		for s, kind := range cfg.Kind {
-			for i := 1; kind == barrier.Source && i <= cfg.Budget[s]; i++ {
-				if c := ns.RecOut[k]; c > 0 {
-					p.Out = append(p.Out, spec.BarrierCount{Src: cfg.Nodes[s], I: i, N: c})
-				}
-				k++
-			}
-		}
-		spec.SortBarrierCounts(p.Out)
+		p.Out = modelOut(cfg, ns)
 	}
 	for e, ends := range cfg.Edges {
 		key := spec.BarrierEdgeKey(cfg.Nodes[ends[0]], cfg.Nodes[ends[1]])
 		if ends[0] == n {
 			p.CutSent[key] = ns.CutSent[e]
-			for _, it := range ns.RecQ[e][len(st.RecQ[e]):] {
-				if p.Overtaken == nil {
-					p.Overtaken = map[string][]spec.BarrierRecord{}
-				}
-				p.Overtaken[key] = append(p.Overtaken[key], spec.BarrierRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq})
-			}
+			addOvertaken(p, key, cfg, ns.RecQ[e][len(st.RecQ[e]):])
 		}
 		if ends[1] == n {
 			p.CutRcvd[key] = ns.CutRcvd[e]
 		}
 	}
 	return p
+}
+
+// modelOut is the sink's recorded output recOut: the times each record
+// <<s, i>> arrived, the sources' records in Key order, sorted.
+func modelOut(cfg *barrier.Config, ns *barrier.State) []spec.BarrierCount {
+	var out []spec.BarrierCount
+	k := 0 // the index of Key <<s, i>>: the sources' records in order
+	for s, kind := range cfg.Kind {
+		for i := 1; kind == barrier.Source && i <= cfg.Budget[s]; i++ {
+			if c := ns.RecOut[k]; c > 0 {
+				out = append(out, spec.BarrierCount{Src: cfg.Nodes[s], I: i, N: c})
+			}
+			k++
+		}
+	}
+	spec.SortBarrierCounts(out)
+	return out
+}
+
+// addOvertaken adds the records persisted on edge key to p's overtaken.
+func addOvertaken(p *spec.BarrierPart, key string, cfg *barrier.Config, its []barrier.Item) {
+	for _, it := range its {
+		if p.Overtaken == nil {
+			p.Overtaken = map[string][]spec.BarrierRecord{}
+		}
+		p.Overtaken[key] = append(p.Overtaken[key], *modelRecord(cfg, it))
+	}
+}
+
+// modelRecord is the model's record it in the trace's vocabulary.
+func modelRecord(cfg *barrier.Config, it barrier.Item) *spec.BarrierRecord {
+	return &spec.BarrierRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq}
 }
 
 // barrierRunState is what barrierRun keeps of a run as it walks its

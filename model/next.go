@@ -105,6 +105,9 @@ func (a Action) Apply(cfg *Config, st *State) (*State, error) {
 }
 
 // apply runs the instance on st: the successor, or the false conjunct.
+// One case per action of the specs (the Next disjuncts of
+// tla/ChandyLamport.tla and its variants, and tla/ChandyLamportFaults.tla
+// lines 61-201): a literal table of them, left whole on purpose.
 func (a Action) apply(cfg *Config, st *State) (*State, Conjunct) {
 	switch a.Kind {
 	case ActSendApp:
