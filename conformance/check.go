@@ -348,3 +348,20 @@ func checkAfter(cfg *model.Config, n *model.State, e spec.Event) *Divergence {
 	return &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(p)),
 		Expected: fmtLocal(p, got), Reported: fmtLocal(p, e.After), Diff: m.Diff(r)}
 }
+
+// reported is what a trace reports of its snapshots: the recorded
+// states, their initiators and their cuts.
+type reported struct {
+	rec        map[spec.SnapID]spec.GlobalState
+	initiators map[spec.SnapID]spec.ProcID
+	cuts       map[spec.SnapID]reportedCut
+}
+
+func newReported(tr spec.Trace, opts Options) reported {
+	return reported{rec: tr.RecordedStates(), initiators: reportedInitiators(tr), cuts: recordedCuts(tr, opts)}
+}
+
+// check is checkRecorded for the step from before to after.
+func (rp reported) check(cfg *model.Config, before, after *model.State) *Divergence {
+	return checkRecorded(cfg, before, after, rp.rec, rp.initiators, rp.cuts)
+}

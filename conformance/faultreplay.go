@@ -119,27 +119,19 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	for _, p := range cfg.Topo.Procs {
 		f.aborted[p] = make([]model.ProcSet, cfg.NumSnaps())
 	}
-	rec, initiators, cuts := tr.RecordedStates(), reportedInitiators(tr), recordedCuts(tr, opts)
+	rep := newReported(tr, opts)
 	r.Divergence = f.invariants()
-	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
-		e := tr.Events[i]
+	r.replayEvents(tr, opts, func(i int, e spec.Event) *Divergence {
 		before := f.st
 		d := f.step(i, e)
 		if d == nil {
 			d = f.invariants()
 		}
 		if d == nil {
-			d = checkRecorded(cfg, before, f.st, rec, initiators, cuts)
+			d = rep.check(cfg, before, f.st)
 		}
-		if d != nil {
-			r.Divergence = d.at(i, e, opts)
-			break
-		}
-		r.Steps++
-		if opts.Progress != nil {
-			opts.Progress(r.Steps, len(tr.Events))
-		}
-	}
+		return d
+	})
 	if r.Divergence == nil {
 		r.Divergence = f.crash(len(tr.Events))
 	}
@@ -149,7 +141,7 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = f.checkEnded()
 	}
-	r.finish(cfg, f.st, tr, rec, cuts)
+	r.finish(cfg, f.st, tr, rep.rec, rep.cuts)
 	return r
 }
 

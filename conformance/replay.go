@@ -130,40 +130,49 @@ func (r Report) String() string {
 // recorded snapshots in the trace they are derived from the events.
 func replayPlain(tr spec.Trace, opts Options) Report {
 	var r Report
-	rec, initiators, cuts := tr.RecordedStates(), reportedInitiators(tr), recordedCuts(tr, opts)
 	cfg, err := ConfigFromTrace(tr)
 	if err != nil {
 		r.Err = err
 		return r
 	}
+	rep := newReported(tr, opts)
 	st := model.Init(cfg)
-	if d := checkInvariants(cfg, st); d != nil {
-		r.Divergence = d
-	}
-	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
-		e := tr.Events[i]
+	r.Divergence = checkInvariants(cfg, st)
+	r.replayEvents(tr, opts, func(_ int, e spec.Event) *Divergence {
 		next, d := step(cfg, st, e)
 		if d == nil {
 			d = checkInvariants(cfg, next)
 		}
 		if d == nil {
-			d = checkRecorded(cfg, st, next, rec, initiators, cuts)
+			d = rep.check(cfg, st, next)
 		}
-		if d != nil {
+		if d == nil {
+			st = next
+		}
+		return d
+	})
+	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
+		r.Divergence = checkDrained(cfg, st)
+	}
+	r.finish(cfg, st, tr, rep.rec, rep.cuts)
+	return r
+}
+
+// replayEvents takes tr's events in turn with take (the step and its
+// checks) while r has no divergence, placing the first at its event and
+// counting the steps taken.
+func (r *Report) replayEvents(tr spec.Trace, opts Options, take func(i int, e spec.Event) *Divergence) {
+	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
+		e := tr.Events[i]
+		if d := take(i, e); d != nil {
 			r.Divergence = d.at(i, e, opts)
-			break
+			return
 		}
-		st = next
 		r.Steps++
 		if opts.Progress != nil {
 			opts.Progress(r.Steps, len(tr.Events))
 		}
 	}
-	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
-		r.Divergence = checkDrained(cfg, st)
-	}
-	r.finish(cfg, st, tr, rec, cuts)
-	return r
 }
 
 // step takes event e in the model from st. The model says why an action
