@@ -544,16 +544,29 @@ func faultFairEnabled(cfg *Config, st *State) bool {
 // FaultTypeOK mirrors FaultTypeOK (lines 245-254).
 func FaultTypeOK(cfg *Config, st *State) bool {
 	full := allProcs(cfg)
-	if !TypeOK(cfg, st) || st.Alive&^full != 0 || st.Suspected&^full != 0 || len(st.AbortedBy) != cfg.NumSnaps() {
+	return TypeOK(cfg, st) && st.Alive&^full == 0 && st.Suspected&^full == 0 &&
+		abortedByOK(cfg, st.AbortedBy) && countsOK(cfg, st) &&
+		shadowOK(cfg, st.Base) && st.RestoredFrom <= OriginIncomplete
+}
+
+// abortedByOK: abortedBy \in [Snap -> SUBSET Proc], at most one cause
+// each.
+func abortedByOK(cfg *Config, ab []ProcSet) bool {
+	if len(ab) != cfg.NumSnaps() {
 		return false
 	}
-	for _, a := range st.AbortedBy {
+	full := allProcs(cfg)
+	for _, a := range ab {
 		if a&^full != 0 || a.Len() > 1 {
 			return false
 		}
 	}
-	return 0 <= st.Crashes && st.Crashes <= cfg.MaxCrash && 0 <= st.Inc && st.Inc <= cfg.MaxRecover &&
-		shadowOK(cfg, st.Base) && st.RestoredFrom <= OriginIncomplete
+	return true
+}
+
+// countsOK: crashes \in 0..MaxCrash, inc \in 0..MaxRecover.
+func countsOK(cfg *Config, st *State) bool {
+	return 0 <= st.Crashes && st.Crashes <= cfg.MaxCrash && 0 <= st.Inc && st.Inc <= cfg.MaxRecover
 }
 
 // MoneyConserved mirrors MoneyConserved == Conserved(CurrentApp) (line
