@@ -1,19 +1,17 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 
-	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/model/barrier"
 	"github.com/markerwave/markerwave/spec"
 )
 
-// A barrier trace (dataflow.ReadTrace) is audited like a Chandy-Lamport
+// A barrier trace (spec.ReadBarrierTrace) is audited like a Chandy-Lamport
 // one, with the same Report: the model replay (every event an enabled
 // action of model/barrier, for the trace's protocol, with the same
 // effect: the same record, the same logging, the same part recorded)
@@ -22,32 +20,14 @@ import (
 // BarrierExactlyOnce, and BarriersComplete when the run claims it
 // drained).
 
-// IsBarrierTraceFile reports whether the file at path is a barrier
-// trace (IsBarrierTrace).
-func IsBarrierTraceFile(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && IsBarrierTrace(b)
-}
-
-// IsBarrierTrace reports whether trace b is a barrier trace: its first
-// non-blank line is a barrier trace's header.
-func IsBarrierTrace(b []byte) bool {
-	for l := range bytes.SplitSeq(b, []byte("\n")) {
-		if l = bytes.TrimSpace(l); len(l) > 0 {
-			return dataflow.IsTrace(l)
-		}
-	}
-	return false
-}
-
 // ReadBarrierTraceFile reads the barrier trace at path.
-func ReadBarrierTraceFile(path string) (*dataflow.Trace, error) {
+func ReadBarrierTraceFile(path string) (*spec.BarrierTrace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	tr, err := dataflow.ReadTrace(f)
+	tr, err := spec.ReadBarrierTrace(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -58,29 +38,29 @@ func ReadBarrierTraceFile(path string) (*dataflow.Trace, error) {
 // graph as tla/BarrierSnapshots.tla's constants, the protocol's Spec,
 // every invariant. A graph the spec does not have (a node with several
 // forward outputs, the chandy-lamport mode) is an error.
-func BarrierConfig(tg dataflow.TraceGraph) (*barrier.Config, error) {
+func BarrierConfig(tg spec.BarrierGraph) (*barrier.Config, error) {
 	return barrierConfig(tg, barrier.VariantSpec)
 }
 
 // barrierConfig is BarrierConfig for the given specification.
-func barrierConfig(tg dataflow.TraceGraph, variant barrier.Variant) (*barrier.Config, error) {
+func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Config, error) {
 	if tg.Successive {
 		return nil, fmt.Errorf("successive snapshots: tla/BarrierSnapshots.tla has one snapshot, so only a run with one can be audited")
 	}
 	k := barrier.Constants{Budget: map[string]int{}, Cap: tg.Cap, Iter: tg.Iter}
 	switch tg.Mode {
-	case dataflow.Aligned.String():
-	case dataflow.Unaligned.String():
+	case spec.ModeAligned:
+	case spec.ModeUnaligned:
 		k.Mode = barrier.Unaligned
 	default:
 		return nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla has the aligned and unaligned protocols only", tg.Mode)
 	}
 	for _, n := range tg.Nodes {
 		switch n.Kind {
-		case "source":
+		case spec.KindSource:
 			k.Src = append(k.Src, n.Name)
 			k.Budget[n.Name] = n.Budget
-		case "operator":
+		case spec.KindOperator:
 			k.Op = append(k.Op, n.Name)
 		default:
 			k.Snk = n.Name
@@ -99,19 +79,10 @@ func barrierConfig(tg dataflow.TraceGraph, variant barrier.Variant) (*barrier.Co
 	return cfg, nil
 }
 
-// AuditBarrierFile reads and audits the barrier trace at path.
-func AuditBarrierFile(path string, opts Options) (Report, error) {
-	tr, err := ReadBarrierTraceFile(path)
-	if err != nil {
-		return Report{}, err
-	}
-	return AuditBarrier(tr, opts), nil
-}
-
 // AuditBarrier replays barrier trace tr against model/barrier and checks
 // the run properties (barrierRun). opts.Drained claims the run drained
 // even if the header does not; opts.Lines is ignored (tr has its lines).
-func AuditBarrier(tr *dataflow.Trace, opts Options) Report {
+func AuditBarrier(tr *spec.BarrierTrace, opts Options) Report {
 	var r Report
 	cfg, err := BarrierConfig(tr.Header.Graph)
 	if err != nil {
@@ -119,21 +90,7 @@ func AuditBarrier(tr *dataflow.Trace, opts Options) Report {
 		return r
 	}
 	drained := tr.Header.Drained || opts.Drained
-	st := barrier.Init(cfg)
-	for i, ev := range tr.Events {
-		d := barrierStep(cfg, st, ev)
-		if d != nil {
-			d.Step, d.Line = i+1, tr.Lines[i]
-			r.Divergence = d
-			break
-		}
-		a, _ := barrierAction(cfg, ev)
-		st, _ = a.Apply(cfg, st)
-		r.Steps++
-		if opts.Progress != nil {
-			opts.Progress(i+1, len(tr.Events))
-		}
-	}
+	st := r.replayBarrier(cfg, tr, opts)
 	if r.Divergence == nil && drained && !barrier.Terminated(cfg, st) {
 		r.Divergence = &Divergence{Action: "the end of the run", Property: spec.CheckState,
 			Detail: "the trace claims a drained run, but in the model a source has not emitted its budget or a buffer is not empty"}
@@ -145,10 +102,30 @@ func AuditBarrier(tr *dataflow.Trace, opts Options) Report {
 	return r
 }
 
+// replayBarrier steps the model through tr's events (barrierStep) up to
+// the first divergence, and returns the state reached.
+func (r *Report) replayBarrier(cfg *barrier.Config, tr *spec.BarrierTrace, opts Options) *barrier.State {
+	st := barrier.Init(cfg)
+	for i, ev := range tr.Events {
+		ns, d := barrierStep(cfg, st, ev)
+		if d != nil {
+			d.Step, d.Line = i+1, tr.Lines[i]
+			r.Divergence = d
+			return st
+		}
+		st = ns
+		r.Steps++
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(tr.Events))
+		}
+	}
+	return st
+}
+
 // barrierAction is the model's action instance for event ev.
-func barrierAction(cfg *barrier.Config, ev dataflow.TraceEvent) (barrier.Action, error) {
-	kinds := map[string]barrier.ActionKind{dataflow.TraceEmit: barrier.ActEmit, dataflow.TraceInject: barrier.ActInject,
-		dataflow.TraceProcess: barrier.ActProcess, dataflow.TraceRecvBarrier: barrier.ActRecvBarrier, dataflow.TraceRestore: barrier.ActRestore}
+func barrierAction(cfg *barrier.Config, ev spec.BarrierEvent) (barrier.Action, error) {
+	kinds := map[string]barrier.ActionKind{spec.BarrierEmit: barrier.ActEmit, spec.BarrierInject: barrier.ActInject,
+		spec.BarrierProcess: barrier.ActProcess, spec.BarrierRecvBarrier: barrier.ActRecvBarrier, spec.BarrierRestore: barrier.ActRestore}
 	a := barrier.Action{Kind: kinds[ev.Action]}
 	switch a.Kind {
 	case barrier.ActEmit, barrier.ActInject:
@@ -156,7 +133,7 @@ func barrierAction(cfg *barrier.Config, ev dataflow.TraceEvent) (barrier.Action,
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		var ok bool
 		if a.Edge, ok = cfg.EdgeIndex(ev.From, ev.To); !ok {
-			return a, fmt.Errorf("the model has no edge %s", dataflow.EdgeKey(ev.From, ev.To))
+			return a, fmt.Errorf("the model has no edge %s", spec.BarrierEdgeKey(ev.From, ev.To))
 		}
 	}
 	return a, nil
@@ -164,34 +141,34 @@ func barrierAction(cfg *barrier.Config, ev dataflow.TraceEvent) (barrier.Action,
 
 // barrierStep checks event ev against the model in state st: its action
 // is enabled, and its effect is the model's (barrierEvent), the record's
-// payload aside. It returns the divergence, nil if none.
-func barrierStep(cfg *barrier.Config, st *barrier.State, ev dataflow.TraceEvent) *Divergence {
+// payload aside. It returns the successor, or the divergence.
+func barrierStep(cfg *barrier.Config, st *barrier.State, ev spec.BarrierEvent) (*barrier.State, *Divergence) {
 	a, err := barrierAction(cfg, ev)
 	if err != nil {
-		return &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
+		return nil, &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
-	label := a.Label(cfg)
+	label := a.Named(cfg)
 	ns, err := a.Apply(cfg, st)
 	if err != nil {
-		return &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}
+		return nil, &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}
 	}
 	want, got := barrierEvent(cfg, st, a, ns), withoutPayload(ev)
 	if d := diffEvents(want, got); d != nil {
 		d.Action = label
-		return d
+		return nil, d
 	}
 	for _, p := range cfg.Invariants {
 		if inv, _ := barrier.InvariantByName(p); !inv(cfg, ns) {
-			return &Divergence{Action: label, Property: p, Detail: fmt.Sprintf("the model's state after the step violates %s", p)}
+			return nil, &Divergence{Action: label, Property: p, Detail: fmt.Sprintf("the model's state after the step violates %s", p)}
 		}
 	}
-	return nil
+	return ns, nil
 }
 
 // diffEvents compares the model's event with the trace's: a different
 // record is a Message divergence, a different logging a State one, a
 // different part (or none) a RecordedState one.
-func diffEvents(want, got dataflow.TraceEvent) *Divergence {
+func diffEvents(want, got spec.BarrierEvent) *Divergence {
 	js := func(v any) string {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
@@ -215,7 +192,7 @@ func diffEvents(want, got dataflow.TraceEvent) *Divergence {
 
 // withoutPayload is ev with its records' payloads cleared: the spec has
 // none.
-func withoutPayload(ev dataflow.TraceEvent) dataflow.TraceEvent {
+func withoutPayload(ev spec.BarrierEvent) spec.BarrierEvent {
 	if ev.Rec != nil {
 		r := *ev.Rec
 		r.Val = 0
@@ -223,7 +200,7 @@ func withoutPayload(ev dataflow.TraceEvent) dataflow.TraceEvent {
 	}
 	if ev.Part != nil && ev.Part.Overtaken != nil {
 		p := *ev.Part
-		p.Overtaken = map[string][]dataflow.TraceRecord{}
+		p.Overtaken = map[string][]spec.BarrierRecord{}
 		for k, rs := range ev.Part.Overtaken {
 			for _, r := range rs {
 				r.Val = 0
@@ -238,30 +215,28 @@ func withoutPayload(ev dataflow.TraceEvent) dataflow.TraceEvent {
 // barrierEvent is the event the model's step a from st to ns is: the
 // inverse of the audit, and how a run of the model (a negative variant)
 // is written as a trace.
-func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *barrier.State) dataflow.TraceEvent {
-	rec := func(it barrier.Item) *dataflow.TraceRecord {
-		return &dataflow.TraceRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq}
-	}
-	ev := dataflow.TraceEvent{}
+func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *barrier.State) spec.BarrierEvent {
+	rec := func(it barrier.Item) *spec.BarrierRecord { return modelRecord(cfg, it) }
+	ev := spec.BarrierEvent{}
 	n := -1
 	switch a.Kind {
 	case barrier.ActEmit:
 		e := slices.IndexFunc(cfg.Edges, func(e [2]int) bool { return e[0] == a.Node })
-		ev = dataflow.TraceEvent{Action: dataflow.TraceEmit, Rec: rec(ns.Q[e][len(ns.Q[e])-1])}
+		ev = spec.BarrierEvent{Action: spec.BarrierEmit, Rec: rec(ns.Q[e][len(ns.Q[e])-1])}
 		ev.From, ev.To = cfg.Nodes[a.Node], cfg.Nodes[cfg.Edges[e][1]]
 		n = a.Node
 	case barrier.ActInject:
-		ev.Action, n = dataflow.TraceInject, a.Node
+		ev.Action, n = spec.BarrierInject, a.Node
 	case barrier.ActProcess, barrier.ActRecvBarrier:
-		ev.Action = dataflow.TraceRecvBarrier
+		ev.Action = spec.BarrierRecvBarrier
 		n = cfg.Edges[a.Edge][1]
 		ev.From, ev.To = cfg.Nodes[cfg.Edges[a.Edge][0]], cfg.Nodes[n]
 		if a.Kind == barrier.ActProcess {
-			ev.Action, ev.Rec = dataflow.TraceProcess, rec(st.Q[a.Edge][0])
+			ev.Action, ev.Rec = spec.BarrierProcess, rec(st.Q[a.Edge][0])
 			ev.Logged = len(ns.RecQ[a.Edge]) > len(st.RecQ[a.Edge])
 		}
 	default:
-		return dataflow.TraceEvent{Action: dataflow.TraceRestore}
+		return spec.BarrierEvent{Action: spec.BarrierRestore}
 	}
 	ev.Node = cfg.Nodes[n]
 	if !st.Has(n) && ns.Has(n) {
@@ -273,8 +248,8 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 // modelPart is node n's part as the model records it in the step from st
 // to ns: RecordNode's recOff, recCnt, recOut and the ghost cuts, and the
 // records SendBarriers persisted (what ns added to recQ of n's outputs).
-func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *dataflow.TracePart {
-	p := &dataflow.TracePart{CutSent: map[string]int{}, CutRcvd: map[string]int{}}
+func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *spec.BarrierPart {
+	p := &spec.BarrierPart{CutSent: map[string]int{}, CutRcvd: map[string]int{}}
 	switch cfg.Kind[n] {
 	case barrier.Source:
 		p.Emitted = ns.RecOff[n]
@@ -282,27 +257,13 @@ func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *dataflow.Trac
 		p.Cnt = ns.RecCnt[n]
 	}
 	if n == cfg.Snk() {
-		k := 0 // the index of Key <<s, i>>: the sources' records in order
-		for s, kind := range cfg.Kind {
-			for i := 1; kind == barrier.Source && i <= cfg.Budget[s]; i++ {
-				if c := ns.RecOut[k]; c > 0 {
-					p.Out = append(p.Out, dataflow.TraceCount{Src: cfg.Nodes[s], I: i, N: c})
-				}
-				k++
-			}
-		}
-		dataflow.SortCounts(p.Out)
+		p.Out = modelOut(cfg, ns)
 	}
 	for e, ends := range cfg.Edges {
-		key := dataflow.EdgeKey(cfg.Nodes[ends[0]], cfg.Nodes[ends[1]])
+		key := spec.BarrierEdgeKey(cfg.Nodes[ends[0]], cfg.Nodes[ends[1]])
 		if ends[0] == n {
 			p.CutSent[key] = ns.CutSent[e]
-			for _, it := range ns.RecQ[e][len(st.RecQ[e]):] {
-				if p.Overtaken == nil {
-					p.Overtaken = map[string][]dataflow.TraceRecord{}
-				}
-				p.Overtaken[key] = append(p.Overtaken[key], dataflow.TraceRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq})
-			}
+			addOvertaken(p, key, cfg, ns.RecQ[e][len(st.RecQ[e]):])
 		}
 		if ends[1] == n {
 			p.CutRcvd[key] = ns.CutRcvd[e]
@@ -311,77 +272,70 @@ func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *dataflow.Trac
 	return p
 }
 
+// modelOut is the sink's recorded output recOut: the times each record
+// <<s, i>> arrived, the sources' records in Key order, sorted.
+func modelOut(cfg *barrier.Config, ns *barrier.State) []spec.BarrierCount {
+	var out []spec.BarrierCount
+	k := 0 // the index of Key <<s, i>>: the sources' records in order
+	for s, kind := range cfg.Kind {
+		for i := 1; kind == barrier.Source && i <= cfg.Budget[s]; i++ {
+			if c := ns.RecOut[k]; c > 0 {
+				out = append(out, spec.BarrierCount{Src: cfg.Nodes[s], I: i, N: c})
+			}
+			k++
+		}
+	}
+	spec.SortBarrierCounts(out)
+	return out
+}
+
+// addOvertaken adds the records persisted on edge key to p's overtaken.
+func addOvertaken(p *spec.BarrierPart, key string, cfg *barrier.Config, its []barrier.Item) {
+	for _, it := range its {
+		if p.Overtaken == nil {
+			p.Overtaken = map[string][]spec.BarrierRecord{}
+		}
+		p.Overtaken[key] = append(p.Overtaken[key], *modelRecord(cfg, it))
+	}
+}
+
+// modelRecord is the model's record it in the trace's vocabulary.
+func modelRecord(cfg *barrier.Config, it barrier.Item) *spec.BarrierRecord {
+	return &spec.BarrierRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq}
+}
+
 // barrierRunState is what barrierRun keeps of a run as it walks its
 // events: the parts recorded, the barriers received, the records logged,
 // and the counts the exactly-once check needs.
 type barrierRunState struct {
-	tr      *dataflow.Trace
-	part    map[string]*dataflow.TracePart
+	tr      *spec.BarrierTrace
+	part    map[string]*spec.BarrierPart
 	bar     map[string]bool // edge key: its barrier was received
-	logged  map[string][]dataflow.TraceRecord
-	out     map[dataflow.Key]int // the sink's output: times each record arrived
+	logged  map[string][]spec.BarrierRecord
+	out     map[recKey]int // the sink's output: times each record arrived
+	twice   []string       // the records the sink received a second time
 	emitted map[string]int
-	src     map[string]int // source name -> node index
+}
+
+// recKey is record <<Src, I>>, as the sink counts it.
+type recKey struct {
+	Src string
+	I   int
 }
 
 // barrierRun checks the run properties on the trace alone, in the order
 // of spec.BarrierInvariants, then BarriersComplete if the run drained.
-func barrierRun(tr *dataflow.Trace, drained bool) []Violation {
-	g := tr.Graph
-	rs := &barrierRunState{tr: tr, part: map[string]*dataflow.TracePart{}, bar: map[string]bool{},
-		logged: map[string][]dataflow.TraceRecord{}, out: map[dataflow.Key]int{}, emitted: map[string]int{}, src: map[string]int{}}
-	for i, n := range g.Nodes {
-		rs.src[n.Name] = i
-	}
-	var twice []string
+func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
+	rs := &barrierRunState{tr: tr, part: map[string]*spec.BarrierPart{}, bar: map[string]bool{},
+		logged: map[string][]spec.BarrierRecord{}, out: map[recKey]int{}, emitted: map[string]int{}}
 	for _, ev := range tr.Events {
-		key := dataflow.EdgeKey(ev.From, ev.To)
-		switch ev.Action {
-		case dataflow.TraceEmit:
-			rs.emitted[ev.Node]++
-		case dataflow.TraceProcess:
-			if ev.Logged {
-				rs.logged[key] = append(rs.logged[key], *ev.Rec)
-			}
-			if g.Nodes[g.NodeIndex(ev.To)].Kind == dataflow.Sink {
-				k := dataflow.Key{Src: rs.src[ev.Rec.Src], I: ev.Rec.I}
-				if rs.out[k]++; rs.out[k] == 2 {
-					twice = append(twice, fmt.Sprintf("<<%s, %d>>", ev.Rec.Src, ev.Rec.I))
-				}
-			}
-		case dataflow.TraceRecvBarrier:
-			rs.bar[key] = true
-		case dataflow.TraceRestore:
-			rs.restore()
-		}
-		if ev.Part != nil && rs.part[ev.Node] == nil {
-			rs.part[ev.Node] = ev.Part
-		}
+		rs.event(ev)
 	}
 	var vs []Violation
 	add := func(p spec.Property, format string, a ...any) {
 		vs = append(vs, Violation{Property: p, Detail: fmt.Sprintf(format, a...)})
 	}
-	var orphans, inexact, aligned []string
-	for _, e := range g.Edges {
-		from, to := g.Nodes[e.From].Name, g.Nodes[e.To].Name
-		key := dataflow.EdgeKey(from, to)
-		ps, pr := rs.part[from], rs.part[to]
-		if ps == nil || pr == nil {
-			continue
-		}
-		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
-		if rcvd > sent {
-			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, to, rcvd, from, sent))
-		}
-		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
-		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
-			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
-		}
-		if tr.Header.Graph.Mode == dataflow.Aligned.String() && !e.Back && len(ch) > 0 {
-			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
-		}
-	}
+	orphans, inexact, aligned := rs.cuts()
 	if len(orphans) > 0 {
 		add(spec.PropBarrierConsistentCut, "a record taken before its receiver's cut was sent after its sender's: %s", strings.Join(orphans, "; "))
 	}
@@ -391,26 +345,94 @@ func barrierRun(tr *dataflow.Trace, drained bool) []Violation {
 	if len(aligned) > 0 {
 		add(spec.PropAlignedNoChannelState, "aligned barriers recorded channel state on an edge that is not a back-edge: %s", strings.Join(aligned, "; "))
 	}
-	if len(twice) > 0 {
-		add(spec.PropBarrierExactlyOnce, "the sink received %s twice", strings.Join(twice, ", "))
+	return append(vs, rs.atEnd(drained)...)
+}
+
+// atEnd checks BarrierExactlyOnce (no record twice at the sink; every
+// record there if the run drained) and, drained, BarriersComplete.
+func (rs *barrierRunState) atEnd(drained bool) []Violation {
+	var vs []Violation
+	if len(rs.twice) > 0 {
+		vs = append(vs, Violation{Property: spec.PropBarrierExactlyOnce, Detail: fmt.Sprintf("the sink received %s twice", strings.Join(rs.twice, ", "))})
 	} else if missing := rs.missing(); drained && len(missing) > 0 {
-		add(spec.PropBarrierExactlyOnce, "the run drained, but the sink never received %s", strings.Join(missing, ", "))
+		vs = append(vs, Violation{Property: spec.PropBarrierExactlyOnce, Detail: fmt.Sprintf("the run drained, but the sink never received %s", strings.Join(missing, ", "))})
 	}
 	if drained && rs.injected() && !rs.complete() {
-		add(spec.PropBarriersComplete, "the run drained with a barrier injected and the snapshot incomplete: %s", rs.incomplete())
+		vs = append(vs, Violation{Property: spec.PropBarriersComplete, Detail: fmt.Sprintf("the run drained with a barrier injected and the snapshot incomplete: %s", rs.incomplete())})
 	}
 	return vs
+}
+
+// event takes event ev into the run's state: what it emitted, logged,
+// delivered to the sink (a record delivered twice noted), the barriers
+// received, the restore, and the first part each node recorded.
+func (rs *barrierRunState) event(ev spec.BarrierEvent) {
+	key := spec.BarrierEdgeKey(ev.From, ev.To)
+	switch ev.Action {
+	case spec.BarrierEmit:
+		rs.emitted[ev.Node]++
+	case spec.BarrierProcess:
+		rs.process(ev, key)
+	case spec.BarrierRecvBarrier:
+		rs.bar[key] = true
+	case spec.BarrierRestore:
+		rs.restore()
+	}
+	if ev.Part != nil && rs.part[ev.Node] == nil {
+		rs.part[ev.Node] = ev.Part
+	}
+}
+
+// process is a Process event on edge key: its record logged, if it was,
+// and counted if the sink took it.
+func (rs *barrierRunState) process(ev spec.BarrierEvent, key string) {
+	if ev.Logged {
+		rs.logged[key] = append(rs.logged[key], *ev.Rec)
+	}
+	if rs.tr.Graph().Kind(ev.To) != spec.KindSink {
+		return
+	}
+	k := recKey{Src: ev.Rec.Src, I: ev.Rec.I}
+	if rs.out[k]++; rs.out[k] == 2 {
+		rs.twice = append(rs.twice, fmt.Sprintf("<<%s, %d>>", ev.Rec.Src, ev.Rec.I))
+	}
+}
+
+// cuts checks every edge both of whose ends recorded: the orphans
+// (BarrierConsistentCut), the inexact channel states
+// (BarrierExactChannelState) and, aligned, the channel state recorded on
+// an edge that is not a back-edge (AlignedNoChannelState).
+func (rs *barrierRunState) cuts() (orphans, inexact, aligned []string) {
+	for _, e := range rs.tr.Graph().Edges {
+		ps, pr := rs.part[e.From], rs.part[e.To]
+		if ps == nil || pr == nil {
+			continue
+		}
+		key := e.Key()
+		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
+		if rcvd > sent {
+			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, e.To, rcvd, e.From, sent))
+		}
+		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
+		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
+			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
+		}
+		if rs.tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
+			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
+		}
+	}
+	return orphans, inexact, aligned
 }
 
 // restore is the Restore step: the sink's output and the sources' offsets
 // are the recorded ones.
 func (rs *barrierRunState) restore() {
-	rs.out = map[dataflow.Key]int{}
+	rs.out = map[recKey]int{}
 	rs.emitted = map[string]int{}
 	for name, p := range rs.part {
 		rs.emitted[name] = p.Emitted
 		for _, c := range p.Out {
-			rs.out[dataflow.Key{Src: rs.src[c.Src], I: c.I}] = c.N
+			rs.out[recKey{Src: c.Src, I: c.I}] = c.N
 		}
 	}
 }
@@ -418,9 +440,9 @@ func (rs *barrierRunState) restore() {
 // missing lists the records the sink never received.
 func (rs *barrierRunState) missing() []string {
 	var m []string
-	for s, n := range rs.tr.Graph.Nodes {
-		for i := 1; n.Kind == dataflow.Source && i <= n.Budget; i++ {
-			if rs.out[dataflow.Key{Src: s, I: i}] == 0 {
+	for _, n := range rs.tr.Graph().Nodes {
+		for i := 1; n.Kind == spec.KindSource && i <= n.Budget; i++ {
+			if rs.out[recKey{Src: n.Name, I: i}] == 0 {
 				m = append(m, fmt.Sprintf("<<%s, %d>>", n.Name, i))
 			}
 		}
@@ -429,8 +451,8 @@ func (rs *barrierRunState) missing() []string {
 }
 
 func (rs *barrierRunState) injected() bool {
-	for _, n := range rs.tr.Graph.Nodes {
-		if n.Kind == dataflow.Source && rs.part[n.Name] != nil {
+	for _, n := range rs.tr.Graph().Nodes {
+		if n.Kind == spec.KindSource && rs.part[n.Name] != nil {
 			return true
 		}
 	}
@@ -442,7 +464,7 @@ func (rs *barrierRunState) complete() bool { return rs.incomplete() == "" }
 // incomplete names the nodes that never recorded and the edges whose
 // barrier never arrived.
 func (rs *barrierRunState) incomplete() string {
-	g := rs.tr.Graph
+	g := rs.tr.Graph()
 	var why []string
 	for _, n := range g.Nodes {
 		if rs.part[n.Name] == nil {
@@ -450,7 +472,7 @@ func (rs *barrierRunState) incomplete() string {
 		}
 	}
 	for _, e := range g.Edges {
-		if key := dataflow.EdgeKey(g.Nodes[e.From].Name, g.Nodes[e.To].Name); !rs.bar[key] {
+		if key := e.Key(); !rs.bar[key] {
 			why = append(why, "the barrier on "+key+" never arrived")
 		}
 	}
@@ -459,7 +481,7 @@ func (rs *barrierRunState) incomplete() string {
 
 // exactChannel reports whether ch is exactly the records numbered
 // rcvd+1 .. sent, in order.
-func exactChannel(ch []dataflow.TraceRecord, rcvd, sent int) bool {
+func exactChannel(ch []spec.BarrierRecord, rcvd, sent int) bool {
 	if len(ch) != max(sent-rcvd, 0) {
 		return false
 	}
@@ -472,7 +494,7 @@ func exactChannel(ch []dataflow.TraceRecord, rcvd, sent int) bool {
 }
 
 // seqs renders a channel state by its records' sequence numbers.
-func seqs(ch []dataflow.TraceRecord) string {
+func seqs(ch []spec.BarrierRecord) string {
 	s := make([]string, len(ch))
 	for i, r := range ch {
 		s[i] = fmt.Sprintf("#%d", r.Seq)

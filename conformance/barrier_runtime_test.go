@@ -11,6 +11,7 @@ import (
 
 	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/dataflow/run"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // TestBarrierRuntimeTraceConforms: the concurrent in-memory runtime
@@ -24,16 +25,16 @@ func TestBarrierRuntimeTraceConforms(t *testing.T) {
 	for _, mode := range []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned} {
 		for name, graph := range map[string]func(dataflow.Mode) dataflow.Graph{"fan-in": fanIn, "cycle": loop} {
 			t.Run(fmt.Sprintf("%s/%s", name, mode), func(t *testing.T) {
-				spec := graph(mode)
-				for i := range spec.Nodes {
-					if spec.Nodes[i].Kind == dataflow.Source {
-						spec.Nodes[i].Budget = 40
+				gs := graph(mode)
+				for i := range gs.Nodes {
+					if gs.Nodes[i].Kind == dataflow.Source {
+						gs.Nodes[i].Budget = 40
 					}
 				}
-				g, err := dataflow.NewGraph(spec)
+				g, err := dataflow.NewGraph(gs)
 				require.NoError(t, err)
 				var b bytes.Buffer
-				tr, err := dataflow.NewTracer(&b, g, dataflow.TraceHeader{Drained: true, Source: "conformance TestBarrierRuntimeTraceConforms"})
+				tr, err := dataflow.NewTracer(&b, g, spec.BarrierHeader{Drained: true, Source: "conformance TestBarrierRuntimeTraceConforms"})
 				require.NoError(t, err)
 				c := dataflow.NewCluster(g, nil)
 				tr.Attach(c)
@@ -48,7 +49,7 @@ func TestBarrierRuntimeTraceConforms(t *testing.T) {
 					require.NoError(t, err)
 				}
 				require.NoError(t, tr.Flush())
-				trace, err := dataflow.ReadTrace(bytes.NewReader(b.Bytes()))
+				trace, err := spec.ReadBarrierTrace(bytes.NewReader(b.Bytes()))
 				require.NoError(t, err)
 				t.Logf("%s, restored: %v", plural(len(trace.Events), "step"), res.Failed)
 				rep := AuditBarrier(trace, Options{})
@@ -62,15 +63,15 @@ func TestBarrierRuntimeTraceConforms(t *testing.T) {
 // name: the spec, and so the model it is replayed against, has one
 // snapshot.
 func TestBarrierAuditRefusesSuccessiveSnapshots(t *testing.T) {
-	spec := fanIn(dataflow.Aligned)
-	spec.Successive = true
-	g, err := dataflow.NewGraph(spec)
+	gs := fanIn(dataflow.Aligned)
+	gs.Successive = true
+	g, err := dataflow.NewGraph(gs)
 	require.NoError(t, err)
 	var b bytes.Buffer
-	tr, err := dataflow.NewTracer(&b, g, dataflow.TraceHeader{})
+	tr, err := dataflow.NewTracer(&b, g, spec.BarrierHeader{})
 	require.NoError(t, err)
 	require.NoError(t, tr.Flush())
-	trace, err := dataflow.ReadTrace(bytes.NewReader(b.Bytes()))
+	trace, err := spec.ReadBarrierTrace(bytes.NewReader(b.Bytes()))
 	require.NoError(t, err)
 	assert.True(t, trace.Header.Graph.Successive)
 	rep := AuditBarrier(trace, Options{})

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // fanInHeader is the header the barrier lines below are read after: two
@@ -67,21 +67,21 @@ func (c schemaCase) barrierTrace() []byte {
 }
 
 // TestBarrierTraceSchema: every malformed barrier line above is refused
-// by the reader (dataflow.ReadTrace) and by the schema; the lines that
+// by the reader (spec.ReadBarrierTrace) and by the schema; the lines that
 // need the graph are refused by the reader only.
 func TestBarrierTraceSchema(t *testing.T) {
 	s := compileTraceSchema(t)
 	requireBothAccept(t, s, "fan-in", []byte(fanInHeader+"\n"+`{"action":"Emit","node":"S1","from":"S1","to":"X","rec":{"src":"S1","i":1,"seq":1,"val":4}}`+"\n"+`{"action":"Restore"}`+"\n"))
 	for _, c := range malformedBarrierLines {
 		t.Run("refused/"+c.name, func(t *testing.T) {
-			_, rerr := dataflow.ReadTrace(bytes.NewReader(c.barrierTrace()))
+			_, rerr := spec.ReadBarrierTrace(bytes.NewReader(c.barrierTrace()))
 			require.Error(t, rerr, "the reader must refuse it")
 			require.Error(t, s.validate(c.barrierTrace()), "the reader refuses it (%v); the schema must too", rerr)
 		})
 	}
 	for _, c := range barrierSchemaOnly {
 		t.Run("schema accepts/"+c.name, func(t *testing.T) {
-			_, err := dataflow.ReadTrace(bytes.NewReader(c.barrierTrace()))
+			_, err := spec.ReadBarrierTrace(bytes.NewReader(c.barrierTrace()))
 			require.Error(t, err)
 			assert.NoError(t, s.validate(c.barrierTrace()))
 		})
@@ -112,7 +112,7 @@ func TestBarrierTraceSchemaMatchesFormat(t *testing.T) {
 		} `json:"$defs"`
 	}
 	require.NoError(t, json.Unmarshal(b, &root))
-	assert.Equal(t, dataflow.TraceFormat, root.Defs.Header.Properties.Format.Const)
-	assert.ElementsMatch(t, []string{dataflow.TraceEmit, dataflow.TraceInject, dataflow.TraceProcess, dataflow.TraceRecvBarrier, dataflow.TraceRestore},
+	assert.Equal(t, spec.BarrierTraceFormat, root.Defs.Header.Properties.Format.Const)
+	assert.ElementsMatch(t, []string{spec.BarrierEmit, spec.BarrierInject, spec.BarrierProcess, spec.BarrierRecvBarrier, spec.BarrierRestore},
 		root.Defs.Event.Properties.Action.Enum)
 }

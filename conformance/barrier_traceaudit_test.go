@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // TestBarrierTraceAudit runs the dataflow core on random DAGs and cyclic
@@ -36,7 +37,7 @@ func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
 	bg := drawBarrierGraph(t, rapid.Bool().Draw(t, "cyclic"))
 	g := bg.g
 	var b bytes.Buffer
-	tr, err := dataflow.NewTracer(&b, g, dataflow.TraceHeader{Drained: true, Source: "conformance TestBarrierTraceAudit"})
+	tr, err := dataflow.NewTracer(&b, g, spec.BarrierHeader{Drained: true, Source: "conformance TestBarrierTraceAudit"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
 	if err := tr.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	trace, err := dataflow.ReadTrace(bytes.NewReader(b.Bytes()))
+	trace, err := spec.ReadBarrierTrace(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatalf("the trace the core wrote does not read: %v", err)
 	}
@@ -87,7 +88,7 @@ func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
 // countLogged counts in seen the trace's events that log a record in
 // the snapshot's channel state ("logged") and the parts that persist
 // records an unaligned barrier overtook ("overtaken").
-func countLogged(trace *dataflow.Trace, seen map[string]int) {
+func countLogged(trace *spec.BarrierTrace, seen map[string]int) {
 	for _, ev := range trace.Events {
 		if ev.Logged {
 			seen["logged"]++

@@ -13,6 +13,7 @@ import (
 
 	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/model/barrier"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // The barrier traces of traces/: runs of the dataflow core (conforming)
@@ -125,7 +126,7 @@ func (sc barrierScenario) generate() ([]byte, error) {
 	if sc.variant != "" {
 		src = "model/barrier's " + string(sc.variant) + ", conformance/barrier_traces_test.go"
 	}
-	tr, err := dataflow.NewTracer(&b, g, dataflow.TraceHeader{Drained: true, Source: src, Note: sc.note})
+	tr, err := dataflow.NewTracer(&b, g, spec.BarrierHeader{Drained: true, Source: src, Note: sc.note})
 	if err != nil {
 		return nil, err
 	}

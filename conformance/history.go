@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -162,4 +163,47 @@ func (l *ledger) conserved(when string) *Violation {
 		return nil
 	}
 	return &Violation{Property: spec.PropMoneyConserved, Detail: fmt.Sprintf("%s the system holds %d (%d in balances + %d in flight), the initial total is %d", when, bal+flight, bal, flight, want)}
+}
+
+// checkRestorable: the snapshot restore r names is complete in seg, the
+// incarnation before (RecoveredFromComplete): every process recorded it
+// and every channel's marker was received. Line is the restore's line.
+func checkRestorable(t *spec.Topology, seg []spec.Event, r spec.Restore, line int) *Divergence {
+	recorded := map[spec.ProcID]bool{}
+	closed := map[spec.Channel]bool{}
+	initiated := false
+	for _, e := range seg {
+		if e.Snap != r.Snap {
+			continue
+		}
+		switch e.Action {
+		case spec.Initiate:
+			initiated = true
+			recorded[e.Proc] = true
+		case spec.RecvMarker:
+			recorded[e.Proc] = true
+			closed[e.Chan()] = true
+		}
+	}
+	var miss []string
+	for _, p := range t.Procs {
+		if !recorded[p] {
+			miss = append(miss, string(p)+" never recorded")
+		}
+	}
+	for _, c := range t.Chans {
+		if !closed[c] {
+			miss = append(miss, "channel "+c.String()+" never closed")
+		}
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	why := "it was never initiated there"
+	if initiated {
+		why = "it never completed there (aborted, or interrupted by the crash): " + strings.Join(miss, ", ")
+	}
+	return &Divergence{Step: r.At + 1, Line: line, Action: restoreLabel(r), Property: spec.PropRecoveredFromComplete,
+		Detail:   fmt.Sprintf("incarnation %d is restored from snapshot %d, but %s in incarnation %d; only a complete snapshot's recorded state is reachable and conserves money", r.Incarnation, r.Snap, why, r.Incarnation-1),
+		Expected: "a snapshot complete in incarnation " + fmt.Sprint(r.Incarnation-1), Reported: fmt.Sprintf("restored from snapshot %d", r.Snap)}
 }

@@ -429,3 +429,22 @@ func (a *analysis) stable(rec, end spec.GlobalState) string {
 	}
 	return strings.Join(bad, "; ")
 }
+
+// finish counts the snapshots complete in the replay's last state st and
+// checks the run-wide properties (CheckRun) over the trace's events, the
+// recorded states rec and the reported cuts.
+func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, rec map[spec.SnapID]spec.GlobalState, cuts map[spec.SnapID]reportedCut) {
+	for s := range cfg.Snap {
+		if model.Complete(cfg, st, s) {
+			r.Snapshots++
+		}
+	}
+	var runCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	if len(cuts) > 0 {
+		runCuts = map[spec.SnapID]map[spec.Channel]spec.ChanCut{}
+		for id, k := range cuts {
+			runCuts[id] = k.cut
+		}
+	}
+	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec, Cuts: runCuts})
+}

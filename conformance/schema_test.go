@@ -18,7 +18,6 @@ import (
 
 	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
-	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/transport"
@@ -75,7 +74,7 @@ func (s traceSchema) validate(b []byte) error {
 		sch := s.later
 		if first {
 			sch, first = s.header, false
-			if dataflow.IsTrace(l) {
+			if spec.IsBarrierTrace(l) {
 				sch = s.barrierHeader
 			}
 		}
@@ -108,7 +107,7 @@ func requireBothAccept(t *testing.T, s traceSchema, name string, b []byte) {
 	t.Helper()
 	var err error
 	if IsBarrierTrace(b) {
-		_, err = dataflow.ReadTrace(bytes.NewReader(b))
+		_, err = spec.ReadBarrierTrace(bytes.NewReader(b))
 	} else {
 		_, err = spec.ReadTrace(bytes.NewReader(b))
 	}

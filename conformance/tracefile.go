@@ -26,33 +26,3 @@ func ReadTraceFile(path string) (spec.Trace, spec.TraceLines, error) {
 	}
 	return tr, lines, nil
 }
-
-// AuditFile audits trace file path (Audit), with the recorded snapshots
-// and the drained claim it carries and its line numbers in the report; a
-// barrier trace with AuditBarrierFile.
-func AuditFile(path string, opts Options) (Report, error) {
-	if IsBarrierTraceFile(path) {
-		return AuditBarrierFile(path, opts)
-	}
-	tr, lines, err := ReadTraceFile(path)
-	if err != nil {
-		return Report{}, err
-	}
-	opts.Lines, opts.RecordedLines, opts.RestoreLines = lines.Events, lines.Recorded, lines.Restores
-	return Audit(tr, opts), nil
-}
-
-// Audit is what markerwave audit decides of one run: a run that does not
-// hold every event its vector clocks say happened (Incomplete; one node's
-// own log, say) is not replayed, and Report.Err says why; any other run is
-// replayed against the model (Replay).
-func Audit(tr spec.Trace, opts Options) Report {
-	if err := Incomplete(tr); err != nil {
-		err = fmt.Errorf("incomplete: %w", err)
-		if p, ok := NodeLog(tr); ok {
-			err = fmt.Errorf("%w; the trace holds only %s's events, as one node's own log does: give all the run's node logs, or their directory, to merge them", err, string(p))
-		}
-		return Report{Err: err}
-	}
-	return Replay(tr, opts)
-}

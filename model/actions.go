@@ -36,9 +36,22 @@ func InitApp(cfg *Config) Shadow {
 
 // Init mirrors Init (lines 143-155): the single initial state.
 func Init(cfg *Config) *State {
+	st := newState(cfg, InitLocal(cfg), func() Shadow { return InitApp(cfg) })
+	if cfg.Faults() {
+		initFaults(cfg, st) // InitF, tla/ChandyLamportFaults.tla lines 51-59
+	}
+	return st
+}
+
+// newState allocates a state of cfg's shape, the one place a state is
+// built whole (Init and, with the faults, restart): the processes' state
+// proc, empty channels, and every snapshot's variables as Init sets them
+// (lines 148-155): nothing recorded, every channel idle, empty cuts,
+// pre[s] = pre() and post[s] = InitApp.
+func newState(cfg *Config, proc []spec.LocalState, pre func() Shadow) *State {
 	nc, ns := cfg.NumChans(), cfg.NumSnaps()
 	st := &State{
-		Proc:     InitLocal(cfg),
+		Proc:     proc,
 		Chan:     make([][]Msg, nc),
 		NSent:    make([]uint64, nc),
 		Got:      make([][]uint64, nc),
@@ -57,11 +70,8 @@ func Init(cfg *Config) *State {
 		st.RecMsgs[s] = make([][]spec.AppMsg, nc)
 		st.CutSent[s] = make([]uint64, nc)
 		st.CutGot[s] = make([][]uint64, nc)
-		st.Pre[s] = InitApp(cfg)
+		st.Pre[s] = pre()
 		st.Post[s] = InitApp(cfg)
-	}
-	if cfg.Faults() {
-		initFaults(cfg, st) // InitF, tla/ChandyLamportFaults.tla lines 51-59
 	}
 	return st
 }

@@ -11,7 +11,7 @@ import (
 
 func loadTLA(t *testing.T, name string) *Config {
 	t.Helper()
-	cfg, err := LoadModel("../tla/" + name + ".cfg")
+	cfg, err := Load("../tla/" + name + ".cfg")
 	require.NoError(t, err)
 	return cfg
 }

@@ -39,7 +39,7 @@ func BenchmarkExploreScaling(b *testing.B) {
 }
 
 func benchExplore(b *testing.B, opt Options) {
-	cfg, err := LoadModel("../tla/MCLarge.cfg")
+	cfg, err := Load("../tla/MCLarge.cfg")
 	if err != nil {
 		b.Fatal(err)
 	}

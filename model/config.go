@@ -78,7 +78,7 @@ type Constants struct {
 // Config is one model: the constants (in dense, sorted form: processes and
 // channels indexed as in Topo, snapshots as in Snap), the specification
 // variant, and what to check (the .cfg's INVARIANTS and PROPERTIES, in
-// order). Build it with NewConfig or tlcmodel.Load; it is read-only afterwards.
+// order). Build it with NewConfig or Load; it is read-only afterwards.
 type Config struct {
 	Name      string
 	Topo      *spec.Topology // Proc = Topo.Procs, Chan = Topo.Chans (both sorted)

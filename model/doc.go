@@ -29,7 +29,7 @@
 // # Checking
 //
 // In order: build a Config, with NewConfig from Constants or with
-// tlcmodel.Load from a TLC model (tla/MCRing.cfg and the module
+// Load from a TLC model (tla/MCRing.cfg and the module
 // tla/MCRing.tla beside it); then Explore searches its state graph
 // with the search engine shared by every specification (model/engine),
 // breadth-first, in parallel, keeping each distinct state once as its

@@ -81,16 +81,9 @@ const (
 	NotInitiated
 )
 
-// Source is where a conjunct is written: the text, the module and the line.
-type Source struct {
-	TLA    string
-	Module string
-	Line   int
-}
-
-func (s Source) String() string {
-	return fmt.Sprintf("%s, %s line %d", s.TLA, s.Module, s.Line)
-}
+// Source is where a conjunct is written: the text, the module and the
+// line (spec.Quote, which model/barrier quotes its conjuncts with too).
+type Source = spec.Quote
 
 const (
 	modCL        = "ChandyLamport.tla"
@@ -104,103 +97,103 @@ const (
 // writes it.
 var conjunctText = map[ActionKind]map[Conjunct]Source{
 	ActSendApp: {
-		NoChannel:   {"<<p, q>> \\in Chan", modCL, 250},
-		BudgetSpent: {"proc[p].sent < Budget[p]", modCL, 162},
-		LowBalance:  {"proc[p].bal >= a", modCL, 163},
+		NoChannel:   {TLA: "<<p, q>> \\in Chan", Module: modCL, Line: 250},
+		BudgetSpent: {TLA: "proc[p].sent < Budget[p]", Module: modCL, Line: 162},
+		LowBalance:  {TLA: "proc[p].bal >= a", Module: modCL, Line: 163},
 	},
 	ActRecvAppAt: {
-		NoChannel:  {"<<p, q>> \\in Chan", modCL, 251},
-		NoPosition: {"i \\in 1..Len(chan[<<p, q>>])", modCL, 192},
-		NotApp:     {"chan[<<p, q>>][i].kind = \"app\"", modCL, 193},
+		NoChannel:  {TLA: "<<p, q>> \\in Chan", Module: modCL, Line: 251},
+		NoPosition: {TLA: "i \\in 1..Len(chan[<<p, q>>])", Module: modCL, Line: 192},
+		NotApp:     {TLA: "chan[<<p, q>>][i].kind = \"app\"", Module: modCL, Line: 193},
 	},
 	ActInitiate: {
-		NoSnap:          {"s \\in Snap", modCL, 252},
-		AlreadyRecorded: {"Initiator[s] \\notin recorded[s]", modCL, 223},
+		NoSnap:          {TLA: "s \\in Snap", Module: modCL, Line: 252},
+		AlreadyRecorded: {TLA: "Initiator[s] \\notin recorded[s]", Module: modCL, Line: 223},
 	},
 	ActRecvMarkerAt: {
-		NoChannel:  {"<<p, q>> \\in Chan", modCL, 253},
-		NoPosition: {"i \\in 1..Len(chan[c])", modCL, 232},
-		NotMarker:  {"chan[c][i].kind = \"marker\"", modCL, 233},
+		NoChannel:  {TLA: "<<p, q>> \\in Chan", Module: modCL, Line: 253},
+		NoPosition: {TLA: "i \\in 1..Len(chan[c])", Module: modCL, Line: 232},
+		NotMarker:  {TLA: "chan[c][i].kind = \"marker\"", Module: modCL, Line: 233},
 	},
 	ActRecvAppNoRecord: {
-		NoChannel:  {"<<p, q>> \\in Chan", modNoRecord, 17},
-		NoPosition: {"chan[<<p, q>>] # <<>>", modNoRecord, 10},
-		NotApp:     {"Head(chan[<<p, q>>]).kind = \"app\"", modNoRecord, 11},
+		NoChannel:  {TLA: "<<p, q>> \\in Chan", Module: modNoRecord, Line: 17},
+		NoPosition: {TLA: "chan[<<p, q>>] # <<>>", Module: modNoRecord, Line: 10},
+		NotApp:     {TLA: "Head(chan[<<p, q>>]).kind = \"app\"", Module: modNoRecord, Line: 11},
 	},
 	ActRecvMarkerNoForward: {
-		NoChannel:  {"<<p, q>> \\in Chan", modNoForward, 26},
-		NoPosition: {"chan[c] # <<>>", modNoForward, 11},
-		NotMarker:  {"Head(chan[c]).kind = \"marker\"", modNoForward, 12},
+		NoChannel:  {TLA: "<<p, q>> \\in Chan", Module: modNoForward, Line: 26},
+		NoPosition: {TLA: "chan[c] # <<>>", Module: modNoForward, Line: 11},
+		NotMarker:  {TLA: "Head(chan[c]).kind = \"marker\"", Module: modNoForward, Line: 12},
 	},
 	ActLose: {
-		NoChannel:  {"<<p, q>> \\in Chan", modLossy, 16},
-		NoPosition: {"chan[<<p, q>>] # <<>>", modLossy, 12},
+		NoChannel:  {TLA: "<<p, q>> \\in Chan", Module: modLossy, Line: 16},
+		NoPosition: {TLA: "chan[<<p, q>>] # <<>>", Module: modLossy, Line: 12},
 	},
 	ActSendAppF: {
-		NoChannel:         {"<<p, q>> \\in Chan", modFaults, 205},
-		NotAlive:          {"p \\in alive", modFaults, 65},
-		ReceiverSuspected: {"q \\notin suspected", modFaults, 66},
-		BudgetSpent:       {"proc[p].sent < Budget[p]", modCL, 162},
-		LowBalance:        {"proc[p].bal >= a", modCL, 163},
+		NoChannel:         {TLA: "<<p, q>> \\in Chan", Module: modFaults, Line: 205},
+		NotAlive:          {TLA: "p \\in alive", Module: modFaults, Line: 65},
+		ReceiverSuspected: {TLA: "q \\notin suspected", Module: modFaults, Line: 66},
+		BudgetSpent:       {TLA: "proc[p].sent < Budget[p]", Module: modCL, Line: 162},
+		LowBalance:        {TLA: "proc[p].bal >= a", Module: modCL, Line: 163},
 	},
 	ActRecvAppF: {
-		NoChannel:  {"<<p, q>> \\in Chan", modFaults, 206},
-		NotAlive:   {"q \\in alive", modFaults, 71},
-		NoPosition: {"i \\in 1..Len(chan[<<p, q>>])", modCL, 192},
-		NotApp:     {"chan[<<p, q>>][i].kind = \"app\"", modCL, 193},
+		NoChannel:  {TLA: "<<p, q>> \\in Chan", Module: modFaults, Line: 206},
+		NotAlive:   {TLA: "q \\in alive", Module: modFaults, Line: 71},
+		NoPosition: {TLA: "i \\in 1..Len(chan[<<p, q>>])", Module: modCL, Line: 192},
+		NotApp:     {TLA: "chan[<<p, q>>][i].kind = \"app\"", Module: modCL, Line: 193},
 	},
 	ActInitiateF: {
-		NoSnap:          {"s \\in Snap", modFaults, 207},
-		NotAlive:        {"Initiator[s] \\in alive", modFaults, 76},
-		AlreadyRecorded: {"Initiator[s] \\notin recorded[s]", modCL, 223},
+		NoSnap:          {TLA: "s \\in Snap", Module: modFaults, Line: 207},
+		NotAlive:        {TLA: "Initiator[s] \\in alive", Module: modFaults, Line: 76},
+		AlreadyRecorded: {TLA: "Initiator[s] \\notin recorded[s]", Module: modCL, Line: 223},
 	},
 	ActRecvMarkerF: {
-		NoChannel:     {"<<p, q>> \\in Chan", modFaults, 208},
-		NotAlive:      {"q \\in alive", modFaults, 82},
-		NoPosition:    {"chan[<<p, q>>] # <<>>", modFaults, 83},
-		NotMarker:     {"Head(chan[<<p, q>>]).kind = \"marker\"", modFaults, 84},
-		MarkerAborted: {"~Aborted(Head(chan[<<p, q>>]).snap)", modFaults, 85},
+		NoChannel:     {TLA: "<<p, q>> \\in Chan", Module: modFaults, Line: 208},
+		NotAlive:      {TLA: "q \\in alive", Module: modFaults, Line: 82},
+		NoPosition:    {TLA: "chan[<<p, q>>] # <<>>", Module: modFaults, Line: 83},
+		NotMarker:     {TLA: "Head(chan[<<p, q>>]).kind = \"marker\"", Module: modFaults, Line: 84},
+		MarkerAborted: {TLA: "~Aborted(Head(chan[<<p, q>>]).snap)", Module: modFaults, Line: 85},
 	},
 	ActDropMarker: {
-		NoChannel:        {"<<p, q>> \\in Chan", modFaults, 209},
-		NotAlive:         {"q \\in alive", modFaults, 91},
-		NoPosition:       {"chan[<<p, q>>] # <<>>", modFaults, 92},
-		NotMarker:        {"Head(chan[<<p, q>>]).kind = \"marker\"", modFaults, 93},
-		MarkerNotAborted: {"Aborted(Head(chan[<<p, q>>]).snap)", modFaults, 94},
+		NoChannel:        {TLA: "<<p, q>> \\in Chan", Module: modFaults, Line: 209},
+		NotAlive:         {TLA: "q \\in alive", Module: modFaults, Line: 91},
+		NoPosition:       {TLA: "chan[<<p, q>>] # <<>>", Module: modFaults, Line: 92},
+		NotMarker:        {TLA: "Head(chan[<<p, q>>]).kind = \"marker\"", Module: modFaults, Line: 93},
+		MarkerNotAborted: {TLA: "Aborted(Head(chan[<<p, q>>]).snap)", Module: modFaults, Line: 94},
 	},
 	ActCrash: {
-		NoProc:       {"p \\in Proc", modFaults, 210},
-		NotAlive:     {"p \\in alive", modFaults, 102},
-		CrashesSpent: {"crashes < MaxCrash", modFaults, 103},
+		NoProc:       {TLA: "p \\in Proc", Module: modFaults, Line: 210},
+		NotAlive:     {TLA: "p \\in alive", Module: modFaults, Line: 102},
+		CrashesSpent: {TLA: "crashes < MaxCrash", Module: modFaults, Line: 103},
 	},
 	ActDetect: {
-		NoProc:           {"p \\in Proc", modFaults, 213},
-		StillAlive:       {"p \\notin alive", modFaults, 111},
-		AlreadySuspected: {"p \\notin suspected", modFaults, 112},
+		NoProc:           {TLA: "p \\in Proc", Module: modFaults, Line: 213},
+		StillAlive:       {TLA: "p \\notin alive", Module: modFaults, Line: 111},
+		AlreadySuspected: {TLA: "p \\notin suspected", Module: modFaults, Line: 112},
 	},
 	ActFalseSuspect: {
-		NoProc:           {"p \\in Proc", modFaults, 214},
-		NoFalseSuspicion: {"FalseSuspicion", modFaults, 119},
-		NotAlive:         {"p \\in alive", modFaults, 120},
-		AlreadySuspected: {"p \\notin suspected", modFaults, 121},
+		NoProc:           {TLA: "p \\in Proc", Module: modFaults, Line: 214},
+		NoFalseSuspicion: {TLA: "FalseSuspicion", Module: modFaults, Line: 119},
+		NotAlive:         {TLA: "p \\in alive", Module: modFaults, Line: 120},
+		AlreadySuspected: {TLA: "p \\notin suspected", Module: modFaults, Line: 121},
 	},
 	ActAbort: {
-		NoSnap:       {"s \\in Snap", modFaults, 215},
-		NoProc:       {"q \\in Proc", modFaults, 215},
-		NotPending:   {"Pending(s)", modFaults, 133},
-		NotSuspected: {"q \\in suspected", modFaults, 134},
-		NotWaiting:   {"WaitsFor(s, q)", modFaults, 135},
+		NoSnap:       {TLA: "s \\in Snap", Module: modFaults, Line: 215},
+		NoProc:       {TLA: "q \\in Proc", Module: modFaults, Line: 215},
+		NotPending:   {TLA: "Pending(s)", Module: modFaults, Line: 133},
+		NotSuspected: {TLA: "q \\in suspected", Module: modFaults, Line: 134},
+		NotWaiting:   {TLA: "WaitsFor(s, q)", Module: modFaults, Line: 135},
 	},
 	ActRecover: {
-		NoneSuspected:   {"suspected # {}", modFaults, 189},
-		RecoveriesSpent: {"inc < MaxRecover", modFaults, 190},
-		SnapshotPending: {"\\A s \\in Snap : ~Pending(s)", modFaults, 191},
+		NoneSuspected:   {TLA: "suspected # {}", Module: modFaults, Line: 189},
+		RecoveriesSpent: {TLA: "inc < MaxRecover", Module: modFaults, Line: 190},
+		SnapshotPending: {TLA: "\\A s \\in Snap : ~Pending(s)", Module: modFaults, Line: 191},
 	},
 	ActRecoverAny: {
-		NoSnap:          {"s \\in Snap", modFaults, 219},
-		NoneSuspected:   {"suspected # {}", modFaults, 198},
-		RecoveriesSpent: {"inc < MaxRecover", modFaults, 199},
-		NotInitiated:    {"Initiated(s)", modFaults, 200},
+		NoSnap:          {TLA: "s \\in Snap", Module: modFaults, Line: 219},
+		NoneSuspected:   {TLA: "suspected # {}", Module: modFaults, Line: 198},
+		RecoveriesSpent: {TLA: "inc < MaxRecover", Module: modFaults, Line: 199},
+		NotInitiated:    {TLA: "Initiated(s)", Module: modFaults, Line: 200},
 	},
 }
 
@@ -272,63 +265,93 @@ func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
 }
 
 // faultWhy says in the state's terms why a conjunct of an action of
-// tla/ChandyLamportFaults.tla is false.
+// tla/ChandyLamportFaults.tla is false: one about processes (crashes,
+// suspicions) or one about snapshots.
 func faultWhy(cfg *Config, st *State, a Action, k Conjunct) string {
-	procs := func(ps ProcSet) string {
-		var ids []string
-		for p, id := range cfg.Topo.Procs {
-			if ps.Has(p) {
-				ids = append(ids, string(id))
-			}
-		}
-		return "{" + strings.Join(ids, ", ") + "}"
+	if why, ok := procWhy(cfg, st, a, k); ok {
+		return why
 	}
-	switch k {
-	case NotAlive:
-		return fmt.Sprintf("%s has crashed (alive = %s)", cfg.Topo.Procs[a.actor(cfg)], procs(st.Alive))
-	case ReceiverSuspected:
-		return fmt.Sprintf("the receiver %s is suspected", cfg.Topo.Procs[cfg.to[a.Chan]])
-	case MarkerAborted, MarkerNotAborted:
-		s := st.Chan[a.Chan][0].Snap
-		if k == MarkerAborted {
-			return fmt.Sprintf("the head of %s is a marker of snapshot %d, aborted (cause %s)", cfg.Topo.Chans[a.Chan], cfg.Snap[s], procs(st.AbortedBy[s]))
-		}
-		return fmt.Sprintf("the head of %s is a marker of snapshot %d, which is not aborted", cfg.Topo.Chans[a.Chan], cfg.Snap[s])
-	case CrashesSpent:
-		return fmt.Sprintf("%d of MaxCrash = %d crashes have happened", st.Crashes, cfg.MaxCrash)
-	case StillAlive:
-		return fmt.Sprintf("%s has not crashed", cfg.Topo.Procs[a.Proc])
-	case NoFalseSuspicion:
-		return "the model allows no false suspicion (FalseSuspicion = FALSE)"
-	case AlreadySuspected:
-		return fmt.Sprintf("%s is already suspected", cfg.Topo.Procs[a.Proc])
-	case NotPending:
-		s := a.Snap
-		switch {
-		case !Initiated(cfg, st, s):
-			return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[s])
-		case Aborted(st, s):
-			return fmt.Sprintf("snapshot %d is already aborted", cfg.Snap[s])
-		}
-		return fmt.Sprintf("snapshot %d is complete", cfg.Snap[s])
-	case NotSuspected:
-		return fmt.Sprintf("%s is not suspected (suspected = %s)", cfg.Topo.Procs[a.Proc], procs(st.Suspected))
-	case NotWaiting:
-		return fmt.Sprintf("snapshot %d does not wait for %s: it finished its part and its markers arrived", cfg.Snap[a.Snap], cfg.Topo.Procs[a.Proc])
-	case NoneSuspected:
-		return "no process is suspected"
-	case RecoveriesSpent:
-		return fmt.Sprintf("%d of MaxRecover = %d recoveries have happened", st.Inc, cfg.MaxRecover)
-	case SnapshotPending:
-		for s := range cfg.Snap {
-			if Pending(cfg, st, s) {
-				return fmt.Sprintf("snapshot %d is pending: neither complete nor aborted", cfg.Snap[s])
-			}
-		}
-	case NotInitiated:
-		return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[a.Snap])
+	if why, ok := snapWhy(cfg, st, a, k); ok {
+		return why
 	}
 	return k.Source(a.Kind).TLA + " is false"
+}
+
+// procNames renders a set of processes: {P1, P2}.
+func procNames(cfg *Config, ps ProcSet) string {
+	var ids []string
+	for p, id := range cfg.Topo.Procs {
+		if ps.Has(p) {
+			ids = append(ids, string(id))
+		}
+	}
+	return "{" + strings.Join(ids, ", ") + "}"
+}
+
+// procWhy explains a false conjunct about crashes and suspicions.
+func procWhy(cfg *Config, st *State, a Action, k Conjunct) (string, bool) {
+	switch k {
+	case NotAlive:
+		return fmt.Sprintf("%s has crashed (alive = %s)", cfg.Topo.Procs[a.actor(cfg)], procNames(cfg, st.Alive)), true
+	case ReceiverSuspected:
+		return fmt.Sprintf("the receiver %s is suspected", cfg.Topo.Procs[cfg.to[a.Chan]]), true
+	case CrashesSpent:
+		return fmt.Sprintf("%d of MaxCrash = %d crashes have happened", st.Crashes, cfg.MaxCrash), true
+	case StillAlive:
+		return fmt.Sprintf("%s has not crashed", cfg.Topo.Procs[a.Proc]), true
+	case NoFalseSuspicion:
+		return "the model allows no false suspicion (FalseSuspicion = FALSE)", true
+	case AlreadySuspected:
+		return fmt.Sprintf("%s is already suspected", cfg.Topo.Procs[a.Proc]), true
+	case NotSuspected:
+		return fmt.Sprintf("%s is not suspected (suspected = %s)", cfg.Topo.Procs[a.Proc], procNames(cfg, st.Suspected)), true
+	case NoneSuspected:
+		return "no process is suspected", true
+	}
+	return "", false
+}
+
+// snapWhy explains a false conjunct about snapshots and recoveries.
+func snapWhy(cfg *Config, st *State, a Action, k Conjunct) (string, bool) {
+	switch k {
+	case MarkerAborted:
+		s := st.Chan[a.Chan][0].Snap
+		return fmt.Sprintf("the head of %s is a marker of snapshot %d, aborted (cause %s)", cfg.Topo.Chans[a.Chan], cfg.Snap[s], procNames(cfg, st.AbortedBy[s])), true
+	case MarkerNotAborted:
+		return fmt.Sprintf("the head of %s is a marker of snapshot %d, which is not aborted", cfg.Topo.Chans[a.Chan], cfg.Snap[st.Chan[a.Chan][0].Snap]), true
+	case NotPending:
+		return notPendingWhy(cfg, st, a.Snap), true
+	case NotWaiting:
+		return fmt.Sprintf("snapshot %d does not wait for %s: it finished its part and its markers arrived", cfg.Snap[a.Snap], cfg.Topo.Procs[a.Proc]), true
+	case RecoveriesSpent:
+		return fmt.Sprintf("%d of MaxRecover = %d recoveries have happened", st.Inc, cfg.MaxRecover), true
+	case SnapshotPending:
+		return pendingWhy(cfg, st)
+	case NotInitiated:
+		return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[a.Snap]), true
+	}
+	return "", false
+}
+
+// notPendingWhy says why snapshot s is not Pending(s).
+func notPendingWhy(cfg *Config, st *State, s int) string {
+	switch {
+	case !Initiated(cfg, st, s):
+		return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[s])
+	case Aborted(st, s):
+		return fmt.Sprintf("snapshot %d is already aborted", cfg.Snap[s])
+	}
+	return fmt.Sprintf("snapshot %d is complete", cfg.Snap[s])
+}
+
+// pendingWhy names a pending snapshot, if there is one.
+func pendingWhy(cfg *Config, st *State) (string, bool) {
+	for s := range cfg.Snap {
+		if Pending(cfg, st, s) {
+			return fmt.Sprintf("snapshot %d is pending: neither complete nor aborted", cfg.Snap[s]), true
+		}
+	}
+	return "", false
 }
 
 // actor is the process whose liveness a faults action requires: the

@@ -15,22 +15,25 @@ import (
 // equal (as TLA+ values) iff their encodings are equal, so the explorer
 // hashes and compares encodings and stores nothing else.
 
-// AppendEncode appends st's canonical encoding to b.
+// AppendEncode appends st's canonical encoding to b: each variable in
+// turn, in the order of the spec's vars.
 func AppendEncode(b []byte, cfg *Config, st *State) []byte {
+	b = appendProcs(b, st)
+	b = appendRecordings(b, st)
+	b = appendCuts(b, st)
+	if cfg.Faults() { // the variables of tla/ChandyLamportFaults.tla
+		b = appendFaults(b, st)
+	}
+	return b
+}
+
+// appendProcs appends proc, chan, nSent and got.
+func appendProcs(b []byte, st *State) []byte {
 	for _, l := range st.Proc {
 		b = appendLocal(b, l)
 	}
 	for _, ms := range st.Chan {
-		b = binary.AppendUvarint(b, uint64(len(ms)))
-		for _, m := range ms {
-			if m.Kind == KindMarker {
-				b = binary.AppendUvarint(b, uint64(m.Snap)+1)
-			} else {
-				b = append(b, 0)
-				b = binary.AppendVarint(b, m.Amt)
-				b = binary.AppendUvarint(b, m.Seq)
-			}
-		}
+		b = appendChan(b, ms)
 	}
 	for _, x := range st.NSent {
 		b = binary.AppendUvarint(b, x)
@@ -38,6 +41,27 @@ func AppendEncode(b []byte, cfg *Config, st *State) []byte {
 	for _, g := range st.Got {
 		b = appendNats(b, g)
 	}
+	return b
+}
+
+// appendChan appends a channel's messages: its length, then 0 and the
+// amount and seq of an app message, s+1 for a marker of snapshot s.
+func appendChan(b []byte, ms []Msg) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ms)))
+	for _, m := range ms {
+		if m.Kind == KindMarker {
+			b = binary.AppendUvarint(b, uint64(m.Snap)+1)
+			continue
+		}
+		b = append(b, 0)
+		b = binary.AppendVarint(b, m.Amt)
+		b = binary.AppendUvarint(b, m.Seq)
+	}
+	return b
+}
+
+// appendRecordings appends recorded, recProc, recChan and recMsgs.
+func appendRecordings(b []byte, st *State) []byte {
 	for _, r := range st.Recorded {
 		b = binary.AppendUvarint(b, uint64(r))
 	}
@@ -47,23 +71,34 @@ func AppendEncode(b []byte, cfg *Config, st *State) []byte {
 		}
 	}
 	for _, rc := range st.RecChan {
-		var acc byte
-		for i, x := range rc {
-			acc |= byte(x) << (2 * uint(i%4))
-			if i%4 == 3 {
-				b = append(b, acc)
-				acc = 0
-			}
-		}
-		if len(rc)%4 != 0 {
-			b = append(b, acc)
-		}
+		b = appendStatuses(b, rc)
 	}
 	for _, rm := range st.RecMsgs {
 		for _, ms := range rm {
 			b = appendAppMsgs(b, ms)
 		}
 	}
+	return b
+}
+
+// appendStatuses appends statuses four to a byte, two bits each.
+func appendStatuses(b []byte, rc []Status) []byte {
+	var acc byte
+	for i, x := range rc {
+		acc |= byte(x) << (2 * uint(i%4))
+		if i%4 == 3 {
+			b = append(b, acc)
+			acc = 0
+		}
+	}
+	if len(rc)%4 != 0 {
+		b = append(b, acc)
+	}
+	return b
+}
+
+// appendCuts appends cutSent, cutGot, pre and post.
+func appendCuts(b []byte, st *State) []byte {
 	for _, cs := range st.CutSent {
 		for _, x := range cs {
 			b = binary.AppendUvarint(b, x)
@@ -80,18 +115,21 @@ func AppendEncode(b []byte, cfg *Config, st *State) []byte {
 	for _, sh := range st.Post {
 		b = appendShadow(b, sh)
 	}
-	if cfg.Faults() { // the variables of tla/ChandyLamportFaults.tla
-		b = binary.AppendUvarint(b, uint64(st.Alive))
-		b = binary.AppendUvarint(b, uint64(st.Suspected))
-		for _, a := range st.AbortedBy {
-			b = binary.AppendUvarint(b, uint64(a))
-		}
-		b = binary.AppendUvarint(b, uint64(st.Crashes))
-		b = binary.AppendUvarint(b, uint64(st.Inc))
-		b = appendShadow(b, st.Base)
-		b = append(b, byte(st.RestoredFrom))
-	}
 	return b
+}
+
+// appendFaults appends alive, suspected, abortedBy, crashes, inc, base
+// and restoredFrom.
+func appendFaults(b []byte, st *State) []byte {
+	b = binary.AppendUvarint(b, uint64(st.Alive))
+	b = binary.AppendUvarint(b, uint64(st.Suspected))
+	for _, a := range st.AbortedBy {
+		b = binary.AppendUvarint(b, uint64(a))
+	}
+	b = binary.AppendUvarint(b, uint64(st.Crashes))
+	b = binary.AppendUvarint(b, uint64(st.Inc))
+	b = appendShadow(b, st.Base)
+	return append(b, byte(st.RestoredFrom))
 }
 
 // Encode returns st's canonical encoding.
@@ -286,8 +324,26 @@ func (d *decoder) shadow(a *arena, np, nc int) Shadow {
 func Decode(cfg *Config, b []byte) (*State, error) { return new(arena).decode(cfg, b) }
 
 func (a *arena) decode(cfg *Config, b []byte) (*State, error) {
-	np, nc, ns := cfg.NumProcs(), cfg.NumChans(), cfg.NumSnaps()
 	d := &decoder{b: b}
+	st := a.newState(cfg)
+	a.decodeProcs(d, cfg, st)
+	a.decodeSnaps(d, cfg, st)
+	if cfg.Faults() {
+		a.decodeFaults(d, cfg, st)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadEncoding, len(d.b))
+	}
+	return st, nil
+}
+
+// newState takes a state of cfg's shape from the arena, its variables
+// to be decoded.
+func (a *arena) newState(cfg *Config) *State {
+	np, nc, ns := cfg.NumProcs(), cfg.NumChans(), cfg.NumSnaps()
 	st := &take(&a.state, 1)[0]
 	*st = State{
 		Proc:     take(&a.locals, np),
@@ -303,24 +359,16 @@ func (a *arena) decode(cfg *Config, b []byte) (*State, error) {
 		Pre:      take(&a.shadows, ns),
 		Post:     take(&a.shadows, ns),
 	}
+	return st
+}
+
+// decodeProcs decodes proc, chan, nSent and got.
+func (a *arena) decodeProcs(d *decoder, cfg *Config, st *State) {
 	for p := range st.Proc {
 		st.Proc[p] = d.local()
 	}
 	for c := range st.Chan {
-		n := d.length()
-		ms := take(&a.msgs, n)
-		for i := range ms {
-			tag := d.uvarint()
-			if tag == 0 {
-				ms[i] = Msg{Kind: KindApp, AppMsg: spec.AppMsg{Amt: d.varint(), Seq: d.uvarint()}}
-			} else {
-				if tag > uint64(ns) && d.err == nil {
-					d.err = fmt.Errorf("%w: marker of snapshot index %d, only %d snapshots", ErrBadEncoding, tag-1, ns)
-				}
-				ms[i] = Msg{Kind: KindMarker, Snap: int(tag - 1)}
-			}
-		}
-		st.Chan[c] = ms
+		st.Chan[c] = a.decodeChan(d, cfg.NumSnaps())
 	}
 	for c := range st.NSent {
 		st.NSent[c] = d.uvarint()
@@ -328,32 +376,43 @@ func (a *arena) decode(cfg *Config, b []byte) (*State, error) {
 	for c := range st.Got {
 		st.Got[c] = d.nats(a)
 	}
+}
+
+// decodeChan decodes one channel's messages: tag 0 an app message, tag
+// s+1 a marker of snapshot index s < ns.
+func (a *arena) decodeChan(d *decoder, ns int) []Msg {
+	ms := take(&a.msgs, d.length())
+	for i := range ms {
+		tag := d.uvarint()
+		if tag == 0 {
+			ms[i] = Msg{Kind: KindApp, AppMsg: spec.AppMsg{Amt: d.varint(), Seq: d.uvarint()}}
+			continue
+		}
+		if tag > uint64(ns) && d.err == nil {
+			d.err = fmt.Errorf("%w: marker of snapshot index %d, only %d snapshots", ErrBadEncoding, tag-1, ns)
+		}
+		ms[i] = Msg{Kind: KindMarker, Snap: int(tag - 1)}
+	}
+	return ms
+}
+
+// decodeSnaps decodes the snapshots' variables, each in turn over Snap.
+func (a *arena) decodeSnaps(d *decoder, cfg *Config, st *State) {
+	a.decodeRecordings(d, cfg, st)
+	a.decodeCuts(d, cfg, st)
+}
+
+// decodeRecordings decodes recorded, recProc, recChan and recMsgs.
+func (a *arena) decodeRecordings(d *decoder, cfg *Config, st *State) {
+	np, nc := cfg.NumProcs(), cfg.NumChans()
 	for s := range st.Recorded {
 		st.Recorded[s] = ProcSet(d.uvarint())
 	}
 	for s := range st.RecProc {
-		rp := take(&a.locals, np)
-		for p := range rp {
-			rp[p] = d.local()
-		}
-		st.RecProc[s] = rp
+		st.RecProc[s] = a.decodeLocals(d, np)
 	}
 	for s := range st.RecChan {
-		rc := take(&a.stats, nc)
-		var acc byte
-		for i := range rc {
-			if i%4 == 0 {
-				acc = d.byte()
-			}
-			rc[i] = Status(acc >> (2 * uint(i%4)) & 3)
-			if rc[i] > Done && d.err == nil {
-				d.err = fmt.Errorf("%w: bad recording status", ErrBadEncoding)
-			}
-		}
-		if nc%4 != 0 && acc>>(2*uint(nc%4)) != 0 && d.err == nil {
-			d.err = fmt.Errorf("%w: padding bits set", ErrBadEncoding)
-		}
-		st.RecChan[s] = rc
+		st.RecChan[s] = a.decodeStatuses(d, nc)
 	}
 	for s := range st.RecMsgs {
 		rm := take(&a.appSeqs, nc)
@@ -362,6 +421,11 @@ func (a *arena) decode(cfg *Config, b []byte) (*State, error) {
 		}
 		st.RecMsgs[s] = rm
 	}
+}
+
+// decodeCuts decodes cutSent, cutGot, pre and post.
+func (a *arena) decodeCuts(d *decoder, cfg *Config, st *State) {
+	np, nc := cfg.NumProcs(), cfg.NumChans()
 	for s := range st.CutSent {
 		cs := take(&a.nats, nc)
 		for c := range cs {
@@ -382,25 +446,49 @@ func (a *arena) decode(cfg *Config, b []byte) (*State, error) {
 	for s := range st.Post {
 		st.Post[s] = d.shadow(a, np, nc)
 	}
-	if cfg.Faults() {
-		st.Alive = ProcSet(d.uvarint())
-		st.Suspected = ProcSet(d.uvarint())
-		st.AbortedBy = take(&a.sets, ns)
-		for s := range st.AbortedBy {
-			st.AbortedBy[s] = ProcSet(d.uvarint())
+}
+
+// decodeLocals decodes np local states.
+func (a *arena) decodeLocals(d *decoder, np int) []spec.LocalState {
+	rp := take(&a.locals, np)
+	for p := range rp {
+		rp[p] = d.local()
+	}
+	return rp
+}
+
+// decodeStatuses decodes nc statuses packed four to a byte, the padding
+// bits zero.
+func (a *arena) decodeStatuses(d *decoder, nc int) []Status {
+	rc := take(&a.stats, nc)
+	var acc byte
+	for i := range rc {
+		if i%4 == 0 {
+			acc = d.byte()
 		}
-		st.Crashes = int(d.uvarint())
-		st.Inc = int(d.uvarint())
-		st.Base = d.shadow(a, np, nc)
-		if st.RestoredFrom = Origin(d.byte()); st.RestoredFrom > OriginIncomplete && d.err == nil {
-			d.err = fmt.Errorf("%w: bad restoredFrom", ErrBadEncoding)
+		rc[i] = Status(acc >> (2 * uint(i%4)) & 3)
+		if rc[i] > Done && d.err == nil {
+			d.err = fmt.Errorf("%w: bad recording status", ErrBadEncoding)
 		}
 	}
-	if d.err != nil {
-		return nil, d.err
+	if nc%4 != 0 && acc>>(2*uint(nc%4)) != 0 && d.err == nil {
+		d.err = fmt.Errorf("%w: padding bits set", ErrBadEncoding)
 	}
-	if len(d.b) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadEncoding, len(d.b))
+	return rc
+}
+
+// decodeFaults decodes the faults variables of tla/ChandyLamportFaults.tla.
+func (a *arena) decodeFaults(d *decoder, cfg *Config, st *State) {
+	st.Alive = ProcSet(d.uvarint())
+	st.Suspected = ProcSet(d.uvarint())
+	st.AbortedBy = take(&a.sets, cfg.NumSnaps())
+	for s := range st.AbortedBy {
+		st.AbortedBy[s] = ProcSet(d.uvarint())
 	}
-	return st, nil
+	st.Crashes = int(d.uvarint())
+	st.Inc = int(d.uvarint())
+	st.Base = d.shadow(a, cfg.NumProcs(), cfg.NumChans())
+	if st.RestoredFrom = Origin(d.byte()); st.RestoredFrom > OriginIncomplete && d.err == nil {
+		d.err = fmt.Errorf("%w: bad restoredFrom", ErrBadEncoding)
+	}
 }

@@ -123,7 +123,7 @@ func TestDecodeRejectsGarbage(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	cfg, err := LoadModel("../tla/MCConcurrent.cfg")
+	cfg, err := Load("../tla/MCConcurrent.cfg")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -41,70 +41,107 @@ func knownInvariants() string { return spec.JoinProperties(spec.StateInvariants)
 
 func natLocal(l spec.LocalState) bool { return l.Bal >= 0 && l.Sent >= 0 && l.Rcvd >= 0 }
 
-// TypeOK mirrors TypeOK (lines 267-281).
+// TypeOK mirrors TypeOK (lines 267-281), conjunct by conjunct: the
+// variables' shapes (the function domains), then each variable's values.
 func TypeOK(cfg *Config, st *State) bool {
-	np, nc, ns := cfg.NumProcs(), cfg.NumChans(), cfg.NumSnaps()
-	if len(st.Proc) != np || len(st.Chan) != nc || len(st.NSent) != nc || len(st.Got) != nc ||
-		len(st.Recorded) != ns || len(st.RecProc) != ns || len(st.RecChan) != ns || len(st.RecMsgs) != ns ||
-		len(st.CutSent) != ns || len(st.CutGot) != ns || len(st.Pre) != ns || len(st.Post) != ns {
-		return false
+	return shapeOK(cfg, st) &&
+		allLocal(st.Proc) && // proc \in [Proc -> LocalState]
+		chansOK(cfg, st.Chan) &&
+		// nSent \in [Chan -> Nat] holds by construction (uint64).
+		cfg.allSeqsNonzero(st.Got) && // got \in [Chan -> Seq(Nat \ {0})]
+		snapsOK(cfg, st)
+}
+
+// shapeOK: every variable is a function on its domain (Proc, Chan, Snap).
+func shapeOK(cfg *Config, st *State) bool {
+	nc, ns := cfg.NumChans(), cfg.NumSnaps()
+	return len(st.Proc) == cfg.NumProcs() && len(st.Chan) == nc && len(st.NSent) == nc && len(st.Got) == nc &&
+		allLen(ns, len(st.Recorded), len(st.RecProc), len(st.RecChan), len(st.RecMsgs),
+			len(st.CutSent), len(st.CutGot), len(st.Pre), len(st.Post))
+}
+
+// allLen reports whether every length ls is n.
+func allLen(n int, ls ...int) bool {
+	for _, l := range ls {
+		if l != n {
+			return false
+		}
 	}
-	for _, l := range st.Proc { // proc \in [Proc -> LocalState]
+	return true
+}
+
+// allLocal: every local state is a LocalState (natural counts).
+func allLocal(ls []spec.LocalState) bool {
+	for _, l := range ls {
 		if !natLocal(l) {
 			return false
 		}
 	}
-	for _, ms := range st.Chan { // every message is an app message or a marker
+	return true
+}
+
+// chansOK: every message on a channel is an app message of an Amount
+// with a positive seq, or a marker of a snapshot (lines 269-271).
+func chansOK(cfg *Config, chans [][]Msg) bool {
+	for _, ms := range chans {
 		for _, m := range ms {
-			switch m.Kind {
-			case KindApp:
-				if !cfg.isAmount(m.Amt) || m.Seq == 0 {
-					return false
-				}
-			case KindMarker:
-				if m.Snap < 0 || m.Snap >= ns {
-					return false
-				}
-			default:
+			if !cfg.msgOK(m) {
 				return false
 			}
 		}
 	}
-	// nSent \in [Chan -> Nat] holds by construction (uint64).
-	for _, g := range st.Got { // got \in [Chan -> Seq(Nat \ {0})]
+	return true
+}
+
+// msgOK is m \in [kind : {"app"}, amt : Amount, seq : Nat \ {0}] \cup
+// [kind : {"marker"}, snap : Snap].
+func (cfg *Config) msgOK(m Msg) bool {
+	switch m.Kind {
+	case KindApp:
+		return cfg.isAmount(m.Amt) && m.Seq != 0
+	case KindMarker:
+		return m.Snap >= 0 && m.Snap < cfg.NumSnaps()
+	}
+	return false
+}
+
+// allSeqsNonzero: every sequence is a Seq(Nat \ {0}).
+func (cfg *Config) allSeqsNonzero(gs [][]uint64) bool {
+	for _, g := range gs {
 		if !cfg.allNonzero(g) {
 			return false
 		}
 	}
-	full := ProcSet(1<<uint(np) - 1)
-	if np == 64 {
-		full = ^ProcSet(0)
+	return true
+}
+
+// snapsOK: each snapshot's variables (lines 274-281).
+func snapsOK(cfg *Config, st *State) bool {
+	full := allProcs(cfg)
+	for s := 0; s < cfg.NumSnaps(); s++ {
+		if st.Recorded[s]&^full != 0 || // recorded \in [Snap -> SUBSET Proc]
+			!snapShapeOK(cfg, st, s) ||
+			!allLocal(st.RecProc[s]) || // recProc \in [Snap -> [Proc -> LocalState]]
+			!statusesOK(st.RecChan[s]) || // recChan \in [Snap -> [Chan -> Status]]
+			// recMsgs holds app messages only, by construction.
+			!cfg.allSeqsNonzero(st.CutGot[s]) || // cutGot \in [Snap -> [Chan -> Seq(Nat \ {0})]]
+			!shadowOK(cfg, st.Pre[s]) || !shadowOK(cfg, st.Post[s]) { // pre, post \in [Snap -> Shadow]
+			return false
+		}
 	}
-	for s := 0; s < ns; s++ {
-		if st.Recorded[s]&^full != 0 { // recorded \in [Snap -> SUBSET Proc]
-			return false
-		}
-		if len(st.RecProc[s]) != np || len(st.RecChan[s]) != nc || len(st.RecMsgs[s]) != nc ||
-			len(st.CutSent[s]) != nc || len(st.CutGot[s]) != nc {
-			return false
-		}
-		for _, l := range st.RecProc[s] {
-			if !natLocal(l) {
-				return false
-			}
-		}
-		for _, x := range st.RecChan[s] {
-			if x > Done {
-				return false
-			}
-		}
-		// recMsgs holds app messages only, by construction.
-		for _, g := range st.CutGot[s] {
-			if !cfg.allNonzero(g) {
-				return false
-			}
-		}
-		if !shadowOK(cfg, st.Pre[s]) || !shadowOK(cfg, st.Post[s]) {
+	return true
+}
+
+// snapShapeOK: snapshot s's functions are on Proc and Chan.
+func snapShapeOK(cfg *Config, st *State, s int) bool {
+	return len(st.RecProc[s]) == cfg.NumProcs() &&
+		allLen(cfg.NumChans(), len(st.RecChan[s]), len(st.RecMsgs[s]), len(st.CutSent[s]), len(st.CutGot[s]))
+}
+
+// statusesOK: every status is a Status.
+func statusesOK(xs []Status) bool {
+	for _, x := range xs {
+		if x > Done {
 			return false
 		}
 	}
@@ -304,8 +341,6 @@ func Conserved(cfg *Config, sh Shadow) bool {
 func StableCatalogue(cfg *Config, st *State) bool {
 	var cur, init Shadow
 	ready := false
-	// someK: \E k \in 1..MaxRcvd : RcvdAtLeast(x, p, k) /\ ~RcvdAtLeast(y, p, k)
-	someK := func(x, y int) bool { return max(1, y+1) <= min(x, cfg.maxRcvd) }
 	for s := range cfg.Snap {
 		if !Complete(cfg, st, s) {
 			continue
@@ -313,23 +348,33 @@ func StableCatalogue(cfg *Config, st *State) bool {
 		if !ready {
 			cur, init, ready = CurrentApp(st), InitApp(cfg), true
 		}
-		rec := RecordedApp(st, s)
-		if Terminated(cfg, rec) && !Terminated(cfg, cur) {
+		if !stableFrom(cfg, RecordedApp(st, s), cur, init) {
 			return false
 		}
-		if !Terminated(cfg, rec) && Terminated(cfg, init) {
+	}
+	return true
+}
+
+// stableFrom checks the catalogue for one snapshot's recorded state rec,
+// the current state cur and the initial one: each predicate that holds
+// in rec holds in cur, each that fails in rec failed in init.
+func stableFrom(cfg *Config, rec, cur, init Shadow) bool {
+	return implied(Terminated(cfg, rec), Terminated(cfg, cur), Terminated(cfg, init)) &&
+		implied(Conserved(cfg, rec), Conserved(cfg, cur), Conserved(cfg, init)) &&
+		rcvdStable(cfg, rec, cur, init)
+}
+
+// implied is (rec => cur) /\ (~rec => ~init): a predicate's stability
+// from a recorded state.
+func implied(rec, cur, init bool) bool { return (!rec || cur) && (rec || !init) }
+
+// rcvdStable checks RcvdAtLeast(p, k) for every p and k \in 1..MaxRcvd.
+func rcvdStable(cfg *Config, rec, cur, init Shadow) bool {
+	// someK: \E k \in 1..MaxRcvd : RcvdAtLeast(x, p, k) /\ ~RcvdAtLeast(y, p, k)
+	someK := func(x, y int) bool { return max(1, y+1) <= min(x, cfg.maxRcvd) }
+	for p := range cfg.Topo.Procs {
+		if someK(rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || someK(init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
 			return false
-		}
-		if Conserved(cfg, rec) && !Conserved(cfg, cur) {
-			return false
-		}
-		if !Conserved(cfg, rec) && Conserved(cfg, init) {
-			return false
-		}
-		for p := range cfg.Topo.Procs {
-			if someK(rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || someK(init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
-				return false
-			}
 		}
 	}
 	return true

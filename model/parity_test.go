@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/markerwave/markerwave/tla"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/model/tlcmodel"
+	"github.com/markerwave/markerwave/tla"
 )
 
 // TLC's manifest (tla/manifest.json) sits beside the models it lists.
@@ -23,7 +25,7 @@ func TestParityWithTLC(t *testing.T) {
 	require.NoError(t, err, "the parity test needs TLC's numbers")
 	for _, e := range ownModels(t, man) {
 		t.Run(e.Name, func(t *testing.T) {
-			cfg, err := LoadModel(filepath.Join(tlaDir, e.Cfg))
+			cfg, err := Load(filepath.Join(tlaDir, e.Cfg))
 			require.NoError(t, err)
 			res, err := Explore(cfg, Options{})
 			require.NoError(t, err)
@@ -149,7 +151,7 @@ func TestFingerprintParityWithTLC(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range ownModels(t, man) {
 		t.Run(e.Name, func(t *testing.T) {
-			cfg, err := LoadModel(filepath.Join(tlaDir, e.Cfg))
+			cfg, err := Load(filepath.Join(tlaDir, e.Cfg))
 			require.NoError(t, err)
 			res, err := Explore(cfg, Options{Fingerprint: true, FrontierMemory: 4 << 10, TempDir: t.TempDir()})
 			require.NoError(t, err)
@@ -173,7 +175,7 @@ func TestFingerprintParityWithTLC(t *testing.T) {
 func ownModels(t *testing.T, man *tla.Manifest) []tla.Model {
 	var out []tla.Model
 	for _, e := range man.Models {
-		mod, err := SpecModule(filepath.Join(tlaDir, e.Cfg))
+		mod, err := tlcmodel.SpecModule(filepath.Join(tlaDir, e.Cfg))
 		require.NoError(t, err)
 		if strings.HasPrefix(mod, "ChandyLamport") && !e.Large {
 			out = append(out, e)

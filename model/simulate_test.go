@@ -10,7 +10,7 @@ import (
 // Simulate stops before the next behaviour once Stop is closed, and says
 // so; the same seed without Stop runs every behaviour.
 func TestSimulateStop(t *testing.T) {
-	cfg, err := LoadModel("../tla/MCRing.cfg")
+	cfg, err := Load("../tla/MCRing.cfg")
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	close(stop)

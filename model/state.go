@@ -32,26 +32,15 @@ func AppMsgOf(a int64, i uint64) Msg { return Msg{Kind: KindApp, AppMsg: spec.Ap
 func MarkerOf(s int) Msg { return Msg{Kind: KindMarker, Snap: s} }
 
 // Status is a channel's recording status for one snapshot, Status ==
-// {"idle", "recording", "done"} (line 60).
-type Status uint8
+// {"idle", "recording", "done"} (line 60): spec's one type.
+type Status = spec.Status
 
+// The statuses (spec.Idle, spec.Recording, spec.Done).
 const (
-	Idle Status = iota
-	Recording
-	Done
+	Idle      = spec.Idle
+	Recording = spec.Recording
+	Done      = spec.Done
 )
-
-func (s Status) String() string {
-	switch s {
-	case Idle:
-		return "idle"
-	case Recording:
-		return "recording"
-	case Done:
-		return "done"
-	}
-	return "?"
-}
 
 // ProcSet is a set of processes (SUBSET Proc) as a bit mask over process
 // indexes.

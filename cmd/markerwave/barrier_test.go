@@ -20,7 +20,7 @@ func TestAuditBarrierTraces(t *testing.T) {
 	code, out, _ = audit("../../traces/barrier/rejects/BarrierConsistentCut-no-blocking.jsonl")
 	assert.Equal(t, exitFail, code)
 	for _, want := range []string{
-		`diverges at step 6 (trace line 7): ProcessV(<<"S1", "X">>,TRUE,TRUE)`,
+		`diverges at step 6 (trace line 7): ProcessV(e = <<"S1", "X">>, block = TRUE, log = TRUE)`,
 		"check:    Enabled",
 		"violates BarrierConsistentCut: ",
 		"violates BarrierExactlyOnce: the sink received <<S1, 2>> twice",

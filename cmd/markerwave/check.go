@@ -15,7 +15,6 @@ import (
 
 	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/model/engine"
-	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -88,7 +87,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if isBarrierModel(*f.model) {
 		return f.runBarrier() // check_barrier.go
 	}
-	cfg, err := tlcmodel.Load(*f.model)
+	cfg, err := model.Load(*f.model)
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // isBarrierModel reports whether the TLC model file is a model of
 // tla/BarrierSnapshots.tla, which model/barrier checks. A file that cannot
-// be read is left to tlcmodel.Load, which names what is wrong.
+// be read is left to model.Load, which names what is wrong.
 func isBarrierModel(cfgPath string) bool {
 	mod, err := tlcmodel.SpecModule(cfgPath)
 	return err == nil && mod == barrier.SpecModule

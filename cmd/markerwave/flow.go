@@ -19,6 +19,7 @@ import (
 	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/dataflow/pipeline"
 	"github.com/markerwave/markerwave/impl/dataflow/run"
+	"github.com/markerwave/markerwave/spec"
 )
 
 const flowAbout = `
@@ -277,7 +278,7 @@ func flowTrace(f *cmdFlags, o flowOptions, mode dataflow.Mode, rt runner) error 
 		return err
 	}
 	path := filepath.Join(o.out, mode.String()+".jsonl")
-	h := dataflow.TraceHeader{Drained: true, Source: "markerwave flow",
+	h := spec.BarrierHeader{Drained: true, Source: "markerwave flow",
 		Note: fmt.Sprintf("%s, %d sources x %s fanning into one aggregation, buffers of %d, %s runtime", mode, o.par, plural(o.records, "record"), o.capacity, o.runtime)}
 	if err := writeBarrierTrace(path, g, h, func(tr *dataflow.Tracer) error { return tracedRun(o, g, tr, rt) }); err != nil {
 		return err
@@ -288,7 +289,7 @@ func flowTrace(f *cmdFlags, o flowOptions, mode dataflow.Mode, rt runner) error 
 
 // writeBarrierTrace writes the barrier trace of g's runs to path: header
 // h, then every step of the clusters run attaches the tracer to.
-func writeBarrierTrace(path string, g *dataflow.Graph, h dataflow.TraceHeader, run func(*dataflow.Tracer) error) error {
+func writeBarrierTrace(path string, g *dataflow.Graph, h spec.BarrierHeader, run func(*dataflow.Tracer) error) error {
 	file, err := os.Create(path)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +12,13 @@ import (
 
 // TestLayers enforces the dependency rule: spec knows nothing of the other
 // layers; model and impl know spec and never each other; tla (the TLC
-// manifest) knows only spec, and model reads it in its tests only.
+// manifest) knows only spec, and model reads it in its tests only. Inside
+// the layers: the audit (conformance, conformance/export) and the page
+// (web) know no impl, so the explorer's WebAssembly compiles no runtime;
+// the dataflow core (impl/dataflow) knows spec only, none of impl's
+// shared parts; the TLC-file parser (model/tlcmodel) knows no model
+// package, and the barrier model (model/barrier) not the Chandy-Lamport
+// one (model).
 func TestLayers(t *testing.T) {
 	const mod = "github.com/markerwave/markerwave/"
 	rules := []struct {
@@ -29,12 +36,33 @@ func TestLayers(t *testing.T) {
 		{"impl/store/...", true, []string{"impl/runtime"}},
 		{"impl/snapshot/...", true, []string{"impl/runtime", "impl/store"}},
 		{"impl/app/...", true, []string{"impl/runtime", "impl/store", "impl/snapshot"}},
+		// The audit and the page: no impl (conformance/fifo, a harness of
+		// impl/transport, and the nemesis and mutation tests drive impl).
+		{"conformance", false, []string{"impl", "cmd"}},
+		{"conformance/export", false, []string{"impl", "cmd"}},
+		{"web/...", false, []string{"impl", "cmd"}},
 	}
 	for _, r := range rules {
 		for _, rel := range moduleDeps(t, mod, r.pkgs, r.withTests) {
 			for _, b := range r.forbidden {
 				assert.False(t, rel == b || strings.HasPrefix(rel, b+"/"), "%s depends on %s", r.pkgs, rel)
 			}
+		}
+	}
+	// Packages that may know only the packages listed (and themselves).
+	only := []struct {
+		pkg       string
+		withTests bool
+		allowed   []string
+	}{
+		{"impl/dataflow", false, []string{"spec"}},
+		{"model/tlcmodel", true, nil},
+		{"model/barrier", true, []string{"spec", "model/engine", "model/tlcmodel", "tla"}},
+	}
+	for _, o := range only {
+		for _, rel := range moduleDeps(t, mod, o.pkg, o.withTests) {
+			rel = strings.TrimSuffix(rel, ".test")
+			assert.True(t, rel == o.pkg || slices.Contains(o.allowed, rel), "%s depends on %s", o.pkg, rel)
 		}
 	}
 	// Beyond spec, tla's code imports the standard library and its JSON

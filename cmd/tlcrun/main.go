@@ -342,7 +342,7 @@ func explore(dir string, m tla.Model) (tla.Measure, error) {
 	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && mod == barrier.SpecModule {
 		return exploreBarrier(filepath.Join(dir, m.Cfg))
 	}
-	cfg, err := tlcmodel.Load(filepath.Join(dir, m.Cfg))
+	cfg, err := model.Load(filepath.Join(dir, m.Cfg))
 	if err != nil {
 		return tla.Measure{}, err
 	}

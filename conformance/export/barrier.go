@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // The categories of a barrier trace's diagram, beside catApp (records,
@@ -34,14 +34,14 @@ var barrierColor = SnapColor(0)
 type bItem struct {
 	col       int
 	barrier   bool
-	rec       dataflow.TraceRecord
+	rec       spec.BarrierRecord
 	overtaken bool
 	restored  bool
 }
 
 // barrierDrawing is a barrier trace's diagram being drawn.
 type barrierDrawing struct {
-	tr    *dataflow.Trace
+	tr    *spec.BarrierTrace
 	col   []int // each event's column: its Lamport time
 	last  int
 	lane  map[string]int
@@ -61,9 +61,9 @@ type barrierDrawing struct {
 // barrier's arrival until its node recorded shaded, the cut through
 // every node's recording step, and each restore as a line across the
 // lanes. It returns the diagram's extent and notes for people.
-func BarrierDiagram(tr *dataflow.Trace, w io.Writer, f Format) (Extent, []string, error) {
+func BarrierDiagram(tr *spec.BarrierTrace, w io.Writer, f Format) (Extent, []string, error) {
 	d := &barrierDrawing{tr: tr, lane: map[string]int{}, used: map[string]bool{}}
-	for i, n := range tr.Graph.Nodes {
+	for i, n := range tr.Graph().Nodes {
 		d.lane[n.Name] = i
 	}
 	d.body()
@@ -87,7 +87,7 @@ func (d *barrierDrawing) width() int {
 	return max(int(d.x(d.last+1)), left+50+7*longest+20)
 }
 
-func (d *barrierDrawing) legendTop() int { return top + (len(d.tr.Graph.Nodes)-1)*dy + 45 }
+func (d *barrierDrawing) legendTop() int { return top + (len(d.tr.Graph().Nodes)-1)*dy + 45 }
 
 func (d *barrierDrawing) height() int {
 	n := 1 // the cut
@@ -145,10 +145,10 @@ func (d *barrierDrawing) arrow(w *strings.Builder, class string, c category, a s
 type barrierReplay struct {
 	q         map[string][]bItem
 	nodeLast  map[string]int
-	recorded  map[string]int                 // node -> its recording step's column
-	barrierAt map[string]int                 // edge -> its barrier's arrival column
-	ends      map[string]dataflow.TraceEvent // edge key -> its ends
-	floor     int                            // a restore's column: every later step is after it
+	recorded  map[string]int               // node -> its recording step's column
+	barrierAt map[string]int               // edge -> its barrier's arrival column
+	ends      map[string]spec.BarrierEvent // edge key -> its ends
+	floor     int                          // a restore's column: every later step is after it
 
 	arrows, shades, restores []string
 }
@@ -158,9 +158,9 @@ type barrierReplay struct {
 func (d *barrierDrawing) body() {
 	d.col = make([]int, len(d.tr.Events))
 	r := &barrierReplay{q: map[string][]bItem{}, nodeLast: map[string]int{}, recorded: map[string]int{},
-		barrierAt: map[string]int{}, ends: map[string]dataflow.TraceEvent{}}
+		barrierAt: map[string]int{}, ends: map[string]spec.BarrierEvent{}}
 	for _, e := range d.tr.Header.Graph.Edges {
-		r.ends[dataflow.EdgeKey(e.From, e.To)] = dataflow.TraceEvent{From: e.From, To: e.To}
+		r.ends[spec.BarrierEdgeKey(e.From, e.To)] = spec.BarrierEvent{From: e.From, To: e.To}
 	}
 	for i := range d.tr.Events {
 		d.place(r, i)
@@ -187,9 +187,9 @@ func (d *barrierDrawing) place(r *barrierReplay, i int) {
 	if taken != nil {
 		c = max(c, taken.col+1)
 	}
-	if ev.Action == dataflow.TraceRestore {
+	if ev.Action == spec.BarrierRestore {
 		c = d.last + 1
-		for _, n := range d.tr.Graph.Nodes {
+		for _, n := range d.tr.Graph().Nodes {
 			r.nodeLast[n.Name] = c
 		}
 		r.floor = c
@@ -213,11 +213,11 @@ func (d *barrierDrawing) place(r *barrierReplay, i int) {
 // what the step takes (noted).
 func (d *barrierDrawing) takeHead(r *barrierReplay, i int) *bItem {
 	ev := d.tr.Events[i]
-	if ev.Action != dataflow.TraceProcess && ev.Action != dataflow.TraceRecvBarrier {
+	if ev.Action != spec.BarrierProcess && ev.Action != spec.BarrierRecvBarrier {
 		return nil
 	}
-	key := dataflow.EdgeKey(ev.From, ev.To)
-	if len(r.q[key]) == 0 || r.q[key][0].barrier != (ev.Action == dataflow.TraceRecvBarrier) {
+	key := spec.BarrierEdgeKey(ev.From, ev.To)
+	if len(r.q[key]) == 0 || r.q[key][0].barrier != (ev.Action == spec.BarrierRecvBarrier) {
 		d.notes = append(d.notes, fmt.Sprintf("step %d (%s %s): not the head of its edge's queue as the trace tells it; drawn without its arrow", i+1, ev.Action, key))
 		return nil
 	}
@@ -231,19 +231,19 @@ func (d *barrierDrawing) takeHead(r *barrierReplay, i int) *bItem {
 // restore (the items in flight rolled back, each edge its channel state).
 func (d *barrierDrawing) replay(r *barrierReplay, i, c int) {
 	ev, evs := d.tr.Events[i], d.tr.Events
-	key := dataflow.EdgeKey(ev.From, ev.To)
+	key := spec.BarrierEdgeKey(ev.From, ev.To)
 	switch ev.Action {
-	case dataflow.TraceEmit:
+	case spec.BarrierEmit:
 		r.q[key] = append(r.q[key], bItem{col: c, rec: *ev.Rec})
-	case dataflow.TraceProcess:
+	case spec.BarrierProcess:
 		if j := d.sentOn(i); j >= 0 {
-			out := dataflow.EdgeKey(evs[j].From, evs[j].To)
+			out := spec.BarrierEdgeKey(evs[j].From, evs[j].To)
 			r.q[out] = append(r.q[out], bItem{col: c, rec: *evs[j].Rec})
 		}
-	case dataflow.TraceRecvBarrier:
+	case spec.BarrierRecvBarrier:
 		r.barrierAt[key] = c
-	case dataflow.TraceRestore:
-		g := d.tr.Graph
+	case spec.BarrierRestore:
+		g := d.tr.Graph()
 		r.restores = append(r.restores, fmt.Sprintf(`<line class="restore" x1="%s" y1="%d" x2="%s" y2="%s" %s><title>restore: every node restarts from the snapshot</title></line>`+"\n",
 			num(d.x(c)), top-20, num(d.x(c)), num(d.y(g.Nodes[len(g.Nodes)-1].Name)+20), d.attrs(catRestore)))
 		r.arrows = append(r.arrows, d.pending(r, c)...) // rolled back
@@ -265,7 +265,7 @@ func (d *barrierDrawing) pending(r *barrierReplay, stop int) []string {
 
 // lanes draws each node's lane and its label.
 func (d *barrierDrawing) lanes() {
-	for _, n := range d.tr.Graph.Nodes {
+	for _, n := range d.tr.Graph().Nodes {
 		y := d.y(n.Name)
 		fmt.Fprintf(&d.buf, `<line class="proc-line" data-proc="%s" x1="%d" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"><title>%s %s</title></line>`+"\n",
 			esc(n.Name), left, num(y), num(d.x(d.last)+dx/2), num(y), ink, n.Kind, esc(n.Name))
@@ -277,11 +277,11 @@ func (d *barrierDrawing) lanes() {
 // its column, a barrier step's hollow.
 func (d *barrierDrawing) steps() {
 	for i, ev := range d.tr.Events {
-		if ev.Action == dataflow.TraceRestore {
+		if ev.Action == spec.BarrierRestore {
 			continue
 		}
 		fill, stroke := ink, ink
-		if ev.Action == dataflow.TraceInject || ev.Action == dataflow.TraceRecvBarrier {
+		if ev.Action == spec.BarrierInject || ev.Action == spec.BarrierRecvBarrier {
 			fill, stroke = "white", barrierColor
 		}
 		fmt.Fprintf(&d.buf, `<circle class="event" data-index="%d" data-col="%d" data-proc="%s" data-action="%s" cx="%s" cy="%s" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
@@ -298,10 +298,10 @@ func (d *barrierDrawing) sentOn(i int) int {
 	ev := d.tr.Events[i]
 	for j := i + 1; j < len(d.tr.Events); j++ {
 		later := d.tr.Events[j]
-		if later.Action == dataflow.TraceRestore {
+		if later.Action == spec.BarrierRestore {
 			break
 		}
-		if later.Action == dataflow.TraceProcess && later.From == ev.Node && later.Rec.Src == ev.Rec.Src && later.Rec.I == ev.Rec.I {
+		if later.Action == spec.BarrierProcess && later.From == ev.Node && later.Rec.Src == ev.Rec.Src && later.Rec.I == ev.Rec.I {
 			return j
 		}
 	}
@@ -311,12 +311,10 @@ func (d *barrierDrawing) sentOn(i int) int {
 // sendBarriers puts the barriers of the node that recorded in step ev
 // on its outputs: behind the queued records (aligned, chandy-lamport),
 // or at the head, the records it overtook marked (unaligned).
-func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev dataflow.TraceEvent, c int) {
-	g := d.tr.Graph
-	n := g.NodeIndex(ev.Node)
-	for _, e := range g.Out(n) {
-		key := dataflow.EdgeKey(ev.Node, g.Nodes[g.Edges[e].To].Name)
-		if d.tr.Header.Graph.Mode != dataflow.Unaligned.String() {
+func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev spec.BarrierEvent, c int) {
+	for _, e := range d.tr.Graph().Out(ev.Node) {
+		key := e.Key()
+		if d.tr.Header.Graph.Mode != spec.ModeUnaligned {
 			q[key] = append(q[key], bItem{col: c, barrier: true})
 			continue
 		}
@@ -333,10 +331,9 @@ func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev dataflow.TraceEve
 func (d *barrierDrawing) restoredQueues(c int) map[string][]bItem {
 	q := map[string][]bItem{}
 	part, logged := d.recordedBeforeRestore()
-	for _, e := range d.tr.Graph.Edges {
-		from := d.tr.Graph.Nodes[e.From].Name
-		key := dataflow.EdgeKey(from, d.tr.Graph.Nodes[e.To].Name)
-		var over []dataflow.TraceRecord
+	for _, e := range d.tr.Graph().Edges {
+		from, key := e.From, e.Key()
+		var over []spec.BarrierRecord
 		if p := part[from]; p != nil {
 			over = p.Overtaken[key]
 		}
@@ -349,18 +346,18 @@ func (d *barrierDrawing) restoredQueues(c int) map[string][]bItem {
 
 // recordedBeforeRestore is what the run recorded up to its first restore:
 // each node's part (its first), and the records logged on each edge.
-func (d *barrierDrawing) recordedBeforeRestore() (map[string]*dataflow.TracePart, map[string][]dataflow.TraceRecord) {
-	part := map[string]*dataflow.TracePart{}
-	logged := map[string][]dataflow.TraceRecord{}
+func (d *barrierDrawing) recordedBeforeRestore() (map[string]*spec.BarrierPart, map[string][]spec.BarrierRecord) {
+	part := map[string]*spec.BarrierPart{}
+	logged := map[string][]spec.BarrierRecord{}
 	for _, ev := range d.tr.Events {
 		if ev.Part != nil && part[ev.Node] == nil {
 			part[ev.Node] = ev.Part
 		}
 		if ev.Logged {
-			key := dataflow.EdgeKey(ev.From, ev.To)
+			key := spec.BarrierEdgeKey(ev.From, ev.To)
 			logged[key] = append(logged[key], *ev.Rec)
 		}
-		if ev.Action == dataflow.TraceRestore {
+		if ev.Action == spec.BarrierRestore {
 			break
 		}
 	}
@@ -370,8 +367,8 @@ func (d *barrierDrawing) recordedBeforeRestore() (map[string]*dataflow.TracePart
 // itemArrow is the arrow of item it, taken by step ev at column c (0:
 // never taken: it stops at column stop, the end of the run or the
 // restore that rolled it back).
-func (d *barrierDrawing) itemArrow(it bItem, ev dataflow.TraceEvent, c, stop int) string {
-	key := dataflow.EdgeKey(ev.From, ev.To)
+func (d *barrierDrawing) itemArrow(it bItem, ev spec.BarrierEvent, c, stop int) string {
+	key := spec.BarrierEdgeKey(ev.From, ev.To)
 	var b strings.Builder
 	if it.barrier {
 		d.arrow(&b, "marker", catBarrier, ev.From, it.col, ev.To, c, stop, "", "barrier on "+key)
@@ -398,13 +395,12 @@ func (d *barrierDrawing) itemArrow(it bItem, ev dataflow.TraceEvent, c, stop int
 // blocked shades, for an aligned node recording at column c, each input
 // whose barrier arrived before: blocked from then until c.
 func (d *barrierDrawing) blocked(node string, barrierAt map[string]int, c int) []string {
-	if d.tr.Header.Graph.Mode != dataflow.Aligned.String() {
+	if d.tr.Header.Graph.Mode != spec.ModeAligned {
 		return nil
 	}
-	g := d.tr.Graph
 	var out []string
-	for _, e := range g.In(g.NodeIndex(node)) {
-		key := dataflow.EdgeKey(g.Nodes[g.Edges[e].From].Name, node)
+	for _, e := range d.tr.Graph().In(node) {
+		key := e.Key()
 		if at, ok := barrierAt[key]; ok && at < c {
 			y := d.y(node)
 			out = append(out, fmt.Sprintf(`<line class="blocked" data-edge="%s" x1="%s" y1="%s" x2="%s" y2="%s" %s opacity="0.25"><title>%s blocked by alignment from column %d to %d</title></line>`+"\n",
@@ -418,7 +414,7 @@ func (d *barrierDrawing) blocked(node string, barrierAt map[string]int, c int) [
 // its lane for a node that never recorded).
 func (d *barrierDrawing) cut(recorded map[string]int) {
 	var pts []string
-	for _, n := range d.tr.Graph.Nodes {
+	for _, n := range d.tr.Graph().Nodes {
 		x := d.x(d.last) + dx/2
 		if c, ok := recorded[n.Name]; ok {
 			x = d.x(c) + dx/3
@@ -432,10 +428,10 @@ func (d *barrierDrawing) cut(recorded map[string]int) {
 		strings.Join(pts, " "), barrierColor)
 }
 
-func stepTitle(i int, ev dataflow.TraceEvent, col int) string {
+func stepTitle(i int, ev spec.BarrierEvent, col int) string {
 	s := fmt.Sprintf("step %d, column %d: %s at %s", i+1, col, ev.Action, ev.Node)
 	if ev.From != "" {
-		s += " on " + dataflow.EdgeKey(ev.From, ev.To)
+		s += " on " + spec.BarrierEdgeKey(ev.From, ev.To)
 	}
 	if ev.Rec != nil {
 		s += fmt.Sprintf(", record <<%s, %d>> number %d", ev.Rec.Src, ev.Rec.I, ev.Rec.Seq)
@@ -499,7 +495,7 @@ func (d *barrierDrawing) summary() []string {
 				over += len(rs)
 			}
 		}
-		if ev.Action == dataflow.TraceRestore {
+		if ev.Action == spec.BarrierRestore {
 			restores++
 		}
 	}

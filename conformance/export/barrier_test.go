@@ -8,20 +8,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/spec"
 )
 
-func barrierTrace(t *testing.T, name string) *dataflow.Trace {
+func barrierTrace(t *testing.T, name string) *spec.BarrierTrace {
 	t.Helper()
 	f, err := os.Open("../../traces/" + name)
 	require.NoError(t, err)
 	defer f.Close()
-	tr, err := dataflow.ReadTrace(f)
+	tr, err := spec.ReadBarrierTrace(f)
 	require.NoError(t, err)
 	return tr
 }
 
-func drawBarrier(t *testing.T, tr *dataflow.Trace, f Format) []element {
+func drawBarrier(t *testing.T, tr *spec.BarrierTrace, f Format) []element {
 	t.Helper()
 	var b bytes.Buffer
 	_, _, err := BarrierDiagram(tr, &b, f)
@@ -59,12 +59,12 @@ func TestBarrierDiagram(t *testing.T) {
 			}
 			steps := 0
 			for _, ev := range tr.Events {
-				if ev.Action != dataflow.TraceRestore {
+				if ev.Action != spec.BarrierRestore {
 					steps++
 				}
 			}
 			assert.Len(t, withClass(els, "event"), steps)
-			assert.Len(t, withClass(els, "proc-line"), len(tr.Graph.Nodes))
+			assert.Len(t, withClass(els, "proc-line"), len(tr.Graph().Nodes))
 			assert.Len(t, withClass(els, "cut"), 1)
 			assert.Equal(t, c.blocked, cat("blocked"), "blocked inputs")
 			assert.Equal(t, c.logged, cat("logged"), "logged records")

@@ -3,31 +3,21 @@ package core
 import "github.com/markerwave/markerwave/spec"
 
 // ChanStatus is where one incoming channel stands in one snapshot at this
-// node.
-type ChanStatus uint8
+// node: spec's Status (tla/ChandyLamport.tla line 60), the one type the
+// model and the dataflow core use too.
+type ChanStatus = spec.Status
 
+// The statuses (spec.Idle, spec.Recording, spec.Done).
 const (
 	// Idle: the node has not recorded its state for the snapshot yet.
-	Idle ChanStatus = iota
+	Idle = spec.Idle
 	// Recording: the node recorded its state and awaits the channel's marker;
 	// application messages arriving on it are recorded.
-	Recording
+	Recording = spec.Recording
 	// Done: the channel's marker arrived (or, for the channel that brought the
 	// first marker, the channel was recorded empty).
-	Done
+	Done = spec.Done
 )
-
-func (s ChanStatus) String() string {
-	switch s {
-	case Idle:
-		return "idle"
-	case Recording:
-		return "recording"
-	case Done:
-		return "done"
-	}
-	return "ChanStatus(?)"
-}
 
 // Phase is where a snapshot stands at this node.
 type Phase uint8

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Item is an element of an edge's queue (lines 78-79): a barrier, or a
@@ -46,19 +48,16 @@ type Logic interface {
 // there.
 type Key struct{ Src, I int }
 
-// Status is an input's recording status (Status, line 82).
-type Status uint8
+// Status is an input's recording status (Status, line 82): spec's one
+// type, which the model and the Chandy-Lamport core use too.
+type Status = spec.Status
 
-// The statuses.
+// The statuses (spec.Idle, spec.Recording, spec.Done).
 const (
-	Idle Status = iota
-	Recording
-	Done
+	Idle      = spec.Idle
+	Recording = spec.Recording
+	Done      = spec.Done
 )
-
-func (s Status) String() string {
-	return [...]string{"idle", "recording", "done"}[s]
-}
 
 // Action names a step: the actions of tla/BarrierSnapshots.tla (lines
 // 169-275).

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // injectEarly has every source emit one record and inject the barrier
@@ -27,12 +29,12 @@ func injectEarly(c *Cluster) int {
 }
 
 // A tracer attached to a cluster writes one line per step taken, in
-// order, and nothing for a refused step; ReadTrace reads it back with
+// order, and nothing for a refused step; spec.ReadBarrierTrace reads it back with
 // the graph, each step's record, logging and part.
 func TestTraceRoundTrip(t *testing.T) {
 	g := diamond(t, Unaligned, 3, 2)
 	var b bytes.Buffer
-	tr, err := NewTracer(&b, g, TraceHeader{Drained: true, Note: "round trip"})
+	tr, err := NewTracer(&b, g, spec.BarrierHeader{Drained: true, Note: "round trip"})
 	require.NoError(t, err)
 	c := NewCluster(g, nil)
 	tr.Attach(c)
@@ -48,7 +50,7 @@ func TestTraceRoundTrip(t *testing.T) {
 	steps += r.Drain() + 1
 	require.NoError(t, tr.Flush())
 
-	got, err := ReadTrace(bytes.NewReader(b.Bytes()))
+	got, err := spec.ReadBarrierTrace(bytes.NewReader(b.Bytes()))
 	require.NoError(t, err)
 	assert.Equal(t, g.Trace(), got.Header.Graph)
 	assert.Equal(t, "round trip", got.Header.Note)
@@ -59,7 +61,7 @@ func TestTraceRoundTrip(t *testing.T) {
 		if ev.Part != nil {
 			parts++
 		}
-		if ev.Action == TraceRestore {
+		if ev.Action == spec.BarrierRestore {
 			restores++
 		}
 	}
@@ -85,7 +87,7 @@ func BenchmarkDrain(b *testing.B) {
 			for b.Loop() {
 				c := NewCluster(g, nil)
 				if traced {
-					tr, _ := NewTracer(io.Discard, g, TraceHeader{})
+					tr, _ := NewTracer(io.Discard, g, spec.BarrierHeader{})
 					tr.Attach(c)
 				}
 				injectEarly(c)

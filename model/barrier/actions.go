@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // This file mirrors the actions of tla/BarrierSnapshots.tla (lines
@@ -133,7 +134,8 @@ func emit(cfg *Config, st *State, s int) (*State, Conjunct) {
 	return n, Enabled
 }
 
-// process mirrors ProcessV(e, block, log) (lines 186-208).
+// process mirrors ProcessV(e, block, log) (lines 186-208), conjunct by
+// conjunct: a literal mirror of the definition, left whole on purpose.
 func process(cfg *Config, st *State, e int, block, log bool) (*State, Conjunct) {
 	n := cfg.Edges[e][1]
 	if len(st.Q[e]) == 0 {
@@ -311,18 +313,52 @@ func tlaBool(b bool) string {
 // Label renders the instance as TLC prints it in a trace, e.g.
 // ProcessV(<<"S1", "X">>,TRUE,TRUE).
 func (a Action) Label(cfg *Config) string {
+	name, params := a.params(cfg)
+	vals := make([]string, len(params))
+	for i, p := range params {
+		vals[i] = p[1]
+	}
+	return call(name, vals, ",")
+}
+
+// Named renders the instance with the parameters named as
+// tla/BarrierSnapshots.tla names them, for people, e.g.
+// ProcessV(e = <<"S1", "X">>, block = TRUE, log = TRUE).
+func (a Action) Named(cfg *Config) string {
+	name, params := a.params(cfg)
+	args := make([]string, len(params))
+	for i, p := range params {
+		args[i] = p[0] + " = " + p[1]
+	}
+	return call(name, args, ", ")
+}
+
+// call is name(args) joined by sep; Restore has no parentheses.
+func call(name string, args []string, sep string) string {
+	if len(args) == 0 {
+		return name
+	}
+	return name + "(" + strings.Join(args, sep) + ")"
+}
+
+// params is the operator a instantiates and its parameters, each its name
+// in the spec and its value: Emit(s) (line 169), InjectV(s, persist)
+// (line 230), ProcessV(e, block, log) (line 186), RecvBarrierV(e,
+// persist, cyclic) (line 241), Restore (line 265), the booleans the
+// variant's (NextV, lines 282-286).
+func (a Action) params(cfg *Config) (string, [][2]string) {
 	block, log, persist, cyclic := cfg.Variant.flags()
 	switch a.Kind {
 	case ActEmit:
-		return fmt.Sprintf("Emit(%q)", cfg.Nodes[a.Node])
+		return "Emit", [][2]string{{"s", fmt.Sprintf("%q", cfg.Nodes[a.Node])}}
 	case ActInject:
-		return fmt.Sprintf("InjectV(%q,%s)", cfg.Nodes[a.Node], tlaBool(persist))
+		return "InjectV", [][2]string{{"s", fmt.Sprintf("%q", cfg.Nodes[a.Node])}, {"persist", tlaBool(persist)}}
 	case ActProcess:
-		return fmt.Sprintf("ProcessV(%s,%s,%s)", cfg.EdgeName(a.Edge), tlaBool(block), tlaBool(log))
+		return "ProcessV", [][2]string{{"e", cfg.EdgeName(a.Edge)}, {"block", tlaBool(block)}, {"log", tlaBool(log)}}
 	case ActRecvBarrier:
-		return fmt.Sprintf("RecvBarrierV(%s,%s,%s)", cfg.EdgeName(a.Edge), tlaBool(persist), tlaBool(cyclic))
+		return "RecvBarrierV", [][2]string{{"e", cfg.EdgeName(a.Edge)}, {"persist", tlaBool(persist)}, {"cyclic", tlaBool(cyclic)}}
 	}
-	return "Restore"
+	return "Restore", nil
 }
 
 // step computes a's successor of st, or the false conjunct.

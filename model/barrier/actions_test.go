@@ -235,3 +235,27 @@ func TestRecordedStateCanExceedBuffers(t *testing.T) {
 		}
 	}
 }
+
+// Label is TLC's rendering of an instance; Named names its parameters as
+// the spec does.
+func TestActionNamed(t *testing.T) {
+	cfg, err := Load("../../tla/MCBarrierNoBlock.cfg")
+	require.NoError(t, err)
+	e, ok := cfg.EdgeIndex("S1", "X")
+	require.True(t, ok)
+	s, ok := cfg.NodeIndex("S1")
+	require.True(t, ok)
+	for _, c := range []struct {
+		a            Action
+		label, named string
+	}{
+		{Action{Kind: ActEmit, Node: s}, `Emit("S1")`, `Emit(s = "S1")`},
+		{Action{Kind: ActInject, Node: s}, `InjectV("S1",TRUE)`, `InjectV(s = "S1", persist = TRUE)`},
+		{Action{Kind: ActProcess, Edge: e}, `ProcessV(<<"S1", "X">>,FALSE,TRUE)`, `ProcessV(e = <<"S1", "X">>, block = FALSE, log = TRUE)`},
+		{Action{Kind: ActRecvBarrier, Edge: e}, `RecvBarrierV(<<"S1", "X">>,TRUE,TRUE)`, `RecvBarrierV(e = <<"S1", "X">>, persist = TRUE, cyclic = TRUE)`},
+		{Action{Kind: ActRestore}, "Restore", "Restore"},
+	} {
+		assert.Equal(t, c.label, c.a.Label(cfg))
+		assert.Equal(t, c.named, c.a.Named(cfg))
+	}
+}

@@ -120,52 +120,88 @@ type Config struct {
 // NewConfig checks k against the spec's ASSUME (lines 62-71) and indexes
 // it; invariants and properties must be the spec's.
 func NewConfig(k Constants, variant Variant, invariants, properties []spec.Property) (*Config, error) {
-	if !variant.Valid() {
-		return nil, fmt.Errorf("barrier: unknown specification %q (want Spec, SpecNoBlock, SpecNoLog, SpecNoPersist or SpecAlignAll)", variant)
-	}
-	for _, p := range invariants {
-		if !slices.Contains(spec.BarrierInvariants, p) {
-			return nil, fmt.Errorf("barrier: unknown invariant %s (known: %s)", p, spec.JoinProperties(spec.BarrierInvariants))
-		}
-	}
-	for _, p := range properties {
-		if !slices.Contains(spec.BarrierTemporal, p) {
-			return nil, fmt.Errorf("barrier: unknown property %s (known: %s)", p, spec.JoinProperties(spec.BarrierTemporal))
-		}
+	if err := checkNames(variant, invariants, properties); err != nil {
+		return nil, err
 	}
 	cfg := &Config{Cap: k.Cap, Iter: k.Iter, Mode: k.Mode, Variant: variant,
 		Invariants: invariants, Properties: properties}
 	idx := map[string]int{}
-	add := func(constant string, names []string, kind NodeKind) error {
-		names = slices.Clone(names)
-		slices.Sort(names)
-		for _, n := range names {
-			if _, dup := idx[n]; dup {
-				return &ConstantError{constant, fmt.Sprintf("node %q is in Src, Op or Snk twice", n)}
-			}
-			idx[n] = len(cfg.Nodes)
-			cfg.Nodes = append(cfg.Nodes, n)
-			cfg.Kind = append(cfg.Kind, kind)
+	for _, step := range []func() error{
+		func() error { return cfg.addNodes(k, idx) },
+		func() error { return cfg.addEdges(k.Edge, idx) },
+		func() error { return cfg.markBack(k.Back) },
+		cfg.shape,
+		func() error { return cfg.budgets(k.Budget, idx) },
+		func() error { return checkBounds(k) },
+	} {
+		if err := step(); err != nil {
+			return nil, err
 		}
-		return nil
 	}
+	return cfg, nil
+}
+
+// checkNames: the specification, invariants and properties are the
+// spec's (lines 297-308, 313-356).
+func checkNames(variant Variant, invariants, properties []spec.Property) error {
+	if !variant.Valid() {
+		return fmt.Errorf("barrier: unknown specification %q (want Spec, SpecNoBlock, SpecNoLog, SpecNoPersist or SpecAlignAll)", variant)
+	}
+	for _, p := range invariants {
+		if !slices.Contains(spec.BarrierInvariants, p) {
+			return fmt.Errorf("barrier: unknown invariant %s (known: %s)", p, spec.JoinProperties(spec.BarrierInvariants))
+		}
+	}
+	for _, p := range properties {
+		if !slices.Contains(spec.BarrierTemporal, p) {
+			return fmt.Errorf("barrier: unknown property %s (known: %s)", p, spec.JoinProperties(spec.BarrierTemporal))
+		}
+	}
+	return nil
+}
+
+// addNodes indexes Node == Src \cup Op \cup {Snk} (line 54): sources,
+// operators, then the sink, each by name, into idx; the sets are
+// disjoint (lines 62-63) and hold at most 64 nodes.
+func (cfg *Config) addNodes(k Constants, idx map[string]int) error {
 	if len(k.Src) == 0 {
-		return nil, &ConstantError{"Src", "no source"}
+		return &ConstantError{"Src", "no source"}
 	}
-	if err := add("Src", k.Src, Source); err != nil {
-		return nil, err
-	}
-	if err := add("Op", k.Op, Operator); err != nil {
-		return nil, err
-	}
-	if err := add("Snk", []string{k.Snk}, Sink); err != nil {
-		return nil, err
+	for _, set := range []struct {
+		constant string
+		names    []string
+		kind     NodeKind
+	}{{"Src", k.Src, Source}, {"Op", k.Op, Operator}, {"Snk", []string{k.Snk}, Sink}} {
+		if err := cfg.addKind(set.constant, set.names, set.kind, idx); err != nil {
+			return err
+		}
 	}
 	if len(cfg.Nodes) > 64 {
-		return nil, &ConstantError{"Op", fmt.Sprintf("%d nodes: the model handles at most 64", len(cfg.Nodes))}
+		return &ConstantError{"Op", fmt.Sprintf("%d nodes: the model handles at most 64", len(cfg.Nodes))}
 	}
 	cfg.snk = len(cfg.Nodes) - 1
-	edges := slices.Clone(k.Edge)
+	return nil
+}
+
+// addKind adds the nodes of one kind, sorted by name.
+func (cfg *Config) addKind(constant string, names []string, kind NodeKind, idx map[string]int) error {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	for _, n := range names {
+		if _, dup := idx[n]; dup {
+			return &ConstantError{constant, fmt.Sprintf("node %q is in Src, Op or Snk twice", n)}
+		}
+		idx[n] = len(cfg.Nodes)
+		cfg.Nodes = append(cfg.Nodes, n)
+		cfg.Kind = append(cfg.Kind, kind)
+	}
+	return nil
+}
+
+// addEdges indexes Edge, sorted by the endpoints' names: Edge \subseteq
+// Node \X Node, no self-loop (line 64), at most 64 edges.
+func (cfg *Config) addEdges(edge [][2]string, idx map[string]int) error {
+	edges := slices.Clone(edge)
 	slices.SortFunc(edges, func(a, b [2]string) int {
 		if c := compareStr(a[0], b[0]); c != 0 {
 			return c
@@ -174,7 +210,7 @@ func NewConfig(k Constants, variant Variant, invariants, properties []spec.Prope
 	})
 	edges = slices.Compact(edges)
 	if len(edges) > 64 {
-		return nil, &ConstantError{"Edge", fmt.Sprintf("%d edges: the model handles at most 64", len(edges))}
+		return &ConstantError{"Edge", fmt.Sprintf("%d edges: the model handles at most 64", len(edges))}
 	}
 	n := len(cfg.Nodes)
 	cfg.in, cfg.out = make([][]int, n), make([][]int, n)
@@ -182,52 +218,65 @@ func NewConfig(k Constants, variant Variant, invariants, properties []spec.Prope
 		a, okA := idx[e[0]]
 		b, okB := idx[e[1]]
 		if !okA || !okB {
-			return nil, &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> joins a node that is in neither Src, Op nor Snk", e[0], e[1])}
+			return &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> joins a node that is in neither Src, Op nor Snk", e[0], e[1])}
 		}
 		if a == b {
-			return nil, &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> is a self-loop", e[0], e[1])}
+			return &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> is a self-loop", e[0], e[1])}
 		}
 		cfg.Edges = append(cfg.Edges, [2]int{a, b})
 		cfg.out[a] = append(cfg.out[a], i)
 		cfg.in[b] = append(cfg.in[b], i)
 	}
+	return nil
+}
+
+// markBack marks Back \subseteq Edge (line 65).
+func (cfg *Config) markBack(back [][2]string) error {
 	cfg.Back = make([]bool, len(cfg.Edges))
-	for _, e := range k.Back {
+	for _, e := range back {
 		i, ok := cfg.EdgeIndex(e[0], e[1])
 		if !ok {
-			return nil, &ConstantError{"Back", fmt.Sprintf("<<%q, %q>> is not in Edge", e[0], e[1])}
+			return &ConstantError{"Back", fmt.Sprintf("<<%q, %q>> is not in Edge", e[0], e[1])}
 		}
 		cfg.Back[i] = true
 	}
-	if err := cfg.shape(); err != nil {
-		return nil, err
-	}
-	cfg.Budget = make([]int, n)
-	cfg.keyBase = make([]int, n)
+	return nil
+}
+
+// budgets sets Budget \in [Src -> Nat] (line 70) and numbers Key: the
+// records of source s are keyBase[s] .. keyBase[s]+Budget[s]-1.
+func (cfg *Config) budgets(budget map[string]int, idx map[string]int) error {
+	n := len(cfg.Nodes)
+	cfg.Budget, cfg.keyBase = make([]int, n), make([]int, n)
 	for s, kind := range cfg.Kind {
 		if kind != Source {
 			continue
 		}
-		b, ok := k.Budget[cfg.Nodes[s]]
+		b, ok := budget[cfg.Nodes[s]]
 		if !ok || b < 0 {
-			return nil, &ConstantError{"Budget", fmt.Sprintf("Budget[%q] must be a natural number", cfg.Nodes[s])}
+			return &ConstantError{"Budget", fmt.Sprintf("Budget[%q] must be a natural number", cfg.Nodes[s])}
 		}
 		cfg.Budget[s] = b
 		cfg.keyBase[s] = cfg.numKeys
 		cfg.numKeys += b
 	}
-	for name := range k.Budget {
+	for name := range budget {
 		if i, ok := idx[name]; !ok || cfg.Kind[i] != Source {
-			return nil, &ConstantError{"Budget", fmt.Sprintf("%q is not a source", name)}
+			return &ConstantError{"Budget", fmt.Sprintf("%q is not a source", name)}
 		}
 	}
+	return nil
+}
+
+// checkBounds: Cap \in Nat \ {0}, Iter \in Nat (line 70).
+func checkBounds(k Constants) error {
 	if k.Cap < 1 {
-		return nil, &ConstantError{"Cap", fmt.Sprintf("must be at least 1, not %d", k.Cap)}
+		return &ConstantError{"Cap", fmt.Sprintf("must be at least 1, not %d", k.Cap)}
 	}
 	if k.Iter < 0 {
-		return nil, &ConstantError{"Iter", fmt.Sprintf("must be a natural number, not %d", k.Iter)}
+		return &ConstantError{"Iter", fmt.Sprintf("must be a natural number, not %d", k.Iter)}
 	}
-	return cfg, nil
+	return nil
 }
 
 // shape checks the ASSUME's conditions on the graph (lines 66-69) and
@@ -236,41 +285,55 @@ func (cfg *Config) shape() error {
 	n := len(cfg.Nodes)
 	cfg.fwdOut, cfg.backOut = make([]int, n), make([]int, n)
 	for v := range n {
-		name := cfg.Nodes[v]
+		fwd, back, inF := cfg.degree(v)
+		if err := cfg.checkShape(v, len(fwd), len(back), inF); err != nil {
+			return err
+		}
 		cfg.fwdOut[v], cfg.backOut[v] = -1, -1
-		var fwd, back []int
-		for _, e := range cfg.out[v] {
-			if cfg.Back[e] {
-				back = append(back, e)
-			} else {
-				fwd = append(fwd, e)
-			}
-		}
-		inF := 0
-		for _, e := range cfg.in[v] {
-			if !cfg.Back[e] {
-				inF++
-			}
-		}
-		switch cfg.Kind[v] {
-		case Source:
-			if len(cfg.in[v]) != 0 || len(fwd) != 1 || len(back) != 0 {
-				return &ConstantError{"Edge", fmt.Sprintf("source %q must have no input and one output, not a back-edge", name)}
-			}
-		case Operator:
-			if len(fwd) != 1 || len(back) > 1 || inF == 0 {
-				return &ConstantError{"Edge", fmt.Sprintf("operator %q must have one output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", name)}
-			}
-		case Sink:
-			if len(cfg.out[v]) != 0 || inF == 0 {
-				return &ConstantError{"Edge", fmt.Sprintf("the sink %q must have no output and an input that is not a back-edge", name)}
-			}
-		}
 		if len(fwd) == 1 {
 			cfg.fwdOut[v] = fwd[0]
 		}
 		if len(back) == 1 {
 			cfg.backOut[v] = back[0]
+		}
+	}
+	return nil
+}
+
+// degree is node v's forward and back outputs and its number of inputs
+// that are not back-edges (InF, line 59).
+func (cfg *Config) degree(v int) (fwd, back []int, inF int) {
+	for _, e := range cfg.out[v] {
+		if cfg.Back[e] {
+			back = append(back, e)
+		} else {
+			fwd = append(fwd, e)
+		}
+	}
+	for _, e := range cfg.in[v] {
+		if !cfg.Back[e] {
+			inF++
+		}
+	}
+	return fwd, back, inF
+}
+
+// checkShape checks node v's line of the ASSUME (lines 66-69), given its
+// numbers of forward and back outputs and of inputs not back-edges.
+func (cfg *Config) checkShape(v, fwd, back, inF int) error {
+	name := cfg.Nodes[v]
+	switch cfg.Kind[v] {
+	case Source:
+		if len(cfg.in[v]) != 0 || fwd != 1 || back != 0 {
+			return &ConstantError{"Edge", fmt.Sprintf("source %q must have no input and one output, not a back-edge", name)}
+		}
+	case Operator:
+		if fwd != 1 || back > 1 || inF == 0 {
+			return &ConstantError{"Edge", fmt.Sprintf("operator %q must have one output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", name)}
+		}
+	case Sink:
+		if len(cfg.out[v]) != 0 || inF == 0 {
+			return &ConstantError{"Edge", fmt.Sprintf("the sink %q must have no output and an input that is not a back-edge", name)}
 		}
 	}
 	return nil

@@ -3,7 +3,7 @@ package barrier
 import (
 	"fmt"
 
-	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Conjunct names an enabling conjunct of an action of
@@ -45,7 +45,7 @@ const modBarrier = "BarrierSnapshots.tla"
 
 // conjunctText is each enabling conjunct of each action as
 // tla/BarrierSnapshots.tla writes it.
-var conjunctText = map[ActionKind]map[Conjunct]model.Source{
+var conjunctText = map[ActionKind]map[Conjunct]spec.Quote{
 	ActEmit: {
 		NoSource:    {TLA: "s \\in Src", Module: modBarrier, Line: 283},
 		BudgetSpent: {TLA: "emitted[s] < Budget[s]", Module: modBarrier, Line: 172},
@@ -74,7 +74,7 @@ var conjunctText = map[ActionKind]map[Conjunct]model.Source{
 }
 
 // Source returns where conjunct k of action kind is written.
-func (k Conjunct) Source(kind ActionKind) model.Source { return conjunctText[kind][k] }
+func (k Conjunct) Source(kind ActionKind) spec.Quote { return conjunctText[kind][k] }
 
 // NotEnabled is the error Action.Apply returns when the action is not
 // enabled: which instance, which conjunct of its definition is false (and
@@ -83,7 +83,7 @@ func (k Conjunct) Source(kind ActionKind) model.Source { return conjunctText[kin
 type NotEnabled struct {
 	Action   string
 	Conjunct Conjunct
-	Source   model.Source
+	Source   spec.Quote
 	Why      string
 }
 
@@ -134,7 +134,7 @@ func (cfg *Config) unboundWhy(a Action, k Conjunct) string {
 // notEnabled explains why instance a is not enabled in st, given the
 // conjunct step found false.
 func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
-	e := &NotEnabled{Action: a.Label(cfg), Conjunct: k, Source: k.Source(a.Kind)}
+	e := &NotEnabled{Action: a.Named(cfg), Conjunct: k, Source: k.Source(a.Kind)}
 	switch k {
 	case BudgetSpent:
 		s := cfg.Nodes[a.Node]

@@ -2,6 +2,8 @@ package barrier
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
@@ -14,62 +16,31 @@ const SpecModule = "BarrierSnapshots"
 var constNames = []string{"Src", "Op", "Snk", "Edge", "Back", "Budget", "Cap", "Iter", "Mode"}
 
 // Load reads a TLC model of tla/BarrierSnapshots.tla (a .cfg file and the
-// module of the same base name beside it) into a Config. Errors name the
-// file and line at fault.
+// module of the same base name beside it, tlcmodel.LoadRaw) into a
+// Config. Errors name the file and line at fault.
 func Load(cfgPath string) (*Config, error) {
-	raw, err := tlcmodel.LoadRaw(cfgPath, SpecModule, constNames)
+	raw, err := tlcmodel.LoadRaw(cfgPath)
 	if err != nil {
 		return nil, err
 	}
-	c := raw.Constants
-	var k Constants
-	if k.Src, err = strSet(c, "Src"); err != nil {
+	return FromRaw(raw)
+}
+
+// FromRaw builds the Config of a parsed TLC model of
+// tla/BarrierSnapshots.tla: its constants in the shapes the spec
+// declares, checked against its ASSUME (NewConfig), each error at the
+// line at fault.
+func FromRaw(raw *tlcmodel.Raw) (*Config, error) {
+	if raw.SpecModule != SpecModule {
+		return nil, &tlcmodel.Error{File: raw.Module, Msg: fmt.Sprintf("%s does not extend %s (EXTENDS %s)", raw.Name, SpecModule, strings.Join(raw.Extends, ", "))}
+	}
+	if err := raw.Declares(constNames); err != nil {
 		return nil, err
 	}
-	if k.Op, err = strSet(c, "Op"); err != nil {
+	c := consts(raw.Constants)
+	k, err := c.constants()
+	if err != nil {
 		return nil, err
-	}
-	snk, ok := c["Snk"].Value.(string)
-	if !ok {
-		return nil, c["Snk"].Errorf("Snk", "want a node name (a string), not %s", tlcmodel.Describe(c["Snk"].Value))
-	}
-	k.Snk = snk
-	if k.Edge, err = pairSet(c, "Edge"); err != nil {
-		return nil, err
-	}
-	if k.Back, err = pairSet(c, "Back"); err != nil {
-		return nil, err
-	}
-	rec, ok := tlcmodel.Record(c["Budget"].Value)
-	if !ok {
-		return nil, c["Budget"].Errorf("Budget", "want a record [s |-> n, ...], not %s", tlcmodel.Describe(c["Budget"].Value))
-	}
-	k.Budget = map[string]int{}
-	for s, v := range rec {
-		n, ok := v.(int64)
-		if !ok {
-			return nil, c["Budget"].Errorf("Budget", "Budget[%q] must be an integer, not %s", s, tlcmodel.Describe(v))
-		}
-		k.Budget[s] = int(n)
-	}
-	for _, name := range []string{"Cap", "Iter"} {
-		n, ok := c[name].Value.(int64)
-		if !ok || n > 1<<20 {
-			return nil, c[name].Errorf(name, "want a small integer, not %s", tlcmodel.Describe(c[name].Value))
-		}
-		if name == "Cap" {
-			k.Cap = int(n)
-		} else {
-			k.Iter = int(n)
-		}
-	}
-	switch c["Mode"].Value {
-	case "aligned":
-		k.Mode = Aligned
-	case "unaligned":
-		k.Mode = Unaligned
-	default:
-		return nil, c["Mode"].Errorf("Mode", `want "aligned" or "unaligned"`)
 	}
 	cfg, err := NewConfig(k, Variant(raw.Spec), props(raw.Invariants), props(raw.Properties))
 	if err != nil {
@@ -77,11 +48,84 @@ func Load(cfgPath string) (*Config, error) {
 		if errors.As(err, &ce) {
 			return nil, c[ce.Constant].Errorf(ce.Constant, "%s", ce.Msg)
 		}
-		return nil, &tlcmodel.Error{File: cfgPath, Msg: err.Error()}
+		return nil, &tlcmodel.Error{File: raw.File, Msg: err.Error()}
 	}
 	cfg.Name = raw.Name
 	cfg.CheckDeadlock = raw.CheckDeadlock
 	return cfg, nil
+}
+
+// consts are a model's constants by name.
+type consts map[string]tlcmodel.Const
+
+// constants reads each constant in the shape the spec declares (lines
+// 43-52); what the ASSUME says of them is NewConfig's to check.
+func (c consts) constants() (Constants, error) {
+	var k Constants
+	var err error
+	steps := []func() error{
+		func() error { k.Src, err = c.strSet("Src"); return err },
+		func() error { k.Op, err = c.strSet("Op"); return err },
+		func() error { k.Snk, err = c.str("Snk"); return err },
+		func() error { k.Edge, err = c.pairSet("Edge"); return err },
+		func() error { k.Back, err = c.pairSet("Back"); return err },
+		func() error { k.Budget, err = c.budget(); return err },
+		func() error { k.Cap, err = c.small("Cap"); return err },
+		func() error { k.Iter, err = c.small("Iter"); return err },
+		func() error { k.Mode, err = c.mode(); return err },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return k, err
+		}
+	}
+	return k, nil
+}
+
+// str reads a node name (a string).
+func (c consts) str(name string) (string, error) {
+	s, ok := c[name].Value.(string)
+	if !ok {
+		return "", c[name].Errorf(name, "want a node name (a string), not %s", tlcmodel.Describe(c[name].Value))
+	}
+	return s, nil
+}
+
+// budget reads Budget, a record [s |-> n, ...].
+func (c consts) budget() (map[string]int, error) {
+	rec, ok := tlcmodel.Record(c["Budget"].Value)
+	if !ok {
+		return nil, c["Budget"].Errorf("Budget", "want a record [s |-> n, ...], not %s", tlcmodel.Describe(c["Budget"].Value))
+	}
+	out := map[string]int{}
+	for s, v := range rec {
+		n, ok := v.(int64)
+		if !ok {
+			return nil, c["Budget"].Errorf("Budget", "Budget[%q] must be an integer, not %s", s, tlcmodel.Describe(v))
+		}
+		out[s] = int(n)
+	}
+	return out, nil
+}
+
+// small reads a small integer (Cap, Iter).
+func (c consts) small(name string) (int, error) {
+	n, ok := c[name].Value.(int64)
+	if !ok || n > 1<<20 {
+		return 0, c[name].Errorf(name, "want a small integer, not %s", tlcmodel.Describe(c[name].Value))
+	}
+	return int(n), nil
+}
+
+// mode reads Mode \in {"aligned", "unaligned"} (line 71).
+func (c consts) mode() (Mode, error) {
+	switch c["Mode"].Value {
+	case spec.ModeAligned:
+		return Aligned, nil
+	case spec.ModeUnaligned:
+		return Unaligned, nil
+	}
+	return Aligned, c["Mode"].Errorf("Mode", `want "aligned" or "unaligned"`)
 }
 
 func props(names []string) []spec.Property {
@@ -93,7 +137,7 @@ func props(names []string) []spec.Property {
 }
 
 // strSet reads a set of strings.
-func strSet(c map[string]tlcmodel.Const, name string) ([]string, error) {
+func (c consts) strSet(name string) ([]string, error) {
 	set, ok := tlcmodel.Set(c[name].Value)
 	if !ok {
 		return nil, c[name].Errorf(name, "want a set of node names, not %s", tlcmodel.Describe(c[name].Value))
@@ -110,23 +154,29 @@ func strSet(c map[string]tlcmodel.Const, name string) ([]string, error) {
 }
 
 // pairSet reads a set of pairs of strings.
-func pairSet(c map[string]tlcmodel.Const, name string) ([][2]string, error) {
+func (c consts) pairSet(name string) ([][2]string, error) {
 	set, ok := tlcmodel.Set(c[name].Value)
 	if !ok {
 		return nil, c[name].Errorf(name, "want a set of pairs <<m, n>>, not %s", tlcmodel.Describe(c[name].Value))
 	}
 	out := make([][2]string, len(set))
 	for i, v := range set {
-		t, ok := tlcmodel.Tuple(v)
-		if ok && len(t) == 2 {
-			a, okA := t[0].(string)
-			b, okB := t[1].(string)
-			if okA && okB {
-				out[i] = [2]string{a, b}
-				continue
-			}
+		p, ok := pair(v)
+		if !ok {
+			return nil, c[name].Errorf(name, "want a set of pairs <<m, n>> of node names, but it holds %s", tlcmodel.Describe(v))
 		}
-		return nil, c[name].Errorf(name, "want a set of pairs <<m, n>> of node names, but it holds %s", tlcmodel.Describe(v))
+		out[i] = p
 	}
 	return out, nil
+}
+
+// pair is v as a pair of strings <<m, n>>.
+func pair(v tlcmodel.Value) ([2]string, bool) {
+	t, ok := tlcmodel.Tuple(v)
+	if !ok || len(t) != 2 {
+		return [2]string{}, false
+	}
+	a, okA := t[0].(string)
+	b, okB := t[1].(string)
+	return [2]string{a, b}, okA && okB
 }

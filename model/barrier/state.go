@@ -5,7 +5,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Item mirrors an element of an edge's queue (tla/BarrierSnapshots.tla
@@ -19,14 +19,14 @@ type Item struct {
 }
 
 // Status mirrors Status (line 82), an edge's recording status: the same
-// three values as in tla/ChandyLamport.tla, so model's type.
-type Status = model.Status
+// three values as in tla/ChandyLamport.tla, spec's one type.
+type Status = spec.Status
 
 // The statuses.
 const (
-	Idle      = model.Idle
-	Recording = model.Recording
-	Done      = model.Done
+	Idle      = spec.Idle
+	Recording = spec.Recording
+	Done      = spec.Done
 )
 
 // App mirrors the application state of lines 116-121 (InitApp,

@@ -1,5 +1,10 @@
-// Package tlcmodel reads TLC model files into a model.Config: what the
-// check command and the tests of package model load.
+// Package tlcmodel parses TLC model files: a pure parser that knows no
+// model package. It reads a model's .cfg and .tla into a Raw: the names
+// the .cfg gives (SPECIFICATION, INVARIANT(S), PROPERTY(IES),
+// CHECK_DEADLOCK), the spec module the .tla extends, and every constant's
+// raw value with the line that wrote it. The loaders beside the specs'
+// Go models give the values their meaning: model.Load (the
+// Chandy-Lamport modules) and barrier.Load (tla/BarrierSnapshots.tla).
 //
 // A model is a .cfg file (CONSTANTS, SPECIFICATION, INVARIANT(S),
 // PROPERTY(IES), CHECK_DEADLOCK) and the module of the same base name
@@ -10,10 +15,8 @@
 // tuples <<..>>, records [k |-> v, ..] and ranges a..b. Anything else is an
 // *Error naming the file and line.
 //
-// Use it in this order: Load(cfgPath) reads both files (Parse takes their
-// contents); the result is a model.Config ready for model.Explore or
-// model.Simulate. Parsing goes lex, then parseCfg and parseModule, then
-// resolve (the .cfg's constants against the module's definitions), then
-// the constants' shapes (topology, procFunc, posInts, initiator), then
-// model.NewConfig, whose errors name a constant and are placed at its line.
+// Parsing goes lex, then parseCfg and parseModule, then resolve (the
+// .cfg's constants against the module's definitions): LoadRaw reads the
+// files, ParseRaw takes their contents, Raw.Declares checks the
+// constants' names against the ones the spec declares.
 package tlcmodel

@@ -1,27 +1,15 @@
 package tlcmodel
 
-import (
-	"github.com/markerwave/markerwave/model"
-)
+import "slices"
 
-// specModules lists the spec modules of tla/ and the specifications each
-// defines (a module also has those of the modules it extends).
-var specModules = map[string][]model.Variant{
-	"ChandyLamport":          {model.VariantSpec},
-	"ChandyLamportNonFIFO":   {model.VariantSpec, model.VariantNonFIFO},
-	"ChandyLamportNoRecord":  {model.VariantSpec, model.VariantNoRecord},
-	"ChandyLamportNoForward": {model.VariantSpec, model.VariantNoForward},
-	"ChandyLamportLossy":     {model.VariantSpec, model.VariantLossy},
-	// ChandyLamportFaults defines Spec too (by EXTENDS), but Spec leaves
-	// the faults variables unconstrained: TLC cannot check it.
-	"ChandyLamportFaults": {model.VariantFaults, model.VariantNoDetector, model.VariantRecoverAny},
-}
+// SpecModules are the spec modules of tla/ a model may extend: the
+// Chandy-Lamport family (package model's) and tla/BarrierSnapshots.tla
+// (package model/barrier's). Which specifications each defines is its
+// loader's to know.
+var SpecModules = []string{"ChandyLamport", "ChandyLamportNonFIFO", "ChandyLamportNoRecord", "ChandyLamportNoForward",
+	"ChandyLamportLossy", "ChandyLamportFaults", "BarrierSnapshots"}
 
 var standardModules = map[string]bool{"Naturals": true, "Integers": true, "Sequences": true, "FiniteSets": true, "TLC": true}
-
-// otherSpecModules are the spec modules of tla/ whose Go model is not
-// package model's: LoadRaw reads their models.
-var otherSpecModules = map[string]bool{"BarrierSnapshots": true}
 
 type moduleDef struct {
 	val  Value
@@ -32,8 +20,7 @@ type module struct {
 	file    string
 	name    string
 	extends []string
-	specs   map[model.Variant]bool
-	other   string // the spec module of otherSpecModules it extends, if any
+	spec    string // the first spec module of SpecModules it extends
 	defs    map[string]moduleDef
 }
 
@@ -45,7 +32,7 @@ func parseModule(file, src string) (*module, error) {
 		return nil, err
 	}
 	p := &parser{file: file, toks: toks, defs: map[string]Value{}}
-	m := &module{file: file, specs: map[model.Variant]bool{}, defs: map[string]moduleDef{}}
+	m := &module{file: file, defs: map[string]moduleDef{}}
 	if err := m.header(p); err != nil {
 		return nil, err
 	}
@@ -103,12 +90,10 @@ func (m *module) extendsClause(p *parser) error {
 		if e.kind != tIdent {
 			return p.errf(e.line, "expected a module name in EXTENDS")
 		}
-		if vs, ok := specModules[e.text]; ok {
-			for _, v := range vs {
-				m.specs[v] = true
+		if slices.Contains(SpecModules, e.text) {
+			if m.spec == "" {
+				m.spec = e.text
 			}
-		} else if otherSpecModules[e.text] {
-			m.other = e.text
 		} else if !standardModules[e.text] {
 			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportLossy, ChandyLamportFaults, BarrierSnapshots, plus standard modules)", e.text)
 		}
@@ -118,7 +103,7 @@ func (m *module) extendsClause(p *parser) error {
 		}
 		p.next()
 	}
-	if len(m.specs) == 0 && m.other == "" {
+	if m.spec == "" {
 		return p.errf(line, "EXTENDS names no spec module")
 	}
 	return nil

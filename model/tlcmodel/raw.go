@@ -8,17 +8,48 @@ import (
 	"strings"
 )
 
-// Raw is a TLC model read without interpreting its constants: the model
-// of a spec module whose Go model is not package model's (model/barrier
-// reads tla/BarrierSnapshots.tla's models this way).
+// Error is an error in a model file, at a line (0: the whole file).
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Raw is a TLC model as the files write it, its constants not
+// interpreted: what a spec's loader (model.Load, barrier.Load) builds its
+// Config from. Every name keeps the line that wrote it, for the loader's
+// errors.
 type Raw struct {
-	Name          string // the model's module
-	SpecModule    string // the spec module it extends
-	Spec          string // SPECIFICATION
-	Invariants    []string
-	Properties    []string
+	Name       string   // the model's module
+	File       string   // the .cfg file
+	Module     string   // the .tla file
+	SpecModule string   // the spec module of SpecModules it extends
+	Extends    []string // every module it extends, in order
+	Spec       string   // SPECIFICATION
+	SpecLine   int
+	Invariants []string
+	InvLines   []int
+	Properties []string
+	PropLines  []int
+	// ConstLine is the line of the CONSTANTS keyword.
+	ConstLine     int
 	CheckDeadlock bool
 	Constants     map[string]Const
+	// assigned are the constants the .cfg assigns, in its order, at the
+	// .cfg's lines.
+	assigned []assignment
+}
+
+type assignment struct {
+	name string
+	line int
 }
 
 // Const is a constant's value (int64, string, bool, or what Set, Tuple and
@@ -59,57 +90,94 @@ func Record(v Value) (map[string]Value, bool) {
 	return m, true
 }
 
+// RecordKeys returns a record value's keys in the order written.
+func RecordKeys(v Value) ([]string, bool) {
+	r, ok := v.(recordV)
+	return r.keys, ok
+}
+
 // Describe says what kind of value v is, for error messages.
 func Describe(v Value) string { return describe(v) }
 
-// LoadRaw reads the TLC model cfgPath and the module of the same base name
-// beside it, which must extend specModule, whose CONSTANTS are
-// constants: each must be assigned, and none other.
-func LoadRaw(cfgPath, specModule string, constants []string) (*Raw, error) {
+// LoadRaw reads the TLC model cfgPath and the module of the same base
+// name beside it (ParseRaw).
+func LoadRaw(cfgPath string) (*Raw, error) {
 	src, tlaPath, msrc, err := readModel(cfgPath)
 	if err != nil {
 		return nil, err
 	}
-	cf, err := parseCfg(cfgPath, string(src))
+	return ParseRaw(cfgPath, string(src), tlaPath, string(msrc))
+}
+
+// ParseRaw parses a model's .cfg and .tla contents (the paths are used in
+// errors, and the module's name must be the .tla file's base name) and
+// gives every constant the .cfg assigns its value: written there (X = v)
+// or a definition of the module (X <- Name). Which constants the spec
+// declares is checked by Declares.
+func ParseRaw(cfgPath, cfgSrc, tlaPath, tlaSrc string) (*Raw, error) {
+	cf, err := parseCfg(cfgPath, cfgSrc)
 	if err != nil {
 		return nil, err
 	}
-	mod, err := parseModule(tlaPath, string(msrc))
+	mod, err := parseModule(tlaPath, tlaSrc)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkModuleName(mod, tlaPath); err != nil {
 		return nil, err
 	}
-	if mod.other != specModule {
-		return nil, &Error{tlaPath, 0, fmt.Sprintf("%s does not extend %s (EXTENDS %s)", mod.name, specModule, strings.Join(mod.extends, ", "))}
-	}
-	r := &Raw{Name: mod.name, SpecModule: specModule, Spec: cf.spec, Invariants: cf.invariants,
-		Properties: cf.properties, CheckDeadlock: cf.checkDeadlock, Constants: map[string]Const{}}
+	r := &Raw{Name: mod.name, File: cf.file, Module: mod.file, SpecModule: mod.spec, Extends: mod.extends,
+		Spec: cf.spec, SpecLine: cf.specLine, Invariants: cf.invariants, InvLines: cf.invLines,
+		Properties: cf.properties, PropLines: cf.propLines, ConstLine: cf.constLine,
+		CheckDeadlock: cf.checkDeadlock, Constants: map[string]Const{}}
+	return r, r.resolve(cf, mod)
+}
+
+// resolve gives each constant of cf its value.
+func (r *Raw) resolve(cf *cfgFile, mod *module) error {
 	for _, c := range cf.constants {
-		if !slices.Contains(constants, c.name) {
-			return nil, &Error{cf.file, c.line, fmt.Sprintf("unknown constant %s (%s declares %s)", c.name, specModule, strings.Join(constants, ", "))}
-		}
+		r.assigned = append(r.assigned, assignment{c.name, c.line})
 		if c.ref == "" {
 			r.Constants[c.name] = Const{c.value, cf.file, c.line}
 			continue
 		}
 		d, ok := mod.defs[c.ref]
 		if !ok {
-			return nil, &Error{cf.file, c.line, fmt.Sprintf("%s <- %s: %s is not defined in %s", c.name, c.ref, c.ref, mod.file)}
+			return &Error{cf.file, c.line, fmt.Sprintf("%s <- %s: %s is not defined in %s", c.name, c.ref, c.ref, mod.file)}
 		}
 		r.Constants[c.name] = Const{d.val, mod.file, d.line}
 	}
-	for _, name := range constants {
-		if _, ok := r.Constants[name]; !ok {
-			return nil, &Error{cf.file, cf.constLine, fmt.Sprintf("constant %s is not assigned", name)}
-		}
-	}
-	return r, nil
+	return nil
 }
 
-// SpecModule returns the spec module the model cfgPath's module extends:
-// a Chandy-Lamport module (Load reads the model) or one LoadRaw reads.
+// Declares checks the model's constants against those its spec module
+// declares: each assigned, none other.
+func (r *Raw) Declares(constants []string) error {
+	for _, a := range r.assigned {
+		if !slices.Contains(constants, a.name) {
+			return &Error{r.File, a.line, fmt.Sprintf("unknown constant %s (%s declares %s)", a.name, r.SpecModule, strings.Join(constants, ", "))}
+		}
+	}
+	for _, name := range constants {
+		if _, ok := r.Constants[name]; !ok {
+			return &Error{r.File, r.ConstLine, fmt.Sprintf("constant %s is not assigned", name)}
+		}
+	}
+	return nil
+}
+
+// checkModuleName: the module's name is its file's base name, as SANY
+// requires.
+func checkModuleName(mod *module, tlaPath string) error {
+	base := strings.TrimSuffix(filepath.Base(tlaPath), filepath.Ext(tlaPath))
+	if mod.name != base {
+		return &Error{tlaPath, 1, fmt.Sprintf("module is named %s, but the file is %s.tla", mod.name, base)}
+	}
+	return nil
+}
+
+// SpecModule returns the spec module (of SpecModules) the model cfgPath's
+// module extends.
 func SpecModule(cfgPath string) (string, error) {
 	tlaPath := strings.TrimSuffix(cfgPath, filepath.Ext(cfgPath)) + ".tla"
 	msrc, err := os.ReadFile(tlaPath)
@@ -120,15 +188,7 @@ func SpecModule(cfgPath string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if mod.other != "" {
-		return mod.other, nil
-	}
-	for _, e := range mod.extends {
-		if _, ok := specModules[e]; ok {
-			return e, nil
-		}
-	}
-	return "", &Error{tlaPath, 0, "EXTENDS names no spec module"}
+	return mod.spec, nil
 }
 
 // readModel reads the TLC model cfgPath and the module of the same base

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/markerwave/markerwave/model"
-	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 	"github.com/markerwave/markerwave/tla"
 )
@@ -149,7 +148,7 @@ func loadModel(name string) (*model.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tlcmodel.Parse("tla/"+name+".cfg", cfgSrc, "tla/"+name+".tla", tlaSrc)
+	return model.Parse("tla/"+name+".cfg", cfgSrc, "tla/"+name+".tla", tlaSrc)
 }
 
 // Constants are a model's constants (model.Constants) as the page edits

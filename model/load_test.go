@@ -1,4 +1,4 @@
-package tlcmodel
+package model
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/markerwave/markerwave/model"
+	"github.com/markerwave/markerwave/model/tlcmodel"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -50,7 +50,7 @@ func TestParseModelGood(t *testing.T) {
 	cfg, err := Parse("MCX.cfg", goodCfg, "MCX.tla", goodTLA)
 	require.NoError(t, err)
 	assert.Equal(t, "MCX", cfg.Name)
-	assert.Equal(t, model.VariantSpec, cfg.Variant)
+	assert.Equal(t, VariantSpec, cfg.Variant)
 	assert.Equal(t, []spec.ProcID{"P1", "P2"}, cfg.Topo.Procs)
 	assert.Equal(t, []int64{100, 50}, cfg.InitBal)
 	assert.Equal(t, []int{2, 1}, cfg.Budget)
@@ -71,24 +71,24 @@ Snap = {1} Initiator = <<"P1">>
 SPECIFICATION Spec INVARIANT TypeOK`
 	cfg2, err := Parse("MCX.cfg", byValue, "MCX.tla", goodTLA)
 	require.NoError(t, err)
-	r, err := model.Explore(cfg2, model.Options{})
+	r, err := Explore(cfg2, Options{})
 	require.NoError(t, err)
 	tb := loadTLA(t, "MCTwoBank")
-	r2, err := model.Explore(tb, model.Options{})
+	r2, err := Explore(tb, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, r2.Distinct, r.Distinct)
 	assert.Equal(t, r2.Generated, r.Generated)
 }
 
 func TestLoadEveryTLAModel(t *testing.T) {
-	want := map[string]model.Variant{"MCTwoBank": model.VariantSpec, "MCRing": model.VariantSpec, "MCConcurrent": model.VariantSpec, "MCLarge": model.VariantSpec,
-		"MCNonFIFO": model.VariantNonFIFO, "MCNoRecord": model.VariantNoRecord, "MCNoForward": model.VariantNoForward}
+	want := map[string]Variant{"MCTwoBank": VariantSpec, "MCRing": VariantSpec, "MCConcurrent": VariantSpec, "MCLarge": VariantSpec,
+		"MCNonFIFO": VariantNonFIFO, "MCNoRecord": VariantNoRecord, "MCNoForward": VariantNoForward}
 	for name, v := range want {
 		cfg := loadTLA(t, name)
 		assert.Equal(t, v, cfg.Variant, name)
 		assert.Equal(t, name, cfg.Name)
 	}
-	_, err := Load("../../tla/NoSuch.cfg")
+	_, err := Load("../tla/NoSuch.cfg")
 	assert.ErrorContains(t, err, "NoSuch.cfg")
 }
 
@@ -165,20 +165,13 @@ func TestLoadModelFromFiles(t *testing.T) {
 	assert.Equal(t, "MCX", cfg.Name)
 }
 
-func loadTLA(t *testing.T, name string) *model.Config {
-	t.Helper()
-	cfg, err := Load("../../tla/" + name + ".cfg")
-	require.NoError(t, err)
-	return cfg
-}
-
 // A model whose balances sum past int64 is refused, naming InitBal at its
 // line, instead of failing TypeOK on an overflow.
 func TestParseOverflow(t *testing.T) {
 	big := strings.Replace(goodTLA, "[P1 |-> 100, P2 |-> 50]", "[P1 |-> 9223372036854775807, P2 |-> 1]", 1)
 	require.NotEqual(t, goodTLA, big)
 	_, err := Parse("MCX.cfg", goodCfg, "MCX.tla", big)
-	var e *Error
+	var e *tlcmodel.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, "MCX.tla", e.File)
 	assert.Contains(t, err.Error(), "InitBal sums past 9223372036854775807")
@@ -188,10 +181,10 @@ func TestParseOverflow(t *testing.T) {
 // specification and constants, and the three constants are checked at
 // their lines.
 func TestParseFaultsModels(t *testing.T) {
-	want := map[string]model.Variant{"MCFaultsTwoBank": model.VariantFaults, "MCFaultsRing": model.VariantFaults,
-		"MCFaultsTwoSnap": model.VariantFaults, "MCFaultsNoDetector": model.VariantNoDetector,
-		"MCFaultsRecoverAny": model.VariantRecoverAny, "MCFaultsRecoverAnyReach": model.VariantRecoverAny,
-		"MCLossy": model.VariantLossy, "MCLossyConservation": model.VariantLossy}
+	want := map[string]Variant{"MCFaultsTwoBank": VariantFaults, "MCFaultsRing": VariantFaults,
+		"MCFaultsTwoSnap": VariantFaults, "MCFaultsNoDetector": VariantNoDetector,
+		"MCFaultsRecoverAny": VariantRecoverAny, "MCFaultsRecoverAnyReach": VariantRecoverAny,
+		"MCLossy": VariantLossy, "MCLossyConservation": VariantLossy}
 	for name, v := range want {
 		cfg := loadTLA(t, name)
 		assert.Equal(t, v, cfg.Variant, name)
@@ -209,7 +202,7 @@ func TestParseFaultsModels(t *testing.T) {
 	faultsTLA := strings.Replace(goodTLA, "EXTENDS ChandyLamport, TLC", "EXTENDS ChandyLamportFaults, TLC", 1)
 	cfg, err := Parse("MCX.cfg", faultsCfg, "MCX.tla", faultsTLA)
 	require.NoError(t, err)
-	assert.Equal(t, model.VariantFaults, cfg.Variant)
+	assert.Equal(t, VariantFaults, cfg.Variant)
 	cases := []struct{ name, cfg, tla, want string }{
 		{"faults constant in base module", strings.NewReplacer("SpecFaults", "Spec", "SnapshotsEnd", "SnapshotsComplete").Replace(faultsCfg), goodTLA,
 			"MCX.cfg:10: unknown constant MaxCrash"},

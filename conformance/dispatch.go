@@ -1,0 +1,108 @@
+package conformance
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// The one dispatcher of the audit: what kind of trace a file holds
+// decides which replay runs. A barrier trace (its header's format) is
+// audited against model/barrier (AuditBarrier); a Chandy-Lamport trace
+// with restores is a history of incarnations (replayHistory), each
+// replayed by the replay its own events call for; one with fault events
+// is replayed against the faults model (replayFaults); any other against
+// the model (replayPlain). The replays call down into the shared step
+// checks (check.go), never back up here.
+
+// AuditFile audits trace file path (Audit), with the recorded snapshots
+// and the drained claim it carries and its line numbers in the report; a
+// barrier trace with AuditBarrierFile.
+func AuditFile(path string, opts Options) (Report, error) {
+	if IsBarrierTraceFile(path) {
+		return AuditBarrierFile(path, opts)
+	}
+	tr, lines, err := ReadTraceFile(path)
+	if err != nil {
+		return Report{}, err
+	}
+	opts.Lines, opts.RecordedLines, opts.RestoreLines = lines.Events, lines.Recorded, lines.Restores
+	return Audit(tr, opts), nil
+}
+
+// Audit is what markerwave audit decides of one run: a run that does not
+// hold every event its vector clocks say happened (Incomplete; one node's
+// own log, say) is not replayed, and Report.Err says why; any other run is
+// replayed against the model (Replay).
+func Audit(tr spec.Trace, opts Options) Report {
+	if err := Incomplete(tr); err != nil {
+		err = fmt.Errorf("incomplete: %w", err)
+		if p, ok := NodeLog(tr); ok {
+			err = fmt.Errorf("%w; the trace holds only %s's events, as one node's own log does: give all the run's node logs, or their directory, to merge them", err, string(p))
+		}
+		return Report{Err: err}
+	}
+	return Replay(tr, opts)
+}
+
+// hasFaults reports whether tr holds an event of the failure handling.
+func hasFaults(tr spec.Trace) bool {
+	for _, e := range tr.Events {
+		if e.Action.Fault() {
+			return true
+		}
+	}
+	return false
+}
+
+// Replay replays Chandy-Lamport trace tr against the model its kind
+// calls for: a history of incarnations (tr has restores) incarnation by
+// incarnation, each by replayIncarnation; any other run by
+// replayIncarnation. Every replay checks each step against the model
+// (enabled, the same message and state, the invariants, the recorded
+// states reported) and, independently, the run properties (CheckRun).
+func Replay(tr spec.Trace, opts Options) Report {
+	if len(tr.Restores) > 0 {
+		return replayHistory(tr, opts, replayIncarnation)
+	}
+	return replayIncarnation(tr, opts)
+}
+
+// replayIncarnation replays a run of one incarnation: against the faults
+// model if it holds fault events (replayFaults), else against the model
+// (replayPlain).
+func replayIncarnation(tr spec.Trace, opts Options) Report {
+	if hasFaults(tr) {
+		return replayFaults(tr, opts)
+	}
+	return replayPlain(tr, opts)
+}
+
+// IsBarrierTraceFile reports whether the file at path is a barrier
+// trace (IsBarrierTrace).
+func IsBarrierTraceFile(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && IsBarrierTrace(b)
+}
+
+// IsBarrierTrace reports whether trace b is a barrier trace: its first
+// non-blank line is a barrier trace's header.
+func IsBarrierTrace(b []byte) bool {
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			return spec.IsBarrierTrace(l)
+		}
+	}
+	return false
+}
+
+// AuditBarrierFile reads and audits the barrier trace at path.
+func AuditBarrierFile(path string, opts Options) (Report, error) {
+	tr, err := ReadBarrierTraceFile(path)
+	if err != nil {
+		return Report{}, err
+	}
+	return AuditBarrier(tr, opts), nil
+}
