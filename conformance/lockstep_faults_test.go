@@ -365,110 +365,114 @@ func (l *faultLockstep) finish(pick func([]spec.Channel) spec.Channel) {
 // TestLockstepFaults: random runs of real cores with crashes, true and
 // false suspicions and aborts, in lockstep with model/faults.go, ending
 // with the spec's fairness (SnapshotsEnd); the audit of each run's log
-// conforms. It counts what it drove, so a
-// harness that stopped exercising the fault steps would show.
+// conforms. It counts what it drove, and the runs on fixed inputs
+// (checkCovering) must drive every fault step, so a harness that stopped
+// exercising them would show.
 func TestLockstepFaults(t *testing.T) {
-	var runs, crashes, suspicions, aborts, drops, refusals int
-	rapid.Check(t, func(rt *rapid.T) {
-		l := drawFaultLockstep(rt)
-		before := len(l.net.Events)
-		rt.Repeat(map[string]func(*rapid.T){
-			"send": func(rt *rapid.T) {
-				live := l.live()
-				var cs []spec.Channel
-				for _, c := range l.cfg.Topo.Chans {
-					if !l.crashed[c.From] {
-						cs = append(cs, c)
-					}
+	checkCovering(t, faultSeeds, lockstepFaults, "crash", "suspicion", "abort", "marker dropped", "send to a suspected peer")
+}
+
+// faultSeeds is how many fixed inputs TestLockstepFaults runs: enough
+// that every fault step is reached, with a margin (the log says where
+// each is first reached).
+const faultSeeds = 40
+
+// lockstepFaults is one run of TestLockstepFaults; seen counts the fault
+// steps it drove.
+func lockstepFaults(rt *rapid.T, seen map[string]int, _ string) {
+	l := drawFaultLockstep(rt)
+	before := len(l.net.Events)
+	rt.Repeat(map[string]func(*rapid.T){
+		"send": func(rt *rapid.T) {
+			live := l.live()
+			var cs []spec.Channel
+			for _, c := range l.cfg.Topo.Chans {
+				if !l.crashed[c.From] {
+					cs = append(cs, c)
 				}
-				if len(live) == 0 || len(cs) == 0 {
-					rt.Skip("no live sender")
-				}
-				c := rapid.SampledFrom(cs).Draw(rt, "chan")
-				if l.st.Suspected.Has(l.cfg.Topo.ProcIndex(c.To)) {
-					refusals++
-				}
-				l.send(c, rapid.SampledFrom(l.amounts).Draw(rt, "amount"))
-			},
-			"deliver": func(rt *rapid.T) {
-				cs := l.busyLive()
-				if len(cs) == 0 {
-					rt.Skip("nothing in flight to a live process")
-				}
-				l.deliver(rapid.SampledFrom(cs).Draw(rt, "deliver"))
-			},
-			"initiate": func(rt *rapid.T) {
-				var ok []spec.SnapID
-				for si, s := range l.cfg.Snap {
-					if !l.crashed[l.cfg.Topo.Procs[l.cfg.Initiator[si]]] {
-						ok = append(ok, s)
-					}
-				}
-				if len(ok) == 0 {
-					rt.Skip("every initiator crashed")
-				}
-				l.initiate(rapid.SampledFrom(ok).Draw(rt, "snap"))
-			},
-			"take": func(rt *rapid.T) { l.net.Take(); l.check() },
-			"crash": func(rt *rapid.T) {
-				p := rapid.SampledFrom(l.cfg.Topo.Procs).Draw(rt, "crash")
-				if _, err := model.Crash(l.cfg, l.st, p); err != nil {
-					rt.Skip("Crash not enabled")
-				}
-				crashes++
-				l.crash(p)
-			},
-			"suspect": func(rt *rapid.T) {
-				q := rapid.SampledFrom(l.cfg.Topo.Procs).Draw(rt, "suspect")
-				if l.st.Suspected.Has(l.cfg.Topo.ProcIndex(q)) || len(l.live()) == 0 {
-					rt.Skip("already suspected")
-				}
-				suspicions++
-				l.suspect(q)
-			},
-			"abort": func(rt *rapid.T) {
-				var can [][2]int
-				for si := range l.cfg.Snap {
-					for qi, q := range l.cfg.Topo.Procs {
-						if _, err := model.Abort(l.cfg, l.st, l.cfg.Snap[si], q); err == nil && l.crashed[q] {
-							can = append(can, [2]int{si, qi})
-						}
-					}
-				}
-				if len(can) == 0 {
-					rt.Skip("no abort enabled")
-				}
-				a := rapid.SampledFrom(can).Draw(rt, "abort")
-				aborts++
-				l.abort(l.cfg.Snap[a[0]], l.cfg.Topo.Procs[a[1]])
-			},
-		})
-		l.finish(func(cs []spec.Channel) spec.Channel { return rapid.SampledFrom(cs).Draw(rt, "drain") })
-		// The run's log, as markerwave audit reads it, conforms: the
-		// replay (faultreplay.go) finds every step enabled in its node's
-		// view, and the crashes where the crash rule puts them. The run
-		// is drained if a node is left to suspect the crashed ones
-		// (with none, the logs cannot tell a crash from a stop).
-		l.net.Take()
-		tr := l.net.Trace("")
-		tr.Header.Drained = len(l.live()) > 0
-		tr.Recorded = l.net.RecordedSnapshots()
-		if r := Replay(tr, Options{}); !r.OK() {
-			var b strings.Builder
-			for _, e := range tr.Events {
-				fmt.Fprintf(&b, "%s\n", e)
 			}
-			rt.Fatalf("the audit of the run's log does not conform:\n%s\nthe run's events:\n%s", r, b.String())
-		}
-		runs++
-		for _, ev := range l.net.Events[before:] {
-			if ev.Action == spec.DropMarker {
-				drops++
+			if len(live) == 0 || len(cs) == 0 {
+				rt.Skip("no live sender")
 			}
-		}
+			c := rapid.SampledFrom(cs).Draw(rt, "chan")
+			if l.st.Suspected.Has(l.cfg.Topo.ProcIndex(c.To)) {
+				seen["send to a suspected peer"]++
+			}
+			l.send(c, rapid.SampledFrom(l.amounts).Draw(rt, "amount"))
+		},
+		"deliver": func(rt *rapid.T) {
+			cs := l.busyLive()
+			if len(cs) == 0 {
+				rt.Skip("nothing in flight to a live process")
+			}
+			l.deliver(rapid.SampledFrom(cs).Draw(rt, "deliver"))
+		},
+		"initiate": func(rt *rapid.T) {
+			var ok []spec.SnapID
+			for si, s := range l.cfg.Snap {
+				if !l.crashed[l.cfg.Topo.Procs[l.cfg.Initiator[si]]] {
+					ok = append(ok, s)
+				}
+			}
+			if len(ok) == 0 {
+				rt.Skip("every initiator crashed")
+			}
+			l.initiate(rapid.SampledFrom(ok).Draw(rt, "snap"))
+		},
+		"take": func(rt *rapid.T) { l.net.Take(); l.check() },
+		"crash": func(rt *rapid.T) {
+			p := rapid.SampledFrom(l.cfg.Topo.Procs).Draw(rt, "crash")
+			if _, err := model.Crash(l.cfg, l.st, p); err != nil {
+				rt.Skip("Crash not enabled")
+			}
+			seen["crash"]++
+			l.crash(p)
+		},
+		"suspect": func(rt *rapid.T) {
+			q := rapid.SampledFrom(l.cfg.Topo.Procs).Draw(rt, "suspect")
+			if l.st.Suspected.Has(l.cfg.Topo.ProcIndex(q)) || len(l.live()) == 0 {
+				rt.Skip("already suspected")
+			}
+			seen["suspicion"]++
+			l.suspect(q)
+		},
+		"abort": func(rt *rapid.T) {
+			var can [][2]int
+			for si := range l.cfg.Snap {
+				for qi, q := range l.cfg.Topo.Procs {
+					if _, err := model.Abort(l.cfg, l.st, l.cfg.Snap[si], q); err == nil && l.crashed[q] {
+						can = append(can, [2]int{si, qi})
+					}
+				}
+			}
+			if len(can) == 0 {
+				rt.Skip("no abort enabled")
+			}
+			a := rapid.SampledFrom(can).Draw(rt, "abort")
+			seen["abort"]++
+			l.abort(l.cfg.Snap[a[0]], l.cfg.Topo.Procs[a[1]])
+		},
 	})
-	t.Logf("%d runs: %d crashes, %d suspicions, %d aborts driven, %d markers dropped, %d sends to suspected peers", runs, crashes, suspicions, aborts, drops, refusals)
-	if crashes == 0 || suspicions == 0 || aborts == 0 || drops == 0 || refusals == 0 {
-		t.Errorf("the runs did not exercise every fault step")
+	l.finish(func(cs []spec.Channel) spec.Channel { return rapid.SampledFrom(cs).Draw(rt, "drain") })
+	// The run's log, as markerwave audit reads it, conforms: the
+	// replay (faultreplay.go) finds every step enabled in its node's
+	// view, and the crashes where the crash rule puts them. The run
+	// is drained if a node is left to suspect the crashed ones
+	// (with none, the logs cannot tell a crash from a stop).
+	l.net.Take()
+	tr := l.net.Trace("")
+	tr.Header.Drained = len(l.live()) > 0
+	tr.Recorded = l.net.RecordedSnapshots()
+	if r := Replay(tr, Options{}); !r.OK() {
+		var b strings.Builder
+		for _, e := range tr.Events {
+			fmt.Fprintf(&b, "%s\n", e)
+		}
+		rt.Fatalf("the audit of the run's log does not conform:\n%s\nthe run's events:\n%s", r, b.String())
+	}
+	for _, ev := range l.net.Events[before:] {
+		if ev.Action == spec.DropMarker {
+			seen["marker dropped"]++
+		}
 	}
 }

@@ -34,7 +34,11 @@ import (
 // all of a run's, since the control runs every mutant's selection (one
 // invocation per package and flags), which would otherwise share one
 // budget that grows with the mutants (on a loaded machine it ran out).
-const runTimeout = 150 * time.Second
+// Alone, an invocation takes seconds; 5 minutes (the test binary's
+// -timeout 4 minutes of it) only stops a hang: at 150 s, the control's go
+// test of impl/trace, compiling from a cold cache on two cores under a
+// load of 20, ran out.
+const runTimeout = 5 * time.Minute
 
 var update = flag.Bool("update", false, "rewrite the mutation table in docs/conformance.md from the mutants")
 
@@ -505,7 +509,7 @@ func (rn *runner) runAll(overlay, work string, runs []goTest) (string, bool, err
 func (rn *runner) run(overlay, work string, r goTest) (string, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	args := []string{"test", "-count=1", "-v", "-vet=off", "-overlay=" + overlay, "-timeout", "120s", "-ldflags=-s -w",
+	args := []string{"test", "-count=1", "-v", "-vet=off", "-overlay=" + overlay, "-timeout", "4m", "-ldflags=-s -w",
 		"-run", "^(" + strings.Join(r.Tests, "|") + ")$", r.Pkg}
 	args = append(args, r.Args...)
 	if rn.rapid[filepath.Join(rn.root, filepath.FromSlash(r.Pkg))] {
