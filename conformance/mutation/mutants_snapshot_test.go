@@ -32,7 +32,7 @@ var snapshotMutants = []mutant{
 		Doc:  "Assemble checks only that a part names some process, not one of the topology",
 		Patches: []patch{{
 			File: "impl/snapshot/snapshot.go",
-			Old:  "\t\tif !t.Has(p.Node.Proc) {\n",
+			Old:  "\t\tif !g.Topology.Has(p.Node.Proc) {\n",
 			New:  "\t\tif p.Node.Proc == \"\" { // MUTANT snapshot-unknown-part: any named process is accepted\n",
 		}},
 		Runs: []goTest{{Pkg: "./impl/snapshot", Tests: []string{"TestAssembleRefusesMisfits"}}},
