@@ -103,8 +103,8 @@ var dataflowMutants = []mutant{
 		Doc:  "the records an unaligned barrier overtakes are not put in the node's part",
 		Patches: []patch{{
 			File: "impl/dataflow/node.go",
-			Old:  "\t\t\tp.Overtaken[e] = slices.Clone(n.q[e][at:])\n",
-			New:  "\t\t\t_ = e // MUTANT barrier-no-persist: the overtaken records are not persisted\n",
+			Old:  "\t\t\tp.Overtaken[e] = over\n",
+			New:  "\t\t\t_ = over // MUTANT barrier-no-persist: the overtaken records are not persisted\n",
 		}},
 		// The edge's channel state misses the overtaken records, sent
 		// before the sender's cut and taken after the receiver's.
@@ -145,8 +145,8 @@ var dataflowMutants = []mutant{
 		Doc:  "the inputs whose barrier has not arrived are marked done instead of recording",
 		Patches: []patch{{
 			File: "impl/dataflow/node.go",
-			Old:  "\t\t\t\tn.recChan[d] = Recording\n",
-			New:  "\t\t\t\tn.recChan[d] = Done // MUTANT barrier-pending-done\n",
+			Old:  "\t\t\tn.recChan[d] = Recording\n",
+			New:  "\t\t\tn.recChan[d] = Done // MUTANT barrier-pending-done\n",
 		}},
 		// Nothing is logged on them: the records in flight on them at the
 		// cut are in no channel state.

@@ -27,14 +27,14 @@ var runtimeMutants = []mutant{
 		Doc:  "the node loop delivers an application frame already waiting in the inbox before the marker it just took (data first, for latency)",
 		Patches: []patch{{
 			File: "impl/runtime/node.go",
-			Old:  "\t\t\tfor _, env := range batch {\n\t\t\t\tn.receive(env)\n\t\t\t}\n",
-			New: "\t\t\tfor i, env := range batch { // MUTANT runtime-marker-after-data: data already waiting goes before the marker\n" +
-				"\t\t\t\tif env.Frame.Kind == wire.KindMarker && i+1 < len(batch) && batch[i+1].Frame.Kind == wire.KindApp {\n" +
-				"\t\t\t\t\tbatch[i], batch[i+1] = batch[i+1], env\n" +
-				"\t\t\t\t\tenv = batch[i]\n" +
-				"\t\t\t\t}\n" +
-				"\t\t\t\tn.receive(env)\n" +
-				"\t\t\t}\n",
+			Old:  "\tfor _, env := range batch {\n\t\tn.receive(env)\n\t}\n",
+			New: "\tfor i, env := range batch { // MUTANT runtime-marker-after-data: data already waiting goes before the marker\n" +
+				"\t\tif env.Frame.Kind == wire.KindMarker && i+1 < len(batch) && batch[i+1].Frame.Kind == wire.KindApp {\n" +
+				"\t\t\tbatch[i], batch[i+1] = batch[i+1], env\n" +
+				"\t\t\tenv = batch[i]\n" +
+				"\t\t}\n" +
+				"\t\tn.receive(env)\n" +
+				"\t}\n",
 		}},
 		Runs: []goTest{runtimeConformance("TestRuntimeMemory")},
 		Expect: []expect{outputHas("TestRuntimeMemory", "the collector refuses an inconsistent snapshot (or the run does not replay)",
@@ -95,8 +95,8 @@ var runtimeMutants = []mutant{
 		Doc:  "Collect's description lists the open channels only of processes that never recorded",
 		Patches: []patch{{
 			File: "impl/runtime/collector.go",
-			Old:  "\t\t\tif pr == nil || !pr.closed[c.inOff[i]+k] {\n",
-			New:  "\t\t\tif pr == nil || !pr.recorded[i] && !pr.closed[c.inOff[i]+k] { // MUTANT runtime-incomplete-open: a recorded process has no open channel\n",
+			Old:  "\t\tif pr != nil && pr.closed[c.inOff[i]+k] {\n",
+			New:  "\t\tif pr != nil && (pr.recorded[i] || pr.closed[c.inOff[i]+k]) { // MUTANT runtime-incomplete-open: a recorded process has no open channel\n",
 		}},
 		Runs: []goTest{runtimeUnit("TestCollectorNamesExactlyWhatIsMissing"), runtimeConformance("TestRuntimeCollectIncomplete")},
 		Expect: []expect{
@@ -115,8 +115,8 @@ var runtimeMutants = []mutant{
 		Doc:  "Collect forgets the snapshot's progress without marking it collected",
 		Patches: []patch{{
 			File: "impl/runtime/collector.go",
-			Old:  "\t\t\tdelete(c.snaps, s)\n\t\t\tc.collected[s] = true\n\t\t\treturn snapshot.Assemble(c.topo, s, pr.parts)\n",
-			New:  "\t\t\tdelete(c.snaps, s) // MUTANT runtime-collected-twice: not marked collected\n\t\t\treturn snapshot.Assemble(c.topo, s, pr.parts)\n",
+			Old:  "\t\tc.retire(s)\n\t\tg, err := snapshot.Assemble(c.topo, s, pr.parts)\n",
+			New:  "\t\tdelete(c.snaps, s) // MUTANT runtime-collected-twice: not marked collected\n\t\tg, err := snapshot.Assemble(c.topo, s, pr.parts)\n",
 		}},
 		Runs: []goTest{runtimeUnit("TestCollectorNamesExactlyWhatIsMissing")},
 		Expect: []expect{outputHas("TestCollectorNamesExactlyWhatIsMissing", "a second Collect does not get ErrCollected",
@@ -149,8 +149,8 @@ var runtimeMutants = []mutant{
 		Doc:  "runTag's restore window starts at the restored snapshot's tag instead of the next one",
 		Patches: []patch{{
 			File: "impl/runtime/process.go",
-			Old:  "\t\tlo = uint64(from)>>SnapSeqBits + 1\n",
-			New:  "\t\tlo = uint64(from) >> SnapSeqBits // MUTANT runtime-runtag-restore: off by one\n",
+			Old:  "\tlo = uint64(from)>>SnapSeqBits + 1\n",
+			New:  "\tlo = uint64(from) >> SnapSeqBits // MUTANT runtime-runtag-restore: off by one\n",
 		}},
 		Runs: []goTest{runtimeUnit("TestRunTagOnRestore")},
 		Expect: []expect{outputHas("TestRunTagOnRestore", "a restored run's tag is taken, not above the restored id, or missed",

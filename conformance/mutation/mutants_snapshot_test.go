@@ -32,7 +32,7 @@ var snapshotMutants = []mutant{
 		Doc:  "Assemble checks only that a part names some process, not one of the topology",
 		Patches: []patch{{
 			File: "impl/snapshot/snapshot.go",
-			Old:  "\t\tif !t.Has(p.Node.Proc) {\n",
+			Old:  "\t\tif !g.Topology.Has(p.Node.Proc) {\n",
 			New:  "\t\tif p.Node.Proc == \"\" { // MUTANT snapshot-unknown-part: any named process is accepted\n",
 		}},
 		Runs: []goTest{{Pkg: "./impl/snapshot", Tests: []string{"TestAssembleRefusesMisfits"}}},
@@ -45,8 +45,8 @@ var snapshotMutants = []mutant{
 		Doc:  "Assemble checks that a part's channel states are of channels of the topology, not that they are the part's incoming ones",
 		Patches: []patch{{
 			File: "impl/snapshot/snapshot.go",
-			Old:  "\t\t\tif cs.Chan.To != q || i < 0 {\n",
-			New:  "\t\t\tif i < 0 { // MUTANT snapshot-foreign-chan-state: any channel's state is taken from any part\n",
+			Old:  "\t\tif cs.Chan.To != q || i < 0 {\n",
+			New:  "\t\tif i < 0 { // MUTANT snapshot-foreign-chan-state: any channel's state is taken from any part\n",
 		}},
 		Runs: []goTest{{Pkg: "./impl/snapshot", Tests: []string{"TestAssembleRefusesMisfits"}}},
 		Expect: []expect{outputHas("TestAssembleRefusesMisfits/state_of_a_channel_that_is_not_incoming", "a part's state of another process's channel is not refused as such",

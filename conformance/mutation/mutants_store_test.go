@@ -85,8 +85,8 @@ var storeMutants = []mutant{
 		Doc:  "LoadParts checks that a part file's header and body agree, but not that they are of the snapshot asked for",
 		Patches: []patch{{
 			File: "impl/store/store.go",
-			Old:  "\t\tif h.ID != uint64(id) || uint64(part.Snap) != h.ID ",
-			New:  "\t\tif /* MUTANT store-parts-unchecked-id: the asked id is not checked */ uint64(part.Snap) != h.ID ",
+			Old:  "\tif h.ID != uint64(id) || uint64(part.Snap) != h.ID ",
+			New:  "\tif /* MUTANT store-parts-unchecked-id: the asked id is not checked */ uint64(part.Snap) != h.ID ",
 		}},
 		Runs: []goTest{{Pkg: "./impl/store", Tests: []string{"TestLoadRefusesFileUnderAnotherName"}}},
 		Expect: []expect{outputHas("TestLoadRefusesFileUnderAnotherName", "a part of another snapshot loaded",

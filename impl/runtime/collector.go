@@ -126,14 +126,24 @@ func (c *Collector) inPos(ch spec.Channel, k int) int {
 	if q < 0 {
 		return -1
 	}
-	in := c.topo.In(ch.To)
-	if k < 0 || k >= len(in) || in[k] != ch {
-		k = sort.Search(len(in), func(k int) bool { return in[k].From >= ch.From })
-		if k == len(in) || in[k] != ch {
-			return -1
-		}
+	k = inIndex(c.topo.In(ch.To), ch, k)
+	if k < 0 {
+		return -1
 	}
 	return c.inOff[q] + k
+}
+
+// inIndex is ch's index in in, a receiver's incoming channels sorted by
+// sender: k if it holds ch, else found by binary search; -1 if absent.
+func inIndex(in []spec.Channel, ch spec.Channel, k int) int {
+	if k >= 0 && k < len(in) && in[k] == ch {
+		return k
+	}
+	k = sort.Search(len(in), func(k int) bool { return in[k].From >= ch.From })
+	if k == len(in) || in[k] != ch {
+		return -1
+	}
+	return k
 }
 
 // Add takes a node's completed part.

@@ -478,11 +478,14 @@ func (c *FileConfig) checkWorkload(ps *problems) {
 	} else if w.Transfers > 0 && len(c.Topology.Chans) == 0 {
 		ps.add("workload.transfers", "%d, but the topology has no channels to send on", w.Transfers)
 	}
-	if w.MaxAmount < 0 {
-		ps.add("workload.max_amount", "%d is negative", w.MaxAmount)
-	}
-	if w.PauseMS < 0 {
-		ps.add("workload.pause_ms", "%d is negative", w.PauseMS)
+	notNegative(ps, "workload.max_amount", int64(w.MaxAmount))
+	notNegative(ps, "workload.pause_ms", int64(w.PauseMS))
+}
+
+// notNegative requires field's value v to be a natural number.
+func notNegative(ps *problems, field string, v int64) {
+	if v < 0 {
+		ps.add(field, "%d is negative", v)
 	}
 }
 

@@ -103,13 +103,13 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 // part of another snapshot, of a process g's topology does not have, two
 // parts of one process and two initiating parts; it sets g.Initiator.
 func (g *Global) indexParts(parts []Part) (map[spec.ProcID]Part, error) {
-	s, t := g.ID, g.Topology
+	s := g.ID
 	byProc := make(map[spec.ProcID]Part, len(parts))
 	for _, p := range parts {
 		if p.Snap != s {
 			return nil, fmt.Errorf("assemble snapshot %d: part of %s belongs to snapshot %d", s, string(p.Node.Proc), p.Snap)
 		}
-		if !t.Has(p.Node.Proc) {
+		if !g.Topology.Has(p.Node.Proc) {
 			return nil, fmt.Errorf("assemble snapshot %d: part of %q, which is not a process of the topology", s, string(p.Node.Proc))
 		}
 		if _, dup := byProc[p.Node.Proc]; dup {
