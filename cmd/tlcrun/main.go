@@ -54,6 +54,7 @@ var (
 	reGenerated = regexp.MustCompile(`(?m)^([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states left on queue\.`)
 	reDepth     = regexp.MustCompile(`(?m)^The depth of the complete state graph search is (\d+)\.`)
 	reInv       = regexp.MustCompile(`(?m)^Error: Invariant (\w+) is violated\.`)
+	reAction    = regexp.MustCompile(`(?m)^Error: Action property (.*) is violated\.`)
 	reTemporal  = regexp.MustCompile(`(?m)^Error: Temporal properties were violated\.|^Error: Temporal property (\w+) was violated\.`)
 	reVersion   = regexp.MustCompile(`(?m)^TLC2 Version (\S+)`)
 	reError     = regexp.MustCompile(`(?m)^Error: .*$`)
@@ -97,6 +98,8 @@ func Parse(out string) (Result, error) {
 	}
 	if v := reInv.FindStringSubmatch(out); v != nil {
 		r.Violation = spec.Property(v[1])
+	} else if v := reAction.FindStringSubmatch(out); v != nil {
+		r.Violation = actionProperty(v[1])
 	} else if v := reTemporal.FindStringSubmatch(out); v != nil {
 		r.Violation = spec.Property(v[1])
 		if r.Violation == "" {
@@ -105,6 +108,17 @@ func Parse(out string) (Result, error) {
 	}
 	r.Errors = reError.FindAllString(out, -1)
 	return r, nil
+}
+
+// actionProperty names the property of a violated action property, which
+// TLC names by its place (line L, col C to line L2, col C2 of module M):
+// the one of the manifest's properties that is an action property is
+// SnapshotRefinement, whose [][SNext]_svars is in tla/ConsistentSnapshot.tla.
+func actionProperty(where string) spec.Property {
+	if strings.HasSuffix(where, " of module ConsistentSnapshot") {
+		return spec.PropSnapshotRefinement
+	}
+	return spec.Property("action property " + where)
 }
 
 const howToGetTLC = `TLC is missing: set TLA2TOOLS to the path of tla2tools.jar, e.g.
@@ -286,7 +300,7 @@ func runGo(opt options, dir string, m *tla.Model, stdout io.Writer) bool {
 	if opt.update {
 		m.Go, record = got, nil
 	}
-	return report(stdout, m.Name, "go", m.Mismatches(got, record))
+	return report(stdout, m.Name, "go", m.GoMismatches(got, record))
 }
 
 // report prints a FAIL line per problem and reports whether there were
@@ -302,7 +316,7 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 // (a large one in fingerprint mode): tlcrun's one call into the model
 // loader and the explorer.
 func explore(dir string, m tla.Model) (tla.Measure, error) {
-	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && mod == barrier.SpecModule {
+	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && barrier.IsSpecModule(mod) {
 		return exploreBarrier(filepath.Join(dir, m.Cfg))
 	}
 	cfg, err := model.Load(filepath.Join(dir, m.Cfg))
