@@ -90,21 +90,7 @@ func AuditBarrier(tr *spec.BarrierTrace, opts Options) Report {
 		return r
 	}
 	drained := tr.Header.Drained || opts.Drained
-	st := barrier.Init(cfg)
-	for i, ev := range tr.Events {
-		d := barrierStep(cfg, st, ev)
-		if d != nil {
-			d.Step, d.Line = i+1, tr.Lines[i]
-			r.Divergence = d
-			break
-		}
-		a, _ := barrierAction(cfg, ev)
-		st, _ = a.Apply(cfg, st)
-		r.Steps++
-		if opts.Progress != nil {
-			opts.Progress(i+1, len(tr.Events))
-		}
-	}
+	st := r.replayBarrier(cfg, tr, opts)
 	if r.Divergence == nil && drained && !barrier.Terminated(cfg, st) {
 		r.Divergence = &Divergence{Action: "the end of the run", Property: spec.CheckState,
 			Detail: "the trace claims a drained run, but in the model a source has not emitted its budget or a buffer is not empty"}
@@ -114,6 +100,26 @@ func AuditBarrier(tr *spec.BarrierTrace, opts Options) Report {
 	}
 	r.Violations = barrierRun(tr, drained)
 	return r
+}
+
+// replayBarrier steps the model through tr's events (barrierStep) up to
+// the first divergence, and returns the state reached.
+func (r *Report) replayBarrier(cfg *barrier.Config, tr *spec.BarrierTrace, opts Options) *barrier.State {
+	st := barrier.Init(cfg)
+	for i, ev := range tr.Events {
+		ns, d := barrierStep(cfg, st, ev)
+		if d != nil {
+			d.Step, d.Line = i+1, tr.Lines[i]
+			r.Divergence = d
+			return st
+		}
+		st = ns
+		r.Steps++
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(tr.Events))
+		}
+	}
+	return st
 }
 
 // barrierAction is the model's action instance for event ev.
@@ -135,28 +141,28 @@ func barrierAction(cfg *barrier.Config, ev spec.BarrierEvent) (barrier.Action, e
 
 // barrierStep checks event ev against the model in state st: its action
 // is enabled, and its effect is the model's (barrierEvent), the record's
-// payload aside. It returns the divergence, nil if none.
-func barrierStep(cfg *barrier.Config, st *barrier.State, ev spec.BarrierEvent) *Divergence {
+// payload aside. It returns the successor, or the divergence.
+func barrierStep(cfg *barrier.Config, st *barrier.State, ev spec.BarrierEvent) (*barrier.State, *Divergence) {
 	a, err := barrierAction(cfg, ev)
 	if err != nil {
-		return &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
+		return nil, &Divergence{Action: ev.Action, Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
 	label := a.Named(cfg)
 	ns, err := a.Apply(cfg, st)
 	if err != nil {
-		return &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}
+		return nil, &Divergence{Action: label, Property: spec.CheckEnabled, Detail: err.Error()}
 	}
 	want, got := barrierEvent(cfg, st, a, ns), withoutPayload(ev)
 	if d := diffEvents(want, got); d != nil {
 		d.Action = label
-		return d
+		return nil, d
 	}
 	for _, p := range cfg.Invariants {
 		if inv, _ := barrier.InvariantByName(p); !inv(cfg, ns) {
-			return &Divergence{Action: label, Property: p, Detail: fmt.Sprintf("the model's state after the step violates %s", p)}
+			return nil, &Divergence{Action: label, Property: p, Detail: fmt.Sprintf("the model's state after the step violates %s", p)}
 		}
 	}
-	return nil
+	return ns, nil
 }
 
 // diffEvents compares the model's event with the trace's: a different
@@ -210,9 +216,7 @@ func withoutPayload(ev spec.BarrierEvent) spec.BarrierEvent {
 // inverse of the audit, and how a run of the model (a negative variant)
 // is written as a trace.
 func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *barrier.State) spec.BarrierEvent {
-	rec := func(it barrier.Item) *spec.BarrierRecord {
-		return &spec.BarrierRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq}
-	}
+	rec := func(it barrier.Item) *spec.BarrierRecord { return modelRecord(cfg, it) }
 	ev := spec.BarrierEvent{}
 	n := -1
 	switch a.Kind {
@@ -253,33 +257,51 @@ func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *spec.BarrierP
 		p.Cnt = ns.RecCnt[n]
 	}
 	if n == cfg.Snk() {
-		k := 0 // the index of Key <<s, i>>: the sources' records in order
-		for s, kind := range cfg.Kind {
-			for i := 1; kind == barrier.Source && i <= cfg.Budget[s]; i++ {
-				if c := ns.RecOut[k]; c > 0 {
-					p.Out = append(p.Out, spec.BarrierCount{Src: cfg.Nodes[s], I: i, N: c})
-				}
-				k++
-			}
-		}
-		spec.SortBarrierCounts(p.Out)
+		p.Out = modelOut(cfg, ns)
 	}
 	for e, ends := range cfg.Edges {
 		key := spec.BarrierEdgeKey(cfg.Nodes[ends[0]], cfg.Nodes[ends[1]])
 		if ends[0] == n {
 			p.CutSent[key] = ns.CutSent[e]
-			for _, it := range ns.RecQ[e][len(st.RecQ[e]):] {
-				if p.Overtaken == nil {
-					p.Overtaken = map[string][]spec.BarrierRecord{}
-				}
-				p.Overtaken[key] = append(p.Overtaken[key], spec.BarrierRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq})
-			}
+			addOvertaken(p, key, cfg, ns.RecQ[e][len(st.RecQ[e]):])
 		}
 		if ends[1] == n {
 			p.CutRcvd[key] = ns.CutRcvd[e]
 		}
 	}
 	return p
+}
+
+// modelOut is the sink's recorded output recOut: the times each record
+// <<s, i>> arrived, the sources' records in Key order, sorted.
+func modelOut(cfg *barrier.Config, ns *barrier.State) []spec.BarrierCount {
+	var out []spec.BarrierCount
+	k := 0 // the index of Key <<s, i>>: the sources' records in order
+	for s, kind := range cfg.Kind {
+		for i := 1; kind == barrier.Source && i <= cfg.Budget[s]; i++ {
+			if c := ns.RecOut[k]; c > 0 {
+				out = append(out, spec.BarrierCount{Src: cfg.Nodes[s], I: i, N: c})
+			}
+			k++
+		}
+	}
+	spec.SortBarrierCounts(out)
+	return out
+}
+
+// addOvertaken adds the records persisted on edge key to p's overtaken.
+func addOvertaken(p *spec.BarrierPart, key string, cfg *barrier.Config, its []barrier.Item) {
+	for _, it := range its {
+		if p.Overtaken == nil {
+			p.Overtaken = map[string][]spec.BarrierRecord{}
+		}
+		p.Overtaken[key] = append(p.Overtaken[key], *modelRecord(cfg, it))
+	}
+}
+
+// modelRecord is the model's record it in the trace's vocabulary.
+func modelRecord(cfg *barrier.Config, it barrier.Item) *spec.BarrierRecord {
+	return &spec.BarrierRecord{Src: cfg.Nodes[it.Src], I: it.I, Hops: it.Hops, Seq: it.ESeq}
 }
 
 // barrierRunState is what barrierRun keeps of a run as it walks its
@@ -291,6 +313,7 @@ type barrierRunState struct {
 	bar     map[string]bool // edge key: its barrier was received
 	logged  map[string][]spec.BarrierRecord
 	out     map[recKey]int // the sink's output: times each record arrived
+	twice   []string       // the records the sink received a second time
 	emitted map[string]int
 }
 
@@ -303,57 +326,16 @@ type recKey struct {
 // barrierRun checks the run properties on the trace alone, in the order
 // of spec.BarrierInvariants, then BarriersComplete if the run drained.
 func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
-	g := tr.Graph()
 	rs := &barrierRunState{tr: tr, part: map[string]*spec.BarrierPart{}, bar: map[string]bool{},
 		logged: map[string][]spec.BarrierRecord{}, out: map[recKey]int{}, emitted: map[string]int{}}
-	var twice []string
 	for _, ev := range tr.Events {
-		key := spec.BarrierEdgeKey(ev.From, ev.To)
-		switch ev.Action {
-		case spec.BarrierEmit:
-			rs.emitted[ev.Node]++
-		case spec.BarrierProcess:
-			if ev.Logged {
-				rs.logged[key] = append(rs.logged[key], *ev.Rec)
-			}
-			if g.Kind(ev.To) == spec.KindSink {
-				k := recKey{Src: ev.Rec.Src, I: ev.Rec.I}
-				if rs.out[k]++; rs.out[k] == 2 {
-					twice = append(twice, fmt.Sprintf("<<%s, %d>>", ev.Rec.Src, ev.Rec.I))
-				}
-			}
-		case spec.BarrierRecvBarrier:
-			rs.bar[key] = true
-		case spec.BarrierRestore:
-			rs.restore()
-		}
-		if ev.Part != nil && rs.part[ev.Node] == nil {
-			rs.part[ev.Node] = ev.Part
-		}
+		rs.event(ev)
 	}
 	var vs []Violation
 	add := func(p spec.Property, format string, a ...any) {
 		vs = append(vs, Violation{Property: p, Detail: fmt.Sprintf(format, a...)})
 	}
-	var orphans, inexact, aligned []string
-	for _, e := range g.Edges {
-		from, to, key := e.From, e.To, e.Key()
-		ps, pr := rs.part[from], rs.part[to]
-		if ps == nil || pr == nil {
-			continue
-		}
-		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
-		if rcvd > sent {
-			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, to, rcvd, from, sent))
-		}
-		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
-		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
-			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
-		}
-		if tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
-			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
-		}
-	}
+	orphans, inexact, aligned := rs.cuts()
 	if len(orphans) > 0 {
 		add(spec.PropBarrierConsistentCut, "a record taken before its receiver's cut was sent after its sender's: %s", strings.Join(orphans, "; "))
 	}
@@ -363,15 +345,83 @@ func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
 	if len(aligned) > 0 {
 		add(spec.PropAlignedNoChannelState, "aligned barriers recorded channel state on an edge that is not a back-edge: %s", strings.Join(aligned, "; "))
 	}
-	if len(twice) > 0 {
-		add(spec.PropBarrierExactlyOnce, "the sink received %s twice", strings.Join(twice, ", "))
+	return append(vs, rs.atEnd(drained)...)
+}
+
+// atEnd checks BarrierExactlyOnce (no record twice at the sink; every
+// record there if the run drained) and, drained, BarriersComplete.
+func (rs *barrierRunState) atEnd(drained bool) []Violation {
+	var vs []Violation
+	if len(rs.twice) > 0 {
+		vs = append(vs, Violation{Property: spec.PropBarrierExactlyOnce, Detail: fmt.Sprintf("the sink received %s twice", strings.Join(rs.twice, ", "))})
 	} else if missing := rs.missing(); drained && len(missing) > 0 {
-		add(spec.PropBarrierExactlyOnce, "the run drained, but the sink never received %s", strings.Join(missing, ", "))
+		vs = append(vs, Violation{Property: spec.PropBarrierExactlyOnce, Detail: fmt.Sprintf("the run drained, but the sink never received %s", strings.Join(missing, ", "))})
 	}
 	if drained && rs.injected() && !rs.complete() {
-		add(spec.PropBarriersComplete, "the run drained with a barrier injected and the snapshot incomplete: %s", rs.incomplete())
+		vs = append(vs, Violation{Property: spec.PropBarriersComplete, Detail: fmt.Sprintf("the run drained with a barrier injected and the snapshot incomplete: %s", rs.incomplete())})
 	}
 	return vs
+}
+
+// event takes event ev into the run's state: what it emitted, logged,
+// delivered to the sink (a record delivered twice noted), the barriers
+// received, the restore, and the first part each node recorded.
+func (rs *barrierRunState) event(ev spec.BarrierEvent) {
+	key := spec.BarrierEdgeKey(ev.From, ev.To)
+	switch ev.Action {
+	case spec.BarrierEmit:
+		rs.emitted[ev.Node]++
+	case spec.BarrierProcess:
+		rs.process(ev, key)
+	case spec.BarrierRecvBarrier:
+		rs.bar[key] = true
+	case spec.BarrierRestore:
+		rs.restore()
+	}
+	if ev.Part != nil && rs.part[ev.Node] == nil {
+		rs.part[ev.Node] = ev.Part
+	}
+}
+
+// process is a Process event on edge key: its record logged, if it was,
+// and counted if the sink took it.
+func (rs *barrierRunState) process(ev spec.BarrierEvent, key string) {
+	if ev.Logged {
+		rs.logged[key] = append(rs.logged[key], *ev.Rec)
+	}
+	if rs.tr.Graph().Kind(ev.To) != spec.KindSink {
+		return
+	}
+	k := recKey{Src: ev.Rec.Src, I: ev.Rec.I}
+	if rs.out[k]++; rs.out[k] == 2 {
+		rs.twice = append(rs.twice, fmt.Sprintf("<<%s, %d>>", ev.Rec.Src, ev.Rec.I))
+	}
+}
+
+// cuts checks every edge both of whose ends recorded: the orphans
+// (BarrierConsistentCut), the inexact channel states
+// (BarrierExactChannelState) and, aligned, the channel state recorded on
+// an edge that is not a back-edge (AlignedNoChannelState).
+func (rs *barrierRunState) cuts() (orphans, inexact, aligned []string) {
+	for _, e := range rs.tr.Graph().Edges {
+		ps, pr := rs.part[e.From], rs.part[e.To]
+		if ps == nil || pr == nil {
+			continue
+		}
+		key := e.Key()
+		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
+		if rcvd > sent {
+			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, e.To, rcvd, e.From, sent))
+		}
+		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
+		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
+			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
+		}
+		if rs.tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
+			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
+		}
+	}
+	return orphans, inexact, aligned
 }
 
 // restore is the Restore step: the sink's output and the sources' offsets

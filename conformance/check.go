@@ -46,38 +46,58 @@ func constantsFromTrace(tr spec.Trace) (model.Constants, error) {
 	if h.Topology == nil {
 		return model.Constants{}, fmt.Errorf("trace header has no topology")
 	}
-	k := model.Constants{Topo: h.Topology, InitBal: h.InitBal, Budget: h.Budget}
+	k := model.Constants{Topo: h.Topology, InitBal: h.InitBal, Budget: h.Budget,
+		Amount: traceAmounts(tr.Events), Initiator: traceInitiators(tr)}
 	if k.Budget == nil {
-		k.Budget = map[spec.ProcID]int{}
-		for _, p := range h.Topology.Procs {
-			k.Budget[p] = 0
-		}
-		for _, e := range tr.Events {
-			if e.Action == spec.SendApp {
-				k.Budget[e.Proc]++
-			}
-		}
-	}
-	seen := map[int64]bool{}
-	for _, e := range tr.Events {
-		if (e.Action == spec.SendApp || e.Action == spec.RecvApp) && e.Amount > 0 && !seen[e.Amount] {
-			seen[e.Amount] = true
-			k.Amount = append(k.Amount, e.Amount)
-		}
-	}
-	k.Initiator = map[spec.SnapID]spec.ProcID{}
-	if h.Snaps != nil {
-		for s, p := range h.Snaps {
-			k.Initiator[s] = p
-		}
-	} else {
-		for _, e := range tr.Events {
-			if _, ok := k.Initiator[e.Snap]; e.Action == spec.Initiate && e.Snap != 0 && !ok {
-				k.Initiator[e.Snap] = e.Proc
-			}
-		}
+		k.Budget = traceBudget(tr)
 	}
 	return k, nil
+}
+
+// traceBudget is each process's number of SendApp events.
+func traceBudget(tr spec.Trace) map[spec.ProcID]int {
+	b := map[spec.ProcID]int{}
+	for _, p := range tr.Header.Topology.Procs {
+		b[p] = 0
+	}
+	for _, e := range tr.Events {
+		if e.Action == spec.SendApp {
+			b[e.Proc]++
+		}
+	}
+	return b
+}
+
+// traceAmounts is the amounts the transfers of evs carry, in order of
+// first appearance.
+func traceAmounts(evs []spec.Event) []int64 {
+	var out []int64
+	seen := map[int64]bool{}
+	for _, e := range evs {
+		if (e.Action == spec.SendApp || e.Action == spec.RecvApp) && e.Amount > 0 && !seen[e.Amount] {
+			seen[e.Amount] = true
+			out = append(out, e.Amount)
+		}
+	}
+	return out
+}
+
+// traceInitiators is the header's initiators, else each snapshot's first
+// Initiate.
+func traceInitiators(tr spec.Trace) map[spec.SnapID]spec.ProcID {
+	out := map[spec.SnapID]spec.ProcID{}
+	if tr.Header.Snaps != nil {
+		for s, p := range tr.Header.Snaps {
+			out[s] = p
+		}
+		return out
+	}
+	for _, e := range tr.Events {
+		if _, ok := out[e.Snap]; e.Action == spec.Initiate && e.Snap != 0 && !ok {
+			out[e.Snap] = e.Proc
+		}
+	}
+	return out
 }
 
 // reportedInitiators maps each recorded snapshot the trace reports to
@@ -313,4 +333,35 @@ func NodeLog(tr spec.Trace) (p spec.ProcID, ok bool) {
 // restoreLabel names restore r, for reports.
 func restoreLabel(r spec.Restore) string {
 	return fmt.Sprintf("Restore(%d) to incarnation %d", r.Snap, r.Incarnation)
+}
+
+// checkAfter checks that e.Proc's state after step e is the model's, in
+// n.
+func checkAfter(cfg *model.Config, n *model.State, e spec.Event) *Divergence {
+	p := e.Proc
+	got := n.Proc[cfg.Topo.ProcIndex(p)]
+	if got == e.After {
+		return nil
+	}
+	m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: got}}
+	r := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: e.After}}
+	return &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(p)),
+		Expected: fmtLocal(p, got), Reported: fmtLocal(p, e.After), Diff: m.Diff(r)}
+}
+
+// reported is what a trace reports of its snapshots: the recorded
+// states, their initiators and their cuts.
+type reported struct {
+	rec        map[spec.SnapID]spec.GlobalState
+	initiators map[spec.SnapID]spec.ProcID
+	cuts       map[spec.SnapID]reportedCut
+}
+
+func newReported(tr spec.Trace, opts Options) reported {
+	return reported{rec: tr.RecordedStates(), initiators: reportedInitiators(tr), cuts: recordedCuts(tr, opts)}
+}
+
+// check is checkRecorded for the step from before to after.
+func (rp reported) check(cfg *model.Config, before, after *model.State) *Divergence {
+	return checkRecorded(cfg, before, after, rp.rec, rp.initiators, rp.cuts)
 }

@@ -26,11 +26,28 @@ type callGraph struct {
 
 func readCallGraph(t *testing.T) callGraph {
 	t.Helper()
+	files, declared := parsePackage(t)
+	g := callGraph{edges: map[[2]string]int{}, calls: map[[2]string]int{}}
+	for name, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				g.add(name, c, declared)
+			}
+			return true
+		})
+	}
+	return g
+}
+
+// parsePackage parses the package's non-test files and maps each
+// function, and each method as "." + its name, to the file declaring it
+// ("?" if several files declare a method of that name).
+func parsePackage(t *testing.T) (map[string]*ast.File, map[string]string) {
 	paths, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	fset := token.NewFileSet()
 	files := map[string]*ast.File{}
-	declared := map[string]string{} // function, or "." + method -> its file ("?" if several)
+	declared := map[string]string{}
 	for _, p := range paths {
 		if strings.HasSuffix(p, "_test.go") {
 			continue
@@ -40,44 +57,41 @@ func readCallGraph(t *testing.T) callGraph {
 		files[p] = f
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok {
-				key := fd.Name.Name
-				if fd.Recv != nil {
-					key = "." + key
-				}
-				at := p
-				if prev, dup := declared[key]; dup && prev != p {
-					at = "?"
-				}
-				declared[key] = at
+				declare(declared, fd, p)
 			}
 		}
 	}
-	g := callGraph{edges: map[[2]string]int{}, calls: map[[2]string]int{}}
-	for name, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			c, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			callee := ""
-			switch fn := c.Fun.(type) {
-			case *ast.Ident:
-				callee = fn.Name
-			case *ast.SelectorExpr:
-				if x, ok := fn.X.(*ast.Ident); ok && (x.Name == "model" || x.Name == "barrier") {
-					g.pkgCalls++
-					return true
-				}
-				callee = "." + fn.Sel.Name
-			}
-			g.calls[[2]string{name, callee}]++
-			if at, ok := declared[callee]; ok && at != name && at != "?" {
-				g.edges[[2]string{name, at}]++
-			}
-			return true
-		})
+	return files, declared
+}
+
+func declare(declared map[string]string, fd *ast.FuncDecl, file string) {
+	key := fd.Name.Name
+	if fd.Recv != nil {
+		key = "." + key
 	}
-	return g
+	if prev, dup := declared[key]; dup && prev != file {
+		file = "?"
+	}
+	declared[key] = file
+}
+
+// add counts call c in file name.
+func (g *callGraph) add(name string, c *ast.CallExpr, declared map[string]string) {
+	callee := ""
+	switch fn := c.Fun.(type) {
+	case *ast.Ident:
+		callee = fn.Name
+	case *ast.SelectorExpr:
+		if x, ok := fn.X.(*ast.Ident); ok && (x.Name == "model" || x.Name == "barrier") {
+			g.pkgCalls++
+			return
+		}
+		callee = "." + fn.Sel.Name
+	}
+	g.calls[[2]string{name, callee}]++
+	if at, ok := declared[callee]; ok && at != name && at != "?" {
+		g.edges[[2]string{name, at}]++
+	}
 }
 
 // The audit has one dispatcher (dispatch.go): it alone chooses a replay,

@@ -119,27 +119,19 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	for _, p := range cfg.Topo.Procs {
 		f.aborted[p] = make([]model.ProcSet, cfg.NumSnaps())
 	}
-	rec, initiators, cuts := tr.RecordedStates(), reportedInitiators(tr), recordedCuts(tr, opts)
+	rep := newReported(tr, opts)
 	r.Divergence = f.invariants()
-	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
-		e := tr.Events[i]
+	r.replayEvents(tr, opts, func(i int, e spec.Event) *Divergence {
 		before := f.st
 		d := f.step(i, e)
 		if d == nil {
 			d = f.invariants()
 		}
 		if d == nil {
-			d = checkRecorded(cfg, before, f.st, rec, initiators, cuts)
+			d = rep.check(cfg, before, f.st)
 		}
-		if d != nil {
-			r.Divergence = d.at(i, e, opts)
-			break
-		}
-		r.Steps++
-		if opts.Progress != nil {
-			opts.Progress(r.Steps, len(tr.Events))
-		}
-	}
+		return d
+	})
 	if r.Divergence == nil {
 		r.Divergence = f.crash(len(tr.Events))
 	}
@@ -149,7 +141,7 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = f.checkEnded()
 	}
-	r.finish(cfg, f.st, tr, rec, cuts)
+	r.finish(cfg, f.st, tr, rep.rec, rep.cuts)
 	return r
 }
 
@@ -172,58 +164,67 @@ func (f *faultReplay) step(i int, e spec.Event) *Divergence {
 	if d := f.crash(i); d != nil {
 		return d
 	}
-	p := e.Proc
-	v := f.view(p)
-	var (
-		n *model.State
-		d *Divergence
-	)
-	switch e.Action {
-	case spec.SendApp:
-		if _, err := model.SendAppF(cfg, v, e.From, e.To, e.Amount); err != nil {
-			return notEnabled(err, suspectedBy(cfg, p, v.Suspected), fmt.Sprintf("%s sent %d to %s", string(e.From), e.Amount, string(e.To)))
-		}
-		n, d = stepSendApp(cfg, v, e)
-	case spec.RecvApp:
-		if _, err := model.RecvAppF(cfg, v, e.From, e.To); err != nil {
-			return notEnabled(err, "", fmt.Sprintf("%s received %d#%d", string(e.To), e.Amount, e.Msg))
-		}
-		n, d = stepRecvApp(cfg, v, e)
-	case spec.Initiate:
-		if s := cfg.SnapIndex(e.Snap); s >= 0 {
-			if _, err := model.InitiateF(cfg, v, e.Snap); err != nil {
-				return notEnabled(err, "", "")
-			}
-		}
-		n, d = stepInitiate(cfg, v, e)
-	case spec.RecvMarker:
-		if _, err := model.RecvMarkerF(cfg, v, e.From, e.To); err != nil {
-			return notEnabled(err, abortedAt(cfg, p, v.AbortedBy), fmt.Sprintf("%s received Marker(%d)", string(e.To), e.Snap))
-		}
-		n, d = stepRecvMarker(cfg, v, e)
-	case spec.DropMarker:
-		n, d = f.dropMarker(v, e)
-	case spec.Suspect:
-		n, d = f.suspect(v, e)
-	case spec.Unsuspect:
-		n, d = f.unsuspect(v, e)
-	case spec.Abort:
-		n, d = f.abort(v, e)
-	default:
-		return &Divergence{Property: spec.CheckWellFormed, Detail: fmt.Sprintf("%s is no action of the spec", e.Action)}
+	v := f.view(e.Proc)
+	n, d := f.action(v, e)
+	if d == nil {
+		d = checkAfter(cfg, n, e)
 	}
 	if d != nil {
 		return d
 	}
-	if got := n.Proc[cfg.Topo.ProcIndex(p)]; got != e.After {
-		m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: got}}
-		r := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: e.After}}
-		return &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(p)),
-			Expected: fmtLocal(p, got), Reported: fmtLocal(p, e.After), Diff: m.Diff(r)}
-	}
 	g := *n
 	g.Suspected, g.AbortedBy = f.st.Suspected, f.st.AbortedBy
 	f.st = &g
+	return nil
+}
+
+// action takes e's action in view v: an algorithm step the faults
+// model must enable (its F action: lines 61-97 of
+// tla/ChandyLamportFaults.tla), then the step as the model takes it; or
+// a step of the failure handling.
+func (f *faultReplay) action(v *model.State, e spec.Event) (*model.State, *Divergence) {
+	switch e.Action {
+	case spec.SendApp, spec.RecvApp, spec.Initiate, spec.RecvMarker:
+		if d := f.enabledF(v, e); d != nil {
+			return nil, d
+		}
+		return algorithmStep(f.cfg, v, e)
+	case spec.DropMarker:
+		return f.dropMarker(v, e)
+	case spec.Suspect:
+		return f.suspect(v, e)
+	case spec.Unsuspect:
+		return f.unsuspect(v, e)
+	case spec.Abort:
+		return f.abort(v, e)
+	}
+	return nil, &Divergence{Property: spec.CheckWellFormed, Detail: fmt.Sprintf("%s is no action of the spec", e.Action)}
+}
+
+// enabledF checks that the faults model enables e's algorithm step in
+// view v (SendAppF, RecvAppF, InitiateF, RecvMarkerF).
+func (f *faultReplay) enabledF(v *model.State, e spec.Event) *Divergence {
+	cfg, p := f.cfg, e.Proc
+	var err error
+	var expected, reported string
+	switch e.Action {
+	case spec.SendApp:
+		_, err = model.SendAppF(cfg, v, e.From, e.To, e.Amount)
+		expected, reported = suspectedBy(cfg, p, v.Suspected), fmt.Sprintf("%s sent %d to %s", string(e.From), e.Amount, string(e.To))
+	case spec.RecvApp:
+		_, err = model.RecvAppF(cfg, v, e.From, e.To)
+		reported = fmt.Sprintf("%s received %d#%d", string(e.To), e.Amount, e.Msg)
+	case spec.Initiate:
+		if cfg.SnapIndex(e.Snap) >= 0 {
+			_, err = model.InitiateF(cfg, v, e.Snap)
+		}
+	case spec.RecvMarker:
+		_, err = model.RecvMarkerF(cfg, v, e.From, e.To)
+		expected, reported = abortedAt(cfg, p, v.AbortedBy), fmt.Sprintf("%s received Marker(%d)", string(e.To), e.Snap)
+	}
+	if err != nil {
+		return notEnabled(err, expected, reported)
+	}
 	return nil
 }
 

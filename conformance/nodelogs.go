@@ -62,59 +62,16 @@ func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
 	if len(logs) == 0 {
 		return spec.Trace{}, fmt.Errorf("merge: no logs")
 	}
-	h := logs[0].Header
-	byInc := map[spec.SnapID]map[spec.ProcID][]spec.Event{}
-	for i, l := range logs {
-		p, ok := NodeLog(l)
-		from := l.Header.RestoredFrom
-		switch {
-		case !ok:
-			return spec.Trace{}, fmt.Errorf("merge: log %d is not one node's log", i+1)
-		case !sameRun(h, l.Header):
-			return spec.Trace{}, fmt.Errorf("merge: log %d has another topology, initial balances or budget than log 1", i+1)
-		case byInc[from] == nil:
-			byInc[from] = map[spec.ProcID][]spec.Event{}
-		}
-		switch {
-		case p == "":
-			continue
-		case byInc[from][p] != nil:
-			return spec.Trace{}, fmt.Errorf("merge: two logs of %s%s", string(p), incarnationOf(from))
-		}
-		byInc[from][p] = l.Events
+	byInc, err := byIncarnation(logs)
+	if err != nil {
+		return spec.Trace{}, err
 	}
+	h := logs[0].Header
 	h.RestoredFrom = 0
 	tr := spec.Trace{Header: h}
-	from, inc := spec.SnapID(0), 1
-	notes := ""
-	for {
-		evs, ok := byInc[from]
-		if !ok {
-			return spec.Trace{}, fmt.Errorf("merge: no logs%s", incarnationOf(from))
-		}
-		delete(byInc, from)
-		if len(byInc) > 0 {
-			notes += crashNote(inc, causalPrefix(h.Topology, evs))
-		}
-		merged, err := spec.MergeCausal(h.Topology, evs)
-		switch {
-		case err != nil && inc == 1 && len(byInc) == 0: // a run of one incarnation
-			return spec.Trace{}, err
-		case err != nil:
-			return spec.Trace{}, fmt.Errorf("merge%s: %w", incarnationOf(from), err)
-		}
-		if inc > 1 {
-			tr.Restores = append(tr.Restores, spec.Restore{Snap: from, Incarnation: inc, At: len(tr.Events)})
-		}
-		tr.Events = append(tr.Events, merged...)
-		if len(byInc) == 0 {
-			break
-		}
-		next, err := restoredFrom(merged, byInc)
-		if err != nil {
-			return spec.Trace{}, fmt.Errorf("merge: after incarnation %d%s: %w", inc, incarnationOf(from), err)
-		}
-		from, inc = next, inc+1
+	inc, notes, err := mergeIncarnations(&tr, byInc)
+	if err != nil {
+		return spec.Trace{}, err
 	}
 	tr.Header.Source = fmt.Sprintf("%d node logs merged in causal order", len(logs))
 	if inc > 1 {
@@ -122,6 +79,83 @@ func MergeNodeLogs(logs []spec.Trace) (spec.Trace, error) {
 	}
 	tr.Header.Source += notes
 	return tr, nil
+}
+
+// byIncarnation groups the node logs by the snapshot their incarnation
+// was restored from, each one node's log of the run log 1 is of, one log
+// per node and incarnation.
+func byIncarnation(logs []spec.Trace) (map[spec.SnapID]map[spec.ProcID][]spec.Event, error) {
+	h := logs[0].Header
+	byInc := map[spec.SnapID]map[spec.ProcID][]spec.Event{}
+	for i, l := range logs {
+		p, ok := NodeLog(l)
+		from := l.Header.RestoredFrom
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("merge: log %d is not one node's log", i+1)
+		case !sameRun(h, l.Header):
+			return nil, fmt.Errorf("merge: log %d has another topology, initial balances or budget than log 1", i+1)
+		case byInc[from] == nil:
+			byInc[from] = map[spec.ProcID][]spec.Event{}
+		}
+		switch {
+		case p == "":
+			continue
+		case byInc[from][p] != nil:
+			return nil, fmt.Errorf("merge: two logs of %s%s", string(p), incarnationOf(from))
+		}
+		byInc[from][p] = l.Events
+	}
+	return byInc, nil
+}
+
+// mergeIncarnations appends to tr each incarnation's events merged in
+// causal order, from the first, each next the one restored from a
+// snapshot of the one before, with a restore between; it returns the
+// number of incarnations and the notes on the events a crash dropped.
+func mergeIncarnations(tr *spec.Trace, byInc map[spec.SnapID]map[spec.ProcID][]spec.Event) (int, string, error) {
+	top := tr.Header.Topology
+	from, inc := spec.SnapID(0), 1
+	notes := ""
+	for {
+		evs, ok := byInc[from]
+		if !ok {
+			return inc, notes, fmt.Errorf("merge: no logs%s", incarnationOf(from))
+		}
+		delete(byInc, from)
+		if len(byInc) > 0 {
+			notes += crashNote(inc, causalPrefix(top, evs))
+		}
+		merged, err := mergeOne(top, evs, inc, from, len(byInc) == 0)
+		if err != nil {
+			return inc, notes, err
+		}
+		if inc > 1 {
+			tr.Restores = append(tr.Restores, spec.Restore{Snap: from, Incarnation: inc, At: len(tr.Events)})
+		}
+		tr.Events = append(tr.Events, merged...)
+		if len(byInc) == 0 {
+			return inc, notes, nil
+		}
+		next, err := restoredFrom(merged, byInc)
+		if err != nil {
+			return inc, notes, fmt.Errorf("merge: after incarnation %d%s: %w", inc, incarnationOf(from), err)
+		}
+		from, inc = next, inc+1
+	}
+}
+
+// mergeOne merges the logs of incarnation inc, restored from snapshot
+// from, in causal order; last: no incarnation follows.
+func mergeOne(top *spec.Topology, evs map[spec.ProcID][]spec.Event, inc int, from spec.SnapID, last bool) ([]spec.Event, error) {
+	merged, err := spec.MergeCausal(top, evs)
+	switch {
+	case err != nil && inc == 1 && last: // a run of one incarnation
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("merge%s: %w", incarnationOf(from), err)
+	}
+	return merged, nil
 }
 
 // incarnationOf names the incarnation restored from snapshot from, for

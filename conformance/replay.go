@@ -130,40 +130,49 @@ func (r Report) String() string {
 // recorded snapshots in the trace they are derived from the events.
 func replayPlain(tr spec.Trace, opts Options) Report {
 	var r Report
-	rec, initiators, cuts := tr.RecordedStates(), reportedInitiators(tr), recordedCuts(tr, opts)
 	cfg, err := ConfigFromTrace(tr)
 	if err != nil {
 		r.Err = err
 		return r
 	}
+	rep := newReported(tr, opts)
 	st := model.Init(cfg)
-	if d := checkInvariants(cfg, st); d != nil {
-		r.Divergence = d
-	}
-	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
-		e := tr.Events[i]
+	r.Divergence = checkInvariants(cfg, st)
+	r.replayEvents(tr, opts, func(_ int, e spec.Event) *Divergence {
 		next, d := step(cfg, st, e)
 		if d == nil {
 			d = checkInvariants(cfg, next)
 		}
 		if d == nil {
-			d = checkRecorded(cfg, st, next, rec, initiators, cuts)
+			d = rep.check(cfg, st, next)
 		}
-		if d != nil {
+		if d == nil {
+			st = next
+		}
+		return d
+	})
+	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
+		r.Divergence = checkDrained(cfg, st)
+	}
+	r.finish(cfg, st, tr, rep.rec, rep.cuts)
+	return r
+}
+
+// replayEvents takes tr's events in turn with take (the step and its
+// checks) while r has no divergence, placing the first at its event and
+// counting the steps taken.
+func (r *Report) replayEvents(tr spec.Trace, opts Options, take func(i int, e spec.Event) *Divergence) {
+	for i := 0; i < len(tr.Events) && r.Divergence == nil; i++ {
+		e := tr.Events[i]
+		if d := take(i, e); d != nil {
 			r.Divergence = d.at(i, e, opts)
-			break
+			return
 		}
-		st = next
 		r.Steps++
 		if opts.Progress != nil {
 			opts.Progress(r.Steps, len(tr.Events))
 		}
 	}
-	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
-		r.Divergence = checkDrained(cfg, st)
-	}
-	r.finish(cfg, st, tr, rec, cuts)
-	return r
 }
 
 // step takes event e in the model from st. The model says why an action
@@ -173,33 +182,30 @@ func step(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Dive
 	if err := e.Validate(cfg.Topo); err != nil {
 		return nil, &Divergence{Property: spec.CheckWellFormed, Detail: err.Error()}
 	}
-	var (
-		n *model.State
-		d *Divergence
-	)
-	switch e.Action {
-	case spec.SendApp:
-		n, d = stepSendApp(cfg, st, e)
-	case spec.RecvApp:
-		n, d = stepRecvApp(cfg, st, e)
-	case spec.Initiate:
-		n, d = stepInitiate(cfg, st, e)
-	case spec.RecvMarker:
-		n, d = stepRecvMarker(cfg, st, e)
-	default:
-		return nil, &Divergence{Property: spec.CheckWellFormed, Detail: fmt.Sprintf("%s is no action of the spec", e.Action)}
+	n, d := algorithmStep(cfg, st, e)
+	if d == nil {
+		d = checkAfter(cfg, n, e)
 	}
 	if d != nil {
 		return nil, d
 	}
-	p := cfg.Topo.ProcIndex(e.Proc)
-	if got := n.Proc[p]; got != e.After {
-		m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: got}}
-		i := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{e.Proc: e.After}}
-		return nil, &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(e.Proc)),
-			Expected: fmtLocal(e.Proc, got), Reported: fmtLocal(e.Proc, e.After), Diff: m.Diff(i)}
-	}
 	return n, nil
+}
+
+// algorithmStep takes event e of the algorithm (SendApp, RecvApp,
+// Initiate, RecvMarker) in the model.
+func algorithmStep(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
+	switch e.Action {
+	case spec.SendApp:
+		return stepSendApp(cfg, st, e)
+	case spec.RecvApp:
+		return stepRecvApp(cfg, st, e)
+	case spec.Initiate:
+		return stepInitiate(cfg, st, e)
+	case spec.RecvMarker:
+		return stepRecvMarker(cfg, st, e)
+	}
+	return nil, &Divergence{Property: spec.CheckWellFormed, Detail: fmt.Sprintf("%s is no action of the spec", e.Action)}
 }
 
 // stepSendApp takes a SendApp event: model.SendApp, then the message's

@@ -28,77 +28,117 @@ import (
 // replayHistory is Replay of a trace with restores: replay, which the
 // dispatcher gives it, replays each incarnation's effective history.
 func replayHistory(tr spec.Trace, opts Options, replay func(spec.Trace, Options) Report) Report {
-	restoreLines := opts.RestoreLines
-	var rep Report
-	segs := tr.Segments()
-	rep.Incarnations = len(segs)
-	if err := snapshotsApart(segs); err != nil {
-		rep.Err = err
-		return rep
+	h := &historyReplay{tr: tr, opts: opts, replay: replay, segs: tr.Segments()}
+	h.rep.Incarnations = len(h.segs)
+	if err := snapshotsApart(h.segs); err != nil {
+		h.rep.Err = err
+		return h.rep
 	}
-	var eff []spec.Event // the current incarnation's effective history
-	var idx []int        // eff[i] is tr.Events[idx[i]]
-	for k, seg := range segs {
-		start := 0
-		if k > 0 {
-			r := tr.Restores[k-1]
-			line := 0
-			if k-1 < len(restoreLines) {
-				line = restoreLines[k-1]
-			}
-			if d := checkNotAborted(segs[k-1], r, line); d != nil {
-				rep.Divergence = d
-				break
-			}
-			if d := checkRestorable(tr.Header.Topology, segs[k-1], r, line); d != nil {
-				rep.Divergence = d
-				break
-			}
-			prefix, at := preRecording(eff, r.Snap)
-			if d := checkRestoredStates(tr, prefix, seg, r, opts.Lines); d != nil {
-				rep.Divergence = d
-				break
-			}
-			pidx := make([]int, len(at))
-			for i, j := range at {
-				pidx[i] = idx[j]
-			}
-			eff, idx, start = prefix, pidx, len(prefix)
-		}
-		for i := range seg {
-			eff = append(eff, seg[i])
-			idx = append(idx, restoreAt(tr, k)+i)
-		}
-		eff = renumber(eff)
-		r := replay(segmentTrace(tr, eff, k == len(segs)-1), segmentOptions(opts, idx, k == len(segs)-1))
-		if r.Err != nil {
-			rep.Err = r.Err
-			return rep
-		}
-		rep.Steps += max(r.Steps-start, 0)
-		rep.Snapshots += r.Snapshots
-		for _, v := range r.Violations {
-			v.Detail = fmt.Sprintf("incarnation %d: %s", k+1, v.Detail)
-			rep.Violations = append(rep.Violations, v)
-		}
-		if d := r.Divergence; d != nil {
-			if d.Step > 0 {
-				d.Step = idx[d.Step-1] + 1
-			}
-			if k > 0 {
-				d.Detail += fmt.Sprintf(" (incarnation %d, restored from snapshot %d: every process starts in its recorded state and each channel's recorded messages are delivered first)", k+1, tr.Restores[k-1].Snap)
-			}
-			rep.Divergence = d
+	for k := range h.segs {
+		if !h.incarnation(k) {
 			break
 		}
-		if opts.Progress != nil {
-			opts.Progress(restoreAt(tr, k)+len(seg), len(tr.Events))
-		}
+	}
+	if h.rep.Err != nil {
+		return h.rep
 	}
 	// The ledger's findings first: they are about the whole history, and
 	// the earliest thing wrong in it.
-	rep.Violations = append(CheckHistory(tr), rep.Violations...)
-	return rep
+	h.rep.Violations = append(CheckHistory(tr), h.rep.Violations...)
+	return h.rep
+}
+
+// historyReplay is a history being replayed: the current incarnation's
+// effective history eff (eff[i] is tr.Events[idx[i]]) and the report.
+type historyReplay struct {
+	tr     spec.Trace
+	opts   Options
+	replay func(spec.Trace, Options) Report
+	segs   [][]spec.Event
+	eff    []spec.Event
+	idx    []int
+	rep    Report
+}
+
+// incarnation replays incarnation k: checks its restore (k > 0), extends
+// the effective history with its events and replays it. It reports
+// whether to go on.
+func (h *historyReplay) incarnation(k int) bool {
+	start := 0
+	if k > 0 {
+		var d *Divergence
+		if start, d = h.restore(k); d != nil {
+			h.rep.Divergence = d
+			return false
+		}
+	}
+	seg := h.segs[k]
+	for i := range seg {
+		h.eff = append(h.eff, seg[i])
+		h.idx = append(h.idx, restoreAt(h.tr, k)+i)
+	}
+	h.eff = renumber(h.eff)
+	last := k == len(h.segs)-1
+	r := h.replay(segmentTrace(h.tr, h.eff, last), segmentOptions(h.opts, h.idx, last))
+	if r.Err != nil {
+		h.rep.Err = r.Err
+		return false
+	}
+	if !h.merge(k, r, start) {
+		return false
+	}
+	if h.opts.Progress != nil {
+		h.opts.Progress(restoreAt(h.tr, k)+len(seg), len(h.tr.Events))
+	}
+	return true
+}
+
+// restore checks the restore that starts incarnation k (not from an
+// aborted snapshot, from a restorable one, to its recorded states) and
+// cuts the effective history to the steps before the snapshot's cut,
+// whose length it returns.
+func (h *historyReplay) restore(k int) (int, *Divergence) {
+	r := h.tr.Restores[k-1]
+	line := lineOf(h.opts.RestoreLines, k-1)
+	if d := checkNotAborted(h.segs[k-1], r, line); d != nil {
+		return 0, d
+	}
+	if d := checkRestorable(h.tr.Header.Topology, h.segs[k-1], r, line); d != nil {
+		return 0, d
+	}
+	prefix, at := preRecording(h.eff, r.Snap)
+	if d := checkRestoredStates(h.tr, prefix, h.segs[k], r, h.opts.Lines); d != nil {
+		return 0, d
+	}
+	pidx := make([]int, len(at))
+	for i, j := range at {
+		pidx[i] = h.idx[j]
+	}
+	h.eff, h.idx = prefix, pidx
+	return len(prefix), nil
+}
+
+// merge adds incarnation k's replay r (its first start steps replayed
+// before) to the report; it reports whether r conforms so far.
+func (h *historyReplay) merge(k int, r Report, start int) bool {
+	h.rep.Steps += max(r.Steps-start, 0)
+	h.rep.Snapshots += r.Snapshots
+	for _, v := range r.Violations {
+		v.Detail = fmt.Sprintf("incarnation %d: %s", k+1, v.Detail)
+		h.rep.Violations = append(h.rep.Violations, v)
+	}
+	d := r.Divergence
+	if d == nil {
+		return true
+	}
+	if d.Step > 0 {
+		d.Step = h.idx[d.Step-1] + 1
+	}
+	if k > 0 {
+		d.Detail += fmt.Sprintf(" (incarnation %d, restored from snapshot %d: every process starts in its recorded state and each channel's recorded messages are delivered first)", k+1, h.tr.Restores[k-1].Snap)
+	}
+	h.rep.Divergence = d
+	return false
 }
 
 // snapshotsApart checks that no snapshot id is initiated in two

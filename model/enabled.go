@@ -265,63 +265,93 @@ func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
 }
 
 // faultWhy says in the state's terms why a conjunct of an action of
-// tla/ChandyLamportFaults.tla is false.
+// tla/ChandyLamportFaults.tla is false: one about processes (crashes,
+// suspicions) or one about snapshots.
 func faultWhy(cfg *Config, st *State, a Action, k Conjunct) string {
-	procs := func(ps ProcSet) string {
-		var ids []string
-		for p, id := range cfg.Topo.Procs {
-			if ps.Has(p) {
-				ids = append(ids, string(id))
-			}
-		}
-		return "{" + strings.Join(ids, ", ") + "}"
+	if why, ok := procWhy(cfg, st, a, k); ok {
+		return why
 	}
-	switch k {
-	case NotAlive:
-		return fmt.Sprintf("%s has crashed (alive = %s)", cfg.Topo.Procs[a.actor(cfg)], procs(st.Alive))
-	case ReceiverSuspected:
-		return fmt.Sprintf("the receiver %s is suspected", cfg.Topo.Procs[cfg.to[a.Chan]])
-	case MarkerAborted, MarkerNotAborted:
-		s := st.Chan[a.Chan][0].Snap
-		if k == MarkerAborted {
-			return fmt.Sprintf("the head of %s is a marker of snapshot %d, aborted (cause %s)", cfg.Topo.Chans[a.Chan], cfg.Snap[s], procs(st.AbortedBy[s]))
-		}
-		return fmt.Sprintf("the head of %s is a marker of snapshot %d, which is not aborted", cfg.Topo.Chans[a.Chan], cfg.Snap[s])
-	case CrashesSpent:
-		return fmt.Sprintf("%d of MaxCrash = %d crashes have happened", st.Crashes, cfg.MaxCrash)
-	case StillAlive:
-		return fmt.Sprintf("%s has not crashed", cfg.Topo.Procs[a.Proc])
-	case NoFalseSuspicion:
-		return "the model allows no false suspicion (FalseSuspicion = FALSE)"
-	case AlreadySuspected:
-		return fmt.Sprintf("%s is already suspected", cfg.Topo.Procs[a.Proc])
-	case NotPending:
-		s := a.Snap
-		switch {
-		case !Initiated(cfg, st, s):
-			return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[s])
-		case Aborted(st, s):
-			return fmt.Sprintf("snapshot %d is already aborted", cfg.Snap[s])
-		}
-		return fmt.Sprintf("snapshot %d is complete", cfg.Snap[s])
-	case NotSuspected:
-		return fmt.Sprintf("%s is not suspected (suspected = %s)", cfg.Topo.Procs[a.Proc], procs(st.Suspected))
-	case NotWaiting:
-		return fmt.Sprintf("snapshot %d does not wait for %s: it finished its part and its markers arrived", cfg.Snap[a.Snap], cfg.Topo.Procs[a.Proc])
-	case NoneSuspected:
-		return "no process is suspected"
-	case RecoveriesSpent:
-		return fmt.Sprintf("%d of MaxRecover = %d recoveries have happened", st.Inc, cfg.MaxRecover)
-	case SnapshotPending:
-		for s := range cfg.Snap {
-			if Pending(cfg, st, s) {
-				return fmt.Sprintf("snapshot %d is pending: neither complete nor aborted", cfg.Snap[s])
-			}
-		}
-	case NotInitiated:
-		return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[a.Snap])
+	if why, ok := snapWhy(cfg, st, a, k); ok {
+		return why
 	}
 	return k.Source(a.Kind).TLA + " is false"
+}
+
+// procNames renders a set of processes: {P1, P2}.
+func procNames(cfg *Config, ps ProcSet) string {
+	var ids []string
+	for p, id := range cfg.Topo.Procs {
+		if ps.Has(p) {
+			ids = append(ids, string(id))
+		}
+	}
+	return "{" + strings.Join(ids, ", ") + "}"
+}
+
+// procWhy explains a false conjunct about crashes and suspicions.
+func procWhy(cfg *Config, st *State, a Action, k Conjunct) (string, bool) {
+	switch k {
+	case NotAlive:
+		return fmt.Sprintf("%s has crashed (alive = %s)", cfg.Topo.Procs[a.actor(cfg)], procNames(cfg, st.Alive)), true
+	case ReceiverSuspected:
+		return fmt.Sprintf("the receiver %s is suspected", cfg.Topo.Procs[cfg.to[a.Chan]]), true
+	case CrashesSpent:
+		return fmt.Sprintf("%d of MaxCrash = %d crashes have happened", st.Crashes, cfg.MaxCrash), true
+	case StillAlive:
+		return fmt.Sprintf("%s has not crashed", cfg.Topo.Procs[a.Proc]), true
+	case NoFalseSuspicion:
+		return "the model allows no false suspicion (FalseSuspicion = FALSE)", true
+	case AlreadySuspected:
+		return fmt.Sprintf("%s is already suspected", cfg.Topo.Procs[a.Proc]), true
+	case NotSuspected:
+		return fmt.Sprintf("%s is not suspected (suspected = %s)", cfg.Topo.Procs[a.Proc], procNames(cfg, st.Suspected)), true
+	case NoneSuspected:
+		return "no process is suspected", true
+	}
+	return "", false
+}
+
+// snapWhy explains a false conjunct about snapshots and recoveries.
+func snapWhy(cfg *Config, st *State, a Action, k Conjunct) (string, bool) {
+	switch k {
+	case MarkerAborted:
+		s := st.Chan[a.Chan][0].Snap
+		return fmt.Sprintf("the head of %s is a marker of snapshot %d, aborted (cause %s)", cfg.Topo.Chans[a.Chan], cfg.Snap[s], procNames(cfg, st.AbortedBy[s])), true
+	case MarkerNotAborted:
+		return fmt.Sprintf("the head of %s is a marker of snapshot %d, which is not aborted", cfg.Topo.Chans[a.Chan], cfg.Snap[st.Chan[a.Chan][0].Snap]), true
+	case NotPending:
+		return notPendingWhy(cfg, st, a.Snap), true
+	case NotWaiting:
+		return fmt.Sprintf("snapshot %d does not wait for %s: it finished its part and its markers arrived", cfg.Snap[a.Snap], cfg.Topo.Procs[a.Proc]), true
+	case RecoveriesSpent:
+		return fmt.Sprintf("%d of MaxRecover = %d recoveries have happened", st.Inc, cfg.MaxRecover), true
+	case SnapshotPending:
+		return pendingWhy(cfg, st)
+	case NotInitiated:
+		return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[a.Snap]), true
+	}
+	return "", false
+}
+
+// notPendingWhy says why snapshot s is not Pending(s).
+func notPendingWhy(cfg *Config, st *State, s int) string {
+	switch {
+	case !Initiated(cfg, st, s):
+		return fmt.Sprintf("snapshot %d is not initiated", cfg.Snap[s])
+	case Aborted(st, s):
+		return fmt.Sprintf("snapshot %d is already aborted", cfg.Snap[s])
+	}
+	return fmt.Sprintf("snapshot %d is complete", cfg.Snap[s])
+}
+
+// pendingWhy names a pending snapshot, if there is one.
+func pendingWhy(cfg *Config, st *State) (string, bool) {
+	for s := range cfg.Snap {
+		if Pending(cfg, st, s) {
+			return fmt.Sprintf("snapshot %d is pending: neither complete nor aborted", cfg.Snap[s]), true
+		}
+	}
+	return "", false
 }
 
 // actor is the process whose liveness a faults action requires: the

@@ -429,12 +429,26 @@ func RecoverAny(cfg *Config, st *State, s spec.SnapID) (*State, error) {
 // each p, Abort for each s, q), then Recover (SpecFaults) or RecoverAny
 // for each s (SpecRecoverAny).
 func forEachFaultSuccessor(cfg *Config, st *State, f func(Action, *State)) {
-	nc, np := cfg.NumChans(), cfg.NumProcs()
 	emit := func(a Action, n *State, k Conjunct) {
 		if k == Enabled {
 			f(a, n)
 		}
 	}
+	eachCommon(cfg, st, emit)
+	if cfg.detector() {
+		eachDetector(cfg, st, emit)
+	}
+	eachRecover(cfg, st, emit)
+}
+
+// emitter takes an action instance with its successor and false
+// conjunct, and passes the enabled ones on.
+type emitter func(a Action, n *State, k Conjunct)
+
+// eachCommon: Common (lines 204-210), SendAppF for each c, a; RecvAppF,
+// InitiateF, RecvMarkerF, DropMarker and Crash.
+func eachCommon(cfg *Config, st *State, emit emitter) {
+	nc := cfg.NumChans()
 	for c := 0; c < nc; c++ {
 		for _, a := range cfg.Amount {
 			n, k := sendAppF(cfg, st, c, a)
@@ -457,26 +471,35 @@ func forEachFaultSuccessor(cfg *Config, st *State, f func(Action, *State)) {
 		n, k := dropMarker(cfg, st, c)
 		emit(Action{Kind: ActDropMarker, Chan: c}, n, k)
 	}
-	for p := 0; p < np; p++ {
+	for p := range cfg.NumProcs() {
 		n, k := crash(cfg, st, p)
 		emit(Action{Kind: ActCrash, Proc: p}, n, k)
 	}
-	if cfg.detector() {
-		for p := 0; p < np; p++ {
-			n, k := suspect(cfg, st, p, false)
-			emit(Action{Kind: ActDetect, Proc: p}, n, k)
-		}
-		for p := 0; p < np; p++ {
-			n, k := suspect(cfg, st, p, true)
-			emit(Action{Kind: ActFalseSuspect, Proc: p}, n, k)
-		}
-		for s := range cfg.Snap {
-			for q := 0; q < np; q++ {
-				n, k := abort(cfg, st, s, q)
-				emit(Action{Kind: ActAbort, Snap: s, Proc: q}, n, k)
-			}
+}
+
+// eachDetector: Detector (lines 212-215), Detect and FalseSuspect for
+// each p, Abort for each s, q.
+func eachDetector(cfg *Config, st *State, emit emitter) {
+	np := cfg.NumProcs()
+	for p := 0; p < np; p++ {
+		n, k := suspect(cfg, st, p, false)
+		emit(Action{Kind: ActDetect, Proc: p}, n, k)
+	}
+	for p := 0; p < np; p++ {
+		n, k := suspect(cfg, st, p, true)
+		emit(Action{Kind: ActFalseSuspect, Proc: p}, n, k)
+	}
+	for s := range cfg.Snap {
+		for q := 0; q < np; q++ {
+			n, k := abort(cfg, st, s, q)
+			emit(Action{Kind: ActAbort, Snap: s, Proc: q}, n, k)
 		}
 	}
+}
+
+// eachRecover: Recover (SpecFaults) or RecoverAny for each s
+// (SpecRecoverAny); SpecNoDetector has neither.
+func eachRecover(cfg *Config, st *State, emit emitter) {
 	switch cfg.Variant {
 	case VariantFaults:
 		n, k := recoverLatest(cfg, st)
@@ -521,16 +544,29 @@ func faultFairEnabled(cfg *Config, st *State) bool {
 // FaultTypeOK mirrors FaultTypeOK (lines 245-254).
 func FaultTypeOK(cfg *Config, st *State) bool {
 	full := allProcs(cfg)
-	if !TypeOK(cfg, st) || st.Alive&^full != 0 || st.Suspected&^full != 0 || len(st.AbortedBy) != cfg.NumSnaps() {
+	return TypeOK(cfg, st) && st.Alive&^full == 0 && st.Suspected&^full == 0 &&
+		abortedByOK(cfg, st.AbortedBy) && countsOK(cfg, st) &&
+		shadowOK(cfg, st.Base) && st.RestoredFrom <= OriginIncomplete
+}
+
+// abortedByOK: abortedBy \in [Snap -> SUBSET Proc], at most one cause
+// each.
+func abortedByOK(cfg *Config, ab []ProcSet) bool {
+	if len(ab) != cfg.NumSnaps() {
 		return false
 	}
-	for _, a := range st.AbortedBy {
+	full := allProcs(cfg)
+	for _, a := range ab {
 		if a&^full != 0 || a.Len() > 1 {
 			return false
 		}
 	}
-	return 0 <= st.Crashes && st.Crashes <= cfg.MaxCrash && 0 <= st.Inc && st.Inc <= cfg.MaxRecover &&
-		shadowOK(cfg, st.Base) && st.RestoredFrom <= OriginIncomplete
+	return true
+}
+
+// countsOK: crashes \in 0..MaxCrash, inc \in 0..MaxRecover.
+func countsOK(cfg *Config, st *State) bool {
+	return 0 <= st.Crashes && st.Crashes <= cfg.MaxCrash && 0 <= st.Inc && st.Inc <= cfg.MaxRecover
 }
 
 // MoneyConserved mirrors MoneyConserved == Conserved(CurrentApp) (line

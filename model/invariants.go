@@ -341,8 +341,6 @@ func Conserved(cfg *Config, sh Shadow) bool {
 func StableCatalogue(cfg *Config, st *State) bool {
 	var cur, init Shadow
 	ready := false
-	// someK: \E k \in 1..MaxRcvd : RcvdAtLeast(x, p, k) /\ ~RcvdAtLeast(y, p, k)
-	someK := func(x, y int) bool { return max(1, y+1) <= min(x, cfg.maxRcvd) }
 	for s := range cfg.Snap {
 		if !Complete(cfg, st, s) {
 			continue
@@ -350,23 +348,33 @@ func StableCatalogue(cfg *Config, st *State) bool {
 		if !ready {
 			cur, init, ready = CurrentApp(st), InitApp(cfg), true
 		}
-		rec := RecordedApp(st, s)
-		if Terminated(cfg, rec) && !Terminated(cfg, cur) {
+		if !stableFrom(cfg, RecordedApp(st, s), cur, init) {
 			return false
 		}
-		if !Terminated(cfg, rec) && Terminated(cfg, init) {
+	}
+	return true
+}
+
+// stableFrom checks the catalogue for one snapshot's recorded state rec,
+// the current state cur and the initial one: each predicate that holds
+// in rec holds in cur, each that fails in rec failed in init.
+func stableFrom(cfg *Config, rec, cur, init Shadow) bool {
+	return implied(Terminated(cfg, rec), Terminated(cfg, cur), Terminated(cfg, init)) &&
+		implied(Conserved(cfg, rec), Conserved(cfg, cur), Conserved(cfg, init)) &&
+		rcvdStable(cfg, rec, cur, init)
+}
+
+// implied is (rec => cur) /\ (~rec => ~init): a predicate's stability
+// from a recorded state.
+func implied(rec, cur, init bool) bool { return (!rec || cur) && (rec || !init) }
+
+// rcvdStable checks RcvdAtLeast(p, k) for every p and k \in 1..MaxRcvd.
+func rcvdStable(cfg *Config, rec, cur, init Shadow) bool {
+	// someK: \E k \in 1..MaxRcvd : RcvdAtLeast(x, p, k) /\ ~RcvdAtLeast(y, p, k)
+	someK := func(x, y int) bool { return max(1, y+1) <= min(x, cfg.maxRcvd) }
+	for p := range cfg.Topo.Procs {
+		if someK(rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || someK(init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
 			return false
-		}
-		if Conserved(cfg, rec) && !Conserved(cfg, cur) {
-			return false
-		}
-		if !Conserved(cfg, rec) && Conserved(cfg, init) {
-			return false
-		}
-		for p := range cfg.Topo.Procs {
-			if someK(rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || someK(init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
-				return false
-			}
 		}
 	}
 	return true

@@ -105,6 +105,9 @@ func (a Action) Apply(cfg *Config, st *State) (*State, error) {
 }
 
 // apply runs the instance on st: the successor, or the false conjunct.
+// One case per action of the specs (the Next disjuncts of
+// tla/ChandyLamport.tla and its variants, and tla/ChandyLamportFaults.tla
+// lines 61-201): a literal table of them, left whole on purpose.
 func (a Action) apply(cfg *Config, st *State) (*State, Conjunct) {
 	switch a.Kind {
 	case ActSendApp:
@@ -180,66 +183,89 @@ func Next(cfg *Config, st *State) []Transition {
 	return out
 }
 
-// forEachSuccessor calls f for every enabled instance, in Next's order.
+// forEachSuccessor calls f for every enabled instance, in Next's order:
+// the disjuncts of Next (lines 249-253) in turn, each a named step.
 func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
 	if cfg.Faults() {
 		forEachFaultSuccessor(cfg, st, f)
 		return
 	}
-	nc := cfg.NumChans()
-	for c := 0; c < nc; c++ {
-		for _, a := range cfg.Amount {
-			if n, k := sendApp(cfg, st, c, a); k == Enabled {
-				f(Action{Kind: ActSendApp, Chan: c, Amt: a}, n)
-			}
-		}
-	}
-	for c := 0; c < nc; c++ {
-		switch cfg.Variant {
-		case VariantNonFIFO:
-			for i := 1; i <= len(st.Chan[c]); i++ {
-				if n, k := recvAppAt(cfg, st, c, i); k == Enabled {
-					f(Action{Kind: ActRecvAppAt, Chan: c, Pos: i}, n)
-				}
-			}
-		case VariantNoRecord:
-			if n, k := recvAppNoRecord(cfg, st, c); k == Enabled {
-				f(Action{Kind: ActRecvAppNoRecord, Chan: c}, n)
-			}
-		default:
-			if n, k := recvAppAt(cfg, st, c, 1); k == Enabled {
-				f(Action{Kind: ActRecvApp, Chan: c}, n)
-			}
-		}
+	eachSendApp(cfg, st, f)
+	for c := range cfg.NumChans() {
+		eachRecvApp(cfg, st, c, f)
 	}
 	for s := range cfg.Snap {
 		if n, k := initiate(cfg, st, s); k == Enabled {
 			f(Action{Kind: ActInitiate, Snap: s}, n)
 		}
 	}
-	for c := 0; c < nc; c++ {
-		switch cfg.Variant {
-		case VariantNonFIFO:
-			for i := 1; i <= len(st.Chan[c]); i++ {
-				if n, k := recvMarkerAt(cfg, st, c, i, true); k == Enabled {
-					f(Action{Kind: ActRecvMarkerAt, Chan: c, Pos: i}, n)
-				}
-			}
-		case VariantNoForward:
-			if n, k := recvMarkerAt(cfg, st, c, 1, false); k == Enabled {
-				f(Action{Kind: ActRecvMarkerNoForward, Chan: c}, n)
-			}
-		default:
-			if n, k := recvMarkerAt(cfg, st, c, 1, true); k == Enabled {
-				f(Action{Kind: ActRecvMarker, Chan: c}, n)
+	for c := range cfg.NumChans() {
+		eachRecvMarker(cfg, st, c, f)
+	}
+	if cfg.Variant == VariantLossy {
+		eachLose(cfg, st, f)
+	}
+}
+
+// eachSendApp: \E c \in Chan, a \in Amount : SendApp(c[1], c[2], a).
+func eachSendApp(cfg *Config, st *State, f func(Action, *State)) {
+	for c := range cfg.NumChans() {
+		for _, a := range cfg.Amount {
+			if n, k := sendApp(cfg, st, c, a); k == Enabled {
+				f(Action{Kind: ActSendApp, Chan: c, Amt: a}, n)
 			}
 		}
 	}
-	if cfg.Variant == VariantLossy {
-		for c := 0; c < nc; c++ {
-			if n, k := lose(st, c); k == Enabled {
-				f(Action{Kind: ActLose, Chan: c}, n)
+}
+
+// eachRecvApp: the receive of an app message on c the variant has:
+// RecvAppAt at each position (NonFIFO), RecvAppNoRecord, or RecvApp.
+func eachRecvApp(cfg *Config, st *State, c int, f func(Action, *State)) {
+	switch cfg.Variant {
+	case VariantNonFIFO:
+		for i := 1; i <= len(st.Chan[c]); i++ {
+			if n, k := recvAppAt(cfg, st, c, i); k == Enabled {
+				f(Action{Kind: ActRecvAppAt, Chan: c, Pos: i}, n)
 			}
+		}
+	case VariantNoRecord:
+		if n, k := recvAppNoRecord(cfg, st, c); k == Enabled {
+			f(Action{Kind: ActRecvAppNoRecord, Chan: c}, n)
+		}
+	default:
+		if n, k := recvAppAt(cfg, st, c, 1); k == Enabled {
+			f(Action{Kind: ActRecvApp, Chan: c}, n)
+		}
+	}
+}
+
+// eachRecvMarker: the receive of a marker on c the variant has:
+// RecvMarkerAt at each position (NonFIFO), RecvMarkerNoForward, or
+// RecvMarker.
+func eachRecvMarker(cfg *Config, st *State, c int, f func(Action, *State)) {
+	switch cfg.Variant {
+	case VariantNonFIFO:
+		for i := 1; i <= len(st.Chan[c]); i++ {
+			if n, k := recvMarkerAt(cfg, st, c, i, true); k == Enabled {
+				f(Action{Kind: ActRecvMarkerAt, Chan: c, Pos: i}, n)
+			}
+		}
+	case VariantNoForward:
+		if n, k := recvMarkerAt(cfg, st, c, 1, false); k == Enabled {
+			f(Action{Kind: ActRecvMarkerNoForward, Chan: c}, n)
+		}
+	default:
+		if n, k := recvMarkerAt(cfg, st, c, 1, true); k == Enabled {
+			f(Action{Kind: ActRecvMarker, Chan: c}, n)
+		}
+	}
+}
+
+// eachLose: \E c \in Chan : Lose(c) (tla/ChandyLamportLossy.tla).
+func eachLose(cfg *Config, st *State, f func(Action, *State)) {
+	for c := range cfg.NumChans() {
+		if n, k := lose(st, c); k == Enabled {
+			f(Action{Kind: ActLose, Chan: c}, n)
 		}
 	}
 }

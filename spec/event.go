@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,42 +127,64 @@ func (e Event) Validate(t *Topology) error {
 	if e.Seq == 0 {
 		return fmt.Errorf("seq must be >= 1")
 	}
+	if err := e.validateAction(t); err != nil {
+		return err
+	}
+	if len(e.VC) != 0 && len(e.VC) != len(t.Procs) {
+		return fmt.Errorf("vector clock has %d entries, want %d (or none)", len(e.VC), len(t.Procs))
+	}
+	return nil
+}
+
+// validateAction checks the fields e's action has.
+func (e Event) validateAction(t *Topology) error {
 	switch e.Action {
 	case SendApp, RecvApp, RecvMarker, DropMarker:
-		c := e.Chan()
-		if !t.HasChan(c) {
-			return fmt.Errorf("%s on unknown channel %s", string(e.Action), c)
-		}
-		owner := c.To
-		if e.Action == SendApp {
-			owner = c.From
-		}
-		if e.Proc != owner {
-			return fmt.Errorf("%s on %s taken by %s, want %s", string(e.Action), c, string(e.Proc), string(owner))
-		}
-		marker := e.Action == RecvMarker || e.Action == DropMarker
-		if marker && e.Snap == 0 {
-			return fmt.Errorf("%s without a snapshot id", string(e.Action))
-		}
-		if !marker && (e.Msg == 0 || e.Amount <= 0) {
-			return fmt.Errorf("%s needs a positive amount and message seq", string(e.Action))
-		}
+		return e.validateChannelStep(t)
 	case Initiate:
 		if e.Snap == 0 {
 			return fmt.Errorf("action Initiate without a snapshot id")
 		}
+		return nil
 	case Suspect, Unsuspect, Abort:
-		if !t.Has(e.Peer) || e.Peer == e.Proc {
-			return fmt.Errorf("%s names peer %q, want another process of the topology", string(e.Action), string(e.Peer))
-		}
-		if e.Action == Abort && e.Snap == 0 {
-			return fmt.Errorf("action Abort without a snapshot id")
-		}
-	default:
-		return fmt.Errorf("unknown action %q", string(e.Action))
+		return e.validatePeer(t)
 	}
-	if len(e.VC) != 0 && len(e.VC) != len(t.Procs) {
-		return fmt.Errorf("vector clock has %d entries, want %d (or none)", len(e.VC), len(t.Procs))
+	return fmt.Errorf("unknown action %q", string(e.Action))
+}
+
+// validateChannelStep: a step on a channel of the topology, taken by its
+// sender (SendApp) or receiver, a marker's with its snapshot, a
+// message's with its positive amount and seq.
+func (e Event) validateChannelStep(t *Topology) error {
+	c := e.Chan()
+	if !t.HasChan(c) {
+		return fmt.Errorf("%s on unknown channel %s", string(e.Action), c)
+	}
+	owner := c.To
+	if e.Action == SendApp {
+		owner = c.From
+	}
+	if e.Proc != owner {
+		return fmt.Errorf("%s on %s taken by %s, want %s", string(e.Action), c, string(e.Proc), string(owner))
+	}
+	marker := e.Action == RecvMarker || e.Action == DropMarker
+	if marker && e.Snap == 0 {
+		return fmt.Errorf("%s without a snapshot id", string(e.Action))
+	}
+	if !marker && (e.Msg == 0 || e.Amount <= 0) {
+		return fmt.Errorf("%s needs a positive amount and message seq", string(e.Action))
+	}
+	return nil
+}
+
+// validatePeer: a suspicion or an abort names another process, an abort
+// its snapshot.
+func (e Event) validatePeer(t *Topology) error {
+	if !t.Has(e.Peer) || e.Peer == e.Proc {
+		return fmt.Errorf("%s names peer %q, want another process of the topology", string(e.Action), string(e.Peer))
+	}
+	if e.Action == Abort && e.Snap == 0 {
+		return fmt.Errorf("action Abort without a snapshot id")
 	}
 	return nil
 }
@@ -292,11 +313,7 @@ func ReadTrace(r io.Reader) (Trace, error) {
 // topology, recorded snapshot ids must be distinct and their initiators
 // agree with the header's snaps. Errors name the line.
 func ReadTraceLines(r io.Reader) (Trace, TraceLines, error) {
-	var (
-		t     Trace
-		lines TraceLines
-		seen  = map[SnapID]int{}
-	)
+	tr := &traceReader{seen: map[SnapID]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxTraceLine)
 	line := 0
@@ -306,70 +323,100 @@ func ReadTraceLines(r io.Reader) (Trace, TraceLines, error) {
 		if len(b) == 0 {
 			continue
 		}
-		if t.Header.Topology == nil {
-			if err := decodeLine(b, &t.Header); err != nil {
-				return t, lines, fmt.Errorf("trace line %d: header: %w", line, err)
-			}
-			if t.Header.Format != TraceFormat {
-				return t, lines, fmt.Errorf("trace line %d: format %q, want %q", line, t.Header.Format, TraceFormat)
-			}
-			if t.Header.Topology == nil {
-				return t, lines, fmt.Errorf("trace line %d: header has no topology", line)
-			}
-			continue
+		if err := tr.readLine(b, line); err != nil {
+			return tr.t, tr.lines, fmt.Errorf("trace line %d: %w", line, err)
 		}
-		if isRestoreLine(b) {
-			r, err := readRestoreLine(b, t.Restores, len(t.Events))
-			if err != nil {
-				return t, lines, fmt.Errorf("trace line %d: %w", line, err)
-			}
-			t.Restores = append(t.Restores, r)
-			lines.Restores = append(lines.Restores, line)
-			continue
-		}
-		if isRecordedLine(b) {
-			var rl recordedLine
-			if err := decodeLine(b, &rl); err != nil {
-				return t, lines, fmt.Errorf("trace line %d: recorded snapshot: %w", line, err)
-			}
-			if rl.Recorded == nil {
-				return t, lines, fmt.Errorf("trace line %d: recorded snapshot is null", line)
-			}
-			rs := *rl.Recorded
-			if err := rs.Validate(t.Header.Topology); err != nil {
-				return t, lines, fmt.Errorf("trace line %d: recorded snapshot: %w", line, err)
-			}
-			if prev, dup := seen[rs.Snap]; dup {
-				return t, lines, fmt.Errorf("trace line %d: snapshot %d recorded twice (also line %d)", line, rs.Snap, prev)
-			}
-			if p, ok := t.Header.Snaps[rs.Snap]; ok && p != rs.Initiator {
-				return t, lines, fmt.Errorf("trace line %d: snapshot %d recorded with initiator %s, the header's snaps say %s", line, rs.Snap, string(rs.Initiator), string(p))
-			}
-			seen[rs.Snap] = line
-			t.Recorded = append(t.Recorded, rs)
-			lines.Recorded = append(lines.Recorded, line)
-			continue
-		}
-		var e Event
-		if err := decodeLine(b, &e); err != nil {
-			return t, lines, fmt.Errorf("trace line %d: %w", line, err)
-		}
-		if err := e.Validate(t.Header.Topology); err != nil {
-			return t, lines, fmt.Errorf("trace line %d: %w", line, err)
-		}
-		t.Events = append(t.Events, e)
-		lines.Events = append(lines.Events, line)
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return t, lines, fmt.Errorf("trace line %d: longer than %d bytes", line+1, MaxTraceLine)
+		return tr.t, tr.lines, scanErr(err, line+1)
+	}
+	if tr.t.Header.Topology == nil {
+		return tr.t, tr.lines, fmt.Errorf("trace: empty, no header line")
+	}
+	return tr.t, tr.lines, nil
+}
+
+// traceReader is a trace being read: what it read so far, the line of
+// each, and the line each recorded snapshot's id was first seen on.
+type traceReader struct {
+	t     Trace
+	lines TraceLines
+	seen  map[SnapID]int
+}
+
+// readLine reads line b, number line: the header first, then a restore,
+// a recorded snapshot or an event.
+func (tr *traceReader) readLine(b []byte, line int) error {
+	switch {
+	case tr.t.Header.Topology == nil:
+		return tr.readHeader(b)
+	case isRestoreLine(b):
+		r, err := readRestoreLine(b, tr.t.Restores, len(tr.t.Events))
+		if err != nil {
+			return err
 		}
-		return t, lines, fmt.Errorf("trace line %d: %w", line+1, err)
+		tr.t.Restores = append(tr.t.Restores, r)
+		tr.lines.Restores = append(tr.lines.Restores, line)
+		return nil
+	case isRecordedLine(b):
+		return tr.readRecorded(b, line)
 	}
-	if t.Header.Topology == nil {
-		return t, lines, fmt.Errorf("trace: empty, no header line")
+	return tr.readEvent(b, line)
+}
+
+// readHeader reads the header: this format, with a topology.
+func (tr *traceReader) readHeader(b []byte) error {
+	h := &tr.t.Header
+	if err := decodeLine(b, h); err != nil {
+		return fmt.Errorf("header: %w", err)
 	}
-	return t, lines, nil
+	if h.Format != TraceFormat {
+		return fmt.Errorf("format %q, want %q", h.Format, TraceFormat)
+	}
+	if h.Topology == nil {
+		return fmt.Errorf("header has no topology")
+	}
+	return nil
+}
+
+// readRecorded reads a recorded snapshot: valid for the topology, its id
+// not seen before, its initiator the header's.
+func (tr *traceReader) readRecorded(b []byte, line int) error {
+	var rl recordedLine
+	if err := decodeLine(b, &rl); err != nil {
+		return fmt.Errorf("recorded snapshot: %w", err)
+	}
+	if rl.Recorded == nil {
+		return fmt.Errorf("recorded snapshot is null")
+	}
+	rs := *rl.Recorded
+	if err := rs.Validate(tr.t.Header.Topology); err != nil {
+		return fmt.Errorf("recorded snapshot: %w", err)
+	}
+	if prev, dup := tr.seen[rs.Snap]; dup {
+		return fmt.Errorf("snapshot %d recorded twice (also line %d)", rs.Snap, prev)
+	}
+	if p, ok := tr.t.Header.Snaps[rs.Snap]; ok && p != rs.Initiator {
+		return fmt.Errorf("snapshot %d recorded with initiator %s, the header's snaps say %s", rs.Snap, string(rs.Initiator), string(p))
+	}
+	tr.seen[rs.Snap] = line
+	tr.t.Recorded = append(tr.t.Recorded, rs)
+	tr.lines.Recorded = append(tr.lines.Recorded, line)
+	return nil
+}
+
+// readEvent reads an event, valid for the topology.
+func (tr *traceReader) readEvent(b []byte, line int) error {
+	var e Event
+	if err := decodeLine(b, &e); err != nil {
+		return err
+	}
+	if err := e.Validate(tr.t.Header.Topology); err != nil {
+		return err
+	}
+	tr.t.Events = append(tr.t.Events, e)
+	tr.lines.Events = append(tr.lines.Events, line)
+	return nil
 }
 
 // decodeLine decodes one JSON value, b with no surrounding space, into v

@@ -136,7 +136,8 @@ func emit(cfg *Config, st *State, s int) (*State, Conjunct) {
 	return n, Enabled
 }
 
-// process mirrors ProcessV(e, block, log) (lines 186-208).
+// process mirrors ProcessV(e, block, log) (lines 186-208), conjunct by
+// conjunct: a literal mirror of the definition, left whole on purpose.
 func process(cfg *Config, st *State, e int, block, log bool) (*State, Conjunct) {
 	n := cfg.Edges[e][1]
 	if len(st.Q[e]) == 0 {

@@ -36,29 +36,35 @@ func InvariantByName(p spec.Property) (Invariant, bool) {
 // it; what they do not: queue items are well formed (Item, lines 315-316),
 // no barrier is recorded, node and edge sets stay inside Node and Edge.
 func TypeOK(cfg *Config, st *State) bool {
-	item := func(it Item) bool {
-		return it.Barrier || (it.Src >= 0 && it.Src < len(cfg.Nodes) && cfg.Kind[it.Src] == Source &&
-			it.I >= 1 && it.Hops >= 0 && it.Hops <= cfg.Iter && it.ESeq >= 1)
-	}
+	return queuesOK(cfg, st) && inside(st.Recorded, len(cfg.Nodes)) && allInside(st.Bar, len(cfg.Edges))
+}
+
+// itemOK: it is a barrier or Rec(src, i, hops, eseq) of a source, i and
+// eseq from 1, hops in 0..Iter (lines 315-316).
+func (cfg *Config) itemOK(it Item) bool {
+	return it.Barrier || (it.Src >= 0 && it.Src < len(cfg.Nodes) && cfg.Kind[it.Src] == Source &&
+		it.I >= 1 && it.Hops >= 0 && it.Hops <= cfg.Iter && it.ESeq >= 1)
+}
+
+// queuesOK: q[e] holds items, recQ[e] records only.
+func queuesOK(cfg *Config, st *State) bool {
 	for e := range cfg.Edges {
-		for _, it := range st.Q[e] {
-			if !item(it) {
-				return false
-			}
+		if !slices.ContainsFunc(st.Q[e], func(it Item) bool { return !cfg.itemOK(it) }) &&
+			!slices.ContainsFunc(st.RecQ[e], func(it Item) bool { return it.Barrier || !cfg.itemOK(it) }) {
+			continue
 		}
-		for _, it := range st.RecQ[e] {
-			if it.Barrier || !item(it) {
-				return false
-			}
-		}
-	}
-	all := uint64(1)<<len(cfg.Nodes) - 1
-	edges := uint64(1)<<len(cfg.Edges) - 1
-	if st.Recorded&^all != 0 {
 		return false
 	}
-	for _, b := range st.Bar {
-		if b&^edges != 0 {
+	return true
+}
+
+// inside reports whether the bit set holds only the first n bits.
+func inside(set uint64, n int) bool { return set&^(uint64(1)<<n-1) == 0 }
+
+// allInside reports inside for every set.
+func allInside(sets []uint64, n int) bool {
+	for _, b := range sets {
+		if !inside(b, n) {
 			return false
 		}
 	}
