@@ -140,7 +140,29 @@ var BarrierInvariants = []Property{
 // BarrierTemporal are the temporal properties of tla/BarrierSnapshots.tla.
 var BarrierTemporal = []Property{PropBarriersComplete}
 
+// The properties tla/BarrierAdaptive.tla adds (an aligned checkpoint that
+// switches to unaligned on a timeout), with its lines.
+const (
+	PropAdaptiveTypeOK             Property = "AdaptiveTypeOK"             // lines 154-159
+	PropUnswitchedNoChannelState   Property = "UnswitchedNoChannelState"   // lines 165-166: AlignedNoChannelState per operator
+	PropForceAlignedNoChannelState Property = "ForceAlignedNoChannelState" // line 169
+	PropReportedTypeTaken          Property = "ReportedTypeTaken"          // line 172: the type reported is the type taken (FLINK-31588)
+)
+
+// AdaptiveInvariants are the state invariants tla/BarrierAdaptive.tla
+// adds to BarrierInvariants, in the order of the spec.
+var AdaptiveInvariants = []Property{
+	PropAdaptiveTypeOK, PropUnswitchedNoChannelState, PropForceAlignedNoChannelState, PropReportedTypeTaken,
+}
+
+// PropSnapshotRefinement is the refinement of tla/BarrierSnapshots.tla
+// (lines 369-397): Abstract!SSpec, tla/ConsistentSnapshot.tla under the
+// mapping. TLC checks it; the Go explorer does not evaluate it.
+const PropSnapshotRefinement Property = "SnapshotRefinement"
+
 // ManifestProperties are every property a TLC model of tla/ may name
 // (tla/manifest.schema.json lists the same): those of the Chandy-Lamport
-// modules, then those of tla/BarrierSnapshots.tla.
-var ManifestProperties = slices.Concat(StateInvariants, TemporalProperties, BarrierInvariants, BarrierTemporal)
+// modules, then those of tla/BarrierSnapshots.tla, then those of
+// tla/BarrierAdaptive.tla, then the refinement.
+var ManifestProperties = slices.Concat(StateInvariants, TemporalProperties, BarrierInvariants, BarrierTemporal,
+	AdaptiveInvariants, []Property{PropSnapshotRefinement})

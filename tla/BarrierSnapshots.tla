@@ -219,8 +219,8 @@ RecordNode(n) ==
 (* n, having recorded, sends its barrier on every output of queues qs.    *)
 (* Aligned: behind what is queued.  Unaligned: ahead of it, and what it  *)
 (* overtakes joins the edge's channel state (persist).                    *)
-SendBarriers(n, qs, persist) ==
-    IF Mode = "aligned"
+SendBarriers(n, qs, persist, m) ==    \* m: the mode n records in
+    IF m = "aligned"
     THEN /\ q'    = [e \in Edge |-> IF e[1] = n THEN Append(qs[e], Barrier) ELSE qs[e]]
          /\ recQ' = recQ
     ELSE /\ q'    = [e \in Edge |-> IF e[1] = n THEN <<Barrier>> \o qs[e] ELSE qs[e]]
@@ -230,7 +230,7 @@ SendBarriers(n, qs, persist) ==
 InjectV(s, persist) ==
     /\ s \notin recorded
     /\ RecordNode(s)
-    /\ SendBarriers(s, q, persist)
+    /\ SendBarriers(s, q, persist, Mode)
     /\ UNCHANGED <<emitted, cnt, out, bar, recChan, nSent, nRcvd, pre, restored>>
 
 (* RecvBarrier(e): e's receiver n takes the barrier at the head of e.     *)
@@ -254,7 +254,7 @@ RecvBarrierV(e, persist, cyclic) ==
                 /\ recChan' = [d \in Edge |-> IF d[2] = n
                                               THEN IF d \in b THEN "done" ELSE "recording"
                                               ELSE recChan[d]]
-                /\ SendBarriers(n, rest, persist)
+                /\ SendBarriers(n, rest, persist, Mode)
            ELSE /\ q' = rest
                 /\ UNCHANGED <<recorded, recOff, recCnt, recOut, recChan, recQ, cutSent, cutRcvd>>
         /\ UNCHANGED <<emitted, cnt, out, nSent, nRcvd, pre, restored>>
@@ -364,5 +364,36 @@ BarrierExactlyOnce ==
 (* 6. Liveness: once a source has injected its barrier, the snapshot     *)
 (* completes.                                                              *)
 BarriersComplete == Injected ~> Complete
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* 7. Refinement: every protocol of this module (and BarrierAdaptive.tla) *)
+(* is a Chandy-Lamport snapshot, ConsistentSnapshot.tla, under this       *)
+(* mapping.  A barrier is a marker, and carries nothing the abstract spec *)
+(* sees: barriers are dropped from the queues.  A record on edge e is a   *)
+(* message, pre iff e's sender had not recorded when it sent it (its      *)
+(* number on e is not past the sender's cut).  A node's recording is the  *)
+(* abstract ARecord.  An edge's channel state so far is the part of its  *)
+(* recorded records (recQ) its receiver has already taken: a record       *)
+(* logged off a back-edge, or off an input of an unaligned node, is       *)
+(* there the moment it is taken (Chandy-Lamport's receiving rule); a       *)
+(* record an unaligned barrier overtook is persisted early, by the        *)
+(* sender, but joins the abstract channel state only when the receiver   *)
+(* takes it, after recording; an aligned block is the abstract rule      *)
+(* itself: the input is not read while its next record is post.           *)
+(***************************************************************************)
+Coloured(e, r) == [id |-> <<r.src, r.i, r.hops>>,
+                   pre |-> ~(e[1] \in recorded /\ r.eseq > cutSent[e])]
+RecsOn(e)      == SelectSeq(q[e], LAMBDA x : x.kind = "rec")
+TakenRec(e)    == SelectSeq(recQ[e], LAMBDA r : r.eseq <= nRcvd[e])
+
+Abstract == INSTANCE ConsistentSnapshot WITH
+    chq       <- [e \in Edge |-> [j \in 1..Len(RecsOn(e)) |-> Coloured(e, RecsOn(e)[j])]],
+    cut       <- recorded,
+    chan      <- [e \in Edge |-> [j \in 1..Len(TakenRec(e)) |->
+                     <<TakenRec(e)[j].src, TakenRec(e)[j].i, TakenRec(e)[j].hops>>]],
+    restarted <- restored
+
+SnapshotRefinement == Abstract!SSpec
 
 =============================================================================

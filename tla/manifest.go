@@ -84,9 +84,12 @@ type Model struct {
 	ExpectViolation spec.Property `json:"expect_violation,omitempty"`
 	// Large models are checked only on request (cmd/tlcrun -large), by
 	// the Go explorer in fingerprint mode; the Go parity tests skip them.
-	Large bool    `json:"large,omitempty"`
-	TLC   Measure `json:"tlc"`
-	Go    Measure `json:"go"`
+	Large bool `json:"large,omitempty"`
+	// GoUnchecked are the properties the model's .cfg checks that the Go
+	// explorer does not evaluate (the refinement, which only TLC checks).
+	GoUnchecked []spec.Property `json:"go_unchecked,omitempty"`
+	TLC         Measure         `json:"tlc"`
+	Go          Measure         `json:"go"`
 }
 
 // Measure is one checker's numbers for a model, counted as TLC counts
@@ -288,6 +291,24 @@ func (m Model) countsMismatch(got Measure) string {
 		return fmt.Sprintf("counts differ from TLC's: got %s, TLC %s", counts(got), counts(m.TLC))
 	}
 	return ""
+}
+
+// GoMismatches is Mismatches for the Go explorer's measure. A negative
+// model whose expected violation is one the explorer does not evaluate
+// (GoUnchecked: the refinement, which only TLC checks) must hold in the
+// explorer's search, with the counts of its record.
+func (m Model) GoMismatches(got Measure, record *Measure) []string {
+	if m.Kind != Negative || !slices.Contains(m.GoUnchecked, m.ExpectViolation) {
+		return m.Mismatches(got, record)
+	}
+	var p []string
+	if got.Violation != "" {
+		p = append(p, fmt.Sprintf("%s is violated, but the Go explorer does not evaluate %s, the violation expected: it should find none", got.Violation, m.ExpectViolation))
+	}
+	if record != nil && !sameCounts(got, *record) {
+		p = append(p, fmt.Sprintf("counts differ from the manifest's record: got %s, recorded %s", counts(got), counts(*record)))
+	}
+	return p
 }
 
 func sameCounts(a, b Measure) bool {

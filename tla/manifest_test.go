@@ -199,6 +199,26 @@ func TestMismatches(t *testing.T) {
 	assert.Len(t, neg.Mismatches(got, nil), 1, "a negative model on which nothing is found fails")
 }
 
+// A negative model whose expected violation the Go explorer does not
+// evaluate (go_unchecked) must hold in the explorer's search.
+func TestGoMismatchesUnchecked(t *testing.T) {
+	neg := Model{Name: "R", Kind: Negative, ExpectViolation: spec.PropSnapshotRefinement,
+		GoUnchecked: []spec.Property{spec.PropSnapshotRefinement}}
+	got := Measure{Distinct: 689, Generated: 1351, Depth: 22}
+	assert.Empty(t, neg.GoMismatches(got, &got))
+	assert.Len(t, neg.Mismatches(got, nil), 1, "TLC must still report the violation")
+	rec := got
+	rec.Distinct = 1
+	assert.Len(t, neg.GoMismatches(got, &rec), 1, "the counts are compared with the record")
+	bad := got
+	bad.Violation = spec.PropSnapshotRefinement
+	assert.Len(t, neg.GoMismatches(bad, nil), 1, "the explorer cannot have found what it does not evaluate")
+
+	checked := Model{Name: "N", Kind: Negative, ExpectViolation: spec.PropReportedTypeTaken,
+		GoUnchecked: []spec.Property{spec.PropSnapshotRefinement}}
+	assert.Len(t, checked.GoMismatches(got, nil), 1, "a violation the explorer evaluates must be found")
+}
+
 var updateReadme = flag.Bool("update", false, "rewrite docs/specs.md's table of models from the manifest")
 
 // TestReadmeTable: docs/specs.md (the README's page on the specs) shows

@@ -14,7 +14,7 @@ import (
 // be read is left to model.Load, which names what is wrong.
 func isBarrierModel(cfgPath string) bool {
 	mod, err := tlcmodel.SpecModule(cfgPath)
-	return err == nil && mod == barrier.SpecModule
+	return err == nil && barrier.IsSpecModule(mod)
 }
 
 // runBarrier checks a model of tla/BarrierSnapshots.tla: the exhaustive
@@ -56,6 +56,9 @@ func (f *checkFlags) barrierHeader(cfg *barrier.Config, checks []spec.Property) 
 		plural(len(cfg.Nodes), "node"), plural(len(cfg.Edges), "edge"))
 	if len(checks) > 0 {
 		fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
+	}
+	if len(cfg.Unchecked) > 0 {
+		fmt.Fprintf(f.stdout, "Not checking %s: only TLC evaluates it.\n", spec.JoinProperties(cfg.Unchecked))
 	}
 }
 

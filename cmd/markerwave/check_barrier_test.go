@@ -18,6 +18,7 @@ func TestCheckBarrierModels(t *testing.T) {
 	require.Equal(t, exitOK, code, out+errs)
 	assert.Contains(t, out, "Model MCBarrierUnalignedDAG (../../tla/MCBarrierUnalignedDAG.cfg): Spec, unaligned, 4 nodes, 3 edges.\n")
 	assert.Contains(t, out, "Checking BarrierTypeOK, BarrierConsistentCut, BarrierExactChannelState, AlignedNoChannelState, BarrierSnapshotReachable, BarrierExactlyOnce, BarriersComplete.\n")
+	assert.Contains(t, out, "Not checking SnapshotRefinement: only TLC evaluates it.\n")
 	assert.Contains(t, out, "Model checking completed. No error has been found.\n")
 	assert.Contains(t, out, "3258 states generated, 1645 distinct states found, 0 states left on queue.\n")
 	assert.Empty(t, errs)

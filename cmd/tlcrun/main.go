@@ -54,6 +54,7 @@ var (
 	reGenerated = regexp.MustCompile(`(?m)^([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states left on queue\.`)
 	reDepth     = regexp.MustCompile(`(?m)^The depth of the complete state graph search is (\d+)\.`)
 	reInv       = regexp.MustCompile(`(?m)^Error: Invariant (\w+) is violated\.`)
+	reAction    = regexp.MustCompile(`(?m)^Error: Action property (.*) is violated\.`)
 	reTemporal  = regexp.MustCompile(`(?m)^Error: Temporal properties were violated\.|^Error: Temporal property (\w+) was violated\.`)
 	reVersion   = regexp.MustCompile(`(?m)^TLC2 Version (\S+)`)
 	reError     = regexp.MustCompile(`(?m)^Error: .*$`)
@@ -101,10 +102,14 @@ func Parse(out string) (Result, error) {
 }
 
 // violated is the property TLC's output says is violated: an invariant,
-// a named temporal property, or "temporal"; "" if none.
+// an action property (actionProperty), a named temporal property, or
+// "temporal"; "" if none.
 func violated(out string) spec.Property {
 	if v := reInv.FindStringSubmatch(out); v != nil {
 		return spec.Property(v[1])
+	}
+	if v := reAction.FindStringSubmatch(out); v != nil {
+		return actionProperty(v[1])
 	}
 	if v := reTemporal.FindStringSubmatch(out); v != nil {
 		if v[1] == "" {
@@ -113,6 +118,17 @@ func violated(out string) spec.Property {
 		return spec.Property(v[1])
 	}
 	return ""
+}
+
+// actionProperty names the property of a violated action property, which
+// TLC names by its place (line L, col C to line L2, col C2 of module M):
+// the one of the manifest's properties that is an action property is
+// SnapshotRefinement, whose [][SNext]_svars is in tla/ConsistentSnapshot.tla.
+func actionProperty(where string) spec.Property {
+	if strings.HasSuffix(where, " of module ConsistentSnapshot") {
+		return spec.PropSnapshotRefinement
+	}
+	return spec.Property("action property " + where)
 }
 
 const howToGetTLC = `TLC is missing: set TLA2TOOLS to the path of tla2tools.jar, e.g.
@@ -323,7 +339,7 @@ func runGo(opt options, dir string, m *tla.Model, stdout io.Writer) bool {
 	if opt.update {
 		m.Go, record = got, nil
 	}
-	return report(stdout, m.Name, "go", m.Mismatches(got, record))
+	return report(stdout, m.Name, "go", m.GoMismatches(got, record))
 }
 
 // report prints a FAIL line per problem and reports whether there were
@@ -339,7 +355,7 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 // (a large one in fingerprint mode): tlcrun's one call into the model
 // loader and the explorer.
 func explore(dir string, m tla.Model) (tla.Measure, error) {
-	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && mod == barrier.SpecModule {
+	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && barrier.IsSpecModule(mod) {
 		return exploreBarrier(filepath.Join(dir, m.Cfg))
 	}
 	cfg, err := model.Load(filepath.Join(dir, m.Cfg))

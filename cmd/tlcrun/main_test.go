@@ -49,6 +49,18 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, spec.PropSnapshotsComplete, r.Violation)
 
+	// TLC names a violated action property by its place; the refinement's
+	// is SSpec's [][SNext]_svars in tla/ConsistentSnapshot.tla.
+	r, err = Parse("Error: Action property line 109, col 19 to line 109, col 33 of module ConsistentSnapshot is violated.\n" +
+		"108 states generated, 63 distinct states found, 29 states left on queue.\n")
+	require.NoError(t, err)
+	assert.Equal(t, spec.PropSnapshotRefinement, r.Violation)
+	r, err = Parse("Error: Action property line 3, col 1 to line 3, col 9 of module Other is violated.\n" +
+		"1 states generated, 1 distinct states found, 0 states left on queue.\n")
+	require.NoError(t, err)
+	assert.Equal(t, spec.Property("action property line 3, col 1 to line 3, col 9 of module Other"), r.Violation,
+		"another action property is reported by its place, matching no manifest property")
+
 	_, err = Parse("Error: Parsing or semantic analysis failed.\n")
 	assert.ErrorContains(t, err, "states generated")
 }

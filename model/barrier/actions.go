@@ -19,7 +19,9 @@ func InitApp(cfg *Config) App {
 		Out: make([]int, cfg.numKeys), Q: make([][]Item, len(cfg.Edges))}
 }
 
-// Init mirrors Init (lines 149-166): the single initial state.
+// Init mirrors Init (lines 149-166): the single initial state; for an
+// adaptive model InitA too (tla/BarrierAdaptive.tla lines 66-70: every
+// mode "aligned", nothing reported, cutAligned FALSE, the zero values).
 func Init(cfg *Config) *State {
 	n, e, k := len(cfg.Nodes), len(cfg.Edges), cfg.numKeys
 	return &State{
@@ -27,7 +29,7 @@ func Init(cfg *Config) *State {
 		Bar: make([]uint64, n), RecOff: make([]int, n), RecCnt: make([]int, n), RecOut: make([]int, k),
 		RecChan: make([]Status, e), RecQ: make([][]Item, e),
 		NSent: make([]int, e), NRcvd: make([]int, e), CutSent: make([]int, e), CutRcvd: make([]int, e),
-		Pre: InitApp(cfg),
+		Pre: InitApp(cfg), Reported: make([]SnapType, n),
 	}
 }
 
@@ -196,11 +198,11 @@ func recordNode(cfg *Config, st, ns *State, n int) {
 	}
 }
 
-// sendBarriers mirrors SendBarriers(n, qs, persist) (lines 222-227), qs
-// being ns.Q before the barriers are sent.
-func sendBarriers(cfg *Config, ns *State, n int, persist bool) {
+// sendBarriers mirrors SendBarriers(n, qs, persist, m) (lines 222-227),
+// qs being ns.Q before the barriers are sent.
+func sendBarriers(cfg *Config, ns *State, n int, persist bool, m Mode) {
 	for _, e := range cfg.out[n] {
-		if cfg.Mode == Aligned {
+		if m == Aligned {
 			ns.Q[e] = append(ns.Q[e], Item{Barrier: true})
 			continue
 		}
@@ -218,7 +220,7 @@ func inject(cfg *Config, st *State, s int, persist bool) (*State, Conjunct) {
 	}
 	ns := st.Clone()
 	recordNode(cfg, st, ns, s)
-	sendBarriers(cfg, ns, s, persist)
+	sendBarriers(cfg, ns, s, persist, cfg.Mode)
 	return ns, Enabled
 }
 
@@ -240,16 +242,24 @@ func recvBarrier(cfg *Config, st *State, e int, persist, cyclic bool) (*State, C
 		ns.RecChan[e] = Done
 	case cfg.Mode == Unaligned || cfg.aligned(n, b, cyclic):
 		recordNode(cfg, st, ns, n)
-		for _, d := range cfg.in[n] {
-			if b&(1<<d) != 0 {
-				ns.RecChan[d] = Done
-			} else {
-				ns.RecChan[d] = Recording
-			}
-		}
-		sendBarriers(cfg, ns, n, persist)
+		startRecording(cfg, ns, n, b)
+		sendBarriers(cfg, ns, n, persist, cfg.Mode)
 	}
 	return ns, Enabled
+}
+
+// startRecording mirrors the recChan' of RecvBarrierV (lines 254-256),
+// which TimeoutV repeats (tla/BarrierAdaptive.tla lines 107-109): n's
+// inputs in b, whose barrier has arrived, are done, the others start
+// recording.
+func startRecording(cfg *Config, ns *State, n int, b uint64) {
+	for _, d := range cfg.in[n] {
+		if b&(1<<d) != 0 {
+			ns.RecChan[d] = Done
+		} else {
+			ns.RecChan[d] = Recording
+		}
+	}
 }
 
 // aligned reports (IF cyclic THEN InF(n) ELSE In(n)) \subseteq b (line
@@ -292,9 +302,12 @@ const (
 	ActProcess                       // ProcessV(e, block, log), line 186
 	ActRecvBarrier                   // RecvBarrierV(e, persist, cyclic), line 241
 	ActRestore                       // Restore, line 265
+	// ActTimeout is TimeoutV(n, ...) of tla/BarrierAdaptive.tla (line 99),
+	// NextA's fifth disjunct (line 126), before RestoreA.
+	ActTimeout
 )
 
-// Action is one instance of an action: Node for Emit and Inject, Edge for
+// Action is one instance of an action: Node for Emit, Inject and Timeout, Edge for
 // Process and RecvBarrier. The variant's flags (block, log, persist,
 // cyclic) come from the Config.
 type Action struct {
@@ -347,6 +360,9 @@ func call(name string, args []string, sep string) string {
 // persist, cyclic) (line 241), Restore (line 265), the booleans the
 // variant's (NextV, lines 282-286).
 func (a Action) params(cfg *Config) (string, [][2]string) {
+	if cfg.Variant.Adaptive() {
+		return a.adaptiveParams(cfg)
+	}
 	block, log, persist, cyclic := cfg.Variant.flags()
 	switch a.Kind {
 	case ActEmit:
@@ -372,7 +388,12 @@ func step(cfg *Config, st *State, a Action) (*State, Conjunct) {
 	case ActProcess:
 		return process(cfg, st, a.Edge, block, log)
 	case ActRecvBarrier:
+		if cfg.Variant.Adaptive() {
+			return recvBarrierA(cfg, st, a.Edge)
+		}
 		return recvBarrier(cfg, st, a.Edge, persist, cyclic)
+	case ActTimeout:
+		return timeout(cfg, st, a.Node)
 	}
 	return restore(cfg, st)
 }
@@ -392,7 +413,8 @@ func (a Action) Apply(cfg *Config, st *State) (*State, error) {
 
 // Actions lists every instance of Next's disjuncts (lines 282-287), in
 // order: Emit and InjectV per source, ProcessV and RecvBarrierV per edge,
-// Restore.
+// (adaptive: TimeoutV per node that is not a source,
+// tla/BarrierAdaptive.tla line 126), Restore.
 func (cfg *Config) Actions() []Action {
 	var as []Action
 	for _, kind := range []ActionKind{ActEmit, ActInject} {
@@ -405,6 +427,13 @@ func (cfg *Config) Actions() []Action {
 	for _, kind := range []ActionKind{ActProcess, ActRecvBarrier} {
 		for e := range cfg.Edges {
 			as = append(as, Action{Kind: kind, Edge: e})
+		}
+	}
+	if cfg.Variant.Adaptive() {
+		for n, k := range cfg.Kind {
+			if k != Source {
+				as = append(as, Action{Kind: ActTimeout, Node: n})
+			}
 		}
 	}
 	return append(as, Action{Kind: ActRestore})
@@ -429,10 +458,12 @@ func Next(cfg *Config, st *State) []Step {
 }
 
 // fairEnabled reports whether an action FairnessV (lines 292-294) makes
-// weakly fair is enabled in st: InjectV, ProcessV or RecvBarrierV.
+// weakly fair is enabled in st: InjectV, ProcessV or RecvBarrierV (a
+// timeout needs no fairness: FairnessA, tla/BarrierAdaptive.tla lines
+// 131-133).
 func fairEnabled(cfg *Config, st *State) bool {
 	for _, a := range cfg.Actions() {
-		if a.Kind == ActEmit || a.Kind == ActRestore {
+		if a.Kind == ActEmit || a.Kind == ActRestore || a.Kind == ActTimeout {
 			continue
 		}
 		if _, k := step(cfg, st, a); k == Enabled {

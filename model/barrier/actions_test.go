@@ -92,22 +92,30 @@ func TestNotEnabledNamesTheConjunct(t *testing.T) {
 }
 
 // Each conjunct's source is quoted from the line of
-// tla/BarrierSnapshots.tla it cites.
+// tla/BarrierSnapshots.tla (tla/BarrierAdaptive.tla for TimeoutV) it
+// cites.
 func TestConjunctSourcesQuoteTheSpec(t *testing.T) {
-	f, err := os.Open(filepath.Join(tlaDir, "BarrierSnapshots.tla"))
-	require.NoError(t, err)
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
+	lines := map[string][]string{}
+	for _, mod := range []string{modBarrier, modAdaptive} {
+		f, err := os.Open(filepath.Join(tlaDir, mod))
+		require.NoError(t, err)
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			lines[mod] = append(lines[mod], sc.Text())
+		}
+		require.NoError(t, sc.Err())
+		require.NoError(t, f.Close())
 	}
-	require.NoError(t, sc.Err())
 	for kind, m := range conjunctText {
 		for k, src := range m {
-			require.Less(t, src.Line, len(lines)+1)
-			assert.Contains(t, lines[src.Line-1], src.TLA, "action %d conjunct %d", kind, k)
-			assert.Equal(t, modBarrier, src.Module)
+			want := modBarrier
+			if kind == ActTimeout {
+				want = modAdaptive
+			}
+			assert.Equal(t, want, src.Module)
+			ls := lines[src.Module]
+			require.Less(t, src.Line, len(ls)+1)
+			assert.Contains(t, ls[src.Line-1], src.TLA, "action %d conjunct %d", kind, k)
 		}
 	}
 }
@@ -131,7 +139,7 @@ func reachable(cfg *Config) []*State {
 // On every reachable state: the encoding round-trips, and no action,
 // enabled or not, modifies the state it is given.
 func TestEncodingAndPurity(t *testing.T) {
-	for _, name := range []string{"MCBarrierUnalignedCycle", "MCBarrierAlignedCycle", "MCBarrierUnalignedDAG"} {
+	for _, name := range []string{"MCBarrierUnalignedCycle", "MCBarrierAlignedCycle", "MCBarrierUnalignedDAG", "MCBarrierAdaptiveCycle"} {
 		cfg := loadTLA(t, name)
 		states := reachable(cfg)
 		res, err := Explore(cfg, engine.Options{})

@@ -43,18 +43,42 @@ const (
 	VariantAlignAll  Variant = "SpecAlignAll"  // line 308: aligned on back-edges too
 )
 
+// The specifications of tla/BarrierAdaptive.tla (lines 136-146): aligned
+// checkpoints that switch to unaligned on a timeout (adaptive.go).
+const (
+	VariantAdaptive            Variant = "SpecAdaptive"            // line 136
+	VariantAdaptiveNoPersist   Variant = "SpecAdaptiveNoPersist"   // line 140: the switch persists nothing
+	VariantAdaptiveForceSwitch Variant = "SpecAdaptiveForceSwitch" // line 142: ForceAligned ignored
+	VariantAdaptiveLateTimeout Variant = "SpecAdaptiveLateTimeout" // line 144: a timeout after recording
+	VariantAdaptiveStaleType   Variant = "SpecAdaptiveStaleType"   // line 146: the type decided before the switch reported
+)
+
 // Valid reports whether v is one of the specifications.
 func (v Variant) Valid() bool {
 	switch v {
 	case VariantSpec, VariantNoBlock, VariantNoLog, VariantNoPersist, VariantAlignAll:
 		return true
 	}
+	return v.Adaptive()
+}
+
+// Adaptive reports whether v is a specification of tla/BarrierAdaptive.tla.
+func (v Variant) Adaptive() bool {
+	switch v {
+	case VariantAdaptive, VariantAdaptiveNoPersist, VariantAdaptiveForceSwitch, VariantAdaptiveLateTimeout, VariantAdaptiveStaleType:
+		return true
+	}
 	return false
 }
 
 // flags are the arguments the variant passes to NextV and FairnessV
-// (block, log, persist, cyclic).
+// (block, log, persist, cyclic). The adaptive variants call ProcessV(e,
+// TRUE, persist), InjectV(s, TRUE) and RecvBarrierV(e, TRUE, TRUE)
+// (tla/BarrierAdaptive.tla lines 76-84): log is their persist.
 func (v Variant) flags() (block, log, persist, cyclic bool) {
+	if v.Adaptive() {
+		return true, v.adaptiveFlags().persist, true, true
+	}
 	return v != VariantNoBlock, v != VariantNoLog, v != VariantNoPersist, v != VariantAlignAll
 }
 
@@ -80,6 +104,10 @@ type Constants struct {
 	Cap    int
 	Iter   int
 	Mode   Mode
+	// The constants tla/BarrierAdaptive.tla adds (lines 41-43); zero for
+	// a model of tla/BarrierSnapshots.tla.
+	ForceAligned [][2]string
+	MaxTimeouts  int
 }
 
 // ConstantError is a model whose constants break the spec's ASSUME
@@ -96,18 +124,26 @@ func (e *ConstantError) Error() string { return e.Constant + ": " + e.Msg }
 // check. Nodes are ordered sources, operators, sink (each by name); edges
 // by their endpoints' names.
 type Config struct {
-	Name          string
-	Nodes         []string
-	Kind          []NodeKind
-	Edges         [][2]int
-	Back          []bool // Back[e]: e \in Back
-	Budget        []int  // per node; 0 for nodes that are not sources
-	Cap, Iter     int
-	Mode          Mode
-	Variant       Variant
-	Invariants    []spec.Property
-	Properties    []spec.Property
+	Name       string
+	Nodes      []string
+	Kind       []NodeKind
+	Edges      [][2]int
+	Back       []bool // Back[e]: e \in Back
+	Budget     []int  // per node; 0 for nodes that are not sources
+	Cap, Iter  int
+	Mode       Mode
+	Variant    Variant
+	Invariants []spec.Property
+	Properties []spec.Property
+	// Unchecked are the properties the model names that the explorer
+	// does not evaluate: the refinement SnapshotRefinement, which TLC
+	// checks (see tla/README.md).
+	Unchecked     []spec.Property
 	CheckDeadlock bool
+	// ForceAligned[e]: e \in ForceAligned; MaxTimeouts: the bound on
+	// switches (tla/BarrierAdaptive.tla lines 41-43).
+	ForceAligned []bool
+	MaxTimeouts  int
 
 	snk     int
 	in, out [][]int // the edge indexes of In(n), Out(n)
@@ -120,11 +156,12 @@ type Config struct {
 // NewConfig checks k against the spec's ASSUME (lines 62-71) and indexes
 // it; invariants and properties must be the spec's.
 func NewConfig(k Constants, variant Variant, invariants, properties []spec.Property) (*Config, error) {
-	if err := checkNames(variant, invariants, properties); err != nil {
+	temporal, unchecked, err := checkNames(variant, invariants, properties)
+	if err != nil {
 		return nil, err
 	}
 	cfg := &Config{Cap: k.Cap, Iter: k.Iter, Mode: k.Mode, Variant: variant,
-		Invariants: invariants, Properties: properties}
+		Invariants: invariants, Properties: temporal, Unchecked: unchecked}
 	idx := map[string]int{}
 	for _, step := range []func() error{
 		func() error { return cfg.addNodes(k, idx) },
@@ -133,6 +170,7 @@ func NewConfig(k Constants, variant Variant, invariants, properties []spec.Prope
 		cfg.shape,
 		func() error { return cfg.budgets(k.Budget, idx) },
 		func() error { return checkBounds(k) },
+		func() error { return cfg.adaptiveConstants(k) },
 	} {
 		if err := step(); err != nil {
 			return nil, err
@@ -142,22 +180,30 @@ func NewConfig(k Constants, variant Variant, invariants, properties []spec.Prope
 }
 
 // checkNames: the specification, invariants and properties are the
-// spec's (lines 297-308, 313-356).
-func checkNames(variant Variant, invariants, properties []spec.Property) error {
+// spec's (lines 297-308, 313-356; tla/BarrierAdaptive.tla's specifications
+// and invariants too, lines 135-172). It separates the temporal
+// properties the explorer evaluates from the refinement, which it does
+// not (unchecked).
+func checkNames(variant Variant, invariants, properties []spec.Property) (temporal, unchecked []spec.Property, err error) {
 	if !variant.Valid() {
-		return fmt.Errorf("barrier: unknown specification %q (want Spec, SpecNoBlock, SpecNoLog, SpecNoPersist or SpecAlignAll)", variant)
+		return nil, nil, fmt.Errorf("barrier: unknown specification %q (want Spec, SpecNoBlock, SpecNoLog, SpecNoPersist, SpecAlignAll or one of SpecAdaptive*)", variant)
+	}
+	invs := spec.BarrierInvariants
+	if variant.Adaptive() {
+		invs = slices.Concat(invs, spec.AdaptiveInvariants)
 	}
 	for _, p := range invariants {
-		if !slices.Contains(spec.BarrierInvariants, p) {
-			return fmt.Errorf("barrier: unknown invariant %s (known: %s)", p, spec.JoinProperties(spec.BarrierInvariants))
+		if !slices.Contains(invs, p) {
+			return nil, nil, fmt.Errorf("barrier: unknown invariant %s (known: %s)", p, spec.JoinProperties(invs))
 		}
 	}
-	for _, p := range properties {
+	temporal, unchecked = splitUnchecked(properties)
+	for _, p := range temporal {
 		if !slices.Contains(spec.BarrierTemporal, p) {
-			return fmt.Errorf("barrier: unknown property %s (known: %s)", p, spec.JoinProperties(spec.BarrierTemporal))
+			return nil, nil, fmt.Errorf("barrier: unknown property %s (known: %s, %s)", p, spec.JoinProperties(spec.BarrierTemporal), spec.PropSnapshotRefinement)
 		}
 	}
-	return nil
+	return temporal, unchecked, nil
 }
 
 // addNodes indexes Node == Src \cup Op \cup {Snk} (line 54): sources,
@@ -277,6 +323,19 @@ func checkBounds(k Constants) error {
 		return &ConstantError{"Iter", fmt.Sprintf("must be a natural number, not %d", k.Iter)}
 	}
 	return nil
+}
+
+// splitUnchecked separates the properties the explorer evaluates from
+// the refinement, which it does not.
+func splitUnchecked(properties []spec.Property) (evaluated, unchecked []spec.Property) {
+	for _, p := range properties {
+		if p == spec.PropSnapshotRefinement {
+			unchecked = append(unchecked, p)
+		} else {
+			evaluated = append(evaluated, p)
+		}
+	}
+	return evaluated, unchecked
 }
 
 // shape checks the ASSUME's conditions on the graph (lines 66-69) and

@@ -8,6 +8,14 @@
 // same engine (model/engine), with TLC's counts on every model of the
 // manifest (parity_test.go).
 //
+// It mirrors tla/BarrierAdaptive.tla too (adaptive.go): a checkpoint that
+// starts aligned and switches to unaligned on a timeout (TimeoutV), with
+// force-aligned edges, the reported snapshot type, and the broken variants
+// SpecAdaptiveNoPersist, SpecAdaptiveForceSwitch, SpecAdaptiveLateTimeout
+// and SpecAdaptiveStaleType. The refinement SnapshotRefinement
+// (tla/ConsistentSnapshot.tla) is TLC's alone: Load accepts it and lists
+// it in Config.Unchecked, and the manifest says so (go_unchecked).
+//
 // To check a model, in order:
 //
 //  1. Load a TLC model file (tla/MCBarrier*.cfg and its module): Load, or
@@ -30,10 +38,14 @@
 //     barriers queued) in the lexicographic order: Restore the first; Emit
 //     the second; InjectV, and RecvBarrierV when it records, the third
 //     (changing neither earlier one); ProcessV the fourth (a record moves
-//     one step on its fixed route); RecvBarrierV otherwise the fifth. So
-//     every behaviour ends stuttering in a final state F. The explorer
-//     asserts the decrease on every transition it computes.
-//  2. FairnessV is weak fairness on InjectV, ProcessV and RecvBarrierV:
+//     one step on its fixed route); RecvBarrierV otherwise the fifth;
+//     TimeoutV, which records, the third. So every behaviour ends
+//     stuttering in a final state F. When it checks BarriersComplete the
+//     explorer asserts the decrease on every transition it computes (a
+//     broken variant need not keep it: SpecAdaptiveLateTimeout's late
+//     timeout records nobody and sends barriers).
+//  2. FairnessV is weak fairness on InjectV, ProcessV and RecvBarrierV
+//     (FairnessA the same; a timeout needs none):
 //     a behaviour stuttering in F is fair iff none of them is enabled in
 //     F, and every path from Init to such an F, then stuttering, is a fair
 //     behaviour.

@@ -39,9 +39,26 @@ const (
 	NotComplete
 	// AlreadyRestored: ~restored (Restore).
 	AlreadyRestored
+	// NoNonSrc: n \in NonSrc, which the quantifier of NextA gives
+	// TimeoutV (tla/BarrierAdaptive.tla line 126).
+	NoNonSrc
+	// NotBlocked: bar[n] # {} (TimeoutV): no input of n is blocked.
+	NotBlocked
+	// AlreadySwitched: mode[n] = "aligned" (TimeoutV).
+	AlreadySwitched
+	// TimeoutsSpent: Cardinality(Switched) < MaxTimeouts (TimeoutV).
+	TimeoutsSpent
+	// FeedsForceAligned: Out(n) \cap ForceAligned = {} (TimeoutV).
+	FeedsForceAligned
+	// ForceAlignedPending: In(n) \cap ForceAligned \subseteq bar[n]
+	// (TimeoutV).
+	ForceAlignedPending
 )
 
-const modBarrier = "BarrierSnapshots.tla"
+const (
+	modBarrier  = "BarrierSnapshots.tla"
+	modAdaptive = "BarrierAdaptive.tla"
+)
 
 // conjunctText is each enabling conjunct of each action as
 // tla/BarrierSnapshots.tla writes it.
@@ -70,6 +87,15 @@ var conjunctText = map[ActionKind]map[Conjunct]spec.Quote{
 	ActRestore: {
 		NotComplete:     {TLA: "Complete", Module: modBarrier, Line: 266},
 		AlreadyRestored: {TLA: "~restored", Module: modBarrier, Line: 267},
+	},
+	ActTimeout: {
+		NoNonSrc:            {TLA: "n \\in NonSrc", Module: modAdaptive, Line: 126},
+		AlreadyRecorded:     {TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptive, Line: 100},
+		NotBlocked:          {TLA: "bar[n] # {}", Module: modAdaptive, Line: 101},
+		AlreadySwitched:     {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 102},
+		TimeoutsSpent:       {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 103},
+		FeedsForceAligned:   {TLA: "Out(n) \\cap ForceAligned = {}", Module: modAdaptive, Line: 104},
+		ForceAlignedPending: {TLA: "In(n) \\cap ForceAligned \\subseteq bar[n]", Module: modAdaptive, Line: 105},
 	},
 }
 
@@ -103,6 +129,10 @@ func (cfg *Config) bound(a Action) Conjunct {
 		if a.Edge < 0 || a.Edge >= len(cfg.Edges) {
 			return NoEdge
 		}
+	case ActTimeout:
+		if !cfg.timeoutNode(a.Node) {
+			return NoNonSrc
+		}
 	}
 	return Enabled
 }
@@ -117,11 +147,16 @@ func (cfg *Config) unboundLabel(a Action) string {
 		return fmt.Sprintf("InjectV(node %d)", a.Node)
 	case ActProcess:
 		return fmt.Sprintf("ProcessV(edge %d)", a.Edge)
+	case ActTimeout:
+		return fmt.Sprintf("TimeoutV(node %d)", a.Node)
 	}
 	return fmt.Sprintf("RecvBarrierV(edge %d)", a.Edge)
 }
 
 func (cfg *Config) unboundWhy(a Action, k Conjunct) string {
+	if k == NoNonSrc {
+		return cfg.noNonSrcWhy(a.Node)
+	}
 	if k == NoSource {
 		if a.Node >= 0 && a.Node < len(cfg.Nodes) {
 			return fmt.Sprintf("%s is not a source", cfg.Nodes[a.Node])
@@ -147,6 +182,9 @@ func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
 		e.Why = fmt.Sprintf("the buffer of %s is full (%d items, Cap = %d): backpressure", cfg.EdgeName(t), len(st.Q[t]), cfg.Cap)
 	case AlreadyRecorded:
 		e.Why = fmt.Sprintf("%s has already injected its barrier", cfg.Nodes[a.Node])
+		if a.Kind == ActTimeout {
+			e.Why = fmt.Sprintf("%s has already recorded", cfg.Nodes[a.Node])
+		}
 	case EmptyQueue:
 		e.Why = fmt.Sprintf("%s is empty", cfg.EdgeName(a.Edge))
 	case NotRecord:
@@ -159,6 +197,8 @@ func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
 		e.Why = "the snapshot is not complete"
 	case AlreadyRestored:
 		e.Why = "the graph has already been restored"
+	default:
+		e.Why = timeoutWhy(cfg, st, a.Node, k)
 	}
 	return e
 }

@@ -12,9 +12,10 @@ type Var struct {
 }
 
 // Vars renders st's variables in the order of tla/BarrierSnapshots.tla's
-// VARIABLES (lines 93-110).
+// VARIABLES (lines 93-110), then, for an adaptive model, those of
+// tla/BarrierAdaptive.tla (lines 50-54).
 func Vars(cfg *Config, st *State) []Var {
-	return []Var{
+	vs := []Var{
 		{"emitted", cfg.srcFunc(st.Emitted)},
 		{"q", cfg.edgeFunc(func(e int) string { return cfg.items(st.Q[e]) })},
 		{"cnt", cfg.nonSrcFunc(st.Cnt)},
@@ -35,6 +36,13 @@ func Vars(cfg *Config, st *State) []Var {
 			cfg.edgeFunc(func(e int) string { return cfg.items(st.Pre.Q[e]) }))},
 		{"restored", tlaBool(st.Restored)},
 	}
+	if !cfg.Variant.Adaptive() {
+		return vs
+	}
+	return append(vs,
+		Var{"mode", cfg.nonSrcStr(func(n int) string { return fmt.Sprintf("%q", modeType(st.Switched, n).String()) })},
+		Var{"reported", cfg.nonSrcStr(func(n int) string { return fmt.Sprintf("%q", st.Reported[n].String()) })},
+		Var{"cutAligned", cfg.nonSrcStr(func(n int) string { return tlaBool(st.CutAligned&(1<<n) != 0) })})
 }
 
 // WriteTrace prints a counterexample as TLC does: each state's action and

@@ -19,6 +19,11 @@ var invariantFuncs = map[spec.Property]Invariant{
 	spec.PropAlignedNoChannelState:    AlignedNoChannelState,
 	spec.PropBarrierSnapshotReachable: SnapshotReachable,
 	spec.PropBarrierExactlyOnce:       ExactlyOnce,
+	// tla/BarrierAdaptive.tla (adaptive.go)
+	spec.PropAdaptiveTypeOK:             AdaptiveTypeOK,
+	spec.PropUnswitchedNoChannelState:   UnswitchedNoChannelState,
+	spec.PropForceAlignedNoChannelState: ForceAlignedNoChannelState,
+	spec.PropReportedTypeTaken:          ReportedTypeTaken,
 }
 
 // InvariantByName returns the invariant named p.

@@ -3,6 +3,7 @@ package barrier
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/markerwave/markerwave/model/tlcmodel"
@@ -12,12 +13,25 @@ import (
 // SpecModule is the spec module this package mirrors.
 const SpecModule = "BarrierSnapshots"
 
-// constNames are the CONSTANTS of tla/BarrierSnapshots.tla (lines 43-52).
-var constNames = []string{"Src", "Op", "Snk", "Edge", "Back", "Budget", "Cap", "Iter", "Mode"}
+// AdaptiveModule is the module extending it with the adaptive mode
+// (adaptive.go), which this package mirrors too.
+const AdaptiveModule = "BarrierAdaptive"
 
-// Load reads a TLC model of tla/BarrierSnapshots.tla (a .cfg file and the
-// module of the same base name beside it, tlcmodel.LoadRaw) into a
-// Config. Errors name the file and line at fault.
+// IsSpecModule reports whether mod is one of the spec modules this
+// package mirrors: a TLC model extending it is Load's.
+func IsSpecModule(mod string) bool { return mod == SpecModule || mod == AdaptiveModule }
+
+// constNames are the CONSTANTS of tla/BarrierSnapshots.tla (lines 43-52);
+// adaptiveConstNames adds those of tla/BarrierAdaptive.tla (lines 40-42).
+var (
+	constNames         = []string{"Src", "Op", "Snk", "Edge", "Back", "Budget", "Cap", "Iter", "Mode"}
+	adaptiveConstNames = append(slices.Clone(constNames), "ForceAligned", "MaxTimeouts")
+)
+
+// Load reads a TLC model of tla/BarrierSnapshots.tla or
+// tla/BarrierAdaptive.tla (a .cfg file and the module of the same base
+// name beside it, tlcmodel.LoadRaw) into a Config. Errors name the file
+// and line at fault.
 func Load(cfgPath string) (*Config, error) {
 	raw, err := tlcmodel.LoadRaw(cfgPath)
 	if err != nil {
@@ -27,20 +41,23 @@ func Load(cfgPath string) (*Config, error) {
 }
 
 // FromRaw builds the Config of a parsed TLC model of
-// tla/BarrierSnapshots.tla: its constants in the shapes the spec
-// declares, checked against its ASSUME (NewConfig), each error at the
-// line at fault.
+// tla/BarrierSnapshots.tla or tla/BarrierAdaptive.tla: its constants in
+// the shapes the spec declares, checked against its ASSUME (NewConfig),
+// each error at the line at fault.
 func FromRaw(raw *tlcmodel.Raw) (*Config, error) {
-	if raw.SpecModule != SpecModule {
-		return nil, &tlcmodel.Error{File: raw.Module, Msg: fmt.Sprintf("%s does not extend %s (EXTENDS %s)", raw.Name, SpecModule, strings.Join(raw.Extends, ", "))}
-	}
-	if err := raw.Declares(constNames); err != nil {
+	adaptive, err := checkModule(raw)
+	if err != nil {
 		return nil, err
 	}
 	c := consts(raw.Constants)
 	k, err := c.constants()
 	if err != nil {
 		return nil, err
+	}
+	if adaptive {
+		if k.ForceAligned, k.MaxTimeouts, err = c.adaptive(); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := NewConfig(k, Variant(raw.Spec), props(raw.Invariants), props(raw.Properties))
 	if err != nil {
@@ -53,6 +70,41 @@ func FromRaw(raw *tlcmodel.Raw) (*Config, error) {
 	cfg.Name = raw.Name
 	cfg.CheckDeadlock = raw.CheckDeadlock
 	return cfg, nil
+}
+
+// checkModule checks that raw extends one of the modules this package
+// mirrors, declares its constants and names one of its specifications;
+// it reports whether that is tla/BarrierAdaptive.tla.
+func checkModule(raw *tlcmodel.Raw) (bool, error) {
+	if !IsSpecModule(raw.SpecModule) {
+		return false, &tlcmodel.Error{File: raw.Module, Msg: fmt.Sprintf("%s does not extend %s (EXTENDS %s)", raw.Name, SpecModule, strings.Join(raw.Extends, ", "))}
+	}
+	adaptive := raw.SpecModule == AdaptiveModule
+	names := constNames
+	if adaptive {
+		names = adaptiveConstNames
+	}
+	if err := raw.Declares(names); err != nil {
+		return false, err
+	}
+	if Variant(raw.Spec).Adaptive() != adaptive {
+		return false, &tlcmodel.Error{File: raw.File, Msg: fmt.Sprintf("SPECIFICATION %s is not one of %s.tla's", raw.Spec, raw.SpecModule)}
+	}
+	return adaptive, nil
+}
+
+// adaptive reads the constants of tla/BarrierAdaptive.tla (lines 40-42):
+// ForceAligned, a set of edges, and MaxTimeouts, a natural number.
+func (c consts) adaptive() ([][2]string, int, error) {
+	fa, err := c.pairSet("ForceAligned")
+	if err != nil {
+		return nil, 0, err
+	}
+	n, ok := c["MaxTimeouts"].Value.(int64)
+	if !ok || n < 0 || n > 64 {
+		return nil, 0, c["MaxTimeouts"].Errorf("MaxTimeouts", "want a natural number of at most 64, not %s", tlcmodel.Describe(c["MaxTimeouts"].Value))
+	}
+	return fa, int(n), nil
 }
 
 // consts are a model's constants by name.

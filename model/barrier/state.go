@@ -63,6 +63,13 @@ type State struct {
 	CutRcvd  []int
 	Pre      App
 	Restored bool
+	// The variables tla/BarrierAdaptive.tla adds (lines 50-54), left at
+	// their initial values by the models of tla/BarrierSnapshots.tla:
+	// Switched is mode (the nodes whose mode is "unaligned"), Reported is
+	// reported, CutAligned the ghost cutAligned (a node set).
+	Switched   uint64
+	Reported   []SnapType
+	CutAligned uint64
 }
 
 func cloneQ(q [][]Item) [][]Item {
@@ -88,6 +95,7 @@ func (st *State) Clone() *State {
 		NSent: slices.Clone(st.NSent), NRcvd: slices.Clone(st.NRcvd),
 		CutSent: slices.Clone(st.CutSent), CutRcvd: slices.Clone(st.CutRcvd),
 		Pre: st.Pre.clone(), Restored: st.Restored,
+		Switched: st.Switched, Reported: slices.Clone(st.Reported), CutAligned: st.CutAligned,
 	}
 }
 
@@ -152,7 +160,12 @@ func AppendEncode(b []byte, st *State) []byte {
 	b = appendInts(b, st.Pre.Cnt)
 	b = appendInts(b, st.Pre.Out)
 	b = appendItems(b, st.Pre.Q)
-	return appendBool(b, st.Restored)
+	b = appendBool(b, st.Restored)
+	b = binary.AppendUvarint(b, st.Switched)
+	for _, t := range st.Reported {
+		b = append(b, byte(t))
+	}
+	return binary.AppendUvarint(b, st.CutAligned)
 }
 
 // Key is the canonical encoding of st as a string.
@@ -245,6 +258,12 @@ func Decode(cfg *Config, b []byte) (*State, error) {
 	st.Pre.Out = d.ints(k)
 	st.Pre.Q = d.items(e)
 	st.Restored = d.byte() == 1
+	st.Switched = d.uint()
+	st.Reported = make([]SnapType, n)
+	for i := range st.Reported {
+		st.Reported[i] = SnapType(d.byte())
+	}
+	st.CutAligned = d.uint()
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorrupt
 	}
