@@ -2,7 +2,9 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -156,6 +158,10 @@ func TestCollectIncompleteStoppedNode(t *testing.T) {
 	require.NoError(t, err)
 	// Wait until P2 recorded (its marker to P3 is held).
 	require.Eventually(t, func() bool { return len(ct.Markers()) == 2 }, 10*time.Second, time.Millisecond) // waits as long as it takes; the bound only stops a hang
+	// P2 sends its marker before it tells the collector that P1->P2
+	// closed: wait for the collector too (a Collect that times out
+	// retires nothing), or the verdict below may still list P1->P2 open.
+	require.Eventually(t, func() bool { return !openAt(cl, s, spec.Channel{From: "P1", To: "P2"}) }, 10*time.Second, time.Millisecond)
 	cl.Node("P3").Stop()
 
 	ctx := ctxFor(t, 10*time.Second)
@@ -282,4 +288,14 @@ func TestClusterConfigErrors(t *testing.T) {
 	_, err = cl.Snapshot("P9")
 	assert.Error(t, err)
 	assert.Error(t, cl.Node("P1").Initiate(0))
+}
+
+// openAt reports whether cl's collector still counts channel ch of
+// snapshot s open: a Collect given a moment to answer.
+func openAt(cl *mwrt.Cluster, s spec.SnapID, ch spec.Channel) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	_, err := cl.Collect(ctx, s)
+	var inc *mwrt.IncompleteError
+	return !errors.As(err, &inc) || slices.Contains(inc.Open, ch)
 }
