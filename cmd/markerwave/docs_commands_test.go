@@ -132,24 +132,32 @@ func TestDocsCommands(t *testing.T) {
 	}
 }
 
-// readDocCommands reads the commands of README.md and docs/*.md.
-func readDocCommands(t *testing.T, root string) []docCommand {
+// eachDoc calls fn with the path (under root), the path relative to root
+// and the text of README.md and of every docs/*.md, in that order.
+func eachDoc(t *testing.T, root string, fn func(path, rel string, b []byte)) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append([]string{filepath.Join(root, "README.md")}, files...)
-	var cmds []docCommand
-	for _, f := range files {
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rel, _ := filepath.Rel(root, f)
+		fn(f, rel, b)
+	}
+}
+
+// readDocCommands reads the commands of README.md and docs/*.md.
+func readDocCommands(t *testing.T, root string) []docCommand {
+	var cmds []docCommand
+	eachDoc(t, root, func(_, rel string, b []byte) {
 		text := string(b)
 		cmds = append(cmds, fencedCommands(t, rel, text)...)
 		cmds = append(cmds, inlineCommands(t, rel, text)...)
-	}
+	})
 	return cmds
 }
 
@@ -793,19 +801,11 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // GitHub makes anchors of headings).
 func TestDocsLinks(t *testing.T) {
 	root := filepath.Join("..", "..")
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachDoc(t, root, func(f, _ string, b []byte) {
 		for _, m := range mdLink.FindAllStringSubmatch(blankFences(string(b)), -1) {
 			checkLink(t, root, f, m[1])
 		}
-	}
+	})
 }
 
 // checkLink checks one link target of file.
@@ -870,20 +870,11 @@ var testMention = regexp.MustCompile(`\b((?:Test|Benchmark|Fuzz)[A-Z]\w*)`)
 func TestDocsTestNames(t *testing.T) {
 	root := filepath.Join("..", "..")
 	funcs := testFuncs([]string{root})
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(root, f)
+	eachDoc(t, root, func(_, rel string, b []byte) {
 		for _, m := range testMention.FindAllStringSubmatchIndex(string(b), -1) {
 			if name := string(b[m[2]:m[3]]); !funcs[name] {
 				t.Errorf("%s:%d: %s is no test, benchmark or fuzz test of the repository", rel, 1+bytes.Count(b[:m[0]], []byte("\n")), name)
 			}
 		}
-	}
+	})
 }
