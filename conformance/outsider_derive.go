@@ -228,6 +228,8 @@ func (n *nodeDeriv) recv(o obsAt) error {
 		m, ok = n.d.tab.seqs[c][m.seq]
 		if !ok {
 			m.seq = n.gotOn[c] + 1
+			n.d.note(fmt.Sprintf("%s received a message on %s at its step %d (%s), but %s had sent %s on it: in FIFO order it is number %d, which was never sent",
+				string(n.p), c, n.steps, o.where(), string(c.From), plural(len(n.d.tab.seqs[c]), "message"), m.seq))
 		}
 	}
 	n.gotOn[c]++
@@ -380,7 +382,10 @@ func withObs(l spec.LocalState, a *spec.ObsState) spec.LocalState {
 // SnapshotsComplete, as MCNoForward finds); a message sent first is
 // explained (the replay then finds what it breaks).
 func (n *nodeDeriv) checkMarkers() *Divergence {
-	if len(n.markerSent) == 0 && !n.d.logsMarkerSends[n.p] {
+	for range n.model {
+		n.d.prov.count("marker sends", n.d.logsMarkerSends[n.p])
+	}
+	if !n.d.logsMarkerSends[n.p] {
 		return nil
 	}
 	for _, s := range sortedSnaps(n.model) {
