@@ -106,3 +106,38 @@ func AuditBarrierFile(path string, opts Options) (Report, error) {
 	}
 	return AuditBarrier(tr, opts), nil
 }
+
+// AuditOutsider derives run's trace and replays it.
+func AuditOutsider(run *OutsiderRun, opts Options) (OutsiderReport, error) {
+	cands, err := searchCandidates(run)
+	if err != nil {
+		return OutsiderReport{}, err
+	}
+	return searchAudit(cands, opts)
+}
+
+// auditDerived replays one derived trace.
+func auditDerived(d Derived, opts Options) OutsiderReport {
+	opts.Lines = d.Lines
+	r := Replay(d.Trace, opts)
+	if d.Finding != nil && r.Divergence == nil {
+		r.Divergence = d.Finding
+	}
+	return OutsiderReport{Report: r, Derived: d}
+}
+
+// searchAudit replays the candidates in turn and returns the first that
+// conforms, else the first candidate's report.
+func searchAudit(cands []Derived, opts Options) (OutsiderReport, error) {
+	var first OutsiderReport
+	for i, d := range cands {
+		r := auditDerived(d, opts)
+		if r.OK() || i == 0 {
+			first = r
+		}
+		if r.OK() {
+			return r, nil
+		}
+	}
+	return first, nil
+}

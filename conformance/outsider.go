@@ -64,25 +64,6 @@ type OutsiderReport struct {
 	Search string
 }
 
-// AuditOutsider derives run's trace and replays it.
-func AuditOutsider(run *OutsiderRun, opts Options) (OutsiderReport, error) {
-	cands, err := searchCandidates(run)
-	if err != nil {
-		return OutsiderReport{}, err
-	}
-	return searchAudit(cands, opts)
-}
-
-// auditDerived replays one derived trace.
-func auditDerived(d Derived, opts Options) OutsiderReport {
-	opts.Lines = d.Lines
-	r := Replay(d.Trace, opts)
-	if d.Finding != nil && r.Divergence == nil {
-		r.Divergence = d.Finding
-	}
-	return OutsiderReport{Report: r, Derived: d}
-}
-
 // Property names the property violated: the marker the implementation
 // never sent first (SnapshotsComplete), else the replay's.
 func (r OutsiderReport) Property() spec.Property {

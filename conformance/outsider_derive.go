@@ -428,3 +428,20 @@ func sortedSnaps[V any](m map[spec.SnapID]V) []spec.SnapID {
 	slices.Sort(out)
 	return out
 }
+
+// cut is snapshot s's cut record, created on first use.
+func (d *deriver) cut(s spec.SnapID) *snapCut {
+	k, ok := d.cuts[s]
+	if !ok {
+		k = newSnapCut()
+		d.cuts[s] = k
+	}
+	return k
+}
+
+// note records a fact about the run, in its terms, once.
+func (d *deriver) note(s string) {
+	if !slices.Contains(d.notes, s) {
+		d.notes = append(d.notes, s)
+	}
+}

@@ -9,19 +9,3 @@ func searchCandidates(run *OutsiderRun) ([]Derived, error) {
 	}
 	return []Derived{d}, nil
 }
-
-// searchAudit replays the candidates in turn and returns the first that
-// conforms, else the first candidate's report.
-func searchAudit(cands []Derived, opts Options) (OutsiderReport, error) {
-	var first OutsiderReport
-	for i, d := range cands {
-		r := auditDerived(d, opts)
-		if r.OK() || i == 0 {
-			first = r
-		}
-		if r.OK() {
-			return r, nil
-		}
-	}
-	return first, nil
-}

@@ -3,12 +3,18 @@ package conformance
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/markerwave/markerwave/spec"
 )
+
+// skipOutsiderDir reports whether d is traces/outsider, which holds
+// outsider logs (their own format, audited by TestOutsiderTraces), not
+// traces of spec.ReadTrace's format.
+func skipOutsiderDir(d fs.DirEntry) bool { return d != nil && d.IsDir() && d.Name() == "outsider" }
 
 // auditOutsiderLog audits one outsider log (written and read back, so
 // that the format's reader sees it).

@@ -120,23 +120,6 @@ func (d *deriver) header() spec.Header {
 	return out
 }
 
-// cut is snapshot s's cut record, created on first use.
-func (d *deriver) cut(s spec.SnapID) *snapCut {
-	k, ok := d.cuts[s]
-	if !ok {
-		k = newSnapCut()
-		d.cuts[s] = k
-	}
-	return k
-}
-
-// note records a fact about the run, in its terms, once.
-func (d *deriver) note(s string) {
-	if !slices.Contains(d.notes, s) {
-		d.notes = append(d.notes, s)
-	}
-}
-
 // incarnation derives incarnation k (restored from the cut of inc.from
 // after the one before, whose table is prev) and appends its merged
 // steps to out.
