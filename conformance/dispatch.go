@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 
@@ -107,13 +108,47 @@ func AuditBarrierFile(path string, opts Options) (Report, error) {
 	return AuditBarrier(tr, opts), nil
 }
 
-// AuditOutsider derives run's trace and replays it.
+// AuditOutsider derives run's trace and replays it; where the log
+// leaves recording points open it replays each candidate trace in turn
+// (outsider_search.go). An error is bad input: the run's logs cannot be
+// read as one run of the spec (named by file, line and field).
 func AuditOutsider(run *OutsiderRun, opts Options) (OutsiderReport, error) {
-	cands, err := searchCandidates(run)
-	if err != nil {
-		return OutsiderReport{}, err
+	cs := searchCandidates(run)
+	var first *OutsiderReport
+	var firstErr error
+	for i := range cs.tries() {
+		d, err := cs.derive(i)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		r := auditDerived(d, opts)
+		r.Search = searchNote(cs, i+1, r.OK())
+		if r.OK() {
+			return r, nil
+		}
+		if first == nil || r.Steps > first.Steps {
+			first = &r // the candidate that goes furthest explains best
+		}
 	}
-	return searchAudit(cands, opts)
+	switch {
+	case first == nil:
+		return OutsiderReport{}, firstErr
+	case cs.total > cs.tries():
+		first.Err = fmt.Errorf("ambiguous: the search bound (%d candidate traces) was hit and none conforms: %s", MaxOutsiderCandidates, cs.describe())
+	}
+	return *first, nil
+}
+
+// searchNote says how the search went, "" if nothing was open.
+func searchNote(cs candidateSet, tried int, ok bool) string {
+	if cs.total <= 1 {
+		return ""
+	}
+	if ok {
+		return fmt.Sprintf("candidate %d of %d conforms (%s)", tried, cs.total, cs.describe())
+	}
+	return fmt.Sprintf("no candidate of %d conforms; this is the verdict on the one the replay followed furthest (%s)", cs.tries(), cs.describe())
 }
 
 // auditDerived replays one derived trace.
@@ -124,20 +159,4 @@ func auditDerived(d Derived, opts Options) OutsiderReport {
 		r.Divergence = d.Finding
 	}
 	return OutsiderReport{Report: r, Derived: d}
-}
-
-// searchAudit replays the candidates in turn and returns the first that
-// conforms, else the first candidate's report.
-func searchAudit(cands []Derived, opts Options) (OutsiderReport, error) {
-	var first OutsiderReport
-	for i, d := range cands {
-		r := auditDerived(d, opts)
-		if r.OK() || i == 0 {
-			first = r
-		}
-		if r.OK() {
-			return r, nil
-		}
-	}
-	return first, nil
 }

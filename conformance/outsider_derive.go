@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -281,7 +282,15 @@ func (n *nodeDeriv) record(o obsAt) error {
 		}
 		return nil
 	}
-	de := n.step(spec.Event{Action: spec.Initiate, Snap: s}, o)
+	e := spec.Event{Action: spec.Initiate, Snap: s}
+	from := n.d.choices[choiceKey{inc: n.d.inc, p: n.p, s: *o.ev.Snap}]
+	if n.d.silent[n.p] && from != "" {
+		e = spec.Event{Action: spec.RecvMarker, From: from, To: n.p, Snap: s, First: true}
+	}
+	de := n.step(e, o)
+	if from != "" {
+		de.dep = depKey{snap: s, c: spec.Channel{From: from}, ok: true}
+	}
 	n.recordingPoint(de, s)
 	n.after(de, obsAt{})
 	return nil
@@ -322,6 +331,7 @@ func (n *nodeDeriv) markerRecv(o obsAt) {
 	if o.ev.First != nil {
 		first = *o.ev.First
 	}
+	n.d.prov.count("marker receipts", true)
 	de := n.step(spec.Event{Action: spec.RecvMarker, From: o.ev.From, To: n.p, Snap: s, First: first}, o)
 	de.dep = depKey{snap: s, c: spec.Channel{From: o.ev.From}, ok: true}
 	if !recorded {
@@ -444,4 +454,73 @@ func (d *deriver) note(s string) {
 	if !slices.Contains(d.notes, s) {
 		d.notes = append(d.notes, s)
 	}
+}
+
+// insertMarkers places, for a node that logs no marker receipts, the
+// receipt of every marker the spec delivers it other than its first:
+// for each snapshot it recorded and each incoming channel whose sender
+// recorded it too, after the node's recording point and just before its
+// receipt of the first message sent on the channel after the sender
+// recorded, else at the end of its log: FIFO order puts it after the
+// messages sent before, and as late as that allows it waits for nothing
+// the node does (its place among the node's other steps changes nothing
+// the spec observes).
+func (n *nodeDeriv) insertMarkers() {
+	var add []markerIns
+	for _, s := range sortedSnaps(n.model) {
+		at := n.model[s]
+		first := n.evs[at].e
+		for _, c := range n.d.top.In(n.p) {
+			if sender := n.d.nodesOf[s][c.From]; sender == nil || (first.Action == spec.RecvMarker && first.From == c.From) {
+				continue
+			}
+			k := n.d.cut(s)
+			pos := max(at+1, min(n.beforeRecv(c, k.sent[c]), n.beforeMarker(c, k.at[c.From])))
+			e := spec.Event{Proc: n.p, Action: spec.RecvMarker, From: c.From, To: n.p, Snap: s, After: n.evs[pos-1].e.After}
+			add = append(add, markerIns{at: pos, order: k.at[c.From], e: dEvent{e: e, obs: n.evs[pos-1].obs, step: n.evs[pos-1].step, dep: depKey{snap: s, c: spec.Channel{From: c.From}, ok: true}}})
+		}
+	}
+	// From the back, and at one place the later-recorded sender's first:
+	// each insertion then lands before the ones made before it.
+	slices.SortStableFunc(add, func(a, b markerIns) int { return cmp.Or(b.at-a.at, b.order-a.order) })
+	for _, a := range add {
+		n.evs = slices.Insert(n.evs, a.at, a.e)
+		n.d.prov.count("marker receipts", false)
+	}
+	for i := range n.evs {
+		n.evs[i].e.Seq = uint64(i + 1)
+		if e := n.evs[i].e; e.Action == spec.Initiate || (e.Action == spec.RecvMarker && e.First) {
+			n.model[e.Snap] = i
+		}
+	}
+}
+
+// markerIns is a marker receipt to insert at index at; order is the
+// sender's step that recorded its snapshot.
+type markerIns struct {
+	at, order int
+	e         dEvent
+}
+
+// beforeMarker is the index of the node's first marker receipt on c of
+// a snapshot c's sender recorded after its step senderAt, len(evs) if
+// none: FIFO keeps the markers of one channel in recording order.
+func (n *nodeDeriv) beforeMarker(c spec.Channel, senderAt int) int {
+	for i, e := range n.evs {
+		if e.e.Action == spec.RecvMarker && e.e.From == c.From && n.d.cut(e.e.Snap).at[c.From] > senderAt {
+			return i
+		}
+	}
+	return len(n.evs)
+}
+
+// beforeRecv is the index of the node's receipt of the first message on
+// c numbered above upTo, len(evs) if none.
+func (n *nodeDeriv) beforeRecv(c spec.Channel, upTo uint64) int {
+	for i, e := range n.evs {
+		if e.e.Action == spec.RecvApp && e.e.From == c.From && e.e.Msg > upTo {
+			return i
+		}
+	}
+	return len(n.evs)
 }

@@ -46,6 +46,7 @@ var provChecks = map[string]string{
 	"after states":            "State",
 	"first flags":             "Message (the Receiving Rule's case)",
 	"marker sends":            "SnapshotsComplete (the Marker Sending Rule)",
+	"marker receipts":         "Enabled, RecordedState (where each channel's recording ends)",
 	"recorded local states":   "RecordedState, Conservation",
 	"recorded channel states": "RecordedState, ExactChannelState",
 	"cut counts":              "ConsistentCut (the reported cut against the model's)",

@@ -275,3 +275,26 @@ func (d *deriver) indexSends(p spec.ProcID, obs []obsAt, base map[spec.Channel]u
 	}
 	return nil
 }
+
+// silentNodes are the nodes that record but log no marker events at
+// all (no marker_send, marker_recv or marker_drop line): their marker
+// receipts are derived. A node that logs its marker sends but no
+// receipts received none.
+func silentNodes(run *OutsiderRun) map[spec.ProcID]bool {
+	logs, records := map[spec.ProcID]bool{}, map[spec.ProcID]bool{}
+	for _, inc := range run.incs {
+		for p, obs := range inc.nodes {
+			for _, o := range obs {
+				logs[p] = logs[p] || o.ev.Ev == spec.ObsMarkerRecv || o.ev.Ev == spec.ObsMarkerDrop || o.ev.Ev == spec.ObsMarkerSend
+				records[p] = records[p] || o.ev.Ev == spec.ObsRecord
+			}
+		}
+	}
+	out := map[spec.ProcID]bool{}
+	for p := range records {
+		if !logs[p] {
+			out[p] = true
+		}
+	}
+	return out
+}

@@ -30,6 +30,12 @@ type deriver struct {
 	crashed         map[spec.ProcID]bool
 	// initiated is each snapshot's initiator in the derived run.
 	initiated map[spec.SnapID]spec.ProcID
+	// silent are the nodes that log no marker receipts; choices the
+	// first marker's sender at each of their recording points; inc the
+	// incarnation being derived.
+	silent  map[spec.ProcID]bool
+	choices map[choiceKey]spec.ProcID
+	inc     int
 }
 
 // Derived is a trace of the spec derived from an outsider run, with
@@ -53,15 +59,22 @@ func (d Derived) SnapName(s spec.SnapID) string { return d.names.name(s) }
 // Derive derives run's trace of the spec. An error is bad input (named by
 // file, line and field): a duplicated id, a step or clock that does not
 // match the log, logs that are not causally consistent.
-func Derive(run *OutsiderRun) (Derived, error) {
+func Derive(run *OutsiderRun) (Derived, error) { return derive(run, nil) }
+
+// derive is Derive taking, at each recording point of a node that logs
+// no marker receipts, the first marker from the process choices names
+// ("": the node initiates).
+func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error) {
 	d := &deriver{run: run, top: run.Header.Topology, snaps: newSnapNames(run.snapIDs()), prov: newProvenance(),
 		cuts: map[spec.SnapID]*snapCut{}, tabOf: map[spec.SnapID]*msgTable{}, nodesOf: map[spec.SnapID]map[spec.ProcID]*nodeDeriv{},
-		logsMarkerSends: map[spec.ProcID]bool{}, crashed: map[spec.ProcID]bool{}, initiated: map[spec.SnapID]spec.ProcID{}}
+		logsMarkerSends: map[spec.ProcID]bool{}, crashed: map[spec.ProcID]bool{}, initiated: map[spec.SnapID]spec.ProcID{},
+		silent: silentNodes(run), choices: choices}
 	d.scan()
 	out := Derived{Files: run.Files, names: d.snaps}
 	out.Trace.Header = d.header()
 	var prev *msgTable
 	for k, inc := range run.incs {
+		d.inc = k
 		if err := d.incarnation(k, inc, prev, &out); err != nil {
 			return out, err
 		}
@@ -141,6 +154,11 @@ func (d *deriver) incarnation(k int, inc outsiderInc, prev *msgTable, out *Deriv
 			return err
 		}
 		nodes[i] = n
+	}
+	for _, n := range nodes {
+		if d.silent[n.p] {
+			n.insertMarkers()
+		}
 	}
 	for _, n := range nodes {
 		if f := n.checkMarkers(); f != nil && d.finding == nil {
