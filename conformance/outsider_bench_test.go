@@ -48,7 +48,7 @@ func BenchmarkAuditOutsider(b *testing.B) {
 				b.Fatalf("%s does not conform:\n%s", p, rep.String())
 			}
 			b.ReportMetric(float64(len(tr.Events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			writeDerived(b, name, rep.Derived.Trace)
+			writeDerived(b, name, rep.Derived.TraceFile())
 		})
 	}
 }

@@ -36,6 +36,8 @@ type deriver struct {
 	silent  map[spec.ProcID]bool
 	choices map[choiceKey]spec.ProcID
 	inc     int
+	// fullCuts is every recorded snapshot's cut, reported or derived.
+	fullCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
 }
 
 // Derived is a trace of the spec derived from an outsider run, with
@@ -50,6 +52,22 @@ type Derived struct {
 	Notes   []string
 	Finding *Divergence
 	names   *snapNames
+	cuts    map[spec.SnapID]map[spec.Channel]spec.ChanCut
+}
+
+// TraceFile is the derived trace as a markerwave-trace/3 file holds it:
+// every recorded snapshot with its cut seqs, derived where the
+// implementation reported none (for markerwave export --tlc and other
+// readers of that format).
+func (d Derived) TraceFile() spec.Trace {
+	tr := d.Trace
+	tr.Recorded = slices.Clone(tr.Recorded)
+	for i, r := range tr.Recorded {
+		if len(r.Cut) == 0 {
+			tr.Recorded[i].Cut = d.cuts[r.Snap]
+		}
+	}
+	return tr
 }
 
 // SnapName is the implementation's id of spec snapshot id s, as it wrote
@@ -68,7 +86,7 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 	d := &deriver{run: run, top: run.Header.Topology, snaps: newSnapNames(run.snapIDs()), prov: newProvenance(),
 		cuts: map[spec.SnapID]*snapCut{}, tabOf: map[spec.SnapID]*msgTable{}, nodesOf: map[spec.SnapID]map[spec.ProcID]*nodeDeriv{},
 		logsMarkerSends: map[spec.ProcID]bool{}, crashed: map[spec.ProcID]bool{}, initiated: map[spec.SnapID]spec.ProcID{},
-		silent: silentNodes(run), choices: choices}
+		silent: silentNodes(run), choices: choices, fullCuts: map[spec.SnapID]map[spec.Channel]spec.ChanCut{}}
 	d.scan()
 	out := Derived{Files: run.Files, names: d.snaps}
 	out.Trace.Header = d.header()
@@ -85,7 +103,7 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 		return out, err
 	}
 	out.Trace.Recorded = rec
-	out.Prov, out.Notes, out.Finding = d.prov.lines(), d.notes, d.finding
+	out.Prov, out.Notes, out.Finding, out.cuts = d.prov.lines(), d.notes, d.finding, d.fullCuts
 	return out, nil
 }
 
