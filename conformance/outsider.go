@@ -80,30 +80,32 @@ func (r OutsiderReport) OK() bool { return r.Report.OK() && r.Derived.Finding ==
 // snapshot ids, what was derived, the notes.
 func (r OutsiderReport) String() string {
 	var b strings.Builder
+	body := r.Report.String()
 	if f := r.Derived.Finding; f != nil && r.Err == nil {
 		fmt.Fprintf(&b, "the implementation never sent a marker the spec sends: %s (%s)\n", f.Detail, f.Action)
-	}
-	body := r.Report.String()
-	if r.Derived.Finding != nil && !r.Report.OK() {
 		body = strings.Replace(body, "property: "+string(r.Report.Property()), "property: "+string(r.Property()), 1)
-	} else if r.Derived.Finding != nil {
-		body = "the replay of the rest conforms\nproperty: " + string(r.Property()) + "\n"
 	}
 	b.WriteString(body)
+	r.writeDerivation(&b)
+	return r.Derived.rename(b.String())
+}
+
+// writeDerivation writes what the derivation found: the notes, the
+// search, which values were the implementation's and which derived.
+func (r OutsiderReport) writeDerivation(b *strings.Builder) {
 	for _, n := range r.Derived.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
+		fmt.Fprintf(b, "  note: %s\n", n)
 	}
 	if r.Search != "" {
-		fmt.Fprintf(&b, "  search: %s\n", r.Search)
+		fmt.Fprintf(b, "  search: %s\n", r.Search)
 	}
 	own, derived := r.Derived.provSplit()
 	if own != "" {
-		fmt.Fprintf(&b, "  checked on the implementation's own values: %s\n", own)
+		fmt.Fprintf(b, "  checked on the implementation's own values: %s\n", own)
 	}
 	if derived != "" {
-		fmt.Fprintf(&b, "  derived from the log (the checks on them hold by construction): %s\n", derived)
+		fmt.Fprintf(b, "  derived from the log (the checks on them hold by construction): %s\n", derived)
 	}
-	return r.Derived.rename(b.String())
 }
 
 // rename writes the spec's ids of the implementation's snapshots that

@@ -349,18 +349,17 @@ func WriteOutsider(w io.Writer, l OutsiderLog) error {
 		return err
 	}
 	next := 0
-	for i := 0; i <= len(l.Events); i++ {
-		for ; next < len(l.Restores) && l.Restores[next].At <= i; next++ {
-			snap := l.Restores[next].Snap
-			if err := enc.Encode(map[string]OutsiderRestore{"restore": {Snap: &snap}}); err != nil {
-				return err
-			}
+	var err error
+	for i, e := range l.Events {
+		if next, err = writeRestores(enc, l.Restores, next, i); err != nil {
+			return err
 		}
-		if i < len(l.Events) {
-			if err := enc.Encode(l.Events[i]); err != nil {
-				return err
-			}
+		if err := enc.Encode(e); err != nil {
+			return err
 		}
+	}
+	if _, err = writeRestores(enc, l.Restores, next, len(l.Events)); err != nil {
+		return err
 	}
 	for i := range l.Snapshots {
 		if err := enc.Encode(map[string]*OutsiderSnapshot{"snapshot": &l.Snapshots[i]}); err != nil {
@@ -368,4 +367,16 @@ func WriteOutsider(w io.Writer, l OutsiderLog) error {
 		}
 	}
 	return nil
+}
+
+// writeRestores writes the restore lines rs[next:] that stand before
+// event at, and returns the next restore to write.
+func writeRestores(enc *json.Encoder, rs []OutsiderRestoreAt, next, at int) (int, error) {
+	for ; next < len(rs) && rs[next].At <= at; next++ {
+		snap := rs[next].Snap
+		if err := enc.Encode(map[string]OutsiderRestore{"restore": {Snap: &snap}}); err != nil {
+			return next, err
+		}
+	}
+	return next, nil
 }
