@@ -117,3 +117,32 @@ func TestAuditOldFormatNamesFields(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, `field "snap" missing or 0: markerwave-trace/3 numbers snapshots from 1; the outsider format, markerwave-outsider/1, takes any id, 0 too`)
 }
+
+// TestAuditOutsiderPartsInNodeLogs: each node reports its own part of
+// the snapshot in its own log; the parts are checked together against
+// the merged run, and a wrong part is caught.
+func TestAuditOutsiderPartsInNodeLogs(t *testing.T) {
+	parts := map[string]string{
+		"N1.jsonl": `{"snapshot":{"snap":0,"procs":{"N1":{"bal":70}}}}`,
+		"N2.jsonl": `{"snapshot":{"snap":0,"initiator":"N2","procs":{"N2":{"bal":50}},"chans":{"N1->N2":{"ids":["t1"]}}}}`,
+	}
+	for _, bad := range []bool{false, true} {
+		dir := copyDir(t, func(name, s string) string {
+			p := parts[name]
+			if bad && name == "N1.jsonl" {
+				p = strings.Replace(p, `"bal":70`, `"bal":100`, 1)
+			}
+			return s + p + "\n"
+		})
+		require.NoError(t, os.Remove(filepath.Join(dir, "snapshots.jsonl")))
+		code, out, errs := audit(dir)
+		if !bad {
+			assert.Equal(t, 0, code, out+errs)
+			assert.Contains(t, out, "(2 outsider logs merged): conforms: 5 steps, 1 snapshot")
+			continue
+		}
+		assert.Equal(t, 1, code, out+errs)
+		assert.Contains(t, out, "check:    RecordedState")
+		assert.Contains(t, out, "proc N1: [bal=70 sent=1 rcvd=0] vs [bal=100 sent=1 rcvd=0]")
+	}
+}
