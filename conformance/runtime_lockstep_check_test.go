@@ -150,20 +150,7 @@ func (l *rtLockstep) checkDraining(p spec.ProcID, done map[spec.Channel]bool) {
 	if err != nil {
 		l.t.Fatalf("Draining at %s: %v", p, err)
 	}
-	var peers []spec.ProcID
-	for _, c := range l.cfg.Topo.In(p) {
-		if !done[c] && !l.suspectedInModel(c.From) {
-			peers = append(peers, c.From)
-		}
-	}
-	i, v := l.cfg.Topo.ProcIndex(p), l.view(p)
-	var snaps []spec.SnapID
-	for si, s := range l.cfg.Snap {
-		if model.Aborted(l.st, si) && v.phase[s] == core.Active ||
-			!model.Aborted(l.st, si) && l.st.Recorded[si].Has(i) && !model.Finished(l.cfg, l.st, si, i) {
-			snaps = append(snaps, s)
-		}
-	}
+	peers, snaps := l.wantDrain(p, done)
 	got := slices.Clone(dr.Snaps)
 	slices.Sort(got)
 	if !slices.Equal(dr.Peers, peers) || !slices.Equal(got, snaps) {
@@ -180,6 +167,27 @@ func (l *rtLockstep) checkDraining(p spec.ProcID, done map[spec.Channel]bool) {
 			l.seen["drain skips a suspected peer"]++
 		}
 	}
+}
+
+// wantDrain is what checkDraining expects at p: the peers, then the
+// snapshots, in topology and id order.
+func (l *rtLockstep) wantDrain(p spec.ProcID, done map[spec.Channel]bool) (peers []spec.ProcID, snaps []spec.SnapID) {
+	for _, c := range l.cfg.Topo.In(p) {
+		if !done[c] && !l.suspectedInModel(c.From) {
+			peers = append(peers, c.From)
+		}
+	}
+	i, v := l.cfg.Topo.ProcIndex(p), l.view(p)
+	for si, s := range l.cfg.Snap {
+		aborted := model.Aborted(l.st, si)
+		if aborted && v.phase[s] == core.Active {
+			l.seen["aborted elsewhere, still recorded here"]++
+		}
+		if aborted && v.phase[s] == core.Active || !aborted && l.st.Recorded[si].Has(i) && !model.Finished(l.cfg, l.st, si, i) {
+			snaps = append(snaps, s)
+		}
+	}
+	return peers, snaps
 }
 
 // stop is the graceful stop: every live node finishes (its done frame
@@ -241,6 +249,13 @@ func (l *rtLockstep) finish(pick func([]spec.Channel) spec.Channel) {
 		}
 		l.deliver(pick(cs))
 	}
+	l.checkEnded()
+}
+
+// checkEnded is SnapshotsEnd at the fair end, in the model and in the
+// Collector's verdicts.
+func (l *rtLockstep) checkEnded() {
+	l.t.Helper()
 	if si := model.SnapshotEnded(l.cfg, l.st); si >= 0 {
 		var why []string
 		for _, q := range l.cfg.Topo.Procs {
