@@ -30,7 +30,10 @@ import (
 // A node hears only its in-neighbours, so it suspects only them: in a
 // topology where q sends nothing to p, p never suspects q (a complete
 // graph, as the shipped configs use, has no such pair). Those are also
-// the only processes whose markers p waits for.
+// the only processes whose markers p waits for; a snapshot the spec
+// aborts for a process p does not hear (its part missing, as the
+// Collector reports) stays under way at p if the marker p waits for
+// never comes (docs/failures.md, the runtime against the faults spec).
 type DetectorConfig struct {
 	// Interval is the heartbeat and check period; 0 turns the detector off.
 	Interval time.Duration
