@@ -70,6 +70,8 @@ type SinkTxn struct {
 const (
 	// PropSinkTypeOK: the sink's variables are in their types.
 	PropSinkTypeOK Property = "SinkTypeOK"
+	// PropNoDuplicateOutput: the store never holds a record twice.
+	PropNoDuplicateOutput Property = "NoDuplicateOutput"
 	// PropExactlyOnceOutput: the store never holds a record twice, and
 	// once every complete checkpoint's transaction is settled it holds
 	// exactly the sink's output at the latest complete checkpoint, less
@@ -85,7 +87,7 @@ const (
 
 // SinkInvariants are the state invariants of tla/BarrierSink.tla, in the
 // order of the spec.
-var SinkInvariants = []Property{PropSinkTypeOK, PropExactlyOnceOutput, PropCommittedOnlyComplete}
+var SinkInvariants = []Property{PropSinkTypeOK, PropNoDuplicateOutput, PropExactlyOnceOutput, PropCommittedOnlyComplete}
 
 // SinkTemporal are the temporal properties of tla/BarrierSink.tla.
 var SinkTemporal = []Property{PropCompleteCommitted}
