@@ -36,15 +36,15 @@ type SinkActionKind uint8
 
 // The actions, in the order of NextS's disjuncts (lines 251-259).
 const (
-	SinkEmit         SinkActionKind = iota // EmitS(s), line 128
-	SinkInject                             // InjectS(s), line 129
-	SinkProcess                            // ProcessS(e), line 131
-	SinkRecvBarrier                        // RecvBarrierSV(e, arrival), line 143
-	SinkCompleteCkpt                       // CompleteCkpt, line 157
-	SinkCommitTxn                          // Commit(i), line 170
-	SinkStoreAbortTxn                      // StoreAbort(i), line 179
-	SinkReportLossTxn                      // ReportLossV(i, silent), line 194
-	SinkRestore                            // RestoreSV(noabort, forget, silent), line 226
+	SinkEmit          SinkActionKind = iota // EmitS(s), line 128
+	SinkInject                              // InjectS(s), line 129
+	SinkProcess                             // ProcessS(e), line 131
+	SinkRecvBarrier                         // RecvBarrierSV(e, arrival), line 143
+	SinkCompleteCkpt                        // CompleteCkpt, line 157
+	SinkCommitTxn                           // Commit(i), line 170
+	SinkStoreAbortTxn                       // StoreAbort(i), line 179
+	SinkReportLossTxn                       // ReportLossV(i, silent), line 194
+	SinkRestore                             // RestoreSV(noabort, forget, silent), line 226
 )
 
 // SinkAction is one instance of an action: Node for EmitS and InjectS,
