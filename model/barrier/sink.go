@@ -20,25 +20,27 @@ const SinkModule = "BarrierSink"
 // extending it is LoadSink's.
 func IsSinkModule(mod string) bool { return mod == SinkModule }
 
-// SinkVariant is the specification a sink model checks (lines 271-279).
+// SinkVariant is the specification a sink model checks (lines 274-287).
 type SinkVariant string
 
 // The specifications of tla/BarrierSink.tla.
 const (
-	SinkSpec        SinkVariant = "SpecSink"        // line 271
-	SinkSpecArrival SinkVariant = "SpecSinkArrival" // line 273: commit at barrier arrival
-	SinkSpecNoAbort SinkVariant = "SpecSinkNoAbort" // line 275: no abort on restore
-	SinkSpecForget  SinkVariant = "SpecSinkForget"  // line 277: a complete checkpoint's transaction aborted on restore
-	SinkSpecSilent  SinkVariant = "SpecSinkSilent"  // line 279: a store-aborted transaction taken for committed
+	SinkSpec         SinkVariant = "SpecSink"         // line 274
+	SinkSpecArrival  SinkVariant = "SpecSinkArrival"  // line 276: commit at barrier arrival
+	SinkSpecNoAbort  SinkVariant = "SpecSinkNoAbort"  // line 278: no abort on restore
+	SinkSpecForget   SinkVariant = "SpecSinkForget"   // line 280: a complete checkpoint's transaction aborted on restore
+	SinkSpecSilent   SinkVariant = "SpecSinkSilent"   // line 282: a store-aborted transaction taken for committed
+	SinkSpecNoNotify SinkVariant = "SpecSinkNoNotify" // line 286: no fairness on Commit (the notification need not arrive)
 )
 
 // sinkFlags are the arguments the variant passes to NextS (line 250):
-// arrival, noabort, forget, silent.
-type sinkFlags struct{ arrival, noabort, forget, silent bool }
+// arrival, noabort, forget, silent; and nonotify: FairnessG without
+// Commit's fairness (lines 286-287) instead of FairnessS.
+type sinkFlags struct{ arrival, noabort, forget, silent, nonotify bool }
 
 func (v SinkVariant) flags() (sinkFlags, bool) {
 	f := sinkFlags{arrival: v == SinkSpecArrival, noabort: v == SinkSpecNoAbort,
-		forget: v == SinkSpecForget, silent: v == SinkSpecSilent}
+		forget: v == SinkSpecForget, silent: v == SinkSpecSilent, nonotify: v == SinkSpecNoNotify}
 	return f, v == SinkSpec || f != sinkFlags{}
 }
 

@@ -337,10 +337,17 @@ func SinkNext(cfg *SinkConfig, st *SinkState) []SinkStep {
 	return out
 }
 
-// fair reports whether FairnessS (lines 265-269) makes a weakly fair:
-// every action but EmitS, StoreAbort and RestoreSV.
-func (a SinkAction) fair() bool {
-	return a.Kind != SinkEmit && a.Kind != SinkStoreAbortTxn && a.Kind != SinkRestore
+// fair reports whether FairnessS (lines 266-272) makes a weakly fair:
+// every action but EmitS, StoreAbort and RestoreSV; SpecSinkNoNotify's
+// fairness (lines 286-287) leaves Commit out too.
+func (a SinkAction) fair(cfg *SinkConfig) bool {
+	switch a.Kind {
+	case SinkEmit, SinkStoreAbortTxn, SinkRestore:
+		return false
+	case SinkCommitTxn:
+		return !cfg.flags.nonotify
+	}
+	return true
 }
 
 // Label renders the instance as TLC prints it in a trace, e.g.

@@ -8,11 +8,11 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// The properties of tla/BarrierSink.tla (lines 282-316) and its search.
+// The properties of tla/BarrierSink.tla (lines 290-324) and its search.
 //
 // # Liveness without a tableau
 //
-// CompleteCommitted (\A i : Pending(i) ~> Settled(i), line 316) is checked
+// CompleteCommitted (\A i : Pending(i) ~> Settled(i), line 324) is checked
 // as BarriersComplete is (doc.go):
 //
 //  1. Every action strictly decreases sinkMeasure in the lexicographic
@@ -48,7 +48,7 @@ func SinkInvariantByName(p spec.Property) (SinkInvariant, bool) {
 	return f, ok
 }
 
-// SinkTypeOK mirrors SinkTypeOK (lines 285-294); the Go types give the
+// SinkTypeOK mirrors SinkTypeOK (lines 293-302); the Go types give the
 // functions' domains and the naturals.
 func SinkTypeOK(cfg *SinkConfig, st *SinkState) bool {
 	ok := st.Ckpt >= 1 && st.Ckpt <= cfg.MaxCkpt+1 && st.Done <= cfg.MaxCkpt && st.Done < st.Ckpt &&
@@ -65,7 +65,7 @@ func SinkTypeOK(cfg *SinkConfig, st *SinkState) bool {
 	return ok
 }
 
-// lostKeys mirrors LostKeys (line 297).
+// lostKeys mirrors LostKeys (line 305).
 func (st *SinkState) lostKeys() uint64 {
 	var r uint64
 	for _, t := range st.Txns {
@@ -76,12 +76,12 @@ func (st *SinkState) lostKeys() uint64 {
 	return r
 }
 
-// NoDuplicateOutput mirrors NoDuplicateOutput (line 300).
+// NoDuplicateOutput mirrors NoDuplicateOutput (line 308).
 func NoDuplicateOutput(_ *SinkConfig, st *SinkState) bool {
 	return !slices.ContainsFunc(st.Store, func(n int) bool { return n > 1 })
 }
 
-// ExactlyOnceOutput mirrors ExactlyOnceOutput (lines 305-308).
+// ExactlyOnceOutput mirrors ExactlyOnceOutput (lines 313-316).
 func ExactlyOnceOutput(cfg *SinkConfig, st *SinkState) bool {
 	if !NoDuplicateOutput(cfg, st) {
 		return false
@@ -104,7 +104,7 @@ func ExactlyOnceOutput(cfg *SinkConfig, st *SinkState) bool {
 	return true
 }
 
-// CommittedOnlyComplete mirrors CommittedOnlyComplete (lines 311-312).
+// CommittedOnlyComplete mirrors CommittedOnlyComplete (lines 319-320).
 func CommittedOnlyComplete(_ *SinkConfig, st *SinkState) bool {
 	return !slices.ContainsFunc(st.Txns, func(t Txn) bool { return t.St == spec.TxnCommitted && !st.ofComplete(t) })
 }
@@ -130,7 +130,7 @@ func (a sinkMeasure) less(b sinkMeasure) bool { return slices.Compare(a[:], b[:]
 // action enabled) with a pending transaction.
 func sinkLiveViolated(cfg *SinkConfig, st *SinkState) bool {
 	for _, a := range cfg.Actions() {
-		if _, k := sinkStep(cfg, st, a); a.fair() && k == Enabled {
+		if _, k := sinkStep(cfg, st, a); a.fair(cfg) && k == Enabled {
 			return false
 		}
 	}

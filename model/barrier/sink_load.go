@@ -90,12 +90,12 @@ func (c consts) bounds(cfg *SinkConfig) error {
 	return nil
 }
 
-// checkNames: the specification is one of lines 271-279, the invariants
+// checkNames: the specification is one of lines 274-287, the invariants
 // and properties are the spec's (spec.SinkInvariants, spec.SinkTemporal).
 func (cfg *SinkConfig) checkNames() error {
 	f, ok := cfg.Variant.flags()
 	if !ok {
-		return fmt.Errorf("unknown specification %q (want SpecSink, SpecSinkArrival, SpecSinkNoAbort, SpecSinkForget or SpecSinkSilent)", cfg.Variant)
+		return fmt.Errorf("unknown specification %q (want SpecSink, SpecSinkArrival, SpecSinkNoAbort, SpecSinkForget, SpecSinkSilent or SpecSinkNoNotify)", cfg.Variant)
 	}
 	cfg.flags = f
 	for _, p := range cfg.Invariants {
