@@ -2,7 +2,6 @@ package barrier
 
 import (
 	"encoding/binary"
-	"fmt"
 	"slices"
 
 	"github.com/markerwave/markerwave/spec"
@@ -227,26 +226,4 @@ func SinkDecode(cfg *SinkConfig, b []byte) (*SinkState, error) {
 	}
 	st.B = base
 	return st, nil
-}
-
-// keySet renders a set of Key indexes as TLA+ writes it.
-func (cfg *SinkConfig) keySet(r uint64) string {
-	s := "{"
-	first := true
-	for src, k := range cfg.Base.Kind {
-		if k != Source {
-			continue
-		}
-		for i := 1; i <= cfg.Base.Budget[src]; i++ {
-			if r&(1<<cfg.Base.key(src, i)) == 0 {
-				continue
-			}
-			if !first {
-				s += ", "
-			}
-			first = false
-			s += fmt.Sprintf("<<%q, %d>>", cfg.Base.Nodes[src], i)
-		}
-	}
-	return s + "}"
 }

@@ -82,8 +82,11 @@ func (c consts) bounds(cfg *SinkConfig) error {
 		dst  *int
 	}{{"MaxCkpt", 1, &cfg.MaxCkpt}, {"MaxRestores", 0, &cfg.MaxRestores}, {"MaxAborts", 0, &cfg.MaxAborts}} {
 		n, ok := c[b.name].Value.(int64)
-		if !ok || n < b.min || n > 60 {
+		if !ok {
 			return c[b.name].Errorf(b.name, "want an integer in %d..60, not %s", b.min, tlcmodel.Describe(c[b.name].Value))
+		}
+		if n < b.min || n > 60 {
+			return c[b.name].Errorf(b.name, "want an integer in %d..60, not %d", b.min, n)
 		}
 		*b.dst = int(n)
 	}
