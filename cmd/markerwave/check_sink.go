@@ -20,14 +20,7 @@ func (f *checkFlags) runSink() int {
 		return f.fail(exitUsage, err)
 	}
 	checks := append(append([]spec.Property{}, cfg.Invariants...), cfg.Properties...)
-	if !*f.json {
-		fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, at most %s, %s and %s.\n",
-			cfg.Base.Name, *f.model, cfg.Variant, plural(len(cfg.Base.Nodes), "node"), plural(len(cfg.Base.Edges), "edge"),
-			plural(cfg.MaxCkpt, "checkpoint"), plural(cfg.MaxRestores, "restore"), plural(cfg.MaxAborts, "store abort"))
-		if len(checks) > 0 {
-			fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
-		}
-	}
+	f.sinkHeader(cfg, checks)
 	f.searchHeader(false)
 	stop, release := interruptible()
 	defer release()
@@ -40,13 +33,31 @@ func (f *checkFlags) runSink() int {
 	if *f.json {
 		f.writeJSON(sinkVerdict(cfg, *f.model, checks, r))
 	} else {
-		if v := r.Violation; v != nil {
-			violationHeader(f.stdout, v.Kind, v.Property, "")
-			barrier.WriteSinkTrace(f.stdout, cfg, v)
-		}
-		f.reportSearch(r.Violation != nil, r.Counts)
+		f.reportSink(cfg, r)
 	}
 	return searchCode(r.Violation != nil, r.Stop)
+}
+
+// sinkHeader prints what is checked (not with --json).
+func (f *checkFlags) sinkHeader(cfg *barrier.SinkConfig, checks []spec.Property) {
+	if *f.json {
+		return
+	}
+	fmt.Fprintf(f.stdout, "Model %s (%s): %s, %s, %s, at most %s, %s and %s.\n",
+		cfg.Base.Name, *f.model, cfg.Variant, plural(len(cfg.Base.Nodes), "node"), plural(len(cfg.Base.Edges), "edge"),
+		plural(cfg.MaxCkpt, "checkpoint"), plural(cfg.MaxRestores, "restore"), plural(cfg.MaxAborts, "store abort"))
+	if len(checks) > 0 {
+		fmt.Fprintf(f.stdout, "Checking %s.\n", spec.JoinProperties(checks))
+	}
+}
+
+// reportSink prints the counterexample, if any, and TLC's summary.
+func (f *checkFlags) reportSink(cfg *barrier.SinkConfig, r *barrier.SinkResult) {
+	if v := r.Violation; v != nil {
+		violationHeader(f.stdout, v.Kind, v.Property, "")
+		barrier.WriteSinkTrace(f.stdout, cfg, v)
+	}
+	f.reportSearch(r.Violation != nil, r.Counts)
 }
 
 // sinkVerdict is check's --json output for a sink model.

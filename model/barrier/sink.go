@@ -129,6 +129,15 @@ func (st *SinkState) pending(i int) bool {
 	return (t.St == spec.TxnPreCommitted || t.St == spec.TxnTimedOut) && st.ofComplete(t)
 }
 
+// pendingCount is how many i satisfy Pending(i).
+func (st *SinkState) pendingCount() int {
+	n := 0
+	for i := 1; i <= len(st.Txns); i++ {
+		n += b2i(st.pending(i))
+	}
+	return n
+}
+
 // settled mirrors Settled(i) (line 101).
 func (st *SinkState) settled(i int) bool {
 	if i < 1 || i > len(st.Txns) {

@@ -219,16 +219,29 @@ func reportLoss(cfg *SinkConfig, st *SinkState, i int) (*SinkState, Conjunct) {
 // with what it adds to Recommitted (lines 217-219, the records committed)
 // and to reportedLoss (lines 240-242).
 func resolve(st *SinkState, t Txn, f sinkFlags) (nt Txn, committed, lost uint64) {
-	complete := st.ofComplete(t)
-	switch {
-	case complete && t.St == spec.TxnPreCommitted && !f.forget:
+	if st.ofComplete(t) {
+		return resolveComplete(t, f)
+	}
+	if t.St == spec.TxnTimedOut || (t.St == spec.TxnOpen || t.St == spec.TxnPreCommitted) && !f.noabort {
+		t.St = spec.TxnAborted
+	}
+	return t, 0, 0
+}
+
+// resolveComplete is resolve for a transaction of a complete checkpoint:
+// committed if pre-committed (forget: aborted), lost if timed out.
+func resolveComplete(t Txn, f sinkFlags) (nt Txn, committed, lost uint64) {
+	switch t.St {
+	case spec.TxnPreCommitted:
+		if f.forget {
+			t.St = spec.TxnAborted
+			return t, 0, 0
+		}
 		t.St = spec.TxnCommitted
 		return t, t.Recs, 0
-	case complete && t.St == spec.TxnTimedOut:
+	case spec.TxnTimedOut:
 		nt, lost = lose(t, f.silent)
 		return nt, 0, lost
-	case t.St == spec.TxnTimedOut || (t.St == spec.TxnOpen || t.St == spec.TxnPreCommitted) && !f.noabort:
-		t.St = spec.TxnAborted
 	}
 	return t, 0, 0
 }
@@ -263,27 +276,36 @@ func restoreS(cfg *SinkConfig, st *SinkState) (*SinkState, Conjunct) {
 	return ns, Enabled
 }
 
+// sinkSteps are the actions' definitions, by SinkActionKind.
+var sinkSteps = [...]func(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct){
+	SinkEmit: func(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) {
+		return emitS(cfg, st, a.Node)
+	},
+	SinkInject: func(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) {
+		return injectS(cfg, st, a.Node)
+	},
+	SinkProcess: func(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) {
+		return processS(cfg, st, a.Edge)
+	},
+	SinkRecvBarrier: func(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) {
+		return recvBarrierS(cfg, st, a.Edge)
+	},
+	SinkCompleteCkpt: func(cfg *SinkConfig, st *SinkState, _ SinkAction) (*SinkState, Conjunct) {
+		return completeCkpt(cfg, st)
+	},
+	SinkCommitTxn: func(_ *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) { return commitTxn(st, a.Txn) },
+	SinkStoreAbortTxn: func(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) {
+		return storeAbort(cfg, st, a.Txn)
+	},
+	SinkReportLossTxn: func(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) {
+		return reportLoss(cfg, st, a.Txn)
+	},
+	SinkRestore: func(cfg *SinkConfig, st *SinkState, _ SinkAction) (*SinkState, Conjunct) { return restoreS(cfg, st) },
+}
+
 // sinkStep computes a's successor of st, or the false conjunct.
 func sinkStep(cfg *SinkConfig, st *SinkState, a SinkAction) (*SinkState, Conjunct) {
-	switch a.Kind {
-	case SinkEmit:
-		return emitS(cfg, st, a.Node)
-	case SinkInject:
-		return injectS(cfg, st, a.Node)
-	case SinkProcess:
-		return processS(cfg, st, a.Edge)
-	case SinkRecvBarrier:
-		return recvBarrierS(cfg, st, a.Edge)
-	case SinkCompleteCkpt:
-		return completeCkpt(cfg, st)
-	case SinkCommitTxn:
-		return commitTxn(st, a.Txn)
-	case SinkStoreAbortTxn:
-		return storeAbort(cfg, st, a.Txn)
-	case SinkReportLossTxn:
-		return reportLoss(cfg, st, a.Txn)
-	}
-	return restoreS(cfg, st)
+	return sinkSteps[a.Kind](cfg, st, a)
 }
 
 // Apply returns a's successor of st, or a *NotEnabled naming the false
@@ -350,27 +372,35 @@ func (a SinkAction) fair(cfg *SinkConfig) bool {
 	return true
 }
 
+// sinkActionNames are the operators the actions instantiate, by
+// SinkActionKind.
+var sinkActionNames = [...]string{SinkEmit: "EmitS", SinkInject: "InjectS", SinkProcess: "ProcessS",
+	SinkRecvBarrier: "RecvBarrierSV", SinkCompleteCkpt: "CompleteCkpt", SinkCommitTxn: "Commit",
+	SinkStoreAbortTxn: "StoreAbort", SinkReportLossTxn: "ReportLossV", SinkRestore: "RestoreSV"}
+
 // Label renders the instance as TLC prints it in a trace, e.g.
 // RecvBarrierSV(<<"S1", "K">>,FALSE).
 func (a SinkAction) Label(cfg *SinkConfig) string {
+	return call(sinkActionNames[a.Kind], a.args(cfg), ",")
+}
+
+// args are the instance's parameters' values: the node, edge or
+// transaction it names, then the variant's flags it passes.
+func (a SinkAction) args(cfg *SinkConfig) []string {
 	f := cfg.flags
 	switch a.Kind {
-	case SinkEmit:
-		return call("EmitS", []string{fmt.Sprintf("%q", cfg.Base.Nodes[a.Node])}, ",")
-	case SinkInject:
-		return call("InjectS", []string{fmt.Sprintf("%q", cfg.Base.Nodes[a.Node])}, ",")
+	case SinkEmit, SinkInject:
+		return []string{fmt.Sprintf("%q", cfg.Base.Nodes[a.Node])}
 	case SinkProcess:
-		return call("ProcessS", []string{cfg.Base.EdgeName(a.Edge)}, ",")
+		return []string{cfg.Base.EdgeName(a.Edge)}
 	case SinkRecvBarrier:
-		return call("RecvBarrierSV", []string{cfg.Base.EdgeName(a.Edge), tlaBool(f.arrival)}, ",")
-	case SinkCompleteCkpt:
-		return "CompleteCkpt"
-	case SinkCommitTxn:
-		return fmt.Sprintf("Commit(%d)", a.Txn)
-	case SinkStoreAbortTxn:
-		return fmt.Sprintf("StoreAbort(%d)", a.Txn)
+		return []string{cfg.Base.EdgeName(a.Edge), tlaBool(f.arrival)}
+	case SinkCommitTxn, SinkStoreAbortTxn:
+		return []string{fmt.Sprint(a.Txn)}
 	case SinkReportLossTxn:
-		return call("ReportLossV", []string{fmt.Sprint(a.Txn), tlaBool(f.silent)}, ",")
+		return []string{fmt.Sprint(a.Txn), tlaBool(f.silent)}
+	case SinkRestore:
+		return []string{tlaBool(f.noabort), tlaBool(f.forget), tlaBool(f.silent)}
 	}
-	return call("RestoreSV", []string{tlaBool(f.noabort), tlaBool(f.forget), tlaBool(f.silent)}, ",")
+	return nil
 }

@@ -51,18 +51,29 @@ func SinkInvariantByName(p spec.Property) (SinkInvariant, bool) {
 // SinkTypeOK mirrors SinkTypeOK (lines 293-302); the Go types give the
 // functions' domains and the naturals.
 func SinkTypeOK(cfg *SinkConfig, st *SinkState) bool {
-	ok := st.Ckpt >= 1 && st.Ckpt <= cfg.MaxCkpt+1 && st.Done <= cfg.MaxCkpt && st.Done < st.Ckpt &&
-		len(st.Txns) >= 1 && len(st.Txns) <= cfg.MaxTxn() && st.Txns[st.last()].St == spec.TxnOpen &&
+	return sinkCountersOK(cfg, st) && snapQOK(cfg, st.Snap) && txnsOK(cfg, st)
+}
+
+// sinkCountersOK: ckpt, done, restores, aborts and reportedLoss in their
+// ranges (lines 294, 301-302).
+func sinkCountersOK(cfg *SinkConfig, st *SinkState) bool {
+	return st.Ckpt >= 1 && st.Ckpt <= cfg.MaxCkpt+1 && st.Done <= cfg.MaxCkpt && st.Done < st.Ckpt &&
 		st.Restores <= cfg.MaxRestores && st.Aborts <= cfg.MaxAborts &&
 		st.ReportedLoss&^(uint64(1)<<(st.Done+1)-2) == 0
-	for _, q := range st.Snap.Q {
-		ok = ok && !slices.ContainsFunc(q, func(it Item) bool { return !cfg.Base.itemOK(it) || it.Barrier })
-	}
+}
+
+// snapQOK: snap.q holds records only (line 296).
+func snapQOK(cfg *SinkConfig, sn Snap) bool {
+	return !slices.ContainsFunc(sn.Q, func(q []Item) bool {
+		return slices.ContainsFunc(q, func(it Item) bool { return !cfg.Base.itemOK(it) || it.Barrier })
+	})
+}
+
+// txnsOK: 1..MaxTxn transactions in Txn, the last open (lines 298-299).
+func txnsOK(cfg *SinkConfig, st *SinkState) bool {
 	all := uint64(1)<<cfg.Base.numKeys - 1
-	for _, t := range st.Txns {
-		ok = ok && t.Ck <= cfg.MaxCkpt && t.Recs&^all == 0
-	}
-	return ok
+	return len(st.Txns) >= 1 && len(st.Txns) <= cfg.MaxTxn() && st.Txns[st.last()].St == spec.TxnOpen &&
+		!slices.ContainsFunc(st.Txns, func(t Txn) bool { return t.Ck > cfg.MaxCkpt || t.Recs&^all != 0 })
 }
 
 // lostKeys mirrors LostKeys (line 305).
@@ -86,22 +97,24 @@ func ExactlyOnceOutput(cfg *SinkConfig, st *SinkState) bool {
 	if !NoDuplicateOutput(cfg, st) {
 		return false
 	}
-	for i := 1; i <= len(st.Txns); i++ {
-		if st.pending(i) {
-			return true
-		}
+	if st.pendingCount() > 0 {
+		return true
 	}
 	lost := st.lostKeys()
 	for k, n := range st.Store {
-		want := 0
-		if st.Snap.Out[k] > 0 && lost&(1<<k) == 0 {
-			want = 1
-		}
-		if n != want {
+		if want := st.Snap.Out[k] > 0 && lost&(1<<k) == 0; n != b2i(want) {
 			return false
 		}
 	}
 	return true
+}
+
+// b2i is 1 for TRUE, 0 for FALSE.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // CommittedOnlyComplete mirrors CommittedOnlyComplete (lines 319-320).
@@ -116,11 +129,7 @@ func sinkProgress(cfg *SinkConfig, st *SinkState) sinkMeasure {
 	base := progressMeasure(cfg.Base, st.B)
 	m := sinkMeasure{cfg.MaxRestores - st.Restores, 2*cfg.MaxCkpt + 1 - st.Ckpt - st.Done, cfg.MaxAborts - st.Aborts}
 	copy(m[3:], base[:])
-	for i := 1; i <= len(st.Txns); i++ {
-		if st.pending(i) {
-			m[7]++
-		}
-	}
+	m[7] = st.pendingCount()
 	return m
 }
 
@@ -134,12 +143,7 @@ func sinkLiveViolated(cfg *SinkConfig, st *SinkState) bool {
 			return false
 		}
 	}
-	for i := 1; i <= len(st.Txns); i++ {
-		if st.pending(i) {
-			return true
-		}
-	}
-	return false
+	return st.pendingCount() > 0
 }
 
 // checkLiveStep asserts the argument's two facts on the transition from
@@ -148,12 +152,21 @@ func checkLiveStep(cfg *SinkConfig, st, ns *SinkState, a SinkAction) error {
 	if !sinkProgress(cfg, ns).less(sinkProgress(cfg, st)) {
 		return fmt.Errorf("barrier: %s does not decrease the progress measure; the liveness argument does not apply", a.Label(cfg))
 	}
-	for i := 1; i <= len(st.Txns); i++ {
-		if st.pending(i) && !ns.pending(i) && !ns.settled(i) || st.settled(i) && !ns.settled(i) {
-			return fmt.Errorf("barrier: %s unsettles transaction %d; the liveness argument does not apply", a.Label(cfg), i)
-		}
+	if i := unsettled(st, ns); i != 0 {
+		return fmt.Errorf("barrier: %s unsettles transaction %d; the liveness argument does not apply", a.Label(cfg), i)
 	}
 	return nil
+}
+
+// unsettled is a transaction pending in st that is neither pending nor
+// settled in ns, or settled in st and not in ns; 0 if none.
+func unsettled(st, ns *SinkState) int {
+	for i := 1; i <= len(st.Txns); i++ {
+		if st.pending(i) && !ns.pending(i) && !ns.settled(i) || st.settled(i) && !ns.settled(i) {
+			return i
+		}
+	}
+	return 0
 }
 
 // SinkTraceStep is one state of a counterexample and the action that led
@@ -231,12 +244,7 @@ func (x *sinkExpander) Expand(enc []byte, emit func([]byte)) (engine.Verdict, er
 	if err != nil {
 		return v, err
 	}
-	for i, f := range x.invs {
-		if !f(cfg, st) {
-			v.Invariant = cfg.Invariants[i]
-			break
-		}
-	}
+	v.Invariant = x.violated(st)
 	if x.checkLive && sinkLiveViolated(cfg, st) {
 		v.Live = spec.PropCompleteCommitted
 	}
@@ -250,6 +258,16 @@ func (x *sinkExpander) Expand(enc []byte, emit func([]byte)) (engine.Verdict, er
 		emit(x.buf)
 	}
 	return v, nil
+}
+
+// violated is the first of the invariants st violates, or "".
+func (x *sinkExpander) violated(st *SinkState) spec.Property {
+	for i, f := range x.invs {
+		if !f(x.cfg, st) {
+			return x.cfg.Invariants[i]
+		}
+	}
+	return ""
 }
 
 // rebuildSinkTrace rebuilds a counterexample's steps from its path of

@@ -34,6 +34,25 @@ func SinkFromRaw(raw *tlcmodel.Raw) (*SinkConfig, error) {
 		return nil, err
 	}
 	c := consts(raw.Constants)
+	base, err := c.sinkBase(raw)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &SinkConfig{Base: base, Variant: SinkVariant(raw.Spec), CheckDeadlock: raw.CheckDeadlock,
+		Invariants: props(raw.Invariants), Properties: props(raw.Properties)}
+	base.Name = raw.Name
+	if err := c.bounds(cfg); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkNames(); err != nil {
+		return nil, &tlcmodel.Error{File: raw.File, Line: raw.SpecLine, Msg: err.Error()}
+	}
+	return cfg, nil
+}
+
+// sinkBase is the Config of the graph's constants (tla/BarrierSnapshots.tla's),
+// checked against both modules' ASSUME, an error at the line at fault.
+func (c consts) sinkBase(raw *tlcmodel.Raw) (*Config, error) {
 	k, err := c.constants()
 	if err != nil {
 		return nil, err
@@ -49,16 +68,7 @@ func SinkFromRaw(raw *tlcmodel.Raw) (*SinkConfig, error) {
 	if err != nil {
 		return nil, &tlcmodel.Error{File: raw.File, Msg: err.Error()}
 	}
-	cfg := &SinkConfig{Base: base, Variant: SinkVariant(raw.Spec), CheckDeadlock: raw.CheckDeadlock,
-		Invariants: props(raw.Invariants), Properties: props(raw.Properties)}
-	base.Name = raw.Name
-	if err := c.bounds(cfg); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkNames(); err != nil {
-		return nil, &tlcmodel.Error{File: raw.File, Line: raw.SpecLine, Msg: err.Error()}
-	}
-	return cfg, nil
+	return base, nil
 }
 
 // sinkAssume checks what the ASSUME of lines 63-64 says of the graph:
