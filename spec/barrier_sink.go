@@ -19,7 +19,7 @@ package spec
 const (
 	// SinkPreCommit: the sink's barrier arrived and it recorded; its open
 	// transaction is pre-committed for that checkpoint (PREPARE
-	// TRANSACTION) and a new one opened (the sink's part of RecvBarrierS).
+	// TRANSACTION) and a new one opened (the sink's part of RecvBarrierSV).
 	SinkPreCommit = "PreCommit"
 	// SinkComplete: the coordinator declares a checkpoint complete
 	// (CompleteCkpt): it is the one a restore goes back to.
@@ -35,7 +35,7 @@ const (
 	// its own, a transaction timeout (StoreAbort(i)).
 	SinkStoreAbort = "StoreAbort"
 	// SinkReportLoss: the sink found a complete checkpoint's transaction
-	// aborted by the store and reported its output lost (ReportLoss(i), or
+	// aborted by the store and reported its output lost (ReportLossV(i, silent), or
 	// RestoreS): never silent.
 	SinkReportLoss = "ReportLoss"
 )
