@@ -46,7 +46,7 @@ func (v SinkVariant) flags() (sinkFlags, bool) {
 // SinkConfig is a model of tla/BarrierSink.tla: the graph's constants
 // (Base, whose actions the sink's wrap, with InjectV(s, TRUE),
 // ProcessV(e, TRUE, TRUE) and RecvBarrierV(e, TRUE, TRUE)), the three
-// bounds (lines 58-61), the specification and the properties.
+// bounds (lines 59-62), the specification and the properties.
 type SinkConfig struct {
 	Base                            *Config
 	MaxCkpt, MaxRestores, MaxAborts int

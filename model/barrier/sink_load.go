@@ -10,7 +10,7 @@ import (
 )
 
 // sinkConstNames are the CONSTANTS of tla/BarrierSink.tla: those of
-// tla/BarrierSnapshots.tla and the three bounds (lines 58-61).
+// tla/BarrierSnapshots.tla and the three bounds (lines 59-62).
 var sinkConstNames = append(slices.Clone(constNames), "MaxCkpt", "MaxRestores", "MaxAborts")
 
 // LoadSink reads a TLC model of tla/BarrierSink.tla (a .cfg file and the
@@ -71,7 +71,7 @@ func (c consts) sinkBase(raw *tlcmodel.Raw) (*Config, error) {
 	return base, nil
 }
 
-// sinkAssume checks what the ASSUME of lines 63-64 says of the graph:
+// sinkAssume checks what the ASSUME of lines 64-65 says of the graph:
 // Mode = "aligned"; and what the Go state's bit sets need: at most 64
 // keys.
 func sinkAssume(base *Config) error {
@@ -84,7 +84,7 @@ func sinkAssume(base *Config) error {
 	return nil
 }
 
-// bounds reads MaxCkpt, MaxRestores and MaxAborts (lines 58-61, 63).
+// bounds reads MaxCkpt, MaxRestores and MaxAborts (lines 59-62, 64).
 func (c consts) bounds(cfg *SinkConfig) error {
 	for _, b := range []struct {
 		name string
