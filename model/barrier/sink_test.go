@@ -41,6 +41,9 @@ func TestSinkParityWithTLC(t *testing.T) {
 		}
 		n++
 		t.Run(e.Name, func(t *testing.T) {
+			if testing.Short() && e.TLC.Distinct > 10000 {
+				t.Skipf("-short: %d states (make test checks it)", e.TLC.Distinct)
+			}
 			cfg, err := LoadSink(path)
 			require.NoError(t, err)
 			res, err := SinkExplore(cfg, engine.Options{})
