@@ -195,6 +195,3 @@ func TestOpenErrorsPostgres(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
-
-
-
