@@ -36,6 +36,7 @@ type Driver struct {
 
 	mu   sync.Mutex // the sink side: the open transaction
 	open int        // its snapshot (0: not started)
+	pre  int        // the latest snapshot pre-committed
 	buf  []Record   // its records not yet written
 	at   []time.Time
 	emit []time.Time // its records' emit times (latency)
@@ -85,6 +86,7 @@ func (d *Driver) Start(complete []int) (Recovery, error) {
 	d.buf, d.at = d.buf[:0], d.at[:0]
 	if d.g == AtLeastOnce {
 		d.open = slices.Max(append([]int{0}, complete...)) + 1
+		d.pre = d.open - 1
 		return Recovery{}, d.startCommitter()
 	}
 	if err := d.fresh(complete); err != nil {
@@ -98,6 +100,7 @@ func (d *Driver) Start(complete []int) (Recovery, error) {
 		return r, fmt.Errorf("%w: %s, snapshots %v", ErrLost, d.st.Name(), r.Lost)
 	}
 	d.open = slices.Max(append([]int{0}, complete...)) + 1
+	d.pre = d.open - 1
 	if err := d.st.Begin(d.ctx, d.open); err != nil {
 		return r, err
 	}
@@ -180,13 +183,17 @@ func (d *Driver) Barrier(snap int) error {
 	if snap != d.open {
 		return d.fail(fmt.Errorf("%w: the sink recorded snapshot %d with snapshot %d's transaction open", ErrState, snap, d.open))
 	}
-	if err := d.flush(); err != nil || d.g == AtLeastOnce {
-		d.open++
+	if err := d.flush(); err != nil {
 		return err
+	}
+	if d.g == AtLeastOnce {
+		d.open, d.pre = snap+1, snap
+		return nil
 	}
 	if err := d.st.PreCommit(d.ctx, snap); err != nil {
 		return d.fail(err)
 	}
+	d.pre = snap
 	d.prepare(snap)
 	if snap == d.killAt {
 		return d.kill()
@@ -218,6 +225,9 @@ func (d *Driver) Complete(snap int) {
 	d.cmu.Lock()
 	defer d.cmu.Unlock()
 	d.target = max(d.target, snap)
+	if d.wake == nil || d.stopping {
+		return // not started, or dead: the restore's recovery commits
+	}
 	select {
 	case d.wake <- struct{}{}:
 	default:
@@ -347,3 +357,19 @@ func (d *Driver) Latency() []time.Duration {
 
 // Store is the driver's store.
 func (d *Driver) Store() Store { return d.st }
+
+// Open is the snapshot whose transaction is open (0 before Start).
+func (d *Driver) Open() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.open
+}
+
+// PreCommitted is the latest snapshot whose transaction the sink
+// pre-committed: the sink's part of a snapshot is complete only once it
+// is (a failed pre-commit fails the snapshot, as in Flink).
+func (d *Driver) PreCommitted() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pre
+}
