@@ -137,6 +137,9 @@ func (s *flowSink) close() {
 
 // recovered renders what a restore's recovery did.
 func recovered(r sink.Recovery) string {
+	if len(r.Lost) > 0 {
+		return fmt.Sprintf("committed %v, aborted %v, LOST %v (the store aborted them)", r.Committed, r.Aborted, r.Lost)
+	}
 	return fmt.Sprintf("committed %v, aborted %v", r.Committed, r.Aborted)
 }
 

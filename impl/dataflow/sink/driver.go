@@ -49,6 +49,7 @@ type Driver struct {
 	err      error         // the first failure: the sink is dead
 	killAt   int
 	latency  []time.Duration
+	lost     []int // the complete snapshots whose transaction the store aborted
 	stopping bool
 }
 
@@ -96,9 +97,7 @@ func (d *Driver) Start(complete []int) (Recovery, error) {
 	if err != nil {
 		return r, err
 	}
-	if len(r.Lost) > 0 {
-		return r, fmt.Errorf("%w: %s, snapshots %v", ErrLost, d.st.Name(), r.Lost)
-	}
+	d.report(r.Lost...)
 	d.open = slices.Max(append([]int{0}, complete...)) + 1
 	d.pre = d.open - 1
 	if err := d.st.Begin(d.ctx, d.open); err != nil {
@@ -259,16 +258,57 @@ func (d *Driver) next() (prepared, bool) {
 	return d.prepared[0], true
 }
 
-// committed notes the outcome of committing p.
+// committed notes the outcome of committing p: committed, lost (the
+// store aborted it: reported, the sink goes on, as the spec's
+// ReportLoss), or the sink's failure.
 func (d *Driver) committed(p prepared, err error) {
 	d.cmu.Lock()
 	defer d.cmu.Unlock()
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrLost):
+		d.lost = append(d.lost, p.snap)
+	case err != nil:
 		d.setErr(err)
 		return
+	default:
+		d.recordLocked(p.emit)
 	}
 	d.prepared = d.prepared[1:]
-	d.recordLocked(p.emit)
+}
+
+// report adds snapshots to the reported losses.
+func (d *Driver) report(snaps ...int) {
+	d.cmu.Lock()
+	defer d.cmu.Unlock()
+	for _, s := range snaps {
+		if !slices.Contains(d.lost, s) {
+			d.lost = append(d.lost, s)
+		}
+	}
+}
+
+// Lost is the complete snapshots whose transaction the store aborted on
+// its own before the sink committed it: their records are not in the
+// output, and this says so (the spec's reportedLoss), never silently.
+func (d *Driver) Lost() []int {
+	d.cmu.Lock()
+	defer d.cmu.Unlock()
+	return slices.Clone(d.lost)
+}
+
+// Settle waits until the committer has committed (or found lost) every
+// pre-committed transaction of a complete snapshot, or the sink failed.
+func (d *Driver) Settle() error {
+	for {
+		d.cmu.Lock()
+		busy := d.err == nil && !d.stopping && len(d.prepared) > 0 && d.prepared[0].snap <= d.target
+		err := d.err
+		d.cmu.Unlock()
+		if !busy {
+			return err
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // record notes the latencies of records committed now.

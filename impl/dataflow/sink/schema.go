@@ -12,6 +12,10 @@ import (
 type Config struct {
 	Job   string // [a-z0-9_]+, at most 32 characters; "" is "flow"
 	Table string // an SQL identifier; "" is "mw_output"
+	// NoSync (SQLite): commit without waiting for the disk
+	// (synchronous=OFF): a crash of the machine, not only of the process,
+	// may lose committed transactions. For tests; the default is FULL.
+	NoSync bool
 }
 
 var ident = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}$`)

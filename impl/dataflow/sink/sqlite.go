@@ -62,7 +62,11 @@ func OpenSQLite(ctx context.Context, path string, cfg Config) (*SQLite, error) {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrOpen, path, err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	sync := "FULL"
+	if cfg.NoSync {
+		sync = "OFF"
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrOpen, path, err)
