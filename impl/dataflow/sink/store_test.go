@@ -18,37 +18,44 @@ import (
 type store struct {
 	Store
 	storeAbort func(t *testing.T, snap int)
+	reopen     func(t *testing.T) store // the same database, opened again
 }
 
 // stores opens a fresh store of each kind for t: SQLite in a temporary
 // file, PostgreSQL in a new database of the shared real server.
-func stores(t *testing.T) map[string]func(t *testing.T) store {
-	ctx := context.Background()
+func stores(*testing.T) map[string]func(t *testing.T) store {
 	return map[string]func(t *testing.T) store{
 		"sqlite": func(t *testing.T) store {
-			path := filepath.Join(t.TempDir(), "out.db")
-			s, err := OpenSQLite(ctx, path, Config{Job: "j"})
-			require.NoError(t, err)
-			t.Cleanup(func() { s.Close() })
-			return store{s, func(t *testing.T, snap int) {
-				_, err := s.DB().Exec("DELETE FROM mw_output_prepared WHERE job = 'j' AND snap = ?", snap)
-				require.NoError(t, err)
-			}}
+			return openSQLiteStore(t, filepath.Join(t.TempDir(), "out.db"))
 		},
 		"postgres": func(t *testing.T) store {
-			url := pgtest.Shared(t)
-			s, err := OpenPostgres(ctx, url, Config{Job: "j"})
-			require.NoError(t, err)
-			t.Cleanup(func() { s.Close() })
-			return store{s, func(t *testing.T, snap int) {
-				c, err := pgx.Connect(ctx, url)
-				require.NoError(t, err)
-				defer c.Close(ctx)
-				_, err = c.Exec(ctx, "ROLLBACK PREPARED '"+s.GID(snap)+"'")
-				require.NoError(t, err)
-			}}
+			return openPostgresStore(t, pgtest.Shared(t))
 		},
 	}
+}
+
+func openSQLiteStore(t *testing.T, path string) store {
+	s, err := OpenSQLite(context.Background(), path, Config{Job: "j"})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return store{s, func(t *testing.T, snap int) {
+		_, err := s.DB().Exec("DELETE FROM mw_output_prepared WHERE job = 'j' AND snap = ?", snap)
+		require.NoError(t, err)
+	}, func(t *testing.T) store { return openSQLiteStore(t, path) }}
+}
+
+func openPostgresStore(t *testing.T, url string) store {
+	ctx := context.Background()
+	s, err := OpenPostgres(ctx, url, Config{Job: "j"})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return store{s, func(t *testing.T, snap int) {
+		c, err := pgx.Connect(ctx, url)
+		require.NoError(t, err)
+		defer c.Close(ctx)
+		_, err = c.Exec(ctx, "ROLLBACK PREPARED '"+s.GID(snap)+"'")
+		require.NoError(t, err)
+	}, func(t *testing.T) store { return openPostgresStore(t, url) }}
 }
 
 func recs(from, to int) []Record {

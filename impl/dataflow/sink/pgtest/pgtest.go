@@ -214,6 +214,10 @@ func (s *Server) Stop() {
 
 func (s *Server) remove() { _ = os.RemoveAll(s.dir) }
 
+// SharedOptions are the shared server's options: max_prepared_transactions
+// 10, fsync off (tests); a benchmark sets Fsync before its first Shared.
+var SharedOptions = Options{MaxPrepared: 10}
+
 var shared struct {
 	once sync.Once
 	s    *Server
@@ -228,7 +232,7 @@ var shared struct {
 func Shared(t testing.TB) string {
 	t.Helper()
 	s := Require(t, func() (*Server, error) {
-		shared.once.Do(func() { shared.s, shared.err = Start(Options{MaxPrepared: 10}) })
+		shared.once.Do(func() { shared.s, shared.err = Start(SharedOptions) })
 		return shared.s, shared.err
 	})
 	shared.mu.Lock()
