@@ -45,6 +45,15 @@ func OpenPostgres(ctx context.Context, url string, cfg Config) (*Postgres, error
 		p.ctl.Close(ctx)
 		return nil, fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
 	}
+	for _, c := range []*pgx.Conn{p.w, p.ctl} {
+		// A lock the sink waits for is one a stale prepared transaction
+		// of its job holds (a recovery that did not run): an error
+		// naming the statement, not a wait without end.
+		if _, err := c.Exec(ctx, "SET lock_timeout = '10s'"); err != nil {
+			p.Close()
+			return nil, fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+		}
+	}
 	if err := p.setUp(ctx); err != nil {
 		p.Close()
 		return nil, err
