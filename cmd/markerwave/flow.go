@@ -141,7 +141,6 @@ type flowRow struct {
 	channel   int           // records of channel state, over all snapshots
 	restored  int           // the snapshot restored from
 	atFailure int           // records at the sink when the failure came
-	recovery  string        // what the sink's recovery committed and aborted
 	queried   string        // the rows queried back from the database
 	ok        bool
 	why       string
