@@ -39,6 +39,9 @@ func TestFlowSinkSQLite(t *testing.T) {
 // flow --sink-url into a real PostgreSQL: the same, with prepared
 // transactions.
 func TestFlowSinkPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a PostgreSQL server and three flow runs; TestFlowSinkSQLite covers the demo")
+	}
 	url := pgtest.Shared(t)
 	var stdout, errb bytes.Buffer
 	code := runFlow(append(smallFlow, "--sink-url", url), &stdout, &errb)
@@ -80,6 +83,9 @@ func TestFlowSinkBadInput(t *testing.T) {
 
 // A PostgreSQL without prepared transactions is bad input, named.
 func TestFlowSinkNoPreparedTransactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a PostgreSQL server of its own; impl/dataflow/sink's TestOpenErrorsPostgres checks the same error")
+	}
 	s := pgtest.Require(t, func() (*pgtest.Server, error) { return pgtest.Start(pgtest.Options{MaxPrepared: 0}) })
 	defer s.Stop()
 	var stdout, errb bytes.Buffer
