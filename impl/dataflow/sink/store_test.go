@@ -23,8 +23,10 @@ type store struct {
 
 // stores opens a fresh store of each kind for t: SQLite in a temporary
 // file, PostgreSQL in a new database of the shared real server.
+// Under -short only SQLite: starting the PostgreSQL server is most of
+// the package's time (make test runs both).
 func stores(*testing.T) map[string]func(t *testing.T) store {
-	return map[string]func(t *testing.T) store{
+	m := map[string]func(t *testing.T) store{
 		"sqlite": func(t *testing.T) store {
 			return openSQLiteStore(t, filepath.Join(t.TempDir(), "out.db"))
 		},
@@ -32,6 +34,10 @@ func stores(*testing.T) map[string]func(t *testing.T) store {
 			return openPostgresStore(t, pgtest.Shared(t))
 		},
 	}
+	if testing.Short() {
+		delete(m, "postgres")
+	}
+	return m
 }
 
 func openSQLiteStore(t *testing.T, path string) store {
@@ -179,6 +185,9 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestOpenErrorsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no PostgreSQL server (make test runs it)")
+	}
 	ctx := context.Background()
 	url := pgtest.Shared(t)
 	c, err := pgx.Connect(ctx, url)
@@ -194,9 +203,6 @@ func TestOpenErrorsPostgres(t *testing.T) {
 	require.ErrorIs(t, err, ErrOpen)
 	assert.Contains(t, err.Error(), "postgres@127.0.0.1:1/x")
 
-	if testing.Short() {
-		t.Skip("-short: the server without prepared transactions is one more to start (the errors above are checked)")
-	}
 	s0 := pgtest.Require(t, func() (*pgtest.Server, error) { return pgtest.Start(pgtest.Options{MaxPrepared: 0}) })
 	defer s0.Stop()
 	_, err = OpenPostgres(ctx, s0.URL("postgres"), Config{})
