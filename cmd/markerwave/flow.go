@@ -385,6 +385,9 @@ func flowProtocol(o flowOptions, mode dataflow.Mode, rt runner) (flowRow, error)
 	if row.queried, dbOK = o.sink.queried(d.Store(), o.par*o.records); !dbOK && row.ok {
 		row.ok, row.why = false, "the database: "+row.queried
 	}
+	if lost := d.Lost(); len(lost) > 0 {
+		row.queried += fmt.Sprintf("; LOST snapshots %v (the store aborted them)", lost)
+	}
 	return row, nil
 }
 
