@@ -381,13 +381,7 @@ func flowProtocol(o flowOptions, mode dataflow.Mode, rt runner) (flowRow, error)
 	}
 	defer d.Store().Close()
 	row.ok, row.why = exactlyOnce(r.Sink().Output(), o.par*o.records, sinkOutput(r), want)
-	var dbOK bool
-	if row.queried, dbOK = o.sink.queried(d.Store(), o.par*o.records); !dbOK && row.ok {
-		row.ok, row.why = false, "the database: "+row.queried
-	}
-	if lost := d.Lost(); len(lost) > 0 {
-		row.queried += fmt.Sprintf("; LOST snapshots %v (the store aborted them)", lost)
-	}
+	o.sink.verdict(&row, d, o.par*o.records)
 	return row, nil
 }
 

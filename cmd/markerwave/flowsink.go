@@ -110,6 +110,18 @@ func (s *flowSink) queried(st sink.Store, total int) (string, bool) {
 	return fmt.Sprintf("%s, each once", plural(len(rows), "row")), true
 }
 
+// verdict fills row's queried column from the database d wrote to, and
+// makes a wrong database the row's failure; a loss d reported is named.
+func (s *flowSink) verdict(row *flowRow, d *sink.Driver, total int) {
+	var ok bool
+	if row.queried, ok = s.queried(d.Store(), total); !ok && row.ok {
+		row.ok, row.why = false, "the database: "+row.queried
+	}
+	if lost := d.Lost(); len(lost) > 0 {
+		row.queried += fmt.Sprintf("; LOST snapshots %v (the store aborted them)", lost)
+	}
+}
+
 // exactlyOnceRows says what is wrong with the rows' counts, if anything.
 func exactlyOnceRows(seen map[dataflow.Key]int, total int) (string, bool) {
 	if dups := duplicates(seen); len(dups) > 0 {
