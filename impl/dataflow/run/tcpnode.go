@@ -3,7 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
@@ -15,6 +15,12 @@ import (
 // tcpNode is a node of the TCP runtime: its core node, its inbox and
 // what it shipped and took on its edges (indexed by edge).
 type tcpNode struct {
+	// mu is held for each whole round, so that the run's drain check
+	// (tcpDrained, holding every node's) sees each core between rounds:
+	// never a source that decided to emit before a stop-the-world pause
+	// and has not emitted yet, and never an item's products at one node
+	// before its taking, nor its pop at the sender after it.
+	mu    sync.Mutex
 	i     int
 	g     *dataflow.Graph
 	nd    *dataflow.Node
@@ -37,9 +43,6 @@ type tcpNode struct {
 	out   [][]byte // by peer node: the round's messages to it
 	seq   []uint64 // by peer node: frames sent to it
 	peers []int    // peers with messages this round
-
-	queued atomic.Int64 // items in the output buffers, published each round
-	left   atomic.Int64 // records left to emit (a source)
 }
 
 // newTCPNode is node i of g over tr (nil: no transport, for tests of
@@ -61,8 +64,8 @@ func newTCPNode(g *dataflow.Graph, i int, nd *dataflow.Node, tr *transport.TCP) 
 }
 
 // loop is the node's goroutine: handle the messages that came, take the
-// steps the core allows, ship and acknowledge, publish, send the round's
-// frames, wait for more.
+// steps the core allows, ship and acknowledge, send the round's frames,
+// wait for more.
 func (n *tcpNode) loop(g *dataflow.Graph, b *book, stop <-chan struct{}) error {
 	wait := time.NewTimer(time.Millisecond)
 	defer wait.Stop()
@@ -98,9 +101,15 @@ func stopped(stop <-chan struct{}) bool {
 	}
 }
 
-// round is one round of the loop; it reports whether the node took a
-// step.
+// testHookInRound, set by tests only, runs in a round once its steps
+// were taken, with the node's lock held.
+var testHookInRound func(n *tcpNode)
+
+// round is one round of the loop, under the node's lock; it reports
+// whether the node took a step.
 func (n *tcpNode) round(g *dataflow.Graph, b *book) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	if err := n.receive(g); err != nil {
 		return false, err
 	}
@@ -108,7 +117,9 @@ func (n *tcpNode) round(g *dataflow.Graph, b *book) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	n.publish(g)
+	if testHookInRound != nil {
+		testHookInRound(n)
+	}
 	if moved && !n.due(g) {
 		return true, nil // more rounds first: more to a frame
 	}
@@ -379,17 +390,4 @@ func (n *tcpNode) flush(g *dataflow.Graph) error {
 	}
 	n.peers = n.peers[:0]
 	return nil
-}
-
-// publish says how many items the node's buffers hold and how many
-// records it has left to emit, for the run's end and the stop-the-world
-// drain. It comes before the round's acks are sent: a sender pops an item
-// only after its receiver published the step that took it.
-func (n *tcpNode) publish(g *dataflow.Graph) {
-	q := 0
-	for _, e := range g.Out(n.i) {
-		q += len(n.nd.Queue(e))
-	}
-	n.queued.Store(int64(q))
-	n.left.Store(int64(g.Nodes[n.i].Budget - n.nd.Emitted()))
 }
