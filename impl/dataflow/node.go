@@ -3,7 +3,6 @@ package dataflow
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/markerwave/markerwave/spec"
@@ -138,6 +137,7 @@ type Node struct {
 	emitted int         // emitted[s] (sources)
 	cnt     int         // cnt[n] (operators and the sink)
 	out     map[Key]int // out (the sink): times it received each record
+	outLog  []Key       // out's log: the records the sink received, in order (Counts)
 	q       [][]Item    // q[e] for e in Out(n), indexed by edge (nil elsewhere)
 	nSent   []int       // records sent on each output
 	nRcvd   []int       // records taken off each input
@@ -342,7 +342,9 @@ func (g *Graph) isRecord(r Item) bool {
 // when it cannot, changing nothing).
 func (n *Node) pass(r Item) error {
 	if n.out != nil {
-		n.out[Key{r.Src, r.I}]++
+		k := Key{r.Src, r.I}
+		n.out[k]++
+		n.outLog = append(n.outLog, k)
 		n.apply(r)
 		return nil
 	}
@@ -440,7 +442,7 @@ func (n *Node) Take(e int, it Item) (Step, error) {
 // snapshot has none), so barriers keep their order on every edge.
 func (n *Node) record() {
 	n.recorded = true
-	p := &Part{Node: n.id, Snap: n.snap, Emitted: n.emitted, Cnt: n.cnt, Out: maps.Clone(n.out),
+	p := &Part{Node: n.id, Snap: n.snap, Emitted: n.emitted, Cnt: n.cnt, Out: Counts{slices.Clip(n.outLog)},
 		State:   n.save(),
 		CutSent: map[int]int{}, CutRcvd: map[int]int{}, Overtaken: map[int][]Item{}}
 	bar := Item{Barrier: true, Snap: n.snap}

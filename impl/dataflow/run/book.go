@@ -242,18 +242,19 @@ func (b *book) recorded(i, snap int) {
 }
 
 // partDone notes node nd's part, if it is complete (its Part is final
-// then), and the snapshot's completion when it is the last.
+// then) and not noted yet, and the snapshot's completion when it is the
+// last. It copies the part (Part) only the first time: nodes call it
+// after every step.
 func (b *book) partDone(i int, nd *dataflow.Node) {
 	if !nd.Done() {
 		return
 	}
-	p := nd.Part()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if p.Snap != b.target || b.target == b.done || b.parts[i] != nil {
+	if nd.Snap() != b.target || b.target == b.done || b.parts[i] != nil {
 		return
 	}
-	b.parts[i] = p
+	b.parts[i] = nd.Part()
 	b.nParts++
 	if b.nParts < len(b.parts) {
 		return
