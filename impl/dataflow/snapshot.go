@@ -150,8 +150,8 @@ func (s *Snapshot) partFor(g *Graph, id int) (*Part, error) {
 // and the logic's state: lines 270-272): recorded, snapshot p.Snap.
 func (n *Node) loadPart(p *Part) error {
 	n.emitted, n.cnt, n.snap = p.Emitted, p.Cnt, p.Snap
-	if n.out != nil {
-		n.out, n.outLog = p.Out.Map(), slices.Clone(p.Out.log)
+	if n.sink {
+		n.out = slices.Clone(p.Out.log)
 	}
 	n.recorded = true
 	n.part = p

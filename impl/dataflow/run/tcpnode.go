@@ -3,6 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,6 +195,7 @@ func (n *tcpNode) handle(g *dataflow.Graph, from spec.ProcID, m msg) error {
 	e, ed := m.e, g.Edges[m.e]
 	switch {
 	case m.kind == msgItems && n.inputFrom(ed, from):
+		n.copies[e] = slices.Grow(n.copies[e], len(m.items)/itemBytes)
 		return m.eachItem(func(it dataflow.Item) { n.copies[e] = append(n.copies[e], it) })
 	case m.kind == msgRevoke && n.inputFrom(ed, from):
 		n.copies[e] = n.copies[e][:0]
@@ -238,18 +240,31 @@ func (n *tcpNode) steps(g *dataflow.Graph, b *book) (bool, error) {
 	}
 	moved := false
 	for _, e := range g.In(n.i) {
-		for len(n.copies[e]) > 0 {
-			ok, err := n.takeHead(g, b, e)
-			if err != nil {
-				return moved, err
-			}
-			if !ok {
-				break
-			}
-			moved = true
+		k, err := n.takeHeads(g, b, e)
+		moved = moved || k > 0
+		if err != nil {
+			return moved, err
 		}
 	}
 	return moved, nil
+}
+
+// takeHeads has the core take the heads of input e's copies in order,
+// as many as it can, and drops those from the copies (moving the rest to
+// the front: the next items shipped reuse the array); it returns how
+// many it took.
+func (n *tcpNode) takeHeads(g *dataflow.Graph, b *book, e int) (int, error) {
+	k := 0
+	var err error
+	for _, it := range n.copies[e] {
+		var ok bool
+		if ok, err = n.takeHead(g, b, e, it); !ok {
+			break
+		}
+		k++
+	}
+	n.copies[e] = n.copies[e][:copy(n.copies[e], n.copies[e][k:])]
+	return k, err
 }
 
 // sourceStep has a source inject, when due (its outputs' copies revoked
@@ -274,9 +289,9 @@ func (n *tcpNode) sourceStep(g *dataflow.Graph, b *book) bool {
 	return true
 }
 
-// takeHead has the core take the head of input e's copies, if it can.
-func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
-	it := n.copies[e][0]
+// takeHead has the core take it, the head of input e's copies, if it
+// can.
+func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int, it dataflow.Item) (bool, error) {
 	if n.mayRecord(it) && g.Mode == dataflow.Unaligned && !n.revoked(g) {
 		return false, nil // the outputs' copies are revoked first
 	}
@@ -287,7 +302,6 @@ func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
 	if it.Barrier {
 		n.quiesce, n.barrier = false, true
 	}
-	n.copies[e] = n.copies[e][1:]
 	n.took[e]++
 	n.noteAck(e)
 	took(b, g, n.i, n.nd, it, st)
