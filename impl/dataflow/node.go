@@ -134,13 +134,13 @@ type Node struct {
 	id    int
 	logic Logic
 
-	emitted int         // emitted[s] (sources)
-	cnt     int         // cnt[n] (operators and the sink)
-	sink    bool        // the node is the sink
-	out     []Key       // out (the sink): the records it received, in order (Output counts them)
-	q       [][]Item    // q[e] for e in Out(n), indexed by edge (nil elsewhere)
-	nSent   []int       // records sent on each output
-	nRcvd   []int       // records taken off each input
+	emitted int      // emitted[s] (sources)
+	cnt     int      // cnt[n] (operators and the sink)
+	sink    bool     // the node is the sink
+	out     []Key    // out (the sink): the records it received, in order (Output counts them)
+	q       [][]Item // q[e] for e in Out(n), indexed by edge (nil elsewhere)
+	nSent   []int    // records sent on each output
+	nRcvd   []int    // records taken off each input
 
 	snap     int      // the snapshot the fields below are of (0: none yet)
 	bar      []bool   // bar[n]: the inputs whose barrier arrived
