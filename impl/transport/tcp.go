@@ -296,7 +296,7 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	i, err := checkSend(tr.top, env)
+	i, err := chanIndex(tr.top, env) // encode validates the frame (checkSend's second half)
 	if err != nil {
 		return err
 	}

@@ -364,18 +364,14 @@ func (in *inChan) deliver(b *Inbox, batch []wire.Envelope) ([]wire.Envelope, uin
 // gives the same result.
 type frameReader struct {
 	slab slab
-	vc   []uint64 // the clock decoded in place, before its copy
 }
 
 func (rd *frameReader) read(br *bufio.Reader, maxSize int) (wire.Frame, error) {
 	if pre, err := br.Peek(4); err == nil {
 		if n := binary.BigEndian.Uint32(pre); uint64(n) <= uint64(maxSize) && 4+int(n) <= br.Size() {
 			if b, err := br.Peek(4 + int(n)); err == nil {
-				if f, size, err := wire.DecodeView(b, maxSize, rd.vc); err == nil {
-					if cap(f.VC) > cap(rd.vc) {
-						rd.vc = f.VC[:0]
-					}
-					f = rd.slab.clone(f)
+				if f, size, err := wire.DecodeView(b, maxSize, rd.slab.freeWords()); err == nil {
+					f = rd.slab.view(f)
 					br.Discard(size)
 					return f, nil
 				}
@@ -396,14 +392,11 @@ func (rd *frameReader) buffered(br *bufio.Reader, maxSize int, batch []wire.Enve
 		if n := binary.BigEndian.Uint32(b[used:]); uint64(n) > uint64(len(b)-used-4) {
 			break
 		}
-		f, size, err := wire.DecodeView(b[used:], maxSize, rd.vc)
+		f, size, err := wire.DecodeView(b[used:], maxSize, rd.slab.freeWords())
 		if err != nil {
 			break
 		}
-		if cap(f.VC) > cap(rd.vc) {
-			rd.vc = f.VC[:0]
-		}
-		batch = append(batch, wire.Envelope{Chan: batch[0].Chan, Frame: rd.slab.clone(f)})
+		batch = append(batch, wire.Envelope{Chan: batch[0].Chan, Frame: rd.slab.view(f)})
 		used += size
 	}
 	br.Discard(used)
