@@ -365,3 +365,35 @@ func newReported(tr spec.Trace, opts Options) reported {
 func (rp reported) check(cfg *model.Config, before, after *model.State) *Divergence {
 	return checkRecorded(cfg, before, after, rp.rec, rp.initiators, rp.cuts)
 }
+
+// snapshotLacks says what snapshot index s lacks to be complete: the
+// processes that never recorded, the channels whose recording is not
+// done (the state of each).
+func snapshotLacks(cfg *model.Config, st *model.State, s int) string {
+	var miss []string
+	for p, id := range cfg.Topo.Procs {
+		if !st.Recorded[s].Has(p) {
+			miss = append(miss, string(id)+" never recorded")
+		}
+	}
+	for c, x := range st.RecChan[s] {
+		ch := cfg.Topo.Chans[c]
+		if x != model.Done && st.Recorded[s].Has(cfg.Topo.ProcIndex(ch.To)) {
+			miss = append(miss, fmt.Sprintf("%s never received its marker on %s (%s)", string(ch.To), ch, x))
+		}
+	}
+	return strings.Join(miss, ", ")
+}
+
+// incompleteSnapshots lists the snapshots initiated and neither complete
+// nor aborted in st, with what each lacks.
+func incompleteSnapshots(cfg *model.Config, st *model.State) []IncompleteSnapshot {
+	var out []IncompleteSnapshot
+	for s, id := range cfg.Snap {
+		aborted := len(st.AbortedBy) > s && model.Aborted(st, s)
+		if model.Initiated(cfg, st, s) && !model.Complete(cfg, st, s) && !aborted {
+			out = append(out, IncompleteSnapshot{Snap: id, Lacks: snapshotLacks(cfg, st, s)})
+		}
+	}
+	return out
+}

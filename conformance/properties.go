@@ -439,6 +439,7 @@ func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, rec m
 			r.Snapshots++
 		}
 	}
+	r.Incomplete = incompleteSnapshots(cfg, st)
 	var runCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	if len(cuts) > 0 {
 		runCuts = map[spec.SnapID]map[spec.Channel]spec.ChanCut{}

@@ -52,6 +52,17 @@ type Report struct {
 	// Violations are the run properties (CheckRun) that fail on the
 	// completed snapshots, computed from the events alone.
 	Violations []Violation
+	// Incomplete lists the snapshots initiated and not complete at the
+	// end, with what each lacks: a violation of SnapshotsComplete in a
+	// drained run, a fact worth saying in any other.
+	Incomplete []IncompleteSnapshot
+}
+
+// IncompleteSnapshot is a snapshot initiated and never completed: Lacks
+// says what it lacks ("P3 never recorded, P2->P3 recording").
+type IncompleteSnapshot struct {
+	Snap  spec.SnapID
+	Lacks string
 }
 
 // OK reports whether the trace conforms.
@@ -86,6 +97,7 @@ func (r Report) String() string {
 			in = fmt.Sprintf(" in %d incarnations", r.Incarnations)
 		}
 		fmt.Fprintf(&b, "conforms: %s%s, %s, all properties hold\n", plural(r.Steps, "step"), in, plural(r.Snapshots, "snapshot"))
+		r.writeIncomplete(&b)
 		return b.String()
 	}
 	if d := r.Divergence; d != nil {
@@ -116,8 +128,17 @@ func (r Report) String() string {
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  violates %s\n", v)
 	}
+	r.writeIncomplete(&b)
 	fmt.Fprintf(&b, "property: %s\n", r.Property())
 	return b.String()
+}
+
+// writeIncomplete says which snapshots were initiated and never
+// completed, and what each lacks.
+func (r Report) writeIncomplete(b *strings.Builder) {
+	for _, x := range r.Incomplete {
+		fmt.Fprintf(b, "  incomplete: snapshot %d was initiated but never completed: %s\n", x.Snap, x.Lacks)
+	}
 }
 
 // replayPlain steps the model through the trace's events and checks, after
@@ -292,18 +313,7 @@ func checkDrained(cfg *model.Config, st *model.State) *Divergence {
 			Expected: strings.Join(busy, "; "), Reported: "drained: every channel empty"}
 	}
 	if s := model.SnapshotDone(cfg, st); s >= 0 {
-		var miss []string
-		for p, id := range cfg.Topo.Procs {
-			if !st.Recorded[s].Has(p) {
-				miss = append(miss, string(id)+" never recorded")
-			}
-		}
-		for c, x := range st.RecChan[s] {
-			if x != model.Done {
-				miss = append(miss, cfg.Topo.Chans[c].String()+" "+x.String())
-			}
-		}
-		return &Divergence{Property: spec.PropSnapshotsComplete, Detail: fmt.Sprintf("snapshot %d was initiated but never completed: %s", cfg.Snap[s], strings.Join(miss, ", "))}
+		return &Divergence{Property: spec.PropSnapshotsComplete, Detail: fmt.Sprintf("snapshot %d was initiated but never completed: %s", cfg.Snap[s], snapshotLacks(cfg, st, s))}
 	}
 	return nil
 }

@@ -153,12 +153,18 @@ func (a *auditor) audit(r auditRun, several bool) {
 // is more than one file. A close of stop ends it before the next file.
 func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, each func(r auditRun, several bool)) {
 	files := expandArgs(args)
-	g := runGatherer{f: f, each: each, several: len(files) > 1, logs: map[string][]auditRun{}}
+	g := runGatherer{f: f, each: each, several: len(files) > 1, logs: map[string][]auditRun{}, outsider: map[string][]string{}}
 	for _, file := range files {
 		if stopped(stop) {
 			return
 		}
 		g.add(file)
+	}
+	for _, d := range g.outsiderDirs {
+		if stopped(stop) {
+			return
+		}
+		each(auditRun{name: d, files: g.outsider[d], outsider: true}, g.several)
 	}
 	for _, d := range g.dirs {
 		for _, r := range mergeLogs(d, g.logs[d]) {
@@ -187,6 +193,10 @@ type runGatherer struct {
 	several bool                  // more than one file
 	logs    map[string][]auditRun // node logs by directory
 	dirs    []string              // the keys of logs, in order
+	// outsider holds the outsider logs (markerwave-outsider/1) by
+	// directory, audited together as one run; outsiderDirs its keys.
+	outsider     map[string][]string
+	outsiderDirs []string
 }
 
 // add reads file r and hands it on, or holds it if it is a node's log,
@@ -195,6 +205,10 @@ func (g *runGatherer) add(r auditRun) {
 	if r.err == nil && conformance.IsBarrierTraceFile(r.name) {
 		r.barrier = true
 		g.each(r, g.several)
+		return
+	}
+	if r.err == nil && conformance.IsOutsiderTraceFile(r.name) {
+		g.addOutsider(r.name)
 		return
 	}
 	r = g.read(r)
@@ -233,6 +247,8 @@ type auditRun struct {
 	err   error           // why the run cannot be read; it names the file
 	// barrier: a barrier trace (conformance.AuditBarrierFile)
 	barrier bool
+	// outsider: the outsider logs files, one run (auditOutsider)
+	outsider bool
 }
 
 // expandArgs lists the files args name, as runs yet to read: a directory
@@ -286,6 +302,9 @@ func mergeLogs(dir string, logs []auditRun) []auditRun {
 
 // audit replays r and prints its verdict; it returns the exit status.
 func (r auditRun) audit(f *cmdFlags, o auditOpts, several bool) int {
+	if r.outsider {
+		return r.auditOutsider(f, o, several)
+	}
 	rep := r.replay(f, o)
 	if o.json {
 		printJSON(f.stdout, r, rep)
