@@ -15,12 +15,12 @@ func (r *Recorder) record(snap any, bal int64) {
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := partKey{r.node, *e.Snap}
-	if _, ok := s.parts[k]; ok && s.err == nil {
+	p := s.part(r.node, *e.Snap)
+	if _, twice := p.Procs[r.node]; twice && s.err == nil {
 		s.err = fmt.Errorf("instrument: %s recorded its state for snapshot %s twice", string(r.node), e.Snap)
 		return
 	}
-	s.parts[k] = &spec.OutsiderSnapshot{Snap: e.Snap, Procs: map[spec.ProcID]spec.ObsState{r.node: *e.State}}
+	p.Procs = map[spec.ProcID]spec.ObsState{r.node: *e.State}
 	s.emitLocked(r.node, e)
 }
 
@@ -34,10 +34,10 @@ func (r *Recorder) channelMessage(snap any, from string, id any, amount int64) {
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, err := s.partLocked(r.node, sid, "RecordChannelMessage", err)
-	if err != nil {
+	if s.fails(r.node, "RecordChannelMessage", err) {
 		return
 	}
+	p := s.part(r.node, sid)
 	c := spec.Channel{From: spec.ProcID(from), To: r.node}
 	if !s.top.HasChan(c) {
 		s.err = fmt.Errorf("instrument: %s RecordChannelMessage: no channel %s in the topology", string(r.node), c)
@@ -55,22 +55,24 @@ func (r *Recorder) channelMessage(snap any, from string, id any, amount int64) {
 	p.Chans[c.String()] = ch
 }
 
-// partLocked is the node's part of snapshot sid under way, with s.mu
-// held; an error (err, or no part) sticks and is returned.
-func (s *sink) partLocked(node spec.ProcID, sid spec.ObsID, what string, err error) (*spec.OutsiderSnapshot, error) {
-	if s.err != nil {
-		return nil, s.err
+// part is the node's part of snapshot sid under way, new if none; the
+// caller holds s.mu. A node may record a channel message before its
+// state (a bug the audit names, not the recorder).
+func (s *sink) part(node spec.ProcID, sid spec.ObsID) *spec.OutsiderSnapshot {
+	k := partKey{node, sid}
+	if s.parts[k] == nil {
+		s.parts[k] = &spec.OutsiderSnapshot{Snap: &sid}
 	}
-	if err != nil {
+	return s.parts[k]
+}
+
+// fails reports whether s has failed, keeping err (from the node's call
+// what) as its error if it is the first; the caller holds s.mu.
+func (s *sink) fails(node spec.ProcID, what string, err error) bool {
+	if s.err == nil && err != nil {
 		s.err = fmt.Errorf("instrument: %s %s: %w", string(node), what, err)
-		return nil, s.err
 	}
-	p, ok := s.parts[partKey{node, sid}]
-	if !ok {
-		s.err = fmt.Errorf("instrument: %s %s: snapshot %s: the node has not recorded its state (RecordState) or has reported it", string(node), what, sid)
-		return nil, s.err
-	}
-	return p, nil
+	return s.err != nil
 }
 
 // report writes the node's part of snap as a snapshot line.
@@ -79,8 +81,11 @@ func (r *Recorder) report(snap any) {
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, err := s.partLocked(r.node, sid, "Report", err)
-	if err != nil {
+	p := s.parts[partKey{r.node, sid}]
+	if err == nil && p == nil {
+		err = fmt.Errorf("snapshot %s: the node has recorded nothing of it (RecordState, RecordChannelMessage), or has reported it", sid)
+	}
+	if s.fails(r.node, "Report", err) {
 		return
 	}
 	delete(s.parts, partKey{r.node, sid})
