@@ -44,7 +44,10 @@ func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
 func constantsFromTrace(tr spec.Trace) (model.Constants, error) {
 	h := tr.Header
 	if h.Topology == nil {
-		return model.Constants{}, fmt.Errorf("trace header has no topology")
+		return model.Constants{}, fmt.Errorf("trace header: field \"topology\": missing")
+	}
+	if err := initBalPresent(h); err != nil {
+		return model.Constants{}, err
 	}
 	k := model.Constants{Topo: h.Topology, InitBal: h.InitBal, Budget: h.Budget,
 		Amount: traceAmounts(tr.Events), Initiator: traceInitiators(tr)}
@@ -52,6 +55,20 @@ func constantsFromTrace(tr spec.Trace) (model.Constants, error) {
 		k.Budget = traceBudget(tr)
 	}
 	return k, nil
+}
+
+// initBalPresent names a header field init_bal that is missing, or
+// misses a process, by its JSON path.
+func initBalPresent(h spec.Header) error {
+	if h.InitBal == nil {
+		return fmt.Errorf("trace header: field \"init_bal\": missing: every process's initial balance")
+	}
+	for _, p := range h.Topology.Procs {
+		if _, ok := h.InitBal[p]; !ok {
+			return fmt.Errorf("trace header: field \"init_bal.%s\": missing: every process of the topology needs its initial balance", string(p))
+		}
+	}
+	return nil
 }
 
 // traceBudget is each process's number of SendApp events.
@@ -345,7 +362,11 @@ func checkAfter(cfg *model.Config, n *model.State, e spec.Event) *Divergence {
 	}
 	m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: got}}
 	r := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: e.After}}
-	return &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(p)),
+	detail := fmt.Sprintf("%s's state after the step differs from the model's", string(p))
+	if e.After == (spec.LocalState{}) {
+		detail += ` (the event's "after" is missing or all zero: this format needs it; the outsider format, ` + spec.OutsiderFormat + `, derives it)`
+	}
+	return &Divergence{Property: spec.CheckState, Detail: detail,
 		Expected: fmtLocal(p, got), Reported: fmtLocal(p, e.After), Diff: m.Diff(r)}
 }
 

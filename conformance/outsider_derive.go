@@ -133,6 +133,9 @@ func (n *snapNames) of(id spec.ObsID) spec.SnapID { return n.ids[id] }
 
 // name is the implementation's id of spec id s, as it wrote it.
 func (n *snapNames) name(s spec.SnapID) string {
+	if n == nil {
+		return strconv.FormatUint(uint64(s), 10)
+	}
 	if id, ok := n.names[s]; ok {
 		return id.String()
 	}

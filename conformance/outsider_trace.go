@@ -89,7 +89,8 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 	return out, nil
 }
 
-// scan notes which nodes log their marker sends, and which crashed (a
+// scan notes whether the run logs its marker sends (any node's
+// marker_send line says every node logs them), and which nodes crashed (a
 // node still suspects them at the end: the crash rule of
 // traces/README.md).
 func (d *deriver) scan() {
@@ -112,6 +113,11 @@ func (d *deriver) scan() {
 	for q, by := range suspected {
 		for _, s := range by {
 			d.crashed[q] = d.crashed[q] || s
+		}
+	}
+	if len(d.logsMarkerSends) > 0 { // one instrumentation for the run: a node without marker_send lines sent none
+		for _, p := range d.top.Procs {
+			d.logsMarkerSends[p] = true
 		}
 	}
 }

@@ -21,7 +21,11 @@ model/barrier (tla/BarrierSnapshots.tla) for its protocol, and its
 snapshot checked from its events (traces/README.md, "Barrier traces").
 
 A TRACE is a trace file, or a directory standing for the .jsonl files in
-it. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
+it. Outsider logs (format markerwave-outsider/1: what each node of an
+implementation that is not this project's observes; docs/conformance.md)
+in one directory, node logs and reported snapshots alike, are one run:
+the audit derives what they leave out, and says which checks ran on the
+implementation's own values and which on derived ones. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
 per-node logs of one run (the runtime's DIR/P1.jsonl, ..., each one
 process's events), given together or as their directory, are merged in
 causal order and audited as one run (node logs carry no recorded
@@ -49,7 +53,14 @@ stdout:
    {"step": from 1 (0: at the end), "line": its trace line (0: unknown),
    "action", "check": the check that failed, "detail", "expected": the
    model's, "reported": the implementation's, "diff"}, "violations": the
-   run properties that fail: [{"property", "snapshot", "detail"}]}
+   run properties that fail: [{"property", "snapshot", "detail"}],
+   "incomplete": the snapshots initiated and never completed:
+   [{"snapshot", "lacks": what each lacks]}
+An outsider run (format markerwave-outsider/1) adds "format",
+"provenance": [{"what", "given", "total", "checks"}] (which values were
+the implementation's own, which derived), "notes" and "search"; its
+snapshot ids are the implementation's (a JSON number, or a string for a
+string id, in "snapshot" and the texts).
 
 Exit status: 0 every run conforms; 1 a run diverges or violates a
 property; 2 bad usage, or a trace is unreadable, malformed or incomplete;
@@ -375,6 +386,15 @@ type auditJSON struct {
 	Incarnations int             `json:"incarnations,omitempty"`
 	Divergence   *divergenceJSON `json:"divergence"`
 	Violations   []violationJSON `json:"violations"`
+	// Incomplete lists the snapshots initiated and never completed.
+	Incomplete []incompleteJSON `json:"incomplete"`
+}
+
+// incompleteJSON's and violationJSON's Snapshot is a spec.SnapID, or
+// for an outsider run the implementation's id (json.RawMessage).
+type incompleteJSON struct {
+	Snapshot any    `json:"snapshot"`
+	Lacks    string `json:"lacks"`
 }
 
 type divergenceJSON struct {
@@ -390,7 +410,7 @@ type divergenceJSON struct {
 
 type violationJSON struct {
 	Property spec.Property `json:"property"`
-	Snapshot spec.SnapID   `json:"snapshot"`
+	Snapshot any           `json:"snapshot"`
 	Detail   string        `json:"detail"`
 }
 
@@ -407,6 +427,10 @@ func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 	}
 	for _, x := range rep.Violations {
 		v.Violations = append(v.Violations, violationJSON{Property: x.Property, Snapshot: x.Snap, Detail: x.Detail})
+	}
+	v.Incomplete = []incompleteJSON{}
+	for _, x := range rep.Incomplete {
+		v.Incomplete = append(v.Incomplete, incompleteJSON{Snapshot: x.Snap, Lacks: x.Lacks})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // "P1->P2", not "P1-\u003eP2"

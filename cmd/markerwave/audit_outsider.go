@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/markerwave/markerwave/conformance"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // addOutsider holds outsider log file, to audit it with the others of
@@ -81,7 +82,7 @@ func printOutsiderJSON(w io.Writer, r auditRun, rep conformance.OutsiderReport) 
 	var b jsonBuffer
 	printJSON(&b, auditRun{name: r.name, files: r.files}, rep.Report)
 	var v outsiderJSON
-	_ = json.Unmarshal(b.b, &v.auditJSON)
+	_ = json.Unmarshal(b.b, &v.auditJSON) // printJSON wrote it
 	v.OK, v.Property, v.Format = rep.OK(), rep.Property(), "markerwave-outsider/1"
 	if f := rep.Derived.Finding; f != nil && v.Divergence == nil {
 		v.Divergence = &divergenceJSON{Action: f.Action, Line: f.Line, Check: f.Property, Detail: f.Detail}
@@ -90,11 +91,36 @@ func printOutsiderJSON(w io.Writer, r auditRun, rep conformance.OutsiderReport) 
 	if v.Notes == nil {
 		v.Notes = []string{}
 	}
-	var out jsonBuffer
-	enc := json.NewEncoder(&out)
+	renameOutsider(&v, rep.Derived)
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // "P1->P2", not "P1-\u003eP2"
 	_ = enc.Encode(v)
-	fmt.Fprint(w, rep.Derived.Rename(string(out.b)))
+}
+
+// renameOutsider writes v's snapshot ids as the implementation wrote
+// them (conformance.Derived.Rename), in its texts and its snapshot
+// fields.
+func renameOutsider(v *outsiderJSON, d conformance.Derived) {
+	rn := d.Rename
+	if x := v.Divergence; x != nil {
+		x.Action, x.Detail, x.Expected, x.Reported, x.Diff = rn(x.Action), rn(x.Detail), rn(x.Expected), rn(x.Reported), rn(x.Diff)
+	}
+	id := func(s any) any {
+		if f, ok := s.(float64); ok {
+			return json.RawMessage(d.SnapName(spec.SnapID(f)))
+		}
+		return s
+	}
+	for i := range v.Violations {
+		v.Violations[i].Detail, v.Violations[i].Snapshot = rn(v.Violations[i].Detail), id(v.Violations[i].Snapshot)
+	}
+	for i := range v.Incomplete {
+		v.Incomplete[i].Lacks, v.Incomplete[i].Snapshot = rn(v.Incomplete[i].Lacks), id(v.Incomplete[i].Snapshot)
+	}
+	for i := range v.Notes {
+		v.Notes[i] = rn(v.Notes[i])
+	}
+	v.Search = rn(v.Search)
 }
 
 // jsonBuffer collects what printJSON writes.
