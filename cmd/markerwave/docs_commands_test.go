@@ -81,6 +81,8 @@ var docsSlowCommands = map[string]string{
 	"audit out/cluster/nodes/":                                                   "needs the cluster's node logs",
 	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
 	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
+	"audit out/dessim":                                                           "needs examples/dessim's output",
+	"audit out/dessim-bug":                                                       "needs examples/dessim's output",
 }
 
 // docsShellTools are the commands of a recipe that are not this
