@@ -58,7 +58,7 @@ func requireOwnObservations(t *testing.T, res result) {
 // TestDessimConforms: the simulator's correct runs, at eight seeds
 // (two concurrent snapshots each, "0" and "b"), conform; the reported
 // snapshots and the marker sends are checked on the implementation's
-// own values, not on derived ones.
+// own values, not on derived ones. So does a run of five nodes.
 func TestDessimConforms(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		res, err := simulate(defaultConfig(seed))
@@ -72,6 +72,13 @@ func TestDessimConforms(t *testing.T) {
 			assert.Contains(t, s[:strings.Index(s, "derived from the log")], own, "seed %d: checked on the implementation's own values", seed)
 		}
 	}
+	cfg := defaultConfig(9)
+	cfg.nodes = 5
+	res, err := simulate(cfg)
+	require.NoError(t, err)
+	rep := audit(t, res)
+	require.True(t, rep.OK(), "five nodes:\n%s", rep)
+	assert.Equal(t, 2, rep.Snapshots)
 }
 
 // TestDessimBugs: each injected bug, at a seed where it changes the run
