@@ -490,6 +490,12 @@ func (n *nodeDeriv) insertMarkers() {
 		n.evs = slices.Insert(n.evs, a.at, a.e)
 		n.d.prov.count("marker receipts", false)
 	}
+	n.renumber()
+}
+
+// renumber numbers the node's steps afresh and finds its recording
+// points again, after insertions.
+func (n *nodeDeriv) renumber() {
 	for i := range n.evs {
 		n.evs[i].e.Seq = uint64(i + 1)
 		if e := n.evs[i].e; e.Action == spec.Initiate || (e.Action == spec.RecvMarker && e.First) {

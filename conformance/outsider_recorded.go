@@ -165,6 +165,7 @@ func (d *deriver) recordedSnapshot(s spec.SnapID, p *reportedPart) spec.Recorded
 		r.Cut[c] = cut
 		anyCut = anyCut || given
 	}
+	d.fullCuts[s] = r.Cut
 	if !anyCut {
 		r.Cut = nil // not reported: the replay checks the cut from the events (CheckRun), not a derived copy
 	}

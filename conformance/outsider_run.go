@@ -69,6 +69,19 @@ func fileOf(files []string, i int) string {
 // file first) and merges its header's claims.
 func (r *OutsiderRun) join(l spec.OutsiderLog, file, first string) error {
 	h := l.Header
+	if err := r.sameConstants(h, file, first); err != nil {
+		return err
+	}
+	r.Header.Drained = r.Header.Drained || h.Drained
+	if r.Header.Budget == nil {
+		r.Header.Budget = h.Budget
+	}
+	return r.joinSnaps(h, file, first)
+}
+
+// sameConstants checks that header h (of file) names the run of the
+// first log, with its constants.
+func (r *OutsiderRun) sameConstants(h spec.OutsiderHeader, file, first string) error {
 	switch {
 	case h.Run != r.Header.Run:
 		return fmt.Errorf("logs of two different runs: %s is of run %q, %s of run %q", first, r.Header.Run, file, h.Run)
@@ -79,10 +92,12 @@ func (r *OutsiderRun) join(l spec.OutsiderLog, file, first string) error {
 	case !maps.Equal(h.Budget, r.Header.Budget) && h.Budget != nil && r.Header.Budget != nil:
 		return fmt.Errorf("logs of two different runs: %s and %s have different budgets", first, file)
 	}
-	r.Header.Drained = r.Header.Drained || h.Drained
-	if r.Header.Budget == nil {
-		r.Header.Budget = h.Budget
-	}
+	return nil
+}
+
+// joinSnaps adds header h's initiators to the run's; two initiators of
+// one snapshot are an error.
+func (r *OutsiderRun) joinSnaps(h spec.OutsiderHeader, file, first string) error {
 	for s, p := range h.Snaps {
 		if q, ok := r.Header.Snaps[s]; ok && q != p {
 			return fmt.Errorf("%s: field \"snaps.%s\": initiator %s, but %s says %s", file, string(s), string(p), first, string(q))

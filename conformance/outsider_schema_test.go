@@ -2,9 +2,7 @@ package conformance
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,104 +11,91 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
-	"github.com/markerwave/markerwave/instrument"
+	"github.com/markerwave/markerwave/spec"
 )
 
-// outsiderSchemaFile is the outsider format's JSON Schema; spec.ReadOutsider
-// stays the authority.
-const outsiderSchemaFile = "../traces/outsider.schema.json"
-
-// outsiderSchema is traces/outsider.schema.json compiled: header for a
-// log's first line, later for each line after it.
-type outsiderSchema struct{ header, later *jsonschema.Schema }
-
-// compileOutsiderSchema compiles traces/outsider.schema.json.
-func compileOutsiderSchema(t *testing.T) outsiderSchema {
+// compileOutsiderSchema compiles traces/outsider.schema.json's header
+// and later-line schemas.
+func compileOutsiderSchema(t *testing.T) (header, later *jsonschema.Schema) {
 	t.Helper()
-	b, err := os.ReadFile(outsiderSchemaFile)
+	b, err := os.ReadFile(filepath.Join("..", "traces", "outsider.schema.json"))
 	require.NoError(t, err)
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	require.NoError(t, err, outsiderSchemaFile)
+	require.NoError(t, err)
 	const id = "https://github.com/markerwave/markerwave/traces/outsider.schema.json"
 	c := jsonschema.NewCompiler()
 	require.NoError(t, c.AddResource(id, doc))
-	var s outsiderSchema
-	s.header, err = c.Compile(id + "#/$defs/header")
+	header, err = c.Compile(id + "#/$defs/header")
 	require.NoError(t, err)
-	s.later, err = c.Compile(id + "#/$defs/laterLine")
+	later, err = c.Compile(id + "#/$defs/laterLine")
 	require.NoError(t, err)
-	return s
+	return header, later
 }
 
-// validate checks every non-blank line of an outsider log, naming the
-// line that does not match.
-func (s outsiderSchema) validate(b []byte) error {
-	sch := s.header
-	for i, l := range bytes.Split(b, []byte("\n")) {
+// validateOutsider validates every line of outsider log b.
+func validateOutsider(header, later *jsonschema.Schema, b []byte) error {
+	first := true
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
 		if l = bytes.TrimSpace(l); len(l) == 0 {
 			continue
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(l))
-		if err == nil {
-			err = sch.Validate(doc)
-		}
-		var verr *jsonschema.ValidationError
-		if errors.As(err, &verr) {
-			_, places, _ := strings.Cut(verr.Error(), "\n")
-			return fmt.Errorf("line %d does not match %s:\n%s", i+1, filepath.Base(outsiderSchemaFile), places)
-		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(l))
 		if err != nil {
-			return fmt.Errorf("line %d: %w", i+1, err)
+			return err
 		}
-		sch = s.later
-	}
-	if sch == s.header {
-		return fmt.Errorf("no header line")
+		s := later
+		if first {
+			s, first = header, false
+		}
+		if err := s.Validate(v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// TestOutsiderSchemaAcceptsLogs: every outsider log in traces/outsider,
-// and what the instrument package writes (a node's own log and a file
-// every node writes into), is valid under traces/outsider.schema.json;
-// and the schema refuses a line the reader refuses for its shape.
-func TestOutsiderSchemaAcceptsLogs(t *testing.T) {
-	s := compileOutsiderSchema(t)
-	var n int
-	err := filepath.WalkDir("../traces/outsider", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".jsonl" {
+// TestOutsiderSchema: every outsider log under traces/outsider, and
+// every trace of traces/ converted to the format (whole and stripped),
+// is valid under the JSON Schema and read by spec.ReadOutsider; lines
+// the reader refuses for a missing or misplaced field the schema
+// refuses too.
+func TestOutsiderSchema(t *testing.T) {
+	header, later := compileOutsiderSchema(t)
+	var logs [][]byte
+	require.NoError(t, filepath.WalkDir(filepath.Join("..", "traces", "outsider"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			b, err := os.ReadFile(p)
+			logs = append(logs, b)
 			return err
 		}
-		b, err := os.ReadFile(path)
-		if err == nil {
-			n++
-			err = s.validate(b)
-		}
 		return err
-	})
-	require.NoError(t, err)
-	require.NotZero(t, n, "no outsider logs in traces/outsider")
-
-	cfg := instrument.Config{Run: "r", Procs: []string{"N1", "N2"}, InitBal: map[string]int64{"N1": 10, "N2": 10}}
-	var own, shared bytes.Buffer
-	n1, err := instrument.NewNode(&own, cfg, "N1")
-	require.NoError(t, err)
-	all, err := instrument.New(&shared, cfg)
-	require.NoError(t, err)
-	for _, r := range []*instrument.Recorder{n1, all.For("N1")} {
-		r.Send("N2", 7, 3)
-		r.Recv("N2", "m", 2)
-		r.RecordState(0, 9)
-		r.MarkerSent("N2", 0)
-		r.RecordChannelMessage(0, "N2", "m2", 4)
-		r.MarkerReceived("N2", 0)
-		r.Report(0)
-		require.NoError(t, r.Err())
+	}))
+	files, _ := filepath.Glob(filepath.Join("..", "traces", "*", "*.jsonl"))
+	for _, p := range files {
+		tr, _, err := ReadTraceFile(p)
+		require.NoError(t, err)
+		for _, strip := range []bool{false, true} {
+			var b bytes.Buffer
+			require.NoError(t, spec.WriteOutsider(&b, ToOutsider(tr, strip)))
+			logs = append(logs, b.Bytes())
+		}
 	}
-	require.NoError(t, s.validate(own.Bytes()), own.String())
-	require.NoError(t, s.validate(shared.Bytes()), shared.String())
-
-	bad := own.String() + `{"ev":"send","to":"N2"}` + "\n"
-	require.ErrorContains(t, s.validate([]byte(bad)), "line 8 does not match outsider.schema.json:\n- at '': 'oneOf' failed")
-	require.ErrorContains(t, s.validate([]byte(bad)), "missing property 'amount'")
+	for _, b := range logs {
+		_, err := spec.ReadOutsider(bytes.NewReader(b))
+		require.NoError(t, err)
+		require.NoError(t, validateOutsider(header, later, b), "%s", b)
+	}
+	for _, bad := range []string{
+		`{"ev":"send","to":"N2"}`, `{"ev":"recv","from":"N2","to":"N1"}`, `{"ev":"record"}`,
+		`{"ev":"jump"}`, `{"ev":"send","to":"N2","amount":0}`, `{"ev":"send","to":"N2","amount":1,"colour":"red"}`,
+		`{"snapshot":{"procs":{}}}`, `{"snapshot":{"snap":1,"chans":{"N1->N2":{"ids":[1],"amounts":[2]}}}}`,
+		`{"restore":{}}`, `{"ev":"record","snap":1,"state":{}}`,
+	} {
+		in := []byte(strings.Replace(string(logs[0]), "\n", "\n"+bad+"\n", 1))
+		_, err := spec.ReadOutsider(bytes.NewReader(in))
+		require.Error(t, err, bad)
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(bad), &v))
+		require.Error(t, later.Validate(v), "the schema accepts %s, which the reader refuses", bad)
+	}
 }

@@ -36,6 +36,8 @@ type deriver struct {
 	silent  map[spec.ProcID]bool
 	choices map[choiceKey]spec.ProcID
 	inc     int
+	// fullCuts is every recorded snapshot's cut, reported or derived.
+	fullCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
 }
 
 // Derived is a trace of the spec derived from an outsider run, with
@@ -50,6 +52,22 @@ type Derived struct {
 	Notes   []string
 	Finding *Divergence
 	names   *snapNames
+	cuts    map[spec.SnapID]map[spec.Channel]spec.ChanCut
+}
+
+// TraceFile is the derived trace as a markerwave-trace/3 file holds it:
+// every recorded snapshot with its cut seqs, derived where the
+// implementation reported none (for markerwave export --tlc and other
+// readers of that format).
+func (d Derived) TraceFile() spec.Trace {
+	tr := d.Trace
+	tr.Recorded = slices.Clone(tr.Recorded)
+	for i, r := range tr.Recorded {
+		if len(r.Cut) == 0 {
+			tr.Recorded[i].Cut = d.cuts[r.Snap]
+		}
+	}
+	return tr
 }
 
 // SnapName is the implementation's id of spec snapshot id s, as it wrote
@@ -68,7 +86,7 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 	d := &deriver{run: run, top: run.Header.Topology, snaps: newSnapNames(run.snapIDs()), prov: newProvenance(),
 		cuts: map[spec.SnapID]*snapCut{}, tabOf: map[spec.SnapID]*msgTable{}, nodesOf: map[spec.SnapID]map[spec.ProcID]*nodeDeriv{},
 		logsMarkerSends: map[spec.ProcID]bool{}, crashed: map[spec.ProcID]bool{}, initiated: map[spec.SnapID]spec.ProcID{},
-		silent: silentNodes(run), choices: choices}
+		silent: silentNodes(run), choices: choices, fullCuts: map[spec.SnapID]map[spec.Channel]spec.ChanCut{}}
 	d.scan()
 	out := Derived{Files: run.Files, names: d.snaps}
 	out.Trace.Header = d.header()
@@ -85,7 +103,7 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 		return out, err
 	}
 	out.Trace.Recorded = rec
-	out.Prov, out.Notes, out.Finding = d.prov.lines(), d.notes, d.finding
+	out.Prov, out.Notes, out.Finding, out.cuts = d.prov.lines(), d.notes, d.finding, d.fullCuts
 	return out, nil
 }
 
@@ -95,18 +113,12 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 // traces/README.md).
 func (d *deriver) scan() {
 	suspected := map[spec.ProcID]map[spec.ProcID]bool{}
+	logs := false
 	for _, inc := range d.run.incs {
 		for p, obs := range inc.nodes {
 			for _, o := range obs {
-				switch o.ev.Ev {
-				case spec.ObsMarkerSend:
-					d.logsMarkerSends[p] = true
-				case spec.ObsSuspect, spec.ObsUnsuspect:
-					if suspected[o.ev.Peer] == nil {
-						suspected[o.ev.Peer] = map[spec.ProcID]bool{}
-					}
-					suspected[o.ev.Peer][p] = o.ev.Ev == spec.ObsSuspect
-				}
+				logs = logs || o.ev.Ev == spec.ObsMarkerSend
+				noteSuspicion(suspected, p, o.ev)
 			}
 		}
 	}
@@ -115,11 +127,21 @@ func (d *deriver) scan() {
 			d.crashed[q] = d.crashed[q] || s
 		}
 	}
-	if len(d.logsMarkerSends) > 0 { // one instrumentation for the run: a node without marker_send lines sent none
-		for _, p := range d.top.Procs {
-			d.logsMarkerSends[p] = true
-		}
+	for _, p := range d.top.Procs {
+		d.logsMarkerSends[p] = logs // one instrumentation for the run: a node without marker_send lines sent none
 	}
+}
+
+// noteSuspicion records in suspected (by suspect, then suspecter)
+// whether p suspects the peer after observation e.
+func noteSuspicion(suspected map[spec.ProcID]map[spec.ProcID]bool, p spec.ProcID, e spec.OutsiderEvent) {
+	if e.Ev != spec.ObsSuspect && e.Ev != spec.ObsUnsuspect {
+		return
+	}
+	if suspected[e.Peer] == nil {
+		suspected[e.Peer] = map[spec.ProcID]bool{}
+	}
+	suspected[e.Peer][p] = e.Ev == spec.ObsSuspect
 }
 
 // header is the derived trace's header.
@@ -148,28 +170,9 @@ func (d *deriver) incarnation(k int, inc outsiderInc, prev *msgTable, out *Deriv
 	if k > 0 {
 		d.tab = prev.restored(d.top, d.cuts[d.snaps.of(*inc.from)])
 	}
-	for _, p := range d.top.Procs {
-		if err := d.indexSends(p, inc.nodes[p], base.sent); err != nil {
-			return err
-		}
-	}
-	nodes := make([]*nodeDeriv, len(d.top.Procs))
-	for i, p := range d.top.Procs {
-		n, err := d.node(p, inc.nodes[p], base)
-		if err != nil {
-			return err
-		}
-		nodes[i] = n
-	}
-	for _, n := range nodes {
-		if d.silent[n.p] {
-			n.insertMarkers()
-		}
-	}
-	for _, n := range nodes {
-		if f := n.checkMarkers(); f != nil && d.finding == nil {
-			d.finding = f
-		}
+	nodes, err := d.nodes(inc, base)
+	if err != nil {
+		return err
 	}
 	evs, notes, err := mergeDerived(d.top, nodes)
 	if err != nil {
@@ -186,6 +189,36 @@ func (d *deriver) incarnation(k int, inc outsiderInc, prev *msgTable, out *Deriv
 		out.Lines = append(out.Lines, e.obs.line)
 	}
 	return nil
+}
+
+// nodes derives every node's steps in an incarnation from base: its
+// sends indexed first (a receive may name any of them), then each node,
+// the markers of nodes that log none placed, the marker sends checked.
+func (d *deriver) nodes(inc outsiderInc, base incBase) ([]*nodeDeriv, error) {
+	for _, p := range d.top.Procs {
+		if err := d.indexSends(p, inc.nodes[p], base.sent); err != nil {
+			return nil, err
+		}
+	}
+	nodes := make([]*nodeDeriv, len(d.top.Procs))
+	for i, p := range d.top.Procs {
+		n, err := d.node(p, inc.nodes[p], base)
+		if err != nil {
+			return nil, err
+		}
+		nodes[i] = n
+	}
+	for _, n := range nodes {
+		if d.silent[n.p] {
+			n.insertMarkers()
+		}
+	}
+	for _, n := range nodes {
+		if f := n.checkMarkers(); f != nil && d.finding == nil {
+			d.finding = f
+		}
+	}
+	return nodes, nil
 }
 
 // incBase is where an incarnation starts: each node's state and each

@@ -91,6 +91,20 @@ func (h OutsiderHeader) Validate() error {
 	case h.Node != "" && !h.Topology.Has(h.Node):
 		return fmt.Errorf("field \"node\": %q is no process of the topology", string(h.Node))
 	}
+	if err := h.validateInitBal(); err != nil {
+		return err
+	}
+	for s, p := range h.Snaps {
+		if !h.Topology.Has(p) {
+			return fmt.Errorf("field \"snaps.%s\": initiator %q is no process of the topology", string(s), string(p))
+		}
+	}
+	return nil
+}
+
+// validateInitBal checks that init_bal has every process of the
+// topology and no other.
+func (h OutsiderHeader) validateInitBal() error {
 	for _, p := range h.Topology.Procs {
 		if _, ok := h.InitBal[p]; !ok {
 			return fmt.Errorf("field \"init_bal.%s\": missing: every process of the topology needs its initial balance", string(p))
@@ -99,11 +113,6 @@ func (h OutsiderHeader) Validate() error {
 	for p := range h.InitBal {
 		if !h.Topology.Has(p) {
 			return fmt.Errorf("field \"init_bal.%s\": no process of the topology", string(p))
-		}
-	}
-	for s, p := range h.Snaps {
-		if !h.Topology.Has(p) {
-			return fmt.Errorf("field \"snaps.%s\": initiator %q is no process of the topology", string(s), string(p))
 		}
 	}
 	return nil
@@ -193,14 +202,8 @@ func (e OutsiderEvent) Validate(t *Topology) error {
 
 // validateValues checks the values of e's fields.
 func (e OutsiderEvent) validateValues(t *Topology) error {
-	if e.To != "" && !t.HasChan(Channel{From: e.Node, To: e.To}) {
-		return fmt.Errorf("field \"to\": no channel %s->%s in the topology", string(e.Node), string(e.To))
-	}
-	if e.From != "" && !t.HasChan(Channel{From: e.From, To: e.Node}) {
-		return fmt.Errorf("field \"from\": no channel %s->%s in the topology", string(e.From), string(e.Node))
-	}
-	if e.Peer != "" && (!t.Has(e.Peer) || e.Peer == e.Node) {
-		return fmt.Errorf("field \"peer\": %q, want another process of the topology", string(e.Peer))
+	if err := e.validatePeers(t); err != nil {
+		return err
 	}
 	if e.Amount != nil && *e.Amount <= 0 {
 		return fmt.Errorf("field \"amount\": %d, want a positive amount", *e.Amount)
@@ -213,6 +216,21 @@ func (e OutsiderEvent) validateValues(t *Topology) error {
 	}
 	if len(e.VC) != 0 && len(e.VC) != len(t.Procs) {
 		return fmt.Errorf("field \"vc\": %d entries, want %d (one per process) or none", len(e.VC), len(t.Procs))
+	}
+	return nil
+}
+
+// validatePeers checks that e's channel is the topology's and its peer
+// another process.
+func (e OutsiderEvent) validatePeers(t *Topology) error {
+	if e.To != "" && !t.HasChan(Channel{From: e.Node, To: e.To}) {
+		return fmt.Errorf("field \"to\": no channel %s->%s in the topology", string(e.Node), string(e.To))
+	}
+	if e.From != "" && !t.HasChan(Channel{From: e.From, To: e.Node}) {
+		return fmt.Errorf("field \"from\": no channel %s->%s in the topology", string(e.From), string(e.Node))
+	}
+	if e.Peer != "" && (!t.Has(e.Peer) || e.Peer == e.Node) {
+		return fmt.Errorf("field \"peer\": %q, want another process of the topology", string(e.Peer))
 	}
 	return nil
 }
@@ -269,16 +287,24 @@ func (s OutsiderSnapshot) Validate(t *Topology) error {
 		}
 	}
 	for k, c := range s.Chans {
-		if _, err := ParseChanKey(t, k); err != nil {
-			return fmt.Errorf("field \"snapshot.chans.%s\": %w", k, err)
+		if err := c.validate(t, k); err != nil {
+			return err
 		}
-		if len(c.IDs) > 0 && len(c.Amounts) > 0 {
-			return fmt.Errorf("field \"snapshot.chans.%s\": both ids and amounts: give one", k)
-		}
-		for i, a := range c.Amounts {
-			if a <= 0 {
-				return fmt.Errorf("field \"snapshot.chans.%s.amounts[%d]\": %d, want a positive amount", k, i, a)
-			}
+	}
+	return nil
+}
+
+// validate checks channel k's entry of a reported snapshot.
+func (c ObsChan) validate(t *Topology, k string) error {
+	if _, err := ParseChanKey(t, k); err != nil {
+		return fmt.Errorf("field \"snapshot.chans.%s\": %w", k, err)
+	}
+	if len(c.IDs) > 0 && len(c.Amounts) > 0 {
+		return fmt.Errorf("field \"snapshot.chans.%s\": both ids and amounts: give one", k)
+	}
+	for i, a := range c.Amounts {
+		if a <= 0 {
+			return fmt.Errorf("field \"snapshot.chans.%s.amounts[%d]\": %d, want a positive amount", k, i, a)
 		}
 	}
 	return nil
