@@ -10,7 +10,7 @@ TLA2TOOLS ?=
 # the transports' channels. -race needs cgo, so a C compiler (gcc; Debian:
 # build-essential) must be installed; the project's machine and golang
 # Docker images have one.
-RACE_PKGS = ./impl/... ./conformance/fifo/
+RACE_PKGS = ./impl/... ./conformance/fifo/ ./instrument/
 
 .PHONY: run flow test test-short vet wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
 
