@@ -77,6 +77,7 @@ func (c Config) topology() (*spec.Topology, error) {
 type Recorder struct {
 	s    *sink
 	node spec.ProcID
+	view bool // made by For: Close leaves the shared writer open
 }
 
 // sink is the log the Recorders of one file share.
@@ -129,7 +130,7 @@ func (r *Recorder) For(node string) *Recorder {
 	if r == nil {
 		return nil
 	}
-	n := &Recorder{s: r.s, node: spec.ProcID(node)}
+	n := &Recorder{s: r.s, node: spec.ProcID(node), view: true}
 	if !r.s.shared {
 		n.s.fail(fmt.Errorf("instrument: For(%q) on %s's own log (NewNode)", node, string(r.node)))
 	} else if !r.s.top.Has(n.node) {
@@ -148,13 +149,14 @@ func (r *Recorder) Err() error {
 	return r.s.err
 }
 
-// Close returns Err, closing w when it is an io.Closer.
+// Close returns Err, closing w when it is an io.Closer (on the Recorder
+// New or NewNode made; on one For made, it only returns Err).
 func (r *Recorder) Close() error {
 	if r == nil {
 		return nil
 	}
 	err := r.Err()
-	if c, ok := r.s.w.(io.Closer); ok {
+	if c, ok := r.s.w.(io.Closer); ok && !r.view {
 		if cerr := c.Close(); err == nil {
 			err = cerr
 		}

@@ -189,3 +189,25 @@ func TestConcurrent(t *testing.T) {
 		next[e.Node]++
 	}
 }
+
+// closeCounter counts its Close calls.
+type closeCounter struct {
+	bytes.Buffer
+	closed int
+}
+
+func (c *closeCounter) Close() error { c.closed++; return nil }
+
+// TestClose: Close closes the writer once, on the Recorder New made; the
+// nodes' Recorders (For) leave it open.
+func TestClose(t *testing.T) {
+	var w closeCounter
+	rec, err := instrument.New(&w, twoAccounts)
+	require.NoError(t, err)
+	n1 := rec.For("N1")
+	n1.Send("N2", 1, 5)
+	require.NoError(t, n1.Close())
+	assert.Equal(t, 0, w.closed, "a node's Recorder leaves the shared writer open")
+	require.NoError(t, rec.Close())
+	assert.Equal(t, 1, w.closed)
+}
