@@ -56,6 +56,9 @@ type Report struct {
 	// end, with what each lacks: a violation of SnapshotsComplete in a
 	// drained run, a fact worth saying in any other.
 	Incomplete []IncompleteSnapshot
+	// Notes say what the audit derived rather than read (a barrier
+	// trace's missing seqs and parts, DeriveBarrier), one line each.
+	Notes []string
 }
 
 // IncompleteSnapshot is a snapshot initiated and never completed: Lacks
@@ -134,10 +137,13 @@ func (r Report) String() string {
 }
 
 // writeIncomplete says which snapshots were initiated and never
-// completed, and what each lacks.
+// completed, and what each lacks; then the notes.
 func (r Report) writeIncomplete(b *strings.Builder) {
 	for _, x := range r.Incomplete {
 		fmt.Fprintf(b, "  incomplete: snapshot %d was initiated but never completed: %s\n", x.Snap, x.Lacks)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "  %s\n", n)
 	}
 }
 

@@ -55,7 +55,9 @@ stdout:
    model's, "reported": the implementation's, "diff"}, "violations": the
    run properties that fail: [{"property", "snapshot", "detail"}],
    "incomplete": the snapshots initiated and never completed:
-   [{"snapshot", "lacks": what each lacks]}
+   [{"snapshot", "lacks": what each lacks], "notes": what the audit
+   derived rather than read (a barrier trace's records without seq,
+   parts without counts; absent if nothing)}
 An outsider run (format markerwave-outsider/1) adds "format",
 "provenance": [{"what", "given", "total", "checks"}] (which values were
 the implementation's own, which derived), "notes" and "search"; its
@@ -388,6 +390,9 @@ type auditJSON struct {
 	Violations   []violationJSON `json:"violations"`
 	// Incomplete lists the snapshots initiated and never completed.
 	Incomplete []incompleteJSON `json:"incomplete"`
+	// Notes say what the audit derived rather than read (a barrier
+	// trace's missing seqs and parts).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // incompleteJSON's and violationJSON's Snapshot is a spec.SnapID, or
@@ -417,7 +422,7 @@ type violationJSON struct {
 // printJSON prints r's verdict as one line of JSON.
 func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 	v := auditJSON{Trace: r.name, Files: r.files, OK: rep.OK(), Property: rep.Property(),
-		Steps: rep.Steps, Snapshots: rep.Snapshots, Incarnations: rep.Incarnations, Violations: []violationJSON{}}
+		Steps: rep.Steps, Snapshots: rep.Snapshots, Incarnations: rep.Incarnations, Violations: []violationJSON{}, Notes: rep.Notes}
 	if rep.Err != nil {
 		v.Error = rep.Err.Error()
 	}
