@@ -321,7 +321,7 @@ func (a *analysis) theorem(k spec.SnapCut, rec, end spec.GlobalState) string {
 	if err != nil {
 		return "cannot build the model: " + err.Error()
 	}
-	st := model.Init(cfg)
+	st := model.InPlace(cfg, model.Init(cfg)) // one replay, never looked back on
 	for part, pre := range []bool{true, false} {
 		for i, e := range a.r.Events {
 			if (e.Action != spec.SendApp && e.Action != spec.RecvApp) || (i < k.Rec[e.Proc]) != pre {

@@ -94,6 +94,9 @@ type State struct {
 	Inc          int       // inc: the incarnation
 	Base         Shadow    // base (ghost): the state the incarnation started from
 	RestoredFrom Origin    // restoredFrom (ghost)
+
+	// inPlace: the actions update this state's slices in place (InPlace).
+	inPlace bool
 }
 
 // Origin is what an incarnation was restored from, the values of
@@ -143,6 +146,25 @@ func removeAt[T any](sq []T, i int) []T {
 
 func (sh Shadow) clone() Shadow {
 	return Shadow{OK: sh.OK, Proc: cloneSlice(sh.Proc), Chan: cloneSlice(sh.Chan)}
+}
+
+// update is the shadow an action is about to change: a copy (clone), or
+// sh itself for an in-place state (InPlace).
+func (sh Shadow) update(inPlace bool) Shadow {
+	if inPlace {
+		return sh
+	}
+	return sh.clone()
+}
+
+// shadows are the pre and post slices a step sets, one shadow per
+// snapshot: fresh ones for a persistent state, its own for an in-place
+// one.
+func (st *State) shadows() (pre, post []Shadow) {
+	if st.inPlace {
+		return st.Pre, st.Post
+	}
+	return make([]Shadow, len(st.Pre)), make([]Shadow, len(st.Post))
 }
 
 // Equal reports whether two shadows are the same TLA+ value.
