@@ -101,8 +101,8 @@ func TestWatchNoticesABrokenTerm(t *testing.T) {
 		needs  func(w *Watch) bool
 		tamper func(st *State, d watchStep)
 	}{
-		"TypeOK: a negative balance": {ActSendApp, nil, func(st *State, d watchStep) { st.Proc[d.proc].Bal = -1 }},
-		"TypeOK: a seq 0 received":   {ActRecvApp, nil, func(st *State, d watchStep) { st.Got[d.ch][len(st.Got[d.ch])-1] = 0 }},
+		"TypeOK: a negative balance":            {ActSendApp, nil, func(st *State, d watchStep) { st.Proc[d.proc].Bal = -1 }},
+		"TypeOK: a seq 0 received":              {ActRecvApp, nil, func(st *State, d watchStep) { st.Got[d.ch][len(st.Got[d.ch])-1] = 0 }},
 		"ChandyLamportTheorem: a shadow not ok": {ActSendApp, nil, func(st *State, _ watchStep) { st.Pre[0].OK = false }},
 		"ChandyLamportTheorem: post off the current state": {ActRecvApp, func(w *Watch) bool { return w.complete[0] },
 			func(st *State, d watchStep) { st.Post[0].Proc[d.proc].Bal++ }},
