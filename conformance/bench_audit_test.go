@@ -89,12 +89,12 @@ func (g *bankGen) deliverOne() {
 	g.took(g.net.Deliver(c))
 }
 
-// BenchmarkAudit audits bank runs of the same length at 5, 32 and 64
+// BenchmarkAudit audits bank runs of the same length at 5, 32 and 128
 // nodes side by side and reports events/s (wall clock) and
 // cpu-ns/event: the audit's cost per event must not grow with the
 // number of nodes.
 func BenchmarkAudit(b *testing.B) {
-	for _, nodes := range []int{5, 32, 64} {
+	for _, nodes := range []int{5, 32, 128} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			tr := bankTrace(b, nodes, 20_000, 8, 1)
 			cpu0 := cpuTime(b)

@@ -119,7 +119,7 @@ func (cfg *Config) allSeqsNonzero(gs [][]uint64) bool {
 func snapsOK(cfg *Config, st *State) bool {
 	full := allProcs(cfg)
 	for s := 0; s < cfg.NumSnaps(); s++ {
-		if st.Recorded[s]&^full != 0 || // recorded \in [Snap -> SUBSET Proc]
+		if !st.Recorded[s].Minus(full).Empty() || // recorded \in [Snap -> SUBSET Proc]
 			!snapShapeOK(cfg, st, s) ||
 			!allLocal(st.RecProc[s]) || // recProc \in [Snap -> [Proc -> LocalState]]
 			!statusesOK(st.RecChan[s]) || // recChan \in [Snap -> [Chan -> Status]]
