@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"bufio"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -111,4 +114,36 @@ func BenchmarkAudit(b *testing.B) {
 			b.ReportMetric(float64(len(tr.Events)), "events")
 		})
 	}
+}
+
+// TestWriteBigTrace writes a bankTrace to $MARKERWAVE_BIG_TRACE, of
+// $MARKERWAVE_BIG_EVENTS events (default 10^6) on $MARKERWAVE_BIG_NODES
+// nodes (default 5) with $MARKERWAVE_BIG_SNAPS snapshots (default 10), for
+// timing markerwave audit on a big trace (docs/performance.md):
+//
+//	MARKERWAVE_BIG_TRACE=/tmp/big.jsonl go test ./conformance -run TestWriteBigTrace -count=1
+//	markerwave audit --progress /tmp/big.jsonl
+//
+// Without MARKERWAVE_BIG_TRACE it skips.
+func TestWriteBigTrace(t *testing.T) {
+	path := os.Getenv("MARKERWAVE_BIG_TRACE")
+	if path == "" {
+		t.Skip("MARKERWAVE_BIG_TRACE is unset: set it to a file to write a big trace there")
+	}
+	num := func(name string, def int) int {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err, "%s=%q", name, v)
+			return n
+		}
+		return def
+	}
+	tr := bankTrace(t, num("MARKERWAVE_BIG_NODES", 5), num("MARKERWAVE_BIG_EVENTS", 1_000_000), num("MARKERWAVE_BIG_SNAPS", 10), 1)
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := bufio.NewWriter(f)
+	require.NoError(t, spec.WriteTrace(w, tr))
+	require.NoError(t, w.Flush())
+	require.NoError(t, f.Close())
+	t.Logf("wrote %s: %d events, %d snapshots", path, len(tr.Events), len(tr.Recorded))
 }

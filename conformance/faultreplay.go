@@ -141,7 +141,7 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = f.checkEnded()
 	}
-	r.finish(cfg, f.st, tr, rep.rec, rep.cuts)
+	r.finish(cfg, f.st, tr, opts, rep.rec, rep.cuts)
 	return r
 }
 

@@ -23,6 +23,10 @@ type Options struct {
 	// number of events replayed and the trace's length (the caller
 	// decides how often to report; Replay prints nothing).
 	Progress func(done, total int)
+	// SnapshotProgress, if set, is called after each snapshot the run
+	// properties (CheckRun) checked, with the number checked and the
+	// number to check: the audit's second phase.
+	SnapshotProgress func(done, total int)
 }
 
 // Divergence is the first point where the implementation's run leaves the
@@ -175,7 +179,7 @@ func replayPlainWith(tr spec.Trace, opts Options, inPlace bool) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = checkDrained(cfg, st)
 	}
-	r.finish(cfg, st, tr, rep.rec, rep.cuts)
+	r.finish(cfg, st, tr, opts, rep.rec, rep.cuts)
 	return r
 }
 
