@@ -162,15 +162,7 @@ func replayPlainWith(tr spec.Trace, opts Options, inPlace bool) Report {
 	}
 	inv := newInvariantWatch(cfg, st, inPlace)
 	r.replayEvents(tr, opts, func(_ int, e spec.Event) *Divergence {
-		inv.begin(cfg, st, e)
-		next, d := step(cfg, st, e)
-		var completed []int
-		if d == nil {
-			d, completed = inv.end(cfg, next)
-		}
-		if d == nil {
-			d = rep.checkCompleted(cfg, next, completed)
-		}
+		next, d := checkedStep(cfg, st, e, inv, rep)
 		if d == nil {
 			st = next
 		}
@@ -181,6 +173,22 @@ func replayPlainWith(tr spec.Trace, opts Options, inPlace bool) Report {
 	}
 	r.finish(cfg, st, tr, opts, rep.rec, rep.cuts)
 	return r
+}
+
+// checkedStep takes event e from st (step) and checks the invariants
+// (inv) and the recorded states reported of the snapshots it completes
+// (rep) in the state it leads to.
+func checkedStep(cfg *model.Config, st *model.State, e spec.Event, inv *invariantWatch, rep reported) (*model.State, *Divergence) {
+	inv.begin(cfg, st, e)
+	next, d := step(cfg, st, e)
+	if d != nil {
+		return nil, d
+	}
+	d, completed := inv.end(cfg, next)
+	if d == nil {
+		d = rep.checkCompleted(cfg, next, completed)
+	}
+	return next, d
 }
 
 // replayEvents takes tr's events in turn with take (the step and its

@@ -72,27 +72,37 @@ func NewWatch(cfg *Config, st *State) *Watch {
 	w := &Watch{cfg: cfg, done: make([]int, ns), complete: make([]bool, ns), recTerm: make([]bool, ns), recCons: make([]bool, ns)}
 	init := InitApp(cfg)
 	w.initTerm, w.initCons = Terminated(cfg, init), Conserved(cfg, init)
-	for p := range st.Proc {
-		w.spent += w.procSpent(st, p)
-	}
-	for c := range st.Chan {
-		n, m := chanApps(st.Chan[c])
-		w.inFlight, w.money = w.inFlight+n, w.money+m
-	}
-	for _, l := range st.Proc {
-		w.money += l.Bal
-	}
+	w.count(st)
 	for s := range ns {
-		for _, x := range st.RecChan[s] {
-			if x == Done {
-				w.done[s]++
-			}
-		}
+		w.done[s] = countDone(st.RecChan[s])
 		if w.isComplete(st, s) {
 			w.completed(st, s)
 		}
 	}
 	return w
+}
+
+// count takes CurrentApp's counts in st.
+func (w *Watch) count(st *State) {
+	for p, l := range st.Proc {
+		w.spent += w.procSpent(st, p)
+		w.money += l.Bal
+	}
+	for c := range st.Chan {
+		n, m := chanApps(st.Chan[c])
+		w.inFlight, w.money = w.inFlight+n, w.money+m
+	}
+}
+
+// countDone is the number of channels whose recording is done.
+func countDone(rc []Status) int {
+	n := 0
+	for _, x := range rc {
+		if x == Done {
+			n++
+		}
+	}
+	return n
 }
 
 // procSpent is 1 if process p has spent its budget in st, else 0.
@@ -124,11 +134,24 @@ func (w *Watch) isComplete(st *State, s int) bool {
 // tla/ChandyLamport.tla (SendApp, RecvApp, RecvAppAt, Initiate,
 // RecvMarker); after any other action End evaluates the invariants whole.
 func (w *Watch) Begin(st *State, a Action) {
-	cfg := w.cfg
 	d := watchStep{proc: -1, ch: -1, snap: -1}
-	if a.Chan < 0 || a.Chan >= cfg.NumChans() || a.Snap < 0 || a.Snap >= max(cfg.NumSnaps(), 1) {
-		a.Kind = ActLose // not an instance of the spec's actions: End checks all
+	if w.instance(a) {
+		w.note(st, a, &d)
+	} else {
+		d.whole = true // not an instance of the spec's actions: End checks all
 	}
+	d.spent, d.inFlight, d.money = w.shares(st, d)
+	w.step = d
+}
+
+// instance reports whether a's channel and snapshot are the model's.
+func (w *Watch) instance(a Action) bool {
+	return a.Chan >= 0 && a.Chan < w.cfg.NumChans() && a.Snap >= 0 && a.Snap < max(w.cfg.NumSnaps(), 1)
+}
+
+// note sets in d what action a, about to be taken from st, changes.
+func (w *Watch) note(st *State, a Action, d *watchStep) {
+	cfg := w.cfg
 	switch a.Kind {
 	case ActSendApp:
 		d.proc, d.ch = cfg.from[a.Chan], a.Chan
@@ -146,8 +169,6 @@ func (w *Watch) Begin(st *State, a Action) {
 	default:
 		d.whole = true
 	}
-	d.spent, d.inFlight, d.money = w.shares(st, d)
-	w.step = d
 }
 
 // shares are the step's process's and channel's shares of CurrentApp's
@@ -168,15 +189,7 @@ func (w *Watch) shares(st *State, d watchStep) (spent, inFlight int, money int64
 func (w *Watch) End(st *State) bool {
 	d := w.step
 	if d.whole {
-		was := w.complete
-		*w = *NewWatch(w.cfg, st)
-		w.completes = -1
-		for s := range was {
-			if !was[s] && w.complete[s] {
-				w.completes = s
-			}
-		}
-		return InvariantsHold(w.cfg, st)
+		return w.endWhole(st)
 	}
 	spent, inFlight, money := w.shares(st, d)
 	w.spent += spent - d.spent
@@ -185,19 +198,35 @@ func (w *Watch) End(st *State) bool {
 	if !w.typeOK(st, d) || !w.cuts(st, d) {
 		return false
 	}
-	if d.snap >= 0 && !d.record {
-		w.done[d.snap]++ // the second marker: d.ch is done
-	} else if d.closed {
-		w.done[d.snap]++
+	if d.snap >= 0 && (!d.record || d.closed) {
+		w.done[d.snap]++ // a second marker, or the first one's channel: d.ch is done
 	}
+	return w.completion(st, d) && w.snapshots(st, d)
+}
+
+// endWhole is End after an action of another specification: the
+// invariants evaluated whole, the counts taken afresh.
+func (w *Watch) endWhole(st *State) bool {
+	was := w.complete
+	*w = *NewWatch(w.cfg, st)
 	w.completes = -1
-	if d.snap >= 0 && !w.complete[d.snap] && w.isComplete(st, d.snap) {
-		w.completes = d.snap
-		if !w.completed(st, d.snap) {
-			return false
+	for s := range was {
+		if !was[s] && w.complete[s] {
+			w.completes = s
 		}
 	}
-	return w.snapshots(st, d)
+	return InvariantsHold(w.cfg, st)
+}
+
+// completion checks, if the step completed its snapshot, the terms that
+// hold from then on (completed).
+func (w *Watch) completion(st *State, d watchStep) bool {
+	w.completes = -1
+	if d.snap < 0 || w.complete[d.snap] || !w.isComplete(st, d.snap) {
+		return true
+	}
+	w.completes = d.snap
+	return w.completed(st, d.snap)
 }
 
 // Completes is the snapshot index the step End checked completed, -1 if
@@ -206,27 +235,22 @@ func (w *Watch) Completes() int { return w.completes }
 
 // typeOK is TypeOK (lines 267-281) on the terms the step changed.
 func (w *Watch) typeOK(st *State, d watchStep) bool {
-	cfg := w.cfg
-	if d.proc >= 0 && !natLocal(st.Proc[d.proc]) {
+	if d.proc >= 0 && !natLocal(st.Proc[d.proc]) || d.ch >= 0 && !w.chanOK(st, d.ch) {
 		return false
-	}
-	if d.ch >= 0 {
-		if !chansOK(cfg, st.Chan[d.ch:d.ch+1]) {
-			return false
-		}
-		if g := st.Got[d.ch]; len(g) > 0 && g[len(g)-1] == 0 {
-			return false
-		}
 	}
 	for s := range st.Pre {
 		if !w.shadowAt(st.Pre[s], d) || !w.shadowAt(st.Post[s], d) {
 			return false
 		}
 	}
-	if d.record {
-		return w.recordOK(st, d.proc, d.snap)
-	}
-	return true
+	return !d.record || w.recordOK(st, d.proc, d.snap)
+}
+
+// chanOK is TypeOK's chan[c] and, its last number the only one the step
+// may have added, got[c].
+func (w *Watch) chanOK(st *State, c int) bool {
+	g := st.Got[c]
+	return chansOK(w.cfg, st.Chan[c:c+1]) && (len(g) == 0 || g[len(g)-1] != 0)
 }
 
 // shadowAt is shadowOK (sh \in Shadow) at the step's process and channel.
@@ -256,8 +280,13 @@ func (w *Watch) recordOK(st *State, q, s int) bool {
 			return false
 		}
 	}
-	for _, c := range cfg.out[q] {
-		if ms := st.Chan[c]; len(ms) > 0 && !cfg.msgOK(ms[len(ms)-1]) {
+	return w.markersOK(st, q)
+}
+
+// markersOK: the markers q just sent are messages (TypeOK's chan).
+func (w *Watch) markersOK(st *State, q int) bool {
+	for _, c := range w.cfg.out[q] {
+		if ms := st.Chan[c]; len(ms) > 0 && !w.cfg.msgOK(ms[len(ms)-1]) {
 			return false
 		}
 	}
@@ -346,19 +375,27 @@ func (w *Watch) snapshots(st *State, d watchStep) bool {
 	curTerm := w.spent == cfg.NumProcs() && w.inFlight == 0
 	curCons := w.money == cfg.totalMoney
 	for s := range st.Pre {
-		if !st.Pre[s].OK || !st.Post[s].OK {
-			return false
-		}
-		if !w.complete[s] {
-			continue
-		}
-		if !w.currentAt(st, st.Post[s], d) ||
-			!implied(w.recTerm[s], curTerm, w.initTerm) || !implied(w.recCons[s], curCons, w.initCons) ||
-			d.proc >= 0 && (rcvdGap(cfg, st.RecProc[s][d.proc].Rcvd, st.Proc[d.proc].Rcvd) || rcvdGap(cfg, 0, st.RecProc[s][d.proc].Rcvd)) {
+		if !st.Pre[s].OK || !st.Post[s].OK || w.complete[s] && !w.stillHolds(st, s, d, curTerm, curCons) {
 			return false
 		}
 	}
 	return true
+}
+
+// stillHolds is, for complete snapshot s, post[s] against the current
+// state at the step's process and channel, and the stable predicates
+// (curTerm and curCons: Terminated and Conserved of the current state).
+func (w *Watch) stillHolds(st *State, s int, d watchStep, curTerm, curCons bool) bool {
+	cfg := w.cfg
+	if !w.currentAt(st, st.Post[s], d) ||
+		!implied(w.recTerm[s], curTerm, w.initTerm) || !implied(w.recCons[s], curCons, w.initCons) {
+		return false
+	}
+	if d.proc < 0 {
+		return true
+	}
+	rec, cur := st.RecProc[s][d.proc].Rcvd, st.Proc[d.proc].Rcvd
+	return !rcvdGap(cfg, rec, cur) && !rcvdGap(cfg, 0, rec)
 }
 
 // currentAt is post = CurrentApp (CurrentReachable, lines 321-323) at
@@ -367,20 +404,22 @@ func (w *Watch) currentAt(st *State, post Shadow, d watchStep) bool {
 	if d.proc >= 0 && post.Proc[d.proc] != st.Proc[d.proc] {
 		return false
 	}
-	if d.ch < 0 {
-		return true
-	}
+	return d.ch < 0 || sameApps(st.Chan[d.ch], post.Chan[d.ch])
+}
+
+// sameApps reports AppOnly(ms) = apps (line 98).
+func sameApps(ms []Msg, apps []spec.AppMsg) bool {
 	j := 0
-	for _, m := range st.Chan[d.ch] {
+	for _, m := range ms {
 		if m.Kind != KindApp {
 			continue
 		}
-		if j >= len(post.Chan[d.ch]) || post.Chan[d.ch][j] != m.AppMsg {
+		if j >= len(apps) || apps[j] != m.AppMsg {
 			return false
 		}
 		j++
 	}
-	return j == len(post.Chan[d.ch])
+	return j == len(apps)
 }
 
 // InvariantsHold is the spec invariants (spec.Invariants) evaluated

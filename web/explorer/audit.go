@@ -180,10 +180,7 @@ func (l *Loaded) View() AuditView {
 		v.Violations = append(v.Violations, ViolationView{x.Property, x.Snap, x.Detail})
 	}
 	if l.barrier != nil {
-		v.Source, v.Note = l.barrier.Header.Source, l.barrier.Header.Note
-		for i, e := range l.barrier.Events {
-			v.Events = append(v.Events, EventView{Line: l.barrier.Lines[i], Label: barrierLabel(e)})
-		}
+		l.barrierView(&v)
 		return v
 	}
 	for i, e := range l.tr.Events {
@@ -207,9 +204,7 @@ func (l *Loaded) View() AuditView {
 // window of columns ending a little after the cursor's event.
 func (l *Loaded) Diagram(upto int, snap spec.SnapID) (string, error) {
 	if l.barrier != nil {
-		var b bytes.Buffer
-		_, _, err := export.BarrierDiagram(l.barrier, &b, export.SVG) // the whole run: a barrier diagram has no window
-		return b.String(), err
+		return l.barrierDiagram()
 	}
 	n := len(l.tr.Events)
 	if upto <= 0 || upto > n {
@@ -257,4 +252,20 @@ func barrierLabel(e spec.BarrierEvent) string {
 		fmt.Fprintf(&b, ": %s#%d", r.Src, r.I)
 	}
 	return b.String()
+}
+
+// barrierDiagram draws a barrier trace whole: a barrier diagram has no
+// window.
+func (l *Loaded) barrierDiagram() (string, error) {
+	var b bytes.Buffer
+	_, _, err := export.BarrierDiagram(l.barrier, &b, export.SVG)
+	return b.String(), err
+}
+
+// barrierView sets a barrier trace's header and events in v.
+func (l *Loaded) barrierView(v *AuditView) {
+	v.Source, v.Note = l.barrier.Header.Source, l.barrier.Header.Note
+	for i, e := range l.barrier.Events {
+		v.Events = append(v.Events, EventView{Line: l.barrier.Lines[i], Label: barrierLabel(e)})
+	}
 }
