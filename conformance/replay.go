@@ -135,19 +135,23 @@ func (r Report) String() string {
 //
 // It replays on an in-place state with the invariants watched step by
 // step (model.InPlace, model.Watch), at a cost per event that does not
-// grow with the number of processes; a run that diverges is replayed
-// again on persistent states with the invariants evaluated whole, which
-// is what reports it, so that its report is the same either way.
+// grow with the number of processes. A run that diverges at an event is
+// replayed again up to that event in place, then from it on persistent
+// states with the invariants evaluated whole (the state before the
+// event is gone after an in-place step), so that its report is the one
+// a persistent replay makes.
 func replayPlain(tr spec.Trace, opts Options) Report {
-	if r := replayPlainWith(tr, opts, true); r.Err != nil || r.Divergence == nil {
-		return r
+	r := replayPlainWith(tr, opts, -1)
+	if r.Err != nil || r.Divergence == nil || r.Divergence.Step == 0 {
+		return r // nothing in place went wrong: the run conforms, or diverges at its start or end
 	}
-	return replayPlainWith(tr, opts, false)
+	return replayPlainWith(tr, opts, r.Divergence.Step-1)
 }
 
-// replayPlainWith is replayPlain's replay, in place (inPlace) or on
-// persistent states.
-func replayPlainWith(tr spec.Trace, opts Options, inPlace bool) Report {
+// replayPlainWith is replayPlain's replay: in place with the invariants
+// watched, from event wholeFrom on (0-based; -1: never) on persistent
+// states with the invariants evaluated whole.
+func replayPlainWith(tr spec.Trace, opts Options, wholeFrom int) Report {
 	var r Report
 	cfg, err := ConfigFromTrace(tr)
 	if err != nil {
@@ -157,11 +161,13 @@ func replayPlainWith(tr spec.Trace, opts Options, inPlace bool) Report {
 	rep := newReported(tr, opts)
 	st := model.Init(cfg)
 	r.Divergence = checkInvariants(cfg, st)
-	if inPlace {
-		st = model.InPlace(cfg, st)
-	}
-	inv := newInvariantWatch(cfg, st, inPlace)
-	r.replayEvents(tr, opts, func(_ int, e spec.Event) *Divergence {
+	st = model.InPlace(cfg, st)
+	inv := newInvariantWatch(cfg, st, true)
+	r.replayEvents(tr, opts, func(i int, e spec.Event) *Divergence {
+		if i == wholeFrom {
+			st = model.Persistent(st)
+			inv = newInvariantWatch(cfg, st, false)
+		}
 		next, d := checkedStep(cfg, st, e, inv, rep)
 		if d == nil {
 			st = next

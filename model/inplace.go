@@ -45,6 +45,15 @@ func InPlace(cfg *Config, st *State) *State {
 	return &n
 }
 
+// Persistent is a persistent view of st: actions on it copy what they
+// change and leave st as it is. It shares an in-place st's slices, so it
+// is valid until st next steps in place.
+func Persistent(st *State) *State {
+	n := *st
+	n.inPlace = false
+	return &n
+}
+
 // IsInPlace reports whether st is an in-place state (InPlace).
 func (st *State) IsInPlace() bool { return st.inPlace }
 

@@ -189,11 +189,7 @@ func Next(cfg *Config, st *State) []Transition {
 // The successors of an in-place state (InPlace) are persistent states
 // built from it, valid until it next steps in place; st is left as it is.
 func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
-	if st.inPlace {
-		p := *st
-		p.inPlace = false
-		st = &p
-	}
+	st = Persistent(st)
 	if cfg.Faults() {
 		forEachFaultSuccessor(cfg, st, f)
 		return
