@@ -212,13 +212,26 @@ func onlySnap(cfg *model.Config, st *model.State, s int) (*model.Config, *model.
 	return &c, &n
 }
 
+// completedBy lists the snapshots the step from before to after
+// completed.
+func completedBy(cfg *model.Config, before, after *model.State) []int {
+	var out []int
+	for s := range cfg.Snap {
+		if !model.Complete(cfg, before, s) && model.Complete(cfg, after, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // checkRecorded compares the implementation's recorded states (and their
 // initiators), then their cut seqs, with the model's for every snapshot
-// the step completed.
-func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID, cuts map[spec.SnapID]reportedCut) *Divergence {
-	for s, id := range cfg.Snap {
+// the step completed (snapshot indexes completed, in after).
+func checkRecorded(cfg *model.Config, after *model.State, completed []int, rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID, cuts map[spec.SnapID]reportedCut) *Divergence {
+	for _, s := range completed {
+		id := cfg.Snap[s]
 		got, ok := rec[id]
-		if !ok || model.Complete(cfg, before, s) || !model.Complete(cfg, after, s) {
+		if !ok {
 			continue
 		}
 		if want := cfg.Topo.Procs[cfg.Initiator[s]]; initiators[id] != "" && initiators[id] != want {
@@ -384,7 +397,66 @@ func newReported(tr spec.Trace, opts Options) reported {
 
 // check is checkRecorded for the step from before to after.
 func (rp reported) check(cfg *model.Config, before, after *model.State) *Divergence {
-	return checkRecorded(cfg, before, after, rp.rec, rp.initiators, rp.cuts)
+	return rp.checkCompleted(cfg, after, completedBy(cfg, before, after))
+}
+
+// checkCompleted is checkRecorded for the snapshots completed in after.
+func (rp reported) checkCompleted(cfg *model.Config, after *model.State, completed []int) *Divergence {
+	return checkRecorded(cfg, after, completed, rp.rec, rp.initiators, rp.cuts)
+}
+
+// invariantWatch checks the spec invariants after each step of a replay
+// and says which snapshots it completed: evaluated whole on persistent
+// states (watch nil), or watched step by step (model.Watch), as an
+// in-place replay must (its state before the step is gone after it).
+type invariantWatch struct {
+	w      *model.Watch
+	before *model.State // the persistent replay's state before the step
+}
+
+func newInvariantWatch(cfg *model.Config, st *model.State, inPlace bool) *invariantWatch {
+	if inPlace {
+		return &invariantWatch{w: model.NewWatch(cfg, st)}
+	}
+	return &invariantWatch{}
+}
+
+// begin notes event e, about to be taken from st.
+func (iw *invariantWatch) begin(cfg *model.Config, st *model.State, e spec.Event) {
+	if iw.w == nil {
+		iw.before = st
+		return
+	}
+	a := model.Action{Kind: model.ActLose, Chan: cfg.ChanIndex(e.From, e.To), Snap: cfg.SnapIndex(e.Snap)}
+	switch e.Action {
+	case spec.SendApp:
+		a.Kind, a.Snap = model.ActSendApp, 0
+	case spec.RecvApp:
+		a.Kind, a.Snap = model.ActRecvApp, 0
+	case spec.Initiate:
+		a.Kind, a.Chan = model.ActInitiate, 0
+	case spec.RecvMarker:
+		a.Kind, a.Snap = model.ActRecvMarker, 0
+	}
+	iw.w.Begin(st, a)
+}
+
+// end checks the invariants in after, the state the step led to, and
+// lists the snapshots the step completed.
+func (iw *invariantWatch) end(cfg *model.Config, after *model.State) (*Divergence, []int) {
+	if iw.w == nil {
+		return checkInvariants(cfg, after), completedBy(cfg, iw.before, after)
+	}
+	if !iw.w.End(after) {
+		if d := checkInvariants(cfg, after); d != nil {
+			return d, nil
+		}
+		return &Divergence{Property: spec.PropTypeOK, Detail: "model.Watch and the invariants evaluated whole disagree (a bug of the model)"}, nil
+	}
+	if s := iw.w.Completes(); s >= 0 {
+		return nil, []int{s}
+	}
+	return nil, nil
 }
 
 // snapshotLacks says what snapshot index s lacks to be complete: the

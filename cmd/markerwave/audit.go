@@ -344,7 +344,8 @@ func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
 	}
 	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded, RestoreLines: r.lines.Restores}
 	if o.progress {
-		opts.Progress = newProgress(f, r.name).report
+		p := newProgress(f, r.name)
+		opts.Progress, opts.SnapshotProgress = p.report, p.snapshots
 	}
 	if r.barrier {
 		var err error
@@ -468,5 +469,16 @@ func (p *progress) report(done, total int) {
 	} else {
 		p.f.errorf("%s: replayed all %s in %v; checking the snapshots", p.name, plural(total, "event"), took)
 	}
+	p.last, p.printed = now, true
+}
+
+// snapshots is a conformance.Options.SnapshotProgress callback: the
+// snapshots checked after the replay, every progressEvery.
+func (p *progress) snapshots(done, total int) {
+	now := time.Now()
+	if done < total && now.Sub(p.last) < progressEvery || done == total && !p.printed {
+		return
+	}
+	p.f.errorf("%s: checked %d of %s in %v", p.name, done, plural(total, "snapshot"), now.Sub(p.start).Round(time.Second))
 	p.last, p.printed = now, true
 }

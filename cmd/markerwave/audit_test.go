@@ -279,9 +279,10 @@ func TestAuditProgress(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "conforms: 6 steps, 1 snapshot, all properties hold\n", out)
 	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
-	require.Len(t, lines, 6, errs)
+	require.Len(t, lines, 7, errs)
 	assert.Regexp(t, `^markerwave audit: \.\./\.\./traces/conforms/token-ring\.jsonl: replayed 1 of 6 events \(16%\) in 0s$`, lines[0])
 	assert.Equal(t, "markerwave audit: ../../traces/conforms/token-ring.jsonl: replayed all 6 events in 0s; checking the snapshots", lines[5])
+	assert.Equal(t, "markerwave audit: ../../traces/conforms/token-ring.jsonl: checked 1 of 1 snapshot in 0s", lines[6], "the second phase reports too")
 	progressEvery = time.Hour
 	code, _, errs = audit("--progress", "../../traces/conforms/token-ring.jsonl")
 	assert.Equal(t, 0, code)
