@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/spec"
@@ -43,7 +44,7 @@ func (r auditRun) auditOutsider(f *cmdFlags, o auditOpts, several bool) int {
 		printOutsiderJSON(f.stdout, r, rep)
 	}
 	if rep.Err != nil {
-		return f.fail(exitUsage, fmt.Errorf("%s: %w", r.name, rep.Err))
+		return f.fail(exitUsage, namedErr(r.name, rep.Err))
 	}
 	if !o.json {
 		printOutsiderVerdict(f.stdout, r, rep, several)
@@ -127,3 +128,13 @@ func renameOutsider(v *outsiderJSON, d conformance.Derived) {
 type jsonBuffer struct{ b []byte }
 
 func (j *jsonBuffer) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
+
+// namedErr prefixes err with name unless it already starts with it (a
+// reader's error names the file it read: a lone file's path, or a
+// directory's file under name).
+func namedErr(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
