@@ -429,16 +429,10 @@ func runMutant(t *testing.T, rn *runner, src *source, sb schemataBuild, m mutant
 	if sb.sch.in[m.Name] {
 		out, failed, err = rn.runAll(rn.binaryCmd(sb.bins, m.Name), workDir(t, m.Name), m.Runs)
 	} else {
-		t.Logf("mutant %s is built on its own: %s", m.Name, sb.sch.fallback[m.Name])
-		patched, why := patchedFiles(t, src, m)
-		if why != "" {
+		var why string
+		if out, failed, why, err = rn.runOwnBuild(t, src, sb, m); why != "" {
 			return done(why)
 		}
-		overlay, work, err := src.overlay(t, m.Name, patched)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, failed, err = rn.runAll(rn.goTestCmd(overlay), work, m.Runs)
 	}
 	switch {
 	case err != nil:
@@ -469,6 +463,23 @@ func runMutant(t *testing.T, rn *runner, src *source, sb schemataBuild, m mutant
 	r.ok = true
 	t.Logf("mutant %s caught in %v; failing tests: %s", m.Name, time.Since(start).Round(time.Millisecond), strings.Join(failedTests(out), ", "))
 	return done(strings.Join(seen, "; "))
+}
+
+// runOwnBuild runs m's tests built with its own overlay (a mutant
+// outside the schemata); why says why not when its anchors are not
+// found (the test has failed saying so).
+func (rn *runner) runOwnBuild(t *testing.T, src *source, sb schemataBuild, m mutant) (out string, failed bool, why string, err error) {
+	t.Logf("mutant %s is built on its own: %s", m.Name, sb.sch.fallback[m.Name])
+	patched, why := patchedFiles(t, src, m)
+	if why != "" {
+		return "", false, why, nil
+	}
+	overlay, work, err := src.overlay(t, m.Name, patched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, failed, err = rn.runAll(rn.goTestCmd(overlay), work, m.Runs)
+	return out, failed, "", err
 }
 
 // workDir is a fresh directory for what the runs of name write: a
