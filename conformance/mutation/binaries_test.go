@@ -3,6 +3,7 @@ package mutation
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,11 +53,15 @@ func (rn *runner) buildBinaries(overlay, dir string, runs []goTest) (binaries, s
 		for _, k := range batch {
 			args = append(args, k.pkg)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		cmd := exec.CommandContext(ctx, rn.goBin, args...)
 		cmd.Dir = rn.root
 		b, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
 		cancel()
+		if timedOut {
+			return nil, "", fmt.Errorf("%w: go %s", errBuildTimeout, strings.Join(args, " "))
+		}
 		if err != nil {
 			return nil, fmt.Sprintf("$ go %s\n%s", strings.Join(args, " "), b), err
 		}
@@ -66,6 +71,17 @@ func (rn *runner) buildBinaries(overlay, dir string, runs []goTest) (binaries, s
 	}
 	return bins, "", nil
 }
+
+// buildTimeout is the budget of one go test -c of the schemata: from a
+// cold cache it compiles the module's dependencies (with -race, the
+// standard library again), which under a load of 30 on two cores took
+// over 5 minutes.
+const buildTimeout = 15 * time.Minute
+
+// errBuildTimeout: a build of the schemata ran out of buildTimeout, which
+// says nothing of the mutants (building each on its own would only take
+// longer).
+var errBuildTimeout = errors.New("the build did not finish within " + buildTimeout.String())
 
 // batches groups the binaries of runs into go test -c invocations: one
 // race mode each, no two packages with the same last element.
@@ -180,6 +196,9 @@ func buildSchemataBinaries(t *testing.T, rn *runner, src *source, ms []mutant, r
 			t.Logf("built the schemata of %d mutants (%d outside them) and %d test binaries in %v",
 				len(sch.in), len(sch.fallback), len(bins), time.Since(start).Round(100*time.Millisecond))
 			return schemataBuild{sch: sch, bins: bins}
+		}
+		if errors.Is(err, errBuildTimeout) {
+			t.Fatalf("building the schemata's test binaries: %v", err)
 		}
 		if len(try) == 0 {
 			t.Fatalf("the tracked files, as they are in the work tree, do not build: %v\n%s", err, tail(out, 40))
