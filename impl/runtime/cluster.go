@@ -41,6 +41,9 @@ type ClusterConfig struct {
 	// OnFault, if set, is called with every node's suspicions and aborts
 	// (from node goroutines, possibly concurrently).
 	OnFault func(Fault)
+	// Invariants are the application's properties of a global snapshot,
+	// checked on every snapshot Collect assembles (see Collector.Collect).
+	Invariants []spec.Invariant
 }
 
 // Cluster runs one Node per process of a topology in this process.
@@ -68,7 +71,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, fmt.Errorf("runtime: cluster config has no NewApp")
 	}
 	c := &Cluster{
-		topo: cfg.Topology, nodes: map[spec.ProcID]*Node{}, col: NewCollector(cfg.Topology),
+		topo: cfg.Topology, nodes: map[spec.ProcID]*Node{}, col: NewCollector(cfg.Topology, cfg.Invariants...),
 		stats: &Stats{}, snaps: map[spec.SnapID]spec.ProcID{},
 	}
 	c.trs = distinctTransports(cfg)
