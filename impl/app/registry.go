@@ -178,7 +178,9 @@ func (k *TokenParams) New(p spec.ProcID) (core.App, error) { return NewToken(p =
 func (k *TokenParams) Message(*rand.Rand, int64) []byte { return TokenPayload }
 
 // Invariants: one token, always.
-func (k *TokenParams) Invariants(*spec.Topology) []spec.Invariant { return []spec.Invariant{OneToken()} }
+func (k *TokenParams) Invariants(*spec.Topology) []spec.Invariant {
+	return []spec.Invariant{OneToken()}
+}
 
 func sortedKeys(m map[spec.ProcID]int64) []spec.ProcID {
 	ks := make([]spec.ProcID, 0, len(m))
