@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -22,9 +23,8 @@ func TestCollectChecksInvariants(t *testing.T) {
 	topo := spec.Complete(3)
 	wrongTotal := app.Conservation(301) // the banks hold 300: broken on every snapshot
 	panics := spec.Invariant{Name: "panics", Check: func(s spec.AppSnapshot) error {
-		var m map[spec.ProcID]int
-		m[spec.ProcID("P1")] = int(s.Snap)
-		return nil
+		owners := map[string][]spec.ProcID{}
+		return fmt.Errorf("owner %s", owners["k"][int(s.Snap)]) // a bug in the invariant itself
 	}}
 	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{
 		Topology: topo, NewApp: bankApps(100),
@@ -53,6 +53,6 @@ func TestCollectChecksInvariants(t *testing.T) {
 	msg := err.Error()
 	assert.Contains(t, msg, `breaks invariant "Conservation": the snapshot holds 300 (`)
 	assert.Contains(t, msg, "the system holds 301")
-	assert.Contains(t, msg, `invariant "panics" panicked: assignment to entry in nil map`)
+	assert.Contains(t, msg, `invariant "panics" panicked: runtime error: index out of range [1] with length 0`)
 	assert.Contains(t, msg, `P1 state {"bal":`, "the report shows the snapshot's states")
 }
