@@ -91,8 +91,10 @@ func TestRuntimeOpaque(t *testing.T) {
 			}
 			return q, nil
 		},
-		msg:        func(*rand.Rand) []byte { return []byte(`"job"`) },
-		invariants: func(map[spec.ProcID]int64) []spec.Invariant { return []spec.Invariant{eachJobOnce(perProc * len(topo.Procs))} },
+		msg: func(*rand.Rand) []byte { return []byte(`"job"`) },
+		invariants: func(map[spec.ProcID]int64) []spec.Invariant {
+			return []spec.Invariant{eachJobOnce(perProc * len(topo.Procs))}
+		},
 	}
 	w := workload{seed: subSeed(root, 0, "opaque"), transfers: 60, pairs: 3, root: root, kind: kind}
 	w.delay = subSeed(root, 0, "opaque-delay")
