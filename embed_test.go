@@ -61,3 +61,28 @@ func TestStartNamesBadConfig(t *testing.T) {
 	_, err = markerwave.Start(markerwave.Config{Topology: markerwave.Complete(2)})
 	assert.EqualError(t, err, "markerwave: Config.NewApp is required")
 }
+
+// A fresh start on a store that holds snapshots numbers its own after
+// them: nothing saved is overwritten or refused.
+func TestFreshStartKeepsStoredSnapshots(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cfg := markerwave.Config{Topology: markerwave.Complete(3), NewApp: kvApps(false), Store: dir,
+		Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")}}
+	var ids []markerwave.SnapID
+	for range 2 {
+		c, err := markerwave.Start(cfg)
+		require.NoError(t, err)
+		require.NoError(t, c.Send("P1", "P3", move("c", "3")))
+		g, err := c.TakeSnapshot(ctx, "P2")
+		require.NoError(t, err)
+		ids = append(ids, g.ID)
+		require.NoError(t, c.Stop(ctx))
+	}
+	assert.Equal(t, []markerwave.SnapID{1, 2}, ids)
+	from, err := markerwave.Recover(dir, cfg.Topology)
+	require.NoError(t, err)
+	require.NotNil(t, from)
+	assert.Equal(t, markerwave.SnapID(2), from.ID)
+}

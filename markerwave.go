@@ -84,12 +84,9 @@ func Start(cfg Config) (*Cluster, error) {
 		return nil, errors.New("markerwave: Config.NewApp is required")
 	}
 	c := &Cluster{}
-	if cfg.Store != "" {
-		st, err := store.Open(cfg.Store)
-		if err != nil {
-			return nil, fmt.Errorf("markerwave: store: %w", err)
-		}
-		c.store = st
+	after, err := c.openStore(cfg.Store)
+	if err != nil {
+		return nil, err
 	}
 	tr := cfg.Transport
 	if tr == nil {
@@ -97,13 +94,36 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	rt, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: cfg.Topology, NewApp: cfg.NewApp, Transport: tr,
-		Invariants: cfg.Invariants, From: cfg.From,
+		Invariants: cfg.Invariants, From: cfg.From, After: after,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: %w", err)
 	}
 	c.rt = rt
 	return c, nil
+}
+
+// openStore opens the store in dir, if any, and returns the largest
+// snapshot id it has used: new snapshots are numbered after it, so a
+// fresh start never collides with a saved snapshot.
+func (c *Cluster) openStore(dir string) (SnapID, error) {
+	if dir == "" {
+		return 0, nil
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		return 0, fmt.Errorf("markerwave: store: %w", err)
+	}
+	used, err := st.Used()
+	if err != nil {
+		return 0, fmt.Errorf("markerwave: store: %w", err)
+	}
+	c.store = st
+	var last SnapID
+	for _, id := range used {
+		last = max(last, id)
+	}
+	return last, nil
 }
 
 // Send has process from send payload to process to: from's App.Send runs

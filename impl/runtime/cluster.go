@@ -32,6 +32,9 @@ type ClusterConfig struct {
 	// From, if set, restores every node from this snapshot; new snapshot
 	// ids then start after From.ID.
 	From *snapshot.Global
+	// After, if set, makes new snapshot ids start after it (and after
+	// From.ID): a store's snapshots keep their ids across runs.
+	After spec.SnapID
 	// OnError, if set, is called with every node error (from node
 	// goroutines, possibly concurrently).
 	OnError func(error)
@@ -82,6 +85,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		}
 		c.nextSnap.Store(uint64(cfg.From.ID))
 	}
+	c.nextSnap.Store(max(c.nextSnap.Load(), uint64(cfg.After)))
 	for _, p := range cfg.Topology.Procs {
 		n, err := c.startNode(cfg, p)
 		if err != nil {

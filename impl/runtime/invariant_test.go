@@ -39,7 +39,7 @@ func TestCollectChecksInvariants(t *testing.T) {
 	require.NoError(t, err)
 	g, err := cl.Collect(ctxFor(t, 5*time.Second), id)
 	var ie *mwrt.InvariantError
-	require.ErrorAs(t, err, &ie)
+	require.ErrorAs(t, err, &ie, "the collector did not check the invariants: Collect returned %v", err)
 	assert.Equal(t, id, g.ID, "the snapshot is returned with the error")
 	assert.Equal(t, g.ID, ie.Global.ID)
 	var broken []string
