@@ -189,3 +189,32 @@ func Example() {
 	// P2 owns {"a":"1"}
 	// P3 owns {"d":"4"}
 }
+
+// A bug in the service (a handoff that keeps the sender's copy) is
+// reported by its invariant, with the snapshot that shows it.
+func Example_brokenInvariant() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := markerwave.Start(markerwave.Config{
+		Topology:   markerwave.Complete(3),
+		NewApp:     kvApps(true), // the planted bug
+		Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Stop(ctx)
+	_ = c.Send("P1", "P2", move("a", "1"))
+	_ = c.Quiesce(ctx)
+	_, err = c.TakeSnapshot(ctx, "P1")
+	var ie *markerwave.InvariantError
+	if errors.As(err, &ie) {
+		fmt.Println(err)
+	}
+	// Output:
+	// snapshot 1 breaks invariant "every key has exactly one owner": key "a" has 2 owners [P1 P2]
+	// in snapshot 1 (initiated by P1)
+	//   P1 state {"a":"1","b":"2","c":"3"}
+	//   P2 state {"a":"1","d":"4"}
+	//   P3 state {}
+}
