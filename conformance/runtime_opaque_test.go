@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
@@ -109,4 +112,15 @@ func TestRuntimeOpaque(t *testing.T) {
 	if r.OK() {
 		t.Logf("opaque run conforms: %d snapshots", len(run.snaps))
 	}
+
+	// The audit rebuilds the queues from the events alone and checks the
+	// invariant on every recorded snapshot; one the run breaks is named.
+	auditApp(t, run.trace, w, bal)
+	audited := func(p spec.ProcID) (App, error) { return kind.newApp(p, 0) }
+	jobs := perProc * len(topo.Procs)
+	err := CheckAppInvariants(run.trace, audited, []spec.Invariant{eachJobOnce(jobs + 1)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf(`breaks invariant "each job queued once": %d jobs in the snapshot, want %d`, jobs, jobs+1))
+	var one *spec.InvariantError
+	require.ErrorAs(t, err, &one)
 }

@@ -141,7 +141,17 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 		bal[p] = 50 + rng.Int64N(100)
 	}
 	run := runTraced(t, topo, tr, w, rng, bal, nil)
+	auditApp(t, run.trace, w, bal)
 	return replayRun(t, run.trace, w)
+}
+
+// auditApp checks the application's invariants on every recorded
+// snapshot of tr, the states rebuilt from its events (CheckAppInvariants).
+func auditApp(t *testing.T, tr spec.Trace, w workload, bal map[spec.ProcID]int64) {
+	t.Helper()
+	kind := w.app()
+	newApp := func(p spec.ProcID) (App, error) { return kind.newApp(p, bal[p]) }
+	require.NoError(t, CheckAppInvariants(tr, newApp, kind.invariants(bal)), "the application's invariants, on the states the events lead to")
 }
 
 // replayRun replays tr (Replay) and, if it does not conform, writes it to
