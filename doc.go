@@ -46,8 +46,10 @@
 // TakeSnapshot tells you how each one ended: a complete snapshot (saved
 // in the store) on which every invariant holds; an *InvariantError that
 // names each invariant broken (or panicking) and holds the snapshot that
-// shows it; an *AbortedError when a node aborted it; an *IncompleteError
-// naming what was missing when ctx ended.
+// shows it; an *AbortedError when a node aborted it (with Config.Detector
+// set, a snapshot waiting for a crashed node is aborted within
+// DetectorConfig.Bound); an *IncompleteError naming what was missing when
+// ctx ended.
 //
 // Sixth, stop (c.Stop delivers what is in flight first), and to recover
 // after a crash, restart from the latest snapshot complete at every node:

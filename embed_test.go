@@ -86,3 +86,37 @@ func TestFreshStartKeepsStoredSnapshots(t *testing.T) {
 	require.NotNil(t, from)
 	assert.Equal(t, markerwave.SnapID(2), from.ID)
 }
+
+// With a failure detector, a snapshot that waits for a crashed node is
+// aborted, naming the node, within the detection bound (plus scheduling
+// slack on a loaded machine), instead of waiting for ctx.
+func TestCrashedNodeAbortsSnapshot(t *testing.T) {
+	det := markerwave.DetectorConfig{Interval: 20 * time.Millisecond, Timeout: 400 * time.Millisecond}
+	c, err := markerwave.Start(markerwave.Config{
+		Topology: markerwave.Complete(3), NewApp: kvApps(false), Detector: det,
+		Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	defer func() {
+		// Frames to the crashed P3 are never delivered: Stop waits only
+		// briefly for them, then reports them.
+		stopCtx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		err := c.Stop(stopCtx)
+		if err != nil {
+			assert.Contains(t, err.Error(), "P3")
+		}
+	}()
+	_, err = c.TakeSnapshot(ctx, "P1")
+	require.NoError(t, err, "no failure yet")
+
+	require.NoError(t, c.Crash("P3"))
+	_, err = c.TakeSnapshot(ctx, "P1")
+	var ab *markerwave.AbortedError
+	require.ErrorAs(t, err, &ab, "a snapshot waiting for the crashed P3: %v", err)
+	assert.Equal(t, []spec.ProcID{"P3"}, ab.Causes())
+	assert.NoError(t, ctx.Err(), "aborted before the context ended")
+	assert.EqualError(t, c.Crash("P9"), `markerwave: crash: unknown process "P9"`)
+}

@@ -43,6 +43,10 @@ type (
 	// IncompleteError: the snapshot did not complete in time; it names
 	// what is missing.
 	IncompleteError = runtime.IncompleteError
+	// DetectorConfig configures the failure detector (heartbeats and the
+	// silence after which a peer is suspected); its Bound is the
+	// detection time.
+	DetectorConfig = runtime.DetectorConfig
 )
 
 // Complete is the topology of n processes P1..Pn with a channel each way
@@ -67,6 +71,10 @@ type Config struct {
 	Store string
 	// From, if set, restores every node from this snapshot (Recover's).
 	From *Snapshot
+	// Detector, if its Interval is set, runs a failure detector on every
+	// node: a snapshot waiting for a suspected peer is aborted (an
+	// *AbortedError naming the peer) instead of waiting for ctx to end.
+	Detector DetectorConfig
 }
 
 // Cluster is a running set of nodes, one per process, in this process.
@@ -94,7 +102,7 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	rt, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: cfg.Topology, NewApp: cfg.NewApp, Transport: tr,
-		Invariants: cfg.Invariants, From: cfg.From, After: after,
+		Invariants: cfg.Invariants, From: cfg.From, After: after, Detector: cfg.Detector,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: %w", err)
@@ -171,6 +179,18 @@ func (c *Cluster) save(g Snapshot) error {
 // Quiesce waits until every message sent has been delivered, or ctx
 // ends (a snapshot then records every channel empty).
 func (c *Cluster) Quiesce(ctx context.Context) error { return c.rt.Quiesce(ctx) }
+
+// Crash stops p's node at once, as kill -9 would stop its process:
+// nothing more is sent or received, and peers are not told. It is for
+// tests and demos of failure handling.
+func (c *Cluster) Crash(p ProcID) error {
+	n := c.rt.Node(p)
+	if n == nil {
+		return fmt.Errorf("markerwave: crash: unknown process %q", string(p))
+	}
+	n.Crash()
+	return nil
+}
 
 // Stop delivers what is in flight (until ctx ends) and stops every node.
 func (c *Cluster) Stop(ctx context.Context) error { return c.rt.Stop(ctx) }
