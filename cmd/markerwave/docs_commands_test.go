@@ -80,7 +80,10 @@ var docsSlowCommands = map[string]string{
 	"recover --config impl/runtime/testdata/cluster.json --start":                "restarts the cluster's nodes",
 	"audit out/cluster/nodes/":                                                   "needs the cluster's node logs",
 	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
+	"flow --sink-url postgres://postgres@127.0.0.1:5432/flow?sslmode=disable":    "the dataflow demo into a PostgreSQL server the reader runs",
 	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
+	"audit out/dessim":                                                           "needs examples/dessim's output",
+	"audit out/dessim-bug":                                                       "needs examples/dessim's output",
 }
 
 // docsShellTools are the commands of a recipe that are not this
@@ -685,7 +688,7 @@ func (c *docsChecker) checkInputs(dc docCommand, args []string) {
 	for i := 1; i < len(args); i++ {
 		value, input, next := inputAt(args, i, flags)
 		i = next
-		if !input || strings.HasPrefix(value, "out/") || !strings.Contains(value, "/") {
+		if !input || strings.HasPrefix(value, "out/") || !strings.Contains(value, "/") || strings.Contains(value, "://") { // a URL is no file
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(c.root, value)); err != nil {

@@ -164,7 +164,7 @@ func (g *Graph) edgeKey(e int) string { return g.edgeKeyOf(g.Edges[e]) }
 // tracePart is part p by names.
 func (g *Graph) tracePart(p *Part) *spec.BarrierPart {
 	tp := &spec.BarrierPart{Emitted: p.Emitted, Cnt: p.Cnt, CutSent: map[string]int{}, CutRcvd: map[string]int{}}
-	for k, c := range p.Out {
+	for k, c := range p.Out.Map() {
 		if c > 0 {
 			tp.Out = append(tp.Out, spec.BarrierCount{Src: g.Nodes[k.Src].Name, I: k.I, N: c})
 		}
