@@ -20,6 +20,7 @@ import (
 // package, and the barrier model (model/barrier) not the Chandy-Lamport
 // one (model). The instrumentation package (instrument) knows spec only,
 // and the example implementation (examples/dessim) the instrumentation.
+// The embedding package at the module root knows spec and impl only.
 func TestLayers(t *testing.T) {
 	const mod = "github.com/markerwave/markerwave/"
 	rules := []struct {
@@ -37,6 +38,9 @@ func TestLayers(t *testing.T) {
 		{"impl/store/...", true, []string{"impl/runtime"}},
 		{"impl/snapshot/...", true, []string{"impl/runtime", "impl/store"}},
 		{"impl/app/...", true, []string{"impl/runtime", "impl/store", "impl/snapshot"}},
+		// The package an embedder imports (the module root) wraps impl for
+		// a service: no model, audit or CLI comes with it.
+		{".", true, []string{"tla", "model", "conformance", "cmd"}},
 		// The audit and the page: no impl (conformance/fifo, a harness of
 		// impl/transport, and the nemesis and mutation tests drive impl).
 		{"conformance", false, []string{"impl", "cmd"}},

@@ -133,8 +133,10 @@ func TestRunProcessCluster(t *testing.T) {
 	cfg := testConfig(t, dir)
 	st, err := store.Open(cfg.SnapshotDir)
 	require.NoError(t, err)
-	runNodes(t, cfg, st, 1500*time.Millisecond, nil)
+	log, _ := runNodes(t, cfg, st, 1500*time.Millisecond, nil)
 	storedTotals(t, st, 3000)
+	assert.Regexp(t, `snapshot \d+ complete: total 3000 .*; Conservation holds`, log, "the bank's invariant is checked on every assembled snapshot")
+	assert.NotContains(t, log, "breaks invariant")
 	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), nil, filepath.Join(dir, "trace.jsonl"))
 	assert.NoError(t, err)
 
@@ -167,6 +169,8 @@ func TestRunProcessToken(t *testing.T) {
 	log, _ := runNodes(t, cfg, st, 900*time.Millisecond, nil)
 	assert.NotRegexp(t, `P2: stopped: balance \d+, sent 0,`, log, "the holder passed the token on")
 	storedTotals(t, st, 1)
+	assert.Contains(t, log, "; OneToken holds")
+	assert.NotContains(t, log, "breaks invariant")
 }
 
 // Two fresh runs of the same cluster into one snapshot directory (the
