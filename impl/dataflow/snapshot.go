@@ -23,6 +23,11 @@ type Part struct {
 	CutRcvd   map[int]int
 	Overtaken map[int][]Item
 	Logged    map[int][]Item
+	// The adaptive mode (tla/BarrierAdaptive.tla): the type the node
+	// reported (reported[n]; TypeNone for a source and the other modes)
+	// and whether its alignment timed out (mode[n] = "unaligned").
+	Type     SnapType
+	Switched bool
 }
 
 // Snapshot is a complete snapshot: every node's part, all of one

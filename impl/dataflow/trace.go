@@ -23,7 +23,7 @@ func (g *Graph) Trace() spec.BarrierGraph {
 		tg.Nodes = append(tg.Nodes, spec.BarrierNode{Name: n.Name, Kind: n.Kind.String(), Budget: n.Budget})
 	}
 	for _, e := range g.Edges {
-		tg.Edges = append(tg.Edges, spec.BarrierEdge{From: g.Nodes[e.From].Name, To: g.Nodes[e.To].Name, Back: e.Back})
+		tg.Edges = append(tg.Edges, spec.BarrierEdge{From: g.Nodes[e.From].Name, To: g.Nodes[e.To].Name, Back: e.Back, ForceAligned: e.ForceAligned})
 	}
 	return tg
 }
@@ -164,6 +164,9 @@ func (g *Graph) edgeKey(e int) string { return g.edgeKeyOf(g.Edges[e]) }
 // tracePart is part p by names.
 func (g *Graph) tracePart(p *Part) *spec.BarrierPart {
 	tp := &spec.BarrierPart{Emitted: p.Emitted, Cnt: p.Cnt, CutSent: map[string]int{}, CutRcvd: map[string]int{}}
+	if p.Type != TypeNone {
+		tp.Type = p.Type.String()
+	}
 	for k, c := range p.Out {
 		if c > 0 {
 			tp.Out = append(tp.Out, spec.BarrierCount{Src: g.Nodes[k.Src].Name, I: k.I, N: c})
