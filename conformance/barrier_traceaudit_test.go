@@ -34,7 +34,7 @@ func TestBarrierTraceAudit(t *testing.T) {
 // trace is written to barrier-trace-audit.jsonl, or on fixed input
 // seed=N to barrier-trace-audit-seed=N.jsonl.
 func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
-	bg := drawBarrierGraph(t, rapid.Bool().Draw(t, "cyclic"))
+	bg := drawBarrierGraph(t, rapid.Bool().Draw(t, "cyclic"), false)
 	g := bg.g
 	var b bytes.Buffer
 	tr, err := dataflow.NewTracer(&b, g, spec.BarrierHeader{Drained: true, Source: "conformance TestBarrierTraceAudit"})

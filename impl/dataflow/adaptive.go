@@ -133,3 +133,13 @@ func (n *Node) CutAligned() bool { return n.cutAligned }
 func (n *Node) Blocked() bool {
 	return n.g.aligns() && !n.recorded && n.anyBar()
 }
+
+// loadAdaptive restores the adaptive variables with part p (RestoreA
+// leaves mode, reported and cutAligned unchanged, line 78): the node's
+// mode and reported type are its part's, and it was aligned when it
+// recorded iff it did not switch (a node records unaligned only by
+// switching).
+func (n *Node) loadAdaptive(p *Part) {
+	n.switched, n.reported = p.Switched, p.Type
+	n.cutAligned = p.Type != TypeNone && !p.Switched
+}

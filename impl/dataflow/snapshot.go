@@ -146,6 +146,7 @@ func (n *Node) loadPart(p *Part) error {
 	}
 	n.recorded = true
 	n.part = p
+	n.loadAdaptive(p)
 	if n.logic != nil {
 		if err := n.logic.Load(p.State); err != nil {
 			return fmt.Errorf("dataflow: %s's recorded state: %w", n.g.Nodes[n.id].Name, err)
