@@ -48,12 +48,18 @@ func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Conf
 		return nil, fmt.Errorf("successive snapshots: tla/BarrierSnapshots.tla has one snapshot, so only a run with one can be audited")
 	}
 	k := barrier.Constants{Budget: map[string]int{}, Cap: tg.Cap, Iter: tg.Iter}
+	invariants := spec.BarrierInvariants
 	switch tg.Mode {
 	case spec.ModeAligned:
 	case spec.ModeUnaligned:
 		k.Mode = barrier.Unaligned
+	case spec.ModeAdaptive:
+		invariants = spec.AdaptiveSpecInvariants
+		if variant == barrier.VariantSpec {
+			variant = barrier.VariantAdaptive
+		}
 	default:
-		return nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla has the aligned and unaligned protocols only", tg.Mode)
+		return nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols only", tg.Mode)
 	}
 	for _, n := range tg.Nodes {
 		switch n.Kind {
@@ -71,8 +77,14 @@ func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Conf
 		if e.Back {
 			k.Back = append(k.Back, [2]string{e.From, e.To})
 		}
+		if e.ForceAligned {
+			k.ForceAligned = append(k.ForceAligned, [2]string{e.From, e.To})
+		}
 	}
-	cfg, err := barrier.NewConfig(k, variant, spec.BarrierInvariants, nil)
+	if tg.Mode == spec.ModeAdaptive {
+		k.MaxTimeouts = len(k.Op) + 1 // every node may switch: a run's timers are not bounded
+	}
+	cfg, err := barrier.NewConfig(k, variant, invariants, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the graph is not one of tla/BarrierSnapshots.tla: %w", err)
 	}
@@ -125,10 +137,11 @@ func (r *Report) replayBarrier(cfg *barrier.Config, tr *spec.BarrierTrace, opts 
 // barrierAction is the model's action instance for event ev.
 func barrierAction(cfg *barrier.Config, ev spec.BarrierEvent) (barrier.Action, error) {
 	kinds := map[string]barrier.ActionKind{spec.BarrierEmit: barrier.ActEmit, spec.BarrierInject: barrier.ActInject,
-		spec.BarrierProcess: barrier.ActProcess, spec.BarrierRecvBarrier: barrier.ActRecvBarrier, spec.BarrierRestore: barrier.ActRestore}
+		spec.BarrierProcess: barrier.ActProcess, spec.BarrierRecvBarrier: barrier.ActRecvBarrier, spec.BarrierRestore: barrier.ActRestore,
+		spec.BarrierTimeout: barrier.ActTimeout}
 	a := barrier.Action{Kind: kinds[ev.Action]}
 	switch a.Kind {
-	case barrier.ActEmit, barrier.ActInject:
+	case barrier.ActEmit, barrier.ActInject, barrier.ActTimeout:
 		a.Node, _ = cfg.NodeIndex(ev.Node)
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		var ok bool
@@ -227,6 +240,8 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		n = a.Node
 	case barrier.ActInject:
 		ev.Action, n = spec.BarrierInject, a.Node
+	case barrier.ActTimeout:
+		ev.Action, n = spec.BarrierTimeout, a.Node
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		ev.Action = spec.BarrierRecvBarrier
 		n = cfg.Edges[a.Edge][1]
@@ -258,6 +273,9 @@ func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *spec.BarrierP
 	}
 	if n == cfg.Snk() {
 		p.Out = modelOut(cfg, ns)
+	}
+	if cfg.Variant.Adaptive() && cfg.Kind[n] != barrier.Source {
+		p.Type = ns.Reported[n].String()
 	}
 	for e, ends := range cfg.Edges {
 		key := spec.BarrierEdgeKey(cfg.Nodes[ends[0]], cfg.Nodes[ends[1]])
@@ -315,6 +333,12 @@ type barrierRunState struct {
 	out     map[recKey]int // the sink's output: times each record arrived
 	twice   []string       // the records the sink received a second time
 	emitted map[string]int
+	// The adaptive mode: the nodes that switched (a Timeout), and the
+	// type each node took when it recorded (TakenType,
+	// tla/BarrierAdaptive.tla line 63).
+	switched map[string]bool
+	taken    map[string]string
+	reported map[string]string
 }
 
 // recKey is record <<Src, I>>, as the sink counts it.
@@ -327,7 +351,8 @@ type recKey struct {
 // of spec.BarrierInvariants, then BarriersComplete if the run drained.
 func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
 	rs := &barrierRunState{tr: tr, part: map[string]*spec.BarrierPart{}, bar: map[string]bool{},
-		logged: map[string][]spec.BarrierRecord{}, out: map[recKey]int{}, emitted: map[string]int{}}
+		logged: map[string][]spec.BarrierRecord{}, out: map[recKey]int{}, emitted: map[string]int{},
+		switched: map[string]bool{}, taken: map[string]string{}, reported: map[string]string{}}
 	for _, ev := range tr.Events {
 		rs.event(ev)
 	}
@@ -345,6 +370,7 @@ func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
 	if len(aligned) > 0 {
 		add(spec.PropAlignedNoChannelState, "aligned barriers recorded channel state on an edge that is not a back-edge: %s", strings.Join(aligned, "; "))
 	}
+	vs = append(vs, rs.adaptive()...)
 	return append(vs, rs.atEnd(drained)...)
 }
 
@@ -377,9 +403,14 @@ func (rs *barrierRunState) event(ev spec.BarrierEvent) {
 		rs.bar[key] = true
 	case spec.BarrierRestore:
 		rs.restore()
+	case spec.BarrierTimeout:
+		rs.switched[ev.Node] = true
 	}
 	if ev.Part != nil && rs.part[ev.Node] == nil {
 		rs.part[ev.Node] = ev.Part
+	}
+	if ev.Part != nil { // a late Timeout records again: its type is the latest
+		rs.taken[ev.Node], rs.reported[ev.Node] = rs.takenType(ev.Node), ev.Part.Type
 	}
 }
 
