@@ -129,14 +129,15 @@ var dataflowMutants = []mutant{
 		Patches: []patch{{
 			File: "impl/dataflow/node.go",
 			Old:  "\tcase !n.g.aligns() || n.g.aligned(n.id, n.bar):\n",
-			New:  "\tcase true: // MUTANT barrier-record-first: record on the first barrier\n",
+			New:  "\tcase n.g.Mode != Adaptive || n.g.aligned(n.id, n.bar): // MUTANT barrier-record-first: aligned records on the first barrier\n",
 		}},
 		// The node's part is in the trace at the step it records (its
 		// first barrier), where the model's RecvBarrier records nothing:
 		// the audit names the reported part at once. (Were the audit to
 		// go on, the records it then takes off its other inputs before
 		// their barriers are logged: AlignedNoChannelState, aligned
-		// barriers recording channel state on a DAG edge.)
+		// barriers recording channel state on a DAG edge.) The adaptive
+		// mode keeps its rule, so that the first run rejected is aligned.
 		Want: spec.CheckRecordedState,
 	}),
 	dataflowMutant(mutant{
@@ -179,9 +180,13 @@ var dataflowMutants = []mutant{
 			Old:  "\tcase n.g.feedsForceAligned(n.id):\n\t\treturn ErrFeedsForceAligned\n",
 			New:  "\tcase false: // MUTANT adaptive-force-switch\n\t\treturn ErrFeedsForceAligned\n",
 		}},
-		// The switched sender's barrier overtakes the force-aligned
-		// edge's queue and persists it (MCBarrierAdaptiveForceSwitch).
-		Want: spec.PropForceAlignedNoChannelState,
+		// The audit names the step: the Timeout of a node feeding a
+		// force-aligned edge is not enabled in SpecAdaptive (its false
+		// conjunct, Out(n) \cap ForceAligned = {}, in the detail). The
+		// shrunk run switches with an empty queue; with records queued
+		// the barrier would overtake and persist them, the
+		// ForceAlignedNoChannelState of MCBarrierAdaptiveForceSwitch.
+		Want: spec.CheckEnabled,
 	}),
 	adaptiveMutant(mutant{
 		Name: "adaptive-stale-type",
