@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -142,4 +143,20 @@ func (n *Node) Blocked() bool {
 func (n *Node) loadAdaptive(p *Part) {
 	n.switched, n.reported = p.Switched, p.Type
 	n.cutAligned = p.Type != TypeNone && !p.Switched
+}
+
+// ForceAlign returns g with the edges named <<from, to>> force-aligned
+// (and checked again by NewGraph: g itself is unchanged), or an error
+// naming the first that is not an edge of g.
+func (g *Graph) ForceAlign(edges [][2]string) (*Graph, error) {
+	c := *g
+	c.Edges = slices.Clone(g.Edges)
+	for _, e := range edges {
+		i := g.EdgeIndex(e[0], e[1])
+		if i < 0 {
+			return nil, graphErr("the graph has no edge %s to force-align", spec.BarrierEdgeKey(e[0], e[1]))
+		}
+		c.Edges[i].ForceAligned = true
+	}
+	return NewGraph(c)
 }
