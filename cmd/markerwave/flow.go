@@ -147,6 +147,7 @@ type flowRow struct {
 	// snapshots each), the longest time blocked, the channel-state bytes.
 	switched map[string]int
 	bytes    int
+	latest   []string // the operators that switched in the snapshot restored from
 }
 
 // runner is a dataflow runtime of impl/dataflow/run: Run or RunTCP.
@@ -315,7 +316,7 @@ func (o flowOptions) forceAlign(g *dataflow.Graph) (*dataflow.Graph, error) {
 // later, the restore from the snapshot and the run to the end.
 func flowTrace(f *cmdFlags, o flowOptions, mode dataflow.Mode, rt runner) error {
 	if !slices.Contains(tracedModes, mode) {
-		f.errorf("%s: no barrier trace (tla/BarrierSnapshots.tla has the aligned and unaligned protocols)", mode)
+		f.errorf("%s: no barrier trace (tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols)", mode)
 		return nil
 	}
 	g, err := traceGraph(o, mode)

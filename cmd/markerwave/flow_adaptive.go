@@ -48,9 +48,11 @@ func (o flowOptions) checkForceAligned() error {
 // switches adds checkpoint cp's switches to the row: which operators
 // switched, and the channel-state bytes.
 func (row *flowRow) switches(g *dataflow.Graph, cp run.Checkpoint) {
+	row.latest = nil
 	for i, c := range cp.Costs() {
 		if c.Switched {
 			row.switched[g.Nodes[i].Name]++
+			row.latest = append(row.latest, g.Nodes[i].Name)
 		}
 		row.bytes += c.Bytes
 	}
@@ -75,5 +77,10 @@ func writeSwitches(w io.Writer, o flowOptions, rows []flowRow) {
 		}
 		fmt.Fprintf(w, "switched to unaligned: %s; blocked up to %v; the channel state cost %d bytes\n",
 			strings.Join(names, ", "), r.align.Round(time.Microsecond), r.bytes)
+		if len(r.latest) > 0 {
+			fmt.Fprintf(w, "restored from snapshot %d, in which %s switched: exactly once: %v\n", r.restored, strings.Join(r.latest, ", "), r.ok)
+		} else {
+			fmt.Fprintf(w, "restored from snapshot %d, in which no operator switched (aligned throughout): exactly once: %v\n", r.restored, r.ok)
+		}
 	}
 }
