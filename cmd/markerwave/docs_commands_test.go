@@ -81,6 +81,9 @@ var docsSlowCommands = map[string]string{
 	"audit out/cluster/nodes/":                                                   "needs the cluster's node logs",
 	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
 	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
+	"audit out/flow/adaptive.jsonl":                                              "needs the flow demo's output",
+	"flow --runtime memory --aligned-timeout 0s --force-aligned agg0->sink":      "the dataflow demo: seconds of runs",
+	"flow --measure": "twenty runs of the pipeline: a minute",
 }
 
 // docsShellTools are the commands of a recipe that are not this

@@ -168,7 +168,8 @@ var dataflowMutants = []mutant{
 		}},
 		// The output edge's channel state misses the overtaken records,
 		// sent before the sender's cut and taken after the receiver's
-		// (MCBarrierAdaptiveNoPersist).
+		// (TLC's MCBarrierAdaptiveNoPersist first reaches
+		// BarrierExactlyOnce: the restore loses them.)
 		Want: spec.PropBarrierExactChannelState,
 	}),
 	adaptiveMutant(mutant{
@@ -210,8 +211,10 @@ var dataflowMutants = []mutant{
 			Old:  "\tcase n.recorded:\n\t\treturn ErrTimeoutRecorded\n",
 			New:  "\tcase false: // MUTANT adaptive-late-timeout\n\t\treturn ErrTimeoutRecorded\n",
 		}},
-		// The node took an aligned snapshot and now reports unaligned
-		// (MCBarrierAdaptiveLateTimeout).
+		// The node took an aligned snapshot and now reports unaligned.
+		// (TLC's MCBarrierAdaptiveLateTimeout first reaches
+		// BarrierConsistentCut: the state recorded again counts records
+		// taken after the barriers.)
 		Want: spec.PropReportedTypeTaken,
 	}),
 }
