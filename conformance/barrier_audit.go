@@ -42,25 +42,50 @@ func BarrierConfig(tg spec.BarrierGraph) (*barrier.Config, error) {
 	return barrierConfig(tg, barrier.VariantSpec)
 }
 
-// barrierConfig is BarrierConfig for the given specification.
+// barrierConfig is BarrierConfig for the given specification (the
+// adaptive mode's SpecAdaptive for VariantSpec).
 func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Config, error) {
 	if tg.Successive {
 		return nil, fmt.Errorf("successive snapshots: tla/BarrierSnapshots.tla has one snapshot, so only a run with one can be audited")
 	}
 	k := barrier.Constants{Budget: map[string]int{}, Cap: tg.Cap, Iter: tg.Iter}
-	invariants := spec.BarrierInvariants
-	switch tg.Mode {
+	variant, invariants, err := barrierMode(tg.Mode, variant, &k)
+	if err != nil {
+		return nil, err
+	}
+	barrierNodes(tg, &k)
+	barrierEdges(tg, &k)
+	cfg, err := barrier.NewConfig(k, variant, invariants, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the graph is not one of tla/BarrierSnapshots.tla: %w", err)
+	}
+	return cfg, nil
+}
+
+// barrierMode sets k's Mode for the trace's mode and returns the
+// specification and invariants to replay it against: the adaptive mode
+// is tla/BarrierAdaptive.tla's (aligned, every node may switch: a run's
+// timers are not bounded).
+func barrierMode(mode string, variant barrier.Variant, k *barrier.Constants) (barrier.Variant, []spec.Property, error) {
+	switch mode {
 	case spec.ModeAligned:
 	case spec.ModeUnaligned:
 		k.Mode = barrier.Unaligned
 	case spec.ModeAdaptive:
-		invariants = spec.AdaptiveSpecInvariants
 		if variant == barrier.VariantSpec {
 			variant = barrier.VariantAdaptive
 		}
+		k.MaxTimeouts = -1 // set by barrierNodes: one per node that is not a source
+		return variant, spec.AdaptiveSpecInvariants, nil
 	default:
-		return nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols only", tg.Mode)
+		return variant, nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols only", mode)
 	}
+	return variant, spec.BarrierInvariants, nil
+}
+
+// barrierNodes puts tg's nodes in k: Src with their budgets, Op, Snk;
+// and, adaptive, MaxTimeouts the number of nodes that may switch.
+func barrierNodes(tg spec.BarrierGraph, k *barrier.Constants) {
 	for _, n := range tg.Nodes {
 		switch n.Kind {
 		case spec.KindSource:
@@ -72,23 +97,23 @@ func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Conf
 			k.Snk = n.Name
 		}
 	}
+	if k.MaxTimeouts < 0 {
+		k.MaxTimeouts = len(k.Op) + 1
+	}
+}
+
+// barrierEdges puts tg's edges in k: Edge, Back and ForceAligned.
+func barrierEdges(tg spec.BarrierGraph, k *barrier.Constants) {
 	for _, e := range tg.Edges {
-		k.Edge = append(k.Edge, [2]string{e.From, e.To})
+		ends := [2]string{e.From, e.To}
+		k.Edge = append(k.Edge, ends)
 		if e.Back {
-			k.Back = append(k.Back, [2]string{e.From, e.To})
+			k.Back = append(k.Back, ends)
 		}
 		if e.ForceAligned {
-			k.ForceAligned = append(k.ForceAligned, [2]string{e.From, e.To})
+			k.ForceAligned = append(k.ForceAligned, ends)
 		}
 	}
-	if tg.Mode == spec.ModeAdaptive {
-		k.MaxTimeouts = len(k.Op) + 1 // every node may switch: a run's timers are not bounded
-	}
-	cfg, err := barrier.NewConfig(k, variant, invariants, nil)
-	if err != nil {
-		return nil, fmt.Errorf("the graph is not one of tla/BarrierSnapshots.tla: %w", err)
-	}
-	return cfg, nil
 }
 
 // AuditBarrier replays barrier trace tr against model/barrier and checks
@@ -406,12 +431,19 @@ func (rs *barrierRunState) event(ev spec.BarrierEvent) {
 	case spec.BarrierTimeout:
 		rs.switched[ev.Node] = true
 	}
-	if ev.Part != nil && rs.part[ev.Node] == nil {
+	if ev.Part != nil {
+		rs.recorded(ev)
+	}
+}
+
+// recorded takes the part of event ev, a node recording: its first part
+// is its part of the snapshot; the type it reports and takes are the
+// latest (a late Timeout records again).
+func (rs *barrierRunState) recorded(ev spec.BarrierEvent) {
+	if rs.part[ev.Node] == nil {
 		rs.part[ev.Node] = ev.Part
 	}
-	if ev.Part != nil { // a late Timeout records again: its type is the latest
-		rs.taken[ev.Node], rs.reported[ev.Node] = rs.takenType(ev.Node), ev.Part.Type
-	}
+	rs.taken[ev.Node], rs.reported[ev.Node] = rs.takenType(ev.Node), ev.Part.Type
 }
 
 // process is a Process event on edge key: its record logged, if it was,
@@ -574,12 +606,7 @@ func (rs *barrierRunState) adaptive() []Violation {
 // (line 169).
 func (rs *barrierRunState) adaptiveChannels() (unswitched, forced []string) {
 	for _, e := range rs.tr.Graph().Edges {
-		key := e.Key()
-		var over []spec.BarrierRecord
-		if p := rs.part[e.From]; p != nil {
-			over = p.Overtaken[key]
-		}
-		ch := slices.Concat(rs.logged[key], over)
+		key, ch := e.Key(), rs.channel(e)
 		if len(ch) == 0 {
 			continue
 		}
@@ -591,6 +618,16 @@ func (rs *barrierRunState) adaptiveChannels() (unswitched, forced []string) {
 		}
 	}
 	return unswitched, forced
+}
+
+// channel is edge e's channel state: the records logged on it, then
+// those its sender's barrier overtook.
+func (rs *barrierRunState) channel(e spec.BarrierEdge) []spec.BarrierRecord {
+	var over []spec.BarrierRecord
+	if p := rs.part[e.From]; p != nil {
+		over = p.Overtaken[e.Key()]
+	}
+	return slices.Concat(rs.logged[e.Key()], over)
 }
 
 // wrongTypes lists the nodes whose reported type is not the one they

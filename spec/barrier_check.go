@@ -153,11 +153,13 @@ func (g BarrierGraph) checkPart(n string, p *BarrierPart) error {
 // checkType: a part's type is the adaptive mode's, "aligned" or
 // "unaligned", at a node that is not a source, and there always.
 func (g BarrierGraph) checkType(n, t string) error {
-	want := g.Mode == ModeAdaptive && g.Kind(n) != KindSource
-	switch {
-	case !want && t != "":
-		return fmt.Errorf("the part's type %q: only a node that is not a source, in the adaptive mode, reports one", t)
-	case want && t != ModeAligned && t != ModeUnaligned:
+	if g.Mode != ModeAdaptive || g.Kind(n) == KindSource {
+		if t != "" {
+			return fmt.Errorf("the part's type %q: only a node that is not a source, in the adaptive mode, reports one", t)
+		}
+		return nil
+	}
+	if t != ModeAligned && t != ModeUnaligned {
 		return fmt.Errorf("the part's type %q: want aligned or unaligned (the adaptive mode reports the type each node took)", t)
 	}
 	return nil

@@ -96,7 +96,7 @@ func (g BarrierGraph) Kind(name string) string {
 // generalisation: a source or an operator may have several forward
 // outputs (a keyed shuffle); and the chandy-lamport mode is allowed.
 func (g BarrierGraph) Check() error {
-	for _, step := range []func() error{g.checkConstants, g.checkNodes, g.checkEdges, g.checkShapes} {
+	for _, step := range []func() error{g.checkConstants, g.checkNodes, g.checkEdges, g.checkForceAligned, g.checkShapes} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -165,10 +165,19 @@ func (g BarrierGraph) checkEdges() error {
 			return barrierGraphErr("edge %s is a self-loop", e.Key())
 		case seen[e.Key()]:
 			return barrierGraphErr("edge %s twice", e.Key())
-		case e.ForceAligned && (e.Back || g.Mode != ModeAdaptive):
-			return barrierGraphErr("edge %s is force-aligned: only an edge that is not a back-edge, in the adaptive mode, can be", e.Key())
 		}
 		seen[e.Key()] = true
+	}
+	return nil
+}
+
+// checkForceAligned: ForceAligned \subseteq Edge \ Back
+// (tla/BarrierAdaptive.tla line 45), in the adaptive mode only.
+func (g BarrierGraph) checkForceAligned() error {
+	for _, e := range g.Edges {
+		if e.ForceAligned && (e.Back || g.Mode != ModeAdaptive) {
+			return barrierGraphErr("edge %s is force-aligned: only an edge that is not a back-edge, in the adaptive mode, can be", e.Key())
+		}
 	}
 	return nil
 }

@@ -175,15 +175,20 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 	if err := makeOut(o.out); err != nil {
 		return f.fail(exitUsage, err)
 	}
-	rt := run.RunTCP
-	if o.runtime == "memory" {
-		rt = run.Run
-	}
-	rows, err := flowRuns(f, o, rt)
+	rows, err := flowRuns(f, o, runtimeNamed(o.runtime))
 	if err != nil {
 		return f.fail(exitFail, err)
 	}
 	return flowReport(f, o, rows)
+}
+
+// runtimeNamed is the runtime --runtime names: memory (Run) or tcp
+// (RunTCP).
+func runtimeNamed(name string) runner {
+	if name == "memory" {
+		return run.Run
+	}
+	return run.RunTCP
 }
 
 // makeOut creates --out, if given, once checkOut found it usable.

@@ -59,28 +59,29 @@ func (row *flowRow) switches(g *dataflow.Graph, cp run.Checkpoint) {
 }
 
 // writeSwitches says, for the adaptive protocol, which operators switched
-// in how many snapshots, the longest time blocked and the bytes the
-// channel state cost.
+// in how many snapshots, the longest time blocked, the bytes the channel
+// state cost, and which switched in the snapshot restored from.
 func writeSwitches(w io.Writer, o flowOptions, rows []flowRow) {
 	for _, r := range rows {
-		if r.mode != dataflow.Adaptive {
-			continue
-		}
-		fmt.Fprintf(w, "\nadaptive, aligned timeout %v: ", o.alignedTimeout)
-		if len(r.switched) == 0 {
-			fmt.Fprintf(w, "no operator switched (every alignment ended within the timeout): %d bytes of channel state\n", r.bytes)
-			continue
-		}
-		var names []string
-		for _, n := range slices.Sorted(maps.Keys(r.switched)) {
-			names = append(names, fmt.Sprintf("%s (%d of %d snapshots)", n, r.switched[n], r.snaps))
-		}
-		fmt.Fprintf(w, "switched to unaligned: %s; blocked up to %v; the channel state cost %d bytes\n",
-			strings.Join(names, ", "), r.align.Round(time.Microsecond), r.bytes)
-		if len(r.latest) > 0 {
-			fmt.Fprintf(w, "restored from snapshot %d, in which %s switched: exactly once: %v\n", r.restored, strings.Join(r.latest, ", "), r.ok)
-		} else {
-			fmt.Fprintf(w, "restored from snapshot %d, in which no operator switched (aligned throughout): exactly once: %v\n", r.restored, r.ok)
+		if r.mode == dataflow.Adaptive {
+			fmt.Fprintf(w, "\nadaptive, aligned timeout %v: %s\n", o.alignedTimeout, r.switchSummary())
 		}
 	}
+}
+
+// switchSummary is writeSwitches' words for row r.
+func (r flowRow) switchSummary() string {
+	if len(r.switched) == 0 {
+		return fmt.Sprintf("no operator switched (every alignment ended within the timeout): %d bytes of channel state", r.bytes)
+	}
+	var names []string
+	for _, n := range slices.Sorted(maps.Keys(r.switched)) {
+		names = append(names, fmt.Sprintf("%s (%d of %d snapshots)", n, r.switched[n], r.snaps))
+	}
+	latest := "no operator switched (aligned throughout)"
+	if len(r.latest) > 0 {
+		latest = strings.Join(r.latest, ", ") + " switched"
+	}
+	return fmt.Sprintf("switched to unaligned: %s; blocked up to %v; the channel state cost %d bytes\nrestored from snapshot %d, in which %s: exactly once: %v",
+		strings.Join(names, ", "), r.align.Round(time.Microsecond), r.bytes, r.restored, latest, r.ok)
 }

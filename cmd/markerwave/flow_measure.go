@@ -66,10 +66,7 @@ func runMeasure(f *cmdFlags, o flowOptions) int {
 // measureSetting runs every protocol on runtime rt with the slow stage
 // at slow a record (0: none).
 func measureSetting(f *cmdFlags, o flowOptions, rt string, slow time.Duration) ([]measured, error) {
-	runner := run.RunTCP
-	if rt == "memory" {
-		runner = run.Run
-	}
+	runner := runtimeNamed(rt)
 	var ms []measured
 	for _, p := range measureProtocols {
 		f.errorf("measure: %s runtime, slow stage %v: %s", rt, slow, p)

@@ -420,10 +420,7 @@ func (d *barrierDrawing) blocked(node string, barrierAt map[string]int, c int, e
 	if mode := d.tr.Header.Graph.Mode; mode != spec.ModeAligned && mode != spec.ModeAdaptive {
 		return nil
 	}
-	end := "until it recorded"
-	if ev.Action == spec.BarrierTimeout {
-		end = "when its alignment timed out and it switched to unaligned"
-	}
+	end := alignmentEnd(ev)
 	var out []string
 	for _, e := range d.tr.Graph().In(node) {
 		key := e.Key()
@@ -434,6 +431,14 @@ func (d *barrierDrawing) blocked(node string, barrierAt map[string]int, c int, e
 		}
 	}
 	return out
+}
+
+// alignmentEnd says how the alignment ended at recording step ev.
+func alignmentEnd(ev spec.BarrierEvent) string {
+	if ev.Action == spec.BarrierTimeout {
+		return "when its alignment timed out and it switched to unaligned"
+	}
+	return "until it recorded"
 }
 
 // cut draws the cut through every node's recording step (at the end of
@@ -465,13 +470,21 @@ func stepTitle(i int, ev spec.BarrierEvent, col int) string {
 	if ev.Logged {
 		s += ", logged as channel state"
 	}
+	return s + recordTitle(ev)
+}
+
+// recordTitle is what a recording step adds to its title: the switch
+// (Timeout), the recording, the type reported (adaptive).
+func recordTitle(ev spec.BarrierEvent) string {
+	s := ""
 	if ev.Action == spec.BarrierTimeout {
-		s += "\nits alignment timed out: it switches to unaligned, its barrier overtaking its queued output (persisted)"
+		s = "\nits alignment timed out: it switches to unaligned, its barrier overtaking its queued output (persisted)"
 	}
-	if ev.Part != nil {
-		s += "\nrecords its state here"
+	if ev.Part == nil {
+		return s
 	}
-	if ev.Part != nil && ev.Part.Type != "" {
+	s += "\nrecords its state here"
+	if ev.Part.Type != "" {
 		s += ", reporting a snapshot of type " + ev.Part.Type
 	}
 	return s
@@ -518,13 +531,9 @@ func (d *barrierDrawing) html(w *bufio.Writer) {
 // and what could not be drawn.
 func (d *barrierDrawing) summary() []string {
 	var logged, over, restores int
-	var switched []string
 	for _, ev := range d.tr.Events {
 		if ev.Logged {
 			logged++
-		}
-		if ev.Action == spec.BarrierTimeout {
-			switched = append(switched, ev.Node)
 		}
 		if ev.Part != nil {
 			for _, rs := range ev.Part.Overtaken {
@@ -537,10 +546,22 @@ func (d *barrierDrawing) summary() []string {
 	}
 	out := []string{fmt.Sprintf("channel state: %s logged by receivers, %s overtaken and persisted by senders; %s",
 		plural(logged, "record"), plural(over, "record"), plural(restores, "restore"))}
-	if len(switched) > 0 {
-		out = append(out, fmt.Sprintf("alignment timed out and switched to unaligned (the diamonds, where alignment ended): %s", strings.Join(switched, ", ")))
+	if sw := d.switched(); len(sw) > 0 {
+		out = append(out, fmt.Sprintf("alignment timed out and switched to unaligned (the diamonds, where alignment ended): %s", strings.Join(sw, ", ")))
 	}
 	return append(out, d.notes...)
+}
+
+// switched are the nodes whose alignment timed out (a Timeout step), in
+// the order they switched.
+func (d *barrierDrawing) switched() []string {
+	var sw []string
+	for _, ev := range d.tr.Events {
+		if ev.Action == spec.BarrierTimeout {
+			sw = append(sw, ev.Node)
+		}
+	}
+	return sw
 }
 
 func sortedKeys[V any](m map[string]V) []string {

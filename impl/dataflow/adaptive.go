@@ -63,14 +63,23 @@ func (n *Node) report() {
 }
 
 // CanTimeout reports whether Timeout would switch the node now, and if
-// not why (the Err values above): runtimes ask it before arming or
-// firing their timer.
+// not why (the Err values above): runtimes ask it before acting on their
+// timer. The conjuncts of TimeoutV (lines 100-105) in order, after the
+// mode and NextA's quantifier n \in NonSrc (line 126).
 func (n *Node) CanTimeout() error {
 	switch {
 	case n.g.Mode != Adaptive:
 		return ErrNotAdaptive
 	case n.g.Nodes[n.id].Kind == Source:
 		return ErrSourceTimeout
+	}
+	return n.timeoutConjuncts()
+}
+
+// timeoutConjuncts checks TimeoutV's enabling conjuncts (lines 100-105)
+// in the spec's order, MaxTimeouts aside: the first false one's error.
+func (n *Node) timeoutConjuncts() error {
+	switch {
 	case n.recorded:
 		return ErrTimeoutRecorded
 	case !n.anyBar():

@@ -179,15 +179,22 @@ func (g *Graph) tracePart(p *Part) *spec.BarrierPart {
 	for e, s := range p.CutRcvd {
 		tp.CutRcvd[g.edgeKey(e)] = s
 	}
-	for e, its := range p.Overtaken {
-		if tp.Overtaken == nil {
-			tp.Overtaken = map[string][]spec.BarrierRecord{}
+	tp.Overtaken = g.traceOvertaken(p.Overtaken)
+	return tp
+}
+
+// traceOvertaken is a part's overtaken records by edge key (nil if none).
+func (g *Graph) traceOvertaken(over map[int][]Item) map[string][]spec.BarrierRecord {
+	var to map[string][]spec.BarrierRecord
+	for e, its := range over {
+		if to == nil {
+			to = map[string][]spec.BarrierRecord{}
 		}
 		for _, it := range its {
-			tp.Overtaken[g.edgeKey(e)] = append(tp.Overtaken[g.edgeKey(e)], g.traceRecord(it))
+			to[g.edgeKey(e)] = append(to[g.edgeKey(e)], g.traceRecord(it))
 		}
 	}
-	return tp
+	return to
 }
 
 // NodeIndex is the index of node name, -1 if the graph has none.
