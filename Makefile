@@ -12,7 +12,7 @@ TLA2TOOLS ?=
 # Docker images have one.
 RACE_PKGS = ./impl/... ./conformance/fifo/
 
-.PHONY: run flow test test-short vet wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
+.PHONY: run flow sink-nemesis test test-short vet wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
 
 # The explorer page's WebAssembly: the Go model and the audit compiled for
 # the browser (web/wasm), embedded into markerwave by go:embed. Built, never
@@ -26,9 +26,20 @@ WASM_OUT ?= web/static/main.wasm
 run:
 	$(GO) run ./cmd/markerwave demo
 
-# The dataflow demo: barrier snapshots, a failure, exactly-once restore.
+# The dataflow demo: barrier snapshots, a failure, exactly-once restore,
+# the results written through the two-phase-commit sink into
+# out/flow/sink.db (SQLite; the sink killed after its third pre-commit)
+# and queried back, with the barrier traces beside (out/flow is rewritten).
 flow:
-	$(GO) run ./cmd/markerwave flow
+	rm -rf $(CURDIR)/out/flow
+	$(GO) run ./cmd/markerwave flow --out $(CURDIR)/out/flow --kill-sink 3
+
+# The kill-the-sink nemesis at length: SINK_FAULTS faults a case (make
+# test runs 3), both runtimes, SQLite and a real PostgreSQL (Debian's
+# postgresql package), exactly once checked by querying the database.
+SINK_FAULTS ?= 40
+sink-nemesis:
+	MARKERWAVE_SINK_NEMESIS=$(SINK_FAULTS) $(GO) test -count=1 -timeout 30m -v -run '^TestSinkNemesis$$' ./impl/dataflow/run/
 
 wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags="-s -w" -o $(WASM_OUT) ./web/wasm

@@ -64,12 +64,31 @@ func TestRuntimeStopTheWorld(t *testing.T) {
 	for i, topo := range []*spec.Topology{spec.Complete(3), spec.Ring(4)} {
 		seed := subSeed(root, i, "stw")
 		t.Run(fmt.Sprintf("%dprocs-%dchans", len(topo.Procs), len(topo.Chans)), func(t *testing.T) {
-			stwRun(t, topo, seed)
+			stwRun(t, topo, seed, transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 300 * time.Microsecond, Seed: seed}))
 		})
 	}
+	// Over loopback TCP (TestRuntimeStopTheWorldMidSend pins a transfer
+	// inside Send on both transports).
+	topo := spec.Ring(3)
+	t.Run(fmt.Sprintf("tcp-%dprocs-%dchans", len(topo.Procs), len(topo.Chans)), func(t *testing.T) {
+		stwRun(t, topo, subSeed(root, 7, "stw"), loopbackTCP(t, topo))
+	})
 }
 
-func stwRun(t *testing.T, topo *spec.Topology, seed uint64) {
+// loopbackTCP is one TCP transport for every process of topo, on
+// loopback ports the system picks.
+func loopbackTCP(t *testing.T, topo *spec.Topology) transport.Transport {
+	t.Helper()
+	addrs := map[spec.ProcID]string{}
+	for _, p := range topo.Procs {
+		addrs[p] = "127.0.0.1:0"
+	}
+	tr, err := transport.NewTCP(topo, transport.TCPConfig{Addrs: addrs})
+	require.NoError(t, err)
+	return tr
+}
+
+func stwRun(t *testing.T, topo *spec.Topology, seed uint64, net transport.Transport) {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	bal := map[spec.ProcID]int64{}
 	for _, p := range topo.Procs {
@@ -81,7 +100,7 @@ func stwRun(t *testing.T, topo *spec.Topology, seed uint64) {
 	var nodeErrs errorLog
 	c, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: topo, Traces: sinks,
-		Transport: transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: 300 * time.Microsecond, Seed: seed}),
+		Transport: net,
 		NewApp: func(p spec.ProcID) (core.App, error) {
 			b, err := app.NewBank(bal[p])
 			return &stwApp{App: b, self: p, sink: sinks[p], round: &round}, err

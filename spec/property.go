@@ -175,6 +175,7 @@ const PropSnapshotRefinement Property = "SnapshotRefinement"
 // ManifestProperties are every property a TLC model of tla/ may name
 // (tla/manifest.schema.json lists the same): those of the Chandy-Lamport
 // modules, then those of tla/BarrierSnapshots.tla, then those of
-// tla/BarrierAdaptive.tla, then the refinement.
+// tla/BarrierAdaptive.tla, then those of tla/BarrierSink.tla
+// (barrier_sink.go), then the refinement.
 var ManifestProperties = slices.Concat(StateInvariants, TemporalProperties, BarrierInvariants, BarrierTemporal,
-	AdaptiveInvariants, []Property{PropSnapshotRefinement})
+	AdaptiveInvariants, SinkInvariants, SinkTemporal, []Property{PropSnapshotRefinement})

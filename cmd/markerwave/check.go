@@ -87,6 +87,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if isBarrierModel(*f.model) {
 		return f.runBarrier() // check_barrier.go
 	}
+	if isSinkModel(*f.model) {
+		return f.runSink() // check_sink.go
+	}
 	cfg, err := model.Load(*f.model)
 	if err != nil {
 		return f.fail(exitUsage, err)

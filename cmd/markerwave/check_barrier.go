@@ -17,6 +17,13 @@ func isBarrierModel(cfgPath string) bool {
 	return err == nil && barrier.IsSpecModule(mod)
 }
 
+// isSinkModel reports whether the TLC model file is a model of
+// tla/BarrierSink.tla (check_sink.go).
+func isSinkModel(cfgPath string) bool {
+	mod, err := tlcmodel.SpecModule(cfgPath)
+	return err == nil && barrier.IsSinkModule(mod)
+}
+
 // runBarrier checks a model of tla/BarrierSnapshots.tla: the exhaustive
 // search of model/barrier on the shared engine, reported as check reports
 // a Chandy-Lamport model.
@@ -90,17 +97,26 @@ func barrierVerdict(cfg *barrier.Config, file string, checks []spec.Property, r 
 // barrierSteps are a barrier counterexample's states as check's --json
 // steps: each with the variables it changed (all of them in the first).
 func barrierSteps(cfg *barrier.Config, trace []barrier.TraceStep) []checkStep {
+	labels, vars := make([]string, len(trace)), make([][]barrier.Var, len(trace))
+	for i, s := range trace {
+		labels[i], vars[i] = s.Label, barrier.Vars(cfg, s.State)
+	}
+	return varSteps(labels, vars)
+}
+
+// varSteps are a counterexample's states, each labelled by its action, as
+// check's --json steps: each with the variables it changed.
+func varSteps(labels []string, vars [][]barrier.Var) []checkStep {
 	var steps []checkStep
 	var prev []barrier.Var
-	for _, s := range trace {
-		st := checkStep{Action: s.Label, Changed: map[string]string{}}
-		vars := barrier.Vars(cfg, s.State)
-		for j, x := range vars {
+	for i, vs := range vars {
+		st := checkStep{Action: labels[i], Changed: map[string]string{}}
+		for j, x := range vs {
 			if prev == nil || prev[j].Value != x.Value {
 				st.Changed[x.Name] = x.Value
 			}
 		}
-		prev = vars
+		prev = vs
 		steps = append(steps, st)
 	}
 	return steps

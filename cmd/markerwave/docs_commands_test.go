@@ -80,6 +80,7 @@ var docsSlowCommands = map[string]string{
 	"recover --config impl/runtime/testdata/cluster.json --start":                "restarts the cluster's nodes",
 	"audit out/cluster/nodes/":                                                   "needs the cluster's node logs",
 	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
+	"flow --sink-url postgres://postgres@127.0.0.1:5432/flow?sslmode=disable":    "the dataflow demo into a PostgreSQL server the reader runs",
 	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
 	"audit out/flow/adaptive.jsonl":                                              "needs the flow demo's output",
 	"flow --runtime memory --aligned-timeout 0s --force-aligned agg0->sink":      "the dataflow demo: seconds of runs",
@@ -688,7 +689,7 @@ func (c *docsChecker) checkInputs(dc docCommand, args []string) {
 	for i := 1; i < len(args); i++ {
 		value, input, next := inputAt(args, i, flags)
 		i = next
-		if !input || strings.HasPrefix(value, "out/") || !strings.Contains(value, "/") {
+		if !input || strings.HasPrefix(value, "out/") || !strings.Contains(value, "/") || strings.Contains(value, "://") { // a URL is no file
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(c.root, value)); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/dataflow/pipeline"
 	"github.com/markerwave/markerwave/impl/dataflow/run"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -47,6 +48,18 @@ protocol and of adaptive at aligned timeouts of 1, 10 and 100 ms, with
 the slow stage (backpressure) and without, on the in-memory and TCP
 runtimes (docs/barriers.md has the table).
 
+The sink writes the results into a database through a two-phase-commit
+sink (docs/sink.md): a transaction per snapshot, pre-committed at the
+sink's barrier, committed once the snapshot is complete; --kill-sink K
+kills it right after its pre-commit of snapshot K, before the commit.
+After the restore (its recovery commits the pre-committed transactions
+of complete snapshots and aborts the others) flow queries the rows back:
+each record must be there exactly once. The database is DIR/sink.db
+(SQLite) with --out, a temporary SQLite file without, or --sink-url's:
+an SQLite file or a PostgreSQL URL (max_prepared_transactions > 0).
+A database that cannot be opened, a table of the sink's in another
+shape, or a database holding flow's output already is bad input.
+
 With --out DIR it also writes DIR/aligned.jsonl, DIR/unaligned.jsonl
 and DIR/adaptive.jsonl (the protocols tla/BarrierSnapshots.tla and
 tla/BarrierAdaptive.tla have): the barrier trace
@@ -58,7 +71,8 @@ against the spec and markerwave export --diagram draws it. DIR/flow.txt
 is the table.
 
 Exit 0: exactly once under every protocol; 1: a run failed or its output
-differs; 2: bad usage, or --out holds a run or cannot be written.`
+differs; 2: bad usage, --out holds a run or cannot be written, or a bad
+--sink-url database.`
 
 type flowOptions struct {
 	par, records, capacity int
@@ -69,6 +83,9 @@ type flowOptions struct {
 	measure                bool
 	runtime                string
 	out                    string
+	sinkURL                string
+	killSink               int
+	sink                   *flowSink // flowsink.go
 }
 
 // optionalInt is an int flag whose default is described in its usage,
@@ -115,6 +132,8 @@ func (o *flowOptions) define(f *cmdFlags) {
 	f.DurationVar(&o.alignedTimeout, "aligned-timeout", time.Millisecond, "adaptive: how long an operator aligns before it switches to unaligned (0: at once)")
 	f.StringVar(&o.forceAligned, "force-aligned", "", "adaptive: `EDGES` that never switch, A->B comma-separated, e.g. map0->agg0 (default: none)")
 	f.BoolVar(&o.measure, "measure", false, "measure every protocol side by side, with and without backpressure, on both runtimes (no failure)")
+	f.IntVar(&o.killSink, "kill-sink", 0, "kill the sink right after it pre-commits snapshot `K`, before the commit: the run's failure if --fail-after's has not come (0: no kill)")
+	f.StringVar(&o.sinkURL, "sink-url", "", "the database the sink writes to: a PostgreSQL `URL` (postgres://...) or an SQLite file (default: DIR/sink.db with --out, else a temporary file)")
 }
 
 func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
@@ -123,6 +142,7 @@ func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
 		rule{outside(o.par, 1, 16), fmt.Sprintf("--par %d: want 1..16", o.par)},
 		rule{outside(o.records, 1, 1_000_000), fmt.Sprintf("--records %d: want 1..1000000", o.records)},
 		rule{outside(o.capacity, 1, 10_000), fmt.Sprintf("--cap %d: want 1..10000", o.capacity)},
+		rule{o.killSink < 0, fmt.Sprintf("--kill-sink %d must not be negative", o.killSink)},
 		rule{o.failAfter.or(0) < 0, fmt.Sprintf("--fail-after %d must not be negative", o.failAfter.n)},
 		rule{o.slow < 0, "--slow must not be negative"},
 		rule{o.every <= 0, "--every must be positive"},
@@ -141,6 +161,7 @@ type flowRow struct {
 	channel   int           // records of channel state, over all snapshots
 	restored  int           // the snapshot restored from
 	atFailure int           // records at the sink when the failure came
+	queried   string        // the rows queried back from the database
 	ok        bool
 	why       string
 	// The adaptive protocol: the operators that switched (in how many
@@ -175,6 +196,11 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 	if err := makeOut(o.out); err != nil {
 		return f.fail(exitUsage, err)
 	}
+	var err error
+	if o.sink, err = openFlowSink(o); err != nil {
+		return f.fail(exitUsage, err)
+	}
+	defer o.sink.close()
 	rows, err := flowRuns(f, o, runtimeNamed(o.runtime))
 	if err != nil {
 		return f.fail(exitFail, err)
@@ -251,10 +277,11 @@ func joinModes(modes []dataflow.Mode) string {
 // to w, and returns how many protocols did not restore exactly once.
 func writeFlowTable(w io.Writer, o flowOptions, rows []flowRow) int {
 	total := o.par * o.records
-	fmt.Fprintf(w, "pipeline: %d sources x %s, %d maps, a keyed shuffle into %d aggregations (one slowed to %v a record), a sink; buffers of %d; %s runtime; a snapshot every %v\n\n",
+	fmt.Fprintf(w, "pipeline: %d sources x %s, %d maps, a keyed shuffle into %d aggregations (one slowed to %v a record), a sink; buffers of %d; %s runtime; a snapshot every %v\n",
 		o.par, plural(o.records, "record"), o.par, o.par, o.slow, o.capacity, o.runtime, o.every)
+	fmt.Fprintf(w, "the sink: two-phase commit into %s, a job per protocol, its rows queried back after the restore\n\n", o.sink.where())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "protocol\tsnapshots\tcheckpoint p50\tlongest alignment\tchannel state\tfailed at\trestored from\toutput")
+	fmt.Fprintln(tw, "protocol\tsnapshots\tcheckpoint p50\tlongest alignment\tchannel state\tfailed at\trestored from\tsink recovery\tqueried back\toutput")
 	failed := 0
 	for _, r := range rows {
 		verdict := fmt.Sprintf("exactly once (%s)", plural(total, "record"))
@@ -262,8 +289,8 @@ func writeFlowTable(w io.Writer, o flowOptions, rows []flowRow) int {
 			verdict = "WRONG: " + r.why
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%s\t%s at the sink\tsnapshot %d\t%s\n", r.mode, r.snaps, r.ckpt.Round(time.Microsecond),
-			r.align.Round(time.Microsecond), plural(r.channel, "record"), plural(r.atFailure, "record"), r.restored, verdict)
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%s\t%s at the sink\tsnapshot %d\t%s\t%s\t%s\n", r.mode, r.snaps, r.ckpt.Round(time.Microsecond),
+			r.align.Round(time.Microsecond), plural(r.channel, "record"), plural(r.atFailure, "record"), r.restored, o.sink.recovery[r.mode], r.queried, verdict)
 	}
 	_ = tw.Flush()
 	writeSwitches(w, o, rows)
@@ -403,11 +430,13 @@ func flowProtocol(o flowOptions, mode dataflow.Mode, rt runner) (flowRow, error)
 		return row, err
 	}
 	row.measure(p.g, c, res)
-	r, err := p.restored(res.Latest())
+	r, d, err := p.restored(res)
 	if err != nil {
 		return row, err
 	}
+	defer d.Store().Close()
 	row.ok, row.why = exactlyOnce(r.Sink().Output(), o.par*o.records, sinkOutput(r), want)
+	o.sink.verdict(&row, d, o.par*o.records)
 	return row, nil
 }
 
@@ -440,8 +469,14 @@ func (p flowPlan) reference() (map[int64]int64, error) {
 // failure, --fail-after records at the sink after the second snapshot.
 func (p flowPlan) failing() (*dataflow.Cluster, *run.Result, error) {
 	c := dataflow.NewCluster(p.g, p.logics())
+	d, _, err := p.o.sink.driver(p.g.Mode, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer d.Store().Close() // the sink dies with the failure
+	d.KillAfterPreCommit(p.o.killSink)
 	res, err := p.rt(context.Background(), c, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: p.o.failAfter.or(p.o.par * p.o.records / 4), FailFrom: 2,
-		Throttle: p.slow(), Timeout: p.o.timeout, AlignedTimeout: p.o.alignedTimeout})
+		Throttle: p.slow(), Timeout: p.o.timeout, AlignedTimeout: p.o.alignedTimeout, Sink: d})
 	switch {
 	case err != nil:
 		return nil, nil, fmt.Errorf("the run with snapshots: %w", err)
@@ -451,18 +486,25 @@ func (p flowPlan) failing() (*dataflow.Cluster, *run.Result, error) {
 	return c, res, nil
 }
 
-// restored restores every node from snapshot latest and runs on to the
-// end.
-func (p flowPlan) restored(latest *dataflow.Snapshot) (*dataflow.Cluster, error) {
+// restored restores every node from the failed run's latest snapshot,
+// and a sink (its recovery commits and aborts), and runs on to the end.
+func (p flowPlan) restored(res *run.Result) (*dataflow.Cluster, *sink.Driver, error) {
+	latest := res.Latest()
 	r, err := dataflow.RestoreCluster(p.g, latest, p.logics())
 	if err != nil {
-		return nil, fmt.Errorf("restore from snapshot %d: %w", latest.ID(), err)
+		return nil, nil, fmt.Errorf("restore from snapshot %d: %w", latest.ID(), err)
 	}
+	d, rec, err := p.o.sink.driver(p.g.Mode, completeIDs(res))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the sink's recovery: %w", err)
+	}
+	p.o.sink.recovery[p.g.Mode] = recovered(rec)
 	if _, err := p.rt(context.Background(), r, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: -1, Throttle: p.slow(), Timeout: p.o.timeout,
-		AlignedTimeout: p.o.alignedTimeout}); err != nil {
-		return nil, fmt.Errorf("the run restored from snapshot %d: %w", latest.ID(), err)
+		AlignedTimeout: p.o.alignedTimeout, Sink: d}); err != nil {
+		d.Store().Close()
+		return nil, nil, fmt.Errorf("the run restored from snapshot %d: %w", latest.ID(), err)
 	}
-	return r, nil
+	return r, d, nil
 }
 
 // measure fills the row's figures from the failing run: the snapshots

@@ -17,7 +17,7 @@ func TestFlowDemo(t *testing.T) {
 	code := runFlow([]string{"--par", "2", "--records", "300", "--slow", "20us", "--every", "2ms", "--fail-after", "100"}, &out, &errb)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	for _, p := range []string{"aligned", "unaligned", "chandy-lamport", "adaptive"} {
-		assert.Regexp(t, `(?m)^`+p+` .*snapshot \d+ +exactly once \(600 records\)$`, out.String())
+		assert.Regexp(t, `(?m)^`+p+` .*snapshot \d+ +committed \[\d*\], aborted \[\d*\] +600 rows, each once +exactly once \(600 records\)$`, out.String())
 	}
 	assert.Regexp(t, `(?m)^aligned +\d+ +\S+ +\S+ +0 records `, out.String(), "ABS on a DAG records no channel state")
 	assert.Contains(t, errb.String(), "markerwave flow: aligned: running")
@@ -84,6 +84,6 @@ func TestFlowUsage(t *testing.T) {
 // flow follows the commands' conventions (TestConventions); it reads no
 // input file.
 func init() {
-	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout", "out",
+	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout", "out", "kill-sink", "sink-url",
 		"aligned-timeout", "force-aligned", "measure"}}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/dataflow/sink/pgtest"
 	"github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/store"
@@ -28,7 +29,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(recoverChildEnv) == "1" {
 		os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.StopShared() // the PostgreSQL server of flowsink_test.go, if it started
+	os.Exit(code)
 }
 
 func runCmd(run func([]string, io.Writer, io.Writer) int, args ...string) (int, string, string) {

@@ -357,6 +357,8 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 func explore(dir string, m tla.Model) (tla.Measure, error) {
 	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && barrier.IsSpecModule(mod) {
 		return exploreBarrier(filepath.Join(dir, m.Cfg))
+	} else if err == nil && barrier.IsSinkModule(mod) {
+		return exploreSink(filepath.Join(dir, m.Cfg))
 	}
 	cfg, err := model.Load(filepath.Join(dir, m.Cfg))
 	if err != nil {

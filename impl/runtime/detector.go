@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
@@ -29,7 +30,10 @@ import (
 // A node hears only its in-neighbours, so it suspects only them: in a
 // topology where q sends nothing to p, p never suspects q (a complete
 // graph, as the shipped configs use, has no such pair). Those are also
-// the only processes whose markers p waits for.
+// the only processes whose markers p waits for; a snapshot the spec
+// aborts for a process p does not hear (its part missing, as the
+// Collector reports) stays under way at p if the marker p waits for
+// never comes (docs/failures.md, the runtime against the faults spec).
 type DetectorConfig struct {
 	// Interval is the heartbeat and check period; 0 turns the detector off.
 	Interval time.Duration
@@ -361,6 +365,42 @@ func (n *Node) suspect(i int, now time.Time, why string) {
 	for _, s := range n.core.WaitingOn(q) {
 		n.abort(s, i, now)
 	}
+}
+
+// ErrNotInNeighbour: Suspect names a process the node does not hear
+// from (not the sender of one of its incoming channels).
+var ErrNotInNeighbour = errors.New("not an in-neighbour: a node hears, and suspects, only the senders of its incoming channels")
+
+// Suspect has the node suspect its in-neighbour q now, as its detector
+// does once q's silence passes the timeout: the node's share of Detect(q)
+// or FalseSuspect(q) (tla/ChandyLamportFaults.tla lines 110-124), then
+// Abort(s, q) (lines 132-138) for every snapshot whose marker from q it
+// waits for, each a Fault (OnFault, the Collector), as detect does. It is
+// the detector's suspicion source for a caller that decides suspicions
+// itself: conformance's runtime lockstep schedules them, with Interval 0
+// so that no timer suspects or trusts on its own; an external membership
+// service could too. why is the evidence (Fault.Why). It refuses a q
+// that is not an in-neighbour (ErrNotInNeighbour) or is suspected
+// already (core.ErrAlreadySuspected).
+func (n *Node) Suspect(q spec.ProcID, why string) error {
+	var err error
+	if e := n.exec(false, func() { err = n.suspectNow(q, why) }); e != nil {
+		return e
+	}
+	return err
+}
+
+// suspectNow is Suspect's step, under cmu.
+func (n *Node) suspectNow(q spec.ProcID, why string) error {
+	i := n.det.in(q)
+	switch {
+	case i < 0:
+		return fmt.Errorf("runtime %s: suspect %s: %w", string(n.self), string(q), ErrNotInNeighbour)
+	case !n.det.suspected[i].IsZero():
+		return fmt.Errorf("runtime %s: suspect %s: %w", string(n.self), string(q), core.ErrAlreadySuspected)
+	}
+	n.suspect(i, time.Now(), why)
+	return nil
 }
 
 // Hint gives the failure detector evidence that peer q is gone besides

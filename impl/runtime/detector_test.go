@@ -296,3 +296,50 @@ func TestCrashMissingPartAborted(t *testing.T) {
 	assert.Equal(t, []spec.ProcID{"P3"}, ab.Causes())
 	assert.Contains(t, err.Error(), "P3's part is missing and P")
 }
+
+// TestSuspectInNeighbourOnly: Node.Suspect, the detector's suspicion
+// source, on a ring, where in- and out-neighbours differ: a node suspects
+// the process it hears (its in-neighbour) and tells OnFault and the
+// Collector, which then reports a snapshot lacking that process's part
+// aborted; it refuses the process it only sends to (ErrNotInNeighbour)
+// and a second suspicion (core.ErrAlreadySuspected). The aborts a
+// suspicion causes are checked step by step on rings and chords by
+// conformance's TestRuntimeLockstepFaults.
+func TestSuspectInNeighbourOnly(t *testing.T) {
+	topo := spec.Ring(3) // P1 -> P2 -> P3 -> P1
+	tr := transport.NewMemory(topo, transport.MemoryConfig{})
+	col := mwrt.NewCollector(topo)
+	var faults faultLog
+	nodes := map[spec.ProcID]*mwrt.Node{}
+	for _, p := range topo.Procs {
+		b, err := app.NewBank(10)
+		require.NoError(t, err)
+		n, err := mwrt.NewNode(mwrt.NodeConfig{Topology: topo, Self: p, App: b, Transport: tr, Collector: col, OnFault: faults.add})
+		require.NoError(t, err)
+		nodes[p] = n
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Stop()
+		}
+		_ = tr.Close()
+	}()
+	require.NoError(t, nodes["P2"].Suspect("P1", "test"))
+	require.ErrorIs(t, nodes["P2"].Suspect("P1", "test"), core.ErrAlreadySuspected)
+	require.ErrorIs(t, nodes["P2"].Suspect("P3", "test"), mwrt.ErrNotInNeighbour, "P2 sends to P3 and hears nothing from it")
+	require.ErrorIs(t, nodes["P1"].Suspect("P2", "test"), mwrt.ErrNotInNeighbour, "P1 sends to P2 and hears nothing from it")
+	fs := faults.of(spec.Suspect, "P2", "P1")
+	require.Len(t, fs, 1)
+	assert.Equal(t, "test", fs[0].Why)
+	require.ErrorIs(t, nodes["P2"].Initiate(1), mwrt.ErrPeerSuspected, "P2 suspects P1")
+	require.NoError(t, nodes["P3"].Initiate(2))
+	// Snapshot 2 may complete (P1 finished its part before or after the
+	// suspicion) or be aborted for P1 (its part missing when asked): the
+	// verdict is one of the two, never incomplete.
+	_, err := col.Collect(ctxFor(t, 5*time.Second), 2)
+	var ab *mwrt.AbortedError
+	if err != nil {
+		require.ErrorAs(t, err, &ab)
+		assert.Equal(t, []spec.ProcID{"P1"}, ab.Causes())
+	}
+}

@@ -125,7 +125,9 @@
 // part of a suspected process, so a snapshot ends complete, aborted or
 // incomplete; Initiate is refused (ErrPeerSuspected) until q is heard
 // again. Node.Crash stops a node as a crash does, telling no one, for
-// tests.
+// tests; Node.Suspect suspects an in-neighbour at once, as the detector
+// does after the timeout (its aborts included), for a caller that decides
+// suspicions itself (with Interval 0 no timer does).
 //
 // Graceful stop. Node.Finish ends a node's transfers (ErrFinished) and
 // sends a done frame behind them on every outgoing channel; Draining
@@ -144,5 +146,10 @@
 // baseline against the model and the run's events); failures in
 // detector_test.go (a crash on the in-memory and the TCP transport, a
 // false suspicion withdrawn, a drained stop) and conformance's
-// TestLockstepFaults (the core's share against model/faults.go).
+// TestLockstepFaults (the core's share against model/faults.go) and
+// TestRuntimeLockstepFaults (the nodes, the Collector's verdicts, the
+// aborts and Draining against model/faults.go on rings and chords);
+// TestRuntimeStopTheWorldMidSend (a transfer inside Send when the pause
+// begins) and TestRuntimeRestoreQueued (frames queued before a restored
+// node starts).
 package runtime

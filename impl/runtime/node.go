@@ -62,6 +62,11 @@ type Stats struct {
 	MarkersSent, MarkersDelivered atomic.Uint64
 	// Recorded counts application messages recorded as channel state.
 	Recorded atomic.Uint64
+	// ControlDelivered counts the control frames (heartbeats, done)
+	// taken from the inbox: with the other two delivered counts, every
+	// frame a node has handled, so a caller that feeds frames one at a
+	// time knows when each was.
+	ControlDelivered atomic.Uint64
 }
 
 // InFlight is the number of frames sent and not yet delivered.
@@ -309,6 +314,7 @@ const inboxBatch = 64
 func (n *Node) receive(env wire.Envelope) {
 	if env.Frame.Kind.Control() {
 		n.det.control(env.Chan.From, env.Frame)
+		n.stats.ControlDelivered.Add(1)
 		return
 	}
 	n.det.heardOn(env.Chan.From)

@@ -16,6 +16,14 @@
 // (tla/ConsistentSnapshot.tla) is TLC's alone: Load accepts it and lists
 // it in Config.Unchecked, and the manifest says so (go_unchecked).
 //
+// It mirrors tla/BarrierSink.tla too (sink*.go): a two-phase-commit sink
+// writing the output into an external store over a sequence of
+// checkpoints (SinkConfig, SinkState, SinkExplore, LoadSink), with its
+// own actions wrapping the base ones, and the broken variants
+// SpecSinkArrival, SpecSinkNoAbort, SpecSinkForget, SpecSinkSilent and
+// SpecSinkNoNotify. Its liveness property CompleteCommitted is checked by
+// the argument below, extended in sink_explore.go.
+//
 // To check a model, in order:
 //
 //  1. Load a TLC model file (tla/MCBarrier*.cfg and its module): Load, or

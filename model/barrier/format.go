@@ -48,24 +48,33 @@ func Vars(cfg *Config, st *State) []Var {
 // WriteTrace prints a counterexample as TLC does: each state's action and
 // its variables (after the first state, only those the step changed).
 func WriteTrace(w io.Writer, cfg *Config, v *Violation) {
-	var prev []Var
+	labels, vars := make([]string, len(v.Trace)), make([][]Var, len(v.Trace))
 	for i, s := range v.Trace {
+		labels[i], vars[i] = s.Label, Vars(cfg, s.State)
+	}
+	writeVarTrace(w, labels, vars, v.Stutter)
+}
+
+// writeVarTrace prints the states of a counterexample as TLC does, each
+// labelled by its action (the first, labelled "", is the initial state).
+func writeVarTrace(w io.Writer, labels []string, vars [][]Var, stutter bool) {
+	var prev []Var
+	for i, vs := range vars {
 		label := "<Initial predicate>"
-		if s.Action != nil {
-			label = "<" + s.Label + ">"
+		if i > 0 {
+			label = "<" + labels[i] + ">"
 		}
 		fmt.Fprintf(w, "State %d: %s\n", i+1, label)
-		vars := Vars(cfg, s.State)
-		for j, x := range vars {
+		for j, x := range vs {
 			if prev == nil || prev[j].Value != x.Value {
 				fmt.Fprintf(w, "/\\ %s = %s\n", x.Name, x.Value)
 			}
 		}
-		prev = vars
+		prev = vs
 		fmt.Fprintln(w)
 	}
-	if v.Stutter {
-		fmt.Fprintf(w, "State %d: Stuttering\n", len(v.Trace)+1)
+	if stutter {
+		fmt.Fprintf(w, "State %d: Stuttering\n", len(vars)+1)
 	}
 }
 

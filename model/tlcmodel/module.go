@@ -4,10 +4,10 @@ import "slices"
 
 // SpecModules are the spec modules of tla/ a model may extend: the
 // Chandy-Lamport family (package model's) and tla/BarrierSnapshots.tla
-// with tla/BarrierAdaptive.tla (package model/barrier's). Which specifications each defines is its
+// with tla/BarrierAdaptive.tla and tla/BarrierSink.tla (package model/barrier's). Which specifications each defines is its
 // loader's to know.
 var SpecModules = []string{"ChandyLamport", "ChandyLamportNonFIFO", "ChandyLamportNoRecord", "ChandyLamportNoForward",
-	"ChandyLamportLossy", "ChandyLamportFaults", "BarrierSnapshots", "BarrierAdaptive"}
+	"ChandyLamportLossy", "ChandyLamportFaults", "BarrierSnapshots", "BarrierAdaptive", "BarrierSink"}
 
 var standardModules = map[string]bool{"Naturals": true, "Integers": true, "Sequences": true, "FiniteSets": true, "TLC": true}
 
@@ -95,7 +95,7 @@ func (m *module) extendsClause(p *parser) error {
 				m.spec = e.text
 			}
 		} else if !standardModules[e.text] {
-			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportLossy, ChandyLamportFaults, BarrierSnapshots, BarrierAdaptive, plus standard modules)", e.text)
+			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportLossy, ChandyLamportFaults, BarrierSnapshots, BarrierAdaptive, BarrierSink, plus standard modules)", e.text)
 		}
 		m.extends = append(m.extends, e.text)
 		if !p.is(",") {

@@ -27,13 +27,16 @@ func (b *book) timeoutDue(i int, nd *dataflow.Node) bool {
 }
 
 // timeOut tells node i its alignment timed out and notes the switch: it
-// recorded (its alignment ended), and its part may be complete. It
-// reports whether the node switched.
+// recorded (its alignment ended; a sink with an external sink driver
+// pre-commits, as on the barrier it records on), and its part may be
+// complete. It reports whether the node switched.
 func timeOut(b *book, i int, nd *dataflow.Node) bool {
-	if _, err := nd.Timeout(); err != nil {
+	st, err := nd.Timeout()
+	if err != nil {
 		return false
 	}
 	b.recorded(i, nd.Snap())
+	sinkStep(b, b.g, i, nd, dataflow.Item{Barrier: true}, st) // a switched sink pre-commits as it records
 	b.partDone(i, nd)
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 )
 
 // Options says how to run.
@@ -42,6 +43,9 @@ type Options struct {
 	// aligns (from its first barrier of a snapshot) before it switches
 	// that snapshot to unaligned (adaptive.go); 0: at once.
 	AlignedTimeout time.Duration
+	// Sink, if set, is the external sink the sink node writes to (sink.go):
+	// started (Start) at the sink's snapshot before the run.
+	Sink *sink.Driver
 }
 
 // Checkpoint is a completed snapshot and what it took.
@@ -109,7 +113,8 @@ type book struct {
 	drained  bool // StopTheWorld: the buffers emptied, inject
 	pausedAt time.Time
 
-	sinkAfter int // records at the sink since FailFrom snapshots completed
+	sinkAfter int   // records at the sink since FailFrom snapshots completed
+	sinkErr   error // the external sink's failure (sink.go)
 }
 
 func newBook(c *dataflow.Cluster, opt Options) *book {
@@ -254,7 +259,7 @@ func (b *book) partDone(i int, nd *dataflow.Node) {
 	p := nd.Part()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if p.Snap != b.target || b.target == b.done || b.parts[i] != nil {
+	if p.Snap != b.target || b.target == b.done || b.parts[i] != nil || !b.sinkPartDone(i, p.Snap) {
 		return
 	}
 	b.parts[i] = p
@@ -266,6 +271,7 @@ func (b *book) partDone(i int, nd *dataflow.Node) {
 	b.res.Checkpoints = append(b.res.Checkpoints, Checkpoint{Snapshot: &dataflow.Snapshot{Parts: b.parts},
 		Injected: b.injAt.Sub(b.start), Took: now.Sub(b.injAt), Align: append([]time.Duration(nil), b.align...)})
 	b.done = b.target
+	b.completeSink(b.done)
 	if b.paused {
 		b.paused = false
 		b.res.Paused += now.Sub(b.pausedAt)

@@ -39,6 +39,9 @@ func Run(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error)
 	if opt.Timeout == 0 {
 		opt.Timeout = time.Minute
 	}
+	if err := checkSink(c, opt); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	n := len(c.Nodes)
@@ -52,7 +55,7 @@ func Run(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error)
 			r.node(i, stop)
 		}()
 	}
-	err := r.b.watch(ctx, c, r.drained, nil, haltOnce(stop, &wg))
+	err := r.b.endSink(r.b.watch(ctx, c, r.drained, nil, haltOnce(stop, &wg)))
 	r.b.res.Elapsed = time.Since(r.b.start)
 	return r.b.res, err
 }
@@ -213,6 +216,7 @@ func took(b *book, g *dataflow.Graph, i int, nd *dataflow.Node, it dataflow.Item
 	if st.Recorded {
 		b.recorded(i, nd.Snap())
 	}
+	sinkStep(b, g, i, nd, it, st)
 	b.partDone(i, nd)
 }
 

@@ -80,6 +80,9 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 	if opt.Timeout == 0 {
 		opt.Timeout = time.Minute
 	}
+	if err := checkSink(c, opt); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	fatal := make(chan error, 1)
@@ -107,7 +110,7 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 	}()
 	var nwg sync.WaitGroup
 	startNodes(c.G, b, nodes, stop, errc, &nwg)
-	err = b.watch(ctx, c, func() bool { return tcpDrained(b, nodes) }, errc, haltOnce(stop, &nwg))
+	err = b.endSink(b.watch(ctx, c, func() bool { return tcpDrained(b, nodes) }, errc, haltOnce(stop, &nwg)))
 	b.res.Elapsed = time.Since(b.start)
 	return b.res, err
 }

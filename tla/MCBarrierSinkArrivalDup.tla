@@ -1,0 +1,18 @@
+-------------------- MODULE MCBarrierSinkArrivalDup --------------------
+(* Negative: the sink commits at barrier arrival; the restore replays it. *)
+EXTENDS BarrierSink
+
+(* One source S1 feeds the sink K.                                     *)
+MCSrc    == {"S1"}
+MCOp     == {}
+MCSnk    == "K"
+MCEdge   == {<<"S1", "K">>}
+MCBack   == {}
+MCBudget == [S1 |-> 1]
+MCCap    == 1
+MCIter   == 0
+MCMode   == "aligned"
+MCMaxCkpt     == 2
+MCMaxRestores == 1
+MCMaxAborts   == 0
+=============================================================================

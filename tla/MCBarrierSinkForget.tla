@@ -1,0 +1,18 @@
+-------------------- MODULE MCBarrierSinkForget --------------------
+(* Negative: the restore aborts a complete checkpoint's pre-committed transaction. *)
+EXTENDS BarrierSink
+
+(* One source S1 feeds the sink K.                                     *)
+MCSrc    == {"S1"}
+MCOp     == {}
+MCSnk    == "K"
+MCEdge   == {<<"S1", "K">>}
+MCBack   == {}
+MCBudget == [S1 |-> 1]
+MCCap    == 1
+MCIter   == 0
+MCMode   == "aligned"
+MCMaxCkpt     == 2
+MCMaxRestores == 1
+MCMaxAborts   == 0
+=============================================================================
