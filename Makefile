@@ -7,10 +7,11 @@ TLA2TOOLS ?=
 
 # The packages whose tests also run under the race detector: the runtime,
 # the transports and everything else with goroutines, and the FIFO check of
-# the transports' channels. -race needs cgo, so a C compiler (gcc; Debian:
+# the transports' channels, and the instrumentation (one Recorder
+# shared by concurrent nodes). -race needs cgo, so a C compiler (gcc; Debian:
 # build-essential) must be installed; the project's machine and golang
 # Docker images have one.
-RACE_PKGS = ./impl/... ./conformance/fifo/
+RACE_PKGS = ./impl/... ./conformance/fifo/ ./instrument/
 
 .PHONY: run flow sink-nemesis test test-short vet wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
 

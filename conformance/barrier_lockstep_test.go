@@ -371,7 +371,7 @@ func (l *barrierLockstep) abstract() *barrier.State {
 				a.RecOff[m] = p.Emitted
 			case dataflow.Sink:
 				a.RecCnt[m] = p.Cnt
-				for key, x := range p.Out {
+				for key, x := range p.Out.Map() {
 					a.RecOut[keyBase[key.Src]+key.I-1] = x
 				}
 			default:

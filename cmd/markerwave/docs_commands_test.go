@@ -84,7 +84,9 @@ var docsSlowCommands = map[string]string{
 	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
 	"audit out/flow/adaptive.jsonl":                                              "needs the flow demo's output",
 	"flow --runtime memory --aligned-timeout 0s --force-aligned agg0->sink":      "the dataflow demo: seconds of runs",
-	"flow --measure": "twenty runs of the pipeline: a minute",
+	"flow --measure":       "twenty runs of the pipeline: a minute",
+	"audit out/dessim":     "needs examples/dessim's output",
+	"audit out/dessim-bug": "needs examples/dessim's output",
 }
 
 // docsShellTools are the commands of a recipe that are not this

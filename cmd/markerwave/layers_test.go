@@ -18,7 +18,8 @@ import (
 // the dataflow core (impl/dataflow) knows spec only, none of impl's
 // shared parts; the TLC-file parser (model/tlcmodel) knows no model
 // package, and the barrier model (model/barrier) not the Chandy-Lamport
-// one (model).
+// one (model). The instrumentation package (instrument) knows spec only,
+// and the example implementation (examples/dessim) the instrumentation.
 func TestLayers(t *testing.T) {
 	const mod = "github.com/markerwave/markerwave/"
 	rules := []struct {
@@ -58,6 +59,11 @@ func TestLayers(t *testing.T) {
 		{"impl/dataflow", false, []string{"spec"}},
 		{"model/tlcmodel", true, nil},
 		{"model/barrier", true, []string{"spec", "model/engine", "model/tlcmodel", "tla"}},
+		// The instrumentation an outside Go implementation links in, and
+		// the independent implementation in examples/, which knows
+		// nothing of markerwave but the instrumentation.
+		{"instrument", false, []string{"spec"}},
+		{"examples/dessim", false, []string{"instrument", "spec"}},
 	}
 	for _, o := range only {
 		for _, rel := range moduleDeps(t, mod, o.pkg, o.withTests) {

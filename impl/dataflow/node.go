@@ -3,7 +3,6 @@ package dataflow
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/markerwave/markerwave/spec"
@@ -136,12 +135,13 @@ type Node struct {
 	id    int
 	logic Logic
 
-	emitted int         // emitted[s] (sources)
-	cnt     int         // cnt[n] (operators and the sink)
-	out     map[Key]int // out (the sink): times it received each record
-	q       [][]Item    // q[e] for e in Out(n), indexed by edge (nil elsewhere)
-	nSent   []int       // records sent on each output
-	nRcvd   []int       // records taken off each input
+	emitted int      // emitted[s] (sources)
+	cnt     int      // cnt[n] (operators and the sink)
+	sink    bool     // the node is the sink
+	out     []Key    // out (the sink): the records it received, in order (Output counts them)
+	q       [][]Item // q[e] for e in Out(n), indexed by edge (nil elsewhere)
+	nSent   []int    // records sent on each output
+	nRcvd   []int    // records taken off each input
 
 	snap     int      // the snapshot the fields below are of (0: none yet)
 	bar      []bool   // bar[n]: the inputs whose barrier arrived
@@ -167,9 +167,7 @@ func New(g *Graph, id int, logic Logic) (*Node, error) {
 	e := len(g.Edges)
 	n := &Node{g: g, id: id, logic: logic, q: make([][]Item, e), nSent: make([]int, e), nRcvd: make([]int, e),
 		bar: make([]bool, e), recChan: make([]Status, e), logged: make([][]Item, e)}
-	if g.Nodes[id].Kind == Sink {
-		n.out = map[Key]int{}
-	}
+	n.sink = g.Nodes[id].Kind == Sink
 	return n, nil
 }
 
@@ -349,8 +347,8 @@ func (g *Graph) isRecord(r Item) bool {
 // route, one hop more if the route is the back-edge (ErrRoute, ErrNoRoom
 // when it cannot, changing nothing).
 func (n *Node) pass(r Item) error {
-	if n.out != nil {
-		n.out[Key{r.Src, r.I}]++
+	if n.sink {
+		n.out = append(n.out, Key{r.Src, r.I})
 		n.apply(r)
 		return nil
 	}
@@ -451,7 +449,7 @@ func (n *Node) Take(e int, it Item) (Step, error) {
 // snapshot has none), so barriers keep their order on every edge.
 func (n *Node) record() {
 	n.recorded = true
-	p := &Part{Node: n.id, Snap: n.snap, Emitted: n.emitted, Cnt: n.cnt, Out: maps.Clone(n.out),
+	p := &Part{Node: n.id, Snap: n.snap, Emitted: n.emitted, Cnt: n.cnt, Out: Counts{slices.Clip(n.out)},
 		State: n.save(), Type: n.reported, Switched: n.switched,
 		CutSent: map[int]int{}, CutRcvd: map[int]int{}, Overtaken: map[int][]Item{}}
 	bar := Item{Barrier: true, Snap: n.snap}
@@ -521,8 +519,14 @@ func (n *Node) Emitted() int { return n.emitted }
 // Cnt is cnt[n]: records the node processed.
 func (n *Node) Cnt() int { return n.cnt }
 
-// Output is the sink's output: times it received each record (out).
-func (n *Node) Output() map[Key]int { return n.out }
+// Output is the sink's output: times it received each record (out),
+// counted afresh from its log at each call (nil for another node).
+func (n *Node) Output() map[Key]int {
+	if !n.sink {
+		return nil
+	}
+	return Counts{n.out}.Map()
+}
 
 // Recorded reports whether the node has recorded (n \in recorded).
 func (n *Node) Recorded() bool { return n.recorded }

@@ -2,7 +2,6 @@ package dataflow
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -17,7 +16,7 @@ type Part struct {
 	Snap      int // the snapshot's id
 	Emitted   int
 	Cnt       int
-	Out       map[Key]int
+	Out       Counts
 	State     any // the Logic's saved state
 	CutSent   map[int]int
 	CutRcvd   map[int]int
@@ -28,6 +27,24 @@ type Part struct {
 	// and whether its alignment timed out (mode[n] = "unaligned").
 	Type     SnapType
 	Switched bool
+}
+
+// Counts is the sink's output as its part of a snapshot records it
+// (recOut): how many times it received each record. It holds a prefix of
+// the sink's log of the records it received, shared with the sink, which
+// only ever appends to the log: recording it costs the same however long
+// the output grew (a copy of the output map at each of a run's
+// checkpoints did not), and the counts are computed where they are read
+// (a restore, a trace, a check).
+type Counts struct{ log []Key }
+
+// Map is the counts by record.
+func (c Counts) Map() map[Key]int {
+	m := make(map[Key]int, len(c.log))
+	for _, k := range c.log {
+		m[k]++
+	}
+	return m
 }
 
 // Snapshot is a complete snapshot: every node's part, all of one
@@ -138,11 +155,8 @@ func (s *Snapshot) partFor(g *Graph, id int) (*Part, error) {
 // and the logic's state: lines 270-272): recorded, snapshot p.Snap.
 func (n *Node) loadPart(p *Part) error {
 	n.emitted, n.cnt, n.snap = p.Emitted, p.Cnt, p.Snap
-	if n.out != nil {
-		n.out = maps.Clone(p.Out)
-		if n.out == nil {
-			n.out = map[Key]int{}
-		}
+	if n.sink {
+		n.out = slices.Clone(p.Out.log)
 	}
 	n.recorded = true
 	n.part = p

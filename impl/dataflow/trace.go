@@ -167,7 +167,7 @@ func (g *Graph) tracePart(p *Part) *spec.BarrierPart {
 	if p.Type != TypeNone {
 		tp.Type = p.Type.String()
 	}
-	for k, c := range p.Out {
+	for k, c := range p.Out.Map() {
 		if c > 0 {
 			tp.Out = append(tp.Out, spec.BarrierCount{Src: g.Nodes[k.Src].Name, I: k.I, N: c})
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 // application frames with a 32-byte payload and a 2-entry vector clock.
 // Each benchmark alternates the raw path and the transport in chunks of
 // b.N/benchChunks frames (so both see the same background load) and
-// reports frames/s of each and their ratio, the figure of merit:
+// reports frames/s of each and their ratio, the figure of merit, and the
+// CPU time (user and system, the whole process's) each spent per frame,
+// the figure a machine shared with other work changes least:
 //
 //	go test -run '^$' -bench 'Memory|TCP' -count 5 ./impl/transport/
 //
@@ -39,10 +42,10 @@ func benchFrame(i int) wire.Frame {
 
 // sideBySide times raw and tr (each moves n frames and returns when the
 // last one was received) in alternating chunks and reports frames/s of
-// both and the ratio transport/raw.
+// both, the ratio transport/raw, and the CPU ns per frame of both.
 func sideBySide(b *testing.B, raw, tr func(n int)) {
 	b.Helper()
-	var rawT, trT time.Duration
+	var rawT, trT, rawCPU, trCPU time.Duration
 	var rawN, trN int
 	b.ResetTimer()
 	for k := 0; k < benchChunks; k++ {
@@ -54,14 +57,14 @@ func sideBySide(b *testing.B, raw, tr func(n int)) {
 			continue
 		}
 		b.StopTimer()
-		start := time.Now()
+		start, cpu := time.Now(), cpuTime()
 		raw(n)
-		rawT += time.Since(start)
+		rawT, rawCPU = rawT+time.Since(start), rawCPU+cpuTime()-cpu
 		rawN += n
 		b.StartTimer()
-		start = time.Now()
+		start, cpu = time.Now(), cpuTime()
 		tr(n)
-		trT += time.Since(start)
+		trT, trCPU = trT+time.Since(start), trCPU+cpuTime()-cpu
 		trN += n
 	}
 	b.StopTimer()
@@ -70,6 +73,17 @@ func sideBySide(b *testing.B, raw, tr func(n int)) {
 	b.ReportMetric(rawRate, "raw-frames/s")
 	b.ReportMetric(trRate, "frames/s")
 	b.ReportMetric(trRate/rawRate, "transport/raw")
+	b.ReportMetric(float64(rawCPU.Nanoseconds())/float64(rawN), "raw-cpu-ns/frame")
+	b.ReportMetric(float64(trCPU.Nanoseconds())/float64(trN), "cpu-ns/frame")
+}
+
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // sendThrough returns a function that sends n frames through tr on

@@ -27,6 +27,41 @@ func (s *slab) clone(f wire.Frame) wire.Frame {
 	return f
 }
 
+// view is a frame decoded in place (wire.DecodeView, its clock decoded
+// into freeWords) made the slab's: the payload copied, the clock kept
+// where the decoder wrote it.
+func (s *slab) view(f wire.Frame) wire.Frame {
+	if f.Payload != nil {
+		f.Payload = s.copyBytes(f.Payload)
+	}
+	f.VC = s.claimWords(f.VC)
+	return f
+}
+
+// freeWords is the unused rest of the clock chunk (a new chunk when
+// little is left), for a decoder to write a clock into; claimWords then
+// keeps what it wrote. A clock longer than the rest gets an array of
+// its own from the decoder.
+func (s *slab) freeWords() []uint64 {
+	if len(s.words) < slabBytes/64 {
+		s.words = make([]uint64, slabBytes/8)
+	}
+	return s.words
+}
+
+// claimWords keeps vc, written at the front of freeWords (or into an
+// array of its own), capped; nil if empty.
+func (s *slab) claimWords(vc []uint64) []uint64 {
+	n := len(vc)
+	if n == 0 {
+		return nil
+	}
+	if n <= len(s.words) && &s.words[0] == &vc[0] {
+		s.words = s.words[n:]
+	}
+	return vc[:n:n]
+}
+
 // copyBytes copies b; an empty b gives nil, as in wire.Frame.Clone.
 func (s *slab) copyBytes(b []byte) []byte { return cut(&s.bytes, b, slabBytes) }
 

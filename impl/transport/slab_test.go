@@ -47,3 +47,51 @@ func TestSlabCloneProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestSlabViewProperty: frames decoded in place with their clocks written
+// into the slab's free words (freeWords, then view) equal the frames
+// encoded, are capped, share no memory with the read buffer, and stay
+// intact while later frames are decoded into the same chunks and earlier
+// ones are appended to; clocks of every size, the empty one included,
+// and a decode that fails midway leaves the earlier frames alone.
+func TestSlabViewProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s slab
+		var orig, views []wire.Frame
+		for range rapid.IntRange(1, 80).Draw(t, "frames") {
+			f := wire.Frame{Kind: wire.KindApp, Seq: 1, Payload: rapid.SliceOfN(rapid.Byte(), 1, 600).Draw(t, "bytes"),
+				VC: rapid.SliceOfN(rapid.Uint64(), 0, slabBytes/8+8).Draw(t, "vc")}
+			b, err := wire.Encode(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rapid.Bool().Draw(t, "fail") {
+				_, _, err := wire.DecodeView(b[:len(b)-1], wire.MaxFrameSize, s.freeWords())
+				if err == nil {
+					t.Fatal("a cut frame decoded")
+				}
+			}
+			d, _, err := wire.DecodeView(b, wire.MaxFrameSize, s.freeWords())
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := s.view(d)
+			clear(b) // the read buffer is reused
+			want := f.Clone()
+			if !want.Equal(v) || (want.VC == nil) != (v.VC == nil) {
+				t.Fatalf("view %v, want %v", v, want)
+			}
+			if len(v.Payload) != cap(v.Payload) || len(v.VC) != cap(v.VC) {
+				t.Fatalf("view not capped: payload %d/%d, clock %d/%d", len(v.Payload), cap(v.Payload), len(v.VC), cap(v.VC))
+			}
+			_ = append(v.Payload, 0xEE)
+			_ = append(v.VC, 0xEE)
+			orig, views = append(orig, want), append(views, v)
+			for i := range views {
+				if !orig[i].Equal(views[i]) {
+					t.Fatalf("frame %d changed after later frames: %v, want %v", i, views[i], orig[i])
+				}
+			}
+		}
+	})
+}

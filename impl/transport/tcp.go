@@ -22,7 +22,7 @@ import (
 // and closes the connection. If it accepts, it replies with Last, the
 // number of frames of P->Q it has delivered so far, then reads frames and
 // answers with cumulative wire.Acks: one once 256 frames wait for it, else
-// one ackDelay (1 ms) after it has read all that had arrived, so a burst
+// one ackDelay (5 ms) after it has read all that had arrived, so a burst
 // of frames costs one ack (and Close acknowledges everything delivered
 // before it hangs up).
 //
@@ -296,7 +296,7 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	i, err := checkSend(tr.top, env)
+	i, err := chanIndex(tr.top, env) // encode validates the frame (checkSend's second half)
 	if err != nil {
 		return err
 	}

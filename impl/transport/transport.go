@@ -69,12 +69,22 @@ func (e *ShutdownError) Error() string {
 // checkSend validates env against the topology and returns the index of
 // its channel (Topology.ChanIndex).
 func checkSend(top *spec.Topology, env wire.Envelope) (int, error) {
-	i := top.ChanIndex(env.Chan)
-	if i < 0 {
-		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
+	i, err := chanIndex(top, env)
+	if err != nil {
+		return -1, err
 	}
 	if err := env.Frame.Validate(); err != nil {
 		return -1, fmt.Errorf("transport: send on %s: %w", env.Chan, err)
+	}
+	return i, nil
+}
+
+// chanIndex is the index of env's channel in the topology
+// (Topology.ChanIndex), an error if it has none.
+func chanIndex(top *spec.Topology, env wire.Envelope) (int, error) {
+	i := top.ChanIndex(env.Chan)
+	if i < 0 {
+		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
 	}
 	return i, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
@@ -105,7 +106,8 @@ type book struct {
 	injAt   time.Time // when the latest was injected
 	parts   []*dataflow.Part
 	nParts  int
-	bar     []time.Time // per node, its first barrier of its current snapshot
+	noted   []atomic.Int64 // per node, the snapshot whose part needs no noting any more (partDone)
+	bar     []time.Time    // per node, its first barrier of its current snapshot
 	barSnap []int
 	align   []time.Duration
 
@@ -120,7 +122,7 @@ type book struct {
 func newBook(c *dataflow.Cluster, opt Options) *book {
 	n := len(c.Nodes)
 	b := &book{g: c.G, opt: opt, start: time.Now(), res: &Result{MaxQueue: make([]int, len(c.G.Edges))},
-		emitAt: make([][]int64, n), bar: make([]time.Time, n), barSnap: make([]int, n), align: make([]time.Duration, n)}
+		emitAt: make([][]int64, n), noted: make([]atomic.Int64, n), bar: make([]time.Time, n), barSnap: make([]int, n), align: make([]time.Duration, n)}
 	for i, nd := range c.Nodes {
 		b.total += c.G.Nodes[i].Budget
 		b.emitAt[i] = make([]int64, c.G.Nodes[i].Budget+1)
@@ -251,18 +253,26 @@ func (b *book) recorded(i, snap int) {
 }
 
 // partDone notes node nd's part, if it is complete (its Part is final
-// then), and the snapshot's completion when it is the last.
+// then) and not noted yet, and the snapshot's completion when it is the
+// last. Nodes call it after every step: it copies the part (Part) only
+// the first time, and takes the book's lock only until the node's part
+// of its snapshot is noted (or needs no noting: an earlier snapshot, or
+// one complete), as noted[i] says.
 func (b *book) partDone(i int, nd *dataflow.Node) {
-	if !nd.Done() {
+	snap := nd.Snap()
+	if b.noted[i].Load() == int64(snap) || !nd.Done() {
 		return
 	}
-	p := nd.Part()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if p.Snap != b.target || b.target == b.done || b.parts[i] != nil || !b.sinkPartDone(i, p.Snap) {
+	if !b.sinkPartDone(i, snap) {
+		return // not noted: the sink has not pre-committed; asked again after its next step
+	}
+	b.noted[i].Store(int64(snap))
+	if snap != b.target || b.target == b.done || b.parts[i] != nil {
 		return
 	}
-	b.parts[i] = p
+	b.parts[i] = nd.Part()
 	b.nParts++
 	if b.nParts < len(b.parts) {
 		return

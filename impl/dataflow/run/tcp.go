@@ -110,7 +110,7 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 	}()
 	var nwg sync.WaitGroup
 	startNodes(c.G, b, nodes, stop, errc, &nwg)
-	err = b.endSink(b.watch(ctx, c, func() bool { return tcpDrained(b, nodes) }, errc, haltOnce(stop, &nwg)))
+	err = b.endSink(b.watch(ctx, c, func() bool { return tcpDrained(c, b, nodes) }, errc, haltOnce(stop, &nwg)))
 	b.res.Elapsed = time.Since(b.start)
 	return b.res, err
 }
@@ -119,7 +119,6 @@ func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, err
 // nwg) until stop; a node's error goes to errc, named by the node.
 func startNodes(g *dataflow.Graph, b *book, nodes []*tcpNode, stop <-chan struct{}, errc chan<- error, nwg *sync.WaitGroup) {
 	for _, n := range nodes {
-		n.publish(g)
 		nwg.Add(1)
 		go func() {
 			defer nwg.Done()
@@ -143,15 +142,22 @@ func tcpNodes(c *dataflow.Cluster, tr *transport.TCP) ([]*tcpNode, error) {
 }
 
 // tcpDrained: every source emitted its budget or is paused, and every
-// buffer is empty, as the nodes published.
-func tcpDrained(b *book, nodes []*tcpNode) bool {
-	paused := !b.mayEmit()
+// buffer is empty, checked between rounds: with every node's lock held,
+// as Run's drained does. An item stays in its sender's queue until the
+// receiver's ack, which the receiver sends in the round that took it, so
+// an item in flight (on the wire, or a copy not taken yet) is in a
+// buffer here; a source's decision to emit and its emission are one
+// round, so none comes after a pause that this check saw.
+func tcpDrained(c *dataflow.Cluster, b *book, nodes []*tcpNode) bool {
 	for _, n := range nodes {
-		if n.queued.Load() > 0 || !paused && n.left.Load() > 0 {
-			return false
-		}
+		n.mu.Lock()
 	}
-	return true
+	defer func() {
+		for _, n := range nodes {
+			n.mu.Unlock()
+		}
+	}()
+	return idle(c, b.mayEmit())
 }
 
 // startTCP starts the transport for g's nodes, every one served here and

@@ -3,7 +3,8 @@ package run
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/dataflow"
@@ -15,6 +16,12 @@ import (
 // tcpNode is a node of the TCP runtime: its core node, its inbox and
 // what it shipped and took on its edges (indexed by edge).
 type tcpNode struct {
+	// mu is held for each whole round, so that the run's drain check
+	// (tcpDrained, holding every node's) sees each core between rounds:
+	// never a source that decided to emit before a stop-the-world pause
+	// and has not emitted yet, and never an item's products at one node
+	// before its taking, nor its pop at the sender after it.
+	mu    sync.Mutex
 	i     int
 	g     *dataflow.Graph
 	nd    *dataflow.Node
@@ -37,9 +44,6 @@ type tcpNode struct {
 	out   [][]byte // by peer node: the round's messages to it
 	seq   []uint64 // by peer node: frames sent to it
 	peers []int    // peers with messages this round
-
-	queued atomic.Int64 // items in the output buffers, published each round
-	left   atomic.Int64 // records left to emit (a source)
 }
 
 // newTCPNode is node i of g over tr (nil: no transport, for tests of
@@ -61,8 +65,8 @@ func newTCPNode(g *dataflow.Graph, i int, nd *dataflow.Node, tr *transport.TCP) 
 }
 
 // loop is the node's goroutine: handle the messages that came, take the
-// steps the core allows, ship and acknowledge, publish, send the round's
-// frames, wait for more.
+// steps the core allows, ship and acknowledge, send the round's frames,
+// wait for more.
 func (n *tcpNode) loop(g *dataflow.Graph, b *book, stop <-chan struct{}) error {
 	wait := time.NewTimer(time.Millisecond)
 	defer wait.Stop()
@@ -98,9 +102,15 @@ func stopped(stop <-chan struct{}) bool {
 	}
 }
 
-// round is one round of the loop; it reports whether the node took a
-// step.
+// testHookInRound, set by tests only, runs in a round once its steps
+// were taken, with the node's lock held.
+var testHookInRound func(n *tcpNode)
+
+// round is one round of the loop, under the node's lock; it reports
+// whether the node took a step.
 func (n *tcpNode) round(g *dataflow.Graph, b *book) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	if err := n.receive(g); err != nil {
 		return false, err
 	}
@@ -108,7 +118,9 @@ func (n *tcpNode) round(g *dataflow.Graph, b *book) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	n.publish(g)
+	if testHookInRound != nil {
+		testHookInRound(n)
+	}
 	if moved && !n.due(g) {
 		return true, nil // more rounds first: more to a frame
 	}
@@ -183,6 +195,7 @@ func (n *tcpNode) handle(g *dataflow.Graph, from spec.ProcID, m msg) error {
 	e, ed := m.e, g.Edges[m.e]
 	switch {
 	case m.kind == msgItems && n.inputFrom(ed, from):
+		n.copies[e] = slices.Grow(n.copies[e], len(m.items)/itemBytes)
 		return m.eachItem(func(it dataflow.Item) { n.copies[e] = append(n.copies[e], it) })
 	case m.kind == msgRevoke && n.inputFrom(ed, from):
 		n.copies[e] = n.copies[e][:0]
@@ -227,18 +240,31 @@ func (n *tcpNode) steps(g *dataflow.Graph, b *book) (bool, error) {
 	}
 	moved := n.timer(g, b) // the adaptive mode's alignment timer (adaptive.go)
 	for _, e := range g.In(n.i) {
-		for len(n.copies[e]) > 0 {
-			ok, err := n.takeHead(g, b, e)
-			if err != nil {
-				return moved, err
-			}
-			if !ok {
-				break
-			}
-			moved = true
+		k, err := n.takeHeads(g, b, e)
+		moved = moved || k > 0
+		if err != nil {
+			return moved, err
 		}
 	}
 	return moved, nil
+}
+
+// takeHeads has the core take the heads of input e's copies in order,
+// as many as it can, and drops those from the copies (moving the rest to
+// the front: the next items shipped reuse the array); it returns how
+// many it took.
+func (n *tcpNode) takeHeads(g *dataflow.Graph, b *book, e int) (int, error) {
+	k := 0
+	var err error
+	for _, it := range n.copies[e] {
+		var ok bool
+		if ok, err = n.takeHead(g, b, e, it); !ok {
+			break
+		}
+		k++
+	}
+	n.copies[e] = n.copies[e][:copy(n.copies[e], n.copies[e][k:])]
+	return k, err
 }
 
 // sourceStep has a source inject, when due (its outputs' copies revoked
@@ -263,9 +289,9 @@ func (n *tcpNode) sourceStep(g *dataflow.Graph, b *book) bool {
 	return true
 }
 
-// takeHead has the core take the head of input e's copies, if it can.
-func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
-	it := n.copies[e][0]
+// takeHead has the core take it, the head of input e's copies, if it
+// can.
+func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int, it dataflow.Item) (bool, error) {
 	if n.mayRecord(it) && g.Mode == dataflow.Unaligned && !n.revoked(g) {
 		return false, nil // the outputs' copies are revoked first
 	}
@@ -276,7 +302,6 @@ func (n *tcpNode) takeHead(g *dataflow.Graph, b *book, e int) (bool, error) {
 	if it.Barrier {
 		n.quiesce, n.barrier = false, true
 	}
-	n.copies[e] = n.copies[e][1:]
 	n.took[e]++
 	n.noteAck(e)
 	took(b, g, n.i, n.nd, it, st)
@@ -379,17 +404,4 @@ func (n *tcpNode) flush(g *dataflow.Graph) error {
 	}
 	n.peers = n.peers[:0]
 	return nil
-}
-
-// publish says how many items the node's buffers hold and how many
-// records it has left to emit, for the run's end and the stop-the-world
-// drain. It comes before the round's acks are sent: a sender pops an item
-// only after its receiver published the step that took it.
-func (n *tcpNode) publish(g *dataflow.Graph) {
-	q := 0
-	for _, e := range g.Out(n.i) {
-		q += len(n.nd.Queue(e))
-	}
-	n.queued.Store(int64(q))
-	n.left.Store(int64(g.Nodes[n.i].Budget - n.nd.Emitted()))
 }
