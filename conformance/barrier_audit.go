@@ -42,19 +42,50 @@ func BarrierConfig(tg spec.BarrierGraph) (*barrier.Config, error) {
 	return barrierConfig(tg, barrier.VariantSpec)
 }
 
-// barrierConfig is BarrierConfig for the given specification.
+// barrierConfig is BarrierConfig for the given specification (the
+// adaptive mode's SpecAdaptive for VariantSpec).
 func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Config, error) {
 	if tg.Successive {
 		return nil, fmt.Errorf("successive snapshots: tla/BarrierSnapshots.tla has one snapshot, so only a run with one can be audited")
 	}
 	k := barrier.Constants{Budget: map[string]int{}, Cap: tg.Cap, Iter: tg.Iter}
-	switch tg.Mode {
+	variant, invariants, err := barrierMode(tg.Mode, variant, &k)
+	if err != nil {
+		return nil, err
+	}
+	barrierNodes(tg, &k)
+	barrierEdges(tg, &k)
+	cfg, err := barrier.NewConfig(k, variant, invariants, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the graph is not one of tla/BarrierSnapshots.tla: %w", err)
+	}
+	return cfg, nil
+}
+
+// barrierMode sets k's Mode for the trace's mode and returns the
+// specification and invariants to replay it against: the adaptive mode
+// is tla/BarrierAdaptive.tla's (aligned, every node may switch: a run's
+// timers are not bounded).
+func barrierMode(mode string, variant barrier.Variant, k *barrier.Constants) (barrier.Variant, []spec.Property, error) {
+	switch mode {
 	case spec.ModeAligned:
 	case spec.ModeUnaligned:
 		k.Mode = barrier.Unaligned
+	case spec.ModeAdaptive:
+		if variant == barrier.VariantSpec {
+			variant = barrier.VariantAdaptive
+		}
+		k.MaxTimeouts = -1 // set by barrierNodes: one per node that is not a source
+		return variant, spec.AdaptiveSpecInvariants, nil
 	default:
-		return nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla has the aligned and unaligned protocols only", tg.Mode)
+		return variant, nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols only", mode)
 	}
+	return variant, spec.BarrierInvariants, nil
+}
+
+// barrierNodes puts tg's nodes in k: Src with their budgets, Op, Snk;
+// and, adaptive, MaxTimeouts the number of nodes that may switch.
+func barrierNodes(tg spec.BarrierGraph, k *barrier.Constants) {
 	for _, n := range tg.Nodes {
 		switch n.Kind {
 		case spec.KindSource:
@@ -66,17 +97,23 @@ func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Conf
 			k.Snk = n.Name
 		}
 	}
+	if k.MaxTimeouts < 0 {
+		k.MaxTimeouts = len(k.Op) + 1
+	}
+}
+
+// barrierEdges puts tg's edges in k: Edge, Back and ForceAligned.
+func barrierEdges(tg spec.BarrierGraph, k *barrier.Constants) {
 	for _, e := range tg.Edges {
-		k.Edge = append(k.Edge, [2]string{e.From, e.To})
+		ends := [2]string{e.From, e.To}
+		k.Edge = append(k.Edge, ends)
 		if e.Back {
-			k.Back = append(k.Back, [2]string{e.From, e.To})
+			k.Back = append(k.Back, ends)
+		}
+		if e.ForceAligned {
+			k.ForceAligned = append(k.ForceAligned, ends)
 		}
 	}
-	cfg, err := barrier.NewConfig(k, variant, spec.BarrierInvariants, nil)
-	if err != nil {
-		return nil, fmt.Errorf("the graph is not one of tla/BarrierSnapshots.tla: %w", err)
-	}
-	return cfg, nil
 }
 
 // AuditBarrier replays barrier trace tr against model/barrier and checks
@@ -131,10 +168,11 @@ func (r *Report) replayBarrier(cfg *barrier.Config, tr *spec.BarrierTrace, opts 
 // barrierAction is the model's action instance for event ev.
 func barrierAction(cfg *barrier.Config, ev spec.BarrierEvent) (barrier.Action, error) {
 	kinds := map[string]barrier.ActionKind{spec.BarrierEmit: barrier.ActEmit, spec.BarrierInject: barrier.ActInject,
-		spec.BarrierProcess: barrier.ActProcess, spec.BarrierRecvBarrier: barrier.ActRecvBarrier, spec.BarrierRestore: barrier.ActRestore}
+		spec.BarrierProcess: barrier.ActProcess, spec.BarrierRecvBarrier: barrier.ActRecvBarrier, spec.BarrierRestore: barrier.ActRestore,
+		spec.BarrierTimeout: barrier.ActTimeout}
 	a := barrier.Action{Kind: kinds[ev.Action]}
 	switch a.Kind {
-	case barrier.ActEmit, barrier.ActInject:
+	case barrier.ActEmit, barrier.ActInject, barrier.ActTimeout:
 		a.Node, _ = cfg.NodeIndex(ev.Node)
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		var ok bool
@@ -233,6 +271,8 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		n = a.Node
 	case barrier.ActInject:
 		ev.Action, n = spec.BarrierInject, a.Node
+	case barrier.ActTimeout:
+		ev.Action, n = spec.BarrierTimeout, a.Node
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		ev.Action = spec.BarrierRecvBarrier
 		n = cfg.Edges[a.Edge][1]
@@ -245,7 +285,7 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		return spec.BarrierEvent{Action: spec.BarrierRestore}
 	}
 	ev.Node = cfg.Nodes[n]
-	if !st.Has(n) && ns.Has(n) {
+	if a.Kind == barrier.ActTimeout || !st.Has(n) && ns.Has(n) { // a late Timeout records again
 		ev.Part = modelPart(cfg, st, ns, n)
 	}
 	return ev
@@ -264,6 +304,9 @@ func modelPart(cfg *barrier.Config, st, ns *barrier.State, n int) *spec.BarrierP
 	}
 	if n == cfg.Snk() {
 		p.Out = modelOut(cfg, ns)
+	}
+	if cfg.Variant.Adaptive() && cfg.Kind[n] != barrier.Source {
+		p.Type = ns.Reported[n].String()
 	}
 	for e, ends := range cfg.Edges {
 		key := spec.BarrierEdgeKey(cfg.Nodes[ends[0]], cfg.Nodes[ends[1]])
@@ -321,6 +364,12 @@ type barrierRunState struct {
 	out     map[recKey]int // the sink's output: times each record arrived
 	twice   []string       // the records the sink received a second time
 	emitted map[string]int
+	// The adaptive mode: the nodes that switched (a Timeout), and the
+	// type each node took when it recorded (TakenType,
+	// tla/BarrierAdaptive.tla line 63).
+	switched map[string]bool
+	taken    map[string]string
+	reported map[string]string
 }
 
 // recKey is record <<Src, I>>, as the sink counts it.
@@ -333,7 +382,8 @@ type recKey struct {
 // of spec.BarrierInvariants, then BarriersComplete if the run drained.
 func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
 	rs := &barrierRunState{tr: tr, part: map[string]*spec.BarrierPart{}, bar: map[string]bool{},
-		logged: map[string][]spec.BarrierRecord{}, out: map[recKey]int{}, emitted: map[string]int{}}
+		logged: map[string][]spec.BarrierRecord{}, out: map[recKey]int{}, emitted: map[string]int{},
+		switched: map[string]bool{}, taken: map[string]string{}, reported: map[string]string{}}
 	for _, ev := range tr.Events {
 		rs.event(ev)
 	}
@@ -351,6 +401,7 @@ func barrierRun(tr *spec.BarrierTrace, drained bool) []Violation {
 	if len(aligned) > 0 {
 		add(spec.PropAlignedNoChannelState, "aligned barriers recorded channel state on an edge that is not a back-edge: %s", strings.Join(aligned, "; "))
 	}
+	vs = append(vs, rs.adaptive()...)
 	return append(vs, rs.atEnd(drained)...)
 }
 
@@ -383,10 +434,22 @@ func (rs *barrierRunState) event(ev spec.BarrierEvent) {
 		rs.bar[key] = true
 	case spec.BarrierRestore:
 		rs.restore()
+	case spec.BarrierTimeout:
+		rs.switched[ev.Node] = true
 	}
-	if ev.Part != nil && rs.part[ev.Node] == nil {
+	if ev.Part != nil {
+		rs.recorded(ev)
+	}
+}
+
+// recorded takes the part of event ev, a node recording: its first part
+// is its part of the snapshot; the type it reports and takes are the
+// latest (a late Timeout records again).
+func (rs *barrierRunState) recorded(ev spec.BarrierEvent) {
+	if rs.part[ev.Node] == nil {
 		rs.part[ev.Node] = ev.Part
 	}
+	rs.taken[ev.Node], rs.reported[ev.Node] = rs.takenType(ev.Node), ev.Part.Type
 }
 
 // process is a Process event on edge key: its record logged, if it was,
@@ -506,4 +569,82 @@ func seqs(ch []spec.BarrierRecord) string {
 		s[i] = fmt.Sprintf("#%d", r.Seq)
 	}
 	return "[" + strings.Join(s, " ") + "]"
+}
+
+// The run properties of the adaptive mode (tla/BarrierAdaptive.tla,
+// lines 161-172), computed from a barrier trace alone, as barrierRun
+// computes those of tla/BarrierSnapshots.tla: UnswitchedNoChannelState,
+// ForceAlignedNoChannelState and ReportedTypeTaken.
+
+// takenType is TakenType(n) (line 63) as node n records: "aligned" if
+// every input it aligns on (not a back-edge) has delivered its barrier,
+// else "unaligned".
+func (rs *barrierRunState) takenType(n string) string {
+	for _, e := range rs.tr.Graph().In(n) {
+		if !e.Back && !rs.bar[e.Key()] {
+			return spec.ModeUnaligned
+		}
+	}
+	return spec.ModeAligned
+}
+
+// adaptive checks the adaptive properties, in the order of
+// spec.AdaptiveInvariants; none for the other modes.
+func (rs *barrierRunState) adaptive() []Violation {
+	if rs.tr.Graph().Mode != spec.ModeAdaptive {
+		return nil
+	}
+	var vs []Violation
+	add := func(p spec.Property, what string, bad []string) {
+		if len(bad) > 0 {
+			vs = append(vs, Violation{Property: p, Detail: what + ": " + strings.Join(bad, "; ")})
+		}
+	}
+	unswitched, forced := rs.adaptiveChannels()
+	add(spec.PropUnswitchedNoChannelState, "channel state on an edge that is not a back-edge, neither of whose ends switched", unswitched)
+	add(spec.PropForceAlignedNoChannelState, "channel state on a force-aligned edge", forced)
+	add(spec.PropReportedTypeTaken, "a node reported a type it did not take", rs.wrongTypes())
+	return vs
+}
+
+// adaptiveChannels lists the edges whose channel state breaks
+// UnswitchedNoChannelState (lines 165-166) and ForceAlignedNoChannelState
+// (line 169).
+func (rs *barrierRunState) adaptiveChannels() (unswitched, forced []string) {
+	for _, e := range rs.tr.Graph().Edges {
+		key, ch := e.Key(), rs.channel(e)
+		if len(ch) == 0 {
+			continue
+		}
+		if !e.Back && !rs.switched[e.From] && !rs.switched[e.To] {
+			unswitched = append(unswitched, fmt.Sprintf("%s records %s", key, seqs(ch)))
+		}
+		if e.ForceAligned {
+			forced = append(forced, fmt.Sprintf("%s records %s", key, seqs(ch)))
+		}
+	}
+	return unswitched, forced
+}
+
+// channel is edge e's channel state: the records logged on it, then
+// those its sender's barrier overtook.
+func (rs *barrierRunState) channel(e spec.BarrierEdge) []spec.BarrierRecord {
+	var over []spec.BarrierRecord
+	if p := rs.part[e.From]; p != nil {
+		over = p.Overtaken[e.Key()]
+	}
+	return slices.Concat(rs.logged[e.Key()], over)
+}
+
+// wrongTypes lists the nodes whose reported type is not the one they
+// took (ReportedTypeTaken, line 172).
+func (rs *barrierRunState) wrongTypes() []string {
+	var bad []string
+	for _, n := range rs.tr.Graph().Nodes {
+		if n.Kind == spec.KindSource || rs.part[n.Name] == nil || rs.reported[n.Name] == rs.taken[n.Name] {
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s reported %s, but took %s", n.Name, rs.reported[n.Name], rs.taken[n.Name]))
+	}
+	return bad
 }

@@ -24,7 +24,7 @@ func stripBarrier(tr *spec.BarrierTrace) *spec.BarrierTrace {
 			ev.Rec = &spec.BarrierRecord{Src: ev.Rec.Src, I: ev.Rec.I, Val: ev.Rec.Val}
 		}
 		if ev.Part != nil {
-			p := &spec.BarrierPart{}
+			p := &spec.BarrierPart{Type: ev.Part.Type} // the type a node reported is its claim, not derived
 			for k, rs := range ev.Part.Overtaken {
 				if p.Overtaken == nil {
 					p.Overtaken = map[string][]spec.BarrierRecord{}

@@ -30,13 +30,21 @@ type barrierGraph struct {
 // operators or the sink; every operator is fed by a source or an earlier
 // operator and feeds a later operator or the sink (a DAG); when cyclic,
 // some operators also have a back-edge to an earlier operator.
-func drawBarrierGraph(t *rapid.T, cyclic bool) *barrierGraph {
+//
+// adaptive draws a graph of tla/BarrierAdaptive.tla instead: the
+// adaptive mode, some edges that are not back-edges force-aligned, and
+// MaxTimeouts the number of nodes that may switch (never the binding
+// conjunct: the core has no such bound, a run's timers are not counted).
+func drawBarrierGraph(t *rapid.T, cyclic, adaptive bool) *barrierGraph {
 	nSrc := rapid.IntRange(1, 3).Draw(t, "sources")
 	nOp := rapid.IntRange(0, 3).Draw(t, "operators")
 	if cyclic && nOp < 2 {
 		nOp = 2
 	}
 	mode := dataflow.Mode(rapid.IntRange(0, 1).Draw(t, "mode"))
+	if adaptive {
+		mode = dataflow.Adaptive
+	}
 	k := barrier.Constants{Budget: map[string]int{}, Snk: "K",
 		Cap: rapid.IntRange(1, 3).Draw(t, "cap"), Iter: rapid.IntRange(0, 2).Draw(t, "iter")}
 	g := dataflow.Graph{Cap: k.Cap, Iter: k.Iter, Mode: mode}
@@ -96,11 +104,16 @@ func drawBarrierGraph(t *rapid.T, cyclic bool) *barrierGraph {
 	for _, e := range g.Edges {
 		k.Edge = append(k.Edge, [2]string{g.Nodes[e.From].Name, g.Nodes[e.To].Name})
 	}
+	variant, invariants := barrier.VariantSpec, spec.BarrierInvariants
+	if adaptive {
+		variant, invariants = barrier.VariantAdaptive, spec.AdaptiveSpecInvariants
+		drawForceAligned(t, &g, &k)
+	}
 	cg, err := dataflow.NewGraph(g)
 	if err != nil {
 		t.Fatalf("the core refuses a graph the spec accepts: %v", err)
 	}
-	cfg, err := barrier.NewConfig(k, barrier.VariantSpec, spec.BarrierInvariants, nil)
+	cfg, err := barrier.NewConfig(k, variant, invariants, nil)
 	if err != nil {
 		t.Fatalf("the model refuses the drawn graph: %v", err)
 	}
@@ -116,6 +129,41 @@ func drawBarrierGraph(t *rapid.T, cyclic bool) *barrierGraph {
 		bg.coreEdge[m] = i
 	}
 	return bg
+}
+
+// drawForceAligned marks some edges of g that are not back-edges
+// force-aligned, in both the core's graph and the model's constants, and
+// sets MaxTimeouts to the number of nodes that may switch.
+func drawForceAligned(t *rapid.T, g *dataflow.Graph, k *barrier.Constants) {
+	k.Mode, k.MaxTimeouts = barrier.Aligned, len(k.Op)+1
+	for i, e := range g.Edges {
+		if !e.Back && rapid.IntRange(0, 3).Draw(t, "force-aligned") == 0 {
+			g.Edges[i].ForceAligned = true
+			k.ForceAligned = append(k.ForceAligned, [2]string{g.Nodes[e.From].Name, g.Nodes[e.To].Name})
+		}
+	}
+}
+
+// coreErr is the core's refusal for conjunct k of the model's action
+// kind: Timeout's own (timeoutErr), else conjunctErr's.
+func coreErr(kind barrier.ActionKind, k barrier.Conjunct) (error, bool) {
+	if kind == barrier.ActTimeout {
+		err, ok := timeoutErr[k]
+		return err, ok
+	}
+	err, ok := conjunctErr[k]
+	return err, ok
+}
+
+// timeoutErr is the core's refusal for each enabling conjunct of TimeoutV
+// (tla/BarrierAdaptive.tla lines 100-106; TimeoutsSpent bounds a model,
+// not the core, and the drawn MaxTimeouts never binds).
+var timeoutErr = map[barrier.Conjunct]error{
+	barrier.AlreadyRecorded:     dataflow.ErrTimeoutRecorded,
+	barrier.NotBlocked:          dataflow.ErrNotBlocked,
+	barrier.AlreadySwitched:     dataflow.ErrAlreadySwitched,
+	barrier.FeedsForceAligned:   dataflow.ErrFeedsForceAligned,
+	barrier.ForceAlignedPending: dataflow.ErrForceAlignedPending,
 }
 
 // conjunctErr is the core's refusal for each enabling conjunct of the
@@ -192,6 +240,8 @@ func (l *barrierLockstep) coreStep(a barrier.Action) error {
 		_, cerr = l.c.Take(l.bg.coreEdge[a.Edge], dataflow.ActProcess)
 	case barrier.ActRecvBarrier:
 		_, cerr = l.c.Take(l.bg.coreEdge[a.Edge], dataflow.ActRecvBarrier)
+	case barrier.ActTimeout:
+		_, cerr = l.c.Nodes[l.bg.coreNode[a.Node]].Timeout()
 	case barrier.ActRestore:
 		cerr = l.restore()
 	}
@@ -213,7 +263,7 @@ func (l *barrierLockstep) agree(a barrier.Action, merr, cerr error) {
 		if !errors.As(merr, &ne) {
 			l.t.Fatalf("%s: %v", a.Label(cfg), merr)
 		}
-		if want, ok := conjunctErr[ne.Conjunct]; ok && !errors.Is(cerr, want) {
+		if want, ok := coreErr(a.Kind, ne.Conjunct); ok && !errors.Is(cerr, want) {
 			l.t.Fatalf("%s: the model refuses for %v, the core for %v\nsteps: %v", a.Label(cfg), merr, cerr, l.steps)
 		}
 	}
@@ -225,14 +275,17 @@ func (l *barrierLockstep) agree(a barrier.Action, merr, cerr error) {
 func (l *barrierLockstep) note(a barrier.Action, ns *barrier.State, merr error) {
 	var ne *barrier.NotEnabled
 	if errors.As(merr, &ne) {
-		l.seen[refusal(ne.Conjunct)]++
+		l.seen[actionRefusal(a.Kind, ne.Conjunct)]++
 		return
 	}
 	if merr != nil {
 		return
 	}
-	if a.Kind == barrier.ActRestore {
+	switch a.Kind {
+	case barrier.ActRestore:
 		l.seen["restore"]++
+	case barrier.ActTimeout:
+		l.seen["timeout"]++
 	}
 	for e := range l.bg.cfg.Edges {
 		if d := len(ns.RecQ[e]) - len(l.st.RecQ[e]); d > 0 {
@@ -309,6 +362,7 @@ func (l *barrierLockstep) abstract() *barrier.State {
 		for key, x := range n.Output() {
 			a.Out[keyBase[key.Src]+key.I-1] = x
 		}
+		abstractAdaptive(a, m, n)
 		p := n.Part()
 		if p != nil {
 			a.Recorded |= 1 << m
@@ -357,6 +411,19 @@ func (l *barrierLockstep) abstract() *barrier.State {
 	return a
 }
 
+// abstractAdaptive maps node n's adaptive variables (model node m) to
+// the model's mode, reported and cutAligned (tla/BarrierAdaptive.tla
+// lines 50-53); in the other modes they stay at their initial values.
+func abstractAdaptive(a *barrier.State, m int, n *dataflow.Node) {
+	if n.Switched() {
+		a.Switched |= 1 << m
+	}
+	if n.CutAligned() {
+		a.CutAligned |= 1 << m
+	}
+	a.Reported[m] = barrier.SnapType(n.Reported())
+}
+
 func (l *barrierLockstep) compare(after string) {
 	l.t.Helper()
 	got := l.abstract()
@@ -389,8 +456,8 @@ func failureFree(t *rapid.T, g *dataflow.Graph) map[dataflow.Key]int {
 // of them enabled ones, some that may be refused), then runs to the end
 // (every source injecting, the snapshot completing, maybe restoring), and
 // checks that the sink's output is the failure-free run's.
-func runBarrierLockstep(t *rapid.T, cyclic bool, seen map[string]int) {
-	bg := drawBarrierGraph(t, cyclic)
+func runBarrierLockstep(t *rapid.T, cyclic, adaptive bool, seen map[string]int) {
+	bg := drawBarrierGraph(t, cyclic, adaptive)
 	l := &barrierLockstep{t: t, seen: seen, bg: bg, c: dataflow.NewCluster(bg.g, nil), st: barrier.Init(bg.cfg)}
 	all := bg.cfg.Actions()
 	for range rapid.IntRange(0, 60).Draw(t, "steps") {
@@ -431,18 +498,40 @@ func runBarrierLockstep(t *rapid.T, cyclic bool, seen map[string]int) {
 // core shares with the model, restores, and the kinds of channel state
 // named.
 func TestBarrierLockstepDAG(t *testing.T) {
-	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) { runBarrierLockstep(t, false, seen) },
+	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) { runBarrierLockstep(t, false, false, seen) },
 		barrierKinds("input record logged", "overtaken record persisted")...)
 }
 
 func TestBarrierLockstepCyclic(t *testing.T) {
-	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) { runBarrierLockstep(t, true, seen) },
+	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) { runBarrierLockstep(t, true, false, seen) },
 		barrierKinds("back-edge record logged")...)
 }
 
+// The adaptive mode (tla/BarrierAdaptive.tla) in lockstep with the
+// model's SpecAdaptive, on random DAGs and cyclic graphs with random
+// force-aligned edges: Timeout taken and refused alike (every conjunct
+// of TimeoutV the core has), the same mode, reported type and
+// cutAligned, the adaptive invariants holding throughout. The fixed
+// inputs exercise every refusal, a timeout, and the channel state a
+// switch persists.
+func TestBarrierLockstepAdaptive(t *testing.T) {
+	kinds := barrierKinds("timeout", "input record logged", "overtaken record persisted")
+	for k, err := range timeoutErr {
+		if k != barrier.AlreadySwitched { // needs late: a switched node has recorded
+			kinds = append(kinds, "refused: "+err.Error())
+		}
+	}
+	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) {
+		runBarrierLockstep(t, rapid.Bool().Draw(t, "cyclic"), true, seen)
+	}, kinds...)
+}
+
 // refusal names a refusal for barrierKinds.
-func refusal(k barrier.Conjunct) string {
-	if err, ok := conjunctErr[k]; ok {
+func refusal(k barrier.Conjunct) string { return actionRefusal(barrier.ActEmit, k) }
+
+// actionRefusal names the refusal of conjunct k of action kind.
+func actionRefusal(kind barrier.ActionKind, k barrier.Conjunct) string {
+	if err, ok := coreErr(kind, k); ok {
 		return "refused: " + err.Error()
 	}
 	return fmt.Sprintf("refused: conjunct %d", k)

@@ -26,15 +26,17 @@ import (
 // snapshot's channel state, and persist records an unaligned barrier
 // overtook.
 func TestBarrierTraceAudit(t *testing.T) {
-	checkCovering(t, barrierSeeds, barrierTraceAudit, "restore", "logged", "overtaken")
+	checkCovering(t, barrierSeeds, barrierTraceAudit, "restore", "logged", "overtaken", "timeout")
 }
 
-// barrierTraceAudit is one run of TestBarrierTraceAudit; seen counts
-// the restores, the logged records and the overtaken ones. A rejected
+// barrierTraceAudit is one run of TestBarrierTraceAudit, a third of
+// them in the adaptive mode (random force-aligned edges, random
+// timeouts, audited against SpecAdaptive); seen counts the restores,
+// the logged records, the overtaken ones and the timeouts. A rejected
 // trace is written to barrier-trace-audit.jsonl, or on fixed input
 // seed=N to barrier-trace-audit-seed=N.jsonl.
 func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
-	bg := drawBarrierGraph(t, rapid.Bool().Draw(t, "cyclic"))
+	bg := drawBarrierGraph(t, rapid.Bool().Draw(t, "cyclic"), rapid.IntRange(0, 2).Draw(t, "adaptive") == 0)
 	g := bg.g
 	var b bytes.Buffer
 	tr, err := dataflow.NewTracer(&b, g, spec.BarrierHeader{Drained: true, Source: "conformance TestBarrierTraceAudit"})
@@ -45,9 +47,13 @@ func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
 	tr.Attach(c)
 	for range rapid.IntRange(0, 40).Draw(t, "steps") {
 		n := c.Nodes[rapid.IntRange(0, len(c.Nodes)-1).Draw(t, "node")]
-		switch rapid.IntRange(0, 4).Draw(t, "what") {
+		switch rapid.IntRange(0, 5).Draw(t, "what") {
 		case 0:
 			_, _ = n.Emit() // a refused step changes nothing
+		case 5:
+			if _, err := n.Timeout(); err == nil {
+				seen["timeout"]++
+			}
 		case 1:
 			if rapid.IntRange(0, 3).Draw(t, "inject") == 0 {
 				_, _ = n.Inject()
@@ -58,6 +64,9 @@ func barrierTraceAudit(t *rapid.T, seen map[string]int, input string) {
 	}
 	for _, n := range c.Nodes {
 		_, _ = n.Inject()
+	}
+	if g.Mode == dataflow.Adaptive {
+		drainTimingOut(t, c, seen)
 	}
 	c.Drain()
 	if rapid.Bool().Draw(t, "restore") {
@@ -115,4 +124,20 @@ func rejected(t *rapid.T, trace []byte, input string, rep Report) {
 		t.Fatalf("the audit rejects the core's trace (it could not be written: %v):\n%s", err, rep)
 	}
 	t.Fatalf("the audit rejects the core's trace; barrier trace written to %s\n%s", p, rep)
+}
+
+// drainTimingOut drains c as Drain does, but before each hand-over a
+// node that is aligning may time out (drawn), as a runtime's timer
+// would have it.
+func drainTimingOut(t *rapid.T, c *dataflow.Cluster, seen map[string]int) {
+	c.RunOut(func(e int) bool {
+		to := c.Nodes[c.G.Edges[e].To]
+		if to.Blocked() && rapid.Bool().Draw(t, "time out") {
+			if _, err := to.Timeout(); err == nil {
+				seen["timeout"]++
+			}
+		}
+		_, err := c.TakeAny(e)
+		return err == nil
+	})
 }

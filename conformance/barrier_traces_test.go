@@ -27,11 +27,12 @@ import (
 // drain (take every enabled Emit, Process and RecvBarrier, in order,
 // until none is).
 type bstep struct {
-	do       string // emit, inject, take, restore, drain
+	do       string // emit, inject, timeout, take, restore, drain
 	from, to string // the node (emit, inject), the edge (take)
 }
 
 func emit(n string) bstep      { return bstep{do: "emit", from: n} }
+func timeout(n string) bstep   { return bstep{do: "timeout", from: n} }
 func inject(n string) bstep    { return bstep{do: "inject", from: n} }
 func take(a, b string) bstep   { return bstep{do: "take", from: a, to: b} }
 func steps(s ...bstep) []bstep { return s }
@@ -59,6 +60,13 @@ func fanIn(mode dataflow.Mode) dataflow.Graph {
 		Edges: []dataflow.EdgeSpec{{From: 0, To: 2}, {From: 1, To: 2}, {From: 2, To: 3}}}
 }
 
+// forcedFanIn is fanIn in the adaptive mode with X -> K force-aligned.
+func forcedFanIn() dataflow.Graph {
+	g := fanIn(dataflow.Adaptive)
+	g.Edges[2].ForceAligned = true
+	return g
+}
+
 // loop is S feeding X1, X1 feeding X2, X2 feeding the sink K and, once
 // round the cycle, X1 again (the back-edge X2->X1).
 func loop(mode dataflow.Mode) dataflow.Graph {
@@ -82,6 +90,15 @@ var (
 	// record coming round the back-edge after that is logged.
 	alignedLoop = steps(emit("S"), take("S", "X1"), take("X1", "X2"), inject("S"), take("S", "X1"),
 		take("X2", "X1"), take("X1", "X2"), drainStep)
+	// Adaptive: X queues a record for K; S1's barrier blocks X, whose
+	// alignment times out: X records, its barrier overtakes the queued
+	// record (persisted), S2's record before S2's barrier is logged.
+	adaptiveFanIn = steps(emit("S1"), take("S1", "X"), inject("S1"), take("S1", "X"), emit("S1"), emit("S2"),
+		timeout("X"), take("X", "K"), take("X", "K"), take("S1", "X"), take("S2", "X"), inject("S2"), take("S2", "X"))
+	// Adaptive, aligned in time: X records on S2's barrier, then its
+	// timer goes off (late).
+	adaptiveLate = steps(emit("S1"), take("S1", "X"), inject("S1"), take("S1", "X"), emit("S2"), take("S2", "X"),
+		inject("S2"), take("S2", "X"), take("X", "K"), take("X", "K"), take("X", "K"), emit("S1"), take("S1", "X"), timeout("X"), drainStep)
 	// Alignment without blocking: X takes S1's second record, sent after
 	// S1's barrier, before it records.
 	noBlockFanIn = steps(emit("S1"), take("S1", "X"), inject("S1"), take("S1", "X"), emit("S1"), take("S1", "X"), take("X", "K"), emit("S2"),
@@ -98,6 +115,16 @@ func barrierScenarios() []barrierScenario {
 			note: "Aligned barriers on a cycle: X1 records when its forward input's barrier arrives; the record coming round the back-edge X2->X1 before X2's barrier is logged, the only channel state."},
 		{name: "barrier/conforms/unaligned-restore.jsonl", graph: fanIn(dataflow.Unaligned), script: slicesConcat(unalignedFanIn, steps(restoreStep, drainStep)),
 			note: "The unaligned run restored once its snapshot is complete (K records on X's barrier), with records still queued: every node restarts from its part, each edge holds its recorded records, and running on delivers every record to the sink exactly once."},
+		{name: "barrier/conforms/adaptive-dag.jsonl", graph: fanIn(dataflow.Adaptive), script: slicesConcat(adaptiveFanIn, steps(drainStep, restoreStep, drainStep)),
+			note: "Adaptive barriers (tla/BarrierAdaptive.tla) on the fan-in DAG: S1's barrier blocks X, whose alignment times out; X switches to unaligned: it records at once, its barrier overtakes the record it had queued for K (persisted), S1's input is done (its blocked record is the next snapshot's), and S2's record taken before S2's barrier is logged. X reports unaligned; the run is restored and drains exactly once."},
+		{name: "barrier/rejects/BarrierExactChannelState-adaptive-no-persist.jsonl", graph: fanIn(dataflow.Adaptive), variant: barrier.VariantAdaptiveNoPersist, script: slicesConcat(adaptiveFanIn, steps(drainStep, restoreStep, drainStep)),
+			note: "Written by the model's SpecAdaptiveNoPersist: X's switch persists nothing, neither the record its barrier overtakes nor S2's record it takes before S2's barrier; the restore loses them (also BarrierExactlyOnce)."},
+		{name: "barrier/rejects/ForceAlignedNoChannelState-adaptive-force-switch.jsonl", graph: forcedFanIn(), variant: barrier.VariantAdaptiveForceSwitch, script: slicesConcat(adaptiveFanIn, steps(drainStep)),
+			note: "Written by the model's SpecAdaptiveForceSwitch: X -> K is force-aligned, yet X switches (FLINK-33693) and its barrier overtakes and persists the record queued on X -> K. SpecAdaptive refuses the Timeout (Out(n) \\cap ForceAligned = {})."},
+		{name: "barrier/rejects/ReportedTypeTaken-adaptive-stale-type.jsonl", graph: fanIn(dataflow.Adaptive), variant: barrier.VariantAdaptiveStaleType, script: slicesConcat(adaptiveFanIn, steps(drainStep)),
+			note: "Written by the model's SpecAdaptiveStaleType: X switches but reports the type decided before the switch, aligned (FLINK-31588)."},
+		{name: "barrier/rejects/ReportedTypeTaken-adaptive-late-timeout.jsonl", graph: fanIn(dataflow.Adaptive), variant: barrier.VariantAdaptiveLateTimeout, script: adaptiveLate,
+			note: "Written by the model's SpecAdaptiveLateTimeout: X recorded aligned, then its timer goes off and it switches anyway, reporting unaligned for the aligned snapshot it took. SpecAdaptive refuses the Timeout (n \\notin recorded)."},
 		{name: "barrier/rejects/BarrierConsistentCut-no-blocking.jsonl", graph: fanIn(dataflow.Aligned), variant: barrier.VariantNoBlock, script: noBlockFanIn,
 			note: "Written by the model's SpecNoBlock: alignment without blocking. X takes S1's second record, sent after S1's barrier, before recording (an orphan); after the restore S1 emits it again and the sink receives it twice (also BarrierExactlyOnce). The Spec refuses the Process."},
 		{name: "barrier/rejects/BarrierExactChannelState-no-back-edge-log.jsonl", graph: loop(dataflow.Aligned), variant: barrier.VariantNoLog, script: append(slicesConcat(alignedLoop), restoreStep, drainStep),
@@ -153,6 +180,8 @@ func runCoreScript(g *dataflow.Graph, tr *dataflow.Tracer, script []bstep) error
 			_, err = c.Nodes[g.NodeIndex(s.from)].Emit()
 		case "inject":
 			_, err = c.Nodes[g.NodeIndex(s.from)].Inject()
+		case "timeout":
+			_, err = c.Nodes[g.NodeIndex(s.from)].Timeout()
 		case "take":
 			_, err = c.TakeAny(g.EdgeIndex(s.from, s.to))
 		case "restore":
@@ -191,9 +220,9 @@ func runModelScript(g *dataflow.Graph, variant barrier.Variant, tr *dataflow.Tra
 	for i, s := range script {
 		var err error
 		switch s.do {
-		case "emit", "inject":
+		case "emit", "inject", "timeout":
 			n, _ := cfg.NodeIndex(s.from)
-			kind := map[string]barrier.ActionKind{"emit": barrier.ActEmit, "inject": barrier.ActInject}[s.do]
+			kind := map[string]barrier.ActionKind{"emit": barrier.ActEmit, "inject": barrier.ActInject, "timeout": barrier.ActTimeout}[s.do]
 			err = apply(barrier.Action{Kind: kind, Node: n})
 		case "take":
 			e, _ := cfg.EdgeIndex(s.from, s.to)
@@ -208,7 +237,7 @@ func runModelScript(g *dataflow.Graph, variant barrier.Variant, tr *dataflow.Tra
 			for moved := true; moved; {
 				moved = false
 				for _, a := range cfg.Actions() {
-					if a.Kind != barrier.ActInject && a.Kind != barrier.ActRestore && apply(a) == nil {
+					if a.Kind != barrier.ActInject && a.Kind != barrier.ActRestore && a.Kind != barrier.ActTimeout && apply(a) == nil {
 						moved = true
 					}
 				}

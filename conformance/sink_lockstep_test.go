@@ -59,7 +59,7 @@ func aligned(bg *barrierGraph) *barrierGraph {
 }
 
 func newSinkLockstep(t *rapid.T, seen map[string]int) *sinkLockstep {
-	bg := aligned(drawBarrierGraph(t, false))
+	bg := aligned(drawBarrierGraph(t, false, false))
 	cfg := &barrier.SinkConfig{Base: bg.cfg, MaxCkpt: rapid.IntRange(1, 3).Draw(t, "ckpts"),
 		MaxRestores: rapid.IntRange(1, 2).Draw(t, "restores"), MaxAborts: rapid.IntRange(0, 1).Draw(t, "aborts"),
 		Variant: barrier.SinkSpec, Invariants: spec.SinkInvariants}

@@ -121,10 +121,10 @@ func WantFromPath(rel string) (spec.Property, error) {
 	}
 	base := filepath.Base(rel)
 	if i := strings.Index(base, "-"); i > 0 {
-		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled {
+		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || slices.Contains(spec.AdaptiveInvariants, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled {
 			return p, nil
 		}
-		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties, spec.BarrierInvariants, spec.BarrierTemporal)))
+		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties, spec.BarrierInvariants, spec.BarrierTemporal, spec.AdaptiveInvariants)))
 	}
 	return "", fmt.Errorf("trace %s: want traces/conforms/NAME.jsonl or .../PROPERTY-NAME.jsonl", rel)
 }

@@ -43,8 +43,25 @@ func (g BarrierGraph) checkShape(ev BarrierEvent) error {
 		return g.checkSourceStep(ev)
 	case BarrierProcess, BarrierRecvBarrier:
 		return checkReceive(ev)
+	case BarrierTimeout:
+		return g.checkTimeout(ev)
 	}
-	return fmt.Errorf("unknown action (want Emit, Inject, Process, RecvBarrier or Restore)")
+	return fmt.Errorf("unknown action (want Emit, Inject, Process, RecvBarrier, Timeout or Restore)")
+}
+
+// checkTimeout: a Timeout (tla/BarrierAdaptive.tla) is an adaptive
+// graph's, at a node that is not a source, with no edge and no record,
+// and with the part the node recorded as it switched.
+func (g BarrierGraph) checkTimeout(ev BarrierEvent) error {
+	switch {
+	case g.Mode != ModeAdaptive:
+		return fmt.Errorf("a Timeout is a step of the adaptive mode, not of %s", g.Mode)
+	case g.Kind(ev.Node) == KindSource:
+		return fmt.Errorf("%q is a source: a source does not align, so it has no Timeout", ev.Node)
+	case ev.hasEdge() || ev.Rec != nil || ev.Part == nil:
+		return fmt.Errorf("a Timeout has no edge and no record, and has its node's part")
+	}
+	return nil
 }
 
 // checkSourceStep: an Emit puts its record on an edge from its source,
@@ -124,10 +141,28 @@ func (g BarrierGraph) checkPart(n string, p *BarrierPart) error {
 	if p.Emitted < 0 || p.Cnt < 0 {
 		return fmt.Errorf("the part's counts must be natural numbers")
 	}
+	if err := g.checkType(n, p.Type); err != nil {
+		return err
+	}
 	for _, step := range []func(string, *BarrierPart) error{g.checkCuts, g.checkOvertaken, g.checkOut} {
 		if err := step(n, p); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkType: a part's type is the adaptive mode's, "aligned" or
+// "unaligned", at a node that is not a source, and there always.
+func (g BarrierGraph) checkType(n, t string) error {
+	if g.Mode != ModeAdaptive || g.Kind(n) == KindSource {
+		if t != "" {
+			return fmt.Errorf("the part's type %q: only a node that is not a source, in the adaptive mode, reports one", t)
+		}
+		return nil
+	}
+	if t != ModeAligned && t != ModeUnaligned {
+		return fmt.Errorf("the part's type %q: want aligned or unaligned (the adaptive mode reports the type each node took)", t)
 	}
 	return nil
 }

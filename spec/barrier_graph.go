@@ -21,6 +21,10 @@ const (
 	ModeAligned       = "aligned"
 	ModeUnaligned     = "unaligned"
 	ModeChandyLamport = "chandy-lamport"
+	// ModeAdaptive is tla/BarrierAdaptive.tla: a snapshot starts aligned
+	// and an operator whose alignment times out switches it to unaligned
+	// (its Timeout step); force-aligned edges never switch.
+	ModeAdaptive = "adaptive"
 )
 
 // BarrierGraph is a dataflow graph by names: the CONSTANTS of
@@ -31,7 +35,7 @@ type BarrierGraph struct {
 	Edges []BarrierEdge `json:"edges"`
 	Cap   int           `json:"cap"`
 	Iter  int           `json:"iter"`
-	Mode  string        `json:"mode"` // ModeAligned, ModeUnaligned or ModeChandyLamport
+	Mode  string        `json:"mode"` // ModeAligned, ModeUnaligned, ModeChandyLamport or ModeAdaptive
 	// Successive: the sources inject snapshot after snapshot.
 	Successive bool `json:"successive,omitempty"`
 }
@@ -46,10 +50,14 @@ type BarrierNode struct {
 
 // BarrierEdge is edge <<From, To>>; Back marks a back-edge closing a
 // cycle (Back, line 48).
+//
+// ForceAligned marks an edge of the adaptive mode that must stay aligned
+// (ForceAligned, tla/BarrierAdaptive.tla line 41): not a back-edge.
 type BarrierEdge struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	Back bool   `json:"back,omitempty"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	Back         bool   `json:"back,omitempty"`
+	ForceAligned bool   `json:"force_aligned,omitempty"`
 }
 
 // Key is the edge's key in a BarrierPart: "from->to".
@@ -88,7 +96,7 @@ func (g BarrierGraph) Kind(name string) string {
 // generalisation: a source or an operator may have several forward
 // outputs (a keyed shuffle); and the chandy-lamport mode is allowed.
 func (g BarrierGraph) Check() error {
-	for _, step := range []func() error{g.checkConstants, g.checkNodes, g.checkEdges, g.checkShapes} {
+	for _, step := range []func() error{g.checkConstants, g.checkNodes, g.checkEdges, g.checkForceAligned, g.checkShapes} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -103,8 +111,8 @@ func (g BarrierGraph) checkConstants() error {
 		return barrierGraphErr("cap must be at least 1, not %d", g.Cap)
 	case g.Iter < 0:
 		return barrierGraphErr("iter must be a natural number, not %d", g.Iter)
-	case g.Mode != ModeAligned && g.Mode != ModeUnaligned && g.Mode != ModeChandyLamport:
-		return barrierGraphErr("unknown mode %q (want aligned, unaligned or chandy-lamport)", g.Mode)
+	case g.Mode != ModeAligned && g.Mode != ModeUnaligned && g.Mode != ModeChandyLamport && g.Mode != ModeAdaptive:
+		return barrierGraphErr("unknown mode %q (want aligned, unaligned, chandy-lamport or adaptive)", g.Mode)
 	}
 	return nil
 }
@@ -159,6 +167,17 @@ func (g BarrierGraph) checkEdges() error {
 			return barrierGraphErr("edge %s twice", e.Key())
 		}
 		seen[e.Key()] = true
+	}
+	return nil
+}
+
+// checkForceAligned: ForceAligned \subseteq Edge \ Back
+// (tla/BarrierAdaptive.tla line 45), in the adaptive mode only.
+func (g BarrierGraph) checkForceAligned() error {
+	for _, e := range g.Edges {
+		if e.ForceAligned && (e.Back || g.Mode != ModeAdaptive) {
+			return barrierGraphErr("edge %s is force-aligned: only an edge that is not a back-edge, in the adaptive mode, can be", e.Key())
+		}
 	}
 	return nil
 }

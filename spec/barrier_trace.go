@@ -15,10 +15,11 @@ import (
 // (traces/README.md, "Barrier traces"; traces/trace.schema.json): a
 // header with the graph, then one event a line, one per step of a node
 // (Emit, Inject, Process, RecvBarrier, named as the actions of
-// tla/BarrierSnapshots.tla) or of the whole cluster (Restore), in an
+// tla/BarrierSnapshots.tla, and Timeout, tla/BarrierAdaptive.tla's, in
+// the adaptive mode) or of the whole cluster (Restore), in an
 // order consistent with causality: the order the steps were taken in.
 // A node's part of the snapshot is on the step it recorded in (Inject,
-// or the RecvBarrier that recorded), and the records it logged on its
+// the RecvBarrier that recorded, or the Timeout that switched it), and the records it logged on its
 // inputs are the Process steps marked logged. This is its vocabulary
 // and its reader; impl/dataflow writes it, conformance audits it.
 
@@ -58,8 +59,10 @@ type BarrierCount struct {
 // BarrierPart is a node's part when it recorded, by names: its counts (a
 // source's emitted, another node's processed; the sink's output), the
 // sequence numbers of its outputs and inputs at its cut (keyed "A->B"),
-// and the records its barrier overtook on each output (unaligned). The
-// Logic's state is not in the trace.
+// and the records its barrier overtook on each output (unaligned), and
+// in the adaptive mode the type of snapshot it reported (reported[n] of
+// tla/BarrierAdaptive.tla: "aligned" or "unaligned"; none for a
+// source). The Logic's state is not in the trace.
 type BarrierPart struct {
 	Emitted   int                        `json:"emitted,omitempty"`
 	Cnt       int                        `json:"cnt,omitempty"`
@@ -67,15 +70,19 @@ type BarrierPart struct {
 	CutSent   map[string]int             `json:"cut_sent,omitempty"`
 	CutRcvd   map[string]int             `json:"cut_rcvd,omitempty"`
 	Overtaken map[string][]BarrierRecord `json:"overtaken,omitempty"`
+	Type      string                     `json:"type,omitempty"`
 }
 
 // The actions of a barrier trace's events: those of
-// tla/BarrierSnapshots.tla, and Restore.
+// tla/BarrierSnapshots.tla, Timeout (tla/BarrierAdaptive.tla: a node's
+// alignment timed out and it switched to unaligned, recording), and
+// Restore.
 const (
 	BarrierEmit        = "Emit"
 	BarrierInject      = "Inject"
 	BarrierProcess     = "Process"
 	BarrierRecvBarrier = "RecvBarrier"
+	BarrierTimeout     = "Timeout"
 	BarrierRestore     = "Restore"
 )
 
@@ -83,7 +90,8 @@ const (
 // Restore), the edge <<From, To>> it put its record on (Emit) or took
 // its item off (Process, RecvBarrier), the record (Emit, Process),
 // Logged when the record joined the edge's channel state (Process), and
-// the node's part when it recorded in this step (Inject, RecvBarrier).
+// the node's part when it recorded in this step (Inject, RecvBarrier,
+// Timeout).
 type BarrierEvent struct {
 	Action string         `json:"action"`
 	Node   string         `json:"node,omitempty"`

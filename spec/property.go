@@ -155,6 +155,18 @@ var AdaptiveInvariants = []Property{
 	PropAdaptiveTypeOK, PropUnswitchedNoChannelState, PropForceAlignedNoChannelState, PropReportedTypeTaken,
 }
 
+// AdaptiveSpecInvariants are the invariants that hold of
+// tla/BarrierAdaptive.tla's SpecAdaptive, as its models list them (the
+// MCBarrierAdaptive*.cfg): BarrierInvariants with AdaptiveTypeOK for
+// BarrierTypeOK and, for AlignedNoChannelState (which a switch breaks),
+// its per-operator form UnswitchedNoChannelState, then
+// ForceAlignedNoChannelState and ReportedTypeTaken.
+var AdaptiveSpecInvariants = []Property{
+	PropAdaptiveTypeOK, PropBarrierConsistentCut, PropBarrierExactChannelState,
+	PropUnswitchedNoChannelState, PropForceAlignedNoChannelState, PropReportedTypeTaken,
+	PropBarrierSnapshotReachable, PropBarrierExactlyOnce,
+}
+
 // PropSnapshotRefinement is the refinement of tla/BarrierSnapshots.tla
 // (lines 369-397): Abstract!SSpec, tla/ConsistentSnapshot.tla under the
 // mapping. TLC checks it; the Go explorer does not evaluate it.

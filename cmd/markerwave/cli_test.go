@@ -275,11 +275,11 @@ var newUserCases = []newUserCase{
 		args: func(t *testing.T) []string {
 			return []string{"flow", "--par", "2", "--records", "200", "--slow", "20us", "--every", "2ms", "--fail-after", "80", "--out", filepath.Join(t.TempDir(), "flow")}
 		}, code: exitOK,
-		stdout: `\nwrote /\S+/flow/: aligned\.jsonl, unaligned\.jsonl \(barrier traces: markerwave audit, markerwave export --diagram\) and flow\.txt\n$`,
-		stderr: `markerwave flow: chandy-lamport: no barrier trace \(tla/BarrierSnapshots\.tla has the aligned and unaligned protocols\)\n$`,
+		stdout: `\nwrote /\S+/flow/: aligned\.jsonl, unaligned\.jsonl, adaptive\.jsonl \(barrier traces: markerwave audit, markerwave export --diagram\) and flow\.txt\n$`,
+		stderr: `markerwave flow: chandy-lamport: no barrier trace \(tla/BarrierSnapshots\.tla and tla/BarrierAdaptive\.tla have the aligned, unaligned and adaptive protocols\)\n`,
 		after: func(t *testing.T, args []string, _, _ string) {
 			dir := args[len(args)-1]
-			for _, mode := range []string{"aligned", "unaligned"} {
+			for _, mode := range []string{"aligned", "unaligned", "adaptive"} {
 				trace := filepath.Join(dir, mode+".jsonl")
 				code, out, errs := dispatchRun("audit", trace)
 				assert.Equal(t, exitOK, code, errs)

@@ -82,8 +82,11 @@ var docsSlowCommands = map[string]string{
 	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
 	"flow --sink-url postgres://postgres@127.0.0.1:5432/flow?sslmode=disable":    "the dataflow demo into a PostgreSQL server the reader runs",
 	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
-	"audit out/dessim":                                                           "needs examples/dessim's output",
-	"audit out/dessim-bug":                                                       "needs examples/dessim's output",
+	"audit out/flow/adaptive.jsonl":                                              "needs the flow demo's output",
+	"flow --runtime memory --aligned-timeout 0s --force-aligned agg0->sink":      "the dataflow demo: seconds of runs",
+	"flow --measure":       "twenty runs of the pipeline: a minute",
+	"audit out/dessim":     "needs examples/dessim's output",
+	"audit out/dessim-bug": "needs examples/dessim's output",
 }
 
 // docsShellTools are the commands of a recipe that are not this

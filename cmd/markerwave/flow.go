@@ -29,12 +29,24 @@ pipeline (--par sources emitting --records numbered records each, a
 stateless map, a keyed shuffle into --par aggregations, a sink) with one
 aggregation slowed to --slow a record, so that buffers fill and
 backpressure reaches the sources. For each protocol (aligned barriers,
-unaligned barriers, the Chandy-Lamport marker wave) it runs the pipeline
+unaligned barriers, the Chandy-Lamport marker wave, and adaptive
+barriers: aligned, switching to unaligned once an operator has aligned
+for --aligned-timeout, tla/BarrierAdaptive.tla) it runs the pipeline
 once without snapshots for the reference output, then again taking a
 snapshot every --every, fails once two snapshots completed and
 --fail-after more records reached the sink, restores every node from the
 latest complete snapshot and runs on. The restored run's output must be
-the reference's, every record counted at the sink exactly once.
+the reference's, every record counted at the sink exactly once. For the
+adaptive protocol it says which operators switched, how long they were
+blocked and the bytes of channel state the switches cost;
+--force-aligned names edges (A->B, comma-separated) whose senders never
+switch.
+
+With --measure it runs no failure: it measures, side by side in one
+run, checkpoint duration, time blocked and channel-state bytes of every
+protocol and of adaptive at aligned timeouts of 1, 10 and 100 ms, with
+the slow stage (backpressure) and without, on the in-memory and TCP
+runtimes (docs/barriers.md has the table).
 
 The sink writes the results into a database through a two-phase-commit
 sink (docs/sink.md): a transaction per snapshot, pre-committed at the
@@ -48,8 +60,9 @@ an SQLite file or a PostgreSQL URL (max_prepared_transactions > 0).
 A database that cannot be opened, a table of the sink's in another
 shape, or a database holding flow's output already is bad input.
 
-With --out DIR it also writes DIR/aligned.jsonl and DIR/unaligned.jsonl
-(the protocols tla/BarrierSnapshots.tla has): the barrier trace
+With --out DIR it also writes DIR/aligned.jsonl, DIR/unaligned.jsonl
+and DIR/adaptive.jsonl (the protocols tla/BarrierSnapshots.tla and
+tla/BarrierAdaptive.tla have): the barrier trace
 (traces/README.md, "Barrier traces") of one more run of each, on a graph
 the spec takes (--par sources, each into its own map, all maps into the
 slow aggregation, a sink), with a single snapshot, the failure
@@ -65,6 +78,9 @@ type flowOptions struct {
 	par, records, capacity int
 	failAfter              optionalInt
 	slow, every, timeout   time.Duration
+	alignedTimeout         time.Duration
+	forceAligned           string
+	measure                bool
 	runtime                string
 	out                    string
 	sinkURL                string
@@ -113,6 +129,9 @@ func (o *flowOptions) define(f *cmdFlags) {
 	f.StringVar(&o.runtime, "runtime", "tcp", "runtime: tcp (an edge a loopback connection) or memory")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on each run")
 	f.StringVar(&o.out, "out", "", "write each protocol's barrier trace and the table into `DIR`, empty or new (default: none)")
+	f.DurationVar(&o.alignedTimeout, "aligned-timeout", time.Millisecond, "adaptive: how long an operator aligns before it switches to unaligned (0: at once)")
+	f.StringVar(&o.forceAligned, "force-aligned", "", "adaptive: `EDGES` that never switch, A->B comma-separated, e.g. map0->agg0 (default: none)")
+	f.BoolVar(&o.measure, "measure", false, "measure every protocol side by side, with and without backpressure, on both runtimes (no failure)")
 	f.IntVar(&o.killSink, "kill-sink", 0, "kill the sink right after it pre-commits snapshot `K`, before the commit: the run's failure if --fail-after's has not come (0: no kill)")
 	f.StringVar(&o.sinkURL, "sink-url", "", "the database the sink writes to: a PostgreSQL `URL` (postgres://...) or an SQLite file (default: DIR/sink.db with --out, else a temporary file)")
 }
@@ -128,6 +147,7 @@ func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
 		rule{o.slow < 0, "--slow must not be negative"},
 		rule{o.every <= 0, "--every must be positive"},
 		rule{o.timeout <= 0, "--timeout must be positive"},
+		rule{o.alignedTimeout < 0, fmt.Sprintf("--aligned-timeout %v must not be negative", o.alignedTimeout)},
 		rule{o.runtime != "tcp" && o.runtime != "memory", fmt.Sprintf("--runtime %q: want tcp or memory", o.runtime)},
 	)
 }
@@ -144,13 +164,18 @@ type flowRow struct {
 	queried   string        // the rows queried back from the database
 	ok        bool
 	why       string
+	// The adaptive protocol: the operators that switched (in how many
+	// snapshots each), the longest time blocked, the channel-state bytes.
+	switched map[string]int
+	bytes    int
+	latest   []string // the operators that switched in the snapshot restored from
 }
 
 // runner is a dataflow runtime of impl/dataflow/run: Run or RunTCP.
 type runner = func(context.Context, *dataflow.Cluster, run.Options) (*run.Result, error)
 
 // flowModes are the protocols the demo runs, in order.
-var flowModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport}
+var flowModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.ChandyLamport, dataflow.Adaptive}
 
 func runFlow(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("flow", "[flags]", flowAbout, stdout, stderr)
@@ -162,6 +187,12 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 	if msg, bad := o.usage(f); bad {
 		return f.usageError("%s", msg)
 	}
+	if err := o.checkForceAligned(); err != nil {
+		return f.usageError("%s", err)
+	}
+	if o.measure {
+		return runMeasure(f, o)
+	}
 	if err := makeOut(o.out); err != nil {
 		return f.fail(exitUsage, err)
 	}
@@ -170,15 +201,20 @@ func runFlow(args []string, stdout, stderr io.Writer) int {
 		return f.fail(exitUsage, err)
 	}
 	defer o.sink.close()
-	rt := run.RunTCP
-	if o.runtime == "memory" {
-		rt = run.Run
-	}
-	rows, err := flowRuns(f, o, rt)
+	rows, err := flowRuns(f, o, runtimeNamed(o.runtime))
 	if err != nil {
 		return f.fail(exitFail, err)
 	}
 	return flowReport(f, o, rows)
+}
+
+// runtimeNamed is the runtime --runtime names: memory (Run) or tcp
+// (RunTCP).
+func runtimeNamed(name string) runner {
+	if name == "memory" {
+		return run.Run
+	}
+	return run.RunTCP
 }
 
 // makeOut creates --out, if given, once checkOut found it usable.
@@ -257,6 +293,7 @@ func writeFlowTable(w io.Writer, o flowOptions, rows []flowRow) int {
 			r.align.Round(time.Microsecond), plural(r.channel, "record"), plural(r.atFailure, "record"), r.restored, o.sink.recovery[r.mode], r.queried, verdict)
 	}
 	_ = tw.Flush()
+	writeSwitches(w, o, rows)
 	if failed > 0 {
 		fmt.Fprintf(w, "\n%d of %d protocols did not restore exactly once\n", failed, len(rows))
 	} else {
@@ -269,7 +306,7 @@ func writeFlowTable(w io.Writer, o flowOptions, rows []flowRow) int {
 // flow --out traces (the Chandy-Lamport marker wave is the marker
 // protocol of tla/ChandyLamport.tla, on a dataflow graph: no barrier
 // trace).
-var tracedModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned}
+var tracedModes = []dataflow.Mode{dataflow.Aligned, dataflow.Unaligned, dataflow.Adaptive}
 
 // traceGraph is the graph of flow's traced runs, one
 // tla/BarrierSnapshots.tla takes (every operator one output): --par
@@ -290,6 +327,20 @@ func traceGraph(o flowOptions, mode dataflow.Mode) (*dataflow.Graph, error) {
 	return dataflow.NewGraph(g)
 }
 
+// forceAlign force-aligns --force-aligned's edges of g in the adaptive
+// mode (usage checked them against the pipeline; none in a traced run's
+// graph, which has other names).
+func (o flowOptions) forceAlign(g *dataflow.Graph) (*dataflow.Graph, error) {
+	if g.Mode != dataflow.Adaptive || o.forceAligned == "" {
+		return g, nil
+	}
+	edges, err := parseEdges(o.forceAligned)
+	if err != nil {
+		return nil, err
+	}
+	return g.ForceAlign(edges)
+}
+
 // flowTrace runs traceGraph for mode with a tracer attached and writes
 // the barrier trace to --out/<mode>.jsonl: one snapshot (the trace
 // format, like tla/BarrierSnapshots.tla, has one), injected once a
@@ -297,7 +348,7 @@ func traceGraph(o flowOptions, mode dataflow.Mode) (*dataflow.Graph, error) {
 // later, the restore from the snapshot and the run to the end.
 func flowTrace(f *cmdFlags, o flowOptions, mode dataflow.Mode, rt runner) error {
 	if !slices.Contains(tracedModes, mode) {
-		f.errorf("%s: no barrier trace (tla/BarrierSnapshots.tla has the aligned and unaligned protocols)", mode)
+		f.errorf("%s: no barrier trace (tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols)", mode)
 		return nil
 	}
 	g, err := traceGraph(o, mode)
@@ -341,7 +392,8 @@ func tracedRun(o flowOptions, g *dataflow.Graph, tr *dataflow.Tracer, rt runner)
 	slow := map[int]time.Duration{2 * o.par: o.slow}
 	c := dataflow.NewCluster(g, nil)
 	tr.Attach(c)
-	res, err := rt(context.Background(), c, run.Options{InjectAt: total / 4, FailAfter: o.failAfter.or(total / 4), Throttle: slow, Timeout: o.timeout})
+	res, err := rt(context.Background(), c, run.Options{InjectAt: total / 4, FailAfter: o.failAfter.or(total / 4), Throttle: slow, Timeout: o.timeout,
+		AlignedTimeout: o.alignedTimeout})
 	if err != nil || !res.Failed {
 		return err // a run that ended before its failure is traced whole
 	}
@@ -362,6 +414,9 @@ func tracedRun(o flowOptions, g *dataflow.Graph, tr *dataflow.Tracer, rt runner)
 func flowProtocol(o flowOptions, mode dataflow.Mode, rt runner) (flowRow, error) {
 	row := flowRow{mode: mode}
 	g, logics, err := pipeline.Pipeline(o.par, o.records, o.capacity, mode)
+	if err == nil {
+		g, err = o.forceAlign(g)
+	}
 	if err != nil {
 		return row, err
 	}
@@ -421,7 +476,7 @@ func (p flowPlan) failing() (*dataflow.Cluster, *run.Result, error) {
 	defer d.Store().Close() // the sink dies with the failure
 	d.KillAfterPreCommit(p.o.killSink)
 	res, err := p.rt(context.Background(), c, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: p.o.failAfter.or(p.o.par * p.o.records / 4), FailFrom: 2,
-		Throttle: p.slow(), Timeout: p.o.timeout, Sink: d})
+		Throttle: p.slow(), Timeout: p.o.timeout, AlignedTimeout: p.o.alignedTimeout, Sink: d})
 	switch {
 	case err != nil:
 		return nil, nil, fmt.Errorf("the run with snapshots: %w", err)
@@ -444,7 +499,8 @@ func (p flowPlan) restored(res *run.Result) (*dataflow.Cluster, *sink.Driver, er
 		return nil, nil, fmt.Errorf("the sink's recovery: %w", err)
 	}
 	p.o.sink.recovery[p.g.Mode] = recovered(rec)
-	if _, err := p.rt(context.Background(), r, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: -1, Throttle: p.slow(), Timeout: p.o.timeout, Sink: d}); err != nil {
+	if _, err := p.rt(context.Background(), r, run.Options{InjectAt: 0, Interval: p.o.every, FailAfter: -1, Throttle: p.slow(), Timeout: p.o.timeout,
+		AlignedTimeout: p.o.alignedTimeout, Sink: d}); err != nil {
 		d.Store().Close()
 		return nil, nil, fmt.Errorf("the run restored from snapshot %d: %w", latest.ID(), err)
 	}
@@ -456,11 +512,13 @@ func (p flowPlan) restored(res *run.Result) (*dataflow.Cluster, *sink.Driver, er
 // records at the sink at the failure and the snapshot restored from.
 func (row *flowRow) measure(g *dataflow.Graph, c *dataflow.Cluster, res *run.Result) {
 	var took []time.Duration
+	row.switched = map[string]int{}
 	for _, cp := range res.Checkpoints {
 		took = append(took, cp.Took)
 		row.align = max(row.align, slices.Max(cp.Align))
 		all, _ := cp.Snapshot.ChannelRecords(g)
 		row.channel += all
+		row.switches(g, cp)
 	}
 	slices.Sort(took)
 	row.snaps, row.ckpt = len(took), took[len(took)/2]

@@ -16,11 +16,25 @@ func TestFlowDemo(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := runFlow([]string{"--par", "2", "--records", "300", "--slow", "20us", "--every", "2ms", "--fail-after", "100"}, &out, &errb)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
-	for _, p := range []string{"aligned", "unaligned", "chandy-lamport"} {
+	for _, p := range []string{"aligned", "unaligned", "chandy-lamport", "adaptive"} {
 		assert.Regexp(t, `(?m)^`+p+` .*snapshot \d+ +committed \[\d*\], aborted \[\d*\] +600 rows, each once +exactly once \(600 records\)$`, out.String())
 	}
 	assert.Regexp(t, `(?m)^aligned +\d+ +\S+ +\S+ +0 records `, out.String(), "ABS on a DAG records no channel state")
 	assert.Contains(t, errb.String(), "markerwave flow: aligned: running")
+	assert.Regexp(t, `(?m)^adaptive, aligned timeout 1ms: `, out.String())
+}
+
+// With an aligned timeout of 0 the adaptive protocol switches at the
+// first barrier that blocks: the demo names the operators that switched,
+// and restores exactly once.
+func TestFlowDemoAdaptiveSwitches(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runFlow([]string{"--par", "2", "--records", "300", "--slow", "50us", "--every", "2ms", "--fail-after", "100",
+		"--runtime", "memory", "--aligned-timeout", "0s", "--force-aligned", "agg0->sink"}, &out, &errb)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	assert.Regexp(t, `(?m)^adaptive, aligned timeout 0s: switched to unaligned: .*agg1 \(\d+ of \d+ snapshots\).*bytes$`, out.String())
+	assert.NotContains(t, out.String(), "agg0 (", "agg0 feeds the force-aligned agg0->sink: it never switches")
+	assert.Regexp(t, `(?m)^restored from snapshot \d+, in which .* exactly once: true$`, out.String())
 }
 
 // A run that ends before its failure is a failed demo (exit 1), saying
@@ -47,12 +61,20 @@ func TestFlowExactlyOnceNamesTheFault(t *testing.T) {
 }
 
 func TestFlowUsage(t *testing.T) {
-	for _, args := range [][]string{{"--par", "0"}, {"--runtime", "udp"}, {"--every", "0s"}, {"extra"}, {"--records", "x"}} {
+	for _, args := range [][]string{{"--par", "0"}, {"--runtime", "udp"}, {"--every", "0s"}, {"extra"}, {"--records", "x"},
+		{"--aligned-timeout", "-1ms"}, {"--force-aligned", "map0->nowhere"}, {"--force-aligned", "map0"}} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, exitUsage, runFlow(args, &out, &errb), "%v", args)
 		assert.True(t, strings.HasPrefix(errb.String(), "markerwave flow: "), errb.String())
 		assert.Empty(t, out.String())
 	}
+	var out0, err0 bytes.Buffer
+	runFlow([]string{"--aligned-timeout", "-1ms"}, &out0, &err0)
+	assert.Contains(t, err0.String(), "--aligned-timeout -1ms must not be negative")
+	out0.Reset()
+	err0.Reset()
+	runFlow([]string{"--force-aligned", "map0->nowhere"}, &out0, &err0)
+	assert.Contains(t, err0.String(), "the graph has no edge map0->nowhere to force-align")
 	var out, errb bytes.Buffer
 	assert.Equal(t, exitOK, runFlow([]string{"--help"}, &out, &errb))
 	assert.Contains(t, out.String(), "usage: markerwave flow [flags]")
@@ -62,5 +84,6 @@ func TestFlowUsage(t *testing.T) {
 // flow follows the commands' conventions (TestConventions); it reads no
 // input file.
 func init() {
-	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout", "out", "kill-sink", "sink-url"}}
+	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout", "out", "kill-sink", "sink-url",
+		"aligned-timeout", "force-aligned", "measure"}}
 }

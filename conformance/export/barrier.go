@@ -204,7 +204,7 @@ func (d *barrierDrawing) place(r *barrierReplay, i int) {
 	if ev.Part != nil {
 		r.recorded[ev.Node] = c
 		d.sendBarriers(r.q, ev, c)
-		r.shades = append(r.shades, d.blocked(ev.Node, r.barrierAt, c)...)
+		r.shades = append(r.shades, d.blocked(ev.Node, r.barrierAt, c, ev)...)
 	}
 }
 
@@ -280,6 +280,10 @@ func (d *barrierDrawing) steps() {
 		if ev.Action == spec.BarrierRestore {
 			continue
 		}
+		if ev.Action == spec.BarrierTimeout {
+			d.timeoutMark(i, ev)
+			continue
+		}
 		fill, stroke := ink, ink
 		if ev.Action == spec.BarrierInject || ev.Action == spec.BarrierRecvBarrier {
 			fill, stroke = "white", barrierColor
@@ -287,6 +291,15 @@ func (d *barrierDrawing) steps() {
 		fmt.Fprintf(&d.buf, `<circle class="event" data-index="%d" data-col="%d" data-proc="%s" data-action="%s" cx="%s" cy="%s" r="5" fill="%s" stroke="%s" stroke-width="2"><title>%s</title></circle>`+"\n",
 			i+1, d.col[i], esc(ev.Node), ev.Action, num(d.x(d.col[i])), num(d.y(ev.Node)), fill, stroke, esc(stepTitle(i, ev, d.col[i])))
 	}
+}
+
+// timeoutMark draws Timeout step i: a hollow diamond where the node's
+// alignment timed out and it switched to unaligned, labelled "switch".
+func (d *barrierDrawing) timeoutMark(i int, ev spec.BarrierEvent) {
+	x, y := d.x(d.col[i]), d.y(ev.Node)
+	fmt.Fprintf(&d.buf, `<polygon class="event timeout" data-index="%d" data-col="%d" data-proc="%s" data-action="%s" points="%s,%s %s,%s %s,%s %s,%s" fill="white" stroke="%s" stroke-width="2"><title>%s</title></polygon>`+"\n",
+		i+1, d.col[i], esc(ev.Node), ev.Action, num(x), num(y-7), num(x+7), num(y), num(x), num(y+7), num(x-7), num(y), barrierColor, esc(stepTitle(i, ev, d.col[i])))
+	fmt.Fprintf(&d.buf, `<text class="switch-label" x="%s" y="%s" text-anchor="middle" font-size="11" fill="%s">switch</text>`+"\n", num(x), num(y-11), barrierColor)
 }
 
 // sentOn is the step that takes the record Process step i sent on, -1
@@ -314,7 +327,7 @@ func (d *barrierDrawing) sentOn(i int) int {
 func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev spec.BarrierEvent, c int) {
 	for _, e := range d.tr.Graph().Out(ev.Node) {
 		key := e.Key()
-		if d.tr.Header.Graph.Mode != spec.ModeUnaligned {
+		if !overtakes(d.tr.Header.Graph.Mode, ev) {
 			q[key] = append(q[key], bItem{col: c, barrier: true})
 			continue
 		}
@@ -323,6 +336,13 @@ func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev spec.BarrierEvent
 		}
 		q[key] = append([]bItem{{col: c, barrier: true}}, q[key]...)
 	}
+}
+
+// overtakes reports whether the barriers a node sends in step ev, in
+// mode, overtake its queued output: unaligned, or a Timeout (the
+// adaptive mode's switch, tla/BarrierAdaptive.tla).
+func overtakes(mode string, ev spec.BarrierEvent) bool {
+	return mode == spec.ModeUnaligned || ev.Action == spec.BarrierTimeout
 }
 
 // restoredQueues are the queues after a restore at column c: each
@@ -392,22 +412,33 @@ func (d *barrierDrawing) itemArrow(it bItem, ev spec.BarrierEvent, c, stop int) 
 	return b.String()
 }
 
-// blocked shades, for an aligned node recording at column c, each input
-// whose barrier arrived before: blocked from then until c.
-func (d *barrierDrawing) blocked(node string, barrierAt map[string]int, c int) []string {
-	if d.tr.Header.Graph.Mode != spec.ModeAligned {
+// blocked shades, for an aligning node (aligned, adaptive) recording at
+// column c, each input whose barrier arrived before: blocked from then
+// until c, where alignment ended (for a Timeout: timed out, the node
+// switching to unaligned).
+func (d *barrierDrawing) blocked(node string, barrierAt map[string]int, c int, ev spec.BarrierEvent) []string {
+	if mode := d.tr.Header.Graph.Mode; mode != spec.ModeAligned && mode != spec.ModeAdaptive {
 		return nil
 	}
+	end := alignmentEnd(ev)
 	var out []string
 	for _, e := range d.tr.Graph().In(node) {
 		key := e.Key()
 		if at, ok := barrierAt[key]; ok && at < c {
 			y := d.y(node)
-			out = append(out, fmt.Sprintf(`<line class="blocked" data-edge="%s" x1="%s" y1="%s" x2="%s" y2="%s" %s opacity="0.25"><title>%s blocked by alignment from column %d to %d</title></line>`+"\n",
-				esc(key), num(d.x(at)), num(y), num(d.x(c)), num(y), d.attrs(catBlocked), esc(key), at, c))
+			out = append(out, fmt.Sprintf(`<line class="blocked" data-edge="%s" x1="%s" y1="%s" x2="%s" y2="%s" %s opacity="0.25"><title>%s blocked by alignment from column %d to %d, %s</title></line>`+"\n",
+				esc(key), num(d.x(at)), num(y), num(d.x(c)), num(y), d.attrs(catBlocked), esc(key), at, c, end))
 		}
 	}
 	return out
+}
+
+// alignmentEnd says how the alignment ended at recording step ev.
+func alignmentEnd(ev spec.BarrierEvent) string {
+	if ev.Action == spec.BarrierTimeout {
+		return "when its alignment timed out and it switched to unaligned"
+	}
+	return "until it recorded"
 }
 
 // cut draws the cut through every node's recording step (at the end of
@@ -439,8 +470,22 @@ func stepTitle(i int, ev spec.BarrierEvent, col int) string {
 	if ev.Logged {
 		s += ", logged as channel state"
 	}
-	if ev.Part != nil {
-		s += "\nrecords its state here"
+	return s + recordTitle(ev)
+}
+
+// recordTitle is what a recording step adds to its title: the switch
+// (Timeout), the recording, the type reported (adaptive).
+func recordTitle(ev spec.BarrierEvent) string {
+	s := ""
+	if ev.Action == spec.BarrierTimeout {
+		s = "\nits alignment timed out: it switches to unaligned, its barrier overtaking its queued output (persisted)"
+	}
+	if ev.Part == nil {
+		return s
+	}
+	s += "\nrecords its state here"
+	if ev.Part.Type != "" {
+		s += ", reporting a snapshot of type " + ev.Part.Type
 	}
 	return s
 }
@@ -501,7 +546,22 @@ func (d *barrierDrawing) summary() []string {
 	}
 	out := []string{fmt.Sprintf("channel state: %s logged by receivers, %s overtaken and persisted by senders; %s",
 		plural(logged, "record"), plural(over, "record"), plural(restores, "restore"))}
+	if sw := d.switched(); len(sw) > 0 {
+		out = append(out, fmt.Sprintf("alignment timed out and switched to unaligned (the diamonds, where alignment ended): %s", strings.Join(sw, ", ")))
+	}
 	return append(out, d.notes...)
+}
+
+// switched are the nodes whose alignment timed out (a Timeout step), in
+// the order they switched.
+func (d *barrierDrawing) switched() []string {
+	var sw []string
+	for _, ev := range d.tr.Events {
+		if ev.Action == spec.BarrierTimeout {
+			sw = append(sw, ev.Node)
+		}
+	}
+	return sw
 }
 
 func sortedKeys[V any](m map[string]V) []string {

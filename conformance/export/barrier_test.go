@@ -44,6 +44,9 @@ func TestBarrierDiagram(t *testing.T) {
 		// The overtaken S1#2 still queued at the restore is rolled back
 		// (it comes again from S1's part): a leftover.
 		{"barrier/conforms/unaligned-restore.jsonl", 0, 1, 1, 1, 1},
+		// The switch: X's input from S1 blocked until its alignment timed
+		// out, the record its barrier overtook, S2's record logged.
+		{"barrier/conforms/adaptive-dag.jsonl", 1, 1, 1, 1, 0},
 	} {
 		t.Run(c.trace, func(t *testing.T) {
 			tr := barrierTrace(t, c.trace)
@@ -75,4 +78,22 @@ func TestBarrierDiagram(t *testing.T) {
 			assert.NotEmpty(t, withClass(html, "event"))
 		})
 	}
+}
+
+// The adaptive trace's Timeout is a diamond labelled "switch" where X's
+// alignment ended, the blocked input's shading ends there, and the
+// summary names the node that switched.
+func TestBarrierDiagramSwitch(t *testing.T) {
+	tr := barrierTrace(t, "barrier/conforms/adaptive-dag.jsonl")
+	els := drawBarrier(t, tr, SVG)
+	to := withClass(els, "timeout")
+	require.Len(t, to, 1)
+	assert.Equal(t, "X", to[0].attrs["data-proc"])
+	assert.Len(t, withClass(els, "switch-label"), 1)
+	var b bytes.Buffer
+	_, summary, err := BarrierDiagram(tr, &b, SVG)
+	require.NoError(t, err)
+	assert.Contains(t, summary, "alignment timed out and switched to unaligned (the diamonds, where alignment ended): X")
+	assert.Contains(t, b.String(), "blocked by alignment from column")
+	assert.Contains(t, b.String(), "when its alignment timed out and it switched to unaligned")
 }

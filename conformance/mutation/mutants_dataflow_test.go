@@ -89,7 +89,7 @@ var dataflowMutants = []mutant{
 		Doc:  "the alignment block is gone: an aligned operator takes records from an input whose barrier has arrived before it records",
 		Patches: []patch{{
 			File: "impl/dataflow/node.go",
-			Old:  "\treturn n.g.Mode == Aligned && !n.recorded && n.bar[e]\n",
+			Old:  "\treturn n.g.aligns() && !n.recorded && n.bar[e]\n",
 			New:  "\treturn false // MUTANT barrier-no-block: alignment does not block\n",
 		}},
 		// The record taken after its input's barrier was sent after its
@@ -128,15 +128,16 @@ var dataflowMutants = []mutant{
 		Doc:  "an aligned operator records on its first barrier, as an unaligned one does (without overtaking)",
 		Patches: []patch{{
 			File: "impl/dataflow/node.go",
-			Old:  "\tcase n.g.Mode != Aligned || n.g.aligned(n.id, n.bar):\n",
-			New:  "\tcase true: // MUTANT barrier-record-first: record on the first barrier\n",
+			Old:  "\tcase !n.g.aligns() || n.g.aligned(n.id, n.bar):\n",
+			New:  "\tcase n.g.Mode != Adaptive || n.g.aligned(n.id, n.bar): // MUTANT barrier-record-first: aligned records on the first barrier\n",
 		}},
 		// The node's part is in the trace at the step it records (its
 		// first barrier), where the model's RecvBarrier records nothing:
 		// the audit names the reported part at once. (Were the audit to
 		// go on, the records it then takes off its other inputs before
 		// their barriers are logged: AlignedNoChannelState, aligned
-		// barriers recording channel state on a DAG edge.)
+		// barriers recording channel state on a DAG edge.) The adaptive
+		// mode keeps its rule, so that the first run rejected is aligned.
 		Want: spec.CheckRecordedState,
 	}),
 	dataflowMutant(mutant{
@@ -152,4 +153,96 @@ var dataflowMutants = []mutant{
 		// cut are in no channel state.
 		Want: spec.PropBarrierExactChannelState,
 	}),
+	// The adaptive mode (tla/BarrierAdaptive.tla): the four rules of the
+	// switch, each a negative model there (MCBarrierAdaptiveNoPersist,
+	// ForceSwitch, StaleType, LateTimeout) and each caught here by
+	// TestBarrierLockstepAdaptive and the audit of the adaptive traces.
+	adaptiveMutant(mutant{
+		Name: "adaptive-switch-no-persist",
+		Rule: "adaptive: a switched node persists the output records its barrier overtakes",
+		Doc:  "the records a switched node's barrier overtakes are not put in its part",
+		Patches: []patch{{
+			File: "impl/dataflow/adaptive.go",
+			Old:  "\tn.record()\n\treturn n.observe(Step{Action: ActTimeout",
+			New:  "\tn.record()\n\tclear(n.part.Overtaken) // MUTANT adaptive-switch-no-persist\n\treturn n.observe(Step{Action: ActTimeout",
+		}},
+		// The output edge's channel state misses the overtaken records,
+		// sent before the sender's cut and taken after the receiver's
+		// (TLC's MCBarrierAdaptiveNoPersist first reaches
+		// BarrierExactlyOnce: the restore loses them.)
+		Want: spec.PropBarrierExactChannelState,
+	}),
+	adaptiveMutant(mutant{
+		Name: "adaptive-force-switch",
+		Rule: "adaptive: a node feeding a force-aligned edge never switches (FLINK-33693)",
+		Doc:  "Timeout ignores the force-aligned edges a node feeds",
+		Patches: []patch{{
+			File: "impl/dataflow/adaptive.go",
+			Old:  "\tcase n.g.feedsForceAligned(n.id):\n\t\treturn ErrFeedsForceAligned\n",
+			New:  "\tcase false: // MUTANT adaptive-force-switch\n\t\treturn ErrFeedsForceAligned\n",
+		}},
+		// The audit names the step: the Timeout of a node feeding a
+		// force-aligned edge is not enabled in SpecAdaptive (its false
+		// conjunct, Out(n) \cap ForceAligned = {}, in the detail). The
+		// shrunk run switches with an empty queue; with records queued
+		// the barrier would overtake and persist them, the
+		// ForceAlignedNoChannelState of MCBarrierAdaptiveForceSwitch.
+		Want: spec.CheckEnabled,
+	}),
+	adaptiveMutant(mutant{
+		Name: "adaptive-stale-type",
+		Rule: "adaptive: a node reports the type of the snapshot it took (FLINK-31588)",
+		Doc:  "a switched node reports the type decided before the switch, aligned",
+		Patches: []patch{{
+			File: "impl/dataflow/adaptive.go",
+			Old:  "\tn.reported = TypeUnaligned\n",
+			New:  "\tn.reported = TypeAligned // MUTANT adaptive-stale-type\n",
+		}},
+		// The part says aligned, the node recorded before every barrier
+		// arrived (MCBarrierAdaptiveStaleType).
+		Want: spec.PropReportedTypeTaken,
+	}),
+	adaptiveMutant(mutant{
+		Name: "adaptive-late-timeout",
+		Rule: "adaptive: a timeout is acted on only while the node has not recorded",
+		Doc:  "Timeout switches a node that already recorded, aligned",
+		Patches: []patch{{
+			File: "impl/dataflow/adaptive.go",
+			Old:  "\tcase n.recorded:\n\t\treturn ErrTimeoutRecorded\n",
+			New:  "\tcase false: // MUTANT adaptive-late-timeout\n\t\treturn ErrTimeoutRecorded\n",
+		}},
+		// The node took an aligned snapshot and now reports unaligned.
+		// (TLC's MCBarrierAdaptiveLateTimeout first reaches
+		// BarrierConsistentCut: the state recorded again counts records
+		// taken after the barriers.)
+		Want: spec.PropReportedTypeTaken,
+	}),
+}
+
+// adaptiveRun is the adaptive barrier lockstep and the audit of the
+// traces the core writes (a third of them adaptive), as barrierRun.
+var adaptiveRun = goTest{Pkg: "./conformance",
+	Tests: []string{"TestBarrierLockstepAdaptive", "TestBarrierTraceAudit"},
+	Args:  []string{"-rapid.checks=300", "-rapid.shrinktime=300ms"}}
+
+// adaptiveLockstepFails: TestBarrierLockstepAdaptive fails: the core and
+// model/barrier's SpecAdaptive part ways.
+var adaptiveLockstepFails = expect{
+	Check:    "TestBarrierLockstepAdaptive",
+	Observed: "the core and model/barrier's SpecAdaptive part ways on a random graph",
+	Find: func(out string) (string, error) {
+		if strings.Contains(out, "--- FAIL: TestBarrierLockstepAdaptive ") {
+			return "TestBarrierLockstepAdaptive fails", nil
+		}
+		return "", fmt.Errorf("TestBarrierLockstepAdaptive passes")
+	},
+}
+
+// adaptiveMutant is a mutant of the adaptive mode: the adaptive lockstep
+// must fail, and the audit of a trace the mutated core writes must name
+// want.
+func adaptiveMutant(m mutant) mutant {
+	m.Runs = []goTest{adaptiveRun}
+	m.Expect = []expect{adaptiveLockstepFails, barrierAuditProp(m.Want)}
+	return m
 }

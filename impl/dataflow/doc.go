@@ -2,9 +2,13 @@
 // of a dataflow graph (Carbone et al., "Lightweight Asynchronous
 // Snapshots for Distributed Dataflows", 2015): sources, operators and a
 // sink with bounded buffers, and the aligned (ABS, with the cyclic
-// variant's back-edge logging) or unaligned protocol, chosen per graph.
-// Its steps mirror the actions of tla/BarrierSnapshots.tla one for one:
-// Emit, Inject, Process and RecvBarrier, and Restore; model/barrier is
+// variant's back-edge logging) or unaligned protocol, chosen per graph,
+// or the adaptive one of tla/BarrierAdaptive.tla (adaptive.go: aligned,
+// and an operator whose alignment times out switches to unaligned:
+// Timeout, which its runtime's timer calls; force-aligned edges never
+// switch). Its steps mirror the actions of tla/BarrierSnapshots.tla one
+// for one: Emit, Inject, Process and RecvBarrier, and Restore (and
+// Timeout, tla/BarrierAdaptive.tla's); model/barrier is
 // the same spec in Go, and conformance/barrier_lockstep_test.go steps
 // both side by side. It has no goroutines, clocks, randomness or I/O.
 //

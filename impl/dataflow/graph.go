@@ -3,6 +3,8 @@ package dataflow
 import (
 	"errors"
 	"fmt"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // Mode is the barrier protocol a cluster runs: the constant Mode of
@@ -29,10 +31,15 @@ const (
 	// tla/BarrierSnapshots.tla: the lockstep covers Aligned and Unaligned
 	// only; the restore-and-continue tests cover all three.
 	ChandyLamport
+	// Adaptive is tla/BarrierAdaptive.tla: a snapshot starts aligned,
+	// and an operator whose alignment times out (Timeout, told by its
+	// runtime's timer) switches it to unaligned; an operator feeding a
+	// force-aligned edge (EdgeSpec.ForceAligned) never switches.
+	Adaptive
 )
 
 // modeNames names each Mode, as the trace header spells it.
-var modeNames = [...]string{Aligned: "aligned", Unaligned: "unaligned", ChandyLamport: "chandy-lamport"}
+var modeNames = [...]string{Aligned: spec.ModeAligned, Unaligned: spec.ModeUnaligned, ChandyLamport: spec.ModeChandyLamport, Adaptive: spec.ModeAdaptive}
 
 func (m Mode) String() string {
 	if int(m) < len(modeNames) {
@@ -62,9 +69,14 @@ type NodeSpec struct {
 // EdgeSpec is one edge of a Graph: From sends to To. Back marks a
 // back-edge closing a cycle (Back, line 48): unbounded, and the records
 // on it are on their way round the cycle.
+//
+// ForceAligned marks an edge that must stay aligned (ForceAligned,
+// tla/BarrierAdaptive.tla line 41): in the adaptive mode its sender
+// never switches, and its receiver only once its barrier arrived.
 type EdgeSpec struct {
-	From, To int
-	Back     bool
+	From, To     int
+	Back         bool
+	ForceAligned bool
 }
 
 // Graph is a dataflow graph, the same at every node: the CONSTANTS of
@@ -107,6 +119,9 @@ func NewGraph(g Graph) (*Graph, error) {
 	if err := g.indexEdges(); err != nil {
 		return nil, err
 	}
+	if err := g.checkForceAligned(); err != nil {
+		return nil, err
+	}
 	n := len(g.Nodes)
 	g.fwdOut, g.backOut = make([][]int, n), make([]int, n)
 	for v := range g.Nodes {
@@ -125,8 +140,24 @@ func (g *Graph) checkConstants() error {
 		return graphErr("Cap must be at least 1, not %d", g.Cap)
 	case g.Iter < 0:
 		return graphErr("Iter must be a natural number, not %d", g.Iter)
-	case g.Mode > ChandyLamport:
+	case g.Mode > Adaptive:
 		return graphErr("unknown mode %d", g.Mode)
+	}
+	return nil
+}
+
+// checkForceAligned checks ForceAligned \subseteq Edge \ Back
+// (tla/BarrierAdaptive.tla line 45), and that only the adaptive mode has
+// force-aligned edges (the other modes never switch, or always do).
+func (g *Graph) checkForceAligned() error {
+	for i, e := range g.Edges {
+		switch {
+		case !e.ForceAligned:
+		case e.Back:
+			return graphErr("edge %s is a back-edge: it cannot be force-aligned", g.EdgeName(i))
+		case g.Mode != Adaptive:
+			return graphErr("edge %s is force-aligned, but only the adaptive mode has force-aligned edges (mode %s)", g.EdgeName(i), g.Mode)
+		}
 	}
 	return nil
 }
@@ -296,6 +327,34 @@ func (g *Graph) room(e, queued int) bool {
 func (g *Graph) aligned(n int, bar []bool) bool {
 	for _, d := range g.in[n] {
 		if !g.Edges[d].Back && !bar[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// aligns reports whether the graph's protocol starts a snapshot aligned
+// (Mode = "aligned": ABS, and the adaptive mode, tla/BarrierAdaptive.tla
+// line 46).
+func (g *Graph) aligns() bool { return g.Mode == Aligned || g.Mode == Adaptive }
+
+// feedsForceAligned reports Out(n) \cap ForceAligned # {}
+// (tla/BarrierAdaptive.tla line 104).
+func (g *Graph) feedsForceAligned(n int) bool {
+	for _, e := range g.out[n] {
+		if g.Edges[e].ForceAligned {
+			return true
+		}
+	}
+	return false
+}
+
+// forceAlignedIn reports In(n) \cap ForceAligned \subseteq b
+// (tla/BarrierAdaptive.tla line 105): every force-aligned input of n has
+// delivered its barrier.
+func (g *Graph) forceAlignedIn(n int, bar []bool) bool {
+	for _, e := range g.in[n] {
+		if g.Edges[e].ForceAligned && !bar[e] {
 			return false
 		}
 	}

@@ -68,10 +68,11 @@ const (
 	ActInject                    // Inject(s), line 230
 	ActProcess                   // Process(e), line 186
 	ActRecvBarrier               // RecvBarrier(e), line 241
+	ActTimeout                   // Timeout(n), tla/BarrierAdaptive.tla line 117
 )
 
 func (a Action) String() string {
-	return [...]string{"Emit", "Inject", "Process", "RecvBarrier"}[a]
+	return [...]string{"Emit", "Inject", "Process", "RecvBarrier", "Timeout"}[a]
 }
 
 // The reasons a step is refused: each is an enabling conjunct of the
@@ -148,6 +149,11 @@ type Node struct {
 	recChan  []Status // recChan[e] for e in In(n)
 	logged   [][]Item // records taken off an input while it was recording
 	part     *Part    // this node's part of the snapshot, once recorded
+	// tla/BarrierAdaptive.tla's variables (lines 50-53), for the current
+	// snapshot: mode[n] = "unaligned", reported[n], cutAligned[n].
+	switched   bool
+	reported   SnapType
+	cutAligned bool
 
 	tracer *Tracer // nil: no trace (trace.go)
 }
@@ -254,6 +260,7 @@ func (n *Node) Inject() (Step, error) {
 func (n *Node) next() {
 	n.snap++
 	n.recorded, n.part = false, nil
+	n.switched, n.reported, n.cutAligned = false, TypeNone, false
 	clear(n.bar)
 	clear(n.recChan)
 	clear(n.logged)
@@ -283,9 +290,10 @@ func (n *Node) isInput(e int) bool {
 	return e >= 0 && e < len(n.g.Edges) && n.g.Edges[e].To == n.id
 }
 
-// blocked is the alignment conjunct of ProcessV (line 193).
+// blocked is the alignment conjunct of ProcessV (line 193), Mode =
+// "aligned" in the adaptive mode too (tla/BarrierAdaptive.tla line 46).
 func (n *Node) blocked(e int) bool {
-	return n.g.Mode == Aligned && !n.recorded && n.bar[e]
+	return n.g.aligns() && !n.recorded && n.bar[e]
 }
 
 // Process mirrors Process(e) (lines 186-208): the node takes record r,
@@ -360,7 +368,9 @@ func (n *Node) pass(r Item) error {
 	return nil
 }
 
-// RecvBarrier mirrors RecvBarrier(e) (lines 241-260): the node takes
+// RecvBarrier mirrors RecvBarrier(e) (lines 241-260), and in the
+// adaptive mode RecvBarrierA(e) (tla/BarrierAdaptive.tla lines 80-87,
+// report): the node takes
 // barrier b, the head of input e. If it has recorded, e's recording is
 // done. Otherwise it records now if it is unaligned (or Chandy-Lamport), or aligned and every
 // input that is not a back-edge has delivered its barrier: the inputs
@@ -379,8 +389,9 @@ func (n *Node) RecvBarrier(e int, b Item) (Step, error) {
 	switch {
 	case n.recorded:
 		n.recChan[e] = Done
-	case n.g.Mode != Aligned || n.g.aligned(n.id, n.bar):
+	case !n.g.aligns() || n.g.aligned(n.id, n.bar):
 		n.startRecording()
+		n.report()
 		n.record()
 		return n.observe(Step{Action: ActRecvBarrier, Edge: e, Recorded: true}, e, Item{Barrier: true}), nil
 	}
@@ -439,12 +450,12 @@ func (n *Node) Take(e int, it Item) (Step, error) {
 func (n *Node) record() {
 	n.recorded = true
 	p := &Part{Node: n.id, Snap: n.snap, Emitted: n.emitted, Cnt: n.cnt, Out: Counts{slices.Clip(n.out)},
-		State:   n.save(),
+		State: n.save(), Type: n.reported, Switched: n.switched,
 		CutSent: map[int]int{}, CutRcvd: map[int]int{}, Overtaken: map[int][]Item{}}
 	bar := Item{Barrier: true, Snap: n.snap}
 	for _, e := range n.g.out[n.id] {
 		p.CutSent[e] = n.nSent[e]
-		if n.g.Mode != Unaligned {
+		if !n.overtakes() {
 			n.q[e] = append(n.q[e], bar)
 			continue
 		}

@@ -22,6 +22,11 @@ type Part struct {
 	CutRcvd   map[int]int
 	Overtaken map[int][]Item
 	Logged    map[int][]Item
+	// The adaptive mode (tla/BarrierAdaptive.tla): the type the node
+	// reported (reported[n]; TypeNone for a source and the other modes)
+	// and whether its alignment timed out (mode[n] = "unaligned").
+	Type     SnapType
+	Switched bool
 }
 
 // Counts is the sink's output as its part of a snapshot records it
@@ -155,6 +160,7 @@ func (n *Node) loadPart(p *Part) error {
 	}
 	n.recorded = true
 	n.part = p
+	n.loadAdaptive(p)
 	if n.logic != nil {
 		if err := n.logic.Load(p.State); err != nil {
 			return fmt.Errorf("dataflow: %s's recorded state: %w", n.g.Nodes[n.id].Name, err)

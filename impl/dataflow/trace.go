@@ -23,7 +23,7 @@ func (g *Graph) Trace() spec.BarrierGraph {
 		tg.Nodes = append(tg.Nodes, spec.BarrierNode{Name: n.Name, Kind: n.Kind.String(), Budget: n.Budget})
 	}
 	for _, e := range g.Edges {
-		tg.Edges = append(tg.Edges, spec.BarrierEdge{From: g.Nodes[e.From].Name, To: g.Nodes[e.To].Name, Back: e.Back})
+		tg.Edges = append(tg.Edges, spec.BarrierEdge{From: g.Nodes[e.From].Name, To: g.Nodes[e.To].Name, Back: e.Back, ForceAligned: e.ForceAligned})
 	}
 	return tg
 }
@@ -164,6 +164,9 @@ func (g *Graph) edgeKey(e int) string { return g.edgeKeyOf(g.Edges[e]) }
 // tracePart is part p by names.
 func (g *Graph) tracePart(p *Part) *spec.BarrierPart {
 	tp := &spec.BarrierPart{Emitted: p.Emitted, Cnt: p.Cnt, CutSent: map[string]int{}, CutRcvd: map[string]int{}}
+	if p.Type != TypeNone {
+		tp.Type = p.Type.String()
+	}
 	for k, c := range p.Out.Map() {
 		if c > 0 {
 			tp.Out = append(tp.Out, spec.BarrierCount{Src: g.Nodes[k.Src].Name, I: k.I, N: c})
@@ -176,15 +179,22 @@ func (g *Graph) tracePart(p *Part) *spec.BarrierPart {
 	for e, s := range p.CutRcvd {
 		tp.CutRcvd[g.edgeKey(e)] = s
 	}
-	for e, its := range p.Overtaken {
-		if tp.Overtaken == nil {
-			tp.Overtaken = map[string][]spec.BarrierRecord{}
+	tp.Overtaken = g.traceOvertaken(p.Overtaken)
+	return tp
+}
+
+// traceOvertaken is a part's overtaken records by edge key (nil if none).
+func (g *Graph) traceOvertaken(over map[int][]Item) map[string][]spec.BarrierRecord {
+	var to map[string][]spec.BarrierRecord
+	for e, its := range over {
+		if to == nil {
+			to = map[string][]spec.BarrierRecord{}
 		}
 		for _, it := range its {
-			tp.Overtaken[g.edgeKey(e)] = append(tp.Overtaken[g.edgeKey(e)], g.traceRecord(it))
+			to[g.edgeKey(e)] = append(to[g.edgeKey(e)], g.traceRecord(it))
 		}
 	}
-	return tp
+	return to
 }
 
 // NodeIndex is the index of node name, -1 if the graph has none.

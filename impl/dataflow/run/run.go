@@ -124,7 +124,7 @@ func (r *runner) step(i int) bool {
 	if g.Nodes[i].Kind == dataflow.Source {
 		return r.source(i)
 	}
-	moved := false
+	moved := r.timer(i)
 	for _, e := range g.In(i) {
 		if r.take(i, e) {
 			moved = true
@@ -134,6 +134,15 @@ func (r *runner) step(i int) bool {
 		}
 	}
 	return moved
+}
+
+// timer has node i time out, under its lock, if its alignment's timer
+// went off (adaptive.go).
+func (r *runner) timer(i int) bool {
+	nd := r.c.Nodes[i]
+	r.mu[i].Lock()
+	defer r.mu[i].Unlock()
+	return r.b.timeoutDue(i, nd) && timeOut(r.b, i, nd)
 }
 
 func (r *runner) source(i int) bool {

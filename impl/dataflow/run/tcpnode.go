@@ -238,7 +238,7 @@ func (n *tcpNode) steps(g *dataflow.Graph, b *book) (bool, error) {
 	if g.Nodes[n.i].Kind == dataflow.Source {
 		return n.sourceStep(g, b), nil
 	}
-	moved := false
+	moved := n.timer(g, b) // the adaptive mode's alignment timer (adaptive.go)
 	for _, e := range g.In(n.i) {
 		k, err := n.takeHeads(g, b, e)
 		moved = moved || k > 0
