@@ -73,10 +73,12 @@ func clusterSnapshot(t *testing.T, cfg *runtime.FileConfig, id spec.SnapID) snap
 }
 
 // saveSnapshot stores g's parts (the first parts of them) and, if global,
-// g itself, all saved at base + k minutes.
+// g itself, all saved (by the store's clock) at base + k minutes.
 func saveSnapshot(t *testing.T, st *store.Store, g snapshot.Global, k, parts int, global bool) {
 	t.Helper()
 	when := time.Date(2026, 11, 30, 12, k, 0, 0, time.UTC)
+	st.UseClock(func() time.Time { return when })
+	defer st.UseClock(time.Now)
 	for i, n := range g.Nodes[:parts] {
 		p := snapshot.Part{Snap: g.ID, Initiated: n.Proc == g.Initiator, Node: g.Nodes[i]}
 		for _, c := range g.Chans {
@@ -84,14 +86,12 @@ func saveSnapshot(t *testing.T, st *store.Store, g snapshot.Global, k, parts int
 				p.In = append(p.In, c)
 			}
 		}
-		path, err := st.SavePart(p)
+		_, err := st.SavePart(p)
 		require.NoError(t, err)
-		require.NoError(t, os.Chtimes(path, when, when))
 	}
 	if global {
-		path, err := st.Save(g)
+		_, err := st.Save(g)
 		require.NoError(t, err)
-		require.NoError(t, os.Chtimes(path, when, when))
 	}
 }
 

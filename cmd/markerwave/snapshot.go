@@ -202,8 +202,8 @@ func catalogEntry(st *store.Store, t *spec.Topology, id spec.SnapID) (e store.En
 	if i := slices.IndexFunc(entries, func(x store.Entry) bool { return x.ID == id }); i >= 0 {
 		e = entries[i]
 	}
-	if e.Problem != "" {
-		return e, true, errors.New(e.Problem)
+	if d := e.Damage(); d != "" {
+		return e, true, errors.New(d)
 	}
 	return e, e.Complete, nil
 }

@@ -135,13 +135,26 @@ type entryJSON struct {
 	InFlight *int64        `json:"in_flight,omitempty"`
 	Parts    []spec.ProcID `json:"parts"`
 	Missing  []spec.ProcID `json:"missing,omitempty"`
+	Damaged  []spec.ProcID `json:"damaged,omitempty"`
+	Files    []partJSON    `json:"part_files"`
 	Problem  string        `json:"problem,omitempty"`
 }
 
+// partJSON is one stored part file of the JSON listing.
+type partJSON struct {
+	Proc    spec.ProcID `json:"proc"`
+	Size    int64       `json:"size"`
+	SHA256  string      `json:"sha256"`
+	Problem string      `json:"problem,omitempty"`
+}
+
 func toEntryJSON(e store.Entry) entryJSON {
-	j := entryJSON{ID: e.ID, Time: e.Time, Complete: e.Complete, Parts: e.Parts, Missing: e.Missing, Problem: e.Problem}
+	j := entryJSON{ID: e.ID, Time: e.Time, Complete: e.Complete, Parts: e.Parts, Missing: e.Missing, Damaged: e.Damaged, Files: []partJSON{}, Problem: e.Problem}
 	if j.Parts == nil {
 		j.Parts = []spec.ProcID{}
+	}
+	for _, f := range e.Files {
+		j.Files = append(j.Files, partJSON{Proc: f.Proc, Size: f.Size, SHA256: f.SHA256, Problem: f.Problem})
 	}
 	if e.Complete {
 		j.Total, j.InFlight = &e.Total, &e.InFlight
