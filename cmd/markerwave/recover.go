@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -98,6 +99,9 @@ func recoveryPoint(f *cmdFlags, config string) (*runtime.FileConfig, store.Recov
 	st, err := openExisting(cfg.SnapshotDir)
 	if err != nil {
 		return nil, store.Recovery{}, f.fail(exitUsage, err)
+	}
+	if err := st.CheckCatalog(cfg.Topology); err != nil && !errors.Is(err, store.ErrNotFound) {
+		f.errorf("warning: %v; the recovery point below is chosen from the parts on disk, each checked against its own checksum", err)
 	}
 	r, err := st.LatestComplete(cfg.Topology)
 	if err != nil {

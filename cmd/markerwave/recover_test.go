@@ -132,8 +132,19 @@ func TestSnapshotsLists(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
 	assert.NotContains(t, out, "recovery_point", "no topology, no recovery point")
 	require.Len(t, v.Snapshots, 3)
+	files := v.Snapshots[0]["part_files"].([]any)
+	require.Len(t, files, 3)
+	for i, f := range files {
+		f := f.(map[string]any)
+		assert.Equal(t, fmt.Sprintf("P%d", i+1), f["proc"])
+		assert.Positive(t, f["size"])
+		assert.Len(t, f["sha256"], 64)
+	}
+	delete(v.Snapshots[0], "part_files")
 	assert.Equal(t, map[string]any{"id": 7.0, "time": "2026-11-30T12:01:00Z", "complete": true, "total": 3000.0, "in_flight": 30.0,
 		"parts": []any{"P1", "P2", "P3"}}, v.Snapshots[0])
+	assert.Len(t, v.Snapshots[2]["part_files"], 1)
+	delete(v.Snapshots[2], "part_files")
 	assert.Equal(t, map[string]any{"id": 11.0, "time": "2026-11-30T12:03:00Z", "complete": false, "parts": []any{"P1"}}, v.Snapshots[2])
 
 	code, out, _ = runCmd(runSnapshots, "--config", path, "--json")

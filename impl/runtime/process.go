@@ -30,6 +30,13 @@ type PartStore interface {
 	Save(snapshot.Global) (string, error)
 }
 
+// CatalogWriter is a PartStore that keeps a catalog of the snapshots the
+// cluster can recover from (impl/store's catalog file, the operator
+// mode's): persist rewrites it after each complete snapshot.
+type CatalogWriter interface {
+	WriteCatalog(t *spec.Topology) error
+}
+
 // ProcessOptions are RunProcess's inputs besides the config.
 type ProcessOptions struct {
 	Store PartStore
@@ -310,6 +317,9 @@ func (p *process) persist(part snapshot.Part) error {
 		return err
 	}
 	p.say("snapshot %d complete: total %d (%d in flight), saved %s", g.ID, g.Total(), g.InFlight(), path)
+	if c, ok := st.(CatalogWriter); ok {
+		return c.WriteCatalog(p.t)
+	}
 	return nil
 }
 

@@ -44,15 +44,15 @@ type Entry struct {
 
 // PartFile is the catalog's record of one node's stored part.
 type PartFile struct {
-	Proc spec.ProcID
+	Proc spec.ProcID `json:"proc"`
 	// Size and SHA256 are the part's body length and checksum as its
 	// header records them (zero if the header itself is damaged).
-	Size   int64
-	SHA256 string
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
 	// Taken is the part's save time, by its header.
-	Taken time.Time
+	Taken time.Time `json:"taken"`
 	// Problem is why the part is refused ("" if intact), naming the file.
-	Problem string
+	Problem string `json:"problem,omitempty"`
 }
 
 var partName = regexp.MustCompile(`^(.+)\.json$`)
