@@ -337,7 +337,7 @@ func (p *process) startNode() error {
 			p.nodeErrs.Add(1)
 			p.say("error: %v", err)
 		},
-		Detector: p.cfg.Detector(), Incarnation: p.tr.Incarnation(), OnFault: p.onFault,
+		Detector: p.cfg.Detector(), Incarnation: p.tr.Incarnation(), OnFault: p.onFault, OnUnheard: p.onUnheard,
 	})
 	if err != nil {
 		return err

@@ -94,6 +94,12 @@ func (p *process) onFault(f Fault) {
 	}
 }
 
+// onUnheard logs a peer never heard from within the detection bound.
+func (p *process) onUnheard(q spec.ProcID, silent time.Duration) {
+	grace := max(p.cfg.Detector().Startup, p.cfg.Detector().Timeout)
+	p.say("%s unreachable: nothing heard from it in the %v since this node started (not started yet, or down); snapshots wait for its marker; suspected if still silent %v after the start", string(q), silent, grace)
+}
+
 // drainPoll is how often the drain looks at the node.
 const drainPoll = 10 * time.Millisecond
 
@@ -107,6 +113,7 @@ func (p *process) drain() {
 		p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
 		return
 	}
+	p.giveUpUnheard()
 	timeout := p.cfg.DrainTimeout()
 	linger := 2 * p.cfg.Detector().Interval
 	p.say("stopping: no more transfers; waiting up to %v for peers to finish and snapshots under way to complete", timeout)
@@ -133,6 +140,22 @@ func (p *process) drain() {
 			return
 		}
 		time.Sleep(drainPoll)
+	}
+}
+
+// giveUpUnheard suspects, as the stop begins, every in-neighbour never
+// heard from: it cannot finish, and the snapshots waiting for its marker
+// cannot complete, so they are aborted (the summary names it dead, never
+// heard from) instead of holding the stop for the drain timeout.
+func (p *process) giveUpUnheard() {
+	d, err := p.node.Draining()
+	if err != nil {
+		return
+	}
+	for _, q := range d.Unheard {
+		if err := p.node.Suspect(q, "never heard from since this node started; the stop does not wait for it"); err != nil {
+			p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
+		}
 	}
 }
 
