@@ -279,6 +279,10 @@ func (k *children) wait(p spec.ProcID, cmd *exec.Cmd) {
 	}()
 	err := cmd.Wait()
 	close(done)
+	if err != nil && k.ctx.Err() == nil {
+		// Said at once, not when the others have stopped too.
+		k.stderr.printf("markerwave recover: %s (pid %d) died: %v; the other nodes stop on their own once they suspect it\n", string(p), cmd.Process.Pid, err)
+	}
 	if err != nil {
 		k.fail("%s: %v", string(p), err)
 	}

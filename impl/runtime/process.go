@@ -98,6 +98,8 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	// Each step that starts something defers its stop; they run in
 	// reverse, and the first deferred gathers what went wrong.
 	defer func() { err = p.result(err) }()
+	ctx, p.stopSelf = context.WithCancel(ctx) // before the node: orphaned may call it
+	defer p.stopSelf()
 	if err := p.openTransport(); err != nil {
 		return err
 	}
@@ -158,11 +160,13 @@ type process struct {
 	faultMu  sync.Mutex
 	suspects map[spec.ProcID]Fault           // suspected now, by peer
 	aborted  []Fault                         // snapshots aborted here
+	orphan   string                          // why the run stopped on its own (orphaned), "" if not
 	waiting  map[spec.SnapID]bool            // parts saved, snapshot not yet assembled
 	active   []spec.SnapID                   // snapshots still under way when the drain ended
 	lost     map[spec.ProcID][]wire.Envelope // algorithm frames to each peer never acknowledged
 
-	snaps       atomic.Uint64 // snapshots this run initiated (nextSnapID)
+	stopSelf    context.CancelFunc // ends the run early: a peer crashed (orphaned)
+	snaps       atomic.Uint64      // snapshots this run initiated (nextSnapID)
 	control     *http.Server  // the control endpoint, nil if none
 	controlDone chan struct{}
 }
