@@ -94,7 +94,7 @@ func (p *process) onFault(f Fault) {
 	switch f.Action {
 	case spec.Suspect:
 		p.suspects[f.Peer] = f
-		if !f.Finished {
+		if !f.Finished && !f.Since.IsZero() {
 			time.AfterFunc(p.cfg.Detector().Bound(), func() { p.orphaned(f) })
 		}
 	case spec.Unsuspect:
@@ -110,13 +110,15 @@ func (p *process) onUnheard(q spec.ProcID, silent time.Duration) {
 	p.say("%s unreachable: nothing heard from it in the %v since this node started (not started yet, or down); snapshots wait for its marker; suspected if still silent %v after the start", string(q), silent, grace)
 }
 
-// orphaned stops the run on its own if peer f.Peer, suspected (not after
-// a graceful stop) at f.At, is still suspected one detection bound later:
+// orphaned stops the run on its own if peer f.Peer, heard from before and
+// suspected (not after a graceful stop) at f.At, is still suspected one
+// detection bound later:
 // a crashed node cannot rejoin the running ones, so instead of running on
 // without it (every snapshot refused) the survivor stops with its
 // summary, and the cluster restarts from its latest complete snapshot
-// (markerwave recover). A suspicion withdrawn in time, or a graceful
-// stop, does not stop it.
+// (markerwave recover). A suspicion withdrawn in time, a graceful stop,
+// or a peer never heard from (not started: the node says so and runs to
+// its --duration) does not stop it.
 func (p *process) orphaned(f Fault) {
 	p.faultMu.Lock()
 	g, still := p.suspects[f.Peer]
