@@ -184,6 +184,11 @@ func TestRecoverStartReportsDeath(t *testing.T) {
 	require.Eventually(t, func() bool { m = pid.FindStringSubmatch(read()); return m != nil }, 30*time.Second, 20*time.Millisecond)
 	n, err := strconv.Atoi(m[1])
 	require.NoError(t, err)
+	// Once all three run and have exchanged heartbeats (every 100 ms), so
+	// that P1 and P3 have heard from P2 (a peer never heard from is not
+	// started yet, not crashed: TestLoneNodeSaysPeersUnreachable).
+	require.Eventually(t, func() bool { return strings.Count(read(), ": restored from snapshot 9") == 3 }, 30*time.Second, 20*time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	require.NoError(t, syscall.Kill(n, syscall.SIGKILL))
 	died := "markerwave recover: P2 (pid " + m[1] + ") died: signal: killed"
 	require.Eventually(t, func() bool { return strings.Contains(read(), died) }, 30*time.Second, 20*time.Millisecond)
