@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -279,9 +280,42 @@ func mergeLogs(dir string, logs []auditRun) []auditRun {
 	}
 	tr, err := conformance.MergeNodeLogs(trs)
 	if err != nil {
-		err = fmt.Errorf("%s: cannot merge its %s: %w", dir, plural(len(logs), "node log"), err)
+		err = fmt.Errorf("%s: cannot merge its %s: %w%s", dir, plural(len(logs), "node log"), err, staleNote(logs))
 	}
 	return []auditRun{{name: dir, files: files, tr: tr, err: err}}
+}
+
+// staleNote names the logs among logs that belong to no chain of this
+// run: restored from a snapshot that no log of the run (from the fresh
+// start on, following each restore) took. They are left from an earlier
+// run in the same directory; "" if there are none.
+func staleNote(logs []auditRun) string {
+	taken := map[spec.SnapID]bool{0: true}
+	chained := make([]bool, len(logs))
+	for grew := true; grew; {
+		grew = false
+		for i, l := range logs {
+			if chained[i] || !taken[l.tr.Header.RestoredFrom] {
+				continue
+			}
+			chained[i], grew = true, true
+			for _, e := range l.tr.Events {
+				if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
+					taken[e.Snap] = true
+				}
+			}
+		}
+	}
+	var stale []string
+	for i, l := range logs {
+		if !chained[i] {
+			stale = append(stale, fmt.Sprintf("%s (restored from snapshot %d)", l.name, l.tr.Header.RestoredFrom))
+		}
+	}
+	if len(stale) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; stale logs of an earlier run (restored from a snapshot no log of this run took): %s; move them out of the directory", strings.Join(stale, ", "))
 }
 
 // audit replays r and prints its verdict; it returns the exit status.
