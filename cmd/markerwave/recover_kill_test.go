@@ -178,7 +178,9 @@ func TestRecoverStartReportsDeath(t *testing.T) {
 	errs := &lockedWriter{w: &buf}
 	read := func() string { errs.mu.Lock(); defer errs.mu.Unlock(); return buf.String() }
 	exited := make(chan int, 1)
-	go func() { exited <- runRecover([]string{"--config", path, "--start", "--duration", "60s"}, io.Discard, errs) }()
+	go func() {
+		exited <- runRecover([]string{"--config", path, "--start", "--duration", "60s"}, io.Discard, errs)
+	}()
 	pid := regexp.MustCompile(`started P2 \(pid (\d+)\)`)
 	var m []string
 	require.Eventually(t, func() bool { m = pid.FindStringSubmatch(read()); return m != nil }, 30*time.Second, 20*time.Millisecond)

@@ -167,7 +167,7 @@ type process struct {
 
 	stopSelf    context.CancelFunc // ends the run early: a peer crashed (orphaned)
 	snaps       atomic.Uint64      // snapshots this run initiated (nextSnapID)
-	control     *http.Server  // the control endpoint, nil if none
+	control     *http.Server       // the control endpoint, nil if none
 	controlDone chan struct{}
 }
 
