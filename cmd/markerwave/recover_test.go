@@ -273,3 +273,24 @@ func TestAuditRestoredRun(t *testing.T) {
 	assert.Equal(t, "Restore(1) to incarnation 2", vs[1].Divergence.Action)
 	assert.Equal(t, 9, vs[1].Divergence.Line, "the restore line")
 }
+
+// TestSnapshotsKeep: snapshots --config --keep N removes the snapshots
+// older than the last N recoverable ones, naming each, and lists the
+// rest; bad uses are usage errors.
+func TestSnapshotsKeep(t *testing.T) {
+	path, cfg := recoverFixture(t)
+	code, out, errs := runCmd(runSnapshots, "--config", path, "--keep", "1")
+	require.Equal(t, exitOK, code, errs)
+	assert.Equal(t, "markerwave snapshots: removed snapshot 7 (older than the last 1 recoverable snapshot)\n", errs)
+	assert.Contains(t, out, cfg.SnapshotDir+": 2 snapshots\n")
+	assert.NotContains(t, out, "\n  7 ")
+	_, err := os.Stat(filepath.Join(cfg.SnapshotDir, "parts", "7"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	code, _, errs = runCmd(runSnapshots, "--dir", cfg.SnapshotDir, "--keep", "1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "--keep needs --config")
+	code, _, errs = runCmd(runSnapshots, "--config", path, "--keep", "-1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "--keep must not be negative")
+}
