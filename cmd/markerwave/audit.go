@@ -290,22 +290,7 @@ func mergeLogs(dir string, logs []auditRun) []auditRun {
 // start on, following each restore) took. They are left from an earlier
 // run in the same directory; "" if there are none.
 func staleNote(logs []auditRun) string {
-	taken := map[spec.SnapID]bool{0: true}
-	chained := make([]bool, len(logs))
-	for grew := true; grew; {
-		grew = false
-		for i, l := range logs {
-			if chained[i] || !taken[l.tr.Header.RestoredFrom] {
-				continue
-			}
-			chained[i], grew = true, true
-			for _, e := range l.tr.Events {
-				if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
-					taken[e.Snap] = true
-				}
-			}
-		}
-	}
+	chained := chainedLogs(logs)
 	var stale []string
 	for i, l := range logs {
 		if !chained[i] {
@@ -316,6 +301,32 @@ func staleNote(logs []auditRun) string {
 		return ""
 	}
 	return fmt.Sprintf("; stale logs of an earlier run (restored from a snapshot no log of this run took): %s; move them out of the directory", strings.Join(stale, ", "))
+}
+
+// chainedLogs marks the logs of the run: the fresh start's, then each
+// restored from a snapshot a marked log took, until none is added.
+func chainedLogs(logs []auditRun) []bool {
+	taken := map[spec.SnapID]bool{0: true}
+	chained := make([]bool, len(logs))
+	for grew := true; grew; {
+		grew = false
+		for i, l := range logs {
+			if !chained[i] && taken[l.tr.Header.RestoredFrom] {
+				chained[i], grew = true, true
+				snapsTaken(l.tr.Events, taken)
+			}
+		}
+	}
+	return chained
+}
+
+// snapsTaken adds to taken the snapshots evs record a step of.
+func snapsTaken(evs []spec.Event, taken map[spec.SnapID]bool) {
+	for _, e := range evs {
+		if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
+			taken[e.Snap] = true
+		}
+	}
 }
 
 // audit replays r and prints its verdict; it returns the exit status.

@@ -206,6 +206,21 @@ func (e Entry) String() string {
 	return fmt.Sprintf("incomplete: parts of %s stored, not assembled", joinProcs(e.Parts))
 }
 
+// damagedParts says, for a snapshot with damaged parts, which are
+// damaged (each refusal) and which intact.
+func (e Entry) damagedParts() []string {
+	var why []string
+	for _, f := range e.Files {
+		if f.Problem != "" {
+			why = append(why, fmt.Sprintf("%s's part is damaged: %s", string(f.Proc), f.Problem))
+		}
+	}
+	if len(e.Damaged) > 0 && len(e.Parts) > 0 {
+		why = append(why, fmt.Sprintf("intact: the parts of %s", joinProcs(e.Parts)))
+	}
+	return why
+}
+
 // Damage says what of e is refused: its global file's problem, then each
 // damaged part's (naming the file); "" if nothing is.
 func (e Entry) Damage() string {
@@ -288,14 +303,7 @@ func (e Entry) unusable(t *spec.Topology) []string {
 			why = append(why, fmt.Sprintf("%s holds no part of it", string(p)))
 		}
 	}
-	for _, f := range e.Files {
-		if f.Problem != "" {
-			why = append(why, fmt.Sprintf("%s's part is damaged: %s", string(f.Proc), f.Problem))
-		}
-	}
-	if len(e.Damaged) > 0 && len(e.Parts) > 0 {
-		why = append(why, fmt.Sprintf("intact: the parts of %s", joinProcs(e.Parts)))
-	}
+	why = append(why, e.damagedParts()...)
 	switch {
 	case e.Problem != "":
 		why = append(why, e.Problem)
