@@ -175,8 +175,8 @@ func TestSnapshotsErrors(t *testing.T) {
 	code, out, errs = runCmd(runSnapshots, "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, errs)
-	assert.True(t, strings.HasPrefix(out, "usage: markerwave snapshots (--dir DIR | --config FILE) [--json]\n"), out)
-	for _, f := range []string{"-dir DIR", "-config FILE", "-json"} {
+	assert.True(t, strings.HasPrefix(out, "usage: markerwave snapshots (--dir DIR | --config FILE [--keep N]) [--json]\n"), out)
+	for _, f := range []string{"-dir DIR", "-config FILE", "-json", "-keep N"} {
 		assert.Contains(t, out, f)
 	}
 }

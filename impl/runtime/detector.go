@@ -535,8 +535,8 @@ func (n *Node) Finish() error {
 // Drain is what a graceful stop still waits for at this node: the
 // in-neighbours heard from that have neither said they are done (Finish)
 // nor are suspected, and the snapshots recorded here that are not
-// complete. Unheard are the in-neighbours never heard from (not
-// suspected yet, in their startup grace): nothing of them is waited for.
+// complete. Unheard are those of Peers never heard from (in their
+// startup grace): a process's stop suspects them rather than wait.
 type Drain struct {
 	Peers   []spec.ProcID
 	Snaps   []spec.SnapID
@@ -552,12 +552,11 @@ func (n *Node) Draining() (Drain, error) {
 	err := n.exec(false, func() {
 		d := n.det
 		for i, q := range d.peers {
-			switch {
-			case d.done[i] || !d.suspected[i].IsZero():
-			case !d.ever[i]:
-				dr.Unheard = append(dr.Unheard, q)
-			default:
+			if !d.done[i] && d.suspected[i].IsZero() {
 				dr.Peers = append(dr.Peers, q)
+				if !d.ever[i] {
+					dr.Unheard = append(dr.Unheard, q)
+				}
 			}
 		}
 		dr.Snaps = n.core.Active()
