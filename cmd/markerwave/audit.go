@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -308,9 +309,53 @@ func mergeLogs(dir string, logs []auditRun) []auditRun {
 	}
 	tr, err := conformance.MergeNodeLogs(trs)
 	if err != nil {
-		err = fmt.Errorf("%s: cannot merge its %s: %w", dir, plural(len(logs), "node log"), err)
+		err = fmt.Errorf("%s: cannot merge its %s: %w%s", dir, plural(len(logs), "node log"), err, staleNote(logs))
 	}
 	return []auditRun{{name: dir, files: files, tr: tr, err: err}}
+}
+
+// staleNote names the logs among logs that belong to no chain of this
+// run: restored from a snapshot that no log of the run (from the fresh
+// start on, following each restore) took. They are left from an earlier
+// run in the same directory; "" if there are none.
+func staleNote(logs []auditRun) string {
+	chained := chainedLogs(logs)
+	var stale []string
+	for i, l := range logs {
+		if !chained[i] {
+			stale = append(stale, fmt.Sprintf("%s (restored from snapshot %d)", l.name, l.tr.Header.RestoredFrom))
+		}
+	}
+	if len(stale) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; stale logs of an earlier run (restored from a snapshot no log of this run took): %s; move them out of the directory", strings.Join(stale, ", "))
+}
+
+// chainedLogs marks the logs of the run: the fresh start's, then each
+// restored from a snapshot a marked log took, until none is added.
+func chainedLogs(logs []auditRun) []bool {
+	taken := map[spec.SnapID]bool{0: true}
+	chained := make([]bool, len(logs))
+	for grew := true; grew; {
+		grew = false
+		for i, l := range logs {
+			if !chained[i] && taken[l.tr.Header.RestoredFrom] {
+				chained[i], grew = true, true
+				snapsTaken(l.tr.Events, taken)
+			}
+		}
+	}
+	return chained
+}
+
+// snapsTaken adds to taken the snapshots evs record a step of.
+func snapsTaken(evs []spec.Event, taken map[spec.SnapID]bool) {
+	for _, e := range evs {
+		if e.Action == spec.Initiate || e.Action == spec.RecvMarker {
+			taken[e.Snap] = true
+		}
+	}
 }
 
 // audit replays r and prints its verdict; it returns the exit status.

@@ -291,3 +291,23 @@ func TestAuditProgress(t *testing.T) {
 	_, _, errs = audit("../../traces/conforms/token-ring.jsonl")
 	assert.Empty(t, errs, "no progress unless asked or stderr is a terminal")
 }
+
+// TestAuditNamesStaleLogs: a node log left in the directory by an earlier
+// run (restored from a snapshot no log of this run took) breaks the
+// merge, and the error names the stale file (issue #20: it did not).
+func TestAuditNamesStaleLogs(t *testing.T) {
+	tr := readTrace(t, "conforms", "concurrent-snapshots")
+	dir := splitLogs(t, tr)
+	old := tr.Header
+	old.Drained, old.Snaps, old.Source, old.RestoredFrom = false, nil, "markerwave runtime, node P2", 987654
+	stale := filepath.Join(dir, "P2-restored-987654.jsonl")
+	require.NoError(t, spec.WriteTraceFile(stale, spec.Trace{Header: old}))
+	code, out, errs := audit(dir)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, dir+": cannot merge its 4 node logs: ")
+	assert.Contains(t, errs, "stale logs of an earlier run (restored from a snapshot no log of this run took): "+stale+" (restored from snapshot 987654); move them out of the directory")
+	require.NoError(t, os.Remove(stale))
+	code, _, errs = audit(dir)
+	assert.Equal(t, 0, code, errs)
+}

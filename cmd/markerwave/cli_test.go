@@ -40,7 +40,7 @@ var commandConventions = map[string]conventions{
 		input: func(path string) []string { return []string{"--config", path} },
 	},
 	"snapshots": {
-		flags: []string{"dir", "config", "json"},
+		flags: []string{"dir", "config", "json", "keep"},
 		input: func(path string) []string { return []string{"--config", path} },
 	},
 	"recover": {

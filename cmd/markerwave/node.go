@@ -244,6 +244,9 @@ func startNode(f *cmdFlags, o nodeOptions, cfg *runtime.FileConfig, from *snapsh
 		return exitOK
 	case errors.As(err, &sum):
 		f.errorf("%v", err)
+		if sum.Orphaned != "" {
+			why = " (on its own: " + sum.Orphaned + ")"
+		}
 		fmt.Fprintf(f.stdout, "%s: stopped with failures after %v%s: the summary is on stderr\n", o.id, took, why)
 	default:
 		msg := nameOnce(spec.ProcID(o.id), err.Error())

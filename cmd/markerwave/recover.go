@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -98,6 +99,9 @@ func recoveryPoint(f *cmdFlags, config string) (*runtime.FileConfig, store.Recov
 	st, err := openExisting(cfg.SnapshotDir)
 	if err != nil {
 		return nil, store.Recovery{}, f.fail(exitUsage, err)
+	}
+	if err := st.CheckCatalog(cfg.Topology); err != nil && !errors.Is(err, store.ErrNotFound) {
+		f.errorf("warning: %v; the recovery point below is chosen from the parts on disk, each checked against its own checksum", err)
 	}
 	r, err := st.LatestComplete(cfg.Topology)
 	if err != nil {
@@ -275,6 +279,10 @@ func (k *children) wait(p spec.ProcID, cmd *exec.Cmd) {
 	}()
 	err := cmd.Wait()
 	close(done)
+	if err != nil && k.ctx.Err() == nil {
+		// Said at once, not when the others have stopped too.
+		k.stderr.printf("markerwave recover: %s (pid %d) died: %v; the other nodes stop on their own once they suspect it\n", string(p), cmd.Process.Pid, err)
+	}
 	if err != nil {
 		k.fail("%s: %v", string(p), err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -105,12 +106,22 @@ func TestRecoverAfterKill9(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	// The crash: kill -9 of P2; then the operator stops the survivors.
+	// The crash: kill -9 of P2. The survivors stop on their own, one
+	// detection bound after they suspect P2, with their summary (issue
+	// #20: they looped until the operator stopped them); within 20 s,
+	// far from their --duration 60s.
 	require.NoError(t, nodes["P2"].Process.Signal(syscall.SIGKILL))
 	_ = nodes["P2"].Wait()
 	for _, id := range []string{"P1", "P3"} {
-		require.NoError(t, nodes[id].Process.Signal(syscall.SIGTERM))
-		_ = nodes[id].Wait() // exit 1 is expected: frames to the dead P2 were never acknowledged
+		done := make(chan struct{})
+		go func() { _ = nodes[id].Wait(); close(done) }() // exit 1 is expected: frames to the dead P2 were never acknowledged
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s did not stop on its own within 20 s of P2's kill; its log:\n%s", id, logs[id])
+		}
+		assert.Contains(t, logs[id].String(), id+": stopping on its own: P2 suspected for ")
+		assert.Contains(t, logs[id].String(), "dead peer P2")
 	}
 
 	// Phase 2: recover. The restarted run makes no transfers of its own.
@@ -149,4 +160,50 @@ func TestRecoverAfterKill9(t *testing.T) {
 	t.Logf("markerwave audit %s:\n%s%s", cfg.TraceDir, out, errs)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	assert.Regexp(t, `^`+regexp.QuoteMeta(cfg.TraceDir)+` \(6 node logs merged\): conforms: \d+ steps in 2 incarnations, \d+ snapshots?, all properties hold\n$`, out)
+}
+
+// TestRecoverStartReportsDeath: recover --start says at once that a
+// child it started died (here kill -9 of P2), while the others still run
+// (they stop on their own later), not only when it ends (issue #20: it
+// said nothing until it was itself interrupted).
+func TestRecoverStartReportsDeath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs cluster nodes as OS processes")
+	}
+	a := freeAddrs(t, 3)
+	path, _ := recoverFixture(t, `"transfers": 400`, `"transfers": 0`, `"count": 3`, `"count": 0`,
+		`"127.0.0.1:7101"`, `"`+a[0]+`"`, `"127.0.0.1:7102"`, `"`+a[1]+`"`, `"127.0.0.1:7103"`, `"`+a[2]+`"`,
+		`"snapshots":`, `"failures": {"startup_ms": 1000}, "snapshots":`)
+	var buf bytes.Buffer
+	errs := &lockedWriter{w: &buf}
+	read := func() string { errs.mu.Lock(); defer errs.mu.Unlock(); return buf.String() }
+	exited := make(chan int, 1)
+	go func() {
+		exited <- runRecover([]string{"--config", path, "--start", "--duration", "60s"}, io.Discard, errs)
+	}()
+	pid := regexp.MustCompile(`started P2 \(pid (\d+)\)`)
+	var m []string
+	require.Eventually(t, func() bool { m = pid.FindStringSubmatch(read()); return m != nil }, 30*time.Second, 20*time.Millisecond)
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	// Once all three run and have exchanged heartbeats (every 100 ms), so
+	// that P1 and P3 have heard from P2 (a peer never heard from is not
+	// started yet, not crashed: TestLoneNodeSaysPeersUnreachable).
+	require.Eventually(t, func() bool { return strings.Count(read(), ": restored from snapshot 9") == 3 }, 30*time.Second, 20*time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, syscall.Kill(n, syscall.SIGKILL))
+	died := "markerwave recover: P2 (pid " + m[1] + ") died: signal: killed"
+	require.Eventually(t, func() bool { return strings.Contains(read(), died) }, 30*time.Second, 20*time.Millisecond)
+	select {
+	case code := <-exited:
+		t.Fatalf("recover --start ended (%d) before the death was reported on its own:\n%s", code, read())
+	default:
+	}
+	select {
+	case code := <-exited:
+		assert.Equal(t, exitFail, code)
+	case <-time.After(40 * time.Second):
+		t.Fatalf("the survivors did not stop on their own:\n%s", read())
+	}
+	assert.Contains(t, read(), "stopping on its own: P2 suspected")
 }

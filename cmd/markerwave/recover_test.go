@@ -73,10 +73,12 @@ func clusterSnapshot(t *testing.T, cfg *runtime.FileConfig, id spec.SnapID) snap
 }
 
 // saveSnapshot stores g's parts (the first parts of them) and, if global,
-// g itself, all saved at base + k minutes.
+// g itself, all saved (by the store's clock) at base + k minutes.
 func saveSnapshot(t *testing.T, st *store.Store, g snapshot.Global, k, parts int, global bool) {
 	t.Helper()
 	when := time.Date(2026, 11, 30, 12, k, 0, 0, time.UTC)
+	st.UseClock(func() time.Time { return when })
+	defer st.UseClock(time.Now)
 	for i, n := range g.Nodes[:parts] {
 		p := snapshot.Part{Snap: g.ID, Initiated: n.Proc == g.Initiator, Node: g.Nodes[i]}
 		for _, c := range g.Chans {
@@ -84,14 +86,12 @@ func saveSnapshot(t *testing.T, st *store.Store, g snapshot.Global, k, parts int
 				p.In = append(p.In, c)
 			}
 		}
-		path, err := st.SavePart(p)
+		_, err := st.SavePart(p)
 		require.NoError(t, err)
-		require.NoError(t, os.Chtimes(path, when, when))
 	}
 	if global {
-		path, err := st.Save(g)
+		_, err := st.Save(g)
 		require.NoError(t, err)
-		require.NoError(t, os.Chtimes(path, when, when))
 	}
 }
 
@@ -132,8 +132,19 @@ func TestSnapshotsLists(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
 	assert.NotContains(t, out, "recovery_point", "no topology, no recovery point")
 	require.Len(t, v.Snapshots, 3)
+	files := v.Snapshots[0]["part_files"].([]any)
+	require.Len(t, files, 3)
+	for i, f := range files {
+		f := f.(map[string]any)
+		assert.Equal(t, fmt.Sprintf("P%d", i+1), f["proc"])
+		assert.Positive(t, f["size"])
+		assert.Len(t, f["sha256"], 64)
+	}
+	delete(v.Snapshots[0], "part_files")
 	assert.Equal(t, map[string]any{"id": 7.0, "time": "2026-11-30T12:01:00Z", "complete": true, "total": 3000.0, "in_flight": 30.0,
 		"parts": []any{"P1", "P2", "P3"}}, v.Snapshots[0])
+	assert.Len(t, v.Snapshots[2]["part_files"], 1)
+	delete(v.Snapshots[2], "part_files")
 	assert.Equal(t, map[string]any{"id": 11.0, "time": "2026-11-30T12:03:00Z", "complete": false, "parts": []any{"P1"}}, v.Snapshots[2])
 
 	code, out, _ = runCmd(runSnapshots, "--config", path, "--json")
@@ -164,8 +175,8 @@ func TestSnapshotsErrors(t *testing.T) {
 	code, out, errs = runCmd(runSnapshots, "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, errs)
-	assert.True(t, strings.HasPrefix(out, "usage: markerwave snapshots (--dir DIR | --config FILE) [--json]\n"), out)
-	for _, f := range []string{"-dir DIR", "-config FILE", "-json"} {
+	assert.True(t, strings.HasPrefix(out, "usage: markerwave snapshots (--dir DIR | --config FILE [--keep N]) [--json]\n"), out)
+	for _, f := range []string{"-dir DIR", "-config FILE", "-json", "-keep N"} {
 		assert.Contains(t, out, f)
 	}
 }
@@ -261,4 +272,25 @@ func TestAuditRestoredRun(t *testing.T) {
 	require.NotNil(t, vs[1].Divergence)
 	assert.Equal(t, "Restore(1) to incarnation 2", vs[1].Divergence.Action)
 	assert.Equal(t, 9, vs[1].Divergence.Line, "the restore line")
+}
+
+// TestSnapshotsKeep: snapshots --config --keep N removes the snapshots
+// older than the last N recoverable ones, naming each, and lists the
+// rest; bad uses are usage errors.
+func TestSnapshotsKeep(t *testing.T) {
+	path, cfg := recoverFixture(t)
+	code, out, errs := runCmd(runSnapshots, "--config", path, "--keep", "1")
+	require.Equal(t, exitOK, code, errs)
+	assert.Equal(t, "markerwave snapshots: removed snapshot 7 (older than the last 1 recoverable snapshot)\n", errs)
+	assert.Contains(t, out, cfg.SnapshotDir+": 2 snapshots\n")
+	assert.NotContains(t, out, "\n  7 ")
+	_, err := os.Stat(filepath.Join(cfg.SnapshotDir, "parts", "7"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	code, _, errs = runCmd(runSnapshots, "--dir", cfg.SnapshotDir, "--keep", "1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "--keep needs --config")
+	code, _, errs = runCmd(runSnapshots, "--config", path, "--keep", "-1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "--keep must not be negative")
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -85,7 +87,10 @@ func (j *snapshotJob) take() int {
 		return j.fail(exitUsage, fmt.Errorf("%s: %w", j.o.config, err))
 	}
 	j.out.Node = node
-	id, err := askSnapshot(node, addr)
+	// One deadline bounds the whole command: the request (which the node
+	// refuses to run once it has passed) and the wait for completion.
+	deadline := time.Now().Add(j.o.wait)
+	id, err := askSnapshot(node, addr, deadline, j.o.wait)
 	if err != nil {
 		return j.fail(exitFail, err)
 	}
@@ -94,7 +99,7 @@ func (j *snapshotJob) take() int {
 	if err != nil {
 		return j.fail(exitFail, err)
 	}
-	e, err := waitComplete(st, cfg.Topology, id, j.o.wait)
+	e, err := waitComplete(st, cfg.Topology, id, deadline, j.o.wait)
 	ej := toEntryJSON(e)
 	j.out.Snapshot, j.out.Path = &ej, st.Path(id)
 	if err != nil {
@@ -142,11 +147,23 @@ func controlOf(cfg *runtime.FileConfig, node spec.ProcID) (spec.ProcID, string, 
 }
 
 // askSnapshot asks node's control endpoint at addr to initiate a
-// snapshot and returns its id.
-func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Post("http://"+addr+"/snapshot", "application/json", bytes.NewReader(nil))
+// snapshot and returns its id; the request carries deadline, after which
+// the node does not run it, and is given up at deadline (wait after the
+// command began).
+func askSnapshot(node spec.ProcID, addr string, deadline time.Time, wait time.Duration) (spec.SnapID, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	q := url.Values{runtime.ControlBefore: {deadline.UTC().Format(time.RFC3339Nano)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/snapshot?"+q.Encode(), bytes.NewReader(nil))
 	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	switch {
+	case ctx.Err() != nil:
+		return 0, fmt.Errorf("%s's control endpoint %s did not answer within --wait %v (is %s stopped?); the request is cancelled: the node will not run it later", string(node), addr, wait, string(node))
+	case err != nil:
 		return 0, fmt.Errorf("%s's control endpoint %s does not answer (is %s running?): %w", string(node), addr, string(node), err)
 	}
 	defer resp.Body.Close()
@@ -175,9 +192,8 @@ func refusal(node spec.ProcID, addr, status string, body []byte) error {
 }
 
 // waitComplete polls the store until snapshot id is complete, or says
-// after wait what is still missing.
-func waitComplete(st *store.Store, t *spec.Topology, id spec.SnapID, wait time.Duration) (store.Entry, error) {
-	deadline := time.Now().Add(wait)
+// at deadline (wait after the command began) what is still missing.
+func waitComplete(st *store.Store, t *spec.Topology, id spec.SnapID, deadline time.Time, wait time.Duration) (store.Entry, error) {
 	for {
 		e, done, err := catalogEntry(st, t, id)
 		switch {
@@ -202,8 +218,8 @@ func catalogEntry(st *store.Store, t *spec.Topology, id spec.SnapID) (e store.En
 	if i := slices.IndexFunc(entries, func(x store.Entry) bool { return x.ID == id }); i >= 0 {
 		e = entries[i]
 	}
-	if e.Problem != "" {
-		return e, true, errors.New(e.Problem)
+	if d := e.Damage(); d != "" {
+		return e, true, errors.New(d)
 	}
 	return e, e.Complete, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -140,4 +142,27 @@ func TestRecipeSnapshot(t *testing.T) {
 	}
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	assert.Regexp(t, `^snapshot \d+ \(initiated by P1\): complete, total 3000 \(\d+ in flight\), saved \S+/snap-\d+\.json\n$`, out)
+}
+
+// TestSnapshotWaitBoundsAll: --wait bounds the whole command, the request
+// included: a node that accepts the connection but does not answer (a
+// stopped process: its kernel queues the request) makes snapshot fail at
+// --wait saying so, and the request carries that deadline so that the
+// node, resumed, does not run it (TestControlExpiredNotRun). Issue #20:
+// `snapshot --wait 2s` took 5 s.
+func TestSnapshotWaitBoundsAll(t *testing.T) {
+	path := twoNodeConfig(t)
+	cfg, err := runtime.LoadConfig(path, "")
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", cfg.Nodes["P1"].Control) // never accepts: a stopped node
+	require.NoError(t, err)
+	defer ln.Close()
+	start := time.Now()
+	code, _, errs := runCmd(runSnapshot, "--config", path, "--wait", "300ms")
+	took := time.Since(start)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, "P1's control endpoint "+cfg.Nodes["P1"].Control+" did not answer within --wait 300ms")
+	assert.Contains(t, errs, "the request is cancelled: the node will not run it later")
+	// Loose (load): the old client gave up only after its own 5 s.
+	assert.Less(t, took, 4*time.Second)
 }

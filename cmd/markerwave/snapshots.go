@@ -21,26 +21,37 @@ snapshot is stored and intact; then its total and the money in flight)
 or not (only some nodes' parts; a damaged file is named), and which
 nodes' parts are stored. With --config the store is the config's
 snapshot_dir, the nodes without a part are named, and the snapshot a
-recovery would restore (markerwave recover) is marked.
-Exit 0: listed (even if empty); 2: bad usage, or no such directory.`
+recovery would restore (markerwave recover) is marked. With --config and
+--keep N, the snapshots older than the last N recoverable ones are
+removed first (global files and parts; impl/store's Prune), each named.
+Exit 0: listed (even if empty); 1: a removal failed; 2: bad usage, or
+no such directory.`
 
 // snapshotsOptions are snapshots' flags.
 type snapshotsOptions struct {
 	dir, config string
 	json        bool
+	keep        int
 }
 
 func runSnapshots(args []string, stdout, stderr io.Writer) int {
-	f := newFlags("snapshots", "(--dir DIR | --config FILE) [--json]", snapshotsAbout, stdout, stderr)
+	f := newFlags("snapshots", "(--dir DIR | --config FILE [--keep N]) [--json]", snapshotsAbout, stdout, stderr)
 	var o snapshotsOptions
 	f.StringVar(&o.dir, "dir", "", "the store's `DIR`ectory (a cluster's snapshot_dir)")
 	f.StringVar(&o.config, "config", "", "cluster config `FILE`: list its snapshot_dir, checked against its topology")
 	f.BoolVar(&o.json, "json", false, "print the listing as one JSON object")
+	f.IntVar(&o.keep, "keep", 0, "with --config: keep the last `N` recoverable snapshots, remove the older ones")
 	if code, done := f.parse(args); done {
 		return code
 	}
-	if msg, bad := broken(f.unexpected(), rule{(o.dir == "") == (o.config == ""), "give either --dir or --config"}); bad {
+	if msg, bad := broken(f.unexpected(), rule{(o.dir == "") == (o.config == ""), "give either --dir or --config"},
+		rule{o.keep < 0, "--keep must not be negative"}, rule{o.keep > 0 && o.config == "", "--keep needs --config (the topology says which snapshots are recoverable)"}); bad {
 		return f.usageError("%s", msg)
+	}
+	if o.keep > 0 {
+		if code := o.prune(f); code != exitOK {
+			return code
+		}
 	}
 	c, code := o.catalog(f)
 	if code != exitOK {
@@ -50,6 +61,28 @@ func runSnapshots(args []string, stdout, stderr io.Writer) int {
 		return writeJSON(f, stdout, catalogJSON(c.dir, c.entries, c.latest, c.top != nil), exitOK)
 	}
 	printCatalog(stdout, c.dir, c.entries, c.latest)
+	return exitOK
+}
+
+// prune removes the snapshots older than the last o.keep recoverable
+// ones of o.config's store, naming each on stderr.
+func (o snapshotsOptions) prune(f *cmdFlags) int {
+	cfg, err := runtime.LoadConfig(o.config, "")
+	if err != nil {
+		reportConfig(f, o.config, err)
+		return exitUsage
+	}
+	st, err := openExisting(cfg.SnapshotDir)
+	if err != nil {
+		return f.fail(exitUsage, err)
+	}
+	removed, err := st.Prune(cfg.Topology, o.keep)
+	for _, id := range removed {
+		f.errorf("removed snapshot %d (older than the last %s)", id, plural(o.keep, "recoverable snapshot"))
+	}
+	if err != nil {
+		return f.fail(exitFail, err)
+	}
 	return exitOK
 }
 
@@ -135,13 +168,26 @@ type entryJSON struct {
 	InFlight *int64        `json:"in_flight,omitempty"`
 	Parts    []spec.ProcID `json:"parts"`
 	Missing  []spec.ProcID `json:"missing,omitempty"`
+	Damaged  []spec.ProcID `json:"damaged,omitempty"`
+	Files    []partJSON    `json:"part_files"`
 	Problem  string        `json:"problem,omitempty"`
 }
 
+// partJSON is one stored part file of the JSON listing.
+type partJSON struct {
+	Proc    spec.ProcID `json:"proc"`
+	Size    int64       `json:"size"`
+	SHA256  string      `json:"sha256"`
+	Problem string      `json:"problem,omitempty"`
+}
+
 func toEntryJSON(e store.Entry) entryJSON {
-	j := entryJSON{ID: e.ID, Time: e.Time, Complete: e.Complete, Parts: e.Parts, Missing: e.Missing, Problem: e.Problem}
+	j := entryJSON{ID: e.ID, Time: e.Time, Complete: e.Complete, Parts: e.Parts, Missing: e.Missing, Damaged: e.Damaged, Files: []partJSON{}, Problem: e.Problem}
 	if j.Parts == nil {
 		j.Parts = []spec.ProcID{}
+	}
+	for _, f := range e.Files {
+		j.Files = append(j.Files, partJSON{Proc: f.Proc, Size: f.Size, SHA256: f.SHA256, Problem: f.Problem})
 	}
 	if e.Complete {
 		j.Total, j.InFlight = &e.Total, &e.InFlight

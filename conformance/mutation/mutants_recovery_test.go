@@ -59,8 +59,8 @@ var recoveryMutants = []mutant{
 		Doc:  "LatestComplete no longer checks that every node's part is stored",
 		Patches: []patch{{
 			File: "impl/store/catalog.go",
-			Old:  "\t\tif !e.Holds(p) {\n",
-			New:  "\t\tif false && !e.Holds(p) { // MUTANT store-latest-incomplete\n",
+			Old:  "\t\tif !e.Holds(p) && !slices.Contains(e.Damaged, p) {\n",
+			New:  "\t\tif false && !e.Holds(p) && !slices.Contains(e.Damaged, p) { // MUTANT store-latest-incomplete\n",
 		}},
 		Runs: []goTest{{Pkg: "./impl/store", Tests: []string{"TestLatestComplete"}}},
 		Expect: []expect{outputHas("TestLatestComplete", "a snapshot a node has no part of is picked",

@@ -71,7 +71,7 @@ var storeMutants = []mutant{
 		Patches: []patch{{
 			File: "impl/store/store.go",
 			Old: "\tif want != 0 && h.ID != uint64(want) {\n" +
-				"\t\treturn g, fmt.Errorf(\"store: %s: %w: header says snapshot %d, want %d\", path, ErrCorrupt, h.ID, want)\n" +
+				"\t\treturn g, h, fmt.Errorf(\"store: %s: %w: header says snapshot %d, want %d\", path, ErrCorrupt, h.ID, want)\n" +
 				"\t}\n",
 			New: "\t// MUTANT store-unchecked-id: the id the file name promises is not checked\n",
 		}},

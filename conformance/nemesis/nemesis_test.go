@@ -273,7 +273,7 @@ type recoverJSON struct {
 // Each cycle: the cluster completes a snapshot; a few network faults;
 // it completes another and every suspicion is withdrawn; a random node
 // is killed with SIGKILL; each survivor must suspect it; the survivors
-// are stopped (SIGTERM); markerwave recover picks the recovery point and
+// stop on their own (no SIGTERM); markerwave recover picks the recovery point and
 // prints the restart commands, which the test runs (with each node's own
 // config, whose peer addresses are the proxies); the restored cluster
 // must complete a snapshot. At the end every node stops gracefully, and
@@ -333,18 +333,20 @@ func TestNemesis(t *testing.T) {
 			require.True(t, ok, "cycle %d: %s never suspected %s, killed at %s:\n%s", cycle, p, victim, killed.Format("15:04:05.000"), c.outputs())
 			f.Detection = append(f.Detection, x.at.Sub(killed))
 		}
-		// The operator stops the survivors, together: they cannot take
-		// the dead node back. Exit 1: stopped with failures (the dead
-		// peer).
+		// The survivors stop on their own, one detection bound after
+		// they suspect the dead node (they cannot take it back): no
+		// operator step. Exit 1: stopped with failures (the dead peer).
 		outs := map[spec.ProcID]*lineLog{}
 		for _, p := range survivors {
 			outs[p] = c.nodes[p].out
-			require.NoError(t, c.nodes[p].cmd.Process.Signal(syscall.SIGTERM))
 		}
+		self := regexp.MustCompile(`^P\d+: stopping on its own: ` + string(victim) + ` suspected`)
 		for _, p := range survivors {
 			code := c.wait(p, 30*time.Second)
 			f.Exits["survivor"] = append(f.Exits["survivor"], code)
 			require.Contains(t, []int{0, 1}, code, "cycle %d: survivor %s exit code; its output:\n%s", cycle, p, outs[p])
+			_, ok, _ := outs[p].first(self, killed) // it has exited: its output is all there
+			require.True(t, ok, "cycle %d: survivor %s did not stop on its own; its output:\n%s", cycle, p, outs[p])
 		}
 
 		// Recovery: markerwave recover picks the point and says how to

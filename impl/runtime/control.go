@@ -20,7 +20,8 @@ import (
 //	                 of the node's run; 200 {"snapshot": ID, "node": "P1"}
 //
 // Errors are {"error": "..."} with status 405 (another method), 404
-// (another path) or 409 (the node refused to initiate). The snapshot is
+// (another path), 408 (the request expired: see ControlBefore) or 409
+// (the node refused to initiate). The snapshot is
 // then taken like a scheduled one: each node saves its part, and the node
 // that completes the last assembles and saves it (markerwave snapshot
 // waits for that file).
@@ -46,6 +47,10 @@ func controlHandler(self spec.ProcID, initiate func() (spec.SnapID, error)) http
 			writeControl(w, http.StatusMethodNotAllowed, ControlError{Error: fmt.Sprintf("%s /snapshot: use POST", r.Method)})
 			return
 		}
+		if err := expired(r, time.Now()); err != nil {
+			writeControl(w, http.StatusRequestTimeout, ControlError{Error: fmt.Sprintf("%s: %v", string(self), err)})
+			return
+		}
 		id, err := initiate()
 		if err != nil {
 			writeControl(w, http.StatusConflict, ControlError{Error: fmt.Sprintf("%s: %v", string(self), err)})
@@ -57,6 +62,33 @@ func controlHandler(self spec.ProcID, initiate func() (spec.SnapID, error)) http
 		writeControl(w, http.StatusNotFound, ControlError{Error: fmt.Sprintf("no command %s (the commands: POST /snapshot)", r.URL.Path)})
 	})
 	return mux
+}
+
+// ControlBefore is POST /snapshot's optional query parameter: the time
+// (RFC 3339, UTC) after which the asker no longer waits for the answer.
+// A request read after it, or whose asker hung up, is not run (status
+// 408): a snapshot asked for by a command that gave up is never taken
+// later, when a stopped node resumes and reads its backlog.
+const ControlBefore = "before"
+
+// expired is why request r, read at now, must not run: its asker's
+// deadline has passed or it hung up; nil if it may run.
+func expired(r *http.Request, now time.Time) error {
+	if err := r.Context().Err(); err != nil {
+		return fmt.Errorf("the asker hung up before the request was read: not run")
+	}
+	b := r.URL.Query().Get(ControlBefore)
+	if b == "" {
+		return nil
+	}
+	before, err := time.Parse(time.RFC3339Nano, b)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s=%q is not an RFC 3339 time: not run", ControlBefore, b)
+	case now.After(before):
+		return fmt.Errorf("the request expired at %s, %v before it was read (the asker gave up): not run", before.UTC().Format("15:04:05.000"), now.Sub(before).Round(time.Millisecond))
+	}
+	return nil
 }
 
 func writeControl(w http.ResponseWriter, status int, v any) {

@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -72,4 +74,41 @@ func TestConfigControlAddress(t *testing.T) {
 			assert.EqualError(t, err, c.want)
 		}
 	}
+}
+
+// TestControlExpiredNotRun: a request read after the deadline its asker
+// gave (ControlBefore), or whose asker hung up, is refused (408) and not
+// run; one within it runs (issue #20: a request `snapshot --wait`
+// reported as failed ran later, when the stopped node resumed).
+func TestControlExpiredNotRun(t *testing.T) {
+	ran := 0
+	h := controlHandler("P1", func() (spec.SnapID, error) { ran++; return 7, nil })
+	do := func(r *http.Request) (int, string) {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code, strings.TrimSpace(w.Body.String())
+	}
+	past := time.Now().Add(-1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	code, body := do(httptest.NewRequest(http.MethodPost, "/snapshot?before="+past, nil))
+	assert.Equal(t, http.StatusRequestTimeout, code)
+	assert.Contains(t, body, "P1: the request expired at ")
+	assert.Contains(t, body, "(the asker gave up): not run")
+	assert.Zero(t, ran)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, body = do(httptest.NewRequest(http.MethodPost, "/snapshot", nil).WithContext(ctx))
+	assert.Equal(t, http.StatusRequestTimeout, code)
+	assert.Contains(t, body, "the asker hung up")
+	assert.Zero(t, ran)
+
+	code, body = do(httptest.NewRequest(http.MethodPost, "/snapshot?before=soon", nil))
+	assert.Equal(t, http.StatusRequestTimeout, code)
+	assert.Contains(t, body, `is not an RFC 3339 time: not run`)
+	assert.Zero(t, ran)
+
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
+	code, _ = do(httptest.NewRequest(http.MethodPost, "/snapshot?before="+future, nil))
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, 1, ran)
 }

@@ -273,6 +273,20 @@ func (d *detector) idle() []spec.Channel {
 	return out
 }
 
+// unheard returns the peers never heard from whose silence since the
+// node started has just reached the ticks that would make a heard peer
+// suspected, while the startup grace still holds (once per peer).
+func (d *detector) unheard() []int {
+	var out []int
+	heard, grace := d.cfg.silentTicks(true), d.cfg.silentTicks(false)
+	for i := range d.peers {
+		if !d.ever[i] && d.suspected[i].IsZero() && time.Duration(d.silent[i]) == heard && heard < grace {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // check is one tick at now: it returns the peers to suspect (silent for
 // ceil(Timeout/Interval) ticks in a row, not suspected) and to trust
 // again (suspected, heard since the last tick).
@@ -331,6 +345,11 @@ func (n *Node) detect(now time.Time) {
 	n.trust(trust, now)
 	for _, i := range suspect {
 		n.suspect(i, now, "")
+	}
+	if n.cfg.OnUnheard != nil {
+		for _, i := range d.unheard() {
+			n.cfg.OnUnheard(d.peers[i], time.Duration(d.silent[i])*d.cfg.Interval)
+		}
 	}
 }
 
@@ -514,11 +533,14 @@ func (n *Node) Finish() error {
 }
 
 // Drain is what a graceful stop still waits for at this node: the
-// in-neighbours that have neither said they are done (Finish) nor are
-// suspected, and the snapshots recorded here that are not complete.
+// in-neighbours heard from that have neither said they are done (Finish)
+// nor are suspected, and the snapshots recorded here that are not
+// complete. Unheard are those of Peers never heard from (in their
+// startup grace): a process's stop suspects them rather than wait.
 type Drain struct {
-	Peers []spec.ProcID
-	Snaps []spec.SnapID
+	Peers   []spec.ProcID
+	Snaps   []spec.SnapID
+	Unheard []spec.ProcID
 }
 
 // Empty reports whether nothing is left to wait for.
@@ -532,6 +554,9 @@ func (n *Node) Draining() (Drain, error) {
 		for i, q := range d.peers {
 			if !d.done[i] && d.suspected[i].IsZero() {
 				dr.Peers = append(dr.Peers, q)
+				if !d.ever[i] {
+					dr.Unheard = append(dr.Unheard, q)
+				}
 			}
 		}
 		dr.Snaps = n.core.Active()

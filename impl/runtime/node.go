@@ -54,6 +54,12 @@ type NodeConfig struct {
 	// suspicion, withdrawal and abort (after the Collector hears of it);
 	// it must not block for long.
 	OnFault func(Fault)
+	// OnUnheard, if set, is called on the node goroutine, once per peer,
+	// when an in-neighbour never heard from has been silent since the
+	// node started for the detection bound (Detector.Bound) while its
+	// startup grace (Detector.Startup) still holds off suspecting it:
+	// the node says so then, not only when the grace ends.
+	OnUnheard func(peer spec.ProcID, silent time.Duration)
 }
 
 // Stats counts frames; all fields are updated atomically.

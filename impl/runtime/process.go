@@ -32,6 +32,13 @@ type PartStore interface {
 	Save(snapshot.Global) (string, error)
 }
 
+// CatalogWriter is a PartStore that keeps a catalog of the snapshots the
+// cluster can recover from (impl/store's catalog file, the operator
+// mode's): persist rewrites it after each complete snapshot.
+type CatalogWriter interface {
+	WriteCatalog(t *spec.Topology) error
+}
+
 // ProcessOptions are RunProcess's inputs besides the config.
 type ProcessOptions struct {
 	Store PartStore
@@ -93,6 +100,8 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	// Each step that starts something defers its stop; they run in
 	// reverse, and the first deferred gathers what went wrong.
 	defer func() { err = p.result(err) }()
+	ctx, p.stopSelf = context.WithCancel(ctx) // before the node: orphaned may call it
+	defer p.stopSelf()
 	if err := p.openTransport(); err != nil {
 		return err
 	}
@@ -153,12 +162,14 @@ type process struct {
 	faultMu  sync.Mutex
 	suspects map[spec.ProcID]Fault           // suspected now, by peer
 	aborted  []Fault                         // snapshots aborted here
+	orphan   string                          // why the run stopped on its own (orphaned), "" if not
 	waiting  map[spec.SnapID]bool            // parts saved, snapshot not yet assembled
 	active   []spec.SnapID                   // snapshots still under way when the drain ended
 	lost     map[spec.ProcID][]wire.Envelope // algorithm frames to each peer never acknowledged
 
-	snaps       atomic.Uint64 // snapshots this run initiated (nextSnapID)
-	control     *http.Server  // the control endpoint, nil if none
+	stopSelf    context.CancelFunc // ends the run early: a peer crashed (orphaned)
+	snaps       atomic.Uint64      // snapshots this run initiated (nextSnapID)
+	control     *http.Server       // the control endpoint, nil if none
 	controlDone chan struct{}
 }
 
@@ -312,6 +323,9 @@ func (p *process) persist(part snapshot.Part) error {
 		return err
 	}
 	p.say("snapshot %d complete: total %d (%d in flight), saved %s%s", g.ID, g.Total(), g.InFlight(), path, p.checkInvariants(g))
+	if c, ok := st.(CatalogWriter); ok {
+		return c.WriteCatalog(p.t)
+	}
 	return nil
 }
 
@@ -354,7 +368,7 @@ func (p *process) startNode() error {
 			p.nodeErrs.Add(1)
 			p.say("error: %v", err)
 		},
-		Detector: p.cfg.Detector(), Incarnation: p.tr.Incarnation(), OnFault: p.onFault,
+		Detector: p.cfg.Detector(), Incarnation: p.tr.Incarnation(), OnFault: p.onFault, OnUnheard: p.onUnheard,
 	})
 	if err != nil {
 		return err

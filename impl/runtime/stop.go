@@ -38,16 +38,23 @@ type StopSummary struct {
 	// Problems are the other things that went wrong (node errors,
 	// channels stopped by a peer restart, a drain that gave up).
 	Problems []string
+	// Orphaned, if set, says why the node stopped on its own before it
+	// was asked to: a peer suspected for a detection bound (see
+	// RunProcess), e.g. "P2 suspected for 1.1s".
+	Orphaned string
 }
 
 func (s *StopSummary) empty() bool {
-	return len(s.Dead)+len(s.Aborted)+len(s.Unfinished)+len(s.Lost)+len(s.Problems) == 0
+	return len(s.Dead)+len(s.Aborted)+len(s.Unfinished)+len(s.Lost)+len(s.Problems) == 0 && s.Orphaned == ""
 }
 
 // Error is the summary, one item per line.
 func (s *StopSummary) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "node %s stopped with failures", string(s.Node))
+	if s.Orphaned != "" {
+		fmt.Fprintf(&b, "\n  stopped on its own: %s (a crashed node cannot rejoin: restart every node from the latest complete snapshot)", s.Orphaned)
+	}
 	for _, f := range s.Dead {
 		fmt.Fprintf(&b, "\n  dead peer %s", deadPeer(f))
 	}
@@ -88,11 +95,46 @@ func (p *process) onFault(f Fault) {
 	switch f.Action {
 	case spec.Suspect:
 		p.suspects[f.Peer] = f
+		if !f.Finished && !f.Since.IsZero() {
+			time.AfterFunc(p.cfg.Detector().Bound(), func() { p.orphaned(f) })
+		}
 	case spec.Unsuspect:
 		delete(p.suspects, f.Peer)
 	case spec.Abort:
 		p.aborted = append(p.aborted, f)
 	}
+}
+
+// onUnheard logs a peer never heard from within the detection bound.
+func (p *process) onUnheard(q spec.ProcID, silent time.Duration) {
+	grace := max(p.cfg.Detector().Startup, p.cfg.Detector().Timeout)
+	p.say("%s unreachable: nothing heard from it in the %v since this node started (not started yet, or down); snapshots wait for its marker; suspected if still silent %v after the start", string(q), silent, grace)
+}
+
+// orphaned stops the run on its own if peer f.Peer, heard from before and
+// suspected (not after a graceful stop) at f.At, is still suspected one
+// detection bound later:
+// a crashed node cannot rejoin the running ones, so instead of running on
+// without it (every snapshot refused) the survivor stops with its
+// summary, and the cluster restarts from its latest complete snapshot
+// (markerwave recover). A suspicion withdrawn in time, a graceful stop,
+// or a peer never heard from (not started: the node says so and runs to
+// its --duration) does not stop it.
+func (p *process) orphaned(f Fault) {
+	p.faultMu.Lock()
+	g, still := p.suspects[f.Peer]
+	p.faultMu.Unlock()
+	if !still || !g.At.Equal(f.At) || p.stopSelf == nil {
+		return
+	}
+	why := fmt.Sprintf("%s suspected for %v", string(f.Peer), p.cfg.Detector().Bound())
+	p.faultMu.Lock()
+	if p.orphan == "" {
+		p.orphan = why
+	}
+	p.faultMu.Unlock()
+	p.say("stopping on its own: %s, a crashed node cannot rejoin; restart every node from the latest complete snapshot (markerwave recover)", why)
+	p.stopSelf()
 }
 
 // drainPoll is how often the drain looks at the node.
@@ -108,6 +150,7 @@ func (p *process) drain() {
 		p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
 		return
 	}
+	p.giveUpUnheard()
 	timeout := p.cfg.DrainTimeout()
 	linger := 2 * p.cfg.Detector().Interval
 	p.say("stopping: no more transfers; waiting up to %v for peers to finish and snapshots under way to complete", timeout)
@@ -137,6 +180,22 @@ func (p *process) drain() {
 	}
 }
 
+// giveUpUnheard suspects, as the stop begins, every in-neighbour never
+// heard from: it cannot finish, and the snapshots waiting for its marker
+// cannot complete, so they are aborted (the summary names it dead, never
+// heard from) instead of holding the stop for the drain timeout.
+func (p *process) giveUpUnheard() {
+	d, err := p.node.Draining()
+	if err != nil {
+		return
+	}
+	for _, q := range d.Unheard {
+		if err := p.node.Suspect(q, "never heard from since this node started; the stop does not wait for it"); err != nil {
+			p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
+		}
+	}
+}
+
 // gaveUp notes, when the drain times out, what it still waited for: the
 // snapshots under way (for the summary) and, as a problem, why.
 func (p *process) gaveUp(d Drain, timeout time.Duration) {
@@ -160,7 +219,7 @@ func (p *process) gaveUp(d Drain, timeout time.Duration) {
 func (p *process) summary() *StopSummary {
 	p.faultMu.Lock()
 	defer p.faultMu.Unlock()
-	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), Aborted: p.aborted, Problems: p.problems}
+	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
 	dead := map[spec.ProcID]bool{}
 	for _, q := range sortedIDs(keySet(p.suspects)) {
 		if f := p.suspects[q]; !f.Finished {

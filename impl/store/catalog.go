@@ -18,8 +18,10 @@ import (
 // snapshot, the nodes' parts, or both.
 type Entry struct {
 	ID spec.SnapID
-	// Time is when the snapshot was saved: its global file's modification
-	// time, else (parts only) its latest part's.
+	// Time is when the snapshot was taken, by its own record: the save
+	// time in its global file's header, else (parts only) its latest
+	// part's. Never a file's modification time, which a copy or a touch
+	// changes. Zero for files written before the time was recorded.
 	Time time.Time
 	// Complete: the global snapshot is stored and intact (Load succeeds),
 	// so every process recorded and every channel's state is in it.
@@ -27,22 +29,40 @@ type Entry struct {
 	// Total and InFlight are a complete snapshot's money (balances plus
 	// in flight) and the part of it in flight.
 	Total, InFlight int64
-	// Parts lists the processes whose part is stored, in topology order
-	// if Catalog was given one (else by name); Missing, given a topology,
-	// the processes with none.
-	Parts, Missing []spec.ProcID
-	// Problem says why a file of the snapshot is refused (a damaged
-	// global file, or a part that does not load); "" if none.
+	// Parts lists the processes whose part is stored and intact, in
+	// topology order if Catalog was given one (else by name); Missing,
+	// given a topology, the processes with none; Damaged, those whose
+	// part file is stored but refused.
+	Parts, Missing, Damaged []spec.ProcID
+	// Files describes each stored part file, intact or damaged, in the
+	// order of Parts and Damaged merged (topology or name order).
+	Files []PartFile
+	// Problem says why the global file is refused (damaged, or of another
+	// topology); "" if none. A damaged part's refusal is in its PartFile.
 	Problem string
+}
+
+// PartFile is the catalog's record of one node's stored part.
+type PartFile struct {
+	Proc spec.ProcID `json:"proc"`
+	// Size and SHA256 are the part's body length and checksum as its
+	// header records them (zero if the header itself is damaged).
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	// Taken is the part's save time, by its header.
+	Taken time.Time `json:"taken"`
+	// Problem is why the part is refused ("" if intact), naming the file.
+	Problem string `json:"problem,omitempty"`
 }
 
 var partName = regexp.MustCompile(`^(.+)\.json$`)
 
 // Catalog lists every snapshot id the store holds anything of (Used),
 // oldest first (by Time, then id), with what it holds. Given a topology
-// (nil: none), parts are loaded and checked against it and the absent
-// ones listed. A damaged file is an Entry's Problem, not an error; the
-// error is for a directory that cannot be read.
+// (nil: none), the parts of its processes are loaded and the absent
+// ones listed; without, the parts are those the file names say. A damaged
+// file is an Entry's Problem or a PartFile's, not an error; the error is
+// for a directory that cannot be read.
 func (s *Store) Catalog(t *spec.Topology) ([]Entry, error) {
 	ids, err := s.Used()
 	if err != nil {
@@ -56,13 +76,16 @@ func (s *Store) Catalog(t *spec.Topology) ([]Entry, error) {
 		}
 		out = append(out, e)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Time.Equal(out[j].Time) {
-			return out[i].Time.Before(out[j].Time)
-		}
-		return out[i].ID < out[j].ID
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].before(out[j]) })
 	return out, nil
+}
+
+// before is the catalog's order: by recorded time, then by id.
+func (e Entry) before(f Entry) bool {
+	if !e.Time.Equal(f.Time) {
+		return e.Time.Before(f.Time)
+	}
+	return e.ID < f.ID
 }
 
 // entry is what the store holds of snapshot id.
@@ -71,23 +94,21 @@ func (s *Store) entry(t *spec.Topology, id spec.SnapID) (Entry, error) {
 	if err := s.partsOf(t, &e); err != nil {
 		return e, err
 	}
-	st, err := os.Stat(s.Path(id))
-	switch {
-	case os.IsNotExist(err):
+	if _, err := os.Lstat(s.Path(id)); os.IsNotExist(err) {
 		return e, nil
-	case err != nil:
-		return e, fmt.Errorf("store: %w", err)
 	}
-	e.Time = st.ModTime().UTC()
 	s.assembled(t, &e)
 	return e, nil
 }
 
-// assembled fills e's Complete, Total and InFlight from its global
-// snapshot file, or its Problem if the file does not load or is of
-// another topology than t (if given).
+// assembled fills e's Time (if its header records one), Complete, Total
+// and InFlight from its global snapshot file, or its Problem if the file
+// does not load or is of another topology than t (if given).
 func (s *Store) assembled(t *spec.Topology, e *Entry) {
-	g, err := s.Load(e.ID)
+	g, h, err := loadFileHeader(s.Path(e.ID), e.ID)
+	if at := h.takenTime(); !at.IsZero() {
+		e.Time = at
+	}
 	switch {
 	case err != nil:
 		e.Problem = err.Error()
@@ -98,43 +119,51 @@ func (s *Store) assembled(t *spec.Topology, e *Entry) {
 	}
 }
 
-// partsOf fills e's Parts, Missing, Time (the latest part's) and Problem
-// (the first part that does not load) from parts/<id>/.
+// partsOf fills e's Parts, Missing, Damaged, Files and Time (the latest
+// part's) from parts/<id>/: the parts of t's processes, or (t nil) of
+// those the file names say.
 func (s *Store) partsOf(t *spec.Topology, e *Entry) error {
-	dir := filepath.Dir(s.PartPath(e.ID, "P"))
-	ents, err := os.ReadDir(dir)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("store: %w", err)
+	procs := []spec.ProcID(nil)
+	if t != nil {
+		procs = t.Procs
+	} else {
+		ents, err := os.ReadDir(filepath.Dir(s.PartPath(e.ID, "P")))
+		if err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("store: %w", err)
+		}
+		procs = partFileProcs(ents)
 	}
-	e.Time = latestModTime(ents, e.Time)
-	if t == nil {
-		e.Parts = partFileProcs(ents)
-		return nil
+	for _, p := range procs {
+		if err := s.partFile(e, p); err != nil {
+			return err
+		}
 	}
-	parts, missing, err := s.LoadParts(t, e.ID)
-	switch {
-	case errors.Is(err, ErrCorrupt):
-		e.Problem = err.Error()
-		return nil
-	case err != nil:
-		return err
-	}
-	for _, p := range parts {
-		e.Parts = append(e.Parts, p.Node.Proc)
-	}
-	e.Missing = missing
 	return nil
 }
 
-// latestModTime is the latest modification time of the regular files
-// among ents, or since if none is later.
-func latestModTime(ents []os.DirEntry, since time.Time) time.Time {
-	for _, f := range ents {
-		if st, err := f.Info(); err == nil && st.ModTime().After(since) && f.Type().IsRegular() {
-			since = st.ModTime().UTC()
-		}
+// partFile adds process p's part of e to e: intact, damaged or missing.
+// The error is for a file that cannot be read at all.
+func (s *Store) partFile(e *Entry, p spec.ProcID) error {
+	_, h, err := s.loadPartHeader(e.ID, p)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		e.Missing = append(e.Missing, p)
+		return nil
+	case err != nil && !errors.Is(err, ErrCorrupt):
+		return err
 	}
-	return since
+	f := PartFile{Proc: p, Size: h.Length, SHA256: h.SHA256, Taken: h.takenTime()}
+	if err != nil {
+		f.Problem = err.Error()
+		e.Damaged = append(e.Damaged, p)
+	} else {
+		e.Parts = append(e.Parts, p)
+	}
+	if f.Taken.After(e.Time) {
+		e.Time = f.Taken
+	}
+	e.Files = append(e.Files, f)
+	return nil
 }
 
 // partFileProcs are the processes whose part files are among ents, read
@@ -167,14 +196,44 @@ func sameTopology(a, b *spec.Topology) bool {
 // (30 in flight)", "incomplete: no part of P2", "damaged: ...".
 func (e Entry) String() string {
 	switch {
-	case e.Problem != "":
-		return "damaged: " + e.Problem
+	case e.Damage() != "":
+		return "damaged: " + e.Damage()
 	case e.Complete:
 		return fmt.Sprintf("complete, total %d (%d in flight)", e.Total, e.InFlight)
 	case len(e.Missing) > 0:
 		return fmt.Sprintf("incomplete: no part of %s", joinProcs(e.Missing))
 	}
 	return fmt.Sprintf("incomplete: parts of %s stored, not assembled", joinProcs(e.Parts))
+}
+
+// damagedParts says, for a snapshot with damaged parts, which are
+// damaged (each refusal) and which intact.
+func (e Entry) damagedParts() []string {
+	var why []string
+	for _, f := range e.Files {
+		if f.Problem != "" {
+			why = append(why, fmt.Sprintf("%s's part is damaged: %s", string(f.Proc), f.Problem))
+		}
+	}
+	if len(e.Damaged) > 0 && len(e.Parts) > 0 {
+		why = append(why, fmt.Sprintf("intact: the parts of %s", joinProcs(e.Parts)))
+	}
+	return why
+}
+
+// Damage says what of e is refused: its global file's problem, then each
+// damaged part's (naming the file); "" if nothing is.
+func (e Entry) Damage() string {
+	var ds []string
+	if e.Problem != "" {
+		ds = append(ds, e.Problem)
+	}
+	for _, f := range e.Files {
+		if f.Problem != "" {
+			ds = append(ds, fmt.Sprintf("%s's part is damaged: %s", string(f.Proc), f.Problem))
+		}
+	}
+	return strings.Join(ds, "; ")
 }
 
 func joinProcs(ps []spec.ProcID) string {
@@ -240,10 +299,11 @@ func (s *Store) LatestComplete(t *spec.Topology) (Recovery, error) {
 func (e Entry) unusable(t *spec.Topology) []string {
 	var why []string
 	for _, p := range t.Procs {
-		if !e.Holds(p) {
+		if !e.Holds(p) && !slices.Contains(e.Damaged, p) {
 			why = append(why, fmt.Sprintf("%s holds no part of it", string(p)))
 		}
 	}
+	why = append(why, e.damagedParts()...)
 	switch {
 	case e.Problem != "":
 		why = append(why, e.Problem)

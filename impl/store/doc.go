@@ -8,8 +8,13 @@
 //
 // A file is one header line, then the body:
 //
-//	{"format":"markerwave-snapshot","version":1,"id":3,"length":1234,"sha256":"..."}
+//	{"format":"markerwave-snapshot","version":1,"id":3,"taken":"2026-12-02T02:05:32.41Z","length":1234,"sha256":"..."}
 //	<length bytes of JSON body>
+//
+// taken is when the file was saved, by the saver's clock (UseClock), and
+// is covered by the checksum (sha256 of taken, a newline, then the body;
+// of the body alone in files written before taken was recorded, which
+// have none).
 //
 // Snapshot id lives in snap-<id>.json; process p's part of snapshot id in
 // parts/<id>/<p>.json.
@@ -49,18 +54,27 @@
 //   - Listing: List returns the ids of exactly the snapshots stored,
 //     ascending, ignoring temporary files, directories and any name that
 //     is not snap-<id>.json with a canonical id; Used adds the ids that
-//     have parts. Catalog lists every id Used lists, oldest first by
-//     save time (the global file's modification time, else its latest
-//     part's), each complete (its global file loads: with its total) or
-//     not, with the processes whose part is stored (and, given a
-//     topology, those without one) and, for a damaged file, the refusal
-//     Load or LoadParts gives, naming the file.
-//   - Recovery: LatestComplete picks the snapshot saved last among those
+//     have parts. Catalog lists every id Used lists, oldest first by the
+//     time the snapshot's own record gives (its global file's header,
+//     else its latest part's; never a file's modification time, so a
+//     `cp -r` or a `touch` of the store changes nothing), then by id;
+//     each complete (its global file loads: with its total) or not, with
+//     each stored part's size and checksum, the processes whose part is
+//     intact, those whose part is damaged (each with the refusal naming
+//     the file) and, given a topology, those without one.
+//   - Recovery: LatestComplete picks the snapshot taken last among those
 //     whose global file loads and whose every node's part is stored and
 //     loads; it never picks an incomplete or damaged one, and says for
 //     each newer snapshot why it was passed over (the nodes without a
-//     part, the damage). None: the cluster restarts from its initial
-//     state.
+//     part, each damaged part, naming the intact ones, the damage). None:
+//     the cluster restarts from its initial state.
+//   - Retention: Prune keeps the last N recoverable snapshots and
+//     removes every older one, global file and parts; newer incomplete
+//     ones are left (one may be under way).
+//   - Catalog file (the operator mode's): WriteCatalog records the
+//     recoverable snapshots (Records: id, time, each part's size and
+//     checksum) in catalog.json, replaced whole; CheckCatalog names every
+//     way the parts on disk disagree with it.
 //
 // Values: ids are any positive uint64; bodies up to 64 GiB.
 package store

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/spec"
@@ -49,13 +50,19 @@ type header struct {
 	Version int    `json:"version"`
 	ID      uint64 `json:"id"`
 	Proc    string `json:"proc,omitempty"` // parts only
-	Length  int64  `json:"length"`
-	SHA256  string `json:"sha256"`
+	// Taken is when the snapshot (a part: the node's part of it) was
+	// saved, by the saver's clock, RFC 3339 in UTC; the catalog orders by
+	// it, never by a file's modification time, which a copy or a touch
+	// changes. Absent in files written before it was recorded.
+	Taken  string `json:"taken,omitempty"`
+	Length int64  `json:"length"`
+	SHA256 string `json:"sha256"`
 }
 
 // Store is a directory of snapshot files.
 type Store struct {
 	dir string
+	now func() time.Time
 }
 
 // Open returns the store in dir, creating the directory if needed.
@@ -63,8 +70,15 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, now: time.Now}, nil
 }
+
+// UseClock makes the store stamp the files it saves with now's time
+// instead of the system clock's (tests, replays).
+func (s *Store) UseClock(now func() time.Time) { s.now = now }
+
+// taken is the save time recorded in a new file's header.
+func (s *Store) taken() string { return s.now().UTC().Format(time.RFC3339Nano) }
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
@@ -93,7 +107,7 @@ func (s *Store) Save(g snapshot.Global) (string, error) {
 		return "", fmt.Errorf("store: encode snapshot %d: %w", g.ID, err)
 	}
 	path := s.Path(g.ID)
-	return path, writeDurably(path, formatSnapshot, header{Format: formatSnapshot, ID: uint64(g.ID)}, body)
+	return path, writeDurably(path, formatSnapshot, header{Format: formatSnapshot, ID: uint64(g.ID), Taken: s.taken()}, body)
 }
 
 // Load reads and checks snapshot id.
@@ -104,18 +118,24 @@ func (s *Store) Load(id spec.SnapID) (snapshot.Global, error) {
 // LoadFile reads and checks a snapshot file; want, if not 0, is the id it
 // must hold.
 func LoadFile(path string, want spec.SnapID) (snapshot.Global, error) {
+	g, _, err := loadFileHeader(path, want)
+	return g, err
+}
+
+// loadFileHeader is LoadFile, with the file's header (its save time).
+func loadFileHeader(path string, want spec.SnapID) (snapshot.Global, header, error) {
 	var g snapshot.Global
 	h, body, err := readChecked(path, formatSnapshot)
 	if err != nil {
-		return g, err
+		return g, h, err
 	}
 	if want != 0 && h.ID != uint64(want) {
-		return g, fmt.Errorf("store: %s: %w: header says snapshot %d, want %d", path, ErrCorrupt, h.ID, want)
+		return g, h, fmt.Errorf("store: %s: %w: header says snapshot %d, want %d", path, ErrCorrupt, h.ID, want)
 	}
 	if err := decodeGlobal(body, h, &g); err != nil {
-		return g, fmt.Errorf("store: %s: %w", path, err)
+		return g, h, fmt.Errorf("store: %s: %w", path, err)
 	}
-	return g, nil
+	return g, h, nil
 }
 
 // decodeGlobal decodes body, a snapshot file's, into g, which must be
@@ -214,7 +234,7 @@ func (s *Store) SavePart(p snapshot.Part) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("store: %w", err)
 	}
-	return path, writeDurably(path, formatPart, header{Format: formatPart, ID: uint64(p.Snap), Proc: string(p.Node.Proc)}, body)
+	return path, writeDurably(path, formatPart, header{Format: formatPart, ID: uint64(p.Snap), Proc: string(p.Node.Proc), Taken: s.taken()}, body)
 }
 
 // LoadParts reads the parts of snapshot id present for the processes of
@@ -239,19 +259,26 @@ func (s *Store) LoadParts(t *spec.Topology, id spec.SnapID) (parts []snapshot.Pa
 // loadPart reads process p's part of snapshot id, refusing (ErrCorrupt)
 // a file that holds another process's part or another snapshot's.
 func (s *Store) loadPart(id spec.SnapID, p spec.ProcID) (snapshot.Part, error) {
+	part, _, err := s.loadPartHeader(id, p)
+	return part, err
+}
+
+// loadPartHeader is loadPart, with the file's header (its size, checksum
+// and save time).
+func (s *Store) loadPartHeader(id spec.SnapID, p spec.ProcID) (snapshot.Part, header, error) {
 	var part snapshot.Part
 	path := s.PartPath(id, p)
 	h, body, err := readChecked(path, formatPart)
 	if err != nil {
-		return part, err
+		return part, h, err
 	}
 	if err := spec.DecodeStrict(body, &part); err != nil {
-		return part, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
+		return part, h, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
 	}
 	if h.ID != uint64(id) || uint64(part.Snap) != h.ID || part.Node.Proc != p || h.Proc != string(p) {
-		return part, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
+		return part, h, fmt.Errorf("store: %s: %w: holds %s's part of snapshot %d, want %s's of %d", path, ErrCorrupt, string(part.Node.Proc), part.Snap, string(p), id)
 	}
-	return part, nil
+	return part, h, nil
 }
 
 // writeDurably writes header h (completed with version, length and
@@ -281,8 +308,7 @@ func writeDurably(path, format string, h header, body []byte) error {
 // sealHeader completes h for body (version, length, sha256) and encodes
 // it as the file's first line, newline included.
 func sealHeader(path string, h header, body []byte) ([]byte, error) {
-	sum := sha256.Sum256(body)
-	h.Version, h.Length, h.SHA256 = Version, int64(len(body)), hex.EncodeToString(sum[:])
+	h.Version, h.Length, h.SHA256 = Version, int64(len(body)), checksum(h.Taken, body)
 	line, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: encode header: %w", path, err)
@@ -399,8 +425,8 @@ func readChecked(path, format string) (header, []byte, error) {
 	if err != nil {
 		return h, nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	if got := sha256.Sum256(body); hex.EncodeToString(got[:]) != h.SHA256 {
-		return h, nil, fmt.Errorf("store: %s: %w: checksum mismatch: body sha256 %x, header says %s (tampered or damaged)", path, ErrCorrupt, got[:], h.SHA256)
+	if got := checksum(h.Taken, body); got != h.SHA256 {
+		return h, nil, fmt.Errorf("store: %s: %w: checksum mismatch: sha256 %s, header says %s (tampered or damaged)", path, ErrCorrupt, got, h.SHA256)
 	}
 	return h, body, nil
 }
@@ -456,6 +482,8 @@ func (h header) check(format string) error {
 		return fmt.Errorf("%w: format %q, want %q", ErrCorrupt, h.Format, format)
 	case h.Version != Version:
 		return fmt.Errorf("%w: format version %d, this build reads version %d", ErrCorrupt, h.Version, Version)
+	case h.Taken != "" && !validTaken(h.Taken):
+		return fmt.Errorf("%w: header time %q is not an RFC 3339 time in UTC", ErrCorrupt, h.Taken)
 	case h.Length < 0 || h.Length > maxBody:
 		return fmt.Errorf("%w: header length %d out of range", ErrCorrupt, h.Length)
 	case err != nil || len(sum) != sha256.Size || hex.EncodeToString(sum) != h.SHA256:
@@ -480,4 +508,28 @@ func readBody(f *os.File, r *bufio.Reader, h header, headerLen int64) ([]byte, e
 		return nil, fmt.Errorf("%w: %d bytes of trailing data after the body", ErrCorrupt, extra)
 	}
 	return body, nil
+}
+
+// validTaken reports whether a header's time is as the store writes it.
+func validTaken(s string) bool {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil && t.UTC().Format(time.RFC3339Nano) == s
+}
+
+// takenTime is a header's save time; zero if the file predates it.
+func (h header) takenTime() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, h.Taken)
+	return t
+}
+
+// checksum is a file's sha256, hex: of its body, preceded by the header's
+// save time and a newline when it records one (so that no byte of the
+// time can change unnoticed either).
+func checksum(taken string, body []byte) string {
+	d := sha256.New()
+	if taken != "" {
+		d.Write([]byte(taken + "\n"))
+	}
+	d.Write(body)
+	return hex.EncodeToString(d.Sum(nil))
 }

@@ -108,7 +108,7 @@ func TestLoadRefusesDamage(t *testing.T) {
 		}, `format "markerwave-snapsh0t"`},
 		{"damaged header", func(b []byte) []byte { b[0] = '['; return b }, "damaged header"},
 		{"wrong id", func(b []byte) []byte {
-			return bytes.Replace(b, []byte(`"id":5,"length"`), []byte(`"id":6,"length"`), 1)
+			return bytes.Replace(b, []byte(`"id":5,"taken"`), []byte(`"id":6,"taken"`), 1)
 		}, "header says snapshot 6, want 5"},
 		{"bad checksum field", func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`"sha256":"`), []byte(`"sha256":"zz`), 1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/wire"
@@ -35,6 +36,9 @@ type outChan struct {
 	// failed, once set, stops the channel for good: no more dials or
 	// sends; frames stay unacknowledged.
 	failed *PeerRestartedError
+	// unreached: the receiver was never reached and its listener refused
+	// the last dial (not started, or down): Close does not wait for it.
+	unreached bool
 }
 
 // maxWrite bounds the bytes of one write (unless one frame is larger), so
@@ -52,8 +56,25 @@ func (o *outChan) drop(n uint64) {
 	o.cond.Broadcast()
 }
 
-// waitAcked waits until every frame is acknowledged or the deadline passes.
+// noteRefused records whether the failed dial err was refused by a
+// receiver never reached (unreached).
+func (o *outChan) noteRefused(err error) {
+	o.mu.Lock()
+	o.unreached = o.peer == 0 && errors.Is(err, syscall.ECONNREFUSED)
+	o.mu.Unlock()
+}
+
+// waitAcked waits until every frame is acknowledged or the deadline
+// passes; not at all for a receiver never reached whose listener refuses
+// connections (unreached): nothing of it can be acknowledged, and its
+// frames are reported unacknowledged at once.
 func (o *outChan) waitAcked(deadline time.Time) {
+	o.mu.Lock()
+	unreached := o.unreached
+	o.mu.Unlock()
+	if unreached {
+		return
+	}
 	timer := time.AfterFunc(time.Until(deadline), func() {
 		o.mu.Lock()
 		o.cond.Broadcast()
@@ -81,6 +102,7 @@ func (o *outChan) run() {
 		if tr.stopped() || o.failOnRestart(err) {
 			return
 		}
+		o.noteRefused(err)
 		tr.record(&ConnError{Op: "dial", Chan: o.ch, Err: err}, &tr.stats.DialErrors)
 		select {
 		case <-time.After(backoff):

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/markerwave/markerwave/spec"
+)
+
+// CatalogFileName is the operator mode's catalog file, in the store's
+// directory: the snapshots a cluster can recover from, as WriteCatalog
+// last recorded them.
+const CatalogFileName = "catalog.json"
+
+// Record is the catalog's account of one snapshot the cluster can recover
+// from: its id, when it was taken (its own record) and each node's part
+// file (size and checksum). The operator mode keeps these in the catalog
+// file, the supervised mode in etcd.
+type Record struct {
+	ID    spec.SnapID `json:"id"`
+	Taken time.Time   `json:"taken"`
+	Parts []PartFile  `json:"parts"`
+}
+
+// catalogFile is the catalog file's content.
+type catalogFile struct {
+	Format    string   `json:"format"`
+	Version   int      `json:"version"`
+	Snapshots []Record `json:"snapshots"`
+}
+
+const formatCatalog = "markerwave-catalog"
+
+// Records are the snapshots of the store the cluster of topology t can
+// recover from (complete at every node), oldest first.
+func (s *Store) Records(t *spec.Topology) ([]Record, error) {
+	entries, err := s.Catalog(t)
+	if err != nil {
+		return nil, err
+	}
+	rs := []Record{}
+	for _, e := range entries {
+		if len(e.unusable(t)) == 0 {
+			rs = append(rs, Record{ID: e.ID, Taken: e.Time, Parts: e.Files})
+		}
+	}
+	return rs, nil
+}
+
+// WriteCatalog records the store's recoverable snapshots (Records) in
+// its catalog file, replacing it whole: a temporary file, fsynced, renamed
+// into place, the directory fsynced. Concurrent writers each write a
+// complete catalog of what they saw.
+func (s *Store) WriteCatalog(t *spec.Topology) error {
+	rs, err := s.Records(t)
+	if err != nil {
+		return err
+	}
+	body, err := json.MarshalIndent(catalogFile{Format: formatCatalog, Version: Version, Snapshots: rs}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("store: encode catalog: %w", err)
+	}
+	path := filepath.Join(s.dir, CatalogFileName)
+	tmp, err := writeTemp(path, append(body, '\n'), nil)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("store: write %s: %w", path, err)
+	}
+	return syncDir(s.dir)
+}
+
+// ReadCatalog reads the catalog file; ErrNotFound if there is none, an
+// error naming the file if it does not decode.
+func (s *Store) ReadCatalog() ([]Record, error) {
+	path := filepath.Join(s.dir, CatalogFileName)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("store: %s: %w", path, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	var c catalogFile
+	if err := spec.DecodeStrict(bytes.TrimSpace(b), &c); err != nil || c.Format != formatCatalog || c.Version != Version {
+		return nil, fmt.Errorf("store: %s: %w: not a version %d catalog (%v)", path, ErrCorrupt, Version, err)
+	}
+	return c.Snapshots, nil
+}
+
+// CheckCatalog compares the catalog file with the parts on disk: every
+// snapshot it records must still be recoverable, each part of the same
+// size and checksum. The error names each disagreement (snapshot, node,
+// what differs); nil if they agree.
+func (s *Store) CheckCatalog(t *spec.Topology) error {
+	want, err := s.ReadCatalog()
+	if err != nil {
+		return err
+	}
+	have, err := s.Records(t)
+	if err != nil {
+		return err
+	}
+	byID := map[spec.SnapID]Record{}
+	for _, r := range have {
+		byID[r.ID] = r
+	}
+	var ps []string
+	for _, w := range want {
+		ps = append(ps, disagreements(w, byID[w.ID])...)
+	}
+	if len(ps) > 0 {
+		return fmt.Errorf("store: %s disagrees with the parts on disk: %s", filepath.Join(s.dir, CatalogFileName), strings.Join(ps, "; "))
+	}
+	return nil
+}
+
+// disagreements lists how the parts on disk (have; zero: the snapshot is
+// not recoverable there) differ from the catalog's record w.
+func disagreements(w, have Record) []string {
+	if have.ID == 0 {
+		return []string{fmt.Sprintf("snapshot %d is recorded as complete but is not complete on disk", w.ID)}
+	}
+	var ps []string
+	for _, wp := range w.Parts {
+		for _, hp := range have.Parts {
+			if hp.Proc == wp.Proc && (hp.Size != wp.Size || hp.SHA256 != wp.SHA256) {
+				ps = append(ps, fmt.Sprintf("snapshot %d: %s's part is %d bytes, sha256 %s on disk; the catalog records %d bytes, sha256 %s", w.ID, string(wp.Proc), hp.Size, hp.SHA256, wp.Size, wp.SHA256))
+			}
+		}
+	}
+	return ps
+}
