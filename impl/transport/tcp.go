@@ -156,6 +156,9 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 	if err := tr.serveLocal(); err != nil {
 		return nil, err
 	}
+	if err := tr.checkTLS(); err != nil {
+		return nil, err
+	}
 	if err := tr.listen(); err != nil {
 		tr.closeListeners()
 		return nil, err

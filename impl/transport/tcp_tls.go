@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/markerwave/markerwave/spec"
 )
 
 // TLS is mutual TLS for a cluster: this node's certificate, the cluster's
@@ -126,6 +128,33 @@ func (t *TLS) ClientConfig(want string) *tls.Config {
 			return err
 		},
 	}
+}
+
+// checkTLS checks that a transport with TLS serves one process, the
+// one its certificate names, of the cluster its certificate is of:
+// peers would refuse it otherwise.
+func (tr *TCP) checkTLS() error {
+	t := tr.cfg.TLS
+	if t == nil {
+		return nil
+	}
+	if len(tr.local) != 1 {
+		return fmt.Errorf("transport: with TLS a transport serves one process (the one its certificate names), not %d", len(tr.local))
+	}
+	if len(t.Cert.Certificate) == 0 {
+		return errors.New("transport: TLS without a certificate")
+	}
+	leaf, err := x509.ParseCertificate(t.Cert.Certificate[0])
+	if err != nil {
+		return fmt.Errorf("transport: TLS certificate: %w", err)
+	}
+	if !tr.local[spec.ProcID(leaf.Subject.CommonName)] {
+		return fmt.Errorf("transport: the TLS certificate names %q, not the process served here", leaf.Subject.CommonName)
+	}
+	if !slices.Contains(leaf.Subject.Organization, t.Cluster) {
+		return fmt.Errorf("transport: the TLS certificate is of cluster %q, not %q", leaf.Subject.Organization, t.Cluster)
+	}
+	return nil
 }
 
 // refused is the error of a failed handshake with the peer at remote on

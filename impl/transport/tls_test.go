@@ -50,9 +50,15 @@ func newTLSRig(t *testing.T) *tlsRig {
 }
 
 func (r *tlsRig) tls(t *testing.T, name, org string) *transport.TLS {
-	c, err := r.ca.TLS(name, org)
+	return issue(t, r.ca, name, org)
+}
+
+// issue is a transport.TLS for name in org ("" ca's cluster), issued
+// by ca and checking peers against ca's cluster.
+func issue(t testing.TB, ca *tlstest.CA, name, org string) *transport.TLS {
+	c, err := ca.Cert(name, org)
 	require.NoError(t, err)
-	return c
+	return &transport.TLS{Cert: c, CAs: ca.Pool(), Cluster: ca.Cluster}
 }
 
 // sender is a transport serving P1 only, with tlsc (nil: plain TCP).
@@ -116,11 +122,7 @@ func TestTCPTLSRefusesIntruders(t *testing.T) {
 	require.NoError(t, err)
 	wrongCA, err := tlstest.NewCA("c1") // same cluster name, another CA
 	require.NoError(t, err)
-	mk := func(ca *tlstest.CA, name, org string) *transport.TLS {
-		c, err := ca.TLS(name, org)
-		require.NoError(t, err)
-		return c
-	}
+	mk := func(ca *tlstest.CA, name, org string) *transport.TLS { return issue(t, ca, name, org) }
 	// An attacker does not check the listener: it dials with a raw
 	// client that skips verifying it, presents its certificate, then
 	// sends a hello and a frame.
@@ -162,11 +164,11 @@ func TestTCPTLSRefusesIntruders(t *testing.T) {
 		r.nothingDelivered(t)
 	})
 	t.Run("a node claiming to be another", func(t *testing.T) {
-		in := r.sender(t, mk(r.ca, "P3", ""))
-		require.NoError(t, in.Send(frame(1)))
+		cfg := &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{mk(r.ca, "P3", "").Cert}}
+		intrude(r.addrs["P2"], cfg) // answered: with a rejection
 		waitReported(t, r, `the peer's certificate names "P3", but its hello is from P1`)
-		in.Close()
 		r.nothingDelivered(t)
+		assert.Zero(t, r.b.Stats().Accepted)
 	})
 	t.Run("good peer talks", func(t *testing.T) {
 		a := r.sender(t, mk(r.ca, "P1", ""))
@@ -233,18 +235,24 @@ func TestTCPTLSDialerChecksReceiver(t *testing.T) {
 	ca, err := tlstest.NewCA("c1")
 	require.NoError(t, err)
 	top := spec.Complete(2)
-	ln := listen(t)
+	imp := issue(t, ca, "P1", "") // listens as P2 with P1's certificate
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", imp.ServerConfig())
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.(*tls.Conn).Handshake()
+			c.Close()
+		}
+	}()
 	addrs := map[spec.ProcID]string{"P1": "127.0.0.1:1", "P2": ln.Addr().String()}
-	imp, err := ca.TLS("P1", "") // serves P2 with P1's certificate
-	require.NoError(t, err)
-	b, err := transport.NewTCP(top, transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P2"}, Listeners: map[spec.ProcID]net.Listener{"P2": ln}, TLS: imp, DrainTimeout: 100 * time.Millisecond})
-	require.NoError(t, err)
-	defer b.Close()
-	good, err := ca.TLS("P1", "")
-	require.NoError(t, err)
 	errc := make(chan error, 16)
-	a, err := transport.NewTCP(top, transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P1"}, Listeners: map[spec.ProcID]net.Listener{"P1": listen(t)}, TLS: good,
-		DrainTimeout: 100 * time.Millisecond, RedialMin: 20 * time.Millisecond,
+	a, err := transport.NewTCP(top, transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P1"}, Listeners: map[spec.ProcID]net.Listener{"P1": listen(t)},
+		TLS: issue(t, ca, "P1", ""), DrainTimeout: 100 * time.Millisecond, RedialMin: 20 * time.Millisecond,
 		OnError: func(err error) {
 			select {
 			case errc <- err:
@@ -258,9 +266,30 @@ func TestTCPTLSDialerChecksReceiver(t *testing.T) {
 	case err := <-errc:
 		var re *transport.TLSRefusedError
 		require.ErrorAs(t, err, &re)
-		assert.Contains(t, err.Error(), `the certificate names "P1", not "P2"`)
+		assert.Contains(t, err.Error(), `(certificate CN=P1,O=c1) refused: the certificate names "P1", not "P2"`)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the dialer did not refuse a receiver with another node's certificate")
+	}
+}
+
+// A transport's own certificate must be of its process and cluster.
+func TestTCPTLSOwnCertificateChecked(t *testing.T) {
+	ca, err := tlstest.NewCA("c1")
+	require.NoError(t, err)
+	top := spec.Complete(2)
+	addrs := map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": "127.0.0.1:1"}
+	for _, c := range []struct {
+		tls   *transport.TLS
+		local []spec.ProcID
+		want  string
+	}{
+		{issue(t, ca, "P2", ""), []spec.ProcID{"P1"}, `the TLS certificate names "P2", not the process served here`},
+		{&transport.TLS{Cert: issue(t, ca, "P1", "c2").Cert, CAs: ca.Pool(), Cluster: "c1"}, []spec.ProcID{"P1"}, `the TLS certificate is of cluster ["c2"], not "c1"`},
+		{issue(t, ca, "P1", ""), nil, "with TLS a transport serves one process"},
+		{&transport.TLS{CAs: ca.Pool(), Cluster: "c1"}, []spec.ProcID{"P1"}, "TLS without a certificate"},
+	} {
+		_, err := transport.NewTCP(top, transport.TCPConfig{Addrs: addrs, Local: c.local, TLS: c.tls})
+		assert.ErrorContains(t, err, c.want)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package tlstest makes certificate authorities and certificates for
-// tests of mutual TLS (transport.TLS): a CA per cluster, and for each
+// tests of mutual TLS (impl/transport's TLS): a CA per cluster, and for each
 // node a certificate whose CommonName is the node and whose Organization
-// is the cluster, as transport.TLS.Verify expects. Keys are ECDSA P-256;
+// is the cluster, as impl/transport's TLS.Verify expects (this package imports nothing of
+// markerwave, so that transport's own tests can use it). Keys are ECDSA P-256;
 // nothing here is for production use.
 package tlstest
 
@@ -17,8 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/markerwave/markerwave/impl/transport"
 )
 
 // CA is a certificate authority for one cluster.
@@ -86,20 +85,21 @@ func (ca *CA) Issue(name, org string) (certPEM, keyPEM []byte, err error) {
 	return encode("CERTIFICATE", der), encode("EC PRIVATE KEY", kder), nil
 }
 
-// TLS is a transport.TLS for name, issued by ca in organization org
-// ("" the CA's cluster), checking peers against ca's cluster.
-func (ca *CA) TLS(name, org string) (*transport.TLS, error) {
+// Cert is a certificate for name in organization org ("" the CA's
+// cluster), ready for a tls.Config.
+func (ca *CA) Cert(name, org string) (tls.Certificate, error) {
 	c, k, err := ca.Issue(name, org)
 	if err != nil {
-		return nil, err
+		return tls.Certificate{}, err
 	}
-	cert, err := tls.X509KeyPair(c, k)
-	if err != nil {
-		return nil, err
-	}
+	return tls.X509KeyPair(c, k)
+}
+
+// Pool is a certificate pool holding the CA alone.
+func (ca *CA) Pool() *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
-	return &transport.TLS{Cert: cert, CAs: pool, Cluster: ca.Cluster}, nil
+	return pool
 }
 
 // WriteFiles writes the CA certificate to dir/ca.pem (once) and name's
