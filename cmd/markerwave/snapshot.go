@@ -85,7 +85,11 @@ func (j *snapshotJob) take() int {
 		return j.fail(exitUsage, fmt.Errorf("%s: %w", j.o.config, err))
 	}
 	j.out.Node = node
-	id, err := askSnapshot(node, addr)
+	client, scheme, err := controlClient(cfg, node)
+	if err != nil {
+		return j.fail(exitUsage, fmt.Errorf("%s: %w", j.o.config, err))
+	}
+	id, err := askSnapshot(client, scheme, node, addr)
 	if err != nil {
 		return j.fail(exitFail, err)
 	}
@@ -141,11 +145,23 @@ func controlOf(cfg *runtime.FileConfig, node spec.ProcID) (spec.ProcID, string, 
 	return "", "", errors.New("no node has a control address (nodes.ID.control): the cluster takes no snapshot on demand")
 }
 
-// askSnapshot asks node's control endpoint at addr to initiate a
-// snapshot and returns its id.
-func askSnapshot(node spec.ProcID, addr string) (spec.SnapID, error) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Post("http://"+addr+"/snapshot", "application/json", bytes.NewReader(nil))
+// controlClient is the HTTP client and URL scheme for node's control
+// endpoint: with the config's "tls", https presenting the operator's
+// certificate ("{id}" = runtime.OperatorID) and checking node's.
+func controlClient(cfg *runtime.FileConfig, node spec.ProcID) (*http.Client, string, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	t, err := cfg.TLSFor(runtime.OperatorID)
+	if err != nil || t == nil {
+		return c, "http", err
+	}
+	c.Transport = &http.Transport{TLSClientConfig: t.ClientConfig(string(node))}
+	return c, "https", nil
+}
+
+// askSnapshot asks node's control endpoint at addr, through c with
+// scheme, to initiate a snapshot and returns its id.
+func askSnapshot(c *http.Client, scheme string, node spec.ProcID, addr string) (spec.SnapID, error) {
+	resp, err := c.Post(scheme+"://"+addr+"/snapshot", "application/json", bytes.NewReader(nil))
 	if err != nil {
 		return 0, fmt.Errorf("%s's control endpoint %s does not answer (is %s running?): %w", string(node), addr, string(node), err)
 	}
