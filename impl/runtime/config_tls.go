@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 
@@ -88,5 +89,24 @@ func (c *FileConfig) tlsProblems(self spec.ProcID, ps *problems) {
 	ca, cert, key := c.TLS.files(string(self))
 	if _, err := transport.LoadTLS(ca, cert, key, c.TLS.Cluster); err != nil {
 		ps.add("tls", "%s: %v", string(self), err)
+	}
+}
+
+// refusedPeer logs a peer that mutual TLS refused (err wraps re): the
+// first refusal of each host, certificate and reason, then every 100th,
+// since a misconfigured peer redials several times a second.
+func (p *process) refusedPeer(err error, re *transport.TLSRefusedError) {
+	p.metrics.refused.Inc()
+	host, _, splitErr := net.SplitHostPort(re.Remote)
+	if splitErr != nil {
+		host = re.Remote
+	}
+	key := host + "|" + re.Subject + "|" + re.Err.Error()
+	if p.refusals == nil {
+		p.refusals = map[string]int{}
+	}
+	p.refusals[key]++
+	if n := p.refusals[key]; n == 1 || n%100 == 0 {
+		p.say("error: %v (refused %d times)", err, n)
 	}
 }

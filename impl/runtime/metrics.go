@@ -24,7 +24,7 @@ import (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	completed, assembled, aborted, failed, suspected prometheus.Counter
+	completed, assembled, aborted, failed, suspected, refused prometheus.Counter
 
 	lastID, lastDuration, lastSize, lastChanBytes, lastChanMsgs prometheus.Gauge
 	detection, recovery, restoredFrom                           prometheus.Gauge
@@ -42,6 +42,7 @@ func newMetrics(self spec.ProcID) *Metrics {
 	m.aborted = f.counter("markerwave_snapshots_aborted_total", "Snapshots this node aborted: a peer they waited for was suspected.")
 	m.failed = f.counter("markerwave_snapshots_failed_total", "Snapshots whose part this node could not save, or could not assemble.")
 	m.suspected = f.counter("markerwave_peers_suspected_total", "Suspicions of a peer by the failure detector.")
+	m.refused = f.counter("markerwave_peers_refused_total", "Connections refused by mutual TLS: no certificate, or one not of this cluster or not of the node it claims to be.")
 	m.lastID = f.gauge("markerwave_last_snapshot_id", "Id of the last snapshot whose part this node saved.")
 	m.lastDuration = f.gauge("markerwave_last_snapshot_duration_seconds", "Last saved part: from this node recording its state to the marker of its last incoming channel.")
 	m.lastSize = f.gauge("markerwave_last_snapshot_size_bytes", "Last saved part: its size in the store.")

@@ -172,6 +172,7 @@ type process struct {
 	metrics    *Metrics       // always kept; served if the config says where
 	metricsSrv *endpoint      // the metrics endpoint, nil if none
 	began      time.Time      // when RunProcess began
+	refusals   map[string]int // peers refused by mutual TLS, by host, certificate and reason (OnError calls are serialized)
 }
 
 func newProcess(cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (*process, error) {
@@ -231,7 +232,10 @@ func (p *process) openTransport() error {
 // detector need not wait for the timeout.
 func (p *process) transportError(err error) {
 	var ce *transport.ConnError
+	var re *transport.TLSRefusedError
 	switch {
+	case errors.As(err, &re):
+		p.refusedPeer(err, re)
 	case errors.Is(err, transport.ErrPeerRestarted):
 		p.restarted.Add(1)
 		p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
