@@ -38,7 +38,7 @@ func newMetrics(self spec.ProcID) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), started: map[spec.SnapID]time.Time{}}
 	f := factory{m.reg, prometheus.Labels{"node": string(self)}}
 	m.completed = f.counter("markerwave_snapshots_completed_total", "Snapshots whose part this node recorded and saved.")
-	m.assembled = f.counter("markerwave_snapshots_assembled_total", "Global snapshots this node assembled and saved (it completed the last part); summed over the nodes, the cluster's completed snapshots.")
+	m.assembled = f.counter("markerwave_snapshots_assembled_total", "Global snapshots this node assembled and saved: it saved a part and found every part in the store (two nodes whose last parts complete together both do).")
 	m.aborted = f.counter("markerwave_snapshots_aborted_total", "Snapshots this node aborted: a peer they waited for was suspected.")
 	m.failed = f.counter("markerwave_snapshots_failed_total", "Snapshots whose part this node could not save, or could not assemble.")
 	m.suspected = f.counter("markerwave_peers_suspected_total", "Suspicions of a peer by the failure detector.")
