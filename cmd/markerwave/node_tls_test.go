@@ -30,6 +30,7 @@ func TestNodeTLSFiles(t *testing.T) {
 	require.NoError(t, err)
 	code, out, errs = node("--config", path, "--id", "P2", "--check")
 	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
 	assert.Contains(t, errs, `config: field "tls": P2: tls: certificate `+filepath.Join(dir, "certs", "P2.pem"))
 	code, out, errs = node("--config", path, "--id", "P1", "--check")
 	assert.Equal(t, exitOK, code, errs)
