@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,7 +180,8 @@ func (p *process) serveHTTP(what, addr string, ln net.Listener, h http.Handler) 
 			return nil, fmt.Errorf("runtime: %s of %s: %w", what, string(p.self), err)
 		}
 	}
-	e := &endpoint{srv: &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}, done: make(chan struct{}), addr: ln.Addr()}
+	errLog := log.New(sayWriter{p, what}, "", 0) // e.g. a client refused by TLS, named by its address
+	e := &endpoint{srv: &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errLog}, done: make(chan struct{}), addr: ln.Addr()}
 	if p.tls != nil {
 		e.srv.TLSConfig = p.tls.ServerConfig()
 	}
@@ -195,6 +198,18 @@ func (p *process) serveHTTP(what, addr string, ln net.Listener, h http.Handler) 
 		}
 	}()
 	return e, nil
+}
+
+// sayWriter writes each line an http.Server logs to the node's log,
+// naming the endpoint.
+type sayWriter struct {
+	p    *process
+	what string
+}
+
+func (w sayWriter) Write(b []byte) (int, error) {
+	w.p.say("error: %s: %s", w.what, strings.TrimSpace(string(b)))
+	return len(b), nil
 }
 
 // stop shuts e down, if it is not nil, waiting up to 2 s for requests

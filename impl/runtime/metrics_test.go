@@ -44,6 +44,7 @@ type tlsRun struct {
 	cfg     *mwrt.FileConfig
 	st      *store.Store
 	metrics map[spec.ProcID]string // metrics addresses
+	control string                 // P1's control address
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -56,6 +57,8 @@ func startTLSRun(t *testing.T, cfg *mwrt.FileConfig) *tlsRun {
 	require.NoError(t, err)
 	r := &tlsRun{cfg: cfg, st: st, metrics: map[spec.ProcID]string{}, errs: make([]error, len(cfg.Topology.Procs))}
 	lns, mlns := map[spec.ProcID]net.Listener{}, map[spec.ProcID]net.Listener{}
+	ctl := listenLoopback(t)
+	r.control = ctl.Addr().String()
 	for _, p := range cfg.Topology.Procs {
 		lns[p], mlns[p] = listenLoopback(t), listenLoopback(t)
 		cfg.Nodes[p] = mwrt.NodeAddress{Listen: lns[p].Addr().String()}
@@ -68,7 +71,11 @@ func startTLSRun(t *testing.T, cfg *mwrt.FileConfig) *tlsRun {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.errs[i] = mwrt.RunProcess(ctx, cfg, p, mwrt.ProcessOptions{Store: st, Out: w, Listener: lns[p], MetricsListener: mlns[p]})
+			opt := mwrt.ProcessOptions{Store: st, Out: w, Listener: lns[p], MetricsListener: mlns[p]}
+			if p == "P1" {
+				opt.ControlListener = ctl
+			}
+			r.errs[i] = mwrt.RunProcess(ctx, cfg, p, opt)
 		}()
 	}
 	t.Cleanup(r.stop)
@@ -156,10 +163,20 @@ func TestProcessTLSAndMetrics(t *testing.T) {
 	_, err = (&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}).Get("https://" + r.metrics["P1"] + "/metrics")
 	assert.Error(t, err, "a client without a certificate read the metrics")
 
-	want := float64(len(cfg.Snapshots.Initiators) * cfg.Snapshots.Count)
+	// The control endpoint is HTTPS with mutual TLS too: the operator
+	// takes a snapshot there, a client without a certificate cannot.
+	_, err = (&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}).Post("https://"+r.control+"/snapshot", "application/json", nil)
+	assert.Error(t, err, "a client without a certificate asked for a snapshot")
+	resp, err := client.Post("https://"+r.control+"/snapshot", "application/json", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	want := float64(len(cfg.Snapshots.Initiators)*cfg.Snapshots.Count + 1)
 	var vals map[spec.ProcID]map[string]float64
 	require.Eventually(t, func() bool {
 		vals = map[spec.ProcID]map[string]float64{}
+		assembled := 0.0
 		for _, p := range cfg.Topology.Procs {
 			v, err := r.scrape(client, p)
 			if err != nil {
@@ -167,12 +184,13 @@ func TestProcessTLSAndMetrics(t *testing.T) {
 				return false
 			}
 			vals[p] = v
+			assembled += v["markerwave_snapshots_assembled_total"]
 			if v["markerwave_snapshots_completed_total"] != want {
 				return false
 			}
 		}
 		ids, err := r.st.List()
-		return err == nil && len(ids) == int(want)
+		return err == nil && len(ids) == int(want) && assembled >= want
 	}, 30*time.Second, 50*time.Millisecond, "the cluster did not complete %v snapshots", want)
 	log := r.logText()
 	assert.Contains(t, log, "(certificate CN=P1,O=other) refused: x509: certificate signed by unknown authority (refused 1 times)")
@@ -185,6 +203,8 @@ func TestProcessTLSAndMetrics(t *testing.T) {
 	// Each snapshot is assembled by the node(s) whose part completed it.
 	assert.True(t, assembled >= want && assembled <= float64(len(cfg.Topology.Procs))*want, "assembled %v of %v", assembled, want)
 	assert.Equal(t, 1.0, vals["P2"]["markerwave_peers_refused_total"])
+	assert.Contains(t, log, "P1: error: control endpoint: http: TLS handshake error from 127.0.0.1:")
+	assert.Contains(t, log, "P1: error: metrics endpoint: http: TLS handshake error from 127.0.0.1:")
 	r.stop()
 	for _, err := range r.errs {
 		assert.NoError(t, err)
