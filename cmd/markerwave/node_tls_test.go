@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,4 +45,41 @@ func TestNodeControlOffLoopbackNeedsTLS(t *testing.T) {
 	code, _, errs := node("--config", path, "--check")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, `config: field "nodes.P1.control": "10.1.2.3:7111" is not a loopback address (127.0.0.1, ::1 or localhost): without "tls" the control endpoint has no authentication`)
+}
+
+// The recipe's three processes with mutual TLS: markerwave snapshot
+// reaches P1's control endpoint over HTTPS with the operator's
+// certificate; without that certificate it exits 2 naming the file.
+func TestRecipeSnapshotTLS(t *testing.T) {
+	a := freeAddrs(t, 6)
+	edits := []string{`"count": 3}`, tlsEdit}
+	for i, fixed := range []string{"7101", "7102", "7103", "7111", "7112", "7113"} {
+		edits = append(edits, `"127.0.0.1:`+fixed+`"`, `"`+a[i]+`"`)
+	}
+	path := clusterConfig(t, edits...)
+	certs := filepath.Join(filepath.Dir(path), "certs")
+	require.NoError(t, os.MkdirAll(certs, 0o755))
+	ca, err := tlstest.NewCA("c1")
+	require.NoError(t, err)
+	for _, id := range []string{"P1", "P2", "P3"} {
+		_, _, _, err := ca.WriteFiles(certs, id)
+		require.NoError(t, err)
+	}
+	code, _, errs := runCmd(runSnapshot, "--config", path)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, `config: field "tls" for operator: tls: certificate `+filepath.Join(certs, "operator.pem"))
+	if testing.Short() {
+		t.Skip("runs cluster nodes as OS processes")
+	}
+	_, _, _, err = ca.WriteFiles(certs, "operator")
+	require.NoError(t, err)
+	startNodeProcs(t, path, "3s")
+	var out string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if code, out, errs = runCmd(runSnapshot, "--config", path); !strings.Contains(errs, "does not answer") {
+			break
+		}
+	}
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	assert.Regexp(t, `^snapshot \d+ \(initiated by P1\): complete, total 3000 \(\d+ in flight\), saved \S+/snap-\d+\.json\n$`, out)
 }
