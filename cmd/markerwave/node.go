@@ -33,7 +33,14 @@ SIGTERM or --duration).
 
 Every start first checks the config and this machine (ports in range and
 distinct, amounts and totals, the topology strongly connected, ID in it,
-the directories usable) and names every problem; --check stops there.
+the directories usable, the TLS files loading) and names every problem;
+--check stops there.
+
+With the config's "tls" every connection is mutual TLS: a peer without a
+certificate of the cluster's CA and name, or claiming another node, is
+refused and named on stderr. Without it the node talks plain TCP, for
+trusted networks only. nodes.ID.metrics serves Prometheus metrics
+(GET /metrics; see docs/multi-process.md).
 
 A peer heard nothing from for the config's failures.timeout_ms (a refused
 connection: at once) is suspected and named on stderr; snapshots waiting

@@ -18,7 +18,8 @@ const snapshotAbout = `
 Takes a snapshot now on a running cluster: asks node ID (by default the
 first node of the config with a control address) at its control endpoint
 (nodes.ID.control in the config, a loopback address; see impl/runtime's
-control.go) to initiate a snapshot, then waits until the node that
+control.go; with the config's "tls", HTTPS presenting the certificate of
+id "operator") to initiate a snapshot, then waits until the node that
 completes its last part has saved the global snapshot in snapshot_dir,
 and prints it: its id, total and money in flight, or, if it is not
 complete within --wait, which nodes have not saved their part.
