@@ -80,10 +80,16 @@ func barrierConfig(tg spec.BarrierGraph, variant barrier.Variant) (*barrier.Conf
 }
 
 // AuditBarrier replays barrier trace tr against model/barrier and checks
-// the run properties (barrierRun). opts.Drained claims the run drained
+// the run properties (barrierRun), after deriving what an outside stream
+// processor's trace may leave out (DeriveBarrier; the report's notes say
+// what). opts.Drained claims the run drained
 // even if the header does not; opts.Lines is ignored (tr has its lines).
 func AuditBarrier(tr *spec.BarrierTrace, opts Options) Report {
 	var r Report
+	tr, derived := DeriveBarrier(tr)
+	if derived.Any() {
+		r.Notes = append(r.Notes, derived.String())
+	}
 	cfg, err := BarrierConfig(tr.Header.Graph)
 	if err != nil {
 		r.Err = err

@@ -40,7 +40,7 @@ var malformedBarrierLines = []schemaCase{
 	{"RecvBarrier logged", false, `{"action":"RecvBarrier","node":"X","from":"S1","to":"X","logged":true}`},
 	{"Restore of a node", false, `{"action":"Restore","node":"X"}`},
 	{"record numbered 0", false, `{"action":"Emit","node":"S1","from":"S1","to":"X","rec":{"src":"S1","i":0,"seq":1}}`},
-	{"record without seq", false, `{"action":"Emit","node":"S1","from":"S1","to":"X","rec":{"src":"S1","i":1}}`},
+	{"record with hops but no seq", false, `{"action":"Emit","node":"S1","from":"S1","to":"X","rec":{"src":"S1","i":1,"hops":1}}`},
 	{"unknown record field", false, `{"action":"Emit","node":"S1","from":"S1","to":"X","rec":{"src":"S1","i":1,"seq":1,"key":7}}`},
 	{"negative cut", false, `{"action":"Inject","node":"S1","part":{"emitted":0,"cut_sent":{"S1->X":-1}}}`},
 	{"cut key without an arrow", false, `{"action":"Inject","node":"S1","part":{"emitted":0,"cut_sent":{"S1X":0}}}`},
@@ -72,6 +72,8 @@ func (c schemaCase) barrierTrace() []byte {
 func TestBarrierTraceSchema(t *testing.T) {
 	s := compileTraceSchema(t)
 	requireBothAccept(t, s, "fan-in", []byte(fanInHeader+"\n"+`{"action":"Emit","node":"S1","from":"S1","to":"X","rec":{"src":"S1","i":1,"seq":1,"val":4}}`+"\n"+`{"action":"Restore"}`+"\n"))
+	// An outside stream processor's lines: no seq, an empty part (derived).
+	requireBothAccept(t, s, "fan-in, derivable fields left out", []byte(fanInHeader+"\n"+`{"action":"Emit","node":"S1","from":"S1","to":"X","rec":{"src":"S1","i":1}}`+"\n"+`{"action":"Inject","node":"S1","part":{}}`+"\n"))
 	for _, c := range malformedBarrierLines {
 		t.Run("refused/"+c.name, func(t *testing.T) {
 			_, rerr := spec.ReadBarrierTrace(bytes.NewReader(c.barrierTrace()))

@@ -44,7 +44,10 @@ func ConfigFromTrace(tr spec.Trace) (*model.Config, error) {
 func constantsFromTrace(tr spec.Trace) (model.Constants, error) {
 	h := tr.Header
 	if h.Topology == nil {
-		return model.Constants{}, fmt.Errorf("trace header has no topology")
+		return model.Constants{}, fmt.Errorf("trace header: field \"topology\": missing")
+	}
+	if err := initBalPresent(h); err != nil {
+		return model.Constants{}, err
 	}
 	k := model.Constants{Topo: h.Topology, InitBal: h.InitBal, Budget: h.Budget,
 		Amount: traceAmounts(tr.Events), Initiator: traceInitiators(tr)}
@@ -52,6 +55,20 @@ func constantsFromTrace(tr spec.Trace) (model.Constants, error) {
 		k.Budget = traceBudget(tr)
 	}
 	return k, nil
+}
+
+// initBalPresent names a header field init_bal that is missing, or
+// misses a process, by its JSON path.
+func initBalPresent(h spec.Header) error {
+	if h.InitBal == nil {
+		return fmt.Errorf("trace header: field \"init_bal\": missing: every process's initial balance")
+	}
+	for _, p := range h.Topology.Procs {
+		if _, ok := h.InitBal[p]; !ok {
+			return fmt.Errorf("trace header: field \"init_bal.%s\": missing: every process of the topology needs its initial balance", string(p))
+		}
+	}
+	return nil
 }
 
 // traceBudget is each process's number of SendApp events.
@@ -195,13 +212,26 @@ func onlySnap(cfg *model.Config, st *model.State, s int) (*model.Config, *model.
 	return &c, &n
 }
 
+// completedBy lists the snapshots the step from before to after
+// completed.
+func completedBy(cfg *model.Config, before, after *model.State) []int {
+	var out []int
+	for s := range cfg.Snap {
+		if !model.Complete(cfg, before, s) && model.Complete(cfg, after, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // checkRecorded compares the implementation's recorded states (and their
 // initiators), then their cut seqs, with the model's for every snapshot
-// the step completed.
-func checkRecorded(cfg *model.Config, before, after *model.State, rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID, cuts map[spec.SnapID]reportedCut) *Divergence {
-	for s, id := range cfg.Snap {
+// the step completed (snapshot indexes completed, in after).
+func checkRecorded(cfg *model.Config, after *model.State, completed []int, rec map[spec.SnapID]spec.GlobalState, initiators map[spec.SnapID]spec.ProcID, cuts map[spec.SnapID]reportedCut) *Divergence {
+	for _, s := range completed {
+		id := cfg.Snap[s]
 		got, ok := rec[id]
-		if !ok || model.Complete(cfg, before, s) || !model.Complete(cfg, after, s) {
+		if !ok {
 			continue
 		}
 		if want := cfg.Topo.Procs[cfg.Initiator[s]]; initiators[id] != "" && initiators[id] != want {
@@ -345,7 +375,11 @@ func checkAfter(cfg *model.Config, n *model.State, e spec.Event) *Divergence {
 	}
 	m := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: got}}
 	r := spec.GlobalState{Procs: map[spec.ProcID]spec.LocalState{p: e.After}}
-	return &Divergence{Property: spec.CheckState, Detail: fmt.Sprintf("%s's state after the step differs from the model's", string(p)),
+	detail := fmt.Sprintf("%s's state after the step differs from the model's", string(p))
+	if e.After == (spec.LocalState{}) {
+		detail += ` (the event's "after" is missing or all zero: this format needs it; the outsider format, ` + spec.OutsiderFormat + `, derives it)`
+	}
+	return &Divergence{Property: spec.CheckState, Detail: detail,
 		Expected: fmtLocal(p, got), Reported: fmtLocal(p, e.After), Diff: m.Diff(r)}
 }
 
@@ -363,5 +397,96 @@ func newReported(tr spec.Trace, opts Options) reported {
 
 // check is checkRecorded for the step from before to after.
 func (rp reported) check(cfg *model.Config, before, after *model.State) *Divergence {
-	return checkRecorded(cfg, before, after, rp.rec, rp.initiators, rp.cuts)
+	return rp.checkCompleted(cfg, after, completedBy(cfg, before, after))
+}
+
+// checkCompleted is checkRecorded for the snapshots completed in after.
+func (rp reported) checkCompleted(cfg *model.Config, after *model.State, completed []int) *Divergence {
+	return checkRecorded(cfg, after, completed, rp.rec, rp.initiators, rp.cuts)
+}
+
+// invariantWatch checks the spec invariants after each step of a replay
+// and says which snapshots it completed: evaluated whole on persistent
+// states (watch nil), or watched step by step (model.Watch), as an
+// in-place replay must (its state before the step is gone after it).
+type invariantWatch struct {
+	w      *model.Watch
+	before *model.State // the persistent replay's state before the step
+}
+
+func newInvariantWatch(cfg *model.Config, st *model.State, inPlace bool) *invariantWatch {
+	if inPlace {
+		return &invariantWatch{w: model.NewWatch(cfg, st)}
+	}
+	return &invariantWatch{}
+}
+
+// begin notes event e, about to be taken from st.
+func (iw *invariantWatch) begin(cfg *model.Config, st *model.State, e spec.Event) {
+	if iw.w == nil {
+		iw.before = st
+		return
+	}
+	a := model.Action{Kind: model.ActLose, Chan: cfg.ChanIndex(e.From, e.To), Snap: cfg.SnapIndex(e.Snap)}
+	switch e.Action {
+	case spec.SendApp:
+		a.Kind, a.Snap = model.ActSendApp, 0
+	case spec.RecvApp:
+		a.Kind, a.Snap = model.ActRecvApp, 0
+	case spec.Initiate:
+		a.Kind, a.Chan = model.ActInitiate, 0
+	case spec.RecvMarker:
+		a.Kind, a.Snap = model.ActRecvMarker, 0
+	}
+	iw.w.Begin(st, a)
+}
+
+// end checks the invariants in after, the state the step led to, and
+// lists the snapshots the step completed.
+func (iw *invariantWatch) end(cfg *model.Config, after *model.State) (*Divergence, []int) {
+	if iw.w == nil {
+		return checkInvariants(cfg, after), completedBy(cfg, iw.before, after)
+	}
+	if !iw.w.End(after) {
+		if d := checkInvariants(cfg, after); d != nil {
+			return d, nil
+		}
+		return &Divergence{Property: spec.PropTypeOK, Detail: "model.Watch and the invariants evaluated whole disagree (a bug of the model)"}, nil
+	}
+	if s := iw.w.Completes(); s >= 0 {
+		return nil, []int{s}
+	}
+	return nil, nil
+}
+
+// snapshotLacks says what snapshot index s lacks to be complete: the
+// processes that never recorded, the channels whose recording is not
+// done (the state of each).
+func snapshotLacks(cfg *model.Config, st *model.State, s int) string {
+	var miss []string
+	for p, id := range cfg.Topo.Procs {
+		if !st.Recorded[s].Has(p) {
+			miss = append(miss, string(id)+" never recorded")
+		}
+	}
+	for c, x := range st.RecChan[s] {
+		ch := cfg.Topo.Chans[c]
+		if x != model.Done && st.Recorded[s].Has(cfg.Topo.ProcIndex(ch.To)) {
+			miss = append(miss, fmt.Sprintf("%s never received its marker on %s (%s)", string(ch.To), ch, x))
+		}
+	}
+	return strings.Join(miss, ", ")
+}
+
+// incompleteSnapshots lists the snapshots initiated and neither complete
+// nor aborted in st, with what each lacks.
+func incompleteSnapshots(cfg *model.Config, st *model.State) []IncompleteSnapshot {
+	var out []IncompleteSnapshot
+	for s, id := range cfg.Snap {
+		aborted := len(st.AbortedBy) > s && model.Aborted(st, s)
+		if model.Initiated(cfg, st, s) && !model.Complete(cfg, st, s) && !aborted {
+			out = append(out, IncompleteSnapshot{Snap: id, Lacks: snapshotLacks(cfg, st, s)})
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 
@@ -105,4 +106,57 @@ func AuditBarrierFile(path string, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	return AuditBarrier(tr, opts), nil
+}
+
+// AuditOutsider derives run's trace and replays it; where the log
+// leaves recording points open it replays each candidate trace in turn
+// (outsider_search.go). An error is bad input: the run's logs cannot be
+// read as one run of the spec (named by file, line and field).
+func AuditOutsider(run *OutsiderRun, opts Options) (OutsiderReport, error) {
+	cs := searchCandidates(run)
+	var first *OutsiderReport
+	var firstErr error
+	for i := range cs.tries() {
+		d, err := cs.derive(i)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		r := auditDerived(d, opts)
+		r.Search = searchNote(cs, i+1, r.OK())
+		if r.OK() {
+			return r, nil
+		}
+		if first == nil || r.Steps > first.Steps {
+			first = &r // the candidate that goes furthest explains best
+		}
+	}
+	switch {
+	case first == nil:
+		return OutsiderReport{}, firstErr
+	case cs.total > cs.tries():
+		first.Err = fmt.Errorf("ambiguous: the search bound (%d candidate traces) was hit and none conforms: %s", MaxOutsiderCandidates, cs.describe())
+	}
+	return *first, nil
+}
+
+// searchNote says how the search went, "" if nothing was open.
+func searchNote(cs candidateSet, tried int, ok bool) string {
+	if cs.total <= 1 {
+		return ""
+	}
+	if ok {
+		return fmt.Sprintf("candidate %d of %d conforms (%s)", tried, cs.total, cs.describe())
+	}
+	return fmt.Sprintf("no candidate of %d conforms; this is the verdict on the one the replay followed furthest (%s)", cs.tries(), cs.describe())
+}
+
+// auditDerived replays one derived trace.
+func auditDerived(d Derived, opts Options) OutsiderReport {
+	opts.Lines = d.Lines
+	r := Replay(d.Trace, opts)
+	if d.Finding != nil && r.Divergence == nil {
+		r.Divergence = d.Finding
+	}
+	return OutsiderReport{Report: r, Derived: d}
 }

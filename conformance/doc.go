@@ -16,7 +16,10 @@
 //     pre- and post-recording steps and replay both) and the stable
 //     property catalogue.
 //
-// Replay runs both; markerwave audit prints its Report. The tests drive
+// Replay runs both; markerwave audit prints its Report. A third, for an
+// application treated as opaque state: CheckAppInvariants rebuilds each
+// process's application state from the events and checks the
+// invariants the application declares on every recorded snapshot. The tests drive
 // real core nodes over a hand-scheduled network (impl/core/coretest), and
 // their Scenarios build the article's runs, committed under traces/.
 //

@@ -141,7 +141,7 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = f.checkEnded()
 	}
-	r.finish(cfg, f.st, tr, rep.rec, rep.cuts)
+	r.finish(cfg, f.st, tr, opts, rep.rec, rep.cuts)
 	return r
 }
 
@@ -284,7 +284,7 @@ func (f *faultReplay) unsuspect(v *model.State, e spec.Event) (*model.State, *Di
 		return nil, &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("%s withdraws a suspicion of %s it does not hold", string(e.Proc), string(e.Peer)),
 			Expected: suspectedBy(cfg, e.Proc, v.Suspected), Reported: fmt.Sprintf("Unsuspect(%s) at %s", string(e.Peer), string(e.Proc))}
 	}
-	f.susp[e.Proc] &^= model.ProcSet(0).With(q)
+	f.susp[e.Proc] = f.susp[e.Proc].Without(q)
 	return v, nil
 }
 
@@ -296,7 +296,7 @@ func (f *faultReplay) abort(v *model.State, e spec.Event) (*model.State, *Diverg
 	if err != nil {
 		return nil, notEnabled(err, suspectedBy(cfg, e.Proc, v.Suspected), fmt.Sprintf("%s aborts snapshot %d for %s", string(e.Proc), e.Snap, string(e.Peer)))
 	}
-	s, q := cfg.SnapIndex(e.Snap), model.ProcSet(0).With(cfg.Topo.ProcIndex(e.Peer))
+	s, q := cfg.SnapIndex(e.Snap), model.ProcSet{}.With(cfg.Topo.ProcIndex(e.Peer))
 	f.aborted[e.Proc] = slices.Clone(f.aborted[e.Proc])
 	f.aborted[e.Proc][s] = q
 	if !model.Aborted(f.st, s) {
@@ -433,7 +433,7 @@ func suspectedBy(cfg *model.Config, p spec.ProcID, s model.ProcSet) string {
 func abortedAt(cfg *model.Config, p spec.ProcID, ab []model.ProcSet) string {
 	var out []string
 	for s, a := range ab {
-		if a != 0 {
+		if !a.Empty() {
 			out = append(out, fmt.Sprint(cfg.Snap[s]))
 		}
 	}

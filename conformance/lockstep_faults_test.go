@@ -278,7 +278,7 @@ func (l *faultLockstep) check() {
 				got = append(got, model.MarkerOf(cfg.SnapIndex(f.Snap)))
 				continue
 			}
-			amt, _ := net.Apps[c.To].Amount(f.Payload)
+			amt, _ := core.AmountOf(net.Apps[c.To], f.Payload)
 			got = append(got, model.AppMsgOf(amt, f.Seq))
 		}
 		if fmtChan(cfg, got) != fmtChan(cfg, st.Chan[ci]) {

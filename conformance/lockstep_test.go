@@ -160,7 +160,7 @@ func (l *lockstep) drainAlone(b *strings.Builder) bool {
 		case wire.KindMarker:
 			return h.Kind == model.KindMarker && l.cfg.Snap[h.Snap] == f.Snap
 		case wire.KindApp:
-			amt, err := l.net.Apps[c.To].Amount(f.Payload)
+			amt, err := core.AmountOf(l.net.Apps[c.To], f.Payload)
 			return err == nil && h.Kind == model.KindApp && h.Seq == f.Seq && h.Amt == amt
 		}
 		return false
@@ -438,7 +438,7 @@ func (l *lockstep) mismatches() []mismatch {
 		for _, f := range net.Queues[c] {
 			switch f.Kind {
 			case wire.KindApp:
-				amt, err := net.Apps[c.To].Amount(f.Payload)
+				amt, err := core.AmountOf(net.Apps[c.To], f.Payload)
 				if err != nil {
 					bad("chan", spec.CheckMessage, "chan[%s]: frame %s: %v", c, f, err)
 				}

@@ -17,17 +17,21 @@ import (
 
 // outsideScript is the worked example of auditing an implementation that
 // is not this project's: the article's two accounts run by a small
-// Chandy-Lamport implementation in Python, which prints its run as a
-// trace (examples/outside-python/README.md).
+// Chandy-Lamport implementation in Python, which logs what its processes
+// observe in the outsider format (examples/outside-python/README.md).
 const outsideScript = "../examples/outside-python/twoaccounts.py"
 
 // TestOutsideImplementation runs the Python implementation, correct and
-// broken, and audits each trace as markerwave audit does (AuditFile):
-// the correct run conforms with its snapshot of $150; a run that records
-// no channel state, and one whose channel lets P1's marker overtake the
-// $30, are rejected with ExactChannelState (the $30 in flight is missing
-// from the snapshot, which holds $120), each at the step the model
-// refuses. Every trace is also valid under traces/trace.schema.json.
+// broken, and audits each log as markerwave audit does (an outsider
+// log: ReadOutsiderFiles, AuditOutsider): the correct run conforms with
+// its snapshot of $150; a run that records no channel state, and one
+// whose channel lets P1's marker overtake the $30, are rejected with
+// ExactChannelState (the $30 in flight is missing from the snapshot,
+// which holds $120), each at the step the model refuses. The log holds
+// only what the script observes (no seqs, clocks, after states, first
+// flags or cut counts), the recorded channel state is checked on the
+// script's own ids, and every line is valid under
+// traces/outsider.schema.json.
 func TestOutsideImplementation(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -36,14 +40,14 @@ func TestOutsideImplementation(t *testing.T) {
 		}
 		t.Skipf("SKIPPED: python3 not found (%v), so the outside-implementation example %s is not audited; install python3 to run it", err, outsideScript)
 	}
-	s := compileTraceSchema(t)
+	header, later := compileOutsiderSchema(t)
 	cases := []struct {
 		name     string
 		args     []string
 		property spec.Property // "" for a conforming run
 		check    spec.Property // the model replay's divergence, for a broken run
 		step     int           // the event the model refuses
-		total    int64         // the snapshot's total, as reported
+		total    int64         // the reported snapshot's balances and recorded messages
 	}{
 		{name: "correct", total: 150},
 		{name: "no-channel-recording", args: []string{"--break", "no-channel-recording"},
@@ -62,15 +66,19 @@ func TestOutsideImplementation(t *testing.T) {
 			path := filepath.Join(t.TempDir(), c.name+".jsonl")
 			require.NoError(t, os.WriteFile(path, stdout.Bytes(), 0o644))
 
-			requireBothAccept(t, s, path, stdout.Bytes())
-			tr, _, err := ReadTraceFile(path)
+			require.NoError(t, validateOutsider(header, later, stdout.Bytes()), "%s", stdout.String())
+			l, err := spec.ReadOutsider(bytes.NewReader(stdout.Bytes()))
 			require.NoError(t, err)
-			require.Len(t, tr.Recorded, 1)
-			assert.Equal(t, c.total, tr.Recorded[0].State().Total(), "the reported snapshot's total")
+			requireObservedOnly(t, l)
+			require.Len(t, l.Snapshots, 1)
+			assert.Equal(t, c.total, reportedTotal(l, l.Snapshots[0]), "the reported snapshot's total")
 
-			r, err := AuditFile(path, Options{})
+			run, err := ReadOutsiderFiles([]string{path})
+			require.NoError(t, err)
+			r, err := AuditOutsider(run, Options{})
 			require.NoError(t, err)
 			require.NoError(t, r.Err)
+			assert.Contains(t, r.String(), "recorded channel states, 2 of 2 (RecordedState, ExactChannelState)", "checked on the script's own values")
 			if c.property == "" {
 				require.True(t, r.OK(), "the correct run must conform:\n%s", r)
 				assert.Equal(t, 5, r.Steps)
@@ -90,4 +98,45 @@ func TestOutsideImplementation(t *testing.T) {
 			t.Logf("%s", r)
 		})
 	}
+}
+
+// requireObservedOnly fails if l holds a field the format can derive:
+// an outside implementation that has no step numbers, seqs, clocks,
+// after states, first flags or cut counts logs none.
+func requireObservedOnly(t *testing.T, l spec.OutsiderLog) {
+	t.Helper()
+	for i, e := range l.Events {
+		require.True(t, e.Step == 0 && e.Seq == 0 && e.VC == nil && e.After == nil && e.First == nil,
+			"line %d logs a derivable field: %+v", l.EventLines[i], e)
+	}
+	for i, s := range l.Snapshots {
+		for k, c := range s.Chans {
+			require.True(t, c.Sent == nil && c.Got == nil, "line %d: %s has cut counts", l.SnapshotLines[i], k)
+		}
+	}
+}
+
+// reportedTotal is the money in a reported snapshot: its recorded
+// balances and the amounts of the messages it recorded, by the amounts
+// their sends carried.
+func reportedTotal(l spec.OutsiderLog, s spec.OutsiderSnapshot) int64 {
+	amount := map[spec.ObsID]int64{}
+	for _, e := range l.Events {
+		if e.Ev == spec.ObsSend && e.ID != nil {
+			amount[*e.ID] = *e.Amount
+		}
+	}
+	var total int64
+	for _, st := range s.Procs {
+		total += *st.Bal
+	}
+	for _, c := range s.Chans {
+		for _, id := range c.IDs {
+			total += amount[id]
+		}
+		for _, a := range c.Amounts {
+			total += a
+		}
+	}
+	return total
 }

@@ -26,6 +26,9 @@ type Run struct {
 	// snapshots it completed, per channel. Nil, or a snapshot left out:
 	// not checked.
 	Cuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	// Progress, if set, is called after each snapshot checked with the
+	// number checked and the number to check.
+	Progress func(done, total int)
 	// End is the implementation's state at the end of the run. Nil:
 	// derived from the events (last states, messages sent and not received).
 	End *spec.GlobalState
@@ -142,8 +145,11 @@ func CheckRun(r Run) []Violation {
 	if r.End != nil {
 		end = *r.End
 	}
-	for _, s := range a.snaps {
+	for i, s := range a.snaps {
 		out = append(out, a.checkSnapshot(a.x.Cut(s), end)...)
+		if r.Progress != nil {
+			r.Progress(i+1, len(a.snaps))
+		}
 	}
 	return out
 }
@@ -321,7 +327,7 @@ func (a *analysis) theorem(k spec.SnapCut, rec, end spec.GlobalState) string {
 	if err != nil {
 		return "cannot build the model: " + err.Error()
 	}
-	st := model.Init(cfg)
+	st := model.InPlace(cfg, model.Init(cfg)) // one replay, never looked back on
 	for part, pre := range []bool{true, false} {
 		for i, e := range a.r.Events {
 			if (e.Action != spec.SendApp && e.Action != spec.RecvApp) || (i < k.Rec[e.Proc]) != pre {
@@ -433,12 +439,13 @@ func (a *analysis) stable(rec, end spec.GlobalState) string {
 // finish counts the snapshots complete in the replay's last state st and
 // checks the run-wide properties (CheckRun) over the trace's events, the
 // recorded states rec and the reported cuts.
-func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, rec map[spec.SnapID]spec.GlobalState, cuts map[spec.SnapID]reportedCut) {
+func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, opts Options, rec map[spec.SnapID]spec.GlobalState, cuts map[spec.SnapID]reportedCut) {
 	for s := range cfg.Snap {
 		if model.Complete(cfg, st, s) {
 			r.Snapshots++
 		}
 	}
+	r.Incomplete = incompleteSnapshots(cfg, st)
 	var runCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	if len(cuts) > 0 {
 		runCuts = map[spec.SnapID]map[spec.Channel]spec.ChanCut{}
@@ -446,5 +453,6 @@ func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, rec m
 			runCuts[id] = k.cut
 		}
 	}
-	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec, Cuts: runCuts})
+	r.Violations = CheckRun(Run{Topo: tr.Header.Topology, InitBal: tr.Header.InitBal, Budget: tr.Header.Budget, Events: tr.Events, Recorded: rec, Cuts: runCuts,
+		Progress: opts.SnapshotProgress})
 }

@@ -23,6 +23,10 @@ type Options struct {
 	// number of events replayed and the trace's length (the caller
 	// decides how often to report; Replay prints nothing).
 	Progress func(done, total int)
+	// SnapshotProgress, if set, is called after each snapshot the run
+	// properties (CheckRun) checked, with the number checked and the
+	// number to check: the audit's second phase.
+	SnapshotProgress func(done, total int)
 }
 
 // Divergence is the first point where the implementation's run leaves the
@@ -52,6 +56,20 @@ type Report struct {
 	// Violations are the run properties (CheckRun) that fail on the
 	// completed snapshots, computed from the events alone.
 	Violations []Violation
+	// Incomplete lists the snapshots initiated and not complete at the
+	// end, with what each lacks: a violation of SnapshotsComplete in a
+	// drained run, a fact worth saying in any other.
+	Incomplete []IncompleteSnapshot
+	// Notes say what the audit derived rather than read (a barrier
+	// trace's missing seqs and parts, DeriveBarrier), one line each.
+	Notes []string
+}
+
+// IncompleteSnapshot is a snapshot initiated and never completed: Lacks
+// says what it lacks ("P3 never recorded, P2->P3 recording").
+type IncompleteSnapshot struct {
+	Snap  spec.SnapID
+	Lacks string
 }
 
 // OK reports whether the trace conforms.
@@ -86,6 +104,7 @@ func (r Report) String() string {
 			in = fmt.Sprintf(" in %d incarnations", r.Incarnations)
 		}
 		fmt.Fprintf(&b, "conforms: %s%s, %s, all properties hold\n", plural(r.Steps, "step"), in, plural(r.Snapshots, "snapshot"))
+		r.writeIncomplete(&b)
 		return b.String()
 	}
 	if d := r.Divergence; d != nil {
@@ -116,8 +135,20 @@ func (r Report) String() string {
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  violates %s\n", v)
 	}
+	r.writeIncomplete(&b)
 	fmt.Fprintf(&b, "property: %s\n", r.Property())
 	return b.String()
+}
+
+// writeIncomplete says which snapshots were initiated and never
+// completed, and what each lacks; then the notes.
+func (r Report) writeIncomplete(b *strings.Builder) {
+	for _, x := range r.Incomplete {
+		fmt.Fprintf(b, "  incomplete: snapshot %d was initiated but never completed: %s\n", x.Snap, x.Lacks)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "  %s\n", n)
+	}
 }
 
 // replayPlain steps the model through the trace's events and checks, after
@@ -128,7 +159,26 @@ func (r Report) String() string {
 // empty and every initiated snapshot completed. Independently it checks
 // the run properties (CheckRun) on every completed snapshot. Without
 // recorded snapshots in the trace they are derived from the events.
+//
+// It replays on an in-place state with the invariants watched step by
+// step (model.InPlace, model.Watch), at a cost per event that does not
+// grow with the number of processes. A run that diverges at an event is
+// replayed again up to that event in place, then from it on persistent
+// states with the invariants evaluated whole (the state before the
+// event is gone after an in-place step), so that its report is the one
+// a persistent replay makes.
 func replayPlain(tr spec.Trace, opts Options) Report {
+	r := replayPlainWith(tr, opts, -1)
+	if r.Err != nil || r.Divergence == nil || r.Divergence.Step == 0 {
+		return r // nothing in place went wrong: the run conforms, or diverges at its start or end
+	}
+	return replayPlainWith(tr, opts, r.Divergence.Step-1)
+}
+
+// replayPlainWith is replayPlain's replay: in place with the invariants
+// watched, from event wholeFrom on (0-based; -1: never) on persistent
+// states with the invariants evaluated whole.
+func replayPlainWith(tr spec.Trace, opts Options, wholeFrom int) Report {
 	var r Report
 	cfg, err := ConfigFromTrace(tr)
 	if err != nil {
@@ -138,14 +188,14 @@ func replayPlain(tr spec.Trace, opts Options) Report {
 	rep := newReported(tr, opts)
 	st := model.Init(cfg)
 	r.Divergence = checkInvariants(cfg, st)
-	r.replayEvents(tr, opts, func(_ int, e spec.Event) *Divergence {
-		next, d := step(cfg, st, e)
-		if d == nil {
-			d = checkInvariants(cfg, next)
+	st = model.InPlace(cfg, st)
+	inv := newInvariantWatch(cfg, st, true)
+	r.replayEvents(tr, opts, func(i int, e spec.Event) *Divergence {
+		if i == wholeFrom {
+			st = model.Persistent(st)
+			inv = newInvariantWatch(cfg, st, false)
 		}
-		if d == nil {
-			d = rep.check(cfg, st, next)
-		}
+		next, d := checkedStep(cfg, st, e, inv, rep)
 		if d == nil {
 			st = next
 		}
@@ -154,8 +204,24 @@ func replayPlain(tr spec.Trace, opts Options) Report {
 	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
 		r.Divergence = checkDrained(cfg, st)
 	}
-	r.finish(cfg, st, tr, rep.rec, rep.cuts)
+	r.finish(cfg, st, tr, opts, rep.rec, rep.cuts)
 	return r
+}
+
+// checkedStep takes event e from st (step) and checks the invariants
+// (inv) and the recorded states reported of the snapshots it completes
+// (rep) in the state it leads to.
+func checkedStep(cfg *model.Config, st *model.State, e spec.Event, inv *invariantWatch, rep reported) (*model.State, *Divergence) {
+	inv.begin(cfg, st, e)
+	next, d := step(cfg, st, e)
+	if d != nil {
+		return nil, d
+	}
+	d, completed := inv.end(cfg, next)
+	if d == nil {
+		d = rep.checkCompleted(cfg, next, completed)
+	}
+	return next, d
 }
 
 // replayEvents takes tr's events in turn with take (the step and its
@@ -256,6 +322,9 @@ func stepInitiate(cfg *model.Config, st *model.State, e spec.Event) (*model.Stat
 // marker's snapshot and the case of the Receiving Rule match the event.
 func stepRecvMarker(cfg *model.Config, st *model.State, e spec.Event) (*model.State, *Divergence) {
 	q := st.Chan[cfg.ChanIndex(e.From, e.To)]
+	// The case of the Receiving Rule, read before the step (an in-place
+	// step records).
+	first := len(q) > 0 && q[0].Kind == model.KindMarker && !st.Recorded[q[0].Snap].Has(cfg.Topo.ProcIndex(e.To))
 	n, err := model.RecvMarker(cfg, st, e.From, e.To)
 	if err != nil {
 		return nil, notEnabled(err, fmt.Sprintf("%s = %s", e.Chan(), fmtChan(cfg, q)), fmt.Sprintf("%s received Marker(%d)", string(e.To), e.Snap))
@@ -264,7 +333,7 @@ func stepRecvMarker(cfg *model.Config, st *model.State, e spec.Event) (*model.St
 		return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the head of %s is a marker of another snapshot", e.Chan()),
 			Expected: fmt.Sprintf("Marker(%d)", s), Reported: fmt.Sprintf("Marker(%d)", e.Snap)}
 	}
-	if first := !st.Recorded[q[0].Snap].Has(cfg.Topo.ProcIndex(e.To)); first != e.First {
+	if first != e.First {
 		return nil, &Divergence{Property: spec.CheckMessage, Detail: fmt.Sprintf("the event says first=%t (case %d of the Receiving Rule), the model is in case %d", e.First, caseOf(e.First), caseOf(first)),
 			Expected: fmt.Sprintf("first=%t", first), Reported: fmt.Sprintf("first=%t", e.First)}
 	}
@@ -292,18 +361,7 @@ func checkDrained(cfg *model.Config, st *model.State) *Divergence {
 			Expected: strings.Join(busy, "; "), Reported: "drained: every channel empty"}
 	}
 	if s := model.SnapshotDone(cfg, st); s >= 0 {
-		var miss []string
-		for p, id := range cfg.Topo.Procs {
-			if !st.Recorded[s].Has(p) {
-				miss = append(miss, string(id)+" never recorded")
-			}
-		}
-		for c, x := range st.RecChan[s] {
-			if x != model.Done {
-				miss = append(miss, cfg.Topo.Chans[c].String()+" "+x.String())
-			}
-		}
-		return &Divergence{Property: spec.PropSnapshotsComplete, Detail: fmt.Sprintf("snapshot %d was initiated but never completed: %s", cfg.Snap[s], strings.Join(miss, ", "))}
+		return &Divergence{Property: spec.PropSnapshotsComplete, Detail: fmt.Sprintf("snapshot %d was initiated but never completed: %s", cfg.Snap[s], snapshotLacks(cfg, st, s))}
 	}
 	return nil
 }

@@ -123,6 +123,10 @@ func (h *historyReplay) restore(k int) (int, *Divergence) {
 func (h *historyReplay) merge(k int, r Report, start int) bool {
 	h.rep.Steps += max(r.Steps-start, 0)
 	h.rep.Snapshots += r.Snapshots
+	for _, x := range r.Incomplete {
+		x.Lacks = fmt.Sprintf("incarnation %d: %s", k+1, x.Lacks)
+		h.rep.Incomplete = append(h.rep.Incomplete, x)
+	}
 	for _, v := range r.Violations {
 		v.Detail = fmt.Sprintf("incarnation %d: %s", k+1, v.Detail)
 		h.rep.Violations = append(h.rep.Violations, v)

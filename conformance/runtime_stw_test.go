@@ -37,7 +37,7 @@ func (r *stwRound) note(p spec.ProcID, n int) {
 // capture how many events its node has traced (the capture runs on the
 // node goroutine, which alone writes that trace).
 type stwApp struct {
-	core.App
+	*app.Bank
 	self  spec.ProcID
 	sink  *trace.Sink
 	round *atomic.Pointer[stwRound]
@@ -47,7 +47,7 @@ func (a *stwApp) Capture() ([]byte, error) {
 	if r := a.round.Load(); r != nil {
 		r.note(a.self, a.sink.Count())
 	}
-	return a.App.Capture()
+	return a.Bank.Capture()
 }
 
 // TestRuntimeStopTheWorld checks the stop-the-world baseline
@@ -103,7 +103,7 @@ func stwRun(t *testing.T, topo *spec.Topology, seed uint64, net transport.Transp
 		Transport: net,
 		NewApp: func(p spec.ProcID) (core.App, error) {
 			b, err := app.NewBank(bal[p])
-			return &stwApp{App: b, self: p, sink: sinks[p], round: &round}, err
+			return &stwApp{Bank: b, self: p, sink: sinks[p], round: &round}, err
 		},
 		OnError: nodeErrs.add,
 	})

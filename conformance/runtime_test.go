@@ -37,6 +37,39 @@ type workload struct {
 	// root is the test's root seed (rootSeed) and delay the transport's
 	// delay seed derived from it (0: none), for the failure message.
 	root, delay uint64
+	// kind is the application run (nil: banks holding the header's
+	// balances, sending transfers of 1..30).
+	kind *appKind
+}
+
+// appKind is an application a runtime test runs: each process's, the
+// payload of one random message, and the invariants every collected
+// snapshot must satisfy (given the header's initial balances).
+type appKind struct {
+	newApp     func(p spec.ProcID, bal int64) (core.App, error)
+	msg        func(r *rand.Rand) []byte
+	invariants func(bal map[spec.ProcID]int64) []spec.Invariant
+}
+
+// banks is the default appKind: every snapshot also checked against the
+// bank's Conservation over its own states and payloads.
+var banks = &appKind{
+	newApp: func(_ spec.ProcID, bal int64) (core.App, error) { return app.NewBank(bal) },
+	msg:    func(r *rand.Rand) []byte { return app.Transfer(1 + r.Int64N(30)) },
+	invariants: func(bal map[spec.ProcID]int64) []spec.Invariant {
+		var total int64
+		for _, b := range bal {
+			total += b
+		}
+		return []spec.Invariant{app.Conservation(total)}
+	},
+}
+
+func (w workload) app() *appKind {
+	if w.kind == nil {
+		return banks
+	}
+	return w.kind
 }
 
 // seedEnv names the environment variable that sets the root seed of the
@@ -108,7 +141,17 @@ func runCluster(t *testing.T, topo *spec.Topology, tr transport.Transport, w wor
 		bal[p] = 50 + rng.Int64N(100)
 	}
 	run := runTraced(t, topo, tr, w, rng, bal, nil)
+	auditApp(t, run.trace, w, bal)
 	return replayRun(t, run.trace, w)
+}
+
+// auditApp checks the application's invariants on every recorded
+// snapshot of tr, the states rebuilt from its events (CheckAppInvariants).
+func auditApp(t *testing.T, tr spec.Trace, w workload, bal map[spec.ProcID]int64) {
+	t.Helper()
+	kind := w.app()
+	newApp := func(p spec.ProcID) (App, error) { return kind.newApp(p, bal[p]) }
+	require.NoError(t, CheckAppInvariants(tr, newApp, kind.invariants(bal)), "the application's invariants, on the states the events lead to")
 }
 
 // replayRun replays tr (Replay) and, if it does not conform, writes it to
@@ -136,7 +179,8 @@ type tracedRun struct {
 	end   map[spec.ProcID]spec.LocalState
 }
 
-// runTraced runs w on a runtime.Cluster of banks over tr (restored from
+// runTraced runs w on a runtime.Cluster of w's application (banks by
+// default) over tr (restored from
 // from if it is set; bal is then the header's initial balances, the
 // original run's): every process sends w.transfers random transfers from
 // its own goroutine, started as soon as the cluster is (while a restored
@@ -149,10 +193,12 @@ func runTraced(t *testing.T, topo *spec.Topology, tr transport.Transport, w work
 	h := spec.Header{Topology: topo, InitBal: bal, Source: "conformance runtime test"}
 	bufs, sinks := nodeSinks(t, h)
 	var nodeErrs errorLog
+	kind := w.app()
 	c, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: topo, Transport: tr, Traces: sinks, From: from,
-		NewApp:  func(p spec.ProcID) (core.App, error) { return app.NewBank(bal[p]) },
-		OnError: nodeErrs.add,
+		NewApp:     func(p spec.ProcID) (core.App, error) { return kind.newApp(p, bal[p]) },
+		OnError:    nodeErrs.add,
+		Invariants: kind.invariants(bal),
 	})
 	require.NoError(t, err)
 
@@ -166,7 +212,7 @@ func runTraced(t *testing.T, topo *spec.Topology, tr transport.Transport, w work
 			r := rand.New(rand.NewPCG(seed, 11))
 			for k := 0; k < w.transfers; k++ {
 				// Refusals (insufficient funds) are part of the workload.
-				_ = c.Send(p, out[r.IntN(len(out))].To, app.Transfer(1+r.Int64N(30)))
+				_ = c.Send(p, out[r.IntN(len(out))].To, kind.msg(r))
 				if r.IntN(4) == 0 {
 					time.Sleep(time.Duration(r.IntN(200)) * time.Microsecond)
 				}

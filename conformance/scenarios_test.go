@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"github.com/markerwave/markerwave/impl/core"
 
 	"github.com/markerwave/markerwave/impl/core/coretest"
 	"github.com/markerwave/markerwave/impl/wire"
@@ -70,7 +71,7 @@ func (s *script) deliverMarker(c spec.Channel, id spec.SnapID) {
 
 func (s *script) deliverApp(c spec.Channel, a int64) {
 	s.deliverIf(c, fmt.Sprintf("a message of %d", a), func(f wire.Frame) bool {
-		amt, err := s.n.Apps[c.To].Amount(f.Payload)
+		amt, err := core.AmountOf(s.n.Apps[c.To], f.Payload)
 		return f.Kind == wire.KindApp && err == nil && amt == a
 	})
 }

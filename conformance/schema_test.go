@@ -120,6 +120,9 @@ func TestTraceSchemaAcceptsTraces(t *testing.T) {
 	s := compileTraceSchema(t)
 	var n int
 	err := filepath.WalkDir("../traces", func(path string, d os.DirEntry, err error) error {
+		if skipOutsiderDir(d) {
+			return filepath.SkipDir
+		}
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".jsonl" {
 			return err
 		}

@@ -78,8 +78,8 @@ func TestTracesUpToDate(t *testing.T) {
 	// Trace files are self-contained: nothing but them, the README, the
 	// format's schema and traces.go, which embeds them for the page.
 	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") && p != filepath.Join(tracesDir, "traces.go") {
-			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md, trace.schema.json and traces.go belong there", p)
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") && p != filepath.Join(tracesDir, "outsider.schema.json") && p != filepath.Join(tracesDir, "traces.go") {
+			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md, trace.schema.json, outsider.schema.json and traces.go belong there", p)
 		}
 		return err
 	}))
@@ -91,6 +91,9 @@ func TestTracesUpToDate(t *testing.T) {
 func TestTraces(t *testing.T) {
 	var paths []string
 	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
+		if skipOutsiderDir(d) {
+			return filepath.SkipDir
+		}
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
 			paths = append(paths, p)
 		}
@@ -135,6 +138,9 @@ func TestTracesReadme(t *testing.T) {
 	require.NoError(t, err)
 	readme := string(b)
 	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
+		if skipOutsiderDir(d) {
+			return filepath.SkipDir
+		}
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
 			return err
 		}

@@ -107,12 +107,17 @@ func SentBeforeCut(cfg *Config, st *State, s, c int, m spec.AppMsg) bool {
 // on channel c in shadow sh; if the send is not enabled there, ok becomes
 // FALSE and nothing else changes.
 func ShadowSend(cfg *Config, sh Shadow, c int, m spec.AppMsg) Shadow {
+	return shadowSend(cfg, sh, c, m, false)
+}
+
+// shadowSend is ShadowSend, updating sh in place if inPlace.
+func shadowSend(cfg *Config, sh Shadow, c int, m spec.AppMsg, inPlace bool) Shadow {
 	p := cfg.from[c]
 	if sh.Proc[p].Sent < cfg.Budget[p] && sh.Proc[p].Bal >= m.Amt {
-		n := sh.clone()
+		n := sh.update(inPlace)
 		n.Proc[p].Bal -= m.Amt
 		n.Proc[p].Sent++
-		n.Chan[c] = appendCopy(sh.Chan[c], m)
+		n.Chan[c] = push(inPlace, sh.Chan[c], m)
 		return n
 	}
 	return Shadow{OK: false, Proc: sh.Proc, Chan: sh.Chan}
@@ -122,9 +127,14 @@ func ShadowSend(cfg *Config, sh Shadow, c int, m spec.AppMsg) Shadow {
 // receiving m from the head of channel c in shadow sh; if m is not at the
 // head there, ok becomes FALSE and nothing else changes.
 func ShadowRecv(cfg *Config, sh Shadow, c int, m spec.AppMsg) Shadow {
+	return shadowRecv(cfg, sh, c, m, false)
+}
+
+// shadowRecv is ShadowRecv, updating sh in place if inPlace.
+func shadowRecv(cfg *Config, sh Shadow, c int, m spec.AppMsg, inPlace bool) Shadow {
 	if len(sh.Chan[c]) > 0 && sh.Chan[c][0] == m {
 		q := cfg.to[c]
-		n := sh.clone()
+		n := sh.update(inPlace)
 		n.Proc[q].Bal += m.Amt
 		n.Proc[q].Rcvd++
 		n.Chan[c] = sh.Chan[c][1:len(sh.Chan[c]):len(sh.Chan[c])]
@@ -142,7 +152,7 @@ func postRecv(cfg *Config, st *State, s, c int, m spec.AppMsg) Shadow {
 	post := st.Post[s]
 	if st.RecChan[s][c] == Recording {
 		if SentBeforeCut(cfg, st, s, c, m) {
-			n := Shadow{OK: post.OK, Proc: cloneSlice(post.Proc), Chan: post.Chan}
+			n := Shadow{OK: post.OK, Proc: upd(st.inPlace, post.Proc), Chan: post.Chan}
 			q := cfg.to[c]
 			n.Proc[q].Bal += m.Amt
 			n.Proc[q].Rcvd++
@@ -150,7 +160,7 @@ func postRecv(cfg *Config, st *State, s, c int, m spec.AppMsg) Shadow {
 		}
 		return Shadow{OK: false, Proc: post.Proc, Chan: post.Chan}
 	}
-	return ShadowRecv(cfg, post, c, m)
+	return shadowRecv(cfg, post, c, m, st.inPlace)
 }
 
 // enabledSendApp mirrors the enabling conjuncts of SendApp(p, q, a)
@@ -173,23 +183,22 @@ func sendApp(cfg *Config, st *State, c int, a int64) (*State, Conjunct) {
 	}
 	p := cfg.from[c]
 	m := spec.AppMsg{Amt: a, Seq: st.NSent[c] + 1} // m == AppMsg(a, nSent[c] + 1)
+	in := st.inPlace
 	n := *st
-	n.Proc = cloneSlice(st.Proc)
+	n.Proc = upd(in, st.Proc)
 	n.Proc[p].Bal -= a
 	n.Proc[p].Sent++
-	n.Chan = cloneSlice(st.Chan)
-	n.Chan[c] = appendCopy(st.Chan[c], Msg{Kind: KindApp, AppMsg: m})
-	n.NSent = cloneSlice(st.NSent)
+	n.Chan = upd(in, st.Chan)
+	n.Chan[c] = push(in, st.Chan[c], Msg{Kind: KindApp, AppMsg: m})
+	n.NSent = upd(in, st.NSent)
 	n.NSent[c]++
-	ns := cfg.NumSnaps()
-	n.Pre = make([]Shadow, ns)
-	n.Post = make([]Shadow, ns)
-	for s := 0; s < ns; s++ {
+	n.Pre, n.Post = st.shadows()
+	for s := range n.Pre {
 		if st.Recorded[s].Has(p) {
 			n.Pre[s] = st.Pre[s]
-			n.Post[s] = ShadowSend(cfg, st.Post[s], c, m)
+			n.Post[s] = shadowSend(cfg, st.Post[s], c, m, in)
 		} else {
-			n.Pre[s] = ShadowSend(cfg, st.Pre[s], c, m)
+			n.Pre[s] = shadowSend(cfg, st.Pre[s], c, m, in)
 			n.Post[s] = st.Post[s]
 		}
 	}
@@ -212,22 +221,25 @@ func SendApp(cfg *Config, st *State, p, q spec.ProcID, a int64) (*State, error) 
 func consume(cfg *Config, st, n *State, c, i int) {
 	q := cfg.to[c]
 	m := st.Chan[c][i-1].AppMsg
-	n.Proc = cloneSlice(st.Proc)
+	in := st.inPlace
+	n.Proc = upd(in, st.Proc)
 	n.Proc[q].Bal += m.Amt
 	n.Proc[q].Rcvd++
-	n.Chan = cloneSlice(st.Chan)
-	n.Chan[c] = removeAt(st.Chan[c], i)
-	n.Got = cloneSlice(st.Got)
-	n.Got[c] = cfg.appendNat(st.Got[c], m.Seq)
-	ns := cfg.NumSnaps()
-	n.Pre = make([]Shadow, ns)
-	n.Post = make([]Shadow, ns)
-	for s := 0; s < ns; s++ {
+	n.Chan = upd(in, st.Chan)
+	n.Chan[c] = pop(in, st.Chan[c], i)
+	n.Got = upd(in, st.Got)
+	if in {
+		n.Got[c] = append(st.Got[c], m.Seq)
+	} else {
+		n.Got[c] = cfg.appendNat(st.Got[c], m.Seq)
+	}
+	n.Pre, n.Post = st.shadows()
+	for s := range n.Pre {
 		if st.Recorded[s].Has(q) {
 			n.Pre[s] = st.Pre[s]
 			n.Post[s] = postRecv(cfg, st, s, c, m)
 		} else {
-			n.Pre[s] = ShadowRecv(cfg, st.Pre[s], c, m)
+			n.Pre[s] = shadowRecv(cfg, st.Pre[s], c, m, in)
 			n.Post[s] = st.Post[s]
 		}
 	}
@@ -242,11 +254,11 @@ func recordInFlight(cfg *Config, st, n *State, c int, m spec.AppMsg) {
 	for s := 0; s < ns; s++ {
 		if st.RecChan[s][c] == Recording {
 			if !copied {
-				n.RecMsgs = cloneSlice(st.RecMsgs)
+				n.RecMsgs = upd(st.inPlace, st.RecMsgs)
 				copied = true
 			}
-			n.RecMsgs[s] = cloneSlice(st.RecMsgs[s])
-			n.RecMsgs[s][c] = appendCopy(st.RecMsgs[s][c], m)
+			n.RecMsgs[s] = upd(st.inPlace, st.RecMsgs[s])
+			n.RecMsgs[s][c] = push(st.inPlace, st.RecMsgs[s][c], m)
 		}
 	}
 }
@@ -271,9 +283,10 @@ func recvAppAt(cfg *Config, st *State, c, i int) (*State, Conjunct) {
 	if k := enabledRecvAt(st, c, i, KindApp); k != Enabled {
 		return nil, k
 	}
+	m := st.Chan[c][i-1].AppMsg // read before consume: an in-place consume takes it off st's channel
 	n := *st
 	consume(cfg, st, &n, c, i)
-	recordInFlight(cfg, st, &n, c, st.Chan[c][i-1].AppMsg)
+	recordInFlight(cfg, st, &n, c, m)
 	return &n, Enabled
 }
 
@@ -302,45 +315,45 @@ func RecvApp(cfg *Config, st *State, p, q spec.ProcID) (*State, error) {
 // starts recording. It sets recorded', recProc', recChan', cutSent',
 // cutGot' and post' in n from st.
 func recordState(cfg *Config, st, n *State, q, s, closed int) {
-	n.Recorded = cloneSlice(st.Recorded)
+	in := st.inPlace
+	n.Recorded = upd(in, st.Recorded)
 	n.Recorded[s] = st.Recorded[s].With(q)
-	n.RecProc = cloneSlice(st.RecProc)
-	n.RecProc[s] = cloneSlice(st.RecProc[s])
+	n.RecProc = upd(in, st.RecProc)
+	n.RecProc[s] = upd(in, st.RecProc[s])
 	n.RecProc[s][q] = st.Proc[q]
-	n.RecChan = cloneSlice(st.RecChan)
-	rc := cloneSlice(st.RecChan[s])
-	for c := range rc {
-		if c == closed {
-			rc[c] = Done
-		} else if cfg.to[c] == q {
-			rc[c] = Recording
-		}
+	n.RecChan = upd(in, st.RecChan)
+	rc := upd(in, st.RecChan[s])
+	for _, c := range cfg.in[q] { // the channels into q, in[q]: recording but the closed one
+		rc[c] = Recording
+	}
+	if closed >= 0 {
+		rc[closed] = Done
 	}
 	n.RecChan[s] = rc
-	n.CutSent = cloneSlice(st.CutSent)
-	cs := cloneSlice(st.CutSent[s])
+	n.CutSent = upd(in, st.CutSent)
+	cs := upd(in, st.CutSent[s])
 	for _, c := range cfg.out[q] {
 		cs[c] = st.NSent[c]
 	}
 	n.CutSent[s] = cs
-	n.CutGot = cloneSlice(st.CutGot)
-	cg := cloneSlice(st.CutGot[s])
+	n.CutGot = upd(in, st.CutGot)
+	cg := upd(in, st.CutGot[s])
 	for _, c := range cfg.in[q] {
 		cg[c] = st.Got[c]
 	}
 	n.CutGot[s] = cg
-	n.Post = cloneSlice(st.Post)
+	n.Post = upd(in, st.Post)
 	post := st.Post[s]
-	n.Post[s] = Shadow{OK: post.OK, Proc: cloneSlice(post.Proc), Chan: post.Chan}
+	n.Post[s] = Shadow{OK: post.OK, Proc: upd(in, post.Proc), Chan: post.Chan}
 	n.Post[s].Proc[q] = st.Proc[q]
 }
 
 // withMarkers mirrors WithMarkers(sq, q, s) (line 216): sq with a marker
 // for s appended on every outgoing channel of q. sq is not modified.
-func withMarkers(cfg *Config, sq [][]Msg, q, s int) [][]Msg {
-	n := cloneSlice(sq)
+func withMarkers(cfg *Config, sq [][]Msg, q, s int, inPlace bool) [][]Msg {
+	n := upd(inPlace, sq)
 	for _, c := range cfg.out[q] {
-		n[c] = appendCopy(sq[c], MarkerOf(s))
+		n[c] = push(inPlace, sq[c], MarkerOf(s))
 	}
 	return n
 }
@@ -362,7 +375,7 @@ func initiate(cfg *Config, st *State, s int) (*State, Conjunct) {
 	p := cfg.Initiator[s]
 	n := *st
 	recordState(cfg, st, &n, p, s, -1)
-	n.Chan = withMarkers(cfg, st.Chan, p, s)
+	n.Chan = withMarkers(cfg, st.Chan, p, s, st.inPlace)
 	return &n, Enabled
 }
 
@@ -387,21 +400,22 @@ func recvMarkerAt(cfg *Config, st *State, c, i int, forward bool) (*State, Conju
 	}
 	q := cfg.to[c]
 	s := st.Chan[c][i-1].Snap
-	rest := cloneSlice(st.Chan)
-	rest[c] = removeAt(st.Chan[c], i)
+	in := st.inPlace
+	rest := upd(in, st.Chan)
+	rest[c] = pop(in, st.Chan[c], i)
 	n := *st
 	if !st.Recorded[s].Has(q) {
 		// Case 1, first marker: record, c is empty, forward markers.
 		recordState(cfg, st, &n, q, s, c)
 		if forward {
-			n.Chan = withMarkers(cfg, rest, q, s)
+			n.Chan = withMarkers(cfg, rest, q, s, in)
 		} else {
 			n.Chan = rest
 		}
 	} else {
 		// Case 2: stop recording c; what it recorded is c's state.
-		n.RecChan = cloneSlice(st.RecChan)
-		n.RecChan[s] = cloneSlice(st.RecChan[s])
+		n.RecChan = upd(in, st.RecChan)
+		n.RecChan[s] = upd(in, st.RecChan[s])
 		n.RecChan[s][c] = Done
 		n.Chan = rest
 	}
@@ -457,8 +471,8 @@ func lose(st *State, c int) (*State, Conjunct) {
 		return nil, NoPosition
 	}
 	n := *st
-	n.Chan = cloneSlice(st.Chan)
-	n.Chan[c] = removeAt(st.Chan[c], 1)
+	n.Chan = upd(st.inPlace, st.Chan)
+	n.Chan[c] = pop(st.inPlace, st.Chan[c], 1)
 	return &n, Enabled
 }
 

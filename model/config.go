@@ -119,7 +119,7 @@ func constErr(name, format string, args ...any) error {
 }
 
 // MaxProcs bounds the number of processes (recorded sets are bit masks).
-const MaxProcs = 64
+const MaxProcs = 128
 
 // NewConfig validates k against the ASSUME of tla/ChandyLamport.tla (lines
 // 42-50; the topology itself checks ids, self-loops and strong

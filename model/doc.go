@@ -26,6 +26,12 @@
 // Complete. Each doc comment gives the line numbers of its TLA+
 // definition. Next lists the enabled action instances in TLC's order.
 //
+// States are persistent, as the explorer needs. A replay, which keeps
+// only its current state, steps an InPlace state instead (the same
+// actions update its slices in place) and checks the invariants with a
+// Watch (only the terms each step changed), so that its cost per step
+// does not grow with the number of processes or channels.
+//
 // # Checking
 //
 // In order: build a Config, with NewConfig from Constants or with

@@ -63,7 +63,7 @@ func appendChan(b []byte, ms []Msg) []byte {
 // appendRecordings appends recorded, recProc, recChan and recMsgs.
 func appendRecordings(b []byte, st *State) []byte {
 	for _, r := range st.Recorded {
-		b = binary.AppendUvarint(b, uint64(r))
+		b = appendSet(b, len(st.Proc), r)
 	}
 	for _, rp := range st.RecProc {
 		for _, l := range rp {
@@ -121,10 +121,10 @@ func appendCuts(b []byte, st *State) []byte {
 // appendFaults appends alive, suspected, abortedBy, crashes, inc, base
 // and restoredFrom.
 func appendFaults(b []byte, st *State) []byte {
-	b = binary.AppendUvarint(b, uint64(st.Alive))
-	b = binary.AppendUvarint(b, uint64(st.Suspected))
+	b = appendSet(b, len(st.Proc), st.Alive)
+	b = appendSet(b, len(st.Proc), st.Suspected)
 	for _, a := range st.AbortedBy {
-		b = binary.AppendUvarint(b, uint64(a))
+		b = appendSet(b, len(st.Proc), a)
 	}
 	b = binary.AppendUvarint(b, uint64(st.Crashes))
 	b = binary.AppendUvarint(b, uint64(st.Inc))
@@ -137,6 +137,15 @@ func Encode(cfg *Config, st *State) []byte { return AppendEncode(make([]byte, 0,
 
 // Key is Encode as a string, for maps.
 func Key(cfg *Config, st *State) string { return string(AppendEncode(make([]byte, 0, 256), cfg, st)) }
+
+// appendSet appends a set of processes of a model of np processes: a
+// word of 64 processes each, as many as np needs.
+func appendSet(b []byte, np int, ps ProcSet) []byte {
+	for i := 0; i == 0 || i*64 < np; i++ {
+		b = binary.AppendUvarint(b, ps[i])
+	}
+	return b
+}
 
 func appendLocal(b []byte, l spec.LocalState) []byte {
 	b = binary.AppendVarint(b, l.Bal)
@@ -182,6 +191,15 @@ var ErrBadEncoding = errors.New("model: bad state encoding")
 type decoder struct {
 	b   []byte
 	err error
+}
+
+// set decodes appendSet's set of processes.
+func (d *decoder) set(np int) ProcSet {
+	var ps ProcSet
+	for i := 0; i == 0 || i*64 < np; i++ {
+		ps[i] = d.uvarint()
+	}
+	return ps
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -406,7 +424,7 @@ func (a *arena) decodeSnaps(d *decoder, cfg *Config, st *State) {
 func (a *arena) decodeRecordings(d *decoder, cfg *Config, st *State) {
 	np, nc := cfg.NumProcs(), cfg.NumChans()
 	for s := range st.Recorded {
-		st.Recorded[s] = ProcSet(d.uvarint())
+		st.Recorded[s] = d.set(np)
 	}
 	for s := range st.RecProc {
 		st.RecProc[s] = a.decodeLocals(d, np)
@@ -479,11 +497,11 @@ func (a *arena) decodeStatuses(d *decoder, nc int) []Status {
 
 // decodeFaults decodes the faults variables of tla/ChandyLamportFaults.tla.
 func (a *arena) decodeFaults(d *decoder, cfg *Config, st *State) {
-	st.Alive = ProcSet(d.uvarint())
-	st.Suspected = ProcSet(d.uvarint())
+	st.Alive = d.set(cfg.NumProcs())
+	st.Suspected = d.set(cfg.NumProcs())
 	st.AbortedBy = take(&a.sets, cfg.NumSnaps())
 	for s := range st.AbortedBy {
-		st.AbortedBy[s] = ProcSet(d.uvarint())
+		st.AbortedBy[s] = d.set(cfg.NumProcs())
 	}
 	st.Crashes = int(d.uvarint())
 	st.Inc = int(d.uvarint())

@@ -16,10 +16,11 @@ import (
 
 // allProcs is Proc as a ProcSet.
 func allProcs(cfg *Config) ProcSet {
-	if cfg.NumProcs() == 64 {
-		return ^ProcSet(0)
+	var ps ProcSet
+	for p := range cfg.NumProcs() {
+		ps = ps.With(p)
 	}
-	return ProcSet(1)<<uint(cfg.NumProcs()) - 1
+	return ps
 }
 
 // initFaults sets the faults variables of InitF (lines 51-59) in st.
@@ -32,7 +33,7 @@ func initFaults(cfg *Config, st *State) {
 
 // Aborted mirrors Aborted(s) == abortedBy[s] # {} (line 45); s is a
 // snapshot index.
-func Aborted(st *State, s int) bool { return st.AbortedBy[s] != 0 }
+func Aborted(st *State, s int) bool { return !st.AbortedBy[s].Empty() }
 
 // Pending mirrors Pending(s) == Initiated(s) /\ ~Complete(s) /\
 // ~Aborted(s) (line 46).
@@ -162,7 +163,7 @@ func crash(cfg *Config, st *State, p int) (*State, Conjunct) {
 		return nil, k
 	}
 	n := *st
-	n.Alive = st.Alive &^ (1 << uint(p))
+	n.Alive = st.Alive.Without(p)
 	n.Crashes++
 	return &n, Enabled
 }
@@ -216,7 +217,7 @@ func abort(cfg *Config, st *State, s, q int) (*State, Conjunct) {
 	}
 	n := *st
 	n.AbortedBy = cloneSlice(st.AbortedBy)
-	n.AbortedBy[s] = ProcSet(0).With(q)
+	n.AbortedBy[s] = ProcSet{}.With(q)
 	return &n, Enabled
 }
 
@@ -282,7 +283,7 @@ func LatestComplete(cfg *Config, st *State) int {
 // 189-191; s < 0) and RecoverAny(s) (lines 198-200).
 func enabledRecover(cfg *Config, st *State, s int) Conjunct {
 	switch {
-	case st.Suspected == 0:
+	case st.Suspected.Empty():
 		return NoneSuspected
 	case !(st.Inc < cfg.MaxRecover):
 		return RecoveriesSpent
@@ -526,7 +527,7 @@ func faultFairEnabled(cfg *Config, st *State) bool {
 			return true
 		}
 	}
-	if cfg.Variant == VariantFaults && allProcs(cfg)&^st.Alive&^st.Suspected != 0 {
+	if cfg.Variant == VariantFaults && !allProcs(cfg).Minus(st.Alive).Minus(st.Suspected).Empty() {
 		return true
 	}
 	for s := range cfg.Snap {
@@ -544,7 +545,7 @@ func faultFairEnabled(cfg *Config, st *State) bool {
 // FaultTypeOK mirrors FaultTypeOK (lines 245-254).
 func FaultTypeOK(cfg *Config, st *State) bool {
 	full := allProcs(cfg)
-	return TypeOK(cfg, st) && st.Alive&^full == 0 && st.Suspected&^full == 0 &&
+	return TypeOK(cfg, st) && st.Alive.Minus(full).Empty() && st.Suspected.Minus(full).Empty() &&
 		abortedByOK(cfg, st.AbortedBy) && countsOK(cfg, st) &&
 		shadowOK(cfg, st.Base) && st.RestoredFrom <= OriginIncomplete
 }
@@ -557,7 +558,7 @@ func abortedByOK(cfg *Config, ab []ProcSet) bool {
 	}
 	full := allProcs(cfg)
 	for _, a := range ab {
-		if a&^full != 0 || a.Len() > 1 {
+		if !a.Minus(full).Empty() || a.Len() > 1 {
 			return false
 		}
 	}
@@ -620,7 +621,7 @@ func TheoremUnlessAborted(cfg *Config, st *State) bool {
 // complete and its cause is suspected.
 func AbortSound(cfg *Config, st *State) bool {
 	for s := range cfg.Snap {
-		if Aborted(st, s) && (Complete(cfg, st, s) || st.AbortedBy[s]&^st.Suspected != 0) {
+		if Aborted(st, s) && (Complete(cfg, st, s) || !st.AbortedBy[s].Minus(st.Suspected).Empty()) {
 			return false
 		}
 	}

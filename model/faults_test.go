@@ -114,7 +114,7 @@ func TestFaultsNotEnabled(t *testing.T) {
 	_, err = Abort(cfg, st, 1, "P1")
 	assertNotEnabled(t, err, NotSuspected, 134)
 	st = must(t)(Abort(cfg, st, 1, "P2"))
-	assert.Equal(t, ProcSet(0).With(cfg.Topo.ProcIndex("P2")), st.AbortedBy[0], "the cause is recorded")
+	assert.Equal(t, ProcSet{}.With(cfg.Topo.ProcIndex("P2")), st.AbortedBy[0], "the cause is recorded")
 	_, err = RecvMarkerF(cfg, st, "P1", "P2")
 	assertNotEnabled(t, err, NotAlive, 82)
 	st = must(t)(Recover(cfg, st)) // no complete snapshot: back to the incarnation's start

@@ -119,7 +119,7 @@ func (cfg *Config) allSeqsNonzero(gs [][]uint64) bool {
 func snapsOK(cfg *Config, st *State) bool {
 	full := allProcs(cfg)
 	for s := 0; s < cfg.NumSnaps(); s++ {
-		if st.Recorded[s]&^full != 0 || // recorded \in [Snap -> SUBSET Proc]
+		if !st.Recorded[s].Minus(full).Empty() || // recorded \in [Snap -> SUBSET Proc]
 			!snapShapeOK(cfg, st, s) ||
 			!allLocal(st.RecProc[s]) || // recProc \in [Snap -> [Proc -> LocalState]]
 			!statusesOK(st.RecChan[s]) || // recChan \in [Snap -> [Chan -> Status]]
@@ -370,15 +370,17 @@ func implied(rec, cur, init bool) bool { return (!rec || cur) && (rec || !init) 
 
 // rcvdStable checks RcvdAtLeast(p, k) for every p and k \in 1..MaxRcvd.
 func rcvdStable(cfg *Config, rec, cur, init Shadow) bool {
-	// someK: \E k \in 1..MaxRcvd : RcvdAtLeast(x, p, k) /\ ~RcvdAtLeast(y, p, k)
-	someK := func(x, y int) bool { return max(1, y+1) <= min(x, cfg.maxRcvd) }
 	for p := range cfg.Topo.Procs {
-		if someK(rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || someK(init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
+		if rcvdGap(cfg, rec.Proc[p].Rcvd, cur.Proc[p].Rcvd) || rcvdGap(cfg, init.Proc[p].Rcvd, rec.Proc[p].Rcvd) {
 			return false
 		}
 	}
 	return true
 }
+
+// rcvdGap is \E k \in 1..MaxRcvd : RcvdAtLeast(x, p, k) /\ ~RcvdAtLeast(y, p, k)
+// for a process that received x and y messages in two states.
+func rcvdGap(cfg *Config, x, y int) bool { return max(1, y+1) <= min(x, cfg.maxRcvd) }
 
 // FairEnabled reports whether an action under weak fairness is enabled in
 // st (fairEnabled): a behaviour that reaches a state where none is may

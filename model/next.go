@@ -185,7 +185,11 @@ func Next(cfg *Config, st *State) []Transition {
 
 // forEachSuccessor calls f for every enabled instance, in Next's order:
 // the disjuncts of Next (lines 249-253) in turn, each a named step.
+//
+// The successors of an in-place state (InPlace) are persistent states
+// built from it, valid until it next steps in place; st is left as it is.
 func forEachSuccessor(cfg *Config, st *State, f func(Action, *State)) {
+	st = Persistent(st)
 	if cfg.Faults() {
 		forEachFaultSuccessor(cfg, st, f)
 		return

@@ -43,17 +43,43 @@ const (
 )
 
 // ProcSet is a set of processes (SUBSET Proc) as a bit mask over process
-// indexes.
-type ProcSet uint64
+// indexes, up to MaxProcs; ProcSet{} is the empty set.
+type ProcSet [MaxProcs / 64]uint64
 
 // Has reports p \in set.
-func (ps ProcSet) Has(p int) bool { return ps&(1<<uint(p)) != 0 }
+func (ps ProcSet) Has(p int) bool { return ps[p>>6]&(1<<uint(p&63)) != 0 }
 
 // With is set \cup {p}.
-func (ps ProcSet) With(p int) ProcSet { return ps | 1<<uint(p) }
+func (ps ProcSet) With(p int) ProcSet {
+	ps[p>>6] |= 1 << uint(p&63)
+	return ps
+}
+
+// Without is set \ {p}.
+func (ps ProcSet) Without(p int) ProcSet {
+	ps[p>>6] &^= 1 << uint(p&63)
+	return ps
+}
+
+// Minus is set \ o.
+func (ps ProcSet) Minus(o ProcSet) ProcSet {
+	for i := range ps {
+		ps[i] &^= o[i]
+	}
+	return ps
+}
+
+// Empty reports set = {}.
+func (ps ProcSet) Empty() bool { return ps == ProcSet{} }
 
 // Len is Cardinality(set).
-func (ps ProcSet) Len() int { return bits.OnesCount64(uint64(ps)) }
+func (ps ProcSet) Len() int {
+	n := 0
+	for _, w := range ps {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
 
 // Shadow mirrors Shadow == [ok : BOOLEAN, proc : [Proc -> LocalState],
 // chan : [Chan -> Seq(app message)]] (line 66): a state of the application
@@ -94,6 +120,9 @@ type State struct {
 	Inc          int       // inc: the incarnation
 	Base         Shadow    // base (ghost): the state the incarnation started from
 	RestoredFrom Origin    // restoredFrom (ghost)
+
+	// inPlace: the actions update this state's slices in place (InPlace).
+	inPlace bool
 }
 
 // Origin is what an incarnation was restored from, the values of
@@ -143,6 +172,25 @@ func removeAt[T any](sq []T, i int) []T {
 
 func (sh Shadow) clone() Shadow {
 	return Shadow{OK: sh.OK, Proc: cloneSlice(sh.Proc), Chan: cloneSlice(sh.Chan)}
+}
+
+// update is the shadow an action is about to change: a copy (clone), or
+// sh itself for an in-place state (InPlace).
+func (sh Shadow) update(inPlace bool) Shadow {
+	if inPlace {
+		return sh
+	}
+	return sh.clone()
+}
+
+// shadows are the pre and post slices a step sets, one shadow per
+// snapshot: fresh ones for a persistent state, its own for an in-place
+// one.
+func (st *State) shadows() (pre, post []Shadow) {
+	if st.inPlace {
+		return st.Pre, st.Post
+	}
+	return make([]Shadow, len(st.Pre)), make([]Shadow, len(st.Post))
 }
 
 // Equal reports whether two shadows are the same TLA+ value.

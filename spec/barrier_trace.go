@@ -44,7 +44,7 @@ type BarrierRecord struct {
 	Src  string `json:"src"`
 	I    int    `json:"i"`
 	Hops int    `json:"hops,omitempty"`
-	Seq  int    `json:"seq"`
+	Seq  int    `json:"seq,omitempty"` // 0: not given, derived
 	Val  int64  `json:"val,omitempty"`
 }
 

@@ -143,7 +143,7 @@ func (e Event) validateAction(t *Topology) error {
 		return e.validateChannelStep(t)
 	case Initiate:
 		if e.Snap == 0 {
-			return fmt.Errorf("action Initiate without a snapshot id")
+			return fmt.Errorf("action Initiate without a snapshot id%s", snapZero)
 		}
 		return nil
 	case Suspect, Unsuspect, Abort:
@@ -169,7 +169,7 @@ func (e Event) validateChannelStep(t *Topology) error {
 	}
 	marker := e.Action == RecvMarker || e.Action == DropMarker
 	if marker && e.Snap == 0 {
-		return fmt.Errorf("%s without a snapshot id", string(e.Action))
+		return fmt.Errorf("%s without a snapshot id%s", string(e.Action), snapZero)
 	}
 	if !marker && (e.Msg == 0 || e.Amount <= 0) {
 		return fmt.Errorf("%s needs a positive amount and message seq", string(e.Action))
@@ -184,10 +184,14 @@ func (e Event) validatePeer(t *Topology) error {
 		return fmt.Errorf("%s names peer %q, want another process of the topology", string(e.Action), string(e.Peer))
 	}
 	if e.Action == Abort && e.Snap == 0 {
-		return fmt.Errorf("action Abort without a snapshot id")
+		return fmt.Errorf("action Abort without a snapshot id%s", snapZero)
 	}
 	return nil
 }
+
+// snapZero explains a missing snapshot id: in this format "snap" is
+// missing or 0, and 0 means none.
+const snapZero = ` (field "snap" missing or 0: ` + TraceFormat + ` numbers snapshots from 1; the outsider format, ` + OutsiderFormat + `, takes any id, 0 too)`
 
 // Header opens a trace file: the topology, the model constants the run
 // used, and what produced it.

@@ -65,6 +65,9 @@ func jsonKind(t reflect.Type) string {
 	if t == nil {
 		return "a value"
 	}
+	if k, ok := reflect.Zero(t).Interface().(interface{ JSONKind() string }); ok {
+		return k.JSONKind()
+	}
 	switch t.Kind() {
 	case reflect.Bool:
 		return "true or false"

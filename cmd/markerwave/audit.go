@@ -21,7 +21,11 @@ model/barrier (tla/BarrierSnapshots.tla) for its protocol, and its
 snapshot checked from its events (traces/README.md, "Barrier traces").
 
 A TRACE is a trace file, or a directory standing for the .jsonl files in
-it. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
+it. Outsider logs (format markerwave-outsider/1: what each node of an
+implementation that is not this project's observes; docs/conformance.md)
+in one directory, node logs and reported snapshots alike, are one run:
+the audit derives what they leave out, and says which checks ran on the
+implementation's own values and which on derived ones. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
 per-node logs of one run (the runtime's DIR/P1.jsonl, ..., each one
 process's events), given together or as their directory, are merged in
 causal order and audited as one run (node logs carry no recorded
@@ -49,7 +53,16 @@ stdout:
    {"step": from 1 (0: at the end), "line": its trace line (0: unknown),
    "action", "check": the check that failed, "detail", "expected": the
    model's, "reported": the implementation's, "diff"}, "violations": the
-   run properties that fail: [{"property", "snapshot", "detail"}]}
+   run properties that fail: [{"property", "snapshot", "detail"}],
+   "incomplete": the snapshots initiated and never completed:
+   [{"snapshot", "lacks": what each lacks], "notes": what the audit
+   derived rather than read (a barrier trace's records without seq,
+   parts without counts; absent if nothing)}
+An outsider run (format markerwave-outsider/1) adds "format",
+"provenance": [{"what", "given", "total", "checks"}] (which values were
+the implementation's own, which derived), "notes" and "search"; its
+snapshot ids are the implementation's (a JSON number, or a string for a
+string id, in "snapshot" and the texts).
 
 Exit status: 0 every run conforms; 1 a run diverges or violates a
 property; 2 bad usage, or a trace is unreadable, malformed or incomplete;
@@ -153,12 +166,18 @@ func (a *auditor) audit(r auditRun, several bool) {
 // is more than one file. A close of stop ends it before the next file.
 func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, each func(r auditRun, several bool)) {
 	files := expandArgs(args)
-	g := runGatherer{f: f, each: each, several: len(files) > 1, logs: map[string][]auditRun{}}
+	g := runGatherer{f: f, each: each, several: len(files) > 1, logs: map[string][]auditRun{}, outsider: map[string][]string{}}
 	for _, file := range files {
 		if stopped(stop) {
 			return
 		}
 		g.add(file)
+	}
+	for _, d := range g.outsiderDirs {
+		if stopped(stop) {
+			return
+		}
+		each(auditRun{name: d, files: g.outsider[d], outsider: true}, g.several)
 	}
 	for _, d := range g.dirs {
 		for _, r := range mergeLogs(d, g.logs[d]) {
@@ -187,6 +206,10 @@ type runGatherer struct {
 	several bool                  // more than one file
 	logs    map[string][]auditRun // node logs by directory
 	dirs    []string              // the keys of logs, in order
+	// outsider holds the outsider logs (markerwave-outsider/1) by
+	// directory, audited together as one run; outsiderDirs its keys.
+	outsider     map[string][]string
+	outsiderDirs []string
 }
 
 // add reads file r and hands it on, or holds it if it is a node's log,
@@ -195,6 +218,10 @@ func (g *runGatherer) add(r auditRun) {
 	if r.err == nil && conformance.IsBarrierTraceFile(r.name) {
 		r.barrier = true
 		g.each(r, g.several)
+		return
+	}
+	if r.err == nil && conformance.IsOutsiderTraceFile(r.name) {
+		g.addOutsider(r.name)
 		return
 	}
 	r = g.read(r)
@@ -233,6 +260,8 @@ type auditRun struct {
 	err   error           // why the run cannot be read; it names the file
 	// barrier: a barrier trace (conformance.AuditBarrierFile)
 	barrier bool
+	// outsider: the outsider logs files, one run (auditOutsider)
+	outsider bool
 }
 
 // expandArgs lists the files args name, as runs yet to read: a directory
@@ -286,6 +315,9 @@ func mergeLogs(dir string, logs []auditRun) []auditRun {
 
 // audit replays r and prints its verdict; it returns the exit status.
 func (r auditRun) audit(f *cmdFlags, o auditOpts, several bool) int {
+	if r.outsider {
+		return r.auditOutsider(f, o, several)
+	}
 	rep := r.replay(f, o)
 	if o.json {
 		printJSON(f.stdout, r, rep)
@@ -312,7 +344,8 @@ func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
 	}
 	opts := conformance.Options{Drained: o.drained, Lines: r.lines.Events, RecordedLines: r.lines.Recorded, RestoreLines: r.lines.Restores}
 	if o.progress {
-		opts.Progress = newProgress(f, r.name).report
+		p := newProgress(f, r.name)
+		opts.Progress, opts.SnapshotProgress = p.report, p.snapshots
 	}
 	if r.barrier {
 		var err error
@@ -356,6 +389,18 @@ type auditJSON struct {
 	Incarnations int             `json:"incarnations,omitempty"`
 	Divergence   *divergenceJSON `json:"divergence"`
 	Violations   []violationJSON `json:"violations"`
+	// Incomplete lists the snapshots initiated and never completed.
+	Incomplete []incompleteJSON `json:"incomplete"`
+	// Notes say what the audit derived rather than read (a barrier
+	// trace's missing seqs and parts).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// incompleteJSON's and violationJSON's Snapshot is a spec.SnapID, or
+// for an outsider run the implementation's id (json.RawMessage).
+type incompleteJSON struct {
+	Snapshot any    `json:"snapshot"`
+	Lacks    string `json:"lacks"`
 }
 
 type divergenceJSON struct {
@@ -371,14 +416,14 @@ type divergenceJSON struct {
 
 type violationJSON struct {
 	Property spec.Property `json:"property"`
-	Snapshot spec.SnapID   `json:"snapshot"`
+	Snapshot any           `json:"snapshot"`
 	Detail   string        `json:"detail"`
 }
 
 // printJSON prints r's verdict as one line of JSON.
 func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 	v := auditJSON{Trace: r.name, Files: r.files, OK: rep.OK(), Property: rep.Property(),
-		Steps: rep.Steps, Snapshots: rep.Snapshots, Incarnations: rep.Incarnations, Violations: []violationJSON{}}
+		Steps: rep.Steps, Snapshots: rep.Snapshots, Incarnations: rep.Incarnations, Violations: []violationJSON{}, Notes: rep.Notes}
 	if rep.Err != nil {
 		v.Error = rep.Err.Error()
 	}
@@ -388,6 +433,10 @@ func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 	}
 	for _, x := range rep.Violations {
 		v.Violations = append(v.Violations, violationJSON{Property: x.Property, Snapshot: x.Snap, Detail: x.Detail})
+	}
+	v.Incomplete = []incompleteJSON{}
+	for _, x := range rep.Incomplete {
+		v.Incomplete = append(v.Incomplete, incompleteJSON{Snapshot: x.Snap, Lacks: x.Lacks})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // "P1->P2", not "P1-\u003eP2"
@@ -420,5 +469,16 @@ func (p *progress) report(done, total int) {
 	} else {
 		p.f.errorf("%s: replayed all %s in %v; checking the snapshots", p.name, plural(total, "event"), took)
 	}
+	p.last, p.printed = now, true
+}
+
+// snapshots is a conformance.Options.SnapshotProgress callback: the
+// snapshots checked after the replay, every progressEvery.
+func (p *progress) snapshots(done, total int) {
+	now := time.Now()
+	if done < total && now.Sub(p.last) < progressEvery || done == total && !p.printed {
+		return
+	}
+	p.f.errorf("%s: checked %d of %s in %v", p.name, done, plural(total, "snapshot"), now.Sub(p.start).Round(time.Second))
 	p.last, p.printed = now, true
 }

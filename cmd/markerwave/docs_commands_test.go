@@ -82,6 +82,8 @@ var docsSlowCommands = map[string]string{
 	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
 	"flow --sink-url postgres://postgres@127.0.0.1:5432/flow?sslmode=disable":    "the dataflow demo into a PostgreSQL server the reader runs",
 	"audit out/flow/aligned.jsonl":                                               "needs the flow demo's output",
+	"audit out/dessim":                                                           "needs examples/dessim's output",
+	"audit out/dessim-bug":                                                       "needs examples/dessim's output",
 }
 
 // docsShellTools are the commands of a recipe that are not this

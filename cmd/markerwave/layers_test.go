@@ -18,7 +18,9 @@ import (
 // the dataflow core (impl/dataflow) knows spec only, none of impl's
 // shared parts; the TLC-file parser (model/tlcmodel) knows no model
 // package, and the barrier model (model/barrier) not the Chandy-Lamport
-// one (model).
+// one (model). The instrumentation package (instrument) knows spec only,
+// and the example implementation (examples/dessim) the instrumentation.
+// The embedding package at the module root knows spec and impl only.
 func TestLayers(t *testing.T) {
 	const mod = "github.com/markerwave/markerwave/"
 	rules := []struct {
@@ -36,6 +38,9 @@ func TestLayers(t *testing.T) {
 		{"impl/store/...", true, []string{"impl/runtime"}},
 		{"impl/snapshot/...", true, []string{"impl/runtime", "impl/store"}},
 		{"impl/app/...", true, []string{"impl/runtime", "impl/store", "impl/snapshot"}},
+		// The package an embedder imports (the module root) wraps impl for
+		// a service: no model, audit or CLI comes with it.
+		{".", true, []string{"tla", "model", "conformance", "cmd"}},
 		// The audit and the page: no impl (conformance/fifo, a harness of
 		// impl/transport, and the nemesis and mutation tests drive impl).
 		{"conformance", false, []string{"impl", "cmd"}},
@@ -58,6 +63,11 @@ func TestLayers(t *testing.T) {
 		{"impl/dataflow", false, []string{"spec"}},
 		{"model/tlcmodel", true, nil},
 		{"model/barrier", true, []string{"spec", "model/engine", "model/tlcmodel", "tla"}},
+		// The instrumentation an outside Go implementation links in, and
+		// the independent implementation in examples/, which knows
+		// nothing of markerwave but the instrumentation.
+		{"instrument", false, []string{"spec"}},
+		{"examples/dessim", false, []string{"instrument", "spec"}},
 	}
 	for _, o := range only {
 		for _, rel := range moduleDeps(t, mod, o.pkg, o.withTests) {

@@ -437,6 +437,20 @@ func TestPageInBrowser(t *testing.T) {
 		until(`document.getElementById("error").textContent.startsWith("garbage.jsonl")`))
 	assert.Contains(t, text("#error"), "garbage.jsonl: trace line 1: header: malformed JSON")
 
+	// A run's node logs chosen together are merged and audited as one
+	// run, as markerwave audit DIR does.
+	logs := splitNodeLogs(t, "../../traces/conforms/concurrent-snapshots.jsonl")
+	do("node logs", chromedp.SetUploadFiles(chromedp.CSS("#file"), logs),
+		bannerNames(fmt.Sprintf("%d node logs merged", len(logs))))
+	assert.Contains(t, text("#audit-banner"), "conforms")
+	// A barrier trace is told by its header, audited and drawn.
+	noBlocking, err := filepath.Abs("../../traces/barrier/rejects/BarrierConsistentCut-no-blocking.jsonl")
+	require.NoError(t, err)
+	do("barrier trace", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{noBlocking}),
+		bannerNames("BarrierConsistentCut-no-blocking.jsonl"))
+	assert.Contains(t, text("#audit-banner"), "violates BarrierConsistentCut")
+	assert.Positive(t, eval(`document.querySelectorAll("#audit-diagram svg").length`), "the barrier run is drawn")
+
 	// A long run of a 5-account bank: it conforms, and one snapshot's
 	// neighbourhood is drawn within a few screens.
 	do("long run", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{longRun(t, 2000)}), bannerNames("trace.jsonl"))
@@ -505,4 +519,30 @@ func bigRun(t *testing.T) (string, int) {
 	tr.Recorded = net.RecordedSnapshots()
 	require.NoError(t, spec.WriteTraceFile(p, tr))
 	return p, len(tr.Events)
+}
+
+// splitNodeLogs writes the events of trace file path, process by
+// process, as the node logs of its run into a temporary directory, and
+// returns their paths.
+func splitNodeLogs(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	tr, err := spec.ReadTrace(f)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var out []string
+	for _, p := range tr.Header.Topology.Procs {
+		log := spec.Trace{Header: tr.Header}
+		for _, e := range tr.Events {
+			if e.Proc == p {
+				log.Events = append(log.Events, e)
+			}
+		}
+		name := filepath.Join(dir, string(p)+".jsonl")
+		require.NoError(t, spec.WriteTraceFile(name, log))
+		out = append(out, name)
+	}
+	return out
 }

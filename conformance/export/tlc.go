@@ -122,10 +122,8 @@ func TLCModel(tr spec.Trace) (mod, cfg string, err error) {
 			return "", "", fmt.Errorf("export: %w", err)
 		}
 	}
-	for i, e := range tr.Events {
-		if e.Action.Fault() {
-			return "", "", fmt.Errorf("export: event %d is %s, an action of the failure handling (tla/ChandyLamportFaults.tla); TLC trace validation (tla/TraceChandyLamport.tla) knows the actions of tla/ChandyLamport.tla only: markerwave audit replays runs with failures", i+1, e)
-		}
+	if err := tlcCanValidate(tr); err != nil {
+		return "", "", err
 	}
 	k := traceConstants(tr)
 	var b strings.Builder
@@ -136,6 +134,28 @@ func TLCModel(tr spec.Trace) (mod, cfg string, err error) {
 	fmt.Fprintf(&b, "\n\\* The trace claims a drained run.\nMCDrained == %s\n", tlaBool(tr.Header.Drained))
 	b.WriteString("=============================================================================\n")
 	return b.String(), mcTraceCfg, nil
+}
+
+// tlcCanValidate refuses, by name, a trace that tla/TraceChandyLamport.tla
+// cannot validate as the audit does: one with an event of the failure
+// handling (tla/ChandyLamportFaults.tla), or one of several incarnations
+// (spec.Restore lines). TraceInit is the spec's Init, so a restored
+// incarnation, which starts from a snapshot's recorded state, is no
+// behaviour of it, and joining the incarnations into one run would make
+// TLC reject what the audit accepts (a message of the cut received
+// again after the restore).
+func tlcCanValidate(tr spec.Trace) error {
+	for i, e := range tr.Events {
+		if e.Action.Fault() {
+			return fmt.Errorf("export: event %d is %s, an action of the failure handling (tla/ChandyLamportFaults.tla); TLC trace validation (tla/TraceChandyLamport.tla) knows the actions of tla/ChandyLamport.tla only: markerwave audit replays runs with failures", i+1, e)
+		}
+	}
+	if n := len(tr.Restores); n > 0 {
+		r := tr.Restores[0]
+		return fmt.Errorf("export: the trace is a run of %d incarnations (restore %d: Restore(%d) to incarnation %d, before event %d); TLC trace validation (tla/TraceChandyLamport.tla) starts every behaviour from Init, and a restored incarnation starts from a snapshot's recorded state: markerwave audit replays runs with restores, each incarnation from its snapshot",
+			n+1, 1, r.Snap, r.Incarnation, r.At+1)
+	}
+	return nil
 }
 
 // mcTraceHead opens MCTrace.tla.

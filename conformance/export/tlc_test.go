@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -185,10 +187,14 @@ func TestTLCRejectsTamperedTraces(t *testing.T) {
 	}
 }
 
-// TLC decides every trace file in traces/ as the audit does: a file under
-// conforms/ is accepted, and a file under rejects/ named PROPERTY-name is
-// rejected by the trace invariant that checks PROPERTY (the reported
-// snapshots and the drained claim included, not the events alone).
+// TLC decides every trace file in traces/ as the audit does (export
+// --tlc and audit agree): a trace the audit accepts TLC accepts, and a
+// reject (named PROPERTY-name, with the audit's property) TLC rejects by
+// the trace invariant that checks PROPERTY (the reported snapshots and
+// the drained claim included, not the events alone). A trace TLC trace
+// validation cannot express, one with failure events or one of several
+// incarnations, is refused by name, never exported as a run TLC would
+// decide otherwise.
 func TestTLCDecidesEveryTraceFile(t *testing.T) {
 	tlcJar(t)
 	paths, err := filepath.Glob(filepath.Join("..", "..", "traces", "*", "*.jsonl"))
@@ -205,11 +211,18 @@ func TestTLCDecidesEveryTraceFile(t *testing.T) {
 				require.True(t, ok, "%s: a reject's name starts with its property", rel)
 				want = spec.Property(name)
 			}
-			f, err := os.Open(p)
+			rep, err := conformance.AuditFile(p, conformance.Options{})
 			require.NoError(t, err)
-			defer f.Close()
-			tr, err := spec.ReadTrace(f)
+			require.Equal(t, want, rep.Property(), "the audit's verdict on %s:\n%s", rel, rep)
+			tr, _, err := conformance.ReadTraceFile(p)
 			require.NoError(t, err)
+			if _, _, err := TLCModel(tr); err != nil {
+				assert.Regexp(t, `failure handling|incarnations \(restore 1: Restore\(\d+\) to incarnation 2`, err.Error(), "%s is refused, by name", rel)
+				assert.True(t, len(tr.Restores) > 0 || slices.ContainsFunc(tr.Events, func(e spec.Event) bool { return e.Action.Fault() }),
+					"%s is refused, but it has neither failure events nor restores: %v", rel, err)
+				t.Logf("refused: %v", err)
+				return
+			}
 			v := runTLC(t, tr)
 			assert.Equal(t, want, v.Property(), "TLC output:\n%s", v.Output)
 		})

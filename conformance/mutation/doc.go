@@ -11,21 +11,36 @@
 //
 // Nothing is copied. The test reads the repository's tracked files once
 // (git ls-files, as they are in the work tree, or the commit
-// MUTATION_REV) and builds every mutant in the real module with go test
-// -overlay: the overlay pins every tracked file to that snapshot, deletes
-// every untracked .go file, and replaces the patched file by its mutated
-// text. Packages a mutant does not touch are then the same to the go
-// command as in the real module, so their compiled forms come from the
-// shared build cache (compiled once, with go list -export, before the
-// mutants start); only the mutated package and what depends on it
-// compile, and a mutant whose text did not change since the last run is
-// cached too. What a test reads at run time (traces/, testdata) comes
-// from the work tree; what it writes goes to a temporary directory per
-// mutant ($MARKERWAVE_FAIL_DIR, $MARKERWAVE_FIFO_OUT). Mutants run in
-// parallel, up to go test's -parallel (GOMAXPROCS); their test binaries
-// are linked without DWARF and symbol tables (-ldflags=-s -w), and each
-// go test invocation, of a mutant or of the control, has its own budget
-// (runTimeout).
+// MUTATION_REV) and builds in the real module with go test -overlay: the
+// overlay pins every tracked file to that snapshot, deletes every
+// untracked .go file, and replaces the patched files. Packages no mutant
+// touches are then the same to the go command as in the real module, so
+// their compiled forms come from the shared build cache.
+//
+// All the mutants are compiled into one tree, the mutant schemata
+// (schema_test.go): for each function a mutant patches, a copy of the
+// function per mutant, renamed mutant_<n>_<name>, holds that mutant's
+// patches and only its own, and the original starts with a switch on
+// $MARKERWAVE_MUTANT that calls the active mutant's copy. Each package a
+// mutant runs tests of is then compiled and linked once (go test -c,
+// without DWARF and symbol tables), and every mutant, and the control
+// (the same binaries, no mutant selected), is an exec of those binaries
+// in the package's directory (the tests read their testdata there), up
+// to go test's -parallel (GOMAXPROCS) at a time, each with its budget
+// (runTimeout). A //line directive before each copy keeps file:line in
+// the tests' output the real source's. What a test reads at run time
+// (traces/, testdata) comes from the work tree; what it writes goes to a
+// temporary directory per mutant ($MARKERWAVE_FAIL_DIR,
+// $MARKERWAVE_FIFO_OUT). The build cache keeps the schemata's compiled
+// packages across runs.
+//
+// A mutant with a patch outside any function body (a package-level
+// declaration, a struct field, a constant table) or one that changes a
+// function's signature cannot be switched at run time: it keeps its own
+// overlay and go test build (the log says which and why; none today), as
+// does every mutant under MUTATION_NO_SCHEMATA=1, and every mutant when
+// the schemata do not build (a replacement that does not compile, which
+// its own build then names).
 //
 // A patch's snippet must occur exactly once in its file, or the mutant
 // fails saying it must be updated (TestMutantAnchors checks this under
@@ -72,7 +87,9 @@
 // rapid property (TestLockstep and the packages' properties) with another
 // seed (fixed otherwise, so that a run is repeatable); MARKERWAVE_SEED=n the runtime
 // tests with another root seed (fixed otherwise); MUTATION_KEEP=1 keeps
-// the snapshot, each mutant's patched files and overlay, and logs where.
+// the snapshot, the schemata's files and overlay, and what each mutant's
+// runs wrote, and logs where; MUTATION_NO_SCHEMATA=1 builds every mutant
+// on its own (to compare, or to find which breaks the schemata's build).
 // Outside a git work tree (a tarball) the test cannot list the tracked
 // files: it fails when CI=true and skips, saying so, otherwise.
 //

@@ -20,7 +20,23 @@ func init() { mutants = append(mutants, appMutants...) }
 //   - app-total-wraps: four balances of 2^62 (total 2^64); the original
 //     reports that they total more than MaxInt64, the mutant's int64 sum
 //     wraps to 0 and it reports nothing.
+//   - app-conservation-no-flight: a snapshot with transfers in flight;
+//     the original's Conservation counts them, the mutant's counts the
+//     balances only and reports money lost.
 var appMutants = []mutant{
+	{
+		Name: "app-conservation-no-flight",
+		Rule: "the bank's Conservation over a global snapshot counts the transfers in flight with the balances",
+		Doc:  "Conservation ignores the in-flight transfers (flight taken as 0)",
+		Patches: []patch{{
+			File: "impl/app/invariants.go",
+			Old:  "\t\tflight, err := sumInFlight(s, DecodeTransfer)\n",
+			New:  "\t\tflight, err := sumInFlight(spec.AppSnapshot{}, DecodeTransfer) // MUTANT app-conservation-no-flight: in-flight transfers not counted\n",
+		}},
+		Runs: []goTest{{Pkg: "./impl/app", Tests: []string{"TestConservationInvariant"}}},
+		Expect: []expect{outputHas("TestConservationInvariant", "a snapshot with transfers in flight breaks Conservation",
+			regexp.MustCompile(`the snapshot holds \d+ \(\d+ in balances \+ 0 in flight\)`))},
+	},
 	{
 		Name: "app-overdraft-exact",
 		Rule: "a bank refuses an overdraft, and only an overdraft: the whole balance may be sent",

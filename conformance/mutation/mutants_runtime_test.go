@@ -17,6 +17,22 @@ var (
 // killed by a test of the runtime's contract (impl/runtime/doc.go).
 var runtimeMutants = []mutant{
 	{
+		// Tells apart: a complete snapshot that breaks an invariant of
+		// the cluster; the original returns it with an *InvariantError,
+		// the mutant returns it as if it held.
+		Name: "runtime-invariants-unchecked",
+		Rule: "the collector checks every complete snapshot against the application's invariants",
+		Doc:  "Collector.Collect returns a complete snapshot without checking the invariants",
+		Patches: []patch{{
+			File: "impl/runtime/collector.go",
+			Old:  "\tif err != nil || len(c.invariants) == 0 {\n",
+			New:  "\tif err != nil || len(c.invariants) >= 0 { // MUTANT runtime-invariants-unchecked: invariants never checked\n",
+		}},
+		Runs: []goTest{runtimeUnit("TestCollectChecksInvariants")},
+		Expect: []expect{outputHas("TestCollectChecksInvariants", "a snapshot breaking an invariant is returned as if it held",
+			regexp.MustCompile(`the collector did not check the invariants: Collect returned <nil>`))},
+	},
+	{
 		// Tells apart: a channel whose marker is followed at once by a
 		// message already in the inbox; the node applies the message
 		// before recording, so the recorded state counts a message its

@@ -259,25 +259,23 @@ func TestMutants(t *testing.T) {
 	}
 
 	control := controlRuns(selected)
-	overlay, work, err := src.overlay(t, "control", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	rn := warm(t, goBin, src.root, overlay, control)
+	rn := newRunner(goBin, src.root)
+	sb := buildSchemataBinaries(t, rn, src, selected, control)
+	rn.listPackages(t, src, control, len(sb.sch.fallback) > 0)
 	tb := &table{}
 	var controlOut string
 	t.Run("all", func(t *testing.T) {
 		t.Run("control", func(t *testing.T) {
 			t.Parallel()
 			var r result
-			r, controlOut = runControl(t, rn, overlay, work, control)
+			r, controlOut = runControl(t, rn, rn.binaryCmd(sb.bins, ""), workDir(t, "control"), control)
 			tb.add(r)
 		})
 		for _, m := range selected {
 			t.Run(m.Name, func(t *testing.T) {
 				t.Parallel()
-				tb.add(runMutant(t, rn, src, m))
+				tb.add(runMutant(t, rn, src, sb, m))
 			})
 		}
 	})
@@ -330,28 +328,40 @@ type runner struct {
 	rapid map[string]bool
 }
 
-// warm compiles, once and with all the cores, every package the runs
+func newRunner(goBin, root string) *runner {
+	return &runner{goBin: goBin, root: root, rapid: map[string]bool{}}
+}
+
+// listPackages finds which of the runs' packages link rapid. With
+// compile (mutants outside the schemata, each built by its own go test)
+// it also compiles, once and with all the cores, every package the runs
 // need, unmutated, into the build cache (go list -export compiles without
-// linking or running anything): the mutants and the control, started
-// together, then find them there instead of each compiling them at the
-// same time from a cold cache. A failure is the control's to report.
-func warm(t *testing.T, goBin, root, overlay string, runs []goTest) *runner {
+// linking or running anything): those mutants, started together, then
+// find them there instead of each compiling them at the same time. A
+// failure is the control's to report.
+func (rn *runner) listPackages(t *testing.T, src *source, runs []goTest, compile bool) {
 	start := time.Now()
-	rn := &runner{goBin: goBin, root: root, rapid: map[string]bool{}}
+	overlay, _, err := src.overlay(t, "unmutated", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const format = `{{.ImportPath}}|{{.Dir}}{{range .Deps}}{{if eq . "pgregory.net/rapid"}}|rapid{{end}}{{end}}`
-	args := []string{"list", "-overlay=" + overlay, "-export", "-deps", "-test", "-e", "-f", format}
+	args := []string{"list", "-overlay=" + overlay, "-deps", "-test", "-e", "-f", format}
+	if compile {
+		args = append(args, "-export")
+	}
 	for _, r := range runs {
 		if !slices.Contains(args, r.Pkg) {
 			args = append(args, r.Pkg)
 		}
 	}
-	cmd := exec.Command(goBin, args...)
-	cmd.Dir = root
+	cmd := exec.Command(rn.goBin, args...)
+	cmd.Dir = rn.root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Logf("compiling the unmutated packages: %v (the control will say why)\n%s", err, tail(stderr.String(), 20))
+		t.Logf("listing the unmutated packages: %v (the control will say why)\n%s", err, tail(stderr.String(), 20))
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(line, "|")
@@ -359,8 +369,9 @@ func warm(t *testing.T, goBin, root, overlay string, runs []goTest) *runner {
 			rn.rapid[f[1]] = true
 		}
 	}
-	t.Logf("compiled the unmutated packages in %v", time.Since(start).Round(100*time.Millisecond))
-	return rn
+	if compile {
+		t.Logf("compiled the unmutated packages in %v", time.Since(start).Round(100*time.Millisecond))
+	}
 }
 
 // distinct: no expectation of the mutants ms is found in the output of
@@ -379,10 +390,10 @@ func distinct(t *testing.T, ms []mutant, controlOut string) {
 // runControl runs runs on the unmutated tree: it must pass them all, or
 // the mutants' failures prove nothing. It returns the output when they
 // do.
-func runControl(t *testing.T, rn *runner, overlay, work string, runs []goTest) (result, string) {
+func runControl(t *testing.T, rn *runner, launch launcher, work string, runs []goTest) (result, string) {
 	start := time.Now()
 	r := result{name: "control", rule: "-", want: "pass", observed: "pass"}
-	out, failed, err := rn.runAll(overlay, work, runs)
+	out, failed, err := rn.runAll(launch, work, runs)
 	r.took = time.Since(start)
 	switch {
 	case err != nil:
@@ -402,7 +413,7 @@ func runControl(t *testing.T, rn *runner, overlay, work string, runs []goTest) (
 	return r, ""
 }
 
-func runMutant(t *testing.T, rn *runner, src *source, m mutant) result {
+func runMutant(t *testing.T, rn *runner, src *source, sb schemataBuild, m mutant) result {
 	start := time.Now()
 	r := result{name: m.Name, pkg: pkgOf(m), rule: m.Rule, want: string(m.Want)}
 	if r.want == "" {
@@ -412,28 +423,17 @@ func runMutant(t *testing.T, rn *runner, src *source, m mutant) result {
 		r.observed, r.took = observed, time.Since(start)
 		return r
 	}
-	patched := map[string][]byte{}
-	for _, p := range m.Patches {
-		b, ok := patched[p.File]
-		if !ok {
-			b, ok = src.files[p.File]
+	var out string
+	var failed bool
+	var err error
+	if sb.sch.in[m.Name] {
+		out, failed, err = rn.runAll(rn.binaryCmd(sb.bins, m.Name), workDir(t, m.Name), m.Runs)
+	} else {
+		var why string
+		if out, failed, why, err = rn.runOwnBuild(t, src, sb, m); why != "" {
+			return done(why)
 		}
-		if !ok {
-			t.Errorf("mutant %s: anchor file %s is not tracked: the mutant must be updated", m.Name, p.File)
-			return done("anchor not found")
-		}
-		b, err := applyPatch(b, p)
-		if err != nil {
-			t.Errorf("mutant %s: %v", m.Name, err)
-			return done("anchor not found")
-		}
-		patched[p.File] = b
 	}
-	overlay, work, err := src.overlay(t, m.Name, patched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, failed, err := rn.runAll(overlay, work, m.Runs)
 	switch {
 	case err != nil:
 		t.Errorf("mutant %s: %v", m.Name, err)
@@ -465,6 +465,60 @@ func runMutant(t *testing.T, rn *runner, src *source, m mutant) result {
 	return done(strings.Join(seen, "; "))
 }
 
+// runOwnBuild runs m's tests built with its own overlay (a mutant
+// outside the schemata); why says why not when its anchors are not
+// found (the test has failed saying so).
+func (rn *runner) runOwnBuild(t *testing.T, src *source, sb schemataBuild, m mutant) (out string, failed bool, why string, err error) {
+	t.Logf("mutant %s is built on its own: %s", m.Name, sb.sch.fallback[m.Name])
+	patched, why := patchedFiles(t, src, m)
+	if why != "" {
+		return "", false, why, nil
+	}
+	overlay, work, err := src.overlay(t, m.Name, patched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, failed, err = rn.runAll(rn.goTestCmd(overlay), work, m.Runs)
+	return out, failed, "", err
+}
+
+// workDir is a fresh directory for what the runs of name write: a
+// temporary one, or under MUTATION_KEEP one that stays (logged).
+func workDir(t *testing.T, name string) string {
+	if os.Getenv("MUTATION_KEEP") == "" {
+		return t.TempDir()
+	}
+	d, err := os.MkdirTemp("", "markerwave-mutant-"+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: what its runs write is kept in %s", name, d)
+	return d
+}
+
+// patchedFiles is the text of each file m patches, with its patches, or
+// why not (the test has failed saying so).
+func patchedFiles(t *testing.T, src *source, m mutant) (map[string][]byte, string) {
+	patched := map[string][]byte{}
+	for _, p := range m.Patches {
+		b, ok := patched[p.File]
+		if !ok {
+			b, ok = src.files[p.File]
+		}
+		if !ok {
+			t.Errorf("mutant %s: anchor file %s is not tracked: the mutant must be updated", m.Name, p.File)
+			return nil, "anchor not found"
+		}
+		b, err := applyPatch(b, p)
+		if err != nil {
+			t.Errorf("mutant %s: %v", m.Name, err)
+			return nil, "anchor not found"
+		}
+		patched[p.File] = b
+	}
+	return patched, ""
+}
+
 func buildFailed(out string) bool {
 	return strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]")
 }
@@ -477,17 +531,17 @@ func runNames(runs []goTest) string {
 	return strings.Join(s, " ")
 }
 
-// runAll runs every go test of runs in the module, built with the
-// overlay file overlay, and returns their combined output and whether
-// any failed. The tests write what they keep (failure traces, porcupine's
-// visualisations) under work. A test of the selection that does not run
-// at all is an error (the mutation test must then be updated), and so is
-// a go test that cannot run or does not finish within runTimeout.
-func (rn *runner) runAll(overlay, work string, runs []goTest) (string, bool, error) {
+// runAll runs every test run of runs, each launched by launch, and
+// returns their combined output and whether any failed. The tests write
+// what they keep (failure traces, porcupine's visualisations) under
+// work. A test of the selection that does not run at all is an error
+// (the mutation test must then be updated), and so is a run that cannot
+// start or does not finish within runTimeout.
+func (rn *runner) runAll(launch launcher, work string, runs []goTest) (string, bool, error) {
 	var all strings.Builder
 	failed := false
 	for _, r := range runs {
-		out, f, err := rn.run(overlay, work, r)
+		out, f, err := rn.run(launch, work, r)
 		all.WriteString(out)
 		if err != nil {
 			return all.String(), true, err
@@ -497,50 +551,41 @@ func (rn *runner) runAll(overlay, work string, runs []goTest) (string, bool, err
 	return all.String(), failed, nil
 }
 
-// run runs the go test r within runTimeout and returns its command line
-// and output, and whether it failed.
+// run runs r, launched by launch, within runTimeout and returns its
+// command line and output, and whether it failed.
 //
 // Vet is off: a mutant must be caught by a test (make test vets the real
 // tree). The test binaries are linked without the DWARF tables and the
 // symbol table (-ldflags=-s -w; tracebacks and file:line come from the
-// pclntab, which stays): nobody debugs them, and every mutant links its
-// own, which then costs about a third less (conformance's: 0.7 s of CPU,
-// not 1.1 s).
-func (rn *runner) run(overlay, work string, r goTest) (string, bool, error) {
+// pclntab, which stays): nobody debugs them.
+func (rn *runner) run(launch launcher, work string, r goTest) (string, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	args := []string{"test", "-count=1", "-v", "-vet=off", "-overlay=" + overlay, "-timeout", "4m", "-ldflags=-s -w",
-		"-run", "^(" + strings.Join(r.Tests, "|") + ")$", r.Pkg}
-	args = append(args, r.Args...)
-	if rn.rapid[filepath.Join(rn.root, filepath.FromSlash(r.Pkg))] {
-		args = rapidArgs(args)
+	cmd, line := launch(ctx, r)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
 	}
-	cmd := exec.CommandContext(ctx, rn.goBin, args...)
-	cmd.Dir = rn.root
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(cmd.Env,
 		"MARKERWAVE_SEED="+runtimeSeed(),
 		"MARKERWAVE_FAIL_DIR="+filepath.Join(work, "failures"),
 		"MARKERWAVE_FIFO_OUT="+filepath.Join(work, "fifo"),
 	)
-	cmd.WaitDelay = 10 * time.Second
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
+	buf, err := cmdOutput(cmd)
 	out := buf.String()
-	logged := fmt.Sprintf("$ go %s\n%s\n", strings.Join(args, " "), out)
+	logged := fmt.Sprintf("%s\n%s\n", line, out)
 	if ctx.Err() != nil {
-		return logged, true, fmt.Errorf("go test %s did not finish within %v:\n%s", r.Pkg, runTimeout, tail(out, 40))
+		return logged, true, fmt.Errorf("the run of %s did not finish within %v:\n%s", r.Pkg, runTimeout, tail(out, 40))
 	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		return logged, true, fmt.Errorf("running go test: %v", err)
+		return logged, true, fmt.Errorf("running %s: %v", line, err)
 	}
 	if buildFailed(out) {
 		return logged, true, nil
 	}
 	for _, name := range r.Tests {
 		if !strings.Contains(out, "=== RUN   "+name+"\n") {
-			return logged, true, fmt.Errorf("%s has no test %s any more (go test -run ran nothing): update the mutation test's selection", r.Pkg, name)
+			return logged, true, fmt.Errorf("%s has no test %s any more (-run ran nothing): update the mutation test's selection", r.Pkg, name)
 		}
 	}
 	return logged, err != nil, nil

@@ -1,14 +1,18 @@
 // Package app holds the applications markerwave nodes run: a bank whose
 // balance is the spec's bal, and a token ring whose bal is 1 while the
-// process holds the token. Both implement core.App; payloads and states
-// are JSON so that they read well in traces. The registry (Register,
+// process holds the token. Both implement core.App, and core.Quantities
+// (their abstraction to the spec's bal and amt); each declares its
+// property of a global snapshot as a spec.Invariant (Conservation,
+// OneToken; the Params declare them through Declares, InvariantsOf).
+// Payloads and states are JSON so that they read well in traces. The registry (Register,
 // NewParams, Kinds) makes application kinds available to cluster configs.
 //
 // Use it in this order: a cluster config names a kind; NewParams returns
 // its zero Params, which the config's "app" object is decoded into; Check
 // reports every problem of them; New builds each process's application;
-// Message draws the workload's payloads. The core then calls Send, Apply,
-// Amount, Balance, Capture and Restore.
+// Message draws the workload's payloads; InvariantsOf gives the invariants
+// every collected snapshot is checked against. The core then calls Send,
+// Apply, Amount, Balance, Capture and Restore.
 //
 // What it promises:
 //

@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/markerwave/markerwave/impl/core"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -412,7 +413,7 @@ func TestBankParamsCheck(t *testing.T) {
 		for _, p := range topo.Procs {
 			a, err := params.New(p)
 			require.NoError(t, err)
-			require.Equal(t, balances[p], a.Balance())
+			require.Equal(t, balances[p], core.InitialBalance(a))
 		}
 	})
 }
@@ -460,9 +461,9 @@ func TestTokenParamsCheck(t *testing.T) {
 		for _, p := range topo.Procs {
 			a, err := params.New(p)
 			require.NoError(t, err)
-			require.Equal(t, p == holder, a.Balance() == 1, "%s", p)
-			tokens += int(a.Balance())
-			amt, err := a.Amount(params.Message(nil, maxAmount))
+			require.Equal(t, p == holder, core.InitialBalance(a) == 1, "%s", p)
+			tokens += int(core.InitialBalance(a))
+			amt, err := core.AmountOf(a, params.Message(nil, maxAmount))
 			require.NoError(t, err)
 			require.Equal(t, int64(1), amt)
 		}

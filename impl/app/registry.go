@@ -28,6 +28,21 @@ type Params interface {
 	Message(rng *rand.Rand, maxAmount int64) []byte
 }
 
+// Declares is what Params add whose application states invariants over
+// its global snapshots (bank: Conservation; token: OneToken).
+type Declares interface {
+	Invariants(t *spec.Topology) []spec.Invariant
+}
+
+// InvariantsOf are the invariants p declares for topology t, none if it
+// declares none.
+func InvariantsOf(p Params, t *spec.Topology) []spec.Invariant {
+	if d, ok := p.(Declares); ok {
+		return d.Invariants(t)
+	}
+	return nil
+}
+
 var (
 	kindsMu sync.RWMutex
 	kinds   = map[string]func() Params{}
@@ -131,6 +146,15 @@ func (b *BankParams) Message(rng *rand.Rand, maxAmount int64) []byte {
 	return Transfer(1 + rng.Int64N(maxAmount))
 }
 
+// Invariants: the bank conserves the money of t's processes' balances.
+func (b *BankParams) Invariants(t *spec.Topology) []spec.Invariant {
+	var total int64
+	for _, p := range t.Procs {
+		total += b.Balances[p]
+	}
+	return []spec.Invariant{Conservation(total)}
+}
+
 // TokenParams configure a token ring: the process holding the token at
 // the start.
 type TokenParams struct {
@@ -152,6 +176,11 @@ func (k *TokenParams) New(p spec.ProcID) (core.App, error) { return NewToken(p =
 
 // Message is the token (amount 1), whatever maxAmount.
 func (k *TokenParams) Message(*rand.Rand, int64) []byte { return TokenPayload }
+
+// Invariants: one token, always.
+func (k *TokenParams) Invariants(*spec.Topology) []spec.Invariant {
+	return []spec.Invariant{OneToken()}
+}
 
 func sortedKeys(m map[spec.ProcID]int64) []spec.ProcID {
 	ks := make([]spec.ProcID, 0, len(m))

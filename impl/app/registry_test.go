@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"fmt"
+	"github.com/markerwave/markerwave/impl/core"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -74,10 +75,10 @@ func TestBankParams(t *testing.T) {
 	assert.Empty(t, problems(b, topo, 10))
 	a, err := b.New("P1")
 	require.NoError(t, err)
-	assert.Equal(t, int64(7), a.Balance())
+	assert.Equal(t, int64(7), core.InitialBalance(a))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 100 {
-		amt, err := a.Amount(b.Message(rng, 4))
+		amt, err := core.AmountOf(a, b.Message(rng, 4))
 		require.NoError(t, err)
 		assert.True(t, amt >= 1 && amt <= 4, "amount %d", amt)
 	}
@@ -102,8 +103,8 @@ func TestTokenParams(t *testing.T) {
 	for p, want := range map[spec.ProcID]int64{"P1": 0, "P2": 1} {
 		a, err := k.New(p)
 		require.NoError(t, err)
-		assert.Equal(t, want, a.Balance())
-		amt, err := a.Amount(k.Message(nil, 50))
+		assert.Equal(t, want, core.InitialBalance(a))
+		amt, err := core.AmountOf(a, k.Message(nil, 50))
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), amt)
 	}

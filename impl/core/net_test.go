@@ -121,7 +121,7 @@ func (n *tnet) liveTotal() int64 {
 	for c, fs := range n.Queues {
 		for _, f := range fs {
 			if f.Kind == wire.KindApp {
-				amt, err := n.Apps[c.To].Amount(f.Payload)
+				amt, err := core.AmountOf(n.Apps[c.To], f.Payload)
 				require.NoError(n.t, err)
 				t += amt
 			}

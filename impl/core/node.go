@@ -260,11 +260,20 @@ func (n *Node) restoreApp(cp Checkpoint) error {
 	if err := n.app.Restore(cp.App); err != nil {
 		return n.errorf("restore", spec.Channel{}, "%w: %w", ErrApp, err)
 	}
-	if b := n.app.Balance(); b != cp.State.Bal {
+	if b := restoredBalance(n.app, cp.State); b != cp.State.Bal {
 		_ = n.app.Restore(prev)
 		return n.errorf("restore", spec.Channel{}, "application state has balance %d, checkpoint says %d", b, cp.State.Bal)
 	}
 	return nil
+}
+
+// restoredBalance is the bal a node restored to st with application a
+// has: a's Balance, or the message count abstraction at st's counters.
+func restoredBalance(a App, st spec.LocalState) int64 {
+	if q, ok := a.(Quantities); ok {
+		return q.Balance()
+	}
+	return OpaqueBalance + int64(st.Rcvd) - int64(st.Sent)
 }
 
 // SendApp sends payload to peer to. It mirrors SendApp(p, q, a) in
@@ -590,16 +599,7 @@ func (n *Node) event(a spec.Action) spec.Event {
 	return spec.Event{Proc: n.self, Seq: n.steps, Action: a, After: n.State(), VC: n.vc}
 }
 
-func (n *Node) amount(payload []byte) (int64, error) {
-	amt, err := n.app.Amount(payload)
-	if err != nil {
-		return 0, fmt.Errorf("%w: bad payload: %w", ErrApp, err)
-	}
-	if amt <= 0 {
-		return 0, fmt.Errorf("%w: payload abstracts to amount %d, want > 0", ErrApp, amt)
-	}
-	return amt, nil
-}
+func (n *Node) amount(payload []byte) (int64, error) { return AmountOf(n.app, payload) }
 
 // jsonPayload is the payload as an event's Payload, or nil when it is not
 // JSON (events must stay encodable).
@@ -628,7 +628,7 @@ func (n *Node) Topology() *spec.Topology { return n.topo }
 
 // State is the abstraction of the node's current state (TLA+ LocalState).
 func (n *Node) State() spec.LocalState {
-	return spec.LocalState{Bal: n.app.Balance(), Sent: n.sent, Rcvd: n.rcvd}
+	return spec.LocalState{Bal: n.balance(), Sent: n.sent, Rcvd: n.rcvd}
 }
 
 // NextSendSeq is the seq the next message to peer to gets.

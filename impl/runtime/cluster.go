@@ -32,6 +32,9 @@ type ClusterConfig struct {
 	// From, if set, restores every node from this snapshot; new snapshot
 	// ids then start after From.ID.
 	From *snapshot.Global
+	// After, if set, makes new snapshot ids start after it (and after
+	// From.ID): a store's snapshots keep their ids across runs.
+	After spec.SnapID
 	// OnError, if set, is called with every node error (from node
 	// goroutines, possibly concurrently).
 	OnError func(error)
@@ -41,6 +44,9 @@ type ClusterConfig struct {
 	// OnFault, if set, is called with every node's suspicions and aborts
 	// (from node goroutines, possibly concurrently).
 	OnFault func(Fault)
+	// Invariants are the application's properties of a global snapshot,
+	// checked on every snapshot Collect assembles (see Collector.Collect).
+	Invariants []spec.Invariant
 }
 
 // Cluster runs one Node per process of a topology in this process.
@@ -68,7 +74,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, fmt.Errorf("runtime: cluster config has no NewApp")
 	}
 	c := &Cluster{
-		topo: cfg.Topology, nodes: map[spec.ProcID]*Node{}, col: NewCollector(cfg.Topology),
+		topo: cfg.Topology, nodes: map[spec.ProcID]*Node{}, col: NewCollector(cfg.Topology, cfg.Invariants...),
 		stats: &Stats{}, snaps: map[spec.SnapID]spec.ProcID{},
 	}
 	c.trs = distinctTransports(cfg)
@@ -79,6 +85,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		}
 		c.nextSnap.Store(uint64(cfg.From.ID))
 	}
+	c.nextSnap.Store(max(c.nextSnap.Load(), uint64(cfg.After)))
 	for _, p := range cfg.Topology.Procs {
 		n, err := c.startNode(cfg, p)
 		if err != nil {

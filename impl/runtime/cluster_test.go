@@ -116,7 +116,7 @@ func TestTCPClusterConcurrentSnapshots(t *testing.T) {
 	checkNoLeak(t)
 	topo := spec.Complete(4)
 	ct := counting(tcpTransport(t, topo))
-	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(500), Transport: ct})
+	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(500), Transport: ct, Invariants: conserves(topo, 500)})
 	require.NoError(t, err)
 	snaps := snapshotsDuring(t, cl, 2, 1000, 8)
 	require.NoError(t, cl.Stop(ctxFor(t, 5*time.Second)))
@@ -135,7 +135,7 @@ func TestPerNodeTCPCluster(t *testing.T) {
 		cts[p] = ct
 		all = append(all, ct)
 	}
-	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(300), NodeTransports: cts})
+	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(300), NodeTransports: cts, Invariants: conserves(topo, 300)})
 	require.NoError(t, err)
 	snaps := snapshotsDuring(t, cl, 3, 500, 6)
 	require.NoError(t, cl.Stop(ctxFor(t, 5*time.Second)))

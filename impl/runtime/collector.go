@@ -34,6 +34,8 @@ type Collector struct {
 	suspects  map[spec.ProcID]map[spec.ProcID]Fault // suspected peer -> suspecting node -> its Fault
 	waiters   int
 	changed   chan struct{} // closed and replaced on updates while waiters > 0
+
+	invariants []spec.Invariant // checked on every assembled snapshot, outside mu
 }
 
 // progress is what the collector knows of one snapshot, by topology
@@ -55,8 +57,9 @@ func (pr *progress) part(i int) bool { return pr != nil && pr.has[i] }
 // complete reports whether every process's part arrived.
 func (pr *progress) complete(procs int) bool { return pr != nil && pr.nparts == procs }
 
-// NewCollector returns a collector for the processes of t.
-func NewCollector(t *spec.Topology) *Collector {
+// NewCollector returns a collector for the processes of t that checks
+// every snapshot it assembles against the application's invariants.
+func NewCollector(t *spec.Topology, invariants ...spec.Invariant) *Collector {
 	off := make([]int, len(t.Procs)+1)
 	for i, p := range t.Procs {
 		off[i+1] = off[i] + len(t.In(p))
@@ -70,6 +73,8 @@ func NewCollector(t *spec.Topology) *Collector {
 		collected: map[spec.SnapID]bool{},
 		suspects:  map[spec.ProcID]map[spec.ProcID]Fault{},
 		changed:   make(chan struct{}),
+
+		invariants: invariants,
 	}
 }
 
@@ -257,7 +262,24 @@ func (c *Collector) ChannelFailed(e *ChannelError) {
 // naming who aborted it and why; when ctx ends first, or a node missing
 // from s has stopped, or a channel whose marker s lacks has failed, an
 // *IncompleteError naming what is missing. It never waits past ctx.
+//
+// A complete snapshot is then checked against the collector's invariants
+// (spec.CheckInvariants, outside the collector's lock): if it breaks one,
+// or one panics, Collect returns the snapshot and an *InvariantError
+// naming each broken invariant and holding the snapshot that shows it.
 func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global, error) {
+	g, err := c.collect(ctx, s)
+	if err != nil || len(c.invariants) == 0 {
+		return g, err
+	}
+	if err := spec.CheckInvariants(g.AppSnapshot(), c.invariants); err != nil {
+		return g, &InvariantError{Global: g, Err: err}
+	}
+	return g, nil
+}
+
+// collect waits for s's outcome, as Collect says, before the invariants.
+func (c *Collector) collect(ctx context.Context, s spec.SnapID) (snapshot.Global, error) {
 	c.mu.Lock()
 	c.waiters++
 	defer func() { c.waiters--; c.mu.Unlock() }()

@@ -634,7 +634,7 @@ func (c *FileConfig) Header() spec.Header {
 	h := spec.Header{Topology: c.Topology, InitBal: map[spec.ProcID]int64{}}
 	for _, p := range c.Topology.Procs {
 		if a, err := c.NewApp(p); err == nil {
-			h.InitBal[p] = a.Balance()
+			h.InitBal[p] = core.InitialBalance(a)
 		}
 	}
 	return h

@@ -45,8 +45,11 @@
 //
 // Collection. Collector.Collect(ctx, s) returns the snapshot assembled
 // from exactly one part of s per process (snapshot.Assemble, which
-// refuses parts of another snapshot and an inconsistent cut), and hands
-// each snapshot out once: a later Collect of it returns ErrCollected.
+// refuses parts of another snapshot and an inconsistent cut), checked
+// against the application's invariants (ClusterConfig.Invariants; a
+// broken or panicking one is an *InvariantError holding the snapshot;
+// node processes check those their config's app kind declares and log
+// them), and hands each snapshot out once: a later Collect of it returns ErrCollected.
 // Reports of a snapshot already collected, or given up with Forget, are
 // dropped. Otherwise Collect returns an *IncompleteError naming exactly
 // what s lacks: NeverRecorded, the processes without a part that never

@@ -100,9 +100,16 @@ func bankApps(bal int64) func(spec.ProcID) (core.App, error) {
 	return func(spec.ProcID) (core.App, error) { return app.NewBank(bal) }
 }
 
+// conserves is the bank's Conservation for topo's processes holding bal
+// each: every snapshot a test's cluster collects is checked on the
+// application's own states and payloads.
+func conserves(topo *spec.Topology, bal int64) []spec.Invariant {
+	return []spec.Invariant{app.Conservation(bal * int64(len(topo.Procs)))}
+}
+
 func memCluster(t testing.TB, topo *spec.Topology, bal int64, maxDelay time.Duration, seed uint64) (*mwrt.Cluster, *countingTransport) {
 	ct := counting(transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: maxDelay, Seed: seed}))
-	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(bal), Transport: ct})
+	cl, err := mwrt.NewCluster(mwrt.ClusterConfig{Topology: topo, NewApp: bankApps(bal), Transport: ct, Invariants: conserves(topo, bal)})
 	require.NoError(t, err)
 	return cl, ct
 }

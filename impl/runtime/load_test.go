@@ -81,13 +81,13 @@ type closedLoop struct {
 
 // loadApp is a bank that counts what the load needs.
 type loadApp struct {
-	core.App
+	*app.Bank
 	l    *closedLoop
 	self int
 }
 
 func (a *loadApp) Send(to spec.ProcID, p []byte) error {
-	if err := a.App.Send(to, p); err != nil {
+	if err := a.Bank.Send(to, p); err != nil {
 		return err
 	}
 	a.l.sent[a.self].Add(1)
@@ -95,7 +95,7 @@ func (a *loadApp) Send(to spec.ProcID, p []byte) error {
 }
 
 func (a *loadApp) Apply(from spec.ProcID, p []byte) error {
-	if err := a.App.Apply(from, p); err != nil {
+	if err := a.Bank.Apply(from, p); err != nil {
 		return err
 	}
 	i := a.l.idx[from]
@@ -112,7 +112,7 @@ func (a *loadApp) Apply(from spec.ProcID, p []byte) error {
 }
 
 func (a *loadApp) Capture() ([]byte, error) {
-	b, err := a.App.Capture()
+	b, err := a.Bank.Capture()
 	if pr := a.l.probe.Load(); pr != nil {
 		pr.note(a.l.totalSent(), a.l.totalDelivered())
 	}
@@ -184,7 +184,7 @@ func newClosedLoop(tb testing.TB, topo *spec.Topology, cfg loadConfig) *closedLo
 			if err != nil {
 				return nil, err
 			}
-			return &loadApp{App: b, l: l, self: l.idx[p]}, nil
+			return &loadApp{Bank: b, l: l, self: l.idx[p]}, nil
 		},
 		Transport: transport.NewMemory(topo, transport.MemoryConfig{MaxDelay: cfg.MaxDelay, Seed: cfg.Seed}),
 	})

@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/markerwave/markerwave/impl/app"
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/snapshot"
 	"github.com/markerwave/markerwave/impl/trace"
@@ -335,8 +337,33 @@ func (p *process) persist(part snapshot.Part) error {
 		return err
 	}
 	p.metrics.assembled.Inc()
-	p.say("snapshot %d complete: total %d (%d in flight), saved %s", g.ID, g.Total(), g.InFlight(), path)
+	p.say("snapshot %d complete: total %d (%d in flight), saved %s%s", g.ID, g.Total(), g.InFlight(), path, p.checkInvariants(g))
 	return nil
+}
+
+// checkInvariants checks g against the invariants the config's
+// application declares (app.InvariantsOf): it says each one broken or
+// panicking, naming it, and returns the note for the complete line
+// ("; Conservation holds").
+func (p *process) checkInvariants(g snapshot.Global) string {
+	invs := app.InvariantsOf(p.cfg.App.Params, p.t)
+	if len(invs) == 0 {
+		return ""
+	}
+	if err := spec.CheckInvariants(g.AppSnapshot(), invs); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			p.say("%s", line)
+		}
+		return "; invariants broken, see above"
+	}
+	names := make([]string, len(invs))
+	for i, inv := range invs {
+		names[i] = inv.Name
+	}
+	if len(names) == 1 {
+		return "; " + names[0] + " holds"
+	}
+	return "; " + strings.Join(names, ", ") + " hold"
 }
 
 // startNode starts self's node (restored from opt.From if set) on the

@@ -48,7 +48,11 @@ func testConfig(t *testing.T, dir string) *mwrt.FileConfig {
 }
 
 // runNodes runs every node of cfg as RunProcess (each with its own TCP
-// transport serving only itself) for d, and returns their log and errors.
+// transport serving only itself) for at least d, and until every
+// initiator of cfg's schedule has started its snapshots (a node that
+// starts late on a loaded machine would otherwise be stopped before its
+// last one: the tests count them), at most a minute; it returns their log
+// and errors.
 func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *snapshot.Global) (string, []error) {
 	t.Helper()
 	lns := map[spec.ProcID]net.Listener{}
@@ -58,7 +62,7 @@ func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Durati
 		lns[p] = ln
 		cfg.Nodes[p] = mwrt.NodeAddress{Listen: ln.Addr().String()}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var (
 		wg  sync.WaitGroup
@@ -66,6 +70,7 @@ func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Durati
 		log strings.Builder
 	)
 	w := writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return log.Write(b) })
+	go stopWhenScheduled(ctx, cancel, d, cfg.Snapshots, func() string { mu.Lock(); defer mu.Unlock(); return log.String() })
 	errs := make([]error, len(cfg.Topology.Procs))
 	for i, p := range cfg.Topology.Procs {
 		wg.Add(1)
@@ -88,6 +93,37 @@ func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Durati
 	return log.String(), errs
 }
 
+// stopWhenScheduled calls cancel once d has passed and the log holds
+// the start (or the refusal) of every snapshot of sched: each initiator's
+// Count.
+func stopWhenScheduled(ctx context.Context, cancel func(), d time.Duration, sched *mwrt.Schedule, log func() string) {
+	want := 0
+	if sched != nil {
+		want = sched.Count * len(sched.Initiators)
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-timer.C:
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		l := log()
+		if strings.Count(l, ": initiated snapshot ")+strings.Count(l, ": initiate ") >= want {
+			cancel()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // Three node processes (here goroutines) form a cluster from one config;
 // their parts are persisted and the global snapshots assembled on disk
 // conserve money.
@@ -97,8 +133,10 @@ func TestRunProcessCluster(t *testing.T) {
 	cfg := testConfig(t, dir)
 	st, err := store.Open(cfg.SnapshotDir)
 	require.NoError(t, err)
-	runNodes(t, cfg, st, 1500*time.Millisecond, nil)
+	log, _ := runNodes(t, cfg, st, 1500*time.Millisecond, nil)
 	storedTotals(t, st, 3000)
+	assert.Regexp(t, `snapshot \d+ complete: total 3000 .*; Conservation holds`, log, "the bank's invariant is checked on every assembled snapshot")
+	assert.NotContains(t, log, "breaks invariant")
 	_, err = mwrt.MergeTraces(cfg.TraceDir, cfg.Header(), nil, filepath.Join(dir, "trace.jsonl"))
 	assert.NoError(t, err)
 
@@ -131,6 +169,8 @@ func TestRunProcessToken(t *testing.T) {
 	log, _ := runNodes(t, cfg, st, 900*time.Millisecond, nil)
 	assert.NotRegexp(t, `P2: stopped: balance \d+, sent 0,`, log, "the holder passed the token on")
 	storedTotals(t, st, 1)
+	assert.Contains(t, log, "; OneToken holds")
+	assert.NotContains(t, log, "breaks invariant")
 }
 
 // Two fresh runs of the same cluster into one snapshot directory (the

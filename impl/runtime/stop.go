@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/markerwave/markerwave/impl/core"
 	"maps"
 	"slices"
 	"sort"
@@ -274,7 +275,7 @@ func (p *process) lostAmount(envs []wire.Envelope) int64 {
 		if e.Frame.Kind != wire.KindApp {
 			continue
 		}
-		if amt, err := a.Amount(e.Frame.Payload); err == nil {
+		if amt, err := core.AmountOf(a, e.Frame.Payload); err == nil {
 			total += amt
 		}
 	}

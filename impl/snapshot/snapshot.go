@@ -338,6 +338,46 @@ func (g *Global) Abstract() spec.GlobalState {
 	return st
 }
 
+// AppSnapshot is the snapshot as the application sees it: every node's
+// captured state and every channel's in-flight payloads, what the
+// application's invariants (spec.Invariant) are checked on. It shares
+// g's byte slices.
+func (g *Global) AppSnapshot() spec.AppSnapshot {
+	s := spec.AppSnapshot{Snap: g.ID, States: make(map[spec.ProcID][]byte, len(g.Nodes)), InFlight: make(map[spec.Channel][][]byte, len(g.Chans))}
+	for _, n := range g.Nodes {
+		s.States[n.Proc] = n.App
+	}
+	for _, cs := range g.Chans {
+		ps := make([][]byte, len(cs.Msgs))
+		for k, m := range cs.Msgs {
+			ps[k] = m.Payload
+		}
+		s.InFlight[cs.Chan] = ps
+	}
+	return s
+}
+
+// AppString renders the snapshot as the application sees it (what
+// AppSnapshot holds): each node's captured state and each channel's
+// in-flight payloads, for a report on an application's invariant.
+func (g *Global) AppString() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "snapshot %d", g.ID)
+	if g.Initiator != "" {
+		fmt.Fprintf(&b, " (initiated by %s)", string(g.Initiator))
+	}
+	b.WriteString("\n")
+	for _, n := range g.Nodes {
+		fmt.Fprintf(&b, "  %s state %s\n", string(n.Proc), n.App)
+	}
+	for _, cs := range g.Chans {
+		for _, m := range cs.Msgs {
+			fmt.Fprintf(&b, "  %s in flight #%d %s\n", cs.Chan, m.Seq, m.Payload)
+		}
+	}
+	return b.String()
+}
+
 // RecordedSnapshot is the snapshot as a trace's recorded snapshot
 // (spec.RecordedSnapshot): its id, initiator, Abstract state and Cut.
 func (g *Global) RecordedSnapshot() spec.RecordedSnapshot {

@@ -27,6 +27,7 @@ const windowColumns = 40
 // the diagram.
 type Loaded struct {
 	name     string
+	barrier  *spec.BarrierTrace // a barrier trace; nil for a Chandy-Lamport one
 	tr       spec.Trace
 	lines    spec.TraceLines
 	report   conformance.Report
@@ -68,28 +69,107 @@ type EventView struct {
 	Label string `json:"label"`
 }
 
-// Load reads a trace file's text (name is for messages) and audits it.
-// A file that is no trace is an error naming what is wrong and where.
+// TraceFile is one file the page was given: its name and its text.
+type TraceFile struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// LoadFiles audits the files the page was given together: one trace file
+// (Load), or the node logs of one run, merged in causal order as
+// markerwave audit merges a directory of them (conformance.MergeNodeLogs)
+// and audited as one run. A barrier trace among several files, or logs
+// that do not merge, is an error naming the file or what is wrong.
+func LoadFiles(files []TraceFile, progress func(done, total int)) (*Loaded, error) {
+	switch len(files) {
+	case 0:
+		return nil, fmt.Errorf("no trace file given")
+	case 1:
+		return Load(files[0].Name, files[0].Text, progress)
+	}
+	trs, names, err := readNodeLogs(files)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := conformance.MergeNodeLogs(trs)
+	if err != nil {
+		return nil, fmt.Errorf("cannot merge the %d node logs %s: %w", len(files), strings.Join(names, ", "), err)
+	}
+	return loadTrace(fmt.Sprintf("%d node logs merged (%s)", len(files), strings.Join(names, ", ")), tr, spec.TraceLines{}, progress)
+}
+
+// readNodeLogs reads the files given together as the node logs of one
+// run, each a Chandy-Lamport trace.
+func readNodeLogs(files []TraceFile) ([]spec.Trace, []string, error) {
+	total := 0
+	trs := make([]spec.Trace, len(files))
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+		if total += len(f.Text); total > MaxTraceBytes {
+			return nil, nil, fmt.Errorf("%s: the files hold more than the page reads (%d bytes)", f.Name, MaxTraceBytes)
+		}
+		if conformance.IsBarrierTrace([]byte(f.Text)) {
+			return nil, nil, fmt.Errorf("%s is a barrier trace, one run in one file: open it alone (several files are the node logs of one Chandy-Lamport run)", f.Name)
+		}
+		tr, _, err := spec.ReadTraceLines(strings.NewReader(f.Text))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		trs[i] = tr
+	}
+	return trs, names, nil
+}
+
+// Load reads a trace file's text (name is for messages) and audits it: a
+// barrier trace (its header's format, conformance.IsBarrierTrace)
+// against model/barrier, any other as a Chandy-Lamport trace. A file
+// that is no trace is an error naming what is wrong and where.
 // progress, if not nil, is told the events replayed so far and their
 // number (conformance.Options.Progress: after every event).
 func Load(name, text string, progress func(done, total int)) (*Loaded, error) {
 	if len(text) > MaxTraceBytes {
 		return nil, fmt.Errorf("%s: %d bytes, more than the page reads (%d)", name, len(text), MaxTraceBytes)
 	}
+	if conformance.IsBarrierTrace([]byte(text)) {
+		return loadBarrier(name, text, progress)
+	}
 	tr, lines, err := spec.ReadTraceLines(strings.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return loadTrace(name, tr, lines, progress)
+}
+
+// loadTrace audits a Chandy-Lamport trace read from its file (or
+// merged) and analyses it for the diagram.
+func loadTrace(name string, tr spec.Trace, lines spec.TraceLines, progress func(done, total int)) (*Loaded, error) {
 	a, err := export.Analyze(tr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	rep := conformance.Audit(tr, conformance.Options{Lines: lines.Events, RecordedLines: lines.Recorded, Progress: progress})
+	rep := conformance.Audit(tr, conformance.Options{Lines: lines.Events, RecordedLines: lines.Recorded, RestoreLines: lines.Restores, Progress: progress})
 	return &Loaded{name: name, tr: tr, lines: lines, report: rep, analysis: a, lamport: a.Lamport()}, nil
 }
 
+// loadBarrier reads and audits a barrier trace (conformance.AuditBarrier,
+// as markerwave audit does).
+func loadBarrier(name, text string, progress func(done, total int)) (*Loaded, error) {
+	bt, err := spec.ReadBarrierTrace(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	rep := conformance.AuditBarrier(bt, conformance.Options{Progress: progress})
+	return &Loaded{name: name, barrier: bt, report: rep}, nil
+}
+
 // Len is the number of events.
-func (l *Loaded) Len() int { return len(l.tr.Events) }
+func (l *Loaded) Len() int {
+	if l.barrier != nil {
+		return len(l.barrier.Events)
+	}
+	return len(l.tr.Events)
+}
 
 // View renders the verdict and the events.
 func (l *Loaded) View() AuditView {
@@ -98,6 +178,10 @@ func (l *Loaded) View() AuditView {
 		Divergence: l.report.Divergence, Violations: []ViolationView{}, Events: []EventView{}, Snapshots: []string{}, SnapIDs: []spec.SnapID{}}
 	for _, x := range l.report.Violations {
 		v.Violations = append(v.Violations, ViolationView{x.Property, x.Snap, x.Detail})
+	}
+	if l.barrier != nil {
+		l.barrierView(&v)
+		return v
 	}
 	for i, e := range l.tr.Events {
 		ev := EventView{Label: e.String()}
@@ -119,6 +203,9 @@ func (l *Loaded) View() AuditView {
 // (the reported snapshots only once every event is in); a long one in a
 // window of columns ending a little after the cursor's event.
 func (l *Loaded) Diagram(upto int, snap spec.SnapID) (string, error) {
+	if l.barrier != nil {
+		return l.barrierDiagram()
+	}
 	n := len(l.tr.Events)
 	if upto <= 0 || upto > n {
 		upto = n
@@ -148,4 +235,37 @@ func (l *Loaded) Diagram(upto int, snap spec.SnapID) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// barrierLabel renders a barrier trace's event for the page's list:
+// Process at map on src->map: src#3.
+func barrierLabel(e spec.BarrierEvent) string {
+	var b strings.Builder
+	b.WriteString(e.Action)
+	if e.Node != "" {
+		b.WriteString(" at " + e.Node)
+	}
+	if e.From != "" || e.To != "" {
+		b.WriteString(" on " + e.From + "->" + e.To)
+	}
+	if r := e.Rec; r != nil {
+		fmt.Fprintf(&b, ": %s#%d", r.Src, r.I)
+	}
+	return b.String()
+}
+
+// barrierDiagram draws a barrier trace whole: a barrier diagram has no
+// window.
+func (l *Loaded) barrierDiagram() (string, error) {
+	var b bytes.Buffer
+	_, _, err := export.BarrierDiagram(l.barrier, &b, export.SVG)
+	return b.String(), err
+}
+
+// barrierView sets a barrier trace's header and events in v.
+func (l *Loaded) barrierView(v *AuditView) {
+	v.Source, v.Note = l.barrier.Header.Source, l.barrier.Header.Note
+	for i, e := range l.barrier.Events {
+		v.Events = append(v.Events, EventView{Line: l.barrier.Lines[i], Label: barrierLabel(e)})
+	}
 }

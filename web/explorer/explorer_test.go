@@ -1,7 +1,9 @@
 package explorer
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -241,4 +243,84 @@ func TestLossyAndFaultVariants(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLoadBarrierTraces: the page opens a barrier trace (auto-detected by
+// its header) and audits it as markerwave audit does, with its events
+// listed and its diagram drawn.
+func TestLoadBarrierTraces(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want spec.Property
+	}{
+		{"traces/barrier/conforms/aligned-dag.jsonl", ""},
+		{"traces/barrier/rejects/BarrierConsistentCut-no-blocking.jsonl", "BarrierConsistentCut"},
+	} {
+		b, err := os.ReadFile("../../" + c.path)
+		require.NoError(t, err)
+		l, err := Load(c.path, string(b), nil)
+		require.NoError(t, err, c.path)
+		rep, err := conformance.AuditFile("../../"+c.path, conformance.Options{})
+		require.NoError(t, err)
+		v := l.View()
+		assert.Equal(t, rep.OK(), v.OK, c.path)
+		assert.Equal(t, c.want, v.Property, c.path)
+		assert.Equal(t, rep.Property(), v.Property, c.path)
+		assert.Equal(t, rep.String(), v.Verdict, c.path)
+		require.Len(t, v.Events, l.Len())
+		assert.Positive(t, v.Events[0].Line)
+		assert.NotEmpty(t, v.Events[0].Label)
+		d, err := l.Diagram(0, 0)
+		require.NoError(t, err)
+		assert.Contains(t, d, "<svg")
+	}
+	_, err := Load("bad-barrier.jsonl", `{"format":"markerwave-barrier-trace/1","graph":{}}`+"\n", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad-barrier.jsonl")
+}
+
+// TestLoadNodeLogs: several files opened together are one run's node
+// logs, merged in causal order and audited as markerwave audit audits
+// their directory.
+func TestLoadNodeLogs(t *testing.T) {
+	f, err := os.Open("../../traces/conforms/concurrent-snapshots.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	tr, err := spec.ReadTrace(f)
+	require.NoError(t, err)
+	var files []TraceFile
+	for _, p := range tr.Header.Topology.Procs {
+		log := spec.Trace{Header: tr.Header}
+		for _, e := range tr.Events {
+			if e.Proc == p {
+				log.Events = append(log.Events, e)
+			}
+		}
+		var b strings.Builder
+		require.NoError(t, spec.WriteTrace(&b, log))
+		files = append(files, TraceFile{Name: string(p) + ".jsonl", Text: b.String()})
+	}
+	l, err := LoadFiles(files, nil)
+	require.NoError(t, err)
+	v := l.View()
+	assert.True(t, v.OK, v.Verdict)
+	assert.Equal(t, len(tr.Events), len(v.Events))
+	assert.Contains(t, v.Name, fmt.Sprintf("%d node logs merged (P1.jsonl, P2.jsonl", len(files)))
+	assert.NotEmpty(t, v.Snapshots)
+
+	// One log alone is incomplete, as markerwave audit says.
+	l, err = LoadFiles(files[:1], nil)
+	require.NoError(t, err)
+	assert.Contains(t, l.View().Verdict, "incomplete")
+
+	// A barrier trace is one run in one file.
+	b, err := os.ReadFile("../../traces/barrier/conforms/aligned-dag.jsonl")
+	require.NoError(t, err)
+	_, err = LoadFiles(append(files[:2:2], TraceFile{Name: "dag.jsonl", Text: string(b)}), nil)
+	assert.ErrorContains(t, err, "dag.jsonl is a barrier trace")
+	// A broken log is named.
+	_, err = LoadFiles(append(files[:2:2], TraceFile{Name: "P9.jsonl", Text: "{nope\n"}), nil)
+	assert.ErrorContains(t, err, "P9.jsonl")
+	_, err = LoadFiles(nil, nil)
+	assert.Error(t, err)
 }

@@ -171,14 +171,22 @@
     });
   }
   let loads = 0; // the latest load wins
-  async function loadTrace(name, text) {
+  // loadTrace audits one trace file's text; loadTraces several files
+  // given together, the node logs of one run (merged as markerwave audit
+  // merges a directory of them).
+  function loadTrace(name, text) { return auditIn(name, "load", [name, text]); }
+  function loadTraces(files) {
+    if (files.length === 1) return loadTrace(files[0].name, files[0].text);
+    return auditIn(files.length + " node logs", "loadFiles", [JSON.stringify(files)]);
+  }
+  async function auditIn(name, method, args) {
     showError(null);
     const st = $("loading"), load = ++loads;
     const say = (pct) => { if (load === loads) st.textContent = "Auditing " + name + " against the model: " + pct + "% of the events replayed…"; };
     say(0);
     st.hidden = false;
     try {
-      const a = await callWorker("load", [name, text], say);
+      const a = await callWorker(method, args, say);
       if (load !== loads) return;
       audit = a;
       cursor = audit.divergence ? Math.max(1, audit.divergence.Step || audit.events.length) : audit.events.length;
@@ -275,11 +283,18 @@
   }
 
   function readFile(f) {
-    if (!f) return;
-    const r = new FileReader();
-    r.onload = () => loadTrace(f.name, String(r.result));
-    r.onerror = () => showError("could not read " + f.name + ": " + r.error);
-    r.readAsText(f);
+    return new Promise((resolve, reject) => {
+      const r = new FileReader();
+      r.onload = () => resolve({ name: f.name, text: String(r.result) });
+      r.onerror = () => reject(new Error("could not read " + f.name + ": " + r.error));
+      r.readAsText(f);
+    });
+  }
+  // readFiles audits the files chosen or dropped together.
+  async function readFiles(list) {
+    const fs = Array.from(list || []);
+    if (fs.length === 0) return;
+    try { await loadTraces(await Promise.all(fs.map(readFile))); } catch (e) { showError(e); }
   }
 
   function wire() {
@@ -319,12 +334,12 @@
     $("fit").onchange = () => $("diagram").classList.toggle("fit", $("fit").checked);
     $("tab-model").onclick = () => tab("model");
     $("tab-audit").onclick = () => tab("audit");
-    $("file").onchange = () => readFile($("file").files[0]);
+    $("file").onchange = () => readFiles($("file").files);
     $("bundled").onchange = () => loadBundled($("bundled").value);
     const drop = $("drop");
     drop.ondragover = (e) => { e.preventDefault(); drop.classList.add("over"); };
     drop.ondragleave = () => drop.classList.remove("over");
-    drop.ondrop = (e) => { e.preventDefault(); drop.classList.remove("over"); readFile(e.dataTransfer.files[0]); };
+    drop.ondrop = (e) => { e.preventDefault(); drop.classList.remove("over"); readFiles(e.dataTransfer.files); };
     $("ev-prev").onclick = () => jump(cursor - 1);
     $("ev-next").onclick = () => jump(cursor + 1);
     $("ev-div").onclick = () => audit && audit.divergence && jump(audit.divergence.Step || audit.events.length);

@@ -186,6 +186,20 @@ func main() {
 			loaded = l
 			return reply(l.View(), nil)
 		}),
+		// loadFiles audits files given together (explorer.LoadFiles):
+		// args[0] is a JSON array of {name, text}.
+		"loadFiles": fn(func(a []js.Value) any {
+			var files []explorer.TraceFile
+			if err := json.Unmarshal([]byte(arg(a, 0)), &files); err != nil {
+				return errorReply(fmt.Errorf("loadFiles: %w", err))
+			}
+			l, err := explorer.LoadFiles(files, progress(a, 1))
+			if err != nil {
+				return errorReply(err)
+			}
+			loaded = l
+			return reply(l.View(), nil)
+		}),
 		"traceDiagram": fn(func(a []js.Value) any {
 			if loaded == nil {
 				return errorReply(fmt.Errorf("no trace loaded"))

@@ -89,7 +89,7 @@ func New(topo *spec.Topology, apps map[spec.ProcID]core.App, encode func(amount 
 		if err != nil {
 			return nil, err
 		}
-		n.Nodes[p], n.Apps[p], n.InitBal[p] = nd, a, a.Balance()
+		n.Nodes[p], n.Apps[p], n.InitBal[p] = nd, a, core.InitialBalance(a)
 	}
 	return n, nil
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const outsiderDir = "../../traces/outsider/conforms/two-accounts"
+
+// TestAuditOutsiderDir: a directory of node logs and the snapshots the
+// implementation reported, beside them, is one run.
+func TestAuditOutsiderDir(t *testing.T) {
+	code, out, errs := audit(outsiderDir)
+	assert.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "(3 outsider logs merged): conforms: 5 steps, 1 snapshot, all properties hold")
+	assert.Contains(t, out, "checked on the implementation's own values: ")
+	assert.Contains(t, out, "recorded local states, 2 of 2")
+
+	code, out, errs = audit("--json", outsiderDir)
+	assert.Equal(t, 0, code, errs)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Equal(t, true, v["ok"])
+	assert.Equal(t, "markerwave-outsider/1", v["format"])
+	assert.NotEmpty(t, v["provenance"])
+}
+
+// copyDir copies the outsider example into a temp directory, with edit
+// applied to each file's text.
+func copyDir(t *testing.T, edit func(name, text string) string) string {
+	dir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(outsiderDir, "*.jsonl"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(edit(filepath.Base(f), string(b))), 0o644))
+	}
+	return dir
+}
+
+// TestAuditOutsiderReportedSnapshotWrong: a reporting bug (the reported
+// snapshot lost the message in flight) is caught from the file of
+// reported snapshots beside the node logs.
+func TestAuditOutsiderReportedSnapshotWrong(t *testing.T) {
+	dir := copyDir(t, func(name, s string) string {
+		return strings.Replace(s, `"chans":{"N1->N2":{"ids":["t1"]}}`, `"chans":{}`, 1)
+	})
+	code, out, _ := audit(dir)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "property: ExactChannelState")
+	assert.Contains(t, out, "snapshot 0")
+}
+
+// TestAuditOutsiderMixedRuns: logs of two runs in one directory are
+// named as such, exit 2.
+func TestAuditOutsiderMixedRuns(t *testing.T) {
+	dir := copyDir(t, func(name, s string) string {
+		if name == "N2.jsonl" {
+			return strings.Replace(s, `"run":"two-accounts"`, `"run":"another"`, 1)
+		}
+		return s
+	})
+	code, _, errs := audit(dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `logs of two different runs: `)
+	assert.Contains(t, errs, `N2.jsonl of run "another"`)
+}
+
+// TestAuditOutsiderMalformed: a malformed outsider log exits 2 naming
+// the file, the line and the field.
+func TestAuditOutsiderMalformed(t *testing.T) {
+	cases := map[string]struct{ from, to, want string }{
+		"missing amount":   {`"id":"t1","amount":30}`, `"id":"t1"}`, `N1.jsonl: trace line 2: field "amount": missing: a send needs the amount it transfers`},
+		"missing init_bal": {`,"init_bal":{"N1":100,"N2":50}`, ``, `N1.jsonl: trace line 1: header: field "init_bal": missing`},
+		"bad snapshot id":  {`"snap":0}`, `"snap":{}}`, `N1.jsonl: trace line 3: field "snap": want a string or a number, got object`},
+		"unknown peer":     {`"to":"N2","id"`, `"to":"N9","id"`, `N1.jsonl: trace line 2: field "to": no channel N1->N9 in the topology`},
+		"duplicate id":     {`{"ev":"marker_recv"`, `{"ev":"send","to":"N2","id":"t1","amount":1}` + "\n" + `{"ev":"marker_recv"`, `field "id": "t1" sent twice on N1->N2`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := copyDir(t, func(n, s string) string {
+				if n == "N1.jsonl" {
+					return strings.Replace(s, c.from, c.to, 1)
+				}
+				return s
+			})
+			code, _, errs := audit(dir)
+			assert.Equal(t, 2, code, errs)
+			assert.Contains(t, errs, c.want)
+		})
+	}
+}
+
+// TestAuditOldFormatNamesFields: the issue's bullets for the trace
+// format (markerwave-trace/3): a missing header field is named, and
+// snapshot id 0 is explained.
+func TestAuditOldFormatNamesFields(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../traces/conforms/two-account-transfer.jsonl")
+	require.NoError(t, err)
+	noInit := strings.Replace(string(b), `"init_bal":{"P1":100,"P2":50},`, ``, 1)
+	p := filepath.Join(dir, "t.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte(noInit), 0o644))
+	code, _, errs := audit(p)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `field "init_bal": missing`)
+
+	zero := strings.ReplaceAll(string(b), `"snap":1,`, `"snap":0,`)
+	require.NoError(t, os.WriteFile(p, []byte(zero), 0o644))
+	code, _, errs = audit(p)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `field "snap" missing or 0: markerwave-trace/3 numbers snapshots from 1; the outsider format, markerwave-outsider/1, takes any id, 0 too`)
+}
+
+// TestAuditOutsiderPartsInNodeLogs: each node reports its own part of
+// the snapshot in its own log; the parts are checked together against
+// the merged run, and a wrong part is caught.
+func TestAuditOutsiderPartsInNodeLogs(t *testing.T) {
+	parts := map[string]string{
+		"N1.jsonl": `{"snapshot":{"snap":0,"procs":{"N1":{"bal":70}}}}`,
+		"N2.jsonl": `{"snapshot":{"snap":0,"initiator":"N2","procs":{"N2":{"bal":50}},"chans":{"N1->N2":{"ids":["t1"]}}}}`,
+	}
+	for _, bad := range []bool{false, true} {
+		dir := copyDir(t, func(name, s string) string {
+			p := parts[name]
+			if bad && name == "N1.jsonl" {
+				p = strings.Replace(p, `"bal":70`, `"bal":100`, 1)
+			}
+			return s + p + "\n"
+		})
+		require.NoError(t, os.Remove(filepath.Join(dir, "snapshots.jsonl")))
+		code, out, errs := audit(dir)
+		if !bad {
+			assert.Equal(t, 0, code, out+errs)
+			assert.Contains(t, out, "(2 outsider logs merged): conforms: 5 steps, 1 snapshot")
+			continue
+		}
+		assert.Equal(t, 1, code, out+errs)
+		assert.Contains(t, out, "check:    RecordedState")
+		assert.Contains(t, out, "proc N1: [bal=70 sent=1 rcvd=0] vs [bal=100 sent=1 rcvd=0]")
+	}
+}

@@ -1,0 +1,135 @@
+package spec
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+const outsiderHeader = `{"format":"markerwave-outsider/1","node":"N1","topology":{"procs":["N1","N2"],"channels":[{"from":"N1","to":"N2"},{"from":"N2","to":"N1"}]},"init_bal":{"N1":10,"N2":5}}`
+
+// TestReadOutsiderRefuses: every malformed line is refused naming its
+// line and the field by its JSON path.
+func TestReadOutsiderRefuses(t *testing.T) {
+	cases := []struct{ line, want string }{
+		{`{"ev":"send","to":"N2","amount":3,"id":[1]}`, `trace line 2: field "id": want a string or a number, got array`},
+		{`{"ev":"send","to":"N2"}`, `trace line 2: field "amount": missing: a send needs the amount it transfers`},
+		{`{"ev":"send","to":"N2","amount":0}`, `trace line 2: field "amount": 0, want a positive amount`},
+		{`{"ev":"recv","from":"N2","to":"N1"}`, `trace line 2: field "to": a recv has none`},
+		{`{"ev":"record","snap":null}`, `trace line 2: field "snap": missing: a record needs the snapshot's id`},
+		{`{"ev":"record","snap":1,"state":{}}`, `trace line 2: field "state.bal": missing: a state needs its balance`},
+		{`{"ev":"jump"}`, `trace line 2: field "ev": "jump", want one of`},
+		{`{"ev":"send","to":"N3","amount":1}`, `trace line 2: field "to": no channel N1->N3 in the topology`},
+		{`{"node":"N2","ev":"send","to":"N1","amount":1}`, `trace line 2: field "node": N2, but the header says this is N1's log`},
+		{`{"ev":"send","to":"N2","amount":1,"vc":[1]}`, `trace line 2: field "vc": 1 entries, want 2`},
+		{`{"ev":"send","to":"N2","amount":1,"colour":"red"}`, `trace line 2: unknown field "colour"`},
+		{`{"snapshot":{"snap":"a","chans":{"N1->N3":{}}}}`, `trace line 2: field "snapshot.chans.N1->N3": no channel N1->N3 in the topology`},
+		{`{"snapshot":{"procs":{}}}`, `trace line 2: field "snapshot.snap": missing`},
+		{`{"snapshot":{"snap":1,"chans":{"N1->N2":{"ids":[1],"amounts":[2]}}}}`, `both ids and amounts`},
+		{`{"restore":{}}`, `trace line 2: field "restore.snap": missing`},
+	}
+	for _, c := range cases {
+		_, err := ReadOutsider(strings.NewReader(outsiderHeader + "\n" + c.line))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.line, err, c.want)
+		}
+	}
+	headers := []struct{ header, want string }{
+		{`{"format":"markerwave-outsider/1","topology":{"procs":["N1"]}}`, `trace line 1: header: field "init_bal": missing`},
+		{`{"format":"markerwave-outsider/1","topology":{"procs":["N1","N2"],"channels":[{"from":"N1","to":"N2"},{"from":"N2","to":"N1"}]},"init_bal":{"N1":1}}`, `header: field "init_bal.N2": missing`},
+		{`{"format":"markerwave-outsider/1","init_bal":{}}`, `header: field "topology": missing`},
+		{`{"format":"markerwave-outsider/1","node":"N9","topology":{"procs":["N1"]},"init_bal":{"N1":1}}`, `header: field "node": "N9" is no process`},
+		{`{"format":"markerwave-outsider/1","topology":{"procs":["N1"]},"init_bal":{"N1":1},"restored_from":true}`, `header: field "restored_from": want a string or a number, got bool`},
+	}
+	for _, c := range headers {
+		_, err := ReadOutsider(strings.NewReader(c.header))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.header, err, c.want)
+		}
+	}
+}
+
+// TestOutsiderRoundTrip: what WriteOutsider writes ReadOutsider reads
+// back the same, ids as the implementation wrote them (0, strings).
+func TestOutsiderRoundTrip(t *testing.T) {
+	in := outsiderHeader + "\n" + strings.Join([]string{
+		`{"ev":"record","snap":0,"state":{"bal":10}}`,
+		`{"ev":"marker_send","to":"N2","snap":0}`,
+		`{"ev":"send","to":"N2","id":"t-1","amount":3,"payload":{"memo":"rent"}}`,
+		`{"restore":{"snap":0}}`,
+		`{"ev":"recv","from":"N2","id":7,"amount":2}`,
+		`{"snapshot":{"snap":0,"procs":{"N1":{"bal":10}},"chans":{"N2->N1":{"amounts":[2]}}}}`,
+	}, "\n") + "\n"
+	l, err := ReadOutsider(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *l.Events[0].Snap != "0" || *l.Events[2].ID != "t-1" || *l.Events[3].ID != "7" || l.Restores[0].At != 3 {
+		t.Fatalf("read %+v", l)
+	}
+	var b bytes.Buffer
+	if err := WriteOutsider(&b, l); err != nil {
+		t.Fatal(err)
+	}
+	first := b.String()
+	l2, err := ReadOutsider(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b2 bytes.Buffer
+	if err := WriteOutsider(&b2, l2); err != nil {
+		t.Fatal(err)
+	}
+	if first != b2.String() {
+		t.Fatalf("round trip differs:\n%s\n%s", first, b2.String())
+	}
+	if got := ObsID("7").String() + ObsID("t-1").String() + ObsID("007").String(); got != `7"t-1""007"` {
+		t.Fatalf("ObsID.String: %s", got)
+	}
+}
+
+// FuzzReadOutsider: the reader never panics or hangs, and what it
+// accepts WriteOutsider writes back to a log it reads the same. The seed
+// corpus runs in the normal test.
+func FuzzReadOutsider(f *testing.F) {
+	for _, l := range []string{
+		`{"ev":"send","to":"N2","id":"t1","amount":3,"payload":{"a":[1,2]}}`,
+		`{"ev":"recv","from":"N2","id":7,"amount":2,"seq":1,"after":{"bal":1,"sent":0,"rcvd":1},"vc":[0,1]}`,
+		`{"ev":"record","snap":0,"state":{"bal":10}}` + "\n" + `{"ev":"marker_send","to":"N2","snap":0}`,
+		`{"ev":"marker_recv","from":"N2","snap":"alpha","first":true,"step":1}`,
+		`{"snapshot":{"snap":1,"initiator":"N1","procs":{"N1":{"bal":10}},"chans":{"N2->N1":{"amounts":[2],"sent":1,"got":0}}}}`,
+		`{"restore":{"snap":1}}`,
+		`{"ev":"abort","snap":1,"peer":"N2"}`,
+		`{"ev":"send","to":"N2","amount":-1}`,
+		`{"ev":"send","to":"N2","amount":1e400}`,
+		`{"ev":"record","snap":[]}`,
+		`{"snapshot":null}`,
+		"{\"ev\":\"send\",\"to\":\"N2\",\"amount\":1}\n\n{",
+	} {
+		f.Add(outsiderHeader + "\n" + l)
+	}
+	f.Add(`{"format":"markerwave-outsider/1","topology":{"procs":["A"]},"init_bal":{"A":0},"snaps":{"0":"A"},"restored_from":"x"}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		l, err := ReadOutsider(strings.NewReader(in))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "trace line ") && !strings.HasPrefix(err.Error(), "trace: ") {
+				t.Fatalf("error names no line: %v", err)
+			}
+			return
+		}
+		var b bytes.Buffer
+		if err := WriteOutsider(&b, l); err != nil {
+			t.Fatal(err)
+		}
+		first := b.String()
+		back, err := ReadOutsider(&b)
+		if err != nil {
+			t.Fatalf("WriteOutsider wrote what ReadOutsider refuses: %v\n%s", err, first)
+		}
+		var b2 bytes.Buffer
+		_ = WriteOutsider(&b2, back)
+		if b2.String() != first {
+			t.Fatalf("not stable:\n%s\n%s", first, b2.String())
+		}
+	})
+}
