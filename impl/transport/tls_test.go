@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"bufio"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -142,7 +143,8 @@ func TestTCPTLSRefusesIntruders(t *testing.T) {
 			if c.tls != nil {
 				cfg.Certificates = []tls.Certificate{c.tls.Cert}
 			}
-			assert.Error(t, intrude(r.addrs["P2"], cfg), "the intruder was answered")
+			_, err := intrude(r.addrs["P2"], cfg)
+			assert.Error(t, err, "the intruder was answered")
 			re := r.refusal(t, c.want)
 			assert.NotEmpty(t, re.Remote)
 			r.nothingDelivered(t)
@@ -163,13 +165,19 @@ func TestTCPTLSRefusesIntruders(t *testing.T) {
 		in.Close()
 		r.nothingDelivered(t)
 	})
-	t.Run("a node claiming to be another", func(t *testing.T) {
+	impostor := t.Run("a node claiming to be another", func(t *testing.T) {
 		cfg := &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{mk(r.ca, "P3", "").Cert}}
-		intrude(r.addrs["P2"], cfg) // answered: with a rejection
+		rep, err := intrude(r.addrs["P2"], cfg) // its certificate is good: it is answered
+		require.NoError(t, err)
+		require.False(t, rep.Accepted, "an impostor's hello was accepted")
+		assert.Contains(t, rep.Reason, `the peer's certificate names "P3", but its hello is from P1`)
 		waitReported(t, r, `the peer's certificate names "P3", but its hello is from P1`)
 		r.nothingDelivered(t)
 		assert.Zero(t, r.b.Stats().Accepted)
 	})
+	if !impostor {
+		return // the channel may be the impostor's now
+	}
 	t.Run("good peer talks", func(t *testing.T) {
 		a := r.sender(t, mk(r.ca, "P1", ""))
 		defer a.Close()
@@ -197,21 +205,21 @@ func TestTCPTLSRefusesIntruders(t *testing.T) {
 }
 
 // intrude dials addr with cfg, writes a hello of P1->P2 and a frame,
-// and reads: the error that ends the connection (nil if it was answered).
-func intrude(addr string, cfg *tls.Config) error {
+// and reads the reply: the error that ends the connection if it is not
+// answered.
+func intrude(addr string, cfg *tls.Config) (wire.HelloReply, error) {
 	conn, err := tls.Dial("tcp", addr, cfg)
 	if err != nil {
-		return err
+		return wire.HelloReply{}, err
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
 	hello, _ := wire.EncodeHello(wire.Hello{From: "P1", To: "P2", Incarnation: 7})
 	f, _ := wire.Encode(frame(1).Frame)
 	if _, err := conn.Write(append(hello, f...)); err != nil {
-		return err
+		return wire.HelloReply{}, err
 	}
-	_, err = conn.Read(make([]byte, 1)) // TLS 1.3: the refusal arrives here
-	return err
+	return wire.ReadHelloReply(bufio.NewReader(conn)) // TLS 1.3: a refused certificate shows here
 }
 
 // waitReported waits for b to report an error containing want.
