@@ -33,7 +33,14 @@ SIGTERM or --duration).
 
 Every start first checks the config and this machine (ports in range and
 distinct, amounts and totals, the topology strongly connected, ID in it,
-the directories usable) and names every problem; --check stops there.
+the directories usable, the TLS files loading) and names every problem;
+--check stops there.
+
+With the config's "tls" every connection is mutual TLS: a peer without a
+certificate of the cluster's CA and name, or claiming another node, is
+refused and named on stderr. Without it the node talks plain TCP, for
+trusted networks only. nodes.ID.metrics serves Prometheus metrics
+(GET /metrics; see docs/multi-process.md).
 
 A peer heard nothing from for the config's failures.timeout_ms (a refused
 connection: at once) is suspected and named on stderr; snapshots waiting
@@ -178,6 +185,7 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 		d.Interval, d.Timeout, d.Bound(), max(d.Startup, d.Timeout), cfg.DrainTimeout())
 	row("snapshot_dir", "%s", dirState(cfg.SnapshotDir))
 	row("trace_dir", "%s", traceDirRow(cfg.TraceDir))
+	row("tls", "%s", tlsRow(cfg.TLS, o.id))
 	if o.id != "" {
 		self := spec.ProcID(o.id)
 		row("--id "+o.id, "a process of the topology: %s out, %s in", plural(len(t.Out(self)), "channel"), plural(len(t.In(self)), "channel"))
@@ -185,6 +193,18 @@ func printNodeCheck(w io.Writer, o nodeOptions, cfg *runtime.FileConfig, from *s
 	if from != nil {
 		row(fmt.Sprintf("--restore %d", from.ID), "stored, intact, same topology")
 	}
+}
+
+// tlsRow is --check's line on mutual TLS (LoadConfig has loaded id's
+// certificate and key).
+func tlsRow(t *runtime.TLSConfig, id string) string {
+	switch {
+	case t == nil:
+		return "none: plain TCP, for trusted networks only; control and metrics on loopback"
+	case id == "":
+		return fmt.Sprintf("mutual TLS, cluster %q, CA %s", t.Cluster, t.CA)
+	}
+	return fmt.Sprintf("mutual TLS, cluster %q, CA %s; %s's certificate and key loaded", t.Cluster, t.CA, id)
 }
 
 // workloadRow is --check's line on the workload.

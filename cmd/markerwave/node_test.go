@@ -179,6 +179,7 @@ func TestNodeCheckOK(t *testing.T) {
   failures      heartbeat every 100ms, a silent peer suspected after 1s (within 1.1s; one never heard from after 10s), stop drains up to 5s
   snapshot_dir  `+dir+`/snaps: will be created (parent writable)
   trace_dir     `+dir+`/nodes: will be created (parent writable)
+  tls           none: plain TCP, for trusted networks only; control and metrics on loopback
   --id P2       a process of the topology: 2 channels out, 2 channels in
 `, out)
 	assert.NoDirExists(t, filepath.Join(dir, "snaps"), "--check creates nothing")

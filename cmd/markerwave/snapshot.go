@@ -20,7 +20,8 @@ const snapshotAbout = `
 Takes a snapshot now on a running cluster: asks node ID (by default the
 first node of the config with a control address) at its control endpoint
 (nodes.ID.control in the config, a loopback address; see impl/runtime's
-control.go) to initiate a snapshot, then waits until the node that
+control.go; with the config's "tls", HTTPS presenting the certificate of
+id "operator") to initiate a snapshot, then waits until the node that
 completes its last part has saved the global snapshot in snapshot_dir,
 and prints it: its id, total and money in flight, or, if it is not
 complete within --wait, which nodes have not saved their part.
@@ -87,10 +88,14 @@ func (j *snapshotJob) take() int {
 		return j.fail(exitUsage, fmt.Errorf("%s: %w", j.o.config, err))
 	}
 	j.out.Node = node
+	client, scheme, err := controlClient(cfg, node)
+	if err != nil {
+		return j.fail(exitUsage, fmt.Errorf("%s: %w", j.o.config, err))
+	}
 	// One deadline bounds the whole command: the request (which the node
 	// refuses to run once it has passed) and the wait for completion.
 	deadline := time.Now().Add(j.o.wait)
-	id, err := askSnapshot(node, addr, deadline, j.o.wait)
+	id, err := askSnapshot(client, scheme, node, addr, deadline, j.o.wait)
 	if err != nil {
 		return j.fail(exitFail, err)
 	}
@@ -146,20 +151,33 @@ func controlOf(cfg *runtime.FileConfig, node spec.ProcID) (spec.ProcID, string, 
 	return "", "", errors.New("no node has a control address (nodes.ID.control): the cluster takes no snapshot on demand")
 }
 
-// askSnapshot asks node's control endpoint at addr to initiate a
-// snapshot and returns its id; the request carries deadline, after which
-// the node does not run it, and is given up at deadline (wait after the
-// command began).
-func askSnapshot(node spec.ProcID, addr string, deadline time.Time, wait time.Duration) (spec.SnapID, error) {
+// controlClient is the HTTP client and URL scheme for node's control
+// endpoint: with the config's "tls", https presenting the operator's
+// certificate ("{id}" = runtime.OperatorID) and checking node's.
+func controlClient(cfg *runtime.FileConfig, node spec.ProcID) (*http.Client, string, error) {
+	c := &http.Client{}
+	t, err := cfg.TLSFor(runtime.OperatorID)
+	if err != nil || t == nil {
+		return c, "http", err
+	}
+	c.Transport = &http.Transport{TLSClientConfig: t.ClientConfig(string(node))}
+	return c, "https", nil
+}
+
+// askSnapshot asks node's control endpoint at addr, through c with
+// scheme, to initiate a snapshot and returns its id; the request carries
+// deadline, after which the node does not run it, and is given up at
+// deadline (wait after the command began).
+func askSnapshot(c *http.Client, scheme string, node spec.ProcID, addr string, deadline time.Time, wait time.Duration) (spec.SnapID, error) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	q := url.Values{runtime.ControlBefore: {deadline.UTC().Format(time.RFC3339Nano)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/snapshot?"+q.Encode(), bytes.NewReader(nil))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+"://"+addr+"/snapshot?"+q.Encode(), bytes.NewReader(nil))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	switch {
 	case ctx.Err() != nil:
 		return 0, fmt.Errorf("%s's control endpoint %s did not answer within --wait %v (is %s stopped?); the request is cancelled: the node will not run it later", string(node), addr, wait, string(node))

@@ -18,6 +18,21 @@ func transportProps(checks string, tests ...string) []goTest {
 // which execution tells it apart from the original.
 var transport2Mutants = []mutant{
 	{
+		// Tells apart: a peer with a valid certificate of the cluster for
+		// one node whose hello claims another; the original refuses it.
+		Name: "transport-tls-impostor",
+		Rule: "with mutual TLS a hello comes only from the node its certificate names (TCP)",
+		Doc:  "the receiver takes any certificate of the cluster for any sender, so node P3's key lets it send as P1",
+		Patches: []patch{{
+			File: "impl/transport/tcp_tls.go",
+			Old:  "\tif tr.cfg.TLS == nil || a.peer == string(a.h.From) {\n",
+			New:  "\tif tr.cfg.TLS == nil || a.peer != \"\" { // MUTANT transport-tls-impostor: any certificate speaks for any node\n",
+		}},
+		Runs: []goTest{{Pkg: "./impl/transport", Tests: []string{"TestTCPTLSRefusesIntruders"}}},
+		Expect: []expect{outputHas("TestTCPTLSRefusesIntruders", "an impostor's hello was not refused",
+			regexp.MustCompile(`an impostor's hello was accepted`))},
+	},
+	{
 		// Tells apart: any connection that carries a frame. The receiver's
 		// ack names one frame more than it holds, which the sender has not
 		// written yet (or, pipelined, that is still in flight and lost with

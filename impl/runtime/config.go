@@ -49,6 +49,7 @@ type FileConfig struct {
 	Workload    *Workload                   `json:"workload,omitempty"`
 	Snapshots   *Schedule                   `json:"snapshots,omitempty"`
 	Failures    *Failures                   `json:"failures,omitempty"`
+	TLS         *TLSConfig                  `json:"tls,omitempty"`
 }
 
 // Failures configures failure detection and the graceful stop; each
@@ -110,11 +111,16 @@ func (c *FileConfig) DrainTimeout() time.Duration {
 // optionally, for the operator's commands.
 type NodeAddress struct {
 	Listen string `json:"listen"`
-	// Control, if set, is the loopback host:port of the node's control
-	// endpoint (ServeControl): markerwave snapshot asks the node there to
-	// take a snapshot now. It has no authentication, so only a loopback
-	// address is accepted.
+	// Control, if set, is the host:port of the node's control endpoint
+	// (ServeControl): markerwave snapshot asks the node there to take a
+	// snapshot now. Without "tls" it has no authentication, so only a
+	// loopback address is accepted; with it, any address, and clients
+	// must present a certificate of the cluster.
 	Control string `json:"control,omitempty"`
+	// Metrics, if set, is the host:port of the node's Prometheus
+	// endpoint (GET /metrics, see Metrics); loopback only unless "tls"
+	// is set, as for Control.
+	Metrics string `json:"metrics,omitempty"`
 }
 
 // AppConfig is the config's "app" object: the name of a kind registered in
@@ -236,6 +242,7 @@ func parseConfig(b []byte) (*FileConfig, problems) {
 	cfg.checkWorkload(&ps)
 	cfg.checkSchedule(&ps)
 	cfg.checkFailures(&ps)
+	cfg.checkTLS(&ps)
 	return cfg, ps
 }
 
@@ -279,6 +286,7 @@ func (c *FileConfig) resolveDirs(base string) {
 			*d = filepath.Join(base, *d)
 		}
 	}
+	c.resolveTLS(base)
 }
 
 // decodeTopology parses the config's topology field, raw, which must be
@@ -322,10 +330,17 @@ func (c *FileConfig) checkNodes(ps *problems) {
 			ps.add(field+".listen", "missing")
 		default:
 			owner.claim(ps, field+".listen", n.Listen, addrOwner{p, "listen"}, false)
-			if n.Control != "" {
-				owner.claim(ps, field+".control", n.Control, addrOwner{p, "control"}, true)
-			}
+			c.claimEndpoint(ps, owner, field, "control", n.Control, p)
+			c.claimEndpoint(ps, owner, field, "metrics", n.Metrics, p)
 		}
+	}
+}
+
+// claimEndpoint claims addr, if set, as p's endpoint use (control,
+// metrics): loopback only, unless the config has TLS.
+func (c *FileConfig) claimEndpoint(ps *problems, owner addrOwners, field, use, addr string, p spec.ProcID) {
+	if addr != "" {
+		owner.claim(ps, field+"."+use, addr, addrOwner{p, use}, c.TLS == nil)
 	}
 }
 
@@ -333,15 +348,15 @@ func (c *FileConfig) checkNodes(ps *problems) {
 type addrOwners map[string]addrOwner
 
 // claim checks address s of field, claimed by o: host:port with a port in
-// range, loopback if it must be (a control endpoint, which has no
-// authentication), and not claimed before.
+// range, loopback if it must be (a control or metrics endpoint without
+// TLS, which has no authentication), and not claimed before.
 func (owner addrOwners) claim(ps *problems, field, s string, o addrOwner, loopback bool) {
 	addr, ok := checkAddr(ps, field, s)
 	if !ok {
 		return
 	}
 	if host, _, _ := net.SplitHostPort(addr); loopback && !isLoopback(host) {
-		ps.add(field, "%q is not a loopback address (127.0.0.1, ::1 or localhost): the control endpoint has no authentication", s)
+		ps.add(field, "%q is not a loopback address (127.0.0.1, ::1 or localhost): without \"tls\" the %s endpoint has no authentication", s, o.use)
 		return
 	}
 	if q, dup := owner[addr]; dup {
@@ -560,6 +575,7 @@ func (c *FileConfig) hostProblems(self spec.ProcID) problems {
 			ps.add("trace_dir", "%v", err)
 		}
 	}
+	c.tlsProblems(self, &ps)
 	return ps
 }
 

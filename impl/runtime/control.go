@@ -1,11 +1,8 @@
 package runtime
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -14,7 +11,8 @@ import (
 
 // The control endpoint. A node of a multi-process cluster whose config
 // gives it a control address (nodes.ID.control, loopback only) serves
-// the operator's commands there over HTTP:
+// the operator's commands there over HTTP (HTTPS with mutual TLS when
+// the config has "tls": see FileConfig.TLS):
 //
 //	POST /snapshot   initiate a snapshot now, at this node, with the next id
 //	                 of the node's run; 200 {"snapshot": ID, "node": "P1"}
@@ -105,22 +103,13 @@ func (p *process) startControl(tag uint64) error {
 	if addr == "" && ln == nil {
 		return nil
 	}
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", addr); err != nil {
-			return fmt.Errorf("runtime: control endpoint of %s: %w", string(p.self), err)
-		}
-	}
 	initiate := func() (spec.SnapID, error) { return p.initiateAsked(tag) }
-	p.control = &http.Server{Handler: controlHandler(p.self, initiate), ReadHeaderTimeout: 5 * time.Second}
-	p.controlDone = make(chan struct{})
-	go func() {
-		defer close(p.controlDone)
-		if err := p.control.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			p.say("error: control endpoint: %v", err)
-		}
-	}()
-	p.say("control endpoint on %s (POST /snapshot)", ln.Addr())
+	srv, err := p.serveHTTP("control endpoint", addr, ln, controlHandler(p.self, initiate))
+	if err != nil {
+		return err
+	}
+	p.control = srv
+	p.say("control endpoint on %s (POST /snapshot)", srv.addr)
 	return nil
 }
 
@@ -141,12 +130,6 @@ func (p *process) initiateAsked(tag uint64) (spec.SnapID, error) {
 // stopControl stops the control endpoint, if any, waiting for requests
 // under way.
 func (p *process) stopControl() {
-	if p.control == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	p.control.Shutdown(ctx)
-	<-p.controlDone
+	p.control.stop()
 	p.control = nil
 }

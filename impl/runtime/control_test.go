@@ -61,7 +61,7 @@ func TestConfigControlAddress(t *testing.T) {
 	}{
 		{`"127.0.0.1:7201"`, `"localhost:7202"`, ""},
 		{`"[::1]:7201"`, `""`, ""},
-		{`"10.0.0.1:7201"`, `""`, `config: field "nodes.P1.control": "10.0.0.1:7201" is not a loopback address (127.0.0.1, ::1 or localhost): the control endpoint has no authentication`},
+		{`"10.0.0.1:7201"`, `""`, `config: field "nodes.P1.control": "10.0.0.1:7201" is not a loopback address (127.0.0.1, ::1 or localhost): without "tls" the control endpoint has no authentication`},
 		{`"127.0.0.1:7102"`, `""`, `config: field "nodes.P2.listen": "127.0.0.1:7102" is also P1's control address`},
 		{`"127.0.0.1:7201"`, `"127.0.0.1:7201"`, `config: field "nodes.P2.control": "127.0.0.1:7201" is also P1's control address`},
 		{`"127.0.0.1"`, `""`, `config: field "nodes.P1.control": "127.0.0.1" is not host:port`},

@@ -89,9 +89,18 @@
 // history (conformance.MergeNodeLogs).
 //
 // Control. A process whose config gives it a control address
-// (nodes.ID.control, loopback only) serves POST /snapshot there
-// (control.go): it initiates a snapshot with the next id of its run and
-// answers the id; the snapshot is then saved like a scheduled one.
+// (nodes.ID.control, loopback only without "tls") serves POST /snapshot
+// there (control.go): it initiates a snapshot with the next id of its
+// run and answers the id; the snapshot is then saved like a scheduled
+// one.
+//
+// Security and metrics. With the config's "tls" (TLSConfig) every
+// channel is mutual TLS (transport.TLS: a peer without a certificate of
+// the cluster, or claiming another node, is refused and logged), and
+// the control and metrics endpoints are HTTPS requiring a client
+// certificate of the cluster; without it they are plain, for trusted
+// networks, and loopback only. A process with nodes.ID.metrics serves
+// its Metrics (metrics.go: Flink's checkpoint figures) at GET /metrics.
 //
 // Baselines. Cluster.StopTheWorld holds every node's application sends,
 // waits until every application message sent has been delivered, records

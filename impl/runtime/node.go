@@ -29,6 +29,10 @@ type NodeConfig struct {
 	// OnPart, if set, is called on the node goroutine with each completed
 	// part (after the Collector); it must not block for long.
 	OnPart func(snapshot.Part)
+	// OnRecorded, if set, is called on the node goroutine when the node
+	// records its state for a snapshot (it initiates, or a first marker
+	// arrives); it must not block for long.
+	OnRecorded func(spec.SnapID)
 	// Trace, if set, receives every event; frames then carry vector
 	// clocks. Without it the core runs with core.Config.NoClocks: frames
 	// carry no clock and steps build none, which is cheaper.
@@ -422,6 +426,9 @@ func (n *Node) after(step core.Step) {
 	if n.col != nil {
 		n.reportRecording(ev)
 	}
+	if n.cfg.OnRecorded != nil && recordsState(ev) {
+		n.cfg.OnRecorded(ev.Snap)
+	}
 	if step.Completed != 0 {
 		for _, ls := range n.core.TakeCompleted() {
 			n.completed(ls)
@@ -451,12 +458,18 @@ func (n *Node) send(env wire.Envelope) {
 // state (an Initiate, a first marker) or closed a channel's recording (a
 // marker).
 func (n *Node) reportRecording(ev spec.Event) {
-	if ev.Action == spec.Initiate || ev.Action == spec.RecvMarker && ev.First {
+	if recordsState(ev) {
 		n.col.Recorded(ev.Snap, n.self)
 	}
 	if ev.Action == spec.RecvMarker {
 		n.col.Closed(ev.Snap, ev.Chan())
 	}
+}
+
+// recordsState reports whether ev records the node's state: an
+// Initiate, or the receipt of a snapshot's first marker.
+func recordsState(ev spec.Event) bool {
+	return ev.Action == spec.Initiate || ev.Action == spec.RecvMarker && ev.First
 }
 
 // completed hands the node's completed part of snapshot ls.Snap to the

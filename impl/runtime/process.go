@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +53,14 @@ type ProcessOptions struct {
 	// ControlListener, if set, serves the control endpoint instead of the
 	// configured control address (for tests).
 	ControlListener net.Listener
+	// MetricsListener, if set, serves the metrics endpoint instead of the
+	// configured metrics address (for tests).
+	MetricsListener net.Listener
+	// RecoveryStart, if set, is when the recovery that restores this node
+	// (From) began, e.g. when the failure was detected; the metric
+	// markerwave_last_recovery_seconds counts from it (default: from the
+	// process start).
+	RecoveryStart time.Time
 }
 
 // RunProcess runs node self of a multi-process cluster until ctx ends:
@@ -116,6 +123,10 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 		return err
 	}
 	defer p.stopNode()
+	if err := p.startMetrics(); err != nil {
+		return err
+	}
+	defer p.stopMetrics()
 	tag, err := p.runTag()
 	if err != nil {
 		return err
@@ -167,10 +178,14 @@ type process struct {
 	active   []spec.SnapID                   // snapshots still under way when the drain ended
 	lost     map[spec.ProcID][]wire.Envelope // algorithm frames to each peer never acknowledged
 
-	stopSelf    context.CancelFunc // ends the run early: a peer crashed (orphaned)
-	snaps       atomic.Uint64      // snapshots this run initiated (nextSnapID)
-	control     *http.Server       // the control endpoint, nil if none
-	controlDone chan struct{}
+	stopSelf   context.CancelFunc // ends the run early: a peer crashed (orphaned)
+	snaps      atomic.Uint64      // snapshots this run initiated (nextSnapID)
+	control    *endpoint          // the control endpoint, nil if none
+	tls        *transport.TLS     // the node's mutual TLS, nil for plain TCP
+	metrics    *Metrics           // always kept; served if the config says where
+	metricsSrv *endpoint          // the metrics endpoint, nil if none
+	began      time.Time          // when RunProcess began
+	refusals   map[string]int     // peers refused by mutual TLS, by host, certificate and reason (OnError calls are serialized)
 }
 
 func newProcess(cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (*process, error) {
@@ -186,7 +201,11 @@ func newProcess(cfg *FileConfig, self spec.ProcID, opt ProcessOptions) (*process
 	if out == nil {
 		out = io.Discard
 	}
-	return &process{cfg: cfg, t: t, self: self, idx: idx, opt: opt, out: out,
+	tls, err := cfg.TLSFor(self)
+	if err != nil {
+		return nil, err
+	}
+	return &process{cfg: cfg, t: t, self: self, idx: idx, opt: opt, out: out, tls: tls, metrics: newMetrics(self), began: time.Now(),
 		suspects: map[spec.ProcID]Fault{}, waiting: map[spec.SnapID]bool{}}, nil
 }
 
@@ -204,7 +223,7 @@ func (p *process) openTransport() error {
 	for q, n := range p.cfg.Nodes {
 		addrs[q] = n.Listen
 	}
-	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p.self}, OnError: p.transportError}
+	tcfg := transport.TCPConfig{Addrs: addrs, Local: []spec.ProcID{p.self}, OnError: p.transportError, TLS: p.tls}
 	// The drain has waited for the peers already; frames to a dead one
 	// are never acknowledged, so the transport's wait is bounded by the
 	// drain timeout too.
@@ -226,7 +245,10 @@ func (p *process) openTransport() error {
 // detector need not wait for the timeout.
 func (p *process) transportError(err error) {
 	var ce *transport.ConnError
+	var re *transport.TLSRefusedError
 	switch {
+	case errors.As(err, &re):
+		p.refusedPeer(err, re)
 	case errors.Is(err, transport.ErrPeerRestarted):
 		p.restarted.Add(1)
 		p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
@@ -284,7 +306,8 @@ func (p *process) startWriter() {
 		defer close(p.writerDone)
 		for part := range p.parts {
 			if err := p.persist(part); err != nil {
-				p.say("error: %v", err)
+				p.metrics.failed.Inc()
+				p.say("error: snapshot %d: %v", part.Snap, err)
 			}
 		}
 	}()
@@ -300,9 +323,11 @@ func (p *process) stopWriter() {
 // store, assembles and saves the global snapshot.
 func (p *process) persist(part snapshot.Part) error {
 	st := p.opt.Store
-	if _, err := st.SavePart(part); err != nil {
+	path, err := st.SavePart(part)
+	if err != nil {
 		return err
 	}
+	p.metrics.saved(part, path)
 	ps, missing, err := st.LoadParts(p.t, part.Snap)
 	if err != nil {
 		return err
@@ -318,10 +343,11 @@ func (p *process) persist(part snapshot.Part) error {
 	if err != nil {
 		return err
 	}
-	path, err := st.Save(g)
+	path, err = st.Save(g)
 	if err != nil {
 		return err
 	}
+	p.metrics.assembled.Inc()
 	p.say("snapshot %d complete: total %d (%d in flight), saved %s%s", g.ID, g.Total(), g.InFlight(), path, p.checkInvariants(g))
 	if c, ok := st.(CatalogWriter); ok {
 		return c.WriteCatalog(p.t)
@@ -363,7 +389,11 @@ func (p *process) startNode() error {
 	}
 	p.node, err = NewNode(NodeConfig{
 		Topology: p.t, Self: p.self, App: a, Transport: p.tr, Trace: p.sink, From: p.opt.From,
-		OnPart: func(part snapshot.Part) { p.parts <- part },
+		OnPart: func(part snapshot.Part) {
+			p.metrics.partDone(part.Snap, time.Now())
+			p.parts <- part
+		},
+		OnRecorded: func(s spec.SnapID) { p.metrics.recorded(s, time.Now()) },
 		OnError: func(err error) {
 			p.nodeErrs.Add(1)
 			p.say("error: %v", err)
@@ -376,9 +406,18 @@ func (p *process) startNode() error {
 	p.hints.Store(p.node)
 	p.say("listening on %s; %d outgoing, %d incoming channels", p.tr.Addr(p.self), len(p.t.Out(p.self)), len(p.t.In(p.self)))
 	if g := p.opt.From; g != nil {
+		p.metrics.restored(g.ID, p.recoveryStart(), time.Now())
 		p.say("restored from snapshot %d: a new incarnation; the recorded messages are delivered first", g.ID)
 	}
 	return nil
+}
+
+// recoveryStart is when the recovery restoring this node began.
+func (p *process) recoveryStart() time.Time {
+	if !p.opt.RecoveryStart.IsZero() {
+		return p.opt.RecoveryStart
+	}
+	return p.began
 }
 
 // stopNode records the node's final state and stops it.

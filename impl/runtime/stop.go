@@ -90,6 +90,7 @@ func deadPeer(f Fault) string {
 // summary needs.
 func (p *process) onFault(f Fault) {
 	p.say("%s", f)
+	p.metrics.fault(f)
 	p.faultMu.Lock()
 	defer p.faultMu.Unlock()
 	switch f.Action {

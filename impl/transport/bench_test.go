@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/markerwave/markerwave/impl/transport/tlstest"
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -89,8 +90,12 @@ func cpuTime() time.Duration {
 // sendThrough returns a function that sends n frames through tr on
 // benchChan and waits until the receiver took them all. Frames are
 // numbered on from one call to the next.
-func sendThrough(b *testing.B, tr Transport) func(n int) {
-	in, err := tr.Inbox(benchChan.To)
+func sendThrough(b *testing.B, tr Transport) func(n int) { return sendBetween(b, tr, tr) }
+
+// sendBetween is sendThrough with the sender served by tr and the
+// receiver by rx.
+func sendBetween(b *testing.B, tr, rx Transport) func(n int) {
+	in, err := rx.Inbox(benchChan.To)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -247,4 +252,51 @@ func BenchmarkTCP(b *testing.B) {
 	raw, stop := rawTCP(b)
 	defer stop()
 	sideBySide(b, raw, sendThrough(b, tr))
+}
+
+// BenchmarkTCPTLS: the cost of mutual TLS, the TCP transport with TLS
+// (TCPConfig.TLS, TLS 1.3, ECDSA P-256 certificates) beside the same
+// transport in plain TCP, in one run; each end is a transport of its
+// own, as in a cluster of processes. "raw-" metrics are plain TCP's,
+// transport/raw is TLS's rate over plain's.
+func BenchmarkTCPTLS(b *testing.B) {
+	ca, err := tlstest.NewCA("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain := benchPair(b, nil)
+	secure := benchPair(b, ca)
+	sideBySide(b, sendBetween(b, plain[0], plain[1]), sendBetween(b, secure[0], secure[1]))
+}
+
+// benchPair is P1's and P2's transports of spec.Ring(2), with mutual
+// TLS from ca (nil: plain TCP), closed when b ends.
+func benchPair(b *testing.B, ca *tlstest.CA) [2]*TCP {
+	lns := map[spec.ProcID]net.Listener{}
+	addrs := map[spec.ProcID]string{}
+	for _, p := range []spec.ProcID{"P1", "P2"} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		lns[p], addrs[p] = ln, ln.Addr().String()
+	}
+	var pair [2]*TCP
+	for i, p := range []spec.ProcID{"P1", "P2"} {
+		cfg := TCPConfig{Addrs: addrs, Local: []spec.ProcID{p}, Listeners: map[spec.ProcID]net.Listener{p: lns[p]}}
+		if ca != nil {
+			cert, err := ca.Cert(string(p), "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.TLS = &TLS{Cert: cert, CAs: ca.Pool(), Cluster: ca.Cluster}
+		}
+		tr, err := NewTCP(spec.Ring(2), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { closeBench(b, tr) })
+		pair[i] = tr
+	}
+	return pair
 }

@@ -5,7 +5,9 @@
 //
 // Memory is an in-process transport, optionally with random delays; TCP
 // runs one TCP connection per directed channel and survives cut
-// connections. Both implement Transport.
+// connections, in plain TCP (trusted networks) or mutual TLS
+// (TCPConfig.TLS, tcp_tls.go: certificates of one cluster's CA, each
+// naming its node). Both implement Transport.
 //
 // # Using it
 //

@@ -35,7 +35,10 @@ import (
 //
 // Faults. A connection whose hello or frames break the protocol is closed
 // and reported through Errors and Config.OnError; other connections go on.
-// There is no authentication: run it on a trusted network.
+// Without TCPConfig.TLS there is no authentication: plain TCP is for a
+// trusted network (loopback, one machine). With it, every connection is
+// mutual TLS and a hello must come from the node its certificate names
+// (see TLS, tcp_tls.go).
 //
 // Restarts. The frame counts live in memory, so a channel can only be
 // resumed between the same two incarnations of its ends. Each TCP draws a
@@ -115,6 +118,9 @@ type TCPConfig struct {
 	// another is refused (wire.HelloReply.Mismatch): the channel fails
 	// at both ends with a *PeerRestartedError naming both snapshot ids.
 	Restored spec.SnapID
+	// TLS, if set, makes every connection mutual TLS (see TLS); nil is
+	// plain TCP, for trusted networks only.
+	TLS *TLS
 	// OnError, if set, is called with each connection error, from
 	// transport goroutines, one call at a time. It must not block for long
 	// and must not call Close.
@@ -148,6 +154,9 @@ func NewTCP(t *spec.Topology, cfg TCPConfig) (*TCP, error) {
 		stop: make(chan struct{}), conns: map[net.Conn]struct{}{},
 	}
 	if err := tr.serveLocal(); err != nil {
+		return nil, err
+	}
+	if err := tr.checkTLS(); err != nil {
 		return nil, err
 	}
 	if err := tr.listen(); err != nil {

@@ -34,6 +34,9 @@ func (o *outChan) dial() (net.Conn, error) {
 	tr := o.t
 	d := net.Dialer{Timeout: tr.cfg.DialTimeout}
 	conn, err := d.DialContext(tr.ctx, "tcp", tr.addrOf(o.ch.To))
+	if err == nil {
+		conn, err = o.secureDialed(conn)
+	}
 	if err != nil {
 		return nil, err
 	}

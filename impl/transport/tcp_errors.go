@@ -10,7 +10,7 @@ import (
 
 // ConnError describes a failed or rejected connection.
 type ConnError struct {
-	Op     string       // "dial", "handshake", "accept", "read", "write", "ack"
+	Op     string       // "dial", "tls" (a peer refused by mutual TLS), "handshake", "accept", "read", "write", "ack"
 	Chan   spec.Channel // zero if not known yet
 	Remote string       // remote address, if known
 	Err    error

@@ -97,8 +97,12 @@ func (tr *TCP) serveAccepted(p spec.ProcID, c net.Conn) bool {
 // phase by phase: read the hello, check it, take the channel over (or
 // refuse a stale sender), answer with Last, then receive frames until
 // the connection ends.
-func (tr *TCP) serveConn(p spec.ProcID, c net.Conn) {
-	a := &accepting{c: c, remote: c.RemoteAddr().String()}
+func (tr *TCP) serveConn(p spec.ProcID, raw net.Conn) {
+	c, peer, ok := tr.secureAccepted(raw)
+	if !ok {
+		return
+	}
+	a := &accepting{c: c, remote: c.RemoteAddr().String(), peer: peer}
 	c.SetDeadline(time.Now().Add(tr.cfg.HandshakeTimeout))
 	a.br = bufio.NewReaderSize(c, 64<<10)
 	if !tr.readHello(a) || !tr.checkHello(p, a) {
@@ -130,6 +134,7 @@ type accepting struct {
 	remote string
 	h      wire.Hello
 	ch     spec.Channel // h's channel
+	peer   string       // the CommonName of the peer's certificate (TLS only)
 }
 
 // readHello reads a's hello; an unreadable one is reported and, if it
@@ -153,7 +158,11 @@ func (tr *TCP) readHello(a *accepting) bool {
 // another snapshot than the one the local processes were restored from.
 func (tr *TCP) checkHello(p spec.ProcID, a *accepting) bool {
 	h := a.h
-	if reason := tr.refusal(p, h); reason != "" {
+	reason := tr.refusal(p, h)
+	if reason == "" {
+		reason = tr.impostor(a)
+	}
+	if reason != "" {
 		a.c.Write(wire.EncodeHelloReply(wire.HelloReply{Reason: reason}))
 		tr.record(&ConnError{Op: "handshake", Chan: a.ch, Remote: a.remote, Err: fmt.Errorf("%w: %s", ErrRejected, reason)}, &tr.stats.Rejected)
 		return false
