@@ -129,15 +129,7 @@ func (p *parser) name(t token) (Value, error) {
 func (p *parser) bracketed(t token) (Value, error) {
 	switch t.text {
 	case "-":
-		n := p.next()
-		if n.kind != tNum {
-			return nil, p.errf(t.line, "expected a number after '-'")
-		}
-		x, err := strconv.ParseInt("-"+n.text, 10, 64)
-		if err != nil {
-			return nil, p.errf(t.line, "bad integer -%s", n.text)
-		}
-		return x, nil
+		return p.negative(t)
 	case "(":
 		v, err := p.expr()
 		if err != nil {
@@ -160,6 +152,19 @@ func (p *parser) bracketed(t token) (Value, error) {
 		return p.record()
 	}
 	return nil, p.errf(t.line, "unexpected %s in an expression", t)
+}
+
+// negative reads the number after a minus sign t.
+func (p *parser) negative(t token) (Value, error) {
+	n := p.next()
+	if n.kind != tNum {
+		return nil, p.errf(t.line, "expected a number after '-'")
+	}
+	x, err := strconv.ParseInt("-"+n.text, 10, 64)
+	if err != nil {
+		return nil, p.errf(t.line, "bad integer -%s", n.text)
+	}
+	return x, nil
 }
 
 // record reads k |-> v, ... ] after the [, in canonical field order.

@@ -127,12 +127,25 @@ func (m *module) definition(p *parser) error {
 	if err != nil {
 		return err
 	}
-	nt := p.peek()
-	if !(nt.kind == tEquals || nt.kind == tDashes || nt.kind == tEOF ||
-		nt.kind == tIdent && p.toks[p.pos+1].kind == tPunct && (p.toks[p.pos+1].text == "==" || p.toks[p.pos+1].text == "(")) {
+	if nt := p.peek(); !p.atDefinitionEnd() {
 		return p.errf(nt.line, "unexpected %s after the definition of %s (unsupported expression?)", nt, t.text)
 	}
 	m.defs[t.text] = moduleDef{v, t.line}
 	p.defs[t.text] = v
 	return nil
+}
+
+// atDefinitionEnd reports whether the next token may follow a definition's
+// value: the module's end, a ---- line, or the next definition (Name == or
+// Name( ).
+func (p *parser) atDefinitionEnd() bool {
+	nt := p.peek()
+	switch nt.kind {
+	case tEquals, tDashes, tEOF:
+		return true
+	case tIdent:
+		after := p.toks[p.pos+1]
+		return after.kind == tPunct && (after.text == "==" || after.text == "(")
+	}
+	return false
 }
