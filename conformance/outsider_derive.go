@@ -404,20 +404,31 @@ func (n *nodeDeriv) checkMarkers() *Divergence {
 	for _, s := range sortedSnaps(n.model) {
 		at := n.d.cut(s).at[n.p]
 		for _, c := range n.d.top.Out(n.p) {
-			m, ok := n.markerSent[s][c]
-			if !ok {
-				if n.d.crashed[n.p] && n.steps == at {
-					continue // killed right after recording
-				}
-				return &Divergence{Property: spec.PropSnapshotsComplete,
-					Detail: fmt.Sprintf("%s never sent snapshot %s's marker on %s after recording at its step %d", string(n.p), n.d.snaps.name(s), c, at),
-					Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: n.evs[n.model[s]].obs.line}
-			}
-			if a := n.firstSendAfter(c, at); a > 0 && a < m {
-				n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d, after recording snapshot %s at its step %d and before that snapshot's marker on %s (its step %d)",
-					string(n.p), c, a, n.d.snaps.name(s), at, c, m))
+			if d := n.checkMarkerOn(s, c, at); d != nil {
+				return d
 			}
 		}
+	}
+	return nil
+}
+
+// checkMarkerOn checks the Marker Sending Rule for snapshot s, recorded
+// at the node's step at, on its outgoing channel c: the marker sent (a
+// divergence if not, unless the node was killed right after recording),
+// and no message before it (explained if one was).
+func (n *nodeDeriv) checkMarkerOn(s spec.SnapID, c spec.Channel, at int) *Divergence {
+	m, ok := n.markerSent[s][c]
+	if !ok {
+		if n.d.crashed[n.p] && n.steps == at {
+			return nil // killed right after recording
+		}
+		return &Divergence{Property: spec.PropSnapshotsComplete,
+			Detail: fmt.Sprintf("%s never sent snapshot %s's marker on %s after recording at its step %d", string(n.p), n.d.snaps.name(s), c, at),
+			Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: n.evs[n.model[s]].obs.line}
+	}
+	if a := n.firstSendAfter(c, at); a > 0 && a < m {
+		n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d, after recording snapshot %s at its step %d and before that snapshot's marker on %s (its step %d)",
+			string(n.p), c, a, n.d.snaps.name(s), at, c, m))
 	}
 	return nil
 }

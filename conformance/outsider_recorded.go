@@ -65,18 +65,42 @@ func (d *deriver) reportedParts() (map[spec.SnapID]*reportedPart, []spec.SnapID,
 
 // add merges one snapshot line into the part.
 func (p *reportedPart) add(t *spec.Topology, s spec.OutsiderSnapshot, where string) error {
-	if s.Initiator != "" {
-		if p.initiator != "" && p.initiator != s.Initiator {
-			return fmt.Errorf("%s: field \"snapshot.initiator\": %s, but %s says %s", where, string(s.Initiator), p.where, string(p.initiator))
-		}
-		p.initiator = s.Initiator
+	if err := p.addInitiator(s, where); err != nil {
+		return err
 	}
+	if err := p.addProcs(s, where); err != nil {
+		return err
+	}
+	return p.addChans(t, s, where)
+}
+
+// addInitiator takes the initiator the line names, if it names one: the
+// same one as earlier lines, if they named one.
+func (p *reportedPart) addInitiator(s spec.OutsiderSnapshot, where string) error {
+	if s.Initiator == "" {
+		return nil
+	}
+	if p.initiator != "" && p.initiator != s.Initiator {
+		return fmt.Errorf("%s: field \"snapshot.initiator\": %s, but %s says %s", where, string(s.Initiator), p.where, string(p.initiator))
+	}
+	p.initiator = s.Initiator
+	return nil
+}
+
+// addProcs takes the line's process states; one reported again must be
+// the same.
+func (p *reportedPart) addProcs(s spec.OutsiderSnapshot, where string) error {
 	for q, st := range s.Procs {
 		if prev, ok := p.procs[q]; ok && !sameObsState(prev, st) {
 			return fmt.Errorf("%s: field \"snapshot.procs.%s\": reported twice, differently (also %s)", where, string(q), p.where)
 		}
 		p.procs[q] = st
 	}
+	return nil
+}
+
+// addChans takes the line's channel states; none may be reported twice.
+func (p *reportedPart) addChans(t *spec.Topology, s spec.OutsiderSnapshot, where string) error {
 	for k, c := range s.Chans {
 		ch, _ := spec.ParseChanKey(t, k)
 		if _, ok := p.chans[ch]; ok {
@@ -210,8 +234,15 @@ func (d *deriver) recordedChan(s spec.SnapID, c spec.Channel, p *reportedPart) [
 	if len(rc.Amounts) > 0 {
 		return d.byAmounts(s, c, rc.Amounts, tab)
 	}
+	return d.byIDs(s, c, rc.IDs, tab)
+}
+
+// byIDs is the messages a channel state reported by ids stands for, each
+// looked up in tab; an id c's sender never sent is noted (and stands for
+// a message with no seq, which the replay then reports).
+func (d *deriver) byIDs(s spec.SnapID, c spec.Channel, ids []spec.ObsID, tab *msgTable) []spec.AppMsg {
 	var out []spec.AppMsg
-	for _, id := range rc.IDs {
+	for _, id := range ids {
 		m, known := tab.ids[c][id]
 		if !known {
 			d.note(fmt.Sprintf("snapshot %s reports message %s recorded on %s, which %s never sent on it", d.snaps.name(s), id, c, string(c.From)))

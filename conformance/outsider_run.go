@@ -300,7 +300,7 @@ func silentNodes(run *OutsiderRun) map[spec.ProcID]bool {
 	for _, inc := range run.incs {
 		for p, obs := range inc.nodes {
 			for _, o := range obs {
-				logs[p] = logs[p] || o.ev.Ev == spec.ObsMarkerRecv || o.ev.Ev == spec.ObsMarkerDrop || o.ev.Ev == spec.ObsMarkerSend
+				logs[p] = logs[p] || isMarkerObs(o.ev.Ev)
 				records[p] = records[p] || o.ev.Ev == spec.ObsRecord
 			}
 		}
@@ -312,4 +312,10 @@ func silentNodes(run *OutsiderRun) map[spec.ProcID]bool {
 		}
 	}
 	return out
+}
+
+// isMarkerObs reports whether an observation of kind k is about a
+// marker: marker_send, marker_recv or marker_drop.
+func isMarkerObs(k spec.ObsKind) bool {
+	return k == spec.ObsMarkerRecv || k == spec.ObsMarkerDrop || k == spec.ObsMarkerSend
 }
