@@ -203,6 +203,12 @@ func Ring(n int) *Topology {
 // Complete joins every ordered pair of distinct processes P1..Pn.
 func Complete(n int) *Topology {
 	procs := numbered(n)
+	return mustTopology(procs, AllPairs(procs))
+}
+
+// AllPairs is the channels of the complete graph on procs: one for every
+// ordered pair of distinct processes, in the order of procs.
+func AllPairs(procs []ProcID) []Channel {
 	var chans []Channel
 	for _, p := range procs {
 		for _, q := range procs {
@@ -211,7 +217,7 @@ func Complete(n int) *Topology {
 			}
 		}
 	}
-	return mustTopology(procs, chans)
+	return chans
 }
 
 func numbered(n int) []ProcID {
