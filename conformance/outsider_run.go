@@ -124,11 +124,7 @@ func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*
 			from = &s
 		}
 		key := incKey(from)
-		inc := byKey[key]
-		if inc == nil {
-			inc = &outsiderInc{from: from, nodes: map[spec.ProcID][]obsAt{}, files: map[spec.ProcID]string{}}
-			byKey[key] = inc
-		}
+		inc := incOf(byKey, from)
 		nk := key + "\x00" + string(e.Node)
 		if f, ok := inc.files[e.Node]; ok && f != file && !seen[nk] {
 			return fmt.Errorf("two logs of %s%s: %s and %s", string(e.Node), outsiderIncName(from), f, file)
@@ -138,6 +134,17 @@ func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*
 		inc.nodes[e.Node] = append(inc.nodes[e.Node], obsAt{ev: e, file: file, line: l.EventLines[i]})
 	}
 	return nil
+}
+
+// incOf is the incarnation restored from from in byKey, added if new.
+func incOf(byKey map[string]*outsiderInc, from *spec.ObsID) *outsiderInc {
+	key := incKey(from)
+	inc := byKey[key]
+	if inc == nil {
+		inc = &outsiderInc{from: from, nodes: map[spec.ProcID][]obsAt{}, files: map[spec.ProcID]string{}}
+		byKey[key] = inc
+	}
+	return inc
 }
 
 func incKey(from *spec.ObsID) string {
@@ -168,23 +175,33 @@ func (r *OutsiderRun) chain(byKey map[string]*outsiderInc) error {
 		if len(byKey) == 0 {
 			return nil
 		}
-		var found []*outsiderInc
-		for _, inc := range byKey {
-			if cur.records(*inc.from) {
-				found = append(found, inc)
-			}
+		next, err := cur.successor(byKey)
+		if err != nil {
+			return err
 		}
-		if len(found) != 1 {
-			var rest []string
-			for _, inc := range byKey {
-				rest = append(rest, inc.from.String())
-			}
-			slices.Sort(rest)
-			return fmt.Errorf("cannot chain the incarnations: %d of the logs' incarnations (restored from %s) are restored from a snapshot recorded in the one before, want one", len(found), strings.Join(rest, ", "))
-		}
-		cur = found[0]
+		cur = next
 		delete(byKey, incKey(cur.from))
 	}
+}
+
+// successor is the one incarnation of byKey restored from a snapshot
+// that inc records; none or several is an error naming them all.
+func (inc outsiderInc) successor(byKey map[string]*outsiderInc) (*outsiderInc, error) {
+	var found []*outsiderInc
+	for _, o := range byKey {
+		if inc.records(*o.from) {
+			found = append(found, o)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	var rest []string
+	for _, o := range byKey {
+		rest = append(rest, o.from.String())
+	}
+	slices.Sort(rest)
+	return nil, fmt.Errorf("cannot chain the incarnations: %d of the logs' incarnations (restored from %s) are restored from a snapshot recorded in the one before, want one", len(found), strings.Join(rest, ", "))
 }
 
 // records reports whether some node of the incarnation records
