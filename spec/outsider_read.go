@@ -124,6 +124,20 @@ func (h OutsiderHeader) validateInitBal() error {
 	return nil
 }
 
+// ownNode sets e's node to the header's when e names none; the two must
+// agree when both name one, and one of them must.
+func (e *OutsiderEvent) ownNode(h OutsiderHeader) error {
+	switch {
+	case h.Node != "" && e.Node != "" && e.Node != h.Node:
+		return fmt.Errorf("field \"node\": %s, but the header says this is %s's log", string(e.Node), string(h.Node))
+	case e.Node == "" && h.Node == "":
+		return fmt.Errorf("field \"node\": missing: the header names no node, so every event must")
+	case e.Node == "":
+		e.Node = h.Node
+	}
+	return nil
+}
+
 // obsFieldSet is the fields one kind of observation requires and those
 // it may have.
 type obsFieldSet struct{ required, optional []string }
@@ -135,13 +149,8 @@ func (or *outsiderReader) readEvent(b []byte, line int) error {
 		return err
 	}
 	h := or.log.Header
-	switch {
-	case h.Node != "" && e.Node != "" && e.Node != h.Node:
-		return fmt.Errorf("field \"node\": %s, but the header says this is %s's log", string(e.Node), string(h.Node))
-	case e.Node == "" && h.Node == "":
-		return fmt.Errorf("field \"node\": missing: the header names no node, so every event must")
-	case e.Node == "":
-		e.Node = h.Node
+	if err := e.ownNode(h); err != nil {
+		return err
 	}
 	if err := e.Validate(h.Topology); err != nil {
 		return err
