@@ -161,13 +161,24 @@ func (e Event) validateChannelStep(t *Topology) error {
 	if !t.HasChan(c) {
 		return fmt.Errorf("%s on unknown channel %s", string(e.Action), c)
 	}
-	owner := c.To
-	if e.Action == SendApp {
-		owner = c.From
-	}
-	if e.Proc != owner {
+	if owner := e.taker(); e.Proc != owner {
 		return fmt.Errorf("%s on %s taken by %s, want %s", string(e.Action), c, string(e.Proc), string(owner))
 	}
+	return e.validateCarried()
+}
+
+// taker is the process that takes channel step e: the sender of a
+// SendApp, else the receiver.
+func (e Event) taker() ProcID {
+	if e.Action == SendApp {
+		return e.From
+	}
+	return e.To
+}
+
+// validateCarried checks what channel step e carries: a marker its
+// snapshot, a message its positive amount and seq.
+func (e Event) validateCarried() error {
 	marker := e.Action == RecvMarker || e.Action == DropMarker
 	if marker && e.Snap == 0 {
 		return fmt.Errorf("%s without a snapshot id%s", string(e.Action), snapZero)
