@@ -115,8 +115,8 @@ const freshSnapBase = 1_000_000_001
 func newSnapNames(all []spec.ObsID) *snapNames {
 	n := &snapNames{ids: map[spec.ObsID]spec.SnapID{}, names: map[spec.SnapID]spec.ObsID{}, next: freshSnapBase}
 	for _, id := range all {
-		if v, err := strconv.ParseUint(string(id), 10, 64); err == nil && v > 0 && v < freshSnapBase && strconv.FormatUint(v, 10) == string(id) {
-			n.ids[id], n.names[spec.SnapID(v)] = spec.SnapID(v), id
+		if v, ok := integerSnapID(id); ok {
+			n.ids[id], n.names[v] = v, id
 		}
 	}
 	for _, id := range all {
@@ -126,6 +126,14 @@ func newSnapNames(all []spec.ObsID) *snapNames {
 		}
 	}
 	return n
+}
+
+// integerSnapID is id as a spec id if it is a positive integer below
+// freshSnapBase written in canonical form (no sign, no leading zero).
+func integerSnapID(id spec.ObsID) (spec.SnapID, bool) {
+	v, err := strconv.ParseUint(string(id), 10, 64)
+	ok := err == nil && v > 0 && v < freshSnapBase && strconv.FormatUint(v, 10) == string(id)
+	return spec.SnapID(v), ok
 }
 
 // of is the spec id of implementation id id.

@@ -129,10 +129,16 @@ func (x *CutIndex) addRecording(i int, e Event) {
 	if _, ok := x.rec[s][e.Proc]; !ok {
 		x.rec[s][e.Proc] = i
 	}
-	if e.Action != RecvMarker {
-		return
+	if e.Action == RecvMarker {
+		x.addMarker(i, e)
 	}
-	c := e.Chan()
+}
+
+// addMarker notes the receipt of snapshot e.Snap's marker on e's channel
+// at event i; a marker its sender could not have sent (not recorded yet)
+// or a second one on the channel is a problem.
+func (x *CutIndex) addMarker(i int, e Event) {
+	s, c := e.Snap, e.Chan()
 	if _, ok := x.rec[s][e.From]; !ok {
 		x.Problems = append(x.Problems, fmt.Sprintf("event %d: %s: %s had not recorded for snapshot %d, so sent no marker", i+1, e, string(e.From), s))
 	}
