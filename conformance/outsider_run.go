@@ -85,7 +85,7 @@ func (r *OutsiderRun) sameConstants(h spec.OutsiderHeader, file, first string) e
 	switch {
 	case h.Run != r.Header.Run:
 		return fmt.Errorf("logs of two different runs: %s is of run %q, %s of run %q", first, r.Header.Run, file, h.Run)
-	case !slices.Equal(h.Topology.Procs, r.Header.Topology.Procs) || !slices.Equal(h.Topology.Chans, r.Header.Topology.Chans):
+	case !h.Topology.Equal(r.Header.Topology):
 		return fmt.Errorf("logs of two different runs: %s and %s have different topologies", first, file)
 	case !maps.Equal(h.InitBal, r.Header.InitBal):
 		return fmt.Errorf("logs of two different runs: %s and %s have different init_bal", first, file)
@@ -208,10 +208,8 @@ func (inc outsiderInc) successor(byKey map[string]*outsiderInc) (*outsiderInc, e
 // snapshot s (or receives its marker).
 func (inc outsiderInc) records(s spec.ObsID) bool {
 	for _, obs := range inc.nodes {
-		for _, o := range obs {
-			if o.ev.Snap != nil && *o.ev.Snap == s && (o.ev.Ev == spec.ObsRecord || o.ev.Ev == spec.ObsMarkerRecv) {
-				return true
-			}
+		if nodeRecords(obs, s) {
+			return true
 		}
 	}
 	return false

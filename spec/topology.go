@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -93,6 +94,11 @@ func (t *Topology) checkEnds(c Channel) error {
 		return fmt.Errorf("topology: channel %s is a self-loop; self-loops are not supported", c)
 	}
 	return nil
+}
+
+// Equal reports whether t and u have the same processes and channels.
+func (t *Topology) Equal(u *Topology) bool {
+	return slices.Equal(t.Procs, u.Procs) && slices.Equal(t.Chans, u.Chans)
 }
 
 // ChannelLess orders channels by (From, To).
