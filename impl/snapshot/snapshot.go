@@ -443,24 +443,37 @@ func (g Global) String() string {
 	for _, n := range g.Nodes {
 		w = max(w, len(n.Proc))
 	}
+	bal := g.writeBalances(&b, w)
+	g.writeChannels(&b, 2*w+2)
+	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
+	return b.String()
+}
+
+// writeBalances writes one line per node (its name padded to w): its
+// balance and counters; it returns the balances' sum.
+func (g Global) writeBalances(b *strings.Builder, w int) int64 {
 	var bal int64
 	for _, n := range g.Nodes {
-		fmt.Fprintf(&b, "  %-*s balance %10d   (sent %d, received %d)\n", w, string(n.Proc), n.State.Bal, n.State.Sent, n.State.Rcvd)
+		fmt.Fprintf(b, "  %-*s balance %10d   (sent %d, received %d)\n", w, string(n.Proc), n.State.Bal, n.State.Sent, n.State.Rcvd)
 		bal += n.State.Bal
 	}
+	return bal
+}
+
+// writeChannels writes a line per channel that recorded messages (its
+// name padded to w), or one saying none did.
+func (g Global) writeChannels(b *strings.Builder, w int) {
 	busy := 0
 	for _, cs := range g.Chans {
 		if len(cs.Msgs) == 0 {
 			continue
 		}
 		busy++
-		writeInFlight(&b, 2*w+2, cs)
+		writeInFlight(b, w, cs)
 	}
 	if busy == 0 {
 		b.WriteString("  in flight: nothing (all channels recorded empty)\n")
 	}
-	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
-	return b.String()
 }
 
 // writeInFlight writes the line of a channel state with messages: the
