@@ -34,33 +34,40 @@ func (p *parser) expect(text string) error {
 	return nil
 }
 
+// expr reads a value: a primary one, or a range a..b of two.
 func (p *parser) expr() (Value, error) {
 	line := p.peek().line
 	v, err := p.primary()
 	if err != nil {
 		return nil, err
 	}
-	if p.is("..") {
-		p.next()
-		w, err := p.primary()
-		if err != nil {
-			return nil, err
-		}
-		a, ok1 := v.(int64)
-		b, ok2 := w.(int64)
-		if !ok1 || !ok2 {
-			return nil, p.errf(line, "a..b needs two integers")
-		}
-		if b-a > 1<<16 {
-			return nil, p.errf(line, "range %d..%d is too large", a, b)
-		}
-		var vs []Value
-		for i := a; i <= b; i++ {
-			vs = append(vs, i)
-		}
-		return newSet(vs), nil
+	if !p.is("..") {
+		return v, nil
 	}
-	return v, nil
+	p.next()
+	w, err := p.primary()
+	if err != nil {
+		return nil, err
+	}
+	return p.rangeSet(line, v, w)
+}
+
+// rangeSet is the set v..w (at line), of two integers at most 65536
+// apart.
+func (p *parser) rangeSet(line int, v, w Value) (Value, error) {
+	a, ok1 := v.(int64)
+	b, ok2 := w.(int64)
+	if !ok1 || !ok2 {
+		return nil, p.errf(line, "a..b needs two integers")
+	}
+	if b-a > 1<<16 {
+		return nil, p.errf(line, "range %d..%d is too large", a, b)
+	}
+	var vs []Value
+	for i := a; i <= b; i++ {
+		vs = append(vs, i)
+	}
+	return newSet(vs), nil
 }
 
 func (p *parser) list(closer string) ([]Value, error) {
