@@ -179,23 +179,11 @@ func (p *parser) record() (Value, error) {
 	var r recordV
 	seen := map[string]bool{}
 	for {
-		k := p.next()
-		if k.kind != tIdent {
-			return nil, p.errf(k.line, "expected a field name in a record [k |-> v, ...], found %s (function constructors are not supported)", k)
-		}
-		if !p.is("|->") {
-			return nil, p.errf(p.peek().line, "expected |-> after field %s (only records [k |-> v, ...] are supported)", k.text)
-		}
-		p.next()
-		if seen[k.text] {
-			return nil, p.errf(k.line, "record field %s given twice", k.text)
-		}
-		seen[k.text] = true
-		v, err := p.expr()
+		k, v, err := p.field(seen)
 		if err != nil {
 			return nil, err
 		}
-		r.keys = append(r.keys, k.text)
+		r.keys = append(r.keys, k)
 		r.vals = append(r.vals, v)
 		if !p.is(",") {
 			break
@@ -205,6 +193,30 @@ func (p *parser) record() (Value, error) {
 	if err := p.expect("]"); err != nil {
 		return nil, err
 	}
+	return r.sorted(), nil
+}
+
+// field reads one k |-> v of a record; seen holds the fields before it
+// (and gets k), none of which k may repeat.
+func (p *parser) field(seen map[string]bool) (string, Value, error) {
+	k := p.next()
+	if k.kind != tIdent {
+		return "", nil, p.errf(k.line, "expected a field name in a record [k |-> v, ...], found %s (function constructors are not supported)", k)
+	}
+	if !p.is("|->") {
+		return "", nil, p.errf(p.peek().line, "expected |-> after field %s (only records [k |-> v, ...] are supported)", k.text)
+	}
+	p.next()
+	if seen[k.text] {
+		return "", nil, p.errf(k.line, "record field %s given twice", k.text)
+	}
+	seen[k.text] = true
+	v, err := p.expr()
+	return k.text, v, err
+}
+
+// sorted is r with its fields in canonical (name) order.
+func (r recordV) sorted() recordV {
 	idx := make([]int, len(r.keys))
 	for i := range idx {
 		idx[i] = i
@@ -215,5 +227,5 @@ func (p *parser) record() (Value, error) {
 		s.keys = append(s.keys, r.keys[i])
 		s.vals = append(s.vals, r.vals[i])
 	}
-	return s, nil
+	return s
 }

@@ -169,14 +169,7 @@ func (l *lexer) str() error {
 		}
 		if l.src[j] == '\\' && j+1 < len(l.src) {
 			j++
-			switch l.src[j] {
-			case 'n':
-				sb.WriteByte('\n')
-			case 't':
-				sb.WriteByte('\t')
-			default:
-				sb.WriteByte(l.src[j])
-			}
+			sb.WriteByte(unescape(l.src[j]))
 			continue
 		}
 		sb.WriteByte(l.src[j])
@@ -187,6 +180,18 @@ func (l *lexer) str() error {
 	l.emit(tStr, sb.String())
 	l.i = j + 1
 	return nil
+}
+
+// unescape is the character that \c stands for in a string: \n a
+// newline, \t a tab, any other c itself.
+func unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	}
+	return c
 }
 
 // number reads a number; TLA+ allows identifiers like 1a, read as names.
