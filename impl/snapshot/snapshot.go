@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/markerwave/markerwave/impl/core"
@@ -88,10 +89,8 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 			return g, err
 		}
 	}
-	for i, c := range t.Chans {
-		if !have[i] {
-			return g, fmt.Errorf("assemble snapshot %d: no state for channel %s", s, c)
-		}
+	if i := slices.Index(have, false); i >= 0 {
+		return g, fmt.Errorf("assemble snapshot %d: no state for channel %s", s, t.Chans[i])
 	}
 	if len(chans) > 0 { // nil for a topology without channels, as always
 		g.Chans = chans
@@ -167,9 +166,15 @@ func (g *Global) Validate() error {
 	if err := g.validateChanOrder(); err != nil {
 		return err
 	}
+	return g.validateChans()
+}
+
+// validateChans checks every channel state against the cut seqs the
+// node states give (validateChan).
+func (g *Global) validateChans() error {
 	cut := g.cutSeqs()
 	for i, cs := range g.Chans {
-		if err := g.validateChan(cs, t.Chans[i], cut[i]); err != nil {
+		if err := g.validateChan(cs, g.Topology.Chans[i], cut[i]); err != nil {
 			return err
 		}
 	}
