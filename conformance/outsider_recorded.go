@@ -202,19 +202,28 @@ func (d *deriver) recordedSnapshot(s spec.SnapID, p *reportedPart) spec.Recorded
 func (d *deriver) recordedState(s spec.SnapID, k *snapCut, q spec.ProcID, p *reportedPart) spec.LocalState {
 	derived := k.state[q]
 	st, ok := p.procs[q]
+	lst, o, lok := k.loggedState(q)
 	if !ok {
-		if o, logged := k.logged[q]; logged && o.ev.State != nil {
-			st, ok = *o.ev.State, true
-		}
+		st, ok = lst, lok
 	}
-	if o, logged := k.logged[q]; ok && logged && o.ev.State != nil && !sameObsState(*o.ev.State, st) {
-		d.note(fmt.Sprintf("%s logged its recorded state of snapshot %s as bal=%d (%s), but reported bal=%d", string(q), d.snaps.name(s), *o.ev.State.Bal, o.where(), *st.Bal))
+	if ok && lok && !sameObsState(lst, st) {
+		d.note(fmt.Sprintf("%s logged its recorded state of snapshot %s as bal=%d (%s), but reported bal=%d", string(q), d.snaps.name(s), *lst.Bal, o.where(), *st.Bal))
 	}
 	d.prov.count("recorded local states", ok)
 	if !ok {
 		return derived
 	}
 	return withObs(derived, &st)
+}
+
+// loggedState is q's recorded state as its record line logs it, with
+// that line; false if q logged no record line or one without a state.
+func (k *snapCut) loggedState(q spec.ProcID) (spec.ObsState, obsAt, bool) {
+	o, logged := k.logged[q]
+	if !logged || o.ev.State == nil {
+		return spec.ObsState{}, o, false
+	}
+	return *o.ev.State, o, true
 }
 
 // recordedChan is what c recorded for s: reported (by id or by amount),

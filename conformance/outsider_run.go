@@ -334,3 +334,11 @@ func silentNodes(run *OutsiderRun) map[spec.ProcID]bool {
 func isMarkerObs(k spec.ObsKind) bool {
 	return k == spec.ObsMarkerRecv || k == spec.ObsMarkerDrop || k == spec.ObsMarkerSend
 }
+
+// nodeRecords reports whether a node's observations obs record snapshot
+// s or receive its marker.
+func nodeRecords(obs []obsAt, s spec.ObsID) bool {
+	return slices.ContainsFunc(obs, func(o obsAt) bool {
+		return o.ev.Snap != nil && *o.ev.Snap == s && (o.ev.Ev == spec.ObsRecord || o.ev.Ev == spec.ObsMarkerRecv)
+	})
+}

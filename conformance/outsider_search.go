@@ -97,14 +97,6 @@ func (r *OutsiderRun) initiator(s spec.ObsID) (spec.ProcID, bool) {
 	return "", false
 }
 
-// nodeRecords reports whether a node's observations obs record snapshot
-// s or receive its marker.
-func nodeRecords(obs []obsAt, s spec.ObsID) bool {
-	return slices.ContainsFunc(obs, func(o obsAt) bool {
-		return o.ev.Snap != nil && *o.ev.Snap == s && (o.ev.Ev == spec.ObsRecord || o.ev.Ev == spec.ObsMarkerRecv)
-	})
-}
-
 // candidateSet is the combinations of a run's open points, enumerated
 // in order.
 type candidateSet struct {
