@@ -231,16 +231,22 @@ func (r *OutsiderRun) snapIDs() []spec.ObsID {
 	}
 	for _, inc := range r.incs {
 		add(inc.from)
-		for _, p := range r.Header.Topology.Procs {
-			for _, o := range inc.nodes[p] {
-				add(o.ev.Snap)
-			}
-		}
+		inc.eachSnapRef(r.Header.Topology.Procs, add)
 	}
 	for _, s := range r.snaps {
 		add(s.s.Snap)
 	}
 	return out
+}
+
+// eachSnapRef calls f with every observation's snapshot id (nil if it
+// names none), node by node in the order of procs.
+func (inc outsiderInc) eachSnapRef(procs []spec.ProcID, f func(*spec.ObsID)) {
+	for _, p := range procs {
+		for _, o := range inc.nodes[p] {
+			f(o.ev.Snap)
+		}
+	}
 }
 
 // msgTable is an incarnation's messages: by channel, each id's message
