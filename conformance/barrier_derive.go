@@ -139,12 +139,7 @@ func (bd *barrierDeriver) process(ev spec.BarrierEvent) *spec.BarrierRecord {
 	r := *ev.Rec
 	k := recKey{r.Src, r.I}
 	if r.Seq == 0 {
-		if a, ok := bd.at[k]; ok && a.edge == key {
-			r.Seq, r.Hops = a.seq, a.hops
-			bd.d.Seqs++
-		} else {
-			bd.d.Unknown = append(bd.d.Unknown, fmt.Sprintf("<<%s, %d>> processed off %s, where it is not", r.Src, r.I, key))
-		}
+		bd.fillSeq(&r, key)
 	}
 	bd.nrcvd[key]++
 	bd.cnt[ev.Node]++
@@ -156,14 +151,32 @@ func (bd *barrierDeriver) process(ev spec.BarrierEvent) *spec.BarrierRecord {
 		bd.out[k]++
 		return &r
 	}
-	t, back := bd.route(ev.Node, r.Hops)
+	bd.forward(ev.Node, k, r.Hops)
+	return &r
+}
+
+// fillSeq gives record r, processed off edge key with no seq, the seq
+// and hops it has there; a record the state does not hold there is
+// noted as unknown.
+func (bd *barrierDeriver) fillSeq(r *spec.BarrierRecord, key string) {
+	if a, ok := bd.at[recKey{r.Src, r.I}]; ok && a.edge == key {
+		r.Seq, r.Hops = a.seq, a.hops
+		bd.d.Seqs++
+		return
+	}
+	bd.d.Unknown = append(bd.d.Unknown, fmt.Sprintf("<<%s, %d>> processed off %s, where it is not", r.Src, r.I, key))
+}
+
+// forward puts record k, processed at operator n after hops trips round,
+// on the edge Route names (a hop further on a back-edge), with the next
+// seq of that edge.
+func (bd *barrierDeriver) forward(n string, k recKey, hops int) {
+	t, back := bd.route(n, hops)
 	bd.nsent[t]++
-	hops := r.Hops
 	if back {
 		hops++
 	}
 	bd.at[k] = recAt{edge: t, hops: hops, seq: bd.nsent[t]}
-	return &r
 }
 
 // route mirrors Route(n, r) (tla/BarrierSnapshots.tla lines 86-88): the
@@ -212,6 +225,12 @@ func (bd *barrierDeriver) fillCounts(n string, p *spec.BarrierPart) {
 	default:
 		p.Cnt = bd.cnt[n]
 	}
+	bd.fillCuts(n, p)
+}
+
+// fillCuts sets p's cuts from the state: the records sent on each of
+// node n's outputs and received on each of its inputs.
+func (bd *barrierDeriver) fillCuts(n string, p *spec.BarrierPart) {
 	for _, e := range bd.g.Edges {
 		if e.From == n {
 			setCut(&p.CutSent, e.Key(), bd.nsent[e.Key()])

@@ -163,16 +163,23 @@ func (c *converter) snapshot(r spec.RecordedSnapshot) spec.OutsiderSnapshot {
 		o.Procs[p] = st
 	}
 	for _, ch := range c.top.Chans {
-		var oc spec.ObsChan
-		for _, m := range r.Chans[ch] {
-			oc.IDs = append(oc.IDs, spec.ObsID(strconv.FormatUint(m.Seq, 10)))
-		}
-		if k, ok := r.Cut[ch]; ok && !c.strip {
-			oc.Sent, oc.Got = &k.Sent, &k.Got
-		}
-		if len(oc.IDs) > 0 || oc.Sent != nil {
+		if oc := c.chanState(r, ch); len(oc.IDs) > 0 || oc.Sent != nil {
 			o.Chans[ch.String()] = oc
 		}
 	}
 	return o
+}
+
+// chanState is channel ch of recorded snapshot r as a snapshot line
+// gives it: its messages by id (their seqs) and, unless stripping, its
+// cut counts.
+func (c *converter) chanState(r spec.RecordedSnapshot, ch spec.Channel) spec.ObsChan {
+	var oc spec.ObsChan
+	for _, m := range r.Chans[ch] {
+		oc.IDs = append(oc.IDs, spec.ObsID(strconv.FormatUint(m.Seq, 10)))
+	}
+	if k, ok := r.Cut[ch]; ok && !c.strip {
+		oc.Sent, oc.Got = &k.Sent, &k.Got
+	}
+	return oc
 }

@@ -115,8 +115,8 @@ const freshSnapBase = 1_000_000_001
 func newSnapNames(all []spec.ObsID) *snapNames {
 	n := &snapNames{ids: map[spec.ObsID]spec.SnapID{}, names: map[spec.SnapID]spec.ObsID{}, next: freshSnapBase}
 	for _, id := range all {
-		if v, err := strconv.ParseUint(string(id), 10, 64); err == nil && v > 0 && v < freshSnapBase && strconv.FormatUint(v, 10) == string(id) {
-			n.ids[id], n.names[spec.SnapID(v)] = spec.SnapID(v), id
+		if v, ok := integerSnapID(id); ok {
+			n.ids[id], n.names[v] = v, id
 		}
 	}
 	for _, id := range all {
@@ -126,6 +126,14 @@ func newSnapNames(all []spec.ObsID) *snapNames {
 		}
 	}
 	return n
+}
+
+// integerSnapID is id as a spec id if it is a positive integer below
+// freshSnapBase written in canonical form (no sign, no leading zero).
+func integerSnapID(id spec.ObsID) (spec.SnapID, bool) {
+	v, err := strconv.ParseUint(string(id), 10, 64)
+	ok := err == nil && v > 0 && v < freshSnapBase && strconv.FormatUint(v, 10) == string(id)
+	return spec.SnapID(v), ok
 }
 
 // of is the spec id of implementation id id.
@@ -404,20 +412,31 @@ func (n *nodeDeriv) checkMarkers() *Divergence {
 	for _, s := range sortedSnaps(n.model) {
 		at := n.d.cut(s).at[n.p]
 		for _, c := range n.d.top.Out(n.p) {
-			m, ok := n.markerSent[s][c]
-			if !ok {
-				if n.d.crashed[n.p] && n.steps == at {
-					continue // killed right after recording
-				}
-				return &Divergence{Property: spec.PropSnapshotsComplete,
-					Detail: fmt.Sprintf("%s never sent snapshot %s's marker on %s after recording at its step %d", string(n.p), n.d.snaps.name(s), c, at),
-					Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: n.evs[n.model[s]].obs.line}
-			}
-			if a := n.firstSendAfter(c, at); a > 0 && a < m {
-				n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d, after recording snapshot %s at its step %d and before that snapshot's marker on %s (its step %d)",
-					string(n.p), c, a, n.d.snaps.name(s), at, c, m))
+			if d := n.checkMarkerOn(s, c, at); d != nil {
+				return d
 			}
 		}
+	}
+	return nil
+}
+
+// checkMarkerOn checks the Marker Sending Rule for snapshot s, recorded
+// at the node's step at, on its outgoing channel c: the marker sent (a
+// divergence if not, unless the node was killed right after recording),
+// and no message before it (explained if one was).
+func (n *nodeDeriv) checkMarkerOn(s spec.SnapID, c spec.Channel, at int) *Divergence {
+	m, ok := n.markerSent[s][c]
+	if !ok {
+		if n.d.crashed[n.p] && n.steps == at {
+			return nil // killed right after recording
+		}
+		return &Divergence{Property: spec.PropSnapshotsComplete,
+			Detail: fmt.Sprintf("%s never sent snapshot %s's marker on %s after recording at its step %d", string(n.p), n.d.snaps.name(s), c, at),
+			Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: n.evs[n.model[s]].obs.line}
+	}
+	if a := n.firstSendAfter(c, at); a > 0 && a < m {
+		n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d, after recording snapshot %s at its step %d and before that snapshot's marker on %s (its step %d)",
+			string(n.p), c, a, n.d.snaps.name(s), at, c, m))
 	}
 	return nil
 }

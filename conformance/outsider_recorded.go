@@ -65,18 +65,42 @@ func (d *deriver) reportedParts() (map[spec.SnapID]*reportedPart, []spec.SnapID,
 
 // add merges one snapshot line into the part.
 func (p *reportedPart) add(t *spec.Topology, s spec.OutsiderSnapshot, where string) error {
-	if s.Initiator != "" {
-		if p.initiator != "" && p.initiator != s.Initiator {
-			return fmt.Errorf("%s: field \"snapshot.initiator\": %s, but %s says %s", where, string(s.Initiator), p.where, string(p.initiator))
-		}
-		p.initiator = s.Initiator
+	if err := p.addInitiator(s, where); err != nil {
+		return err
 	}
+	if err := p.addProcs(s, where); err != nil {
+		return err
+	}
+	return p.addChans(t, s, where)
+}
+
+// addInitiator takes the initiator the line names, if it names one: the
+// same one as earlier lines, if they named one.
+func (p *reportedPart) addInitiator(s spec.OutsiderSnapshot, where string) error {
+	if s.Initiator == "" {
+		return nil
+	}
+	if p.initiator != "" && p.initiator != s.Initiator {
+		return fmt.Errorf("%s: field \"snapshot.initiator\": %s, but %s says %s", where, string(s.Initiator), p.where, string(p.initiator))
+	}
+	p.initiator = s.Initiator
+	return nil
+}
+
+// addProcs takes the line's process states; one reported again must be
+// the same.
+func (p *reportedPart) addProcs(s spec.OutsiderSnapshot, where string) error {
 	for q, st := range s.Procs {
 		if prev, ok := p.procs[q]; ok && !sameObsState(prev, st) {
 			return fmt.Errorf("%s: field \"snapshot.procs.%s\": reported twice, differently (also %s)", where, string(q), p.where)
 		}
 		p.procs[q] = st
 	}
+	return nil
+}
+
+// addChans takes the line's channel states; none may be reported twice.
+func (p *reportedPart) addChans(t *spec.Topology, s spec.OutsiderSnapshot, where string) error {
 	for k, c := range s.Chans {
 		ch, _ := spec.ParseChanKey(t, k)
 		if _, ok := p.chans[ch]; ok {
@@ -178,19 +202,28 @@ func (d *deriver) recordedSnapshot(s spec.SnapID, p *reportedPart) spec.Recorded
 func (d *deriver) recordedState(s spec.SnapID, k *snapCut, q spec.ProcID, p *reportedPart) spec.LocalState {
 	derived := k.state[q]
 	st, ok := p.procs[q]
+	lst, o, lok := k.loggedState(q)
 	if !ok {
-		if o, logged := k.logged[q]; logged && o.ev.State != nil {
-			st, ok = *o.ev.State, true
-		}
+		st, ok = lst, lok
 	}
-	if o, logged := k.logged[q]; ok && logged && o.ev.State != nil && !sameObsState(*o.ev.State, st) {
-		d.note(fmt.Sprintf("%s logged its recorded state of snapshot %s as bal=%d (%s), but reported bal=%d", string(q), d.snaps.name(s), *o.ev.State.Bal, o.where(), *st.Bal))
+	if ok && lok && !sameObsState(lst, st) {
+		d.note(fmt.Sprintf("%s logged its recorded state of snapshot %s as bal=%d (%s), but reported bal=%d", string(q), d.snaps.name(s), *lst.Bal, o.where(), *st.Bal))
 	}
 	d.prov.count("recorded local states", ok)
 	if !ok {
 		return derived
 	}
 	return withObs(derived, &st)
+}
+
+// loggedState is q's recorded state as its record line logs it, with
+// that line; false if q logged no record line or one without a state.
+func (k *snapCut) loggedState(q spec.ProcID) (spec.ObsState, obsAt, bool) {
+	o, logged := k.logged[q]
+	if !logged || o.ev.State == nil {
+		return spec.ObsState{}, o, false
+	}
+	return *o.ev.State, o, true
 }
 
 // recordedChan is what c recorded for s: reported (by id or by amount),
@@ -210,8 +243,15 @@ func (d *deriver) recordedChan(s spec.SnapID, c spec.Channel, p *reportedPart) [
 	if len(rc.Amounts) > 0 {
 		return d.byAmounts(s, c, rc.Amounts, tab)
 	}
+	return d.byIDs(s, c, rc.IDs, tab)
+}
+
+// byIDs is the messages a channel state reported by ids stands for, each
+// looked up in tab; an id c's sender never sent is noted (and stands for
+// a message with no seq, which the replay then reports).
+func (d *deriver) byIDs(s spec.SnapID, c spec.Channel, ids []spec.ObsID, tab *msgTable) []spec.AppMsg {
 	var out []spec.AppMsg
-	for _, id := range rc.IDs {
+	for _, id := range ids {
 		m, known := tab.ids[c][id]
 		if !known {
 			d.note(fmt.Sprintf("snapshot %s reports message %s recorded on %s, which %s never sent on it", d.snaps.name(s), id, c, string(c.From)))

@@ -85,7 +85,7 @@ func (r *OutsiderRun) sameConstants(h spec.OutsiderHeader, file, first string) e
 	switch {
 	case h.Run != r.Header.Run:
 		return fmt.Errorf("logs of two different runs: %s is of run %q, %s of run %q", first, r.Header.Run, file, h.Run)
-	case !slices.Equal(h.Topology.Procs, r.Header.Topology.Procs) || !slices.Equal(h.Topology.Chans, r.Header.Topology.Chans):
+	case !h.Topology.Equal(r.Header.Topology):
 		return fmt.Errorf("logs of two different runs: %s and %s have different topologies", first, file)
 	case !maps.Equal(h.InitBal, r.Header.InitBal):
 		return fmt.Errorf("logs of two different runs: %s and %s have different init_bal", first, file)
@@ -124,11 +124,7 @@ func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*
 			from = &s
 		}
 		key := incKey(from)
-		inc := byKey[key]
-		if inc == nil {
-			inc = &outsiderInc{from: from, nodes: map[spec.ProcID][]obsAt{}, files: map[spec.ProcID]string{}}
-			byKey[key] = inc
-		}
+		inc := incOf(byKey, from)
 		nk := key + "\x00" + string(e.Node)
 		if f, ok := inc.files[e.Node]; ok && f != file && !seen[nk] {
 			return fmt.Errorf("two logs of %s%s: %s and %s", string(e.Node), outsiderIncName(from), f, file)
@@ -138,6 +134,17 @@ func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*
 		inc.nodes[e.Node] = append(inc.nodes[e.Node], obsAt{ev: e, file: file, line: l.EventLines[i]})
 	}
 	return nil
+}
+
+// incOf is the incarnation restored from from in byKey, added if new.
+func incOf(byKey map[string]*outsiderInc, from *spec.ObsID) *outsiderInc {
+	key := incKey(from)
+	inc := byKey[key]
+	if inc == nil {
+		inc = &outsiderInc{from: from, nodes: map[spec.ProcID][]obsAt{}, files: map[spec.ProcID]string{}}
+		byKey[key] = inc
+	}
+	return inc
 }
 
 func incKey(from *spec.ObsID) string {
@@ -168,33 +175,41 @@ func (r *OutsiderRun) chain(byKey map[string]*outsiderInc) error {
 		if len(byKey) == 0 {
 			return nil
 		}
-		var found []*outsiderInc
-		for _, inc := range byKey {
-			if cur.records(*inc.from) {
-				found = append(found, inc)
-			}
+		next, err := cur.successor(byKey)
+		if err != nil {
+			return err
 		}
-		if len(found) != 1 {
-			var rest []string
-			for _, inc := range byKey {
-				rest = append(rest, inc.from.String())
-			}
-			slices.Sort(rest)
-			return fmt.Errorf("cannot chain the incarnations: %d of the logs' incarnations (restored from %s) are restored from a snapshot recorded in the one before, want one", len(found), strings.Join(rest, ", "))
-		}
-		cur = found[0]
+		cur = next
 		delete(byKey, incKey(cur.from))
 	}
+}
+
+// successor is the one incarnation of byKey restored from a snapshot
+// that inc records; none or several is an error naming them all.
+func (inc outsiderInc) successor(byKey map[string]*outsiderInc) (*outsiderInc, error) {
+	var found []*outsiderInc
+	for _, o := range byKey {
+		if inc.records(*o.from) {
+			found = append(found, o)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	var rest []string
+	for _, o := range byKey {
+		rest = append(rest, o.from.String())
+	}
+	slices.Sort(rest)
+	return nil, fmt.Errorf("cannot chain the incarnations: %d of the logs' incarnations (restored from %s) are restored from a snapshot recorded in the one before, want one", len(found), strings.Join(rest, ", "))
 }
 
 // records reports whether some node of the incarnation records
 // snapshot s (or receives its marker).
 func (inc outsiderInc) records(s spec.ObsID) bool {
 	for _, obs := range inc.nodes {
-		for _, o := range obs {
-			if o.ev.Snap != nil && *o.ev.Snap == s && (o.ev.Ev == spec.ObsRecord || o.ev.Ev == spec.ObsMarkerRecv) {
-				return true
-			}
+		if nodeRecords(obs, s) {
+			return true
 		}
 	}
 	return false
@@ -216,16 +231,22 @@ func (r *OutsiderRun) snapIDs() []spec.ObsID {
 	}
 	for _, inc := range r.incs {
 		add(inc.from)
-		for _, p := range r.Header.Topology.Procs {
-			for _, o := range inc.nodes[p] {
-				add(o.ev.Snap)
-			}
-		}
+		inc.eachSnapRef(r.Header.Topology.Procs, add)
 	}
 	for _, s := range r.snaps {
 		add(s.s.Snap)
 	}
 	return out
+}
+
+// eachSnapRef calls f with every observation's snapshot id (nil if it
+// names none), node by node in the order of procs.
+func (inc outsiderInc) eachSnapRef(procs []spec.ProcID, f func(*spec.ObsID)) {
+	for _, p := range procs {
+		for _, o := range inc.nodes[p] {
+			f(o.ev.Snap)
+		}
+	}
 }
 
 // msgTable is an incarnation's messages: by channel, each id's message
@@ -300,7 +321,7 @@ func silentNodes(run *OutsiderRun) map[spec.ProcID]bool {
 	for _, inc := range run.incs {
 		for p, obs := range inc.nodes {
 			for _, o := range obs {
-				logs[p] = logs[p] || o.ev.Ev == spec.ObsMarkerRecv || o.ev.Ev == spec.ObsMarkerDrop || o.ev.Ev == spec.ObsMarkerSend
+				logs[p] = logs[p] || isMarkerObs(o.ev.Ev)
 				records[p] = records[p] || o.ev.Ev == spec.ObsRecord
 			}
 		}
@@ -312,4 +333,18 @@ func silentNodes(run *OutsiderRun) map[spec.ProcID]bool {
 		}
 	}
 	return out
+}
+
+// isMarkerObs reports whether an observation of kind k is about a
+// marker: marker_send, marker_recv or marker_drop.
+func isMarkerObs(k spec.ObsKind) bool {
+	return k == spec.ObsMarkerRecv || k == spec.ObsMarkerDrop || k == spec.ObsMarkerSend
+}
+
+// nodeRecords reports whether a node's observations obs record snapshot
+// s or receive its marker.
+func nodeRecords(obs []obsAt, s spec.ObsID) bool {
+	return slices.ContainsFunc(obs, func(o obsAt) bool {
+		return o.ev.Snap != nil && *o.ev.Snap == s && (o.ev.Ev == spec.ObsRecord || o.ev.Ev == spec.ObsMarkerRecv)
+	})
 }

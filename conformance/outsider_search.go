@@ -64,21 +64,29 @@ func choicePoints(run *OutsiderRun) []choicePoint {
 // another initiator), then
 // each incoming channel's sender that records s in inc.
 func firstMarkerCands(run *OutsiderRun, inc outsiderInc, p spec.ProcID, s spec.ObsID) []spec.ProcID {
-	var out []spec.ProcID
 	init, ok := run.initiator(s)
-	if !ok || init == p {
+	if ok && init == p {
+		return []spec.ProcID{""}
+	}
+	var out []spec.ProcID
+	if !ok {
 		out = append(out, "")
 	}
-	if ok && init == p {
-		return out
+	out = append(out, recordingSenders(run.Header.Topology, inc, p, s)...)
+	if len(out) == 0 {
+		out = append(out, "")
 	}
-	for _, c := range run.Header.Topology.In(p) {
+	return out
+}
+
+// recordingSenders are the senders of p's incoming channels that record
+// snapshot s in inc (or receive its marker), in channel order.
+func recordingSenders(t *spec.Topology, inc outsiderInc, p spec.ProcID, s spec.ObsID) []spec.ProcID {
+	var out []spec.ProcID
+	for _, c := range t.In(p) {
 		if nodeRecords(inc.nodes[c.From], s) {
 			out = append(out, c.From)
 		}
-	}
-	if len(out) == 0 {
-		out = append(out, "")
 	}
 	return out
 }
@@ -95,12 +103,6 @@ func (r *OutsiderRun) initiator(s spec.ObsID) (spec.ProcID, bool) {
 		}
 	}
 	return "", false
-}
-
-func nodeRecords(obs []obsAt, s spec.ObsID) bool {
-	return slices.ContainsFunc(obs, func(o obsAt) bool {
-		return o.ev.Snap != nil && *o.ev.Snap == s && (o.ev.Ev == spec.ObsRecord || o.ev.Ev == spec.ObsMarkerRecv)
-	})
 }
 
 // candidateSet is the combinations of a run's open points, enumerated

@@ -208,6 +208,13 @@ func (d *deriver) nodes(inc outsiderInc, base incBase) ([]*nodeDeriv, error) {
 		}
 		nodes[i] = n
 	}
+	d.settleMarkers(nodes)
+	return nodes, nil
+}
+
+// settleMarkers places the markers of the nodes that log none, then
+// checks every node's marker sends, keeping the first divergence found.
+func (d *deriver) settleMarkers(nodes []*nodeDeriv) {
 	for _, n := range nodes {
 		if d.silent[n.p] {
 			n.insertMarkers()
@@ -218,7 +225,6 @@ func (d *deriver) nodes(inc outsiderInc, base incBase) ([]*nodeDeriv, error) {
 			d.finding = f
 		}
 	}
-	return nodes, nil
 }
 
 // incBase is where an incarnation starts: each node's state and each
@@ -254,17 +260,24 @@ func (d *deriver) node(p spec.ProcID, obs []obsAt, base incBase) (*nodeDeriv, er
 			return nil, err
 		}
 	}
+	d.register(n)
+	return n, nil
+}
+
+// register files node n under each snapshot it recorded (with the
+// message table of its incarnation), and as the initiator of those it
+// initiated.
+func (d *deriver) register(n *nodeDeriv) {
 	for s, i := range n.model {
 		d.tabOf[s] = d.tab
 		if d.nodesOf[s] == nil {
 			d.nodesOf[s] = map[spec.ProcID]*nodeDeriv{}
 		}
-		d.nodesOf[s][p] = n
+		d.nodesOf[s][n.p] = n
 		if n.evs[i].e.Action == spec.Initiate {
-			d.initiated[s] = p
+			d.initiated[s] = n.p
 		}
 	}
-	return n, nil
 }
 
 // mergeDerived merges the nodes' steps in a causal order: a receive
@@ -275,16 +288,7 @@ func (d *deriver) node(p spec.ProcID, obs []obsAt, base incBase) (*nodeDeriv, er
 // entry must increase (else an error), and a receive's clock should
 // cover its send's (else a note, returned).
 func mergeDerived(top *spec.Topology, nodes []*nodeDeriv) ([]dEvent, []string, error) {
-	will := map[depKey]bool{}
-	total := 0
-	for _, n := range nodes {
-		total += len(n.evs)
-		for _, e := range n.evs {
-			if e.produces.ok {
-				will[e.produces] = true
-			}
-		}
-	}
+	will, total := producedDeps(nodes)
 	m := &merger{top: top, nodes: nodes, will: will, done: map[depKey]dEvent{}, pos: make([]int, len(nodes)), vc: make([][]uint64, len(nodes))}
 	for i := range m.vc {
 		m.vc[i] = make([]uint64, len(top.Procs))
@@ -300,6 +304,22 @@ func mergeDerived(top *spec.Topology, nodes []*nodeDeriv) ([]dEvent, []string, e
 		}
 	}
 	return out, m.notes, nil
+}
+
+// producedDeps is the set of dependencies some node's step produces, and
+// the number of steps in all.
+func producedDeps(nodes []*nodeDeriv) (map[depKey]bool, int) {
+	will := map[depKey]bool{}
+	total := 0
+	for _, n := range nodes {
+		total += len(n.evs)
+		for _, e := range n.evs {
+			if e.produces.ok {
+				will[e.produces] = true
+			}
+		}
+	}
+	return will, total
 }
 
 // merger is mergeDerived's state: each node's next step, its clock, the
@@ -349,6 +369,13 @@ func (m *merger) take(i int, e *dEvent, src dEvent, ok bool) error {
 	if e.produces.ok {
 		m.done[e.produces] = *e
 	}
+	return m.checkGiven(i, e, src, ok)
+}
+
+// checkGiven checks the clock the log gives e, node i's step (if any):
+// node i's own entry must increase (else an error), and it should cover
+// src's clock, the step e depends on if ok (else a note).
+func (m *merger) checkGiven(i int, e *dEvent, src dEvent, ok bool) error {
 	if e.vc == nil {
 		return nil
 	}

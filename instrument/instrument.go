@@ -56,13 +56,7 @@ func (c Config) topology() (*spec.Topology, error) {
 		chans = append(chans, spec.Channel{From: spec.ProcID(ch[0]), To: spec.ProcID(ch[1])})
 	}
 	if c.Channels == nil {
-		for _, p := range procs {
-			for _, q := range procs {
-				if p != q {
-					chans = append(chans, spec.Channel{From: p, To: q})
-				}
-			}
-		}
+		chans = spec.AllPairs(procs)
 	}
 	top, err := spec.NewTopology(procs, chans)
 	if err != nil {

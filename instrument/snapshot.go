@@ -26,11 +26,7 @@ func (r *Recorder) record(snap any, bal int64) {
 
 // channelMessage adds a recorded message to the node's part of snap.
 func (r *Recorder) channelMessage(snap any, from string, id any, amount int64) {
-	sid, err := toID(snap, "snapshot id")
-	var mid spec.ObsID
-	if err == nil && id != nil {
-		mid, err = toID(id, "message id")
-	}
+	sid, mid, err := messageIDs(snap, id)
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -43,11 +39,28 @@ func (r *Recorder) channelMessage(snap any, from string, id any, amount int64) {
 		s.err = fmt.Errorf("instrument: %s RecordChannelMessage: no channel %s in the topology", string(r.node), c)
 		return
 	}
+	addChannelMessage(p, c, id != nil, mid, amount)
+}
+
+// messageIDs is channelMessage's snapshot id and message id (none when
+// id is nil: the message is known by its amount) in the format's terms.
+func messageIDs(snap, id any) (spec.ObsID, spec.ObsID, error) {
+	sid, err := toID(snap, "snapshot id")
+	if err != nil || id == nil {
+		return sid, "", err
+	}
+	mid, err := toID(id, "message id")
+	return sid, mid, err
+}
+
+// addChannelMessage adds a message recorded on c to part p: by its id
+// mid if byID, else by its amount.
+func addChannelMessage(p *spec.OutsiderSnapshot, c spec.Channel, byID bool, mid spec.ObsID, amount int64) {
 	if p.Chans == nil {
 		p.Chans = map[string]spec.ObsChan{}
 	}
 	ch := p.Chans[c.String()]
-	if id != nil {
+	if byID {
 		ch.IDs = append(ch.IDs, mid)
 	} else {
 		ch.Amounts = append(ch.Amounts, amount)

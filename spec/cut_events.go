@@ -129,10 +129,16 @@ func (x *CutIndex) addRecording(i int, e Event) {
 	if _, ok := x.rec[s][e.Proc]; !ok {
 		x.rec[s][e.Proc] = i
 	}
-	if e.Action != RecvMarker {
-		return
+	if e.Action == RecvMarker {
+		x.addMarker(i, e)
 	}
-	c := e.Chan()
+}
+
+// addMarker notes the receipt of snapshot e.Snap's marker on e's channel
+// at event i; a marker its sender could not have sent (not recorded yet)
+// or a second one on the channel is a problem.
+func (x *CutIndex) addMarker(i int, e Event) {
+	s, c := e.Snap, e.Chan()
 	if _, ok := x.rec[s][e.From]; !ok {
 		x.Problems = append(x.Problems, fmt.Sprintf("event %d: %s: %s had not recorded for snapshot %d, so sent no marker", i+1, e, string(e.From), s))
 	}
@@ -232,7 +238,17 @@ func (x *CutIndex) chanView(k SnapCut, c Channel) ChanView {
 		v.Marker = i
 	}
 	from, to := k.Rec[c.From], k.Rec[c.To]
-	for _, i := range x.sent[c] {
+	x.viewSends(&v, from, to)
+	x.viewReceives(&v, from, to)
+	return v
+}
+
+// viewSends counts into v the messages sent on v.Chan before the sender
+// recorded at from (its cut's sent seq), and lists those that the
+// receiver, recording at to, had not received then: in flight across the
+// cut.
+func (x *CutIndex) viewSends(v *ChanView, from, to int) {
+	for _, i := range x.sent[v.Chan] {
 		m := x.Msgs[i]
 		if !before(m.Send, from) {
 			continue
@@ -242,7 +258,14 @@ func (x *CutIndex) chanView(k SnapCut, c Channel) ChanView {
 			v.InFlight = append(v.InFlight, m)
 		}
 	}
-	next := uint64(1)
+}
+
+// viewReceives walks the receives on v.Chan: those after the receiver
+// recorded at to and before the marker are what the channel recorded;
+// those before count into the cut's got seq, each orphan (sent after the
+// sender recorded at from) or misnumbered one listed.
+func (x *CutIndex) viewReceives(v *ChanView, from, to int) {
+	c, next := v.Chan, uint64(1)
 	for _, r := range x.recvs[c] {
 		m := x.Msgs[x.Find(c, r.msg.Seq)]
 		switch {
@@ -259,7 +282,6 @@ func (x *CutIndex) chanView(k SnapCut, c Channel) ChanView {
 		v.Cut.Got++
 		next = r.msg.Seq + 1
 	}
-	return v
 }
 
 // Chan is the view of channel c, nil if c is not the topology's.

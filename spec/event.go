@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -160,13 +161,24 @@ func (e Event) validateChannelStep(t *Topology) error {
 	if !t.HasChan(c) {
 		return fmt.Errorf("%s on unknown channel %s", string(e.Action), c)
 	}
-	owner := c.To
-	if e.Action == SendApp {
-		owner = c.From
-	}
-	if e.Proc != owner {
+	if owner := e.taker(); e.Proc != owner {
 		return fmt.Errorf("%s on %s taken by %s, want %s", string(e.Action), c, string(e.Proc), string(owner))
 	}
+	return e.validateCarried()
+}
+
+// taker is the process that takes channel step e: the sender of a
+// SendApp, else the receiver.
+func (e Event) taker() ProcID {
+	if e.Action == SendApp {
+		return e.From
+	}
+	return e.To
+}
+
+// validateCarried checks what channel step e carries: a marker its
+// snapshot, a message its positive amount and seq.
+func (e Event) validateCarried() error {
 	marker := e.Action == RecvMarker || e.Action == DropMarker
 	if marker && e.Snap == 0 {
 		return fmt.Errorf("%s without a snapshot id%s", string(e.Action), snapZero)
@@ -258,19 +270,16 @@ func WriteTrace(w io.Writer, t Trace) error {
 	}
 	next := 0 // the next restore
 	for i, e := range t.Events {
-		for ; next < len(t.Restores) && t.Restores[next].At <= i; next++ {
-			if err := enc.Encode(restoreLine{Restore: &t.Restores[next]}); err != nil {
-				return err
-			}
+		var err error
+		if next, err = encodeRestores(enc, t.Restores, next, i); err != nil {
+			return err
 		}
 		if err := enc.Encode(e); err != nil {
 			return err
 		}
 	}
-	for ; next < len(t.Restores); next++ {
-		if err := enc.Encode(restoreLine{Restore: &t.Restores[next]}); err != nil {
-			return err
-		}
+	if _, err := encodeRestores(enc, t.Restores, next, math.MaxInt); err != nil {
+		return err
 	}
 	for i := range t.Recorded {
 		if err := enc.Encode(recordedLine{Recorded: &t.Recorded[i]}); err != nil {
@@ -278,6 +287,18 @@ func WriteTrace(w io.Writer, t Trace) error {
 		}
 	}
 	return nil
+}
+
+// encodeRestores writes the restores rs[next:] that come before event at
+// (At <= at), one {"restore": ...} line each, and returns the index of the
+// first one left.
+func encodeRestores(enc *json.Encoder, rs []Restore, next, at int) (int, error) {
+	for ; next < len(rs) && rs[next].At <= at; next++ {
+		if err := enc.Encode(restoreLine{Restore: &rs[next]}); err != nil {
+			return next, err
+		}
+	}
+	return next, nil
 }
 
 // MaxTraceLine bounds one line of a trace file.

@@ -68,25 +68,27 @@ func jsonKind(t reflect.Type) string {
 	if k, ok := reflect.Zero(t).Interface().(interface{ JSONKind() string }); ok {
 		return k.JSONKind()
 	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return "an integer"
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a non-negative integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Pointer:
+	if t.Kind() == reflect.Pointer {
 		return jsonKind(t.Elem())
 	}
+	if k, ok := jsonKinds[t.Kind()]; ok {
+		return k
+	}
 	return "a value"
+}
+
+// jsonKinds names the JSON kind each Go kind is decoded from.
+var jsonKinds = map[reflect.Kind]string{
+	reflect.Bool: "true or false",
+	reflect.Int:  "an integer", reflect.Int8: "an integer", reflect.Int16: "an integer",
+	reflect.Int32: "an integer", reflect.Int64: "an integer",
+	reflect.Uint: "a non-negative integer", reflect.Uint8: "a non-negative integer",
+	reflect.Uint16: "a non-negative integer", reflect.Uint32: "a non-negative integer",
+	reflect.Uint64:  "a non-negative integer",
+	reflect.Float32: "a number", reflect.Float64: "a number",
+	reflect.String: "a string",
+	reflect.Slice:  "an array", reflect.Array: "an array",
+	reflect.Map: "an object", reflect.Struct: "an object",
 }
 
 func truncateJSON(b []byte) string {

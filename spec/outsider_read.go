@@ -94,6 +94,12 @@ func (h OutsiderHeader) Validate() error {
 	if err := h.validateInitBal(); err != nil {
 		return err
 	}
+	return h.validateInitiators()
+}
+
+// validateInitiators checks that every initiator snaps names is a
+// process of the topology.
+func (h OutsiderHeader) validateInitiators() error {
 	for s, p := range h.Snaps {
 		if !h.Topology.Has(p) {
 			return fmt.Errorf("field \"snaps.%s\": initiator %q is no process of the topology", string(s), string(p))
@@ -118,13 +124,9 @@ func (h OutsiderHeader) validateInitBal() error {
 	return nil
 }
 
-// readEvent reads and checks an observation.
-func (or *outsiderReader) readEvent(b []byte, line int) error {
-	var e OutsiderEvent
-	if err := DecodeStrict(b, &e); err != nil {
-		return err
-	}
-	h := or.log.Header
+// ownNode sets e's node to the header's when e names none; the two must
+// agree when both name one, and one of them must.
+func (e *OutsiderEvent) ownNode(h OutsiderHeader) error {
 	switch {
 	case h.Node != "" && e.Node != "" && e.Node != h.Node:
 		return fmt.Errorf("field \"node\": %s, but the header says this is %s's log", string(e.Node), string(h.Node))
@@ -132,6 +134,23 @@ func (or *outsiderReader) readEvent(b []byte, line int) error {
 		return fmt.Errorf("field \"node\": missing: the header names no node, so every event must")
 	case e.Node == "":
 		e.Node = h.Node
+	}
+	return nil
+}
+
+// obsFieldSet is the fields one kind of observation requires and those
+// it may have.
+type obsFieldSet struct{ required, optional []string }
+
+// readEvent reads and checks an observation.
+func (or *outsiderReader) readEvent(b []byte, line int) error {
+	var e OutsiderEvent
+	if err := DecodeStrict(b, &e); err != nil {
+		return err
+	}
+	h := or.log.Header
+	if err := e.ownNode(h); err != nil {
+		return err
 	}
 	if err := e.Validate(h.Topology); err != nil {
 		return err
@@ -144,7 +163,7 @@ func (or *outsiderReader) readEvent(b []byte, line int) error {
 // obsFields says which fields each kind of observation has: those it
 // needs (required) and those it may have (optional), besides the ones
 // every kind may have (node, ev, step, after, vc).
-var obsFields = map[ObsKind]struct{ required, optional []string }{
+var obsFields = map[ObsKind]obsFieldSet{
 	ObsSend:       {[]string{"to", "amount"}, []string{"id", "payload", "seq"}},
 	ObsRecv:       {[]string{"from"}, []string{"id", "amount", "payload", "seq"}},
 	ObsMarkerSend: {[]string{"to", "snap"}, nil},
@@ -182,6 +201,15 @@ func (e OutsiderEvent) Validate(t *Topology) error {
 	if !ok {
 		return fmt.Errorf("field \"ev\": %q, want one of send, recv, marker_send, marker_recv, record, suspect, unsuspect, abort, marker_drop", string(e.Ev))
 	}
+	if err := e.validateFields(f); err != nil {
+		return err
+	}
+	return e.validateValues(t)
+}
+
+// validateFields checks that e has every field its kind requires (f)
+// and none that its kind does not have.
+func (e OutsiderEvent) validateFields(f obsFieldSet) error {
 	have := e.present()
 	for _, k := range f.required {
 		if !have[k] {
@@ -197,7 +225,7 @@ func (e OutsiderEvent) Validate(t *Topology) error {
 			return fmt.Errorf("field %q: a %s has none", k, string(e.Ev))
 		}
 	}
-	return e.validateValues(t)
+	return nil
 }
 
 // validateValues checks the values of e's fields.
@@ -278,16 +306,25 @@ func (s OutsiderSnapshot) Validate(t *Topology) error {
 	if s.Initiator != "" && !t.Has(s.Initiator) {
 		return fmt.Errorf("field \"snapshot.initiator\": %q is no process of the topology", string(s.Initiator))
 	}
+	if err := s.validateProcs(t); err != nil {
+		return err
+	}
+	for k, c := range s.Chans {
+		if err := c.validate(t, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateProcs checks the snapshot's process states: each of a process
+// of the topology, each with its balance.
+func (s OutsiderSnapshot) validateProcs(t *Topology) error {
 	for p, st := range s.Procs {
 		if !t.Has(p) {
 			return fmt.Errorf("field \"snapshot.procs.%s\": no process of the topology", string(p))
 		}
 		if err := st.validate("snapshot.procs." + string(p)); err != nil {
-			return err
-		}
-	}
-	for k, c := range s.Chans {
-		if err := c.validate(t, k); err != nil {
 			return err
 		}
 	}

@@ -93,6 +93,15 @@ func (r RecordedSnapshot) Validate(t *Topology) error {
 	if !t.Has(r.Initiator) {
 		return fmt.Errorf("snapshot %d: unknown initiator %q", r.Snap, string(r.Initiator))
 	}
+	if err := r.validateProcs(t); err != nil {
+		return err
+	}
+	return r.validateChans(t)
+}
+
+// validateProcs checks that r holds a state for every process of t and
+// for no other.
+func (r RecordedSnapshot) validateProcs(t *Topology) error {
 	for p := range r.Procs {
 		if !t.Has(p) {
 			return fmt.Errorf("snapshot %d: unknown process %q", r.Snap, string(p))
@@ -103,13 +112,15 @@ func (r RecordedSnapshot) Validate(t *Topology) error {
 			return fmt.Errorf("snapshot %d: no recorded state for %s", r.Snap, string(p))
 		}
 	}
+	return nil
+}
+
+// validateChans checks that every channel r names is one of t's (the
+// first unknown one in name order is reported) and that every channel of
+// t has its cut seqs.
+func (r RecordedSnapshot) validateChans(t *Topology) error {
 	var bad []string
-	for c := range r.Chans {
-		if !t.HasChan(c) {
-			bad = append(bad, c.String())
-		}
-	}
-	for c := range r.Cut {
+	for _, c := range r.channels() {
 		if !t.HasChan(c) {
 			bad = append(bad, c.String())
 		}
@@ -124,6 +135,21 @@ func (r RecordedSnapshot) Validate(t *Topology) error {
 		}
 	}
 	return nil
+}
+
+// channels lists the channels r names in Chans or Cut, each once, in no
+// particular order.
+func (r RecordedSnapshot) channels() []Channel {
+	cs := make([]Channel, 0, len(r.Cut))
+	for c := range r.Chans {
+		cs = append(cs, c)
+	}
+	for c := range r.Cut {
+		if _, dup := r.Chans[c]; !dup {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // recordedJSON is RecordedSnapshot's JSON form: channels keyed "P1->P2".
@@ -166,24 +192,8 @@ func (r RecordedSnapshot) MarshalJSON() ([]byte, error) {
 	if j.Procs == nil {
 		j.Procs = map[ProcID]LocalState{}
 	}
-	add := func(c Channel) {
-		if _, ok := j.Chans[c.String()]; ok {
-			return
-		}
-		cj := chanOut{Msgs: r.Chans[c]}
-		if cj.Msgs == nil {
-			cj.Msgs = []AppMsg{}
-		}
-		if k, ok := r.Cut[c]; ok {
-			cj.Sent, cj.Got = &k.Sent, &k.Got
-		}
-		j.Chans[c.String()] = cj
-	}
-	for c := range r.Chans {
-		add(c)
-	}
-	for c := range r.Cut {
-		add(c)
+	for _, c := range r.channels() {
+		j.Chans[c.String()] = r.chanOut(c)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -192,6 +202,19 @@ func (r RecordedSnapshot) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// chanOut is channel c of r as written: its messages ([] when none) and
+// its cut seqs when r has them.
+func (r RecordedSnapshot) chanOut(c Channel) chanOut {
+	cj := chanOut{Msgs: r.Chans[c]}
+	if cj.Msgs == nil {
+		cj.Msgs = []AppMsg{}
+	}
+	if k, ok := r.Cut[c]; ok {
+		cj.Sent, cj.Got = &k.Sent, &k.Got
+	}
+	return cj
 }
 
 // UnmarshalJSON reads the form above strictly: unknown fields are errors,
@@ -213,21 +236,29 @@ func (r *RecordedSnapshot) UnmarshalJSON(b []byte) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		cj := j.Chans[k]
-		from, to, ok := strings.Cut(k, "->")
-		if !ok || from == "" || to == "" {
-			return fmt.Errorf("channel key %q: want \"FROM->TO\"", k)
+		c, cut, err := j.Chans[k].read(k)
+		if err != nil {
+			return err
 		}
-		switch {
-		case cj.Sent == nil || cj.Got == nil:
-			return fmt.Errorf("channel %s: want its cut seqs \"sent\" and \"got\"", k)
-		case *cj.Sent < 0 || *cj.Got < 0:
-			return fmt.Errorf("channel %s: negative cut seq (sent %d, got %d)", k, *cj.Sent, *cj.Got)
-		}
-		c := Channel{From: ProcID(from), To: ProcID(to)}
-		out.Chans[c] = cj.Msgs
-		out.Cut[c] = ChanCut{Sent: uint64(*cj.Sent), Got: uint64(*cj.Got)}
+		out.Chans[c] = j.Chans[k].Msgs
+		out.Cut[c] = cut
 	}
 	*r = out
 	return nil
+}
+
+// read checks channel key k ("FROM->TO") and cj's cut seqs (both given,
+// neither negative) and returns the channel and its cut.
+func (cj chanJSON) read(k string) (Channel, ChanCut, error) {
+	from, to, ok := strings.Cut(k, "->")
+	if !ok || from == "" || to == "" {
+		return Channel{}, ChanCut{}, fmt.Errorf("channel key %q: want \"FROM->TO\"", k)
+	}
+	switch {
+	case cj.Sent == nil || cj.Got == nil:
+		return Channel{}, ChanCut{}, fmt.Errorf("channel %s: want its cut seqs \"sent\" and \"got\"", k)
+	case *cj.Sent < 0 || *cj.Got < 0:
+		return Channel{}, ChanCut{}, fmt.Errorf("channel %s: negative cut seq (sent %d, got %d)", k, *cj.Sent, *cj.Got)
+	}
+	return Channel{From: ProcID(from), To: ProcID(to)}, ChanCut{Sent: uint64(*cj.Sent), Got: uint64(*cj.Got)}, nil
 }

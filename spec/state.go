@@ -67,6 +67,12 @@ func (g GlobalState) Equal(h GlobalState) bool { return g.Diff(h) == "" }
 // Diff describes how h differs from g, one line per difference in a fixed
 // order, or "" when they are equal.
 func (g GlobalState) Diff(h GlobalState) string {
+	return strings.Join(append(g.diffProcs(h), g.diffChans(h)...), "\n")
+}
+
+// diffProcs is one line per process whose state differs between g and h
+// (or which only one of them has), in id order.
+func (g GlobalState) diffProcs(h GlobalState) []string {
 	var lines []string
 	procs := map[ProcID]bool{}
 	for p := range g.Procs {
@@ -82,24 +88,35 @@ func (g GlobalState) Diff(h GlobalState) string {
 			lines = append(lines, fmt.Sprintf("proc %s: %s vs %s", string(p), fmtLocal(a, aok), fmtLocal(b, bok)))
 		}
 	}
-	chans := map[Channel]bool{}
-	for c := range g.Chans {
-		chans[c] = true
-	}
-	for c := range h.Chans {
-		chans[c] = true
-	}
-	var cs []Channel
-	for c := range chans {
-		cs = append(cs, c)
-	}
-	sort.Slice(cs, func(i, j int) bool { return ChannelLess(cs[i], cs[j]) })
-	for _, c := range cs {
+	return lines
+}
+
+// diffChans is one line per channel whose messages differ between g and h
+// (a missing channel being empty), in channel order.
+func (g GlobalState) diffChans(h GlobalState) []string {
+	var lines []string
+	for _, c := range unionChans(g.Chans, h.Chans) {
 		if !slices.Equal(g.Chans[c], h.Chans[c]) {
 			lines = append(lines, fmt.Sprintf("chan %s: %s vs %s", c, FormatMsgs(g.Chans[c]), FormatMsgs(h.Chans[c])))
 		}
 	}
-	return strings.Join(lines, "\n")
+	return lines
+}
+
+// unionChans lists the channels either a or b has, each once, in channel
+// order.
+func unionChans(a, b map[Channel][]AppMsg) []Channel {
+	cs := make([]Channel, 0, len(a)+len(b))
+	for c := range a {
+		cs = append(cs, c)
+	}
+	for c := range b {
+		if _, dup := a[c]; !dup {
+			cs = append(cs, c)
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return ChannelLess(cs[i], cs[j]) })
+	return cs
 }
 
 func fmtLocal(l LocalState, ok bool) string {

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -35,38 +36,69 @@ func NewTopology(procs []ProcID, chans []Channel) (*Topology, error) {
 		out:   make(map[ProcID][]Channel, len(procs)),
 		chans: make(map[Channel]int, len(chans)),
 	}
-	sort.Slice(t.Procs, func(i, j int) bool { return t.Procs[i] < t.Procs[j] })
-	for i, p := range t.Procs {
-		if err := ValidateProcID(p); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
-		}
-		if i > 0 && t.Procs[i-1] == p {
-			return nil, fmt.Errorf("topology: duplicate process id %q", string(p))
-		}
-		t.index[p] = i
+	if err := t.indexProcs(); err != nil {
+		return nil, err
 	}
-	sort.Slice(t.Chans, func(i, j int) bool { return ChannelLess(t.Chans[i], t.Chans[j]) })
-	for i, c := range t.Chans {
-		if _, ok := t.index[c.From]; !ok {
-			return nil, fmt.Errorf("topology: channel %s: unknown process %q", c, string(c.From))
-		}
-		if _, ok := t.index[c.To]; !ok {
-			return nil, fmt.Errorf("topology: channel %s: unknown process %q", c, string(c.To))
-		}
-		if c.From == c.To {
-			return nil, fmt.Errorf("topology: channel %s is a self-loop; self-loops are not supported", c)
-		}
-		if i > 0 && t.Chans[i-1] == c {
-			return nil, fmt.Errorf("topology: duplicate channel %s", c)
-		}
-		t.chans[c] = i
-		t.out[c.From] = append(t.out[c.From], c)
-		t.in[c.To] = append(t.in[c.To], c)
+	if err := t.indexChans(); err != nil {
+		return nil, err
 	}
 	if from, to, ok := t.unreachablePair(); ok {
 		return nil, fmt.Errorf("topology: not strongly connected: %s cannot reach %s", string(from), string(to))
 	}
 	return t, nil
+}
+
+// indexProcs sorts t.Procs and indexes them, checking that each id is well
+// formed and none is listed twice.
+func (t *Topology) indexProcs() error {
+	sort.Slice(t.Procs, func(i, j int) bool { return t.Procs[i] < t.Procs[j] })
+	for i, p := range t.Procs {
+		if err := ValidateProcID(p); err != nil {
+			return fmt.Errorf("topology: %w", err)
+		}
+		if i > 0 && t.Procs[i-1] == p {
+			return fmt.Errorf("topology: duplicate process id %q", string(p))
+		}
+		t.index[p] = i
+	}
+	return nil
+}
+
+// indexChans sorts t.Chans and indexes them with each process's in- and
+// out-channels, checking that each joins two distinct known processes and
+// none is listed twice.
+func (t *Topology) indexChans() error {
+	sort.Slice(t.Chans, func(i, j int) bool { return ChannelLess(t.Chans[i], t.Chans[j]) })
+	for i, c := range t.Chans {
+		if err := t.checkEnds(c); err != nil {
+			return err
+		}
+		if i > 0 && t.Chans[i-1] == c {
+			return fmt.Errorf("topology: duplicate channel %s", c)
+		}
+		t.chans[c] = i
+		t.out[c.From] = append(t.out[c.From], c)
+		t.in[c.To] = append(t.in[c.To], c)
+	}
+	return nil
+}
+
+// checkEnds checks that channel c joins two distinct processes of t.
+func (t *Topology) checkEnds(c Channel) error {
+	for _, p := range []ProcID{c.From, c.To} {
+		if _, ok := t.index[p]; !ok {
+			return fmt.Errorf("topology: channel %s: unknown process %q", c, string(p))
+		}
+	}
+	if c.From == c.To {
+		return fmt.Errorf("topology: channel %s is a self-loop; self-loops are not supported", c)
+	}
+	return nil
+}
+
+// Equal reports whether t and u have the same processes and channels.
+func (t *Topology) Equal(u *Topology) bool {
+	return slices.Equal(t.Procs, u.Procs) && slices.Equal(t.Chans, u.Chans)
 }
 
 // ChannelLess orders channels by (From, To).
@@ -177,6 +209,12 @@ func Ring(n int) *Topology {
 // Complete joins every ordered pair of distinct processes P1..Pn.
 func Complete(n int) *Topology {
 	procs := numbered(n)
+	return mustTopology(procs, AllPairs(procs))
+}
+
+// AllPairs is the channels of the complete graph on procs: one for every
+// ordered pair of distinct processes, in the order of procs.
+func AllPairs(procs []ProcID) []Channel {
 	var chans []Channel
 	for _, p := range procs {
 		for _, q := range procs {
@@ -185,7 +223,7 @@ func Complete(n int) *Topology {
 			}
 		}
 	}
-	return mustTopology(procs, chans)
+	return chans
 }
 
 func numbered(n int) []ProcID {

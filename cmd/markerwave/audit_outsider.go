@@ -28,18 +28,7 @@ func (r auditRun) auditOutsider(f *cmdFlags, o auditOpts, several bool) int {
 	if len(r.files) == 1 {
 		r.name = r.files[0]
 	}
-	run, err := conformance.ReadOutsiderFiles(r.files)
-	var rep conformance.OutsiderReport
-	if err == nil {
-		opts := conformance.Options{Drained: o.drained}
-		if o.progress {
-			opts.Progress = newProgress(f, r.name).report
-		}
-		rep, err = conformance.AuditOutsider(run, opts)
-	}
-	if err != nil {
-		rep.Err = err
-	}
+	rep := r.readAndAudit(f, o)
 	if o.json {
 		printOutsiderJSON(f.stdout, r, rep)
 	}
@@ -53,6 +42,26 @@ func (r auditRun) auditOutsider(f *cmdFlags, o auditOpts, several bool) int {
 		return exitOK
 	}
 	return exitFail
+}
+
+// readAndAudit reads and merges the outsider logs r.files and audits
+// them as one run; a failure to read or merge them is the report's Err.
+func (r auditRun) readAndAudit(f *cmdFlags, o auditOpts) conformance.OutsiderReport {
+	run, err := conformance.ReadOutsiderFiles(r.files)
+	if err != nil {
+		var rep conformance.OutsiderReport
+		rep.Err = err
+		return rep
+	}
+	opts := conformance.Options{Drained: o.drained}
+	if o.progress {
+		opts.Progress = newProgress(f, r.name).report
+	}
+	rep, err := conformance.AuditOutsider(run, opts)
+	if err != nil {
+		rep.Err = err
+	}
+	return rep
 }
 
 // printOutsiderVerdict prints an outsider run's verdict for people,

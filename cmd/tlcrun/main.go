@@ -170,6 +170,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "updated %s\n", opt.manifest)
 	}
+	return exitCode(failed, stdout)
+}
+
+// exitCode is 1, saying how many, if any model failed, else 0.
+func exitCode(failed int, stdout io.Writer) int {
 	if failed > 0 {
 		fmt.Fprintf(stdout, "%d model(s) failed\n", failed)
 		return 1
@@ -253,18 +258,25 @@ func checkModels(opt options, dir string, man *tla.Manifest, stdout io.Writer) i
 	failed := 0
 	for i := range man.Models {
 		m := &man.Models[i]
-		if opt.only != "" && m.Name != opt.only {
-			continue
-		}
-		if m.Large && !opt.large && opt.only == "" {
-			fmt.Fprintf(stdout, "skip %s: a large model (-large checks it)\n", m.Name)
-			continue
-		}
-		if !checkModel(opt, dir, m, stdout) {
+		if opt.selects(m, stdout) && !checkModel(opt, dir, m, stdout) {
 			failed++
 		}
 	}
 	return failed
+}
+
+// selects reports whether this run checks m: the -only model if one is
+// named, else every model but the large ones (unless -large), whose skip
+// it reports.
+func (opt options) selects(m *tla.Model, stdout io.Writer) bool {
+	if opt.only != "" {
+		return m.Name == opt.only
+	}
+	if m.Large && !opt.large {
+		fmt.Fprintf(stdout, "skip %s: a large model (-large checks it)\n", m.Name)
+		return false
+	}
+	return true
 }
 
 // checkModel runs TLC (unless -go-only) and the Go explorer on m and
@@ -355,16 +367,26 @@ func report(stdout io.Writer, model, checker string, problems []string) bool {
 // (a large one in fingerprint mode): tlcrun's one call into the model
 // loader and the explorer.
 func explore(dir string, m tla.Model) (tla.Measure, error) {
-	if mod, err := tlcmodel.SpecModule(filepath.Join(dir, m.Cfg)); err == nil && barrier.IsSpecModule(mod) {
-		return exploreBarrier(filepath.Join(dir, m.Cfg))
-	} else if err == nil && barrier.IsSinkModule(mod) {
-		return exploreSink(filepath.Join(dir, m.Cfg))
+	path := filepath.Join(dir, m.Cfg)
+	if mod, err := tlcmodel.SpecModule(path); err == nil {
+		switch {
+		case barrier.IsSpecModule(mod):
+			return exploreBarrier(path)
+		case barrier.IsSinkModule(mod):
+			return exploreSink(path)
+		}
 	}
-	cfg, err := model.Load(filepath.Join(dir, m.Cfg))
+	return exploreCL(path, m.Large)
+}
+
+// exploreCL runs the Chandy-Lamport specs' explorer on the model at path
+// (in fingerprint mode if large).
+func exploreCL(path string, large bool) (tla.Measure, error) {
+	cfg, err := model.Load(path)
 	if err != nil {
 		return tla.Measure{}, err
 	}
-	res, err := model.Explore(cfg, model.Options{Fingerprint: m.Large})
+	res, err := model.Explore(cfg, model.Options{Fingerprint: large})
 	if err != nil {
 		return tla.Measure{}, err
 	}
@@ -468,22 +490,11 @@ func runTLCIn(java, jar, work string, m tla.Model, module string, limit time.Dur
 	out := &progressWriter{log: log}
 	tlc.Stdout = out
 	tlc.Stderr = out
-	var timer *time.Timer
-	stopped := make(chan struct{})
 	if err := tlc.Start(); err != nil {
 		return Result{}, err
 	}
-	if limit > 0 {
-		timer = time.AfterFunc(limit, func() { close(stopped); tlc.Process.Kill() })
-	}
-	runErr := tlc.Wait()
+	limit, runErr := waitLimited(tlc, limit)
 	secs := time.Since(start).Seconds()
-	if timer != nil && timer.Stop() {
-		limit = 0 // TLC ended on its own
-	}
-	if limit > 0 {
-		<-stopped
-	}
 	res, err := parseRun(out.buf.String(), m, limit)
 	if err != nil {
 		return res, fmt.Errorf("%v (TLC exit: %v)\n%s", err, runErr, tail(out.buf.String(), 30))
@@ -493,6 +504,23 @@ func runTLCIn(java, jar, work string, m tla.Model, module string, limit time.Dur
 		res.MaxRSSKB = ru.Maxrss
 	}
 	return res, nil
+}
+
+// waitLimited waits for tlc, started, killing it after limit if that is
+// positive. It returns the limit that stopped TLC (0 if TLC ended on its
+// own) and TLC's exit.
+func waitLimited(tlc *exec.Cmd, limit time.Duration) (time.Duration, error) {
+	if limit <= 0 {
+		return 0, tlc.Wait()
+	}
+	stopped := make(chan struct{})
+	timer := time.AfterFunc(limit, func() { close(stopped); tlc.Process.Kill() })
+	runErr := tlc.Wait()
+	if timer.Stop() {
+		return 0, runErr // TLC ended on its own
+	}
+	<-stopped
+	return limit, runErr
 }
 
 // parseRun reads the result of TLC's run of m from its output: its last

@@ -70,8 +70,8 @@ var sinkMutants = []mutant{
 		Doc:  "plan aborts a complete snapshot's pre-committed transaction as if it were incomplete",
 		Patches: []patch{{
 			File: "impl/dataflow/sink/sink.go",
-			Old:  "\t\tif slices.Contains(complete, s) {\n",
-			New:  "\t\tif false && slices.Contains(complete, s) { // MUTANT sink-forget-complete: never committed on restore\n",
+			Old:  "\tr.Committed, abortPrepared = split(t.Prepared, complete)\n",
+			New:  "\tr.Committed, abortPrepared = nil, t.Prepared // MUTANT sink-forget-complete: never committed on restore\n",
 		}},
 		Runs: []goTest{sinkRun("TestDriverRestoreCommitsComplete"), sinkLockstepRun},
 		Want: spec.PropCompleteCommitted,

@@ -116,8 +116,8 @@ var wireMutants = []mutant{
 		Doc:  "Frame.Equal does not compare Snap",
 		Patches: []patch{{
 			File: "impl/wire/codec.go",
-			Old:  "\tif f.Kind != g.Kind || f.Snap != g.Snap || f.Seq != g.Seq ||",
-			New:  "\tif f.Kind != g.Kind || /* MUTANT wire-equal-ignores-snap */ f.Seq != g.Seq ||",
+			Old:  "f.Kind == g.Kind && f.Snap == g.Snap && f.Seq == g.Seq &&",
+			New:  "f.Kind == g.Kind && /* MUTANT wire-equal-ignores-snap */ f.Seq == g.Seq &&",
 		}},
 		Runs: wireRun("TestFrameEqualProperty"),
 		Expect: []expect{outputHas("TestFrameEqualProperty", "frames differing in their snapshot id are Equal",
@@ -147,8 +147,8 @@ var wireMutants = []mutant{
 		Doc:  "ReadHello bounds the sender id at 63 bytes",
 		Patches: []patch{{
 			File: "impl/wire/handshake.go",
-			Old:  "\tfrom, err := d.str(\"hello sender\", 64)\n",
-			New:  "\tfrom, err := d.str(\"hello sender\", 63) // MUTANT wire-hello-id-63\n",
+			Old:  "From: spec.ProcID(d.s(\"hello sender\", 64))",
+			New:  "From: spec.ProcID(d.s(\"hello sender\", 63 /* MUTANT wire-hello-id-63 */))",
 		}},
 		Runs: wireRun("TestHandshakeLimitsAtTheBoundary", "TestHelloProperty"),
 		Expect: []expect{outputHas("TestHandshakeLimitsAtTheBoundary", "a 64-byte sender id is refused",

@@ -163,27 +163,43 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg := defaultConfig(*seed)
-	cfg.nodes = *nodes
-	b, err := parseBug(*bugName)
-	if err == nil && *out == "" {
-		err = errors.New("-out: missing: the directory to write the node logs to")
-	}
-	cfg.bug = b
+	cfg, err := configure(*seed, *nodes, *bugName, *out)
 	var res result
 	if err == nil {
-		res, err = simulate(cfg)
-	}
-	if err == nil {
-		err = res.writeLogs(*out)
+		res, err = simulateTo(cfg, *out)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "dessim: %v\n", err)
 		return 2
 	}
 	fmt.Fprintf(stdout, "dessim: %d nodes, %d simulated events, logs in %s\n", cfg.nodes, res.events, *out)
-	if b != "" && !res.fired {
-		fmt.Fprintf(stdout, "dessim: bug %s did not change this run (try another -seed)\n", b)
+	if cfg.bug != "" && !res.fired {
+		fmt.Fprintf(stdout, "dessim: bug %s did not change this run (try another -seed)\n", cfg.bug)
 	}
 	return 0
+}
+
+// configure is the run the flags ask for: the default one with that seed,
+// node count and bug; out (the log directory) is required.
+func configure(seed uint64, nodes int, bugName, out string) (config, error) {
+	cfg := defaultConfig(seed)
+	cfg.nodes = nodes
+	b, err := parseBug(bugName)
+	if err != nil {
+		return cfg, err
+	}
+	if out == "" {
+		return cfg, errors.New("-out: missing: the directory to write the node logs to")
+	}
+	cfg.bug = b
+	return cfg, nil
+}
+
+// simulateTo runs cfg and writes each node's log into dir.
+func simulateTo(cfg config, dir string) (result, error) {
+	res, err := simulate(cfg)
+	if err != nil {
+		return res, err
+	}
+	return res, res.writeLogs(dir)
 }

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/markerwave/markerwave/impl/core"
@@ -88,10 +89,8 @@ func Assemble(t *spec.Topology, s spec.SnapID, parts []Part) (Global, error) {
 			return g, err
 		}
 	}
-	for i, c := range t.Chans {
-		if !have[i] {
-			return g, fmt.Errorf("assemble snapshot %d: no state for channel %s", s, c)
-		}
+	if i := slices.Index(have, false); i >= 0 {
+		return g, fmt.Errorf("assemble snapshot %d: no state for channel %s", s, t.Chans[i])
 	}
 	if len(chans) > 0 { // nil for a topology without channels, as always
 		g.Chans = chans
@@ -167,9 +166,15 @@ func (g *Global) Validate() error {
 	if err := g.validateChanOrder(); err != nil {
 		return err
 	}
+	return g.validateChans()
+}
+
+// validateChans checks every channel state against the cut seqs the
+// node states give (validateChan).
+func (g *Global) validateChans() error {
 	cut := g.cutSeqs()
 	for i, cs := range g.Chans {
-		if err := g.validateChan(cs, t.Chans[i], cut[i]); err != nil {
+		if err := g.validateChan(cs, g.Topology.Chans[i], cut[i]); err != nil {
 			return err
 		}
 	}
@@ -483,24 +488,37 @@ func (g Global) String() string {
 	for _, n := range g.Nodes {
 		w = max(w, len(n.Proc))
 	}
+	bal := g.writeBalances(&b, w)
+	g.writeChannels(&b, 2*w+2)
+	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
+	return b.String()
+}
+
+// writeBalances writes one line per node (its name padded to w): its
+// balance and counters; it returns the balances' sum.
+func (g Global) writeBalances(b *strings.Builder, w int) int64 {
 	var bal int64
 	for _, n := range g.Nodes {
-		fmt.Fprintf(&b, "  %-*s balance %10d   (sent %d, received %d)\n", w, string(n.Proc), n.State.Bal, n.State.Sent, n.State.Rcvd)
+		fmt.Fprintf(b, "  %-*s balance %10d   (sent %d, received %d)\n", w, string(n.Proc), n.State.Bal, n.State.Sent, n.State.Rcvd)
 		bal += n.State.Bal
 	}
+	return bal
+}
+
+// writeChannels writes a line per channel that recorded messages (its
+// name padded to w), or one saying none did.
+func (g Global) writeChannels(b *strings.Builder, w int) {
 	busy := 0
 	for _, cs := range g.Chans {
 		if len(cs.Msgs) == 0 {
 			continue
 		}
 		busy++
-		writeInFlight(&b, 2*w+2, cs)
+		writeInFlight(b, w, cs)
 	}
 	if busy == 0 {
 		b.WriteString("  in flight: nothing (all channels recorded empty)\n")
 	}
-	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
-	return b.String()
 }
 
 // writeInFlight writes the line of a channel state with messages: the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -121,15 +122,7 @@ func (f Frame) validMarker() error {
 // Equal reports whether f and g are the same frame; nil and empty Payload
 // or VC are equal.
 func (f Frame) Equal(g Frame) bool {
-	if f.Kind != g.Kind || f.Snap != g.Snap || f.Seq != g.Seq || !bytes.Equal(f.Payload, g.Payload) || len(f.VC) != len(g.VC) {
-		return false
-	}
-	for i := range f.VC {
-		if f.VC[i] != g.VC[i] {
-			return false
-		}
-	}
-	return true
+	return f.Kind == g.Kind && f.Snap == g.Snap && f.Seq == g.Seq && bytes.Equal(f.Payload, g.Payload) && slices.Equal(f.VC, g.VC)
 }
 
 // Clone returns a copy of f that shares no memory with it.
@@ -157,17 +150,7 @@ func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 		return dst, err
 	}
 	start := len(dst)
-	b := append(dst, 0, 0, 0, 0, Version, byte(f.Kind))
-	switch f.Kind {
-	case KindApp:
-		b = binary.AppendUvarint(b, f.Seq)
-		b = binary.AppendUvarint(b, uint64(len(f.Payload)))
-		b = append(b, f.Payload...)
-	case KindMarker:
-		b = binary.AppendUvarint(b, uint64(f.Snap))
-	case KindHeartbeat, KindDone:
-		b = binary.AppendUvarint(b, f.Seq)
-	}
+	b := appendFields(append(dst, 0, 0, 0, 0, Version, byte(f.Kind)), f)
 	b = binary.AppendUvarint(b, uint64(len(f.VC)))
 	for _, v := range f.VC {
 		b = binary.AppendUvarint(b, v)
@@ -178,6 +161,23 @@ func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 	}
 	binary.BigEndian.PutUint32(b[start:], uint32(n))
 	return b, nil
+}
+
+// appendFields appends the fields of f's kind: an application frame's
+// seq and payload, a marker's snapshot id, a heartbeat's or done's
+// incarnation.
+func appendFields(b []byte, f Frame) []byte {
+	switch f.Kind {
+	case KindApp:
+		b = binary.AppendUvarint(b, f.Seq)
+		b = binary.AppendUvarint(b, uint64(len(f.Payload)))
+		b = append(b, f.Payload...)
+	case KindMarker:
+		b = binary.AppendUvarint(b, uint64(f.Snap))
+	case KindHeartbeat, KindDone:
+		b = binary.AppendUvarint(b, f.Seq)
+	}
+	return b
 }
 
 // WriteFrame encodes f and writes it to w in one Write call.
@@ -404,17 +404,7 @@ func decodeBody(body []byte, copyPayload bool, vc []uint64) (Frame, error) {
 		return Frame{}, err
 	}
 	f := Frame{Kind: Kind(k)}
-	switch f.Kind {
-	case KindApp:
-		err = d.app(&f, copyPayload)
-	case KindMarker:
-		err = d.marker(&f)
-	case KindHeartbeat, KindDone:
-		f.Seq, err = d.uvarint("incarnation")
-	default:
-		return Frame{}, fmt.Errorf("%w %d", ErrKind, k)
-	}
-	if err != nil {
+	if err := d.fields(&f, copyPayload); err != nil {
 		return Frame{}, err
 	}
 	if f.VC, err = d.clock(vc); err != nil {
@@ -424,6 +414,23 @@ func decodeBody(body []byte, copyPayload bool, vc []uint64) (Frame, error) {
 		return Frame{}, err
 	}
 	return f, nil
+}
+
+// fields reads the fields of f's kind (appendFields' inverse); an
+// unknown kind is ErrKind.
+func (d *decoder) fields(f *Frame, copyPayload bool) error {
+	var err error
+	switch f.Kind {
+	case KindApp:
+		err = d.app(f, copyPayload)
+	case KindMarker:
+		err = d.marker(f)
+	case KindHeartbeat, KindDone:
+		f.Seq, err = d.uvarint("incarnation")
+	default:
+		err = fmt.Errorf("%w %d", ErrKind, byte(f.Kind))
+	}
+	return err
 }
 
 // app reads an application frame's fields: seq and payload (aliasing

@@ -164,26 +164,16 @@ func ReadHello(r io.Reader) (Hello, error) {
 	if v != HandshakeVersion {
 		return Hello{Version: v}, fmt.Errorf("%w %d of the hello (want %d)", ErrVersion, v, HandshakeVersion)
 	}
-	from, err := d.str("hello sender", 64)
-	if err != nil {
-		return Hello{}, err
-	}
-	to, err := d.str("hello receiver", 64)
-	if err != nil {
-		return Hello{}, err
-	}
-	inc, err := d.uint64be("hello incarnation")
-	if err != nil {
-		return Hello{}, err
-	}
-	restored, err := d.uvarint("hello restored snapshot")
-	if err != nil {
-		return Hello{}, err
+	// the sticky reads, in wire order (a composite literal's calls run
+	// left to right)
+	h := Hello{Version: HandshakeVersion, From: spec.ProcID(d.s("hello sender", 64)), To: spec.ProcID(d.s("hello receiver", 64)),
+		Incarnation: d.be64("hello incarnation"), Restored: spec.SnapID(d.uv("hello restored snapshot"))}
+	if d.err != nil {
+		return Hello{}, d.err
 	}
 	if err := d.end(); err != nil {
 		return Hello{}, err
 	}
-	h := Hello{Version: HandshakeVersion, From: spec.ProcID(from), To: spec.ProcID(to), Incarnation: inc, Restored: spec.SnapID(restored)}
 	if err := validateHello(h); err != nil {
 		return Hello{}, err
 	}

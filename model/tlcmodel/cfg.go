@@ -57,21 +57,9 @@ func parseCfg(file, src string) (*cfgFile, error) {
 func (cf *cfgFile) section(p *parser, t token) error {
 	switch t.text {
 	case "CONSTANT", "CONSTANTS":
-		cf.constLine = t.line
-		for p.peek().kind == tIdent && !cfgKeywords[p.peek().text] {
-			if err := cf.constant(p); err != nil {
-				return err
-			}
-		}
+		return cf.constantsSection(p, t)
 	case "SPECIFICATION":
-		n := p.next()
-		if n.kind != tIdent || cfgKeywords[n.text] {
-			return p.errf(t.line, "SPECIFICATION needs a name")
-		}
-		if cf.spec != "" {
-			return p.errf(t.line, "SPECIFICATION given twice")
-		}
-		cf.spec, cf.specLine = n.text, n.line
+		return cf.specification(p, t)
 	case "INVARIANT", "INVARIANTS":
 		ns, ls := names(p)
 		cf.invariants = append(cf.invariants, ns...)
@@ -81,14 +69,45 @@ func (cf *cfgFile) section(p *parser, t token) error {
 		cf.properties = append(cf.properties, ns...)
 		cf.propLines = append(cf.propLines, ls...)
 	case "CHECK_DEADLOCK":
-		v := p.next()
-		if v.kind != tIdent || (v.text != "TRUE" && v.text != "FALSE") {
-			return p.errf(t.line, "CHECK_DEADLOCK must be TRUE or FALSE")
-		}
-		cf.checkDeadlock = v.text == "TRUE"
+		return cf.checkDeadlockFlag(p, t)
 	default:
 		return p.errf(t.line, "%s is not supported by the Go model checker (only CONSTANTS, SPECIFICATION, INVARIANTS, PROPERTIES, CHECK_DEADLOCK)", t.text)
 	}
+	return nil
+}
+
+// constantsSection reads the assignments after CONSTANTS (keyword t), up
+// to the next keyword.
+func (cf *cfgFile) constantsSection(p *parser, t token) error {
+	cf.constLine = t.line
+	for p.peek().kind == tIdent && !cfgKeywords[p.peek().text] {
+		if err := cf.constant(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// specification reads the one name after SPECIFICATION (keyword t).
+func (cf *cfgFile) specification(p *parser, t token) error {
+	n := p.next()
+	if n.kind != tIdent || cfgKeywords[n.text] {
+		return p.errf(t.line, "SPECIFICATION needs a name")
+	}
+	if cf.spec != "" {
+		return p.errf(t.line, "SPECIFICATION given twice")
+	}
+	cf.spec, cf.specLine = n.text, n.line
+	return nil
+}
+
+// checkDeadlockFlag reads the TRUE or FALSE after CHECK_DEADLOCK (keyword t).
+func (cf *cfgFile) checkDeadlockFlag(p *parser, t token) error {
+	v := p.next()
+	if v.kind != tIdent || (v.text != "TRUE" && v.text != "FALSE") {
+		return p.errf(t.line, "CHECK_DEADLOCK must be TRUE or FALSE")
+	}
+	cf.checkDeadlock = v.text == "TRUE"
 	return nil
 }
 

@@ -34,33 +34,40 @@ func (p *parser) expect(text string) error {
 	return nil
 }
 
+// expr reads a value: a primary one, or a range a..b of two.
 func (p *parser) expr() (Value, error) {
 	line := p.peek().line
 	v, err := p.primary()
 	if err != nil {
 		return nil, err
 	}
-	if p.is("..") {
-		p.next()
-		w, err := p.primary()
-		if err != nil {
-			return nil, err
-		}
-		a, ok1 := v.(int64)
-		b, ok2 := w.(int64)
-		if !ok1 || !ok2 {
-			return nil, p.errf(line, "a..b needs two integers")
-		}
-		if b-a > 1<<16 {
-			return nil, p.errf(line, "range %d..%d is too large", a, b)
-		}
-		var vs []Value
-		for i := a; i <= b; i++ {
-			vs = append(vs, i)
-		}
-		return newSet(vs), nil
+	if !p.is("..") {
+		return v, nil
 	}
-	return v, nil
+	p.next()
+	w, err := p.primary()
+	if err != nil {
+		return nil, err
+	}
+	return p.rangeSet(line, v, w)
+}
+
+// rangeSet is the set v..w (at line), of two integers at most 65536
+// apart.
+func (p *parser) rangeSet(line int, v, w Value) (Value, error) {
+	a, ok1 := v.(int64)
+	b, ok2 := w.(int64)
+	if !ok1 || !ok2 {
+		return nil, p.errf(line, "a..b needs two integers")
+	}
+	if b-a > 1<<16 {
+		return nil, p.errf(line, "range %d..%d is too large", a, b)
+	}
+	var vs []Value
+	for i := a; i <= b; i++ {
+		vs = append(vs, i)
+	}
+	return newSet(vs), nil
 }
 
 func (p *parser) list(closer string) ([]Value, error) {
@@ -129,15 +136,7 @@ func (p *parser) name(t token) (Value, error) {
 func (p *parser) bracketed(t token) (Value, error) {
 	switch t.text {
 	case "-":
-		n := p.next()
-		if n.kind != tNum {
-			return nil, p.errf(t.line, "expected a number after '-'")
-		}
-		x, err := strconv.ParseInt("-"+n.text, 10, 64)
-		if err != nil {
-			return nil, p.errf(t.line, "bad integer -%s", n.text)
-		}
-		return x, nil
+		return p.negative(t)
 	case "(":
 		v, err := p.expr()
 		if err != nil {
@@ -162,28 +161,29 @@ func (p *parser) bracketed(t token) (Value, error) {
 	return nil, p.errf(t.line, "unexpected %s in an expression", t)
 }
 
+// negative reads the number after a minus sign t.
+func (p *parser) negative(t token) (Value, error) {
+	n := p.next()
+	if n.kind != tNum {
+		return nil, p.errf(t.line, "expected a number after '-'")
+	}
+	x, err := strconv.ParseInt("-"+n.text, 10, 64)
+	if err != nil {
+		return nil, p.errf(t.line, "bad integer -%s", n.text)
+	}
+	return x, nil
+}
+
 // record reads k |-> v, ... ] after the [, in canonical field order.
 func (p *parser) record() (Value, error) {
 	var r recordV
 	seen := map[string]bool{}
 	for {
-		k := p.next()
-		if k.kind != tIdent {
-			return nil, p.errf(k.line, "expected a field name in a record [k |-> v, ...], found %s (function constructors are not supported)", k)
-		}
-		if !p.is("|->") {
-			return nil, p.errf(p.peek().line, "expected |-> after field %s (only records [k |-> v, ...] are supported)", k.text)
-		}
-		p.next()
-		if seen[k.text] {
-			return nil, p.errf(k.line, "record field %s given twice", k.text)
-		}
-		seen[k.text] = true
-		v, err := p.expr()
+		k, v, err := p.field(seen)
 		if err != nil {
 			return nil, err
 		}
-		r.keys = append(r.keys, k.text)
+		r.keys = append(r.keys, k)
 		r.vals = append(r.vals, v)
 		if !p.is(",") {
 			break
@@ -193,6 +193,30 @@ func (p *parser) record() (Value, error) {
 	if err := p.expect("]"); err != nil {
 		return nil, err
 	}
+	return r.sorted(), nil
+}
+
+// field reads one k |-> v of a record; seen holds the fields before it
+// (and gets k), none of which k may repeat.
+func (p *parser) field(seen map[string]bool) (string, Value, error) {
+	k := p.next()
+	if k.kind != tIdent {
+		return "", nil, p.errf(k.line, "expected a field name in a record [k |-> v, ...], found %s (function constructors are not supported)", k)
+	}
+	if !p.is("|->") {
+		return "", nil, p.errf(p.peek().line, "expected |-> after field %s (only records [k |-> v, ...] are supported)", k.text)
+	}
+	p.next()
+	if seen[k.text] {
+		return "", nil, p.errf(k.line, "record field %s given twice", k.text)
+	}
+	seen[k.text] = true
+	v, err := p.expr()
+	return k.text, v, err
+}
+
+// sorted is r with its fields in canonical (name) order.
+func (r recordV) sorted() recordV {
 	idx := make([]int, len(r.keys))
 	for i := range idx {
 		idx[i] = i
@@ -203,5 +227,5 @@ func (p *parser) record() (Value, error) {
 		s.keys = append(s.keys, r.keys[i])
 		s.vals = append(s.vals, r.vals[i])
 	}
-	return s, nil
+	return s
 }

@@ -74,25 +74,17 @@ func (l *lexer) skip(f func(byte) bool) string {
 
 // token reads one token, or skips one blank or comment.
 func (l *lexer) token() error {
+	if l.blank() || l.rule() {
+		return nil
+	}
 	c := l.src[l.i]
 	switch {
-	case c == '\n':
-		l.line++
-		l.i++
-	case c == ' ' || c == '\t' || c == '\r':
-		l.i++
 	case strings.HasPrefix(l.rest(), `\*`):
 		l.skip(func(c byte) bool { return c != '\n' })
 	case strings.HasPrefix(l.rest(), "(*"):
 		return l.blockComment()
 	case c == '"':
 		return l.str()
-	case strings.HasPrefix(l.rest(), "----"):
-		l.skip(func(c byte) bool { return c == '-' })
-		l.emit(tDashes, "----")
-	case strings.HasPrefix(l.rest(), "===="):
-		l.skip(func(c byte) bool { return c == '=' })
-		l.emit(tEquals, "====")
 	case c == '\\' && l.i+1 < len(l.src) && isIdent(l.src[l.i+1]):
 		// a TLA+ operator such as \in or \cup: lexed so that the parser
 		// can say it is not supported
@@ -106,6 +98,40 @@ func (l *lexer) token() error {
 		return l.punct()
 	}
 	return nil
+}
+
+// blank skips one space, tab, carriage return or newline (counting the
+// line), and reports whether it did.
+func (l *lexer) blank() bool {
+	switch l.src[l.i] {
+	case '\n':
+		l.line++
+	case ' ', '\t', '\r':
+	default:
+		return false
+	}
+	l.i++
+	return true
+}
+
+// rules are the module's separator lines: four or more dashes open it,
+// four or more equals signs close it.
+var rules = []struct {
+	prefix string
+	kind   tokKind
+}{{"----", tDashes}, {"====", tEquals}}
+
+// rule reads a separator line of any length as one token, and reports
+// whether there was one.
+func (l *lexer) rule() bool {
+	for _, r := range rules {
+		if strings.HasPrefix(l.rest(), r.prefix) {
+			l.skip(func(c byte) bool { return c == r.prefix[0] })
+			l.emit(r.kind, r.prefix)
+			return true
+		}
+	}
+	return false
 }
 
 // blockComment skips a (* comment *), which may nest.
@@ -143,14 +169,7 @@ func (l *lexer) str() error {
 		}
 		if l.src[j] == '\\' && j+1 < len(l.src) {
 			j++
-			switch l.src[j] {
-			case 'n':
-				sb.WriteByte('\n')
-			case 't':
-				sb.WriteByte('\t')
-			default:
-				sb.WriteByte(l.src[j])
-			}
+			sb.WriteByte(unescape(l.src[j]))
 			continue
 		}
 		sb.WriteByte(l.src[j])
@@ -161,6 +180,18 @@ func (l *lexer) str() error {
 	l.emit(tStr, sb.String())
 	l.i = j + 1
 	return nil
+}
+
+// unescape is the character that \c stands for in a string: \n a
+// newline, \t a tab, any other c itself.
+func unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	}
+	return c
 }
 
 // number reads a number; TLA+ allows identifiers like 1a, read as names.

@@ -39,21 +39,29 @@ func parseModule(file, src string) (*module, error) {
 	if err := m.extendsClause(p); err != nil {
 		return nil, err
 	}
+	if err := m.body(p); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// body reads the definitions, and ---- lines between them, up to ====.
+func (m *module) body(p *parser) error {
 	for {
 		t := p.peek()
-		switch {
-		case t.kind == tEquals:
-			return m, nil
-		case t.kind == tEOF:
-			return nil, p.errf(t.line, "missing ==== at the end of module %s", m.name)
-		case t.kind == tDashes:
+		switch t.kind {
+		case tEquals:
+			return nil
+		case tEOF:
+			return p.errf(t.line, "missing ==== at the end of module %s", m.name)
+		case tDashes:
 			p.next()
-		case t.kind == tIdent:
+		case tIdent:
 			if err := m.definition(p); err != nil {
-				return nil, err
+				return err
 			}
 		default:
-			return nil, p.errf(t.line, "unexpected %s", t)
+			return p.errf(t.line, "unexpected %s", t)
 		}
 	}
 }
@@ -90,14 +98,9 @@ func (m *module) extendsClause(p *parser) error {
 		if e.kind != tIdent {
 			return p.errf(e.line, "expected a module name in EXTENDS")
 		}
-		if slices.Contains(SpecModules, e.text) {
-			if m.spec == "" {
-				m.spec = e.text
-			}
-		} else if !standardModules[e.text] {
-			return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportLossy, ChandyLamportFaults, BarrierSnapshots, BarrierAdaptive, BarrierSink, plus standard modules)", e.text)
+		if err := m.extend(p, e); err != nil {
+			return err
 		}
-		m.extends = append(m.extends, e.text)
 		if !p.is(",") {
 			break
 		}
@@ -106,6 +109,21 @@ func (m *module) extendsClause(p *parser) error {
 	if m.spec == "" {
 		return p.errf(line, "EXTENDS names no spec module")
 	}
+	return nil
+}
+
+// extend takes module e of the EXTENDS clause: the first spec module
+// named is the one the model checks; a module neither a spec nor a
+// standard one is an error.
+func (m *module) extend(p *parser, e token) error {
+	if slices.Contains(SpecModules, e.text) {
+		if m.spec == "" {
+			m.spec = e.text
+		}
+	} else if !standardModules[e.text] {
+		return p.errf(e.line, "EXTENDS %s: unknown module (want one of ChandyLamport, ChandyLamportNonFIFO, ChandyLamportNoRecord, ChandyLamportNoForward, ChandyLamportLossy, ChandyLamportFaults, BarrierSnapshots, BarrierAdaptive, BarrierSink, plus standard modules)", e.text)
+	}
+	m.extends = append(m.extends, e.text)
 	return nil
 }
 
@@ -127,12 +145,25 @@ func (m *module) definition(p *parser) error {
 	if err != nil {
 		return err
 	}
-	nt := p.peek()
-	if !(nt.kind == tEquals || nt.kind == tDashes || nt.kind == tEOF ||
-		nt.kind == tIdent && p.toks[p.pos+1].kind == tPunct && (p.toks[p.pos+1].text == "==" || p.toks[p.pos+1].text == "(")) {
+	if nt := p.peek(); !p.atDefinitionEnd() {
 		return p.errf(nt.line, "unexpected %s after the definition of %s (unsupported expression?)", nt, t.text)
 	}
 	m.defs[t.text] = moduleDef{v, t.line}
 	p.defs[t.text] = v
 	return nil
+}
+
+// atDefinitionEnd reports whether the next token may follow a definition's
+// value: the module's end, a ---- line, or the next definition (Name == or
+// Name( ).
+func (p *parser) atDefinitionEnd() bool {
+	nt := p.peek()
+	switch nt.kind {
+	case tEquals, tDashes, tEOF:
+		return true
+	case tIdent:
+		after := p.toks[p.pos+1]
+		return after.kind == tPunct && (after.text == "==" || after.text == "(")
+	}
+	return false
 }

@@ -32,13 +32,18 @@ func valueKey(v Value) string {
 	case tupleV:
 		return "<<" + joinKeys(x) + ">>"
 	case recordV:
-		parts := make([]string, len(x.keys))
-		for i, k := range x.keys {
-			parts[i] = k + "|->" + valueKey(x.vals[i])
-		}
-		return "[" + strings.Join(parts, ",") + "]"
+		return x.key()
 	}
 	return "?"
+}
+
+// key is the record's valueKey: [k|->key, ...] in field order.
+func (r recordV) key() string {
+	parts := make([]string, len(r.keys))
+	for i, k := range r.keys {
+		parts[i] = k + "|->" + valueKey(r.vals[i])
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 func joinKeys(vs []Value) string {

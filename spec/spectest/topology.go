@@ -33,12 +33,9 @@ func Topology(t *rapid.T, n int) *spec.Topology {
 		add(spec.Channel{From: ring[i], To: ring[(i+1)%n]})
 	}
 	extra := rapid.IntRange(0, 100).Draw(t, "extra%")
-	for _, p := range procs {
-		for _, q := range procs {
-			c := spec.Channel{From: p, To: q}
-			if p != q && !has[c] && rapid.IntRange(0, 99).Draw(t, "edge "+c.String()) < extra {
-				add(c)
-			}
+	for _, c := range spec.AllPairs(procs) {
+		if !has[c] && rapid.IntRange(0, 99).Draw(t, "edge "+c.String()) < extra {
+			add(c)
 		}
 	}
 	topo, err := spec.NewTopology(procs, chans)

@@ -97,13 +97,20 @@ func (b *book) endSink(err error) error {
 	b.mu.Unlock()
 	if err != nil || failed {
 		d.Halt()
-		if serr != nil && !errors.Is(serr, sink.ErrKilled) && err == nil {
-			err = fmt.Errorf("run: the sink: %w", serr)
-		}
-		return err
+		return sinkFailure(err, serr)
 	}
 	if ferr := d.Finish(); ferr != nil {
 		return fmt.Errorf("run: the sink: %w", ferr)
 	}
 	return nil
+}
+
+// sinkFailure is a failed run's error: the run's err, else the sink's
+// store error serr; an injected kill (sink.ErrKilled) is the run's
+// failure, not an error.
+func sinkFailure(err, serr error) error {
+	if err == nil && serr != nil && !errors.Is(serr, sink.ErrKilled) {
+		return fmt.Errorf("run: the sink: %w", serr)
+	}
+	return err
 }

@@ -224,20 +224,26 @@ func (p *Postgres) Pending(ctx context.Context) (Txns, error) {
 	if err != nil {
 		return t, p.fail(0, "listing", err)
 	}
-	for _, g := range gids {
-		if n, err := strconv.Atoi(strings.TrimPrefix(g, prefix)); err == nil {
-			t.Prepared = append(t.Prepared, n)
-		}
-	}
+	t.Prepared = snapsOf(gids, prefix)
 	snaps, err := p.strings(ctx, "SELECT snap::text FROM "+p.cfg.Table+"_committed WHERE job = $1 ORDER BY snap", p.cfg.Job)
 	if err != nil {
 		return t, p.fail(0, "listing", err)
 	}
-	for _, s := range snaps {
-		n, _ := strconv.Atoi(s)
-		t.Committed = append(t.Committed, n)
-	}
+	t.Committed = snapsOf(snaps, "")
 	return t, nil
+}
+
+// snapsOf is the snapshot numbers in ss, each after prefix (a prepared
+// transaction's gid "mw-JOB-N", or a committed snap as text); one that is
+// not a number is none of the job's and is skipped.
+func snapsOf(ss []string, prefix string) []int {
+	var out []int
+	for _, s := range ss {
+		if n, err := strconv.Atoi(strings.TrimPrefix(s, prefix)); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (p *Postgres) strings(ctx context.Context, q string, args ...any) ([]string, error) {

@@ -88,26 +88,27 @@ var (
 // transaction is lost.
 func plan(t Txns, complete []int) Recovery {
 	var r Recovery
-	for _, s := range t.Prepared {
-		if slices.Contains(complete, s) {
-			r.Committed = append(r.Committed, s)
-		} else {
-			r.Aborted = append(r.Aborted, s)
-		}
-	}
-	for _, s := range t.Open {
-		if !slices.Contains(t.Prepared, s) {
-			r.Aborted = append(r.Aborted, s)
-		}
-	}
-	for _, s := range complete {
-		if !slices.Contains(t.Committed, s) && !slices.Contains(t.Prepared, s) {
-			r.Lost = append(r.Lost, s)
-		}
-	}
+	var abortPrepared, abortOpen []int
+	r.Committed, abortPrepared = split(t.Prepared, complete)
+	_, abortOpen = split(t.Open, t.Prepared)
+	r.Aborted = append(abortPrepared, abortOpen...)
+	_, r.Lost = split(complete, t.Committed, t.Prepared)
 	slices.Sort(r.Committed)
 	slices.Sort(r.Aborted)
 	return r
+}
+
+// split is the snapshots of xs that are in one of sets, and the others,
+// each in the order of xs (nil when none).
+func split(xs []int, sets ...[]int) (in, out []int) {
+	for _, s := range xs {
+		if slices.ContainsFunc(sets, func(set []int) bool { return slices.Contains(set, s) }) {
+			in = append(in, s)
+		} else {
+			out = append(out, s)
+		}
+	}
+	return in, out
 }
 
 // Recover carries out plan on st: it commits and aborts what plan says,

@@ -56,18 +56,10 @@ func OpenSQLite(ctx context.Context, path string, cfg Config) (*SQLite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%w: %s is a directory", ErrOpen, path)
+	if err := checkDBPath(path); err != nil {
+		return nil, err
 	}
-	if _, err := os.Stat(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrOpen, path, err)
-	}
-	sync := "FULL"
-	if cfg.NoSync {
-		sync = "OFF"
-	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", sqliteDSN(path, cfg.NoSync))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrOpen, path, err)
 	}
@@ -78,6 +70,28 @@ func OpenSQLite(ctx context.Context, path string, cfg Config) (*SQLite, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkDBPath checks that path can name a database file: not a
+// directory, in a folder that exists.
+func checkDBPath(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%w: %s is a directory", ErrOpen, path)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrOpen, path, err)
+	}
+	return nil
+}
+
+// sqliteDSN is the data source name of the database at path: write-ahead
+// logging, a 10 s busy timeout, and synchronous FULL (OFF if noSync).
+func sqliteDSN(path string, noSync bool) string {
+	sync := "FULL"
+	if noSync {
+		sync = "OFF"
+	}
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")"
 }
 
 // setUp creates the tables that are missing and checks the shape of the

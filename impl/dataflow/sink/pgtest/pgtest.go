@@ -67,15 +67,9 @@ func Start(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{}
-	if s.dir, err = os.MkdirTemp("", "markerwave-pg-"); err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
-	}
-	if cred != nil {
-		if err := os.Chown(s.dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			s.remove()
-			return nil, fmt.Errorf("pgtest: %w", err)
-		}
+	s, err := newDataDir(cred)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.initdb(bin, cred); err != nil {
 		s.remove()
@@ -84,6 +78,23 @@ func Start(opt Options) (*Server, error) {
 	if err := s.start(bin, cred, opt); err != nil {
 		s.Stop()
 		return nil, err
+	}
+	return s, nil
+}
+
+// newDataDir makes the server's temporary data directory, owned by cred's
+// user if cred is not nil.
+func newDataDir(cred *syscall.Credential) (*Server, error) {
+	dir, err := os.MkdirTemp("", "markerwave-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	s := &Server{dir: dir}
+	if cred != nil {
+		if err := os.Chown(s.dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			s.remove()
+			return nil, fmt.Errorf("pgtest: %w", err)
+		}
 	}
 	return s, nil
 }
