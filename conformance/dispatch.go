@@ -20,10 +20,13 @@ import (
 
 // AuditFile audits trace file path (Audit), with the recorded snapshots
 // and the drained claim it carries and its line numbers in the report; a
-// barrier trace with AuditBarrierFile.
+// barrier trace with AuditBarrierFile, a sink trace with AuditSinkFile.
 func AuditFile(path string, opts Options) (Report, error) {
 	if IsBarrierTraceFile(path) {
 		return AuditBarrierFile(path, opts)
+	}
+	if IsSinkTraceFile(path) {
+		return AuditSinkFile(path, opts)
 	}
 	tr, lines, err := ReadTraceFile(path)
 	if err != nil {

@@ -1,0 +1,266 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/markerwave/markerwave/model/barrier"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// The audit of a sink trace (spec.SinkTrace) against tla/BarrierSink.tla
+// seen from the sink (barrier.SinkProj): each event must be a step the
+// spec (SpecSink) enables, with the transaction it names as the model
+// has it (its checkpoint and records), and a restore must be followed by
+// exactly the settling steps RestoreSV takes (a Commit, Abort or
+// ReportLoss per transaction it changes, in order). After every step the
+// invariants NoDuplicateOutput, ExactlyOnceOutput and
+// CommittedOnlyComplete must hold, and at the end of a drained run no
+// complete checkpoint's transaction may be left unsettled
+// (CompleteCommitted). Where the run leaves the spec, the steps are
+// taken as the trace claims them (sinkClaim) to name the property the
+// claimed run breaks.
+
+// IsSinkTraceFile reports whether the file at path is a sink trace: its
+// first non-blank line is a sink trace's header.
+func IsSinkTraceFile(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && firstLineIs(b, spec.IsSinkTrace)
+}
+
+// ReadSinkTraceFile reads the sink trace at path (spec.ReadSinkTrace).
+func ReadSinkTraceFile(path string) (*spec.SinkTrace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr, err := spec.ReadSinkTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tr, nil
+}
+
+// AuditSinkFile reads and audits the sink trace at path.
+func AuditSinkFile(path string, opts Options) (Report, error) {
+	tr, err := ReadSinkTraceFile(path)
+	if err != nil {
+		return Report{}, err
+	}
+	return AuditSink(tr, opts), nil
+}
+
+// settleStep is a step a restore owes: the trace action that settles
+// transaction txn (from 1).
+type settleStep struct {
+	action string
+	txn    int
+}
+
+// sinkReplay is one sink trace's replay.
+type sinkReplay struct {
+	tr  *spec.SinkTrace
+	p   *barrier.SinkProj
+	due []settleStep // what the latest restore settled and the trace has not shown yet
+}
+
+// AuditSink replays sink trace tr against tla/BarrierSink.tla's SpecSink
+// (the sink's projection) and checks its properties.
+func AuditSink(tr *spec.SinkTrace, opts Options) Report {
+	h := tr.Header
+	p, err := barrier.NewSinkProj(h.MaxCkpt, h.MaxRestores, h.MaxAborts, barrier.SinkSpec)
+	if err != nil {
+		return Report{Err: err}
+	}
+	rp := &sinkReplay{tr: tr, p: p}
+	r := Report{}
+	for i, ev := range tr.Events {
+		if d := rp.step(ev); d != nil {
+			d.Step, d.Line, d.Action = i+1, at(tr.Lines, i), sinkLabel(ev)
+			r.Divergence = d
+			r.Violations = explainSink(tr)
+			return r
+		}
+		r.Steps++
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(tr.Events))
+		}
+	}
+	r.Divergence = rp.end(opts.Drained || h.Drained)
+	if r.Divergence != nil && r.Divergence.Property == spec.PropCompleteCommitted {
+		r.Violations = []Violation{{Property: spec.PropCompleteCommitted, Detail: r.Divergence.Detail}}
+	}
+	r.Snapshots = p.St.Done
+	return r
+}
+
+// at is lines[i], 0 if there is none.
+func at(lines []int, i int) int {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return 0
+}
+
+// sinkLabel renders ev as its step: Commit(2), Complete(1), Restore(3).
+func sinkLabel(ev spec.SinkEvent) string {
+	if ev.Txn != nil {
+		return fmt.Sprintf("%s(%d)", ev.Action, ev.Txn.Txn)
+	}
+	return fmt.Sprintf("%s(%d)", ev.Action, ev.Ckpt)
+}
+
+// step replays ev: a divergence if the spec does not take it, or takes
+// it to a state that breaks an invariant.
+func (rp *sinkReplay) step(ev spec.SinkEvent) *Divergence {
+	if err := rp.take(ev); err != nil {
+		return &Divergence{Property: spec.CheckEnabled, Detail: err.Error()}
+	}
+	if prop := rp.p.Violated(); prop != "" {
+		return &Divergence{Property: prop, Detail: fmt.Sprintf("%s fails after this step (%s)", prop, sinkStore(rp.p))}
+	}
+	return nil
+}
+
+// take applies ev to the projection: a settling step a restore owes, or
+// the action ev names.
+func (rp *sinkReplay) take(ev spec.SinkEvent) error {
+	if len(rp.due) > 0 {
+		return rp.settle(ev)
+	}
+	switch ev.Action {
+	case spec.SinkPreCommit:
+		return rp.preCommit(ev)
+	case spec.SinkComplete:
+		return rp.p.Complete(ev.Ckpt)
+	case spec.SinkRestore:
+		return rp.restore(ev.Ckpt)
+	case spec.SinkAbort:
+		return fmt.Errorf("transaction %d aborted outside a restore: only RestoreSV aborts the sink's transactions", ev.Txn.Txn)
+	}
+	if err := rp.sameTxn(ev.Txn); err != nil {
+		return err
+	}
+	return map[string]func(int) error{spec.SinkCommit: rp.p.Commit, spec.SinkStoreAbort: rp.p.StoreAbort,
+		spec.SinkReportLoss: rp.p.ReportLoss}[ev.Action](ev.Txn.Txn)
+}
+
+// preCommit is the sink's part of RecvBarrierSV: the open transaction,
+// the one ev names, pre-committed for ev's checkpoint with ev's records.
+func (rp *sinkReplay) preCommit(ev spec.SinkEvent) error {
+	if open := len(rp.p.St.Txns); ev.Txn.Txn != open {
+		return fmt.Errorf("transaction %d pre-committed: the open transaction is %d (txns[Last])", ev.Txn.Txn, open)
+	}
+	recs, err := rp.p.Set(ev.Txn.Recs)
+	if err != nil {
+		return err
+	}
+	return rp.p.PreCommit(ev.Ckpt, recs)
+}
+
+// restore takes RestoreSV and notes the settling steps it owes: one per
+// transaction whose status it changed (settleAction).
+func (rp *sinkReplay) restore(ckpt int) error {
+	before := slices.Clone(rp.p.St.Txns)
+	if err := rp.p.Restore(ckpt); err != nil {
+		return err
+	}
+	for i, t := range before {
+		if a := settleAction(t, rp.p.St.Txns[i]); a != "" {
+			rp.due = append(rp.due, settleStep{a, i + 1})
+		}
+	}
+	return nil
+}
+
+// settleAction is the trace action that shows a restore turning t into
+// nt: a commit, a reported loss (a timed-out transaction of a complete
+// checkpoint) or an abort; "" if the status is unchanged.
+func settleAction(t, nt barrier.Txn) string {
+	switch {
+	case t.St == nt.St:
+		return ""
+	case nt.St == spec.TxnCommitted:
+		return spec.SinkCommit
+	case t.St == spec.TxnTimedOut && t.Ck != 0:
+		return spec.SinkReportLoss
+	}
+	return spec.SinkAbort
+}
+
+// settle checks ev against the next settling step the restore owes.
+func (rp *sinkReplay) settle(ev spec.SinkEvent) error {
+	want := rp.due[0]
+	if ev.Txn == nil || ev.Action != want.action || ev.Txn.Txn != want.txn {
+		return fmt.Errorf("the restore settles transaction %d by %s (RestoreSV's Resolve), and the trace's next step is %s", want.txn, want.action, sinkLabel(ev))
+	}
+	rp.due = rp.due[1:]
+	return rp.sameTxn(ev.Txn)
+}
+
+// sameTxn checks that the transaction an event names is the model's:
+// the same checkpoint and, where the event lists them (a commit always
+// does), the same records.
+func (rp *sinkReplay) sameTxn(et *spec.SinkTxn) error {
+	if et.Txn > len(rp.p.St.Txns) {
+		return fmt.Errorf("transaction %d: the sink has opened %d (i \\in DOMAIN txns is FALSE)", et.Txn, len(rp.p.St.Txns))
+	}
+	t := rp.p.St.Txns[et.Txn-1]
+	if et.Ckpt != t.Ck {
+		return fmt.Errorf("transaction %d: checkpoint %d, the model's is %d", et.Txn, et.Ckpt, t.Ck)
+	}
+	recs, err := rp.p.Set(et.Recs)
+	if err != nil {
+		return err
+	}
+	if recs != t.Recs && (len(et.Recs) > 0 || t.St == spec.TxnPreCommitted) {
+		return fmt.Errorf("transaction %d: records %s, the model's are %s", et.Txn, recordList(et.Recs), recordList(rp.p.Records(t.Recs)))
+	}
+	return nil
+}
+
+// end checks the end of the run: no settling step owed, and in a
+// drained run every complete checkpoint's transaction settled
+// (CompleteCommitted: at a drained end nothing is left to settle it).
+func (rp *sinkReplay) end(drained bool) *Divergence {
+	if len(rp.due) > 0 {
+		w := rp.due[0]
+		return &Divergence{Property: spec.CheckEnabled, Detail: fmt.Sprintf("the trace ends before the restore's %s of transaction %d", w.action, w.txn)}
+	}
+	if u := rp.p.Unsettled(); drained && len(u) > 0 {
+		return &Divergence{Property: spec.PropCompleteCommitted, Detail: fmt.Sprintf("the run drained with transaction %d of complete checkpoint %d neither committed nor its loss reported", u[0], rp.p.St.Txns[u[0]-1].Ck)}
+	}
+	return nil
+}
+
+// recordList renders records as <<"S1", 1>>, <<"S1", 2>>.
+func recordList(rs []spec.BarrierRecord) string {
+	s := "{"
+	for i, r := range rs {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("<<%q, %d>>", r.Src, r.I)
+	}
+	return s + "}"
+}
+
+// sinkStore renders the store's committed records that are not exactly
+// once, or says it holds what it should not.
+func sinkStore(p *barrier.SinkProj) string {
+	var twice, held []spec.BarrierRecord
+	for k, n := range p.St.Store {
+		if n > 1 {
+			twice = append(twice, p.Keys[k])
+		}
+		if n > 0 {
+			held = append(held, p.Keys[k])
+		}
+	}
+	if len(twice) > 0 {
+		return "committed twice: " + recordList(twice)
+	}
+	return "the store holds " + recordList(held)
+}
