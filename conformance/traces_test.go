@@ -116,12 +116,12 @@ func TestTraces(t *testing.T) {
 // WantFromPath is the verdict a trace path under traces/ encodes.
 func WantFromPath(rel string) (spec.Property, error) {
 	rel = filepath.ToSlash(rel)
-	if strings.HasPrefix(rel, "conforms/") || strings.HasPrefix(rel, "barrier/conforms/") {
+	if strings.HasPrefix(rel, "conforms/") || strings.HasPrefix(rel, "barrier/conforms/") || strings.HasPrefix(rel, "sink/conforms/") {
 		return "", nil
 	}
 	base := filepath.Base(rel)
 	if i := strings.Index(base, "-"); i > 0 {
-		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled {
+		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled || slices.Contains(spec.SinkInvariants, p) || slices.Contains(spec.SinkTemporal, p) {
 			return p, nil
 		}
 		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties, spec.BarrierInvariants, spec.BarrierTemporal)))

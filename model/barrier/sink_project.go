@@ -90,9 +90,9 @@ func (p *SinkProj) Records(s uint64) []spec.BarrierRecord {
 // PreCommit is the sink's part of RecvBarrierSV(e, arrival) (lines
 // 143-152): the sink records for checkpoint ckpt, its open transaction,
 // holding recs (the records ProcessS added, lines 131-137), is
-// pre-committed for it (arrival: committed) and a new one opened. ckpt
-// may be past the model's only after a restore (the abandoned numbers
-// RestoreSV spent, line 236).
+// pre-committed for it (arrival: committed) and a new one opened; ckpt
+// is the checkpoint in progress (the abandoned numbers a restore spent
+// are its Restore step's, line 236).
 func (p *SinkProj) PreCommit(ckpt int, recs uint64) error {
 	st := p.St
 	switch {
@@ -100,8 +100,8 @@ func (p *SinkProj) PreCommit(ckpt int, recs uint64) error {
 		return fmt.Errorf("checkpoint %d: ckpt <= MaxCkpt is FALSE (MaxCkpt = %d, %s line 129)", ckpt, p.cfg.MaxCkpt, modSink)
 	case p.pre || ckpt < st.Ckpt:
 		return fmt.Errorf("checkpoint %d: the sink has recorded for checkpoint %d already (bar[Sink] holds every input, RecvBarrierV's ~Has(n) is FALSE)", ckpt, max(ckpt, st.Ckpt-1))
-	case ckpt > st.Ckpt && st.Restores == 0:
-		return fmt.Errorf("checkpoint %d: the checkpoint in progress is %d (ckpt), and only a restore skips one", ckpt, st.Ckpt)
+	case ckpt > st.Ckpt:
+		return fmt.Errorf("checkpoint %d: the checkpoint in progress is %d (ckpt)", ckpt, st.Ckpt)
 	}
 	add(p.out, recs)
 	ns := st.Clone()
@@ -213,4 +213,18 @@ func (p *SinkProj) Unsettled() []int {
 		}
 	}
 	return is
+}
+
+// Records is the set of Key indexes r of cfg's graph as records, in
+// keySet's order.
+func (cfg *SinkConfig) Records(r uint64) []spec.BarrierRecord {
+	var rs []spec.BarrierRecord
+	for src, k := range cfg.Base.Kind {
+		for i := 1; k == Source && i <= cfg.Base.Budget[src]; i++ {
+			if r&(1<<cfg.Base.key(src, i)) != 0 {
+				rs = append(rs, spec.BarrierRecord{Src: cfg.Base.Nodes[src], I: i})
+			}
+		}
+	}
+	return rs
 }
