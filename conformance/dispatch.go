@@ -111,6 +111,15 @@ func AuditBarrierFile(path string, opts Options) (Report, error) {
 	return AuditBarrier(tr, opts), nil
 }
 
+// AuditSinkFile reads and audits the sink trace at path.
+func AuditSinkFile(path string, opts Options) (Report, error) {
+	tr, err := ReadSinkTraceFile(path)
+	if err != nil {
+		return Report{}, err
+	}
+	return AuditSink(tr, opts), nil
+}
+
 // AuditOutsider derives run's trace and replays it; where the log
 // leaves recording points open it replays each candidate trace in turn
 // (outsider_search.go). An error is bad input: the run's logs cannot be

@@ -43,15 +43,6 @@ func ReadSinkTraceFile(path string) (*spec.SinkTrace, error) {
 	return tr, nil
 }
 
-// AuditSinkFile reads and audits the sink trace at path.
-func AuditSinkFile(path string, opts Options) (Report, error) {
-	tr, err := ReadSinkTraceFile(path)
-	if err != nil {
-		return Report{}, err
-	}
-	return AuditSink(tr, opts), nil
-}
-
 // settleStep is a step a restore owes: the trace action that settles
 // transaction txn (from 1).
 type settleStep struct {
