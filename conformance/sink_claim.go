@@ -140,3 +140,41 @@ func firstLineIs(b []byte, is func([]byte) bool) bool {
 	}
 	return false
 }
+
+// sinkLabel renders ev as its step: Commit(2), Complete(1), Restore(3).
+func sinkLabel(ev spec.SinkEvent) string {
+	if ev.Txn != nil {
+		return fmt.Sprintf("%s(%d)", ev.Action, ev.Txn.Txn)
+	}
+	return fmt.Sprintf("%s(%d)", ev.Action, ev.Ckpt)
+}
+
+// recordList renders records as <<"S1", 1>>, <<"S1", 2>>.
+func recordList(rs []spec.BarrierRecord) string {
+	s := "{"
+	for i, r := range rs {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("<<%q, %d>>", r.Src, r.I)
+	}
+	return s + "}"
+}
+
+// sinkStore renders the store's committed records that are not exactly
+// once, or says it holds what it should not.
+func sinkStore(p *barrier.SinkProj) string {
+	var twice, held []spec.BarrierRecord
+	for k, n := range p.St.Store {
+		if n > 1 {
+			twice = append(twice, p.Keys[k])
+		}
+		if n > 0 {
+			held = append(held, p.Keys[k])
+		}
+	}
+	if len(twice) > 0 {
+		return "committed twice: " + recordList(twice)
+	}
+	return "the store holds " + recordList(held)
+}

@@ -55,3 +55,60 @@ func TestSinkRejectsUpToDate(t *testing.T) {
 		})
 	}
 }
+
+// TestSinkAuditManyRecords: a trace naming more than the model's 64
+// keys is replayed in parts, and a record committed twice among them is
+// still caught, by name.
+func TestSinkAuditManyRecords(t *testing.T) {
+	var recs []spec.BarrierRecord
+	for i := 1; i <= 150; i++ {
+		recs = append(recs, spec.BarrierRecord{Src: "S1", I: i})
+	}
+	txn := func(i, ck int, rs []spec.BarrierRecord) *spec.SinkTxn {
+		return &spec.SinkTxn{Txn: i, Ckpt: ck, Recs: rs}
+	}
+	tr := &spec.SinkTrace{Header: spec.SinkHeader{Format: spec.SinkTraceFormat, MaxCkpt: 2, Drained: true}, Events: []spec.SinkEvent{
+		{Action: spec.SinkPreCommit, Ckpt: 1, Txn: txn(1, 1, recs[:100])},
+		{Action: spec.SinkComplete, Ckpt: 1},
+		{Action: spec.SinkCommit, Txn: txn(1, 1, recs[:100])},
+		{Action: spec.SinkPreCommit, Ckpt: 2, Txn: txn(2, 2, recs[100:])},
+		{Action: spec.SinkComplete, Ckpt: 2},
+		{Action: spec.SinkCommit, Txn: txn(2, 2, recs[100:])},
+	}}
+	r := AuditSink(tr, Options{})
+	require.True(t, r.OK(), "%s", r)
+	assert.Equal(t, 6, r.Steps)
+	// The second transaction also claims record 70 (in the second part).
+	tr.Events[3].Txn.Recs = append(tr.Events[3].Txn.Recs, recs[69])
+	tr.Events[5].Txn.Recs = tr.Events[3].Txn.Recs
+	r = AuditSink(tr, Options{})
+	assert.Equal(t, spec.PropNoDuplicateOutput, r.Property(), "%s", r)
+	// A drained run that never commits its last complete checkpoint.
+	tr.Events = tr.Events[:5]
+	tr.Events[3].Txn.Recs = recs[100:]
+	r = AuditSink(tr, Options{})
+	assert.Equal(t, spec.PropCompleteCommitted, r.Property(), "%s", r)
+}
+
+// TestReadSinkTraceErrors: bad sink traces are refused naming the line
+// and what is wrong.
+func TestReadSinkTraceErrors(t *testing.T) {
+	const h = `{"format":"markerwave-sink-trace/1","max_ckpt":2,"max_restores":1,"max_aborts":0}` + "\n"
+	for in, want := range map[string]string{
+		"":                            "empty, no header line",
+		`{"format":"x","max_ckpt":1}`: `trace line 1: header: format "x"`,
+		`{"format":"markerwave-sink-trace/1","max_ckpt":0}`:            "max_ckpt 0",
+		h + `{"action":"Take"}`:                                        `trace line 2: action "Take"`,
+		h + `{"action":"Commit"}`:                                      "trace line 2: Commit: txn missing",
+		h + `{"action":"Complete","ckpt":1,"txn":{"txn":1}}`:           "Complete: txn not allowed",
+		h + `{"action":"PreCommit","txn":{"txn":1,"ckpt":1}}`:          "PreCommit: ckpt missing",
+		h + `{"action":"PreCommit","ckpt":2,"txn":{"txn":1,"ckpt":1}}`: "txn's ckpt 1 is not the event's 2",
+		h + `{"action":"Commit","txn":{"txn":0}}`:                      "txn from 1",
+		h + `{"action":"Complete","ckpt":1,"extra":1}`:                 "extra",
+	} {
+		_, err := spec.ReadSinkTrace(bytes.NewReader([]byte(in)))
+		if assert.Error(t, err, in) {
+			assert.Contains(t, err.Error(), want, in)
+		}
+	}
+}
