@@ -78,8 +78,8 @@ func TestTracesUpToDate(t *testing.T) {
 	// Trace files are self-contained: nothing but them, the README, the
 	// format's schema and traces.go, which embeds them for the page.
 	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") && p != filepath.Join(tracesDir, "outsider.schema.json") && p != filepath.Join(tracesDir, "traces.go") {
-			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md, trace.schema.json, outsider.schema.json and traces.go belong there", p)
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") && p != filepath.Join(tracesDir, "outsider.schema.json") && p != filepath.Join(tracesDir, "sink-trace.schema.json") && p != filepath.Join(tracesDir, "traces.go") {
+			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md, trace.schema.json, outsider.schema.json, sink-trace.schema.json and traces.go belong there", p)
 		}
 		return err
 	}))
