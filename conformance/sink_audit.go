@@ -136,17 +136,9 @@ func auditSinkPart(tr *spec.SinkTrace, opts Options) Report {
 	}
 	rp := &sinkReplay{tr: tr, p: p}
 	r := Report{}
-	for i, ev := range tr.Events {
-		if d := rp.step(ev); d != nil {
-			d.Step, d.Line, d.Action = i+1, at(tr.Lines, i), sinkLabel(ev)
-			r.Divergence = d
-			r.Violations = explainSink(tr)
-			return r
-		}
-		r.Steps++
-		if opts.Progress != nil {
-			opts.Progress(i+1, len(tr.Events))
-		}
+	if r.Steps, r.Divergence = rp.steps(opts); r.Divergence != nil {
+		r.Violations = explainSink(tr)
+		return r
 	}
 	r.Divergence = rp.end(opts.Drained || h.Drained)
 	if r.Divergence != nil && r.Divergence.Property == spec.PropCompleteCommitted {
@@ -154,6 +146,21 @@ func auditSinkPart(tr *spec.SinkTrace, opts Options) Report {
 	}
 	r.Snapshots = p.St.Done
 	return r
+}
+
+// steps replays the events: how many it took, and the divergence it
+// stopped at, if any.
+func (rp *sinkReplay) steps(opts Options) (int, *Divergence) {
+	for i, ev := range rp.tr.Events {
+		if d := rp.step(ev); d != nil {
+			d.Step, d.Line, d.Action = i+1, at(rp.tr.Lines, i), sinkLabel(ev)
+			return i, d
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(rp.tr.Events))
+		}
+	}
+	return len(rp.tr.Events), nil
 }
 
 // at is lines[i], 0 if there is none.

@@ -82,18 +82,9 @@ func (c *sinkClaim) txn(ev spec.SinkEvent, t *barrier.Txn, recs uint64) {
 	}
 	switch ev.Action {
 	case spec.SinkPreCommit:
-		*t = barrier.Txn{Ck: ev.Ckpt, St: spec.TxnPreCommitted, Recs: recs}
-		addSet(c.out, recs)
-		c.rec = append([]int(nil), c.out...)
-		c.st.Ckpt = ev.Ckpt
-		if ev.Txn.Txn == len(c.st.Txns) {
-			c.st.Txns = append(c.st.Txns, barrier.Txn{St: spec.TxnOpen})
-		}
+		c.preCommit(ev, t, recs)
 	case spec.SinkCommit:
-		if t.St != spec.TxnTimedOut {
-			addSet(c.st.Store, recs)
-		}
-		t.St, t.Recs = spec.TxnCommitted, recs
+		c.commit(t, recs)
 	case spec.SinkAbort:
 		t.St = spec.TxnAborted
 	case spec.SinkStoreAbort:
@@ -103,6 +94,28 @@ func (c *sinkClaim) txn(ev spec.SinkEvent, t *barrier.Txn, recs uint64) {
 		t.St = spec.TxnAborted
 		c.st.ReportedLoss |= 1 << t.Ck
 	}
+}
+
+// preCommit is a PreCommit as claimed: t pre-committed with recs, the
+// sink's output and its recorded output grown, a transaction opened if
+// t was the last.
+func (c *sinkClaim) preCommit(ev spec.SinkEvent, t *barrier.Txn, recs uint64) {
+	*t = barrier.Txn{Ck: ev.Ckpt, St: spec.TxnPreCommitted, Recs: recs}
+	addSet(c.out, recs)
+	c.rec = append([]int(nil), c.out...)
+	c.st.Ckpt = ev.Ckpt
+	if ev.Txn.Txn == len(c.st.Txns) {
+		c.st.Txns = append(c.st.Txns, barrier.Txn{St: spec.TxnOpen})
+	}
+}
+
+// commit is a Commit as claimed: t committed, its records in the store
+// unless the store had aborted it.
+func (c *sinkClaim) commit(t *barrier.Txn, recs uint64) {
+	if t.St != spec.TxnTimedOut {
+		addSet(c.st.Store, recs)
+	}
+	t.St, t.Recs = spec.TxnCommitted, recs
 }
 
 // addSet adds the records of set r once more to the key-indexed xs.

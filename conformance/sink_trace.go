@@ -42,15 +42,20 @@ func sinkEventsOf(cfg *barrier.SinkConfig, a barrier.SinkAction, st, ns *barrier
 	case barrier.SinkReportLossTxn:
 		return []spec.SinkEvent{txn(settleAction(st.Txns[a.Txn-1], ns.Txns[a.Txn-1]), a.Txn)}
 	case barrier.SinkRestore:
-		evs := []spec.SinkEvent{{Action: spec.SinkRestore, Ckpt: ns.Ckpt}}
-		for i, t := range st.Txns {
-			if s := settleAction(t, ns.Txns[i]); s != "" {
-				evs = append(evs, txn(s, i+1))
-			}
-		}
-		return evs
+		return restoreOf(st, ns, txn)
 	}
 	return nil
+}
+
+// restoreOf is a restore's Restore and its settling steps.
+func restoreOf(st, ns *barrier.SinkState, txn func(string, int) spec.SinkEvent) []spec.SinkEvent {
+	evs := []spec.SinkEvent{{Action: spec.SinkRestore, Ckpt: ns.Ckpt}}
+	for i, t := range st.Txns {
+		if s := settleAction(t, ns.Txns[i]); s != "" {
+			evs = append(evs, txn(s, i+1))
+		}
+	}
+	return evs
 }
 
 // preCommitOf is the sink's recording, if RecvBarrierSV made it record

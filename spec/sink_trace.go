@@ -163,19 +163,37 @@ func CheckSinkEvent(ev SinkEvent) error {
 	if !slices.Contains(SinkTraceActions, ev.Action) {
 		return fmt.Errorf("action %q: not a sink trace action (%v)", ev.Action, SinkTraceActions)
 	}
-	needTxn := ev.Action != SinkComplete && ev.Action != SinkRestore
-	needCkpt := ev.Action == SinkComplete || ev.Action == SinkPreCommit || ev.Action == SinkRestore
+	if err := checkSinkFields(ev); err != nil {
+		return err
+	}
+	return checkSinkValues(ev)
+}
+
+// checkSinkValues checks ev's numbers: checkpoints and transactions
+// from 1, a PreCommit's checkpoint its transaction's.
+func checkSinkValues(ev SinkEvent) error {
 	switch {
-	case needTxn != (ev.Txn != nil):
-		return fmt.Errorf("%s: txn %s", ev.Action, map[bool]string{true: "missing", false: "not allowed"}[needTxn])
-	case needCkpt != (ev.Ckpt != 0):
-		return fmt.Errorf("%s: ckpt %s", ev.Action, map[bool]string{true: "missing", false: "not allowed"}[needCkpt])
 	case ev.Ckpt < 0:
 		return fmt.Errorf("%s: ckpt %d: from 1", ev.Action, ev.Ckpt)
 	case ev.Txn != nil && (ev.Txn.Txn < 1 || ev.Txn.Ckpt < 0):
 		return fmt.Errorf("%s: txn %d, ckpt %d: txn from 1, ckpt not negative", ev.Action, ev.Txn.Txn, ev.Txn.Ckpt)
 	case ev.Action == SinkPreCommit && ev.Txn.Ckpt != ev.Ckpt:
 		return fmt.Errorf("%s: txn's ckpt %d is not the event's %d", ev.Action, ev.Txn.Ckpt, ev.Ckpt)
+	}
+	return nil
+}
+
+// checkSinkFields checks that ev has a txn and a ckpt where its action
+// needs them, and none where it does not.
+func checkSinkFields(ev SinkEvent) error {
+	needTxn := ev.Action != SinkComplete && ev.Action != SinkRestore
+	needCkpt := ev.Action == SinkComplete || ev.Action == SinkPreCommit || ev.Action == SinkRestore
+	what := map[bool]string{true: "missing", false: "not allowed"}
+	switch {
+	case needTxn != (ev.Txn != nil):
+		return fmt.Errorf("%s: txn %s", ev.Action, what[needTxn])
+	case needCkpt != (ev.Ckpt != 0):
+		return fmt.Errorf("%s: ckpt %s", ev.Action, what[needCkpt])
 	}
 	return nil
 }
