@@ -227,23 +227,24 @@ func (rp *sinkReplay) restore(ckpt int) error {
 		return err
 	}
 	for i, t := range before {
-		if a := settleAction(t, rp.p.St.Txns[i]); a != "" {
+		if a := settleAction(t, rp.p.St.Txns[i], rp.p.St.Done); a != "" {
 			rp.due = append(rp.due, settleStep{a, i + 1})
 		}
 	}
 	return nil
 }
 
-// settleAction is the trace action that shows a restore turning t into
-// nt: a commit, a reported loss (a timed-out transaction of a complete
+// settleAction is the trace action that shows a restore (or
+// ReportLossV) turning t into nt, done the latest complete checkpoint: a
+// commit, a reported loss (a timed-out transaction of a complete
 // checkpoint) or an abort; "" if the status is unchanged.
-func settleAction(t, nt barrier.Txn) string {
+func settleAction(t, nt barrier.Txn, done int) string {
 	switch {
 	case t.St == nt.St:
 		return ""
 	case nt.St == spec.TxnCommitted:
 		return spec.SinkCommit
-	case t.St == spec.TxnTimedOut && t.Ck != 0:
+	case t.St == spec.TxnTimedOut && t.Ck != 0 && t.Ck <= done:
 		return spec.SinkReportLoss
 	}
 	return spec.SinkAbort

@@ -40,7 +40,7 @@ func sinkEventsOf(cfg *barrier.SinkConfig, a barrier.SinkAction, st, ns *barrier
 	case barrier.SinkStoreAbortTxn:
 		return []spec.SinkEvent{txn(spec.SinkStoreAbort, a.Txn)}
 	case barrier.SinkReportLossTxn:
-		return []spec.SinkEvent{txn(settleAction(st.Txns[a.Txn-1], ns.Txns[a.Txn-1]), a.Txn)}
+		return []spec.SinkEvent{txn(settleAction(st.Txns[a.Txn-1], ns.Txns[a.Txn-1], st.Done), a.Txn)}
 	case barrier.SinkRestore:
 		return restoreOf(st, ns, txn)
 	}
@@ -51,7 +51,7 @@ func sinkEventsOf(cfg *barrier.SinkConfig, a barrier.SinkAction, st, ns *barrier
 func restoreOf(st, ns *barrier.SinkState, txn func(string, int) spec.SinkEvent) []spec.SinkEvent {
 	evs := []spec.SinkEvent{{Action: spec.SinkRestore, Ckpt: ns.Ckpt}}
 	for i, t := range st.Txns {
-		if s := settleAction(t, ns.Txns[i]); s != "" {
+		if s := settleAction(t, ns.Txns[i], st.Done); s != "" {
 			evs = append(evs, txn(s, i+1))
 		}
 	}

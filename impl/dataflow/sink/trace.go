@@ -203,11 +203,15 @@ func (t *Trace) start(complete []int, r Recovery, next int) {
 	t.off = t.ckpt - next
 }
 
-// lostBefore notes, before the restore, the store's aborts of
-// pre-committed transactions the recovery found lost.
+// lostBefore notes, before the restore, the store's own aborts the
+// recovery found: a pre-committed transaction the store no longer holds,
+// neither committed nor aborted by the recovery, or a complete one it
+// found lost (r.Lost: it may abort what the store left of it).
 func (t *Trace) lostBefore(r Recovery) {
 	for i, x := range t.txns {
-		if x.st == spec.TxnPreCommitted && slices.Contains(r.Lost, x.ckpt-t.off) {
+		snap := x.ckpt - t.off
+		gone := slices.Contains(r.Lost, snap) || !slices.Contains(r.Committed, snap) && !slices.Contains(r.Aborted, snap)
+		if x.st == spec.TxnPreCommitted && gone {
 			t.txns[i].st = spec.TxnTimedOut
 			t.aborts++
 			t.event(spec.SinkStoreAbort, i+1)
@@ -216,22 +220,23 @@ func (t *Trace) lostBefore(r Recovery) {
 }
 
 // recovered is the step that settled x in recovery r: Commit or Abort as
-// r says, ReportLoss for a lost one, Abort for the open transaction (the
-// store dropped it with the sink's connection, or r aborted it); "" for
-// one settled before.
+// r says, ReportLoss for a complete one the store aborted (r.Lost), Abort
+// for another it aborted and for the open transaction (the store dropped
+// it with the sink's connection, or r aborted it); "" for one settled
+// before.
 func recovered(x traceTxn, r Recovery, off int) string {
 	snap := x.ckpt - off
 	switch {
 	case x.st == spec.TxnOpen:
 		return spec.SinkAbort
-	case x.st == spec.TxnTimedOut:
+	case x.st == spec.TxnTimedOut && slices.Contains(r.Lost, snap):
 		return spec.SinkReportLoss
+	case x.st == spec.TxnTimedOut:
+		return spec.SinkAbort
 	case x.st != spec.TxnPreCommitted:
 		return ""
 	case slices.Contains(r.Committed, snap):
 		return spec.SinkCommit
-	case slices.Contains(r.Aborted, snap):
-		return spec.SinkAbort
 	}
-	return ""
+	return spec.SinkAbort // r.Aborted: lostBefore took the others
 }
