@@ -20,10 +20,13 @@ import (
 
 // AuditFile audits trace file path (Audit), with the recorded snapshots
 // and the drained claim it carries and its line numbers in the report; a
-// barrier trace with AuditBarrierFile.
+// barrier trace with AuditBarrierFile, a sink trace with AuditSinkFile.
 func AuditFile(path string, opts Options) (Report, error) {
 	if IsBarrierTraceFile(path) {
 		return AuditBarrierFile(path, opts)
+	}
+	if IsSinkTraceFile(path) {
+		return AuditSinkFile(path, opts)
 	}
 	tr, lines, err := ReadTraceFile(path)
 	if err != nil {
@@ -106,6 +109,15 @@ func AuditBarrierFile(path string, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	return AuditBarrier(tr, opts), nil
+}
+
+// AuditSinkFile reads and audits the sink trace at path.
+func AuditSinkFile(path string, opts Options) (Report, error) {
+	tr, err := ReadSinkTraceFile(path)
+	if err != nil {
+		return Report{}, err
+	}
+	return AuditSink(tr, opts), nil
 }
 
 // AuditOutsider derives run's trace and replays it; where the log

@@ -107,7 +107,7 @@ func TestAuditHasOneDispatcher(t *testing.T) {
 	replays := []string{"replayPlain", "replayFaults", "replayHistory", "replayIncarnation"}
 	for k := range g.calls {
 		file, callee := k[0], k[1]
-		if slices.Contains(replays, callee) || callee == "AuditBarrier" {
+		if slices.Contains(replays, callee) || callee == "AuditBarrier" || callee == "AuditSink" {
 			assert.Equal(t, "dispatch.go", file, "%s chooses a replay (%s): only the dispatcher does", file, callee)
 		}
 		if callee == "Replay" || callee == "Audit" || callee == "AuditFile" {

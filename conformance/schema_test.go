@@ -120,7 +120,7 @@ func TestTraceSchemaAcceptsTraces(t *testing.T) {
 	s := compileTraceSchema(t)
 	var n int
 	err := filepath.WalkDir("../traces", func(path string, d os.DirEntry, err error) error {
-		if skipOutsiderDir(d) {
+		if skipOutsiderDir(d) || skipSinkDir(d) {
 			return filepath.SkipDir
 		}
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".jsonl" {

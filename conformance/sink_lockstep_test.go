@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -46,6 +47,7 @@ type sinkLockstep struct {
 	last  *dataflow.Snapshot   // the latest complete snapshot
 	keys  map[dataflow.Key]int // core record -> model key index
 	steps []string
+	trace *sink.Trace // the sink trace the drivers write
 }
 
 // aligned is bg with the aligned protocol (tla/BarrierSink.tla assumes
@@ -78,6 +80,11 @@ func newSinkLockstep(t *rapid.T, seen map[string]int) *sinkLockstep {
 			}
 		}
 	}
+	names := make([]string, len(bg.g.Nodes))
+	for i, n := range bg.g.Nodes {
+		names[i] = n.Name
+	}
+	l.trace = sink.NewTrace(names)
 	l.startSink()
 	return l
 }
@@ -90,6 +97,7 @@ func (l *sinkLockstep) startSink() sink.Recovery {
 		l.t.Fatal(err)
 	}
 	l.d = sink.NewDriver(context.Background(), l.store, sink.ExactlyOnce, 1)
+	l.d.SetTrace(l.trace)
 	rec, err := l.d.Start(slices.Clone(l.done))
 	if err != nil {
 		l.t.Fatalf("starting the sink: %v\nsteps: %v", err, l.steps)
@@ -352,6 +360,22 @@ func runSinkLockstep(t *rapid.T, seen map[string]int) {
 		}
 		l.step(a)
 	}
+	l.auditTrace()
+}
+
+// auditTrace audits the sink trace the drivers wrote: it conforms, and
+// keeps within the model's bounds.
+func (l *sinkLockstep) auditTrace() {
+	tr := l.trace.Trace(false)
+	if r := AuditSink(tr, Options{}); !r.OK() {
+		var b bytes.Buffer
+		_ = spec.WriteSinkTrace(&b, tr)
+		l.t.Fatalf("the drivers' sink trace does not conform: %s\n%s\nsteps: %v", r, b.String(), l.steps)
+	}
+	if h := tr.Header; h.MaxCkpt > l.cfg.MaxCkpt || h.MaxRestores > l.cfg.MaxRestores || h.MaxAborts > l.cfg.MaxAborts {
+		l.t.Fatalf("the sink trace's bounds %d, %d, %d exceed the model's %d, %d, %d", h.MaxCkpt, h.MaxRestores, h.MaxAborts, l.cfg.MaxCkpt, l.cfg.MaxRestores, l.cfg.MaxAborts)
+	}
+	l.seen["sink trace audited"]++
 }
 
 // TestSinkLockstep: the implementation's two-phase-commit sink and

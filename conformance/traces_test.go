@@ -78,8 +78,8 @@ func TestTracesUpToDate(t *testing.T) {
 	// Trace files are self-contained: nothing but them, the README, the
 	// format's schema and traces.go, which embeds them for the page.
 	require.NoError(t, filepath.WalkDir(tracesDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") && p != filepath.Join(tracesDir, "outsider.schema.json") && p != filepath.Join(tracesDir, "traces.go") {
-			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md, trace.schema.json, outsider.schema.json and traces.go belong there", p)
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".jsonl") && d.Name() != "README.md" && p != filepath.Join(tracesDir, "trace.schema.json") && p != filepath.Join(tracesDir, "outsider.schema.json") && p != filepath.Join(tracesDir, "sink-trace.schema.json") && p != filepath.Join(tracesDir, "traces.go") {
+			t.Errorf("traces/ holds %s: only trace files (.jsonl), README.md, trace.schema.json, outsider.schema.json, sink-trace.schema.json and traces.go belong there", p)
 		}
 		return err
 	}))
@@ -116,15 +116,15 @@ func TestTraces(t *testing.T) {
 // WantFromPath is the verdict a trace path under traces/ encodes.
 func WantFromPath(rel string) (spec.Property, error) {
 	rel = filepath.ToSlash(rel)
-	if strings.HasPrefix(rel, "conforms/") || strings.HasPrefix(rel, "barrier/conforms/") {
+	if strings.HasPrefix(rel, "conforms/") || strings.HasPrefix(rel, "barrier/conforms/") || strings.HasPrefix(rel, "sink/conforms/") {
 		return "", nil
 	}
 	base := filepath.Base(rel)
 	if i := strings.Index(base, "-"); i > 0 {
-		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || slices.Contains(spec.AdaptiveInvariants, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled {
+		if p := spec.Property(base[:i]); p.InSpec() || slices.Contains(spec.BarrierInvariants, p) || slices.Contains(spec.BarrierTemporal, p) || slices.Contains(spec.AdaptiveInvariants, p) || p == spec.CheckCompleteClaim || p == spec.CheckEnabled || slices.Contains(spec.SinkInvariants, p) || slices.Contains(spec.SinkTemporal, p) {
 			return p, nil
 		}
-		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties, spec.BarrierInvariants, spec.BarrierTemporal, spec.AdaptiveInvariants)))
+		return "", fmt.Errorf("trace %s: %s names no property of the spec (%s)", rel, base[:i], spec.JoinProperties(slices.Concat(spec.StateInvariants, spec.TemporalProperties, spec.BarrierInvariants, spec.BarrierTemporal, spec.AdaptiveInvariants, spec.SinkInvariants, spec.SinkTemporal)))
 	}
 	return "", fmt.Errorf("trace %s: want traces/conforms/NAME.jsonl or .../PROPERTY-NAME.jsonl", rel)
 }

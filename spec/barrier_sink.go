@@ -11,11 +11,11 @@ package spec
 // a pre-committed transaction on its own (a timeout): if its checkpoint
 // is complete, its output is lost, and the sink must report the loss.
 //
-// impl/dataflow's sinks write these steps into the barrier trace;
-// conformance audits them against the model.
+// impl/dataflow/sink's Driver writes these steps as a sink trace
+// (sink_trace.go); conformance audits them against the model.
 
-// The sink's steps, as barrier trace actions (BarrierEvent.Action) and
-// named as the actions of tla/BarrierSink.tla.
+// The sink's steps, as sink trace actions (SinkEvent.Action) and named
+// as the actions of tla/BarrierSink.tla.
 const (
 	// SinkPreCommit: the sink's barrier arrived and it recorded; its open
 	// transaction is pre-committed for that checkpoint (PREPARE

@@ -216,7 +216,7 @@ type runGatherer struct {
 // add reads file r and hands it on, or holds it if it is a node's log,
 // to merge it with the other logs of its directory.
 func (g *runGatherer) add(r auditRun) {
-	if r.err == nil && conformance.IsBarrierTraceFile(r.name) {
+	if r.err == nil && (conformance.IsBarrierTraceFile(r.name) || conformance.IsSinkTraceFile(r.name)) {
 		r.barrier = true
 		g.each(r, g.several)
 		return
@@ -259,7 +259,8 @@ type auditRun struct {
 	tr    spec.Trace
 	lines spec.TraceLines // none for merged logs
 	err   error           // why the run cannot be read; it names the file
-	// barrier: a barrier trace (conformance.AuditBarrierFile)
+	// barrier: a barrier or a sink trace, audited from its file
+	// (conformance.AuditFile)
 	barrier bool
 	// outsider: the outsider logs files, one run (auditOutsider)
 	outsider bool
@@ -394,7 +395,7 @@ func (r auditRun) replay(f *cmdFlags, o auditOpts) conformance.Report {
 	}
 	if r.barrier {
 		var err error
-		if rep, err = conformance.AuditBarrierFile(r.name, opts); err != nil {
+		if rep, err = conformance.AuditFile(r.name, opts); err != nil {
 			rep.Err = err // it names the file
 			return rep
 		}

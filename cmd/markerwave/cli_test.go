@@ -275,7 +275,7 @@ var newUserCases = []newUserCase{
 		args: func(t *testing.T) []string {
 			return []string{"flow", "--par", "2", "--records", "200", "--slow", "20us", "--every", "2ms", "--fail-after", "80", "--out", filepath.Join(t.TempDir(), "flow")}
 		}, code: exitOK,
-		stdout: `\nwrote /\S+/flow/: aligned\.jsonl, unaligned\.jsonl, adaptive\.jsonl \(barrier traces: markerwave audit, markerwave export --diagram\) and flow\.txt\n$`,
+		stdout: `\nwrote /\S+/flow/: aligned\.jsonl, unaligned\.jsonl, adaptive\.jsonl \(barrier traces: markerwave audit, markerwave export --diagram\), aligned-sink\.jsonl, unaligned-sink\.jsonl, chandy-lamport-sink\.jsonl, adaptive-sink\.jsonl \(sink traces: markerwave audit\) and flow\.txt\n$`,
 		stderr: `markerwave flow: chandy-lamport: no barrier trace \(tla/BarrierSnapshots\.tla and tla/BarrierAdaptive\.tla have the aligned, unaligned and adaptive protocols\)\n`,
 		after: func(t *testing.T, args []string, _, _ string) {
 			dir := args[len(args)-1]
@@ -287,6 +287,11 @@ var newUserCases = []newUserCase{
 				code, out, errs = dispatchRun("export", "--diagram", filepath.Join(dir, mode+".svg"), trace)
 				assert.Equal(t, exitOK, code, errs)
 				assert.Contains(t, out, "1 restore")
+			}
+			for _, mode := range []string{"aligned", "unaligned", "chandy-lamport"} {
+				code, out, errs := dispatchRun("audit", filepath.Join(dir, mode+"-sink.jsonl"))
+				assert.Equal(t, exitOK, code, errs)
+				assert.Regexp(t, `^conforms: \d+ steps, \d+ snapshots?, all properties hold\n$`, out)
 			}
 			assert.FileExists(t, filepath.Join(dir, "flow.txt"))
 		}},

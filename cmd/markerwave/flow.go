@@ -238,6 +238,9 @@ func flowRuns(f *cmdFlags, o flowOptions, rt runner) ([]flowRow, error) {
 		if err == nil && o.out != "" {
 			err = flowTrace(f, o, mode, rt)
 		}
+		if err == nil {
+			err = o.sink.writeTrace(mode)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mode, err)
 		}
@@ -257,7 +260,7 @@ func flowReport(f *cmdFlags, o flowOptions, rows []flowRow) int {
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 			return f.fail(exitFail, err)
 		}
-		fmt.Fprintf(f.stdout, "wrote %s/: %s.jsonl (barrier traces: markerwave audit, markerwave export --diagram) and flow.txt\n", o.out, joinModes(tracedModes))
+		fmt.Fprintf(f.stdout, "wrote %s/: %s.jsonl (barrier traces: markerwave audit, markerwave export --diagram), %s-sink.jsonl (sink traces: markerwave audit) and flow.txt\n", o.out, joinModes(tracedModes), strings.ReplaceAll(joinModes(flowModes), ".jsonl", "-sink.jsonl"))
 	}
 	if failed > 0 {
 		return exitFail
@@ -469,7 +472,7 @@ func (p flowPlan) reference() (map[int64]int64, error) {
 // failure, --fail-after records at the sink after the second snapshot.
 func (p flowPlan) failing() (*dataflow.Cluster, *run.Result, error) {
 	c := dataflow.NewCluster(p.g, p.logics())
-	d, _, err := p.o.sink.driver(p.g.Mode, nil)
+	d, _, err := p.o.sink.driver(p.g, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -494,7 +497,7 @@ func (p flowPlan) restored(res *run.Result) (*dataflow.Cluster, *sink.Driver, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("restore from snapshot %d: %w", latest.ID(), err)
 	}
-	d, rec, err := p.o.sink.driver(p.g.Mode, completeIDs(res))
+	d, rec, err := p.o.sink.driver(p.g, completeIDs(res))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the sink's recovery: %w", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -22,13 +23,15 @@ type flowSink struct {
 	tmp      string // the temporary directory to remove, if any
 	name     string // the store's name: which database
 	recovery map[dataflow.Mode]string
+	dir      string                        // --out: where the sink traces go ("" : none)
+	traces   map[dataflow.Mode]*sink.Trace // each protocol's sink trace, its runs' drivers'
 }
 
 // openFlowSink picks flow's database and checks, before any run, that it
 // opens, has the sink's tables in their shape (or none) and holds no
 // output of flow's jobs yet (it would be there twice): each a bad input.
 func openFlowSink(o flowOptions) (*flowSink, error) {
-	s := &flowSink{url: o.sinkURL, recovery: map[dataflow.Mode]string{}}
+	s := &flowSink{url: o.sinkURL, recovery: map[dataflow.Mode]string{}, dir: o.out, traces: map[dataflow.Mode]*sink.Trace{}}
 	switch {
 	case s.url != "":
 	case o.out != "":
@@ -77,20 +80,52 @@ func (s *flowSink) open(mode dataflow.Mode) (sink.Store, error) {
 	return sink.Open(context.Background(), s.url, sink.Config{Job: job(mode)})
 }
 
-// driver starts a sink for mode's job after a restore from the latest of
-// complete (none: the run's start): recovery, then the next transaction.
-func (s *flowSink) driver(mode dataflow.Mode, complete []int) (*sink.Driver, sink.Recovery, error) {
-	st, err := s.open(mode)
+// driver starts a sink for g's protocol's job after a restore from the
+// latest of complete (none: the run's start): recovery, then the next
+// transaction. With --out it writes the protocol's sink trace.
+func (s *flowSink) driver(g *dataflow.Graph, complete []int) (*sink.Driver, sink.Recovery, error) {
+	st, err := s.open(g.Mode)
 	if err != nil {
 		return nil, sink.Recovery{}, err
 	}
 	d := sink.NewDriver(context.Background(), st, sink.ExactlyOnce, 0)
+	d.SetTrace(s.traceOf(g))
 	rec, err := d.Start(complete)
 	if err != nil {
 		st.Close()
 		return nil, rec, err
 	}
 	return d, rec, nil
+}
+
+// traceOf is g's protocol's sink trace (nil without --out), one for
+// the failing run's driver and the restored run's.
+func (s *flowSink) traceOf(g *dataflow.Graph) *sink.Trace {
+	if s.dir == "" {
+		return nil
+	}
+	if s.traces[g.Mode] == nil {
+		names := make([]string, len(g.Nodes))
+		for i, n := range g.Nodes {
+			names[i] = n.Name
+		}
+		s.traces[g.Mode] = sink.NewTrace(names)
+	}
+	return s.traces[g.Mode]
+}
+
+// writeTrace writes mode's sink trace to DIR/MODE-sink.jsonl (with
+// --out): the restored run ran to its end, so it claims drained.
+func (s *flowSink) writeTrace(mode dataflow.Mode) error {
+	t := s.traces[mode]
+	if t == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := t.Write(&b, true); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.dir, mode.String()+"-sink.jsonl"), b.Bytes(), 0o644)
 }
 
 // queried queries mode's job's rows back from the database and checks

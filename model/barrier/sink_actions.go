@@ -264,16 +264,23 @@ func restoreS(cfg *SinkConfig, st *SinkState) (*SinkState, Conjunct) {
 	if st.B.Recorded != 0 {
 		ns.Ckpt++
 	}
+	ns.settle(st, cfg.flags)
+	return ns, Enabled
+}
+
+// settle is the sink's part of RestoreSV (lines 237-242) on ns, a copy of
+// st: every transaction resolved, a new one opened, the recommitted
+// records added to the store and the losses reported.
+func (ns *SinkState) settle(st *SinkState, f sinkFlags) {
 	var recommitted uint64
 	for i, t := range st.Txns {
-		nt, c, lost := resolve(st, t, cfg.flags)
+		nt, c, lost := resolve(st, t, f)
 		ns.Txns[i] = nt
 		recommitted |= c
 		ns.ReportedLoss |= lost
 	}
 	ns.Txns = append(ns.Txns, openTxn)
 	add(ns.Store, recommitted)
-	return ns, Enabled
 }
 
 // sinkSteps are the actions' definitions, by SinkActionKind.

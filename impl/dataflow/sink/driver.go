@@ -51,7 +51,12 @@ type Driver struct {
 	latency  []time.Duration
 	lost     []int // the complete snapshots whose transaction the store aborted
 	stopping bool
+	trace    *Trace // nil: not traced
 }
+
+// SetTrace makes the two-phase-commit sink record its steps in t (call
+// before Start; one Trace for every incarnation of a run).
+func (d *Driver) SetTrace(t *Trace) { d.trace = t }
 
 // prepared is a pre-committed transaction and its records' emit times.
 type prepared struct {
@@ -100,6 +105,7 @@ func (d *Driver) Start(complete []int) (Recovery, error) {
 	d.report(r.Lost...)
 	d.open = slices.Max(append([]int{0}, complete...)) + 1
 	d.pre = d.open - 1
+	d.trace.start(complete, r, d.open)
 	if err := d.st.Begin(d.ctx, d.open); err != nil {
 		return r, err
 	}
@@ -145,6 +151,9 @@ func (d *Driver) Take(r Record, emitted time.Time) error {
 	}
 	d.buf = append(d.buf, r)
 	d.at = append(d.at, emitted)
+	if d.g != AtLeastOnce {
+		d.trace.take(r)
+	}
 	if len(d.buf) < d.batch {
 		return nil
 	}
@@ -192,6 +201,7 @@ func (d *Driver) Barrier(snap int) error {
 	if err := d.st.PreCommit(d.ctx, snap); err != nil {
 		return d.fail(err)
 	}
+	d.trace.preCommit(snap)
 	d.pre = snap
 	d.prepare(snap)
 	if snap == d.killAt {
@@ -223,6 +233,9 @@ func (d *Driver) kill() error {
 func (d *Driver) Complete(snap int) {
 	d.cmu.Lock()
 	defer d.cmu.Unlock()
+	if d.g != AtLeastOnce {
+		d.trace.complete(snap)
+	}
 	d.target = max(d.target, snap)
 	if d.wake == nil || d.stopping {
 		return // not started, or dead: the restore's recovery commits
@@ -273,6 +286,7 @@ func (d *Driver) committed(p prepared, err error) {
 	default:
 		d.recordLocked(p.emit)
 	}
+	d.trace.committed(p.snap, err != nil)
 	d.prepared = d.prepared[1:]
 }
 

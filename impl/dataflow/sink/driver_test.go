@@ -17,15 +17,22 @@ import (
 
 // sinkRun is a Driver over a store that can crash and restart.
 type sinkRun struct {
-	t *testing.T
-	s store
-	d *Driver
+	t     *testing.T
+	s     store
+	d     *Driver
+	trace *Trace // nil: not traced
 }
 
 func newSinkRun(t *testing.T, open func(t *testing.T) store) *sinkRun {
-	r := &sinkRun{t: t}
+	return newTracedRun(t, open, nil)
+}
+
+// newTracedRun is newSinkRun with its drivers writing trace tr.
+func newTracedRun(t *testing.T, open func(t *testing.T) store, tr *Trace) *sinkRun {
+	r := &sinkRun{t: t, trace: tr}
 	r.s = open(t)
 	r.d = NewDriver(context.Background(), r.s, ExactlyOnce, 2)
+	r.d.SetTrace(tr)
 	_, err := r.d.Start(nil)
 	require.NoError(t, err)
 	return r
@@ -45,6 +52,7 @@ func (r *sinkRun) crash(complete ...int) Recovery {
 	require.NoError(r.t, r.s.Close())
 	r.s = r.s.reopen(r.t)
 	r.d = NewDriver(context.Background(), r.s, ExactlyOnce, 2)
+	r.d.SetTrace(r.trace)
 	rec, err := r.d.Start(complete)
 	require.NoError(r.t, err)
 	return rec
