@@ -62,7 +62,10 @@ func startNodeProcs(t *testing.T, path, duration string) (map[string]*exec.Cmd, 
 		cmd := exec.Command(exe, "node", "--config", path, "--id", id, "--duration", duration)
 		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
 		logs[id] = &bytes.Buffer{}
-		cmd.Stdout, cmd.Stderr = &lockedWriter{w: logs[id]}, &lockedWriter{w: logs[id]}
+		// One writer for both: two locks on one buffer let the last stdout
+		// and stderr lines, written together, race (one was lost).
+		w := &lockedWriter{w: logs[id]}
+		cmd.Stdout, cmd.Stderr = w, w
 		require.NoError(t, cmd.Start())
 		nodes[id] = cmd
 	}
