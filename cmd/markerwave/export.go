@@ -25,7 +25,10 @@ a ShiViz log, a TLC trace-validation model, optionally checked by TLC.
 A barrier trace (a dataflow run, markerwave-barrier-trace/1) has a
 diagram only: a lane per node, records and barriers as arrows, the
 channel state (logged and overtaken records) thick, inputs blocked by
-alignment shaded, the cut and any restore.
+alignment shaded, the cut and any restore. So does a sink trace (a
+two-phase-commit sink's steps, markerwave-sink-trace/1): a lane for the
+sink and one for the store, a column per step, each restore a divider,
+and the step where its audit diverges, if it does, ringed in red.
 
 Exit status: 0 done (and, with --run-tlc, TLC accepted the trace); 1 TLC
 rejected the trace: it is not a behaviour of tla/ChandyLamport.tla; 2 bad
@@ -60,12 +63,14 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if code := j.settle(f); code != exitOK {
 		return code
 	}
-	tr, barrier, code := j.read(f)
+	tr, kind, code := j.read(f)
 	switch {
 	case code != exitOK:
 		return code
-	case barrier:
+	case kind == barrierTraceFile:
 		return j.exportBarrier(f)
+	case kind == sinkTraceFile:
+		return j.exportSink(f)
 	}
 	for _, step := range []func(*cmdFlags, spec.Trace) int{j.writeDiagram, j.writeShiViz, j.writeTLC, j.checkTLC} {
 		if code := step(f, tr); code != exitOK {
@@ -98,35 +103,58 @@ func (j *exportJob) setSnap(s string) error {
 	return nil
 }
 
+// traceFile is the kind of trace export reads: a Chandy-Lamport run's,
+// or a barrier or sink trace's file (which exportBarrier and exportSink
+// read).
+type traceFile int
+
+const (
+	runTraceFile traceFile = iota
+	barrierTraceFile
+	sinkTraceFile
+)
+
 // read reads the run to export: TRACE, or the one run the files of
 // directory TRACE make, the node logs of a multi-process run merged as
-// markerwave audit merges them (gatherRuns). barrier says j.trace is
-// then a barrier trace's file, for exportBarrier to read.
-func (j *exportJob) read(f *cmdFlags) (tr spec.Trace, barrier bool, code int) {
+// markerwave audit merges them (gatherRuns). kind says whether j.trace
+// is instead a barrier or a sink trace's file, left unread.
+func (j *exportJob) read(f *cmdFlags) (tr spec.Trace, kind traceFile, code int) {
 	if !isDir(j.trace) {
-		if conformance.IsBarrierTraceFile(j.trace) {
-			return tr, true, exitOK
-		}
-		tr, _, err := conformance.ReadTraceFile(j.trace)
-		if err != nil {
-			return tr, false, exportFailed(f, err)
-		}
-		return tr, false, exitOK
+		return j.readFile(f)
 	}
 	var runs []auditRun
 	gatherRuns(f, []string{j.trace}, nil, func(r auditRun, _ bool) { runs = append(runs, r) })
 	if len(runs) != 1 {
-		return tr, false, f.usageError("%s holds %s, not the node logs of one run: export draws one run, give one of its files", j.trace, plural(len(runs), "run"))
+		return tr, runTraceFile, f.usageError("%s holds %s, not the node logs of one run: export draws one run, give one of its files", j.trace, plural(len(runs), "run"))
 	}
 	r := runs[0]
 	if r.err != nil {
-		return tr, false, exportFailed(f, r.err)
+		return tr, runTraceFile, exportFailed(f, r.err)
 	}
 	if r.files != nil {
 		f.errorf("%s: merged %s (%s)", j.trace, plural(len(r.files), "node log"), strings.Join(r.files, ", "))
 	}
 	j.trace = r.name
-	return r.tr, r.barrier, exitOK
+	if r.barrier {
+		return r.tr, barrierTraceFile, exitOK
+	}
+	return r.tr, runTraceFile, exitOK
+}
+
+// readFile reads trace file j.trace, or says it is a barrier or sink
+// trace's.
+func (j *exportJob) readFile(f *cmdFlags) (spec.Trace, traceFile, int) {
+	switch {
+	case conformance.IsBarrierTraceFile(j.trace):
+		return spec.Trace{}, barrierTraceFile, exitOK
+	case conformance.IsSinkTraceFile(j.trace):
+		return spec.Trace{}, sinkTraceFile, exitOK
+	}
+	tr, _, err := conformance.ReadTraceFile(j.trace)
+	if err != nil {
+		return tr, runTraceFile, exportFailed(f, err)
+	}
+	return tr, runTraceFile, exitOK
 }
 
 // settle checks the arguments and completes j from them: the trace, the

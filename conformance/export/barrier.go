@@ -514,14 +514,21 @@ func (d *barrierDrawing) svg(w *bufio.Writer) {
 }
 
 func (d *barrierDrawing) html(w *bufio.Writer) {
+	writePage(w, d.caption(), "Time runs left to right in columns of causal depth (Lamport time). Hover over steps, arrows and the cut for details.", d.height(), d.svg, d.summary())
+}
+
+// writePage writes an XHTML page around a diagram: its caption, intro,
+// the zoomable SVG (svg, height px high) and the summary's lines (the
+// page of the barrier and sink diagrams).
+func writePage(w *bufio.Writer, caption, intro string, height int, svg func(*bufio.Writer), summary []string) {
 	w.WriteString("<!DOCTYPE html>\n" + `<html xmlns="http://www.w3.org/1999/xhtml" lang="en">` + "\n<head>\n" + `<meta charset="utf-8"/>` + "\n")
-	fmt.Fprintf(w, "<title>%s</title>\n", esc(d.caption()))
-	fmt.Fprintf(w, "<style>body{font-family:sans-serif;margin:1em}#viewport{overflow:auto;border:1px solid #ccc;height:%dpx;max-height:80vh;touch-action:none}#viewport.zoomable{overflow:hidden;cursor:grab}</style>\n</head>\n<body>\n", d.height()+2)
-	fmt.Fprintf(w, "<h1>%s</h1>\n<p>Time runs left to right in columns of causal depth (Lamport time). Hover over steps, arrows and the cut for details.</p>\n", esc(d.caption()))
+	fmt.Fprintf(w, "<title>%s</title>\n", esc(caption))
+	fmt.Fprintf(w, "<style>body{font-family:sans-serif;margin:1em}#viewport{overflow:auto;border:1px solid #ccc;height:%dpx;max-height:80vh;touch-action:none}#viewport.zoomable{overflow:hidden;cursor:grab}</style>\n</head>\n<body>\n", height+2)
+	fmt.Fprintf(w, "<h1>%s</h1>\n<p>%s</p>\n", esc(caption), esc(intro))
 	w.WriteString(`<p class="controls"><button type="button" data-zoom="in">zoom in (+)</button> <button type="button" data-zoom="out">zoom out (-)</button> <button type="button" data-zoom="fit">fit (f)</button> <button type="button" data-zoom="reset">1:1 (0)</button></p>` + "\n" + `<div id="viewport" tabindex="0">` + "\n")
-	d.svg(w)
+	svg(w)
 	w.WriteString("</div>\n<ul>\n")
-	for _, l := range d.summary() {
+	for _, l := range summary {
 		fmt.Fprintf(w, "<li>%s</li>\n", esc(l))
 	}
 	w.WriteString("</ul>\n<script>//<![CDATA[\n" + zoomJS + "//]]></script>\n</body>\n</html>\n")

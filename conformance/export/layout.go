@@ -49,15 +49,22 @@ const Margin = 3
 const MaxSpan = 110
 
 // Extent is what a drawn diagram covers: columns From to To of the run's
-// Columns, and its size in pixels.
+// Columns, and its size in pixels. PerStep says a column is a step in
+// the trace's order (the sink diagram's), not a Lamport time.
 type Extent struct {
 	From, To, Columns int
 	Width, Height     int
+	PerStep           bool
 }
 
-// String renders the extent as "columns 552..592 of 1585, 2576x610 px".
+// String renders the extent as "columns 552..592 of 1585 (Lamport
+// time), 2576x610 px" ("(one a step)" if PerStep).
 func (x Extent) String() string {
-	return fmt.Sprintf("columns %d..%d of %d (Lamport time), %dx%d px", x.From, x.To, x.Columns, x.Width, x.Height)
+	unit := "Lamport time"
+	if x.PerStep {
+		unit = "one a step"
+	}
+	return fmt.Sprintf("columns %d..%d of %d (%s), %dx%d px", x.From, x.To, x.Columns, unit, x.Width, x.Height)
 }
 
 // Lamport is each event's column: its Lamport time, 1-based, computed
