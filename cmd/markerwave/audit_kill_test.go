@@ -49,7 +49,9 @@ func TestAuditKill9(t *testing.T) {
 	code, out, errs := runCmd(runAudit, cfg.TraceDir)
 	t.Logf("markerwave audit %s:\n%s%s\nP1: %s\nP3: %s", cfg.TraceDir, out, errs, logs["P1"], logs["P3"])
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-	assert.Regexp(t, `^`+regexp.QuoteMeta(cfg.TraceDir)+` \(3 node logs merged\): conforms: \d+ steps, \d+ snapshots?, all properties hold\n$`, out)
+	// A snapshot P2 was part of when it was killed may be named
+	// "incomplete:" (what it lacks) after the verdict: only such lines.
+	assert.Regexp(t, `^`+regexp.QuoteMeta(cfg.TraceDir)+` \(3 node logs merged\): conforms: \d+ steps, \d+ snapshots?, all properties hold\n(  incomplete: snapshot \d+ was initiated but never completed: [^\n]+\n)*$`, out)
 	// Whether a snapshot was under way at the kill (and so aborted, its
 	// markers dropped) depends on the timing; traces/conforms holds such
 	// a run recorded by this test.

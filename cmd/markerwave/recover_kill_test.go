@@ -162,7 +162,10 @@ func TestRecoverAfterKill9(t *testing.T) {
 	code, out, errs = runCmd(runAudit, cfg.TraceDir)
 	t.Logf("markerwave audit %s:\n%s%s", cfg.TraceDir, out, errs)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-	assert.Regexp(t, `^`+regexp.QuoteMeta(cfg.TraceDir)+` \(6 node logs merged\): conforms: \d+ steps in 2 incarnations, \d+ snapshots?, all properties hold\n$`, out)
+	// A snapshot under way when P2 was killed never completed in the
+	// first incarnation: the audit names it (an "incomplete:" line, what
+	// it lacks), and only such lines may follow the verdict.
+	assert.Regexp(t, `^`+regexp.QuoteMeta(cfg.TraceDir)+` \(6 node logs merged\): conforms: \d+ steps in 2 incarnations, \d+ snapshots?, all properties hold\n(  incomplete: snapshot \d+ was initiated but never completed: incarnation 1: [^\n]+\n)*$`, out)
 }
 
 // TestRecoverStartReportsDeath: recover --start says at once that a
