@@ -2,8 +2,6 @@ package spec
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -126,12 +124,7 @@ func (tr *BarrierTrace) Graph() BarrierGraph { return tr.Header.Graph }
 
 // IsBarrierTrace reports whether first, a trace's first line, is a
 // barrier trace's header.
-func IsBarrierTrace(first []byte) bool {
-	var h struct {
-		Format string `json:"format"`
-	}
-	return json.Unmarshal(first, &h) == nil && h.Format == BarrierTraceFormat
-}
+func IsBarrierTrace(first []byte) bool { return hasFormat(first, BarrierTraceFormat) }
 
 // ReadBarrierTrace reads a barrier trace strictly (DecodeStrict): a
 // header of this format with a graph the ASSUME accepts
@@ -139,33 +132,14 @@ func IsBarrierTrace(first []byte) bool {
 // edges. What the events do is the audit's to judge. An error names the
 // file's line as ReadTraceLines does: "trace line N: ...".
 func ReadBarrierTrace(r io.Reader) (*BarrierTrace, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxTraceLine)
 	var tr *BarrierTrace
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		if tr == nil {
-			h, err := readBarrierHeader(b)
-			if err != nil {
-				return nil, fmt.Errorf("trace line %d: %w", line, err)
-			}
-			tr = &BarrierTrace{Header: h}
-			continue
-		}
-		if err := tr.readEvent(b, line); err != nil {
-			return nil, fmt.Errorf("trace line %d: %w", line, err)
-		}
+	header := func(b []byte) error {
+		h, err := readBarrierHeader(b)
+		tr = &BarrierTrace{Header: h}
+		return err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, scanErr(err, line+1)
-	}
-	if tr == nil {
-		return nil, fmt.Errorf("trace: empty, no header line")
+	if err := readTraceFile(r, header, func(b []byte, line int) error { return tr.readEvent(b, line) }); err != nil {
+		return nil, err
 	}
 	return tr, nil
 }

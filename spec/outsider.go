@@ -254,9 +254,4 @@ type OutsiderRestoreAt struct {
 
 // IsOutsiderTrace reports whether line (a trace's first non-blank line)
 // is an outsider header.
-func IsOutsiderTrace(line []byte) bool {
-	var h struct {
-		Format string `json:"format"`
-	}
-	return json.Unmarshal(line, &h) == nil && h.Format == OutsiderFormat
-}
+func IsOutsiderTrace(line []byte) bool { return hasFormat(line, OutsiderFormat) }

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -15,26 +14,8 @@ import (
 // 4: field \"amount\": missing: a send needs the amount it transfers").
 func ReadOutsider(r io.Reader) (OutsiderLog, error) {
 	or := &outsiderReader{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxTraceLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		if err := or.readLine(b, line); err != nil {
-			return or.log, fmt.Errorf("trace line %d: %w", line, err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return or.log, scanErr(err, line+1)
-	}
-	if or.log.Header.Topology == nil {
-		return or.log, fmt.Errorf("trace: empty, no header line")
-	}
-	return or.log, nil
+	err := readTraceFile(r, or.readHeader, or.readLine)
+	return or.log, err
 }
 
 // outsiderReader is an outsider trace being read.
@@ -42,12 +23,10 @@ type outsiderReader struct {
 	log OutsiderLog
 }
 
-// readLine reads line b: the header first, then a snapshot, a restore
-// or an event.
+// readLine reads line b after the header: a snapshot, a restore or an
+// event.
 func (or *outsiderReader) readLine(b []byte, line int) error {
 	switch {
-	case or.log.Header.Topology == nil:
-		return or.readHeader(b)
 	case hasFirstKey(b, "snapshot"):
 		return or.readSnapshot(b, line)
 	case hasFirstKey(b, "restore"):

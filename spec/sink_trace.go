@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,12 +69,7 @@ type SinkTrace struct {
 
 // IsSinkTrace reports whether first, a trace's first line, is a sink
 // trace's header.
-func IsSinkTrace(first []byte) bool {
-	var h struct {
-		Format string `json:"format"`
-	}
-	return json.Unmarshal(first, &h) == nil && h.Format == SinkTraceFormat
-}
+func IsSinkTrace(first []byte) bool { return hasFormat(first, SinkTraceFormat) }
 
 // ReadSinkTrace reads a sink trace strictly (DecodeStrict): a header of
 // this format with bounds in range (and a graph Check accepts, if
@@ -84,31 +77,13 @@ func IsSinkTrace(first []byte) bool {
 // (CheckSinkEvent). What the steps do is the audit's to judge. An error
 // names the file's line: "trace line N: ...".
 func ReadSinkTrace(r io.Reader) (*SinkTrace, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxTraceLine)
 	var tr *SinkTrace
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var err error
-		if tr == nil {
-			tr, err = newSinkTrace(b)
-		} else {
-			err = tr.readEvent(b, line)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("trace line %d: %w", line, err)
-		}
+	header := func(b []byte) (err error) {
+		tr, err = newSinkTrace(b)
+		return err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, scanErr(err, line+1)
-	}
-	if tr == nil {
-		return nil, fmt.Errorf("trace: empty, no header line")
+	if err := readTraceFile(r, header, func(b []byte, line int) error { return tr.readEvent(b, line) }); err != nil {
+		return nil, err
 	}
 	return tr, nil
 }
