@@ -176,6 +176,7 @@ type process struct {
 	orphan   string                          // why the run stopped on its own (orphaned), "" if not
 	waiting  map[spec.SnapID]bool            // parts saved, snapshot not yet assembled
 	active   []spec.SnapID                   // snapshots still under way when the drain ended
+	broken   []string                        // snapshots not saved: they break invariants
 	lost     map[spec.ProcID][]wire.Envelope // algorithm frames to each peer never acknowledged
 
 	stopSelf   context.CancelFunc // ends the run early: a peer crashed (orphaned)
@@ -214,6 +215,14 @@ func (p *process) say(format string, a ...any) {
 	p.outMu.Lock()
 	defer p.outMu.Unlock()
 	fmt.Fprintf(p.out, "%s: "+format+"\n", append([]any{string(p.self)}, a...)...)
+}
+
+// sayLines writes text as progress lines, each prefixed with the node's
+// id (an *InvariantError spans several).
+func (p *process) sayLines(text string) {
+	for _, line := range strings.Split(text, "\n") {
+		p.say("%s", line)
+	}
 }
 
 // openTransport starts a TCP transport serving only self: a listener for
@@ -307,10 +316,39 @@ func (p *process) startWriter() {
 		for part := range p.parts {
 			if err := p.persist(part); err != nil {
 				p.metrics.failed.Inc()
-				p.say("error: snapshot %d: %v", part.Snap, err)
+				p.sayLines(fmt.Sprintf("error: snapshot %d: %v", part.Snap, err))
+				p.notSaved(part.Snap, err)
 			}
 		}
 	}()
+}
+
+// notSaved keeps, for the summary, a snapshot not saved because it
+// breaks invariants (err holds an *InvariantError).
+func (p *process) notSaved(s spec.SnapID, err error) {
+	var ie *InvariantError
+	if !errors.As(err, &ie) {
+		return
+	}
+	var names []string
+	for _, e := range unjoin(ie.Err) {
+		var one *spec.InvariantError
+		if errors.As(e, &one) {
+			names = append(names, one.Invariant)
+		}
+	}
+	p.faultMu.Lock()
+	defer p.faultMu.Unlock()
+	p.broken = append(p.broken, fmt.Sprintf("snapshot %d not saved: it breaks %s", s, strings.Join(names, ", ")))
+}
+
+// unjoin lists the errors errors.Join joined in err (err alone if it
+// joins none).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // stopWriter waits until every part the node completed is persisted.
@@ -343,12 +381,16 @@ func (p *process) persist(part snapshot.Part) error {
 	if err != nil {
 		return err
 	}
+	holds, err := p.checkInvariants(g)
+	if err != nil {
+		return fmt.Errorf("not saved, so recover never picks it: %w", err)
+	}
 	path, err = st.Save(g)
 	if err != nil {
 		return err
 	}
 	p.metrics.assembled.Inc()
-	p.say("snapshot %d complete: total %d (%d in flight), saved %s%s", g.ID, g.Total(), g.InFlight(), path, p.checkInvariants(g))
+	p.say("snapshot %d complete: total %d (%d in flight), saved %s%s", g.ID, g.Total(), g.InFlight(), path, holds)
 	if c, ok := st.(CatalogWriter); ok {
 		return c.WriteCatalog(p.t)
 	}
@@ -356,28 +398,26 @@ func (p *process) persist(part snapshot.Part) error {
 }
 
 // checkInvariants checks g against the invariants the config's
-// application declares (app.InvariantsOf): it says each one broken or
-// panicking, naming it, and returns the note for the complete line
+// application declares (app.InvariantsOf), as the Collector does
+// (checkGlobal): an *InvariantError naming each one broken or panicking,
+// with the state that shows it, or the note for the complete line
 // ("; Conservation holds").
-func (p *process) checkInvariants(g snapshot.Global) string {
+func (p *process) checkInvariants(g snapshot.Global) (string, error) {
 	invs := app.InvariantsOf(p.cfg.App.Params, p.t)
 	if len(invs) == 0 {
-		return ""
+		return "", nil
 	}
-	if err := spec.CheckInvariants(g.AppSnapshot(), invs); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			p.say("%s", line)
-		}
-		return "; invariants broken, see above"
+	if err := checkGlobal(g, invs); err != nil {
+		return "", err
 	}
 	names := make([]string, len(invs))
 	for i, inv := range invs {
 		names[i] = inv.Name
 	}
 	if len(names) == 1 {
-		return "; " + names[0] + " holds"
+		return "; " + names[0] + " holds", nil
 	}
-	return "; " + strings.Join(names, ", ") + " hold"
+	return "; " + strings.Join(names, ", ") + " hold", nil
 }
 
 // startNode starts self's node (restored from opt.From if set) on the

@@ -230,6 +230,7 @@ func (p *process) summary() *StopSummary {
 	}
 	s.Unfinished = append(p.underWay(), p.partsMissing(dead)...)
 	s.Lost = p.lostFrames(dead)
+	s.Problems = append(s.Problems, p.broken...)
 	if n := p.restarted.Load(); n > 0 {
 		s.Problems = append(s.Problems, fmt.Sprintf("%d channels stopped because a peer restarted", n))
 	}
