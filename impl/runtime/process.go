@@ -160,7 +160,7 @@ type process struct {
 	sink       *trace.Sink
 	node       *Node
 	hints      atomic.Pointer[Node] // node, once started, for the transport's callbacks
-	parts      chan snapshot.Part   // completed local parts, to the writer
+	jobs       chan func()          // the writer's store work: parts to persist, aborts to record
 	writerDone chan struct{}
 	workers    sync.WaitGroup // workload and snapshot schedule
 
@@ -172,7 +172,7 @@ type process struct {
 
 	faultMu  sync.Mutex
 	suspects map[spec.ProcID]Fault           // suspected now, by peer
-	aborted  []Fault                         // snapshots aborted here
+	aborted  []spec.AbortVerdict             // snapshots aborted here (by the core, or their parts missing)
 	orphan   string                          // why the run stopped on its own (orphaned), "" if not
 	waiting  map[spec.SnapID]bool            // parts saved, snapshot not yet assembled
 	active   []spec.SnapID                   // snapshots still under way when the drain ended
@@ -306,21 +306,28 @@ func (p *process) closeTrace() {
 	}
 }
 
-// startWriter persists each completed local part; the node that completes
-// the last part of a snapshot assembles and saves it.
+// startWriter runs the store work the node hands it, in order, off the
+// node's goroutine: each completed local part persisted (the node that
+// completes the last part of a snapshot assembles and saves it), each
+// abort recorded.
 func (p *process) startWriter() {
-	p.parts = make(chan snapshot.Part, 256)
+	p.jobs = make(chan func(), 256)
 	p.writerDone = make(chan struct{})
 	go func() {
 		defer close(p.writerDone)
-		for part := range p.parts {
-			if err := p.persist(part); err != nil {
-				p.metrics.failed.Inc()
-				p.sayLines(fmt.Sprintf("error: snapshot %d: %v", part.Snap, err))
-				p.notSaved(part.Snap, err)
-			}
+		for job := range p.jobs {
+			job()
 		}
 	}()
+}
+
+// savePart is the writer's job for a completed part.
+func (p *process) savePart(part snapshot.Part) {
+	if err := p.persist(part); err != nil {
+		p.metrics.failed.Inc()
+		p.sayLines(fmt.Sprintf("error: snapshot %d: %v", part.Snap, err))
+		p.notSaved(part.Snap, err)
+	}
 }
 
 // notSaved keeps, for the summary, a snapshot not saved because it
@@ -351,9 +358,10 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// stopWriter waits until every part the node completed is persisted.
+// stopWriter waits until every part the node completed is persisted
+// and every abort recorded.
 func (p *process) stopWriter() {
-	close(p.parts)
+	close(p.jobs)
 	<-p.writerDone
 }
 
@@ -370,11 +378,11 @@ func (p *process) persist(part snapshot.Part) error {
 	if err != nil {
 		return err
 	}
+	if p.abortedInStore(part.Snap) {
+		return nil // a node aborted it: its parts are never assembled
+	}
 	if len(missing) > 0 {
-		p.faultMu.Lock()
-		p.waiting[part.Snap] = true
-		p.faultMu.Unlock()
-		p.say("snapshot %d: local part saved, waiting for %s", part.Snap, procList(missing))
+		p.waitFor(part.Snap, missing)
 		return nil
 	}
 	g, err := snapshot.Assemble(p.t, part.Snap, ps)
@@ -431,7 +439,7 @@ func (p *process) startNode() error {
 		Topology: p.t, Self: p.self, App: a, Transport: p.tr, Trace: p.sink, From: p.opt.From,
 		OnPart: func(part snapshot.Part) {
 			p.metrics.partDone(part.Snap, time.Now())
-			p.parts <- part
+			p.jobs <- func() { p.savePart(part) }
 		},
 		OnRecorded: func(s spec.SnapID) { p.metrics.recorded(s, time.Now()) },
 		OnError: func(err error) {
