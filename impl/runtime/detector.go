@@ -513,6 +513,20 @@ func (n *Node) anySuspected() (spec.ProcID, time.Time, bool) {
 	return "", time.Time{}, false
 }
 
+// EverHeard reports whether the node has heard from q (any frame) since
+// it started: false for an in-neighbour never heard from, which may not
+// exist yet (a node started alone); true for a process the node does not
+// hear (no evidence either way).
+func (n *Node) EverHeard(q spec.ProcID) bool {
+	heard := true
+	_ = n.exec(false, func() {
+		if i := n.det.in(q); i >= 0 {
+			heard = n.det.ever[i]
+		}
+	})
+	return heard
+}
+
 // Faults returns every suspicion, withdrawal and abort of the node so
 // far, in order.
 func (n *Node) Faults() []Fault {

@@ -167,6 +167,7 @@ type process struct {
 	restarted atomic.Int64 // channels stopped because a peer restarted
 	nodeErrs  atomic.Int64 // errors the node reported
 	refused   atomic.Int64 // transfers refused: the receiver was suspected
+	held      atomic.Int64 // transfers not made: the receiver never heard from
 	final     spec.LocalState
 	problems  []string // what went wrong while stopping
 
@@ -522,19 +523,44 @@ func (p *process) startWorkload(ctx context.Context) {
 func (p *process) workload(ctx context.Context, w *Workload) {
 	rng := rand.New(rand.NewPCG(w.Seed, uint64(p.idx)))
 	outs := p.t.Out(p.self)
-	for range w.Transfers {
+	heard := map[spec.ProcID]bool{}
+	for made := 0; made < w.Transfers; {
 		to := outs[rng.IntN(len(outs))].To
-		err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
-		switch {
-		case errors.Is(err, core.ErrSuspected):
-			p.refused.Add(1) // not debited; the detector's log names the peer
-		case err != nil && !errors.Is(err, core.ErrApp):
+		msg := p.cfg.App.Params.Message(rng, p.cfg.maxAmount())
+		sent, ok := p.send(to, msg, heard)
+		if !ok {
 			return
+		}
+		if sent {
+			made++
 		}
 		if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
 			return
 		}
 	}
+}
+
+// send makes one workload transfer to peer to, unless to has never been
+// heard from (it may not exist yet: a node started alone sends its money
+// to no one; the transfer is tried again later) or is suspected; neither
+// is debited. heard caches the peers heard from. It reports whether the
+// transfer counts as made (sent, refused for a suspected peer, or refused
+// by the application) and whether the workload goes on.
+func (p *process) send(to spec.ProcID, msg []byte, heard map[spec.ProcID]bool) (made, ok bool) {
+	if !heard[to] {
+		if heard[to] = p.node.EverHeard(to); !heard[to] {
+			p.held.Add(1)
+			return false, true
+		}
+	}
+	err := p.node.SendApp(to, msg)
+	switch {
+	case errors.Is(err, core.ErrSuspected):
+		p.refused.Add(1) // not debited; the detector's log names the peer
+	case err != nil && !errors.Is(err, core.ErrApp):
+		return false, false
+	}
+	return true, true
 }
 
 // startSchedule initiates self's snapshots of the config's schedule,

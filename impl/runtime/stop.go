@@ -38,6 +38,10 @@ type StopSummary struct {
 	// Refused is the number of transfers the workload did not make
 	// because the receiver was suspected (nothing was debited).
 	Refused int64
+	// HeldBack is the number of times the workload held a transfer back
+	// because its receiver had never been heard from (nothing was
+	// debited; the transfer is tried again): a peer that may not exist.
+	HeldBack int64
 	// Problems are the other things that went wrong (node errors,
 	// channels stopped by a peer restart, a drain that gave up).
 	Problems []string
@@ -75,6 +79,9 @@ func (s *StopSummary) Error() string {
 	}
 	if s.Refused > 0 {
 		fmt.Fprintf(&b, "\n  %d transfers to suspected peers refused (not debited)", s.Refused)
+	}
+	if s.HeldBack > 0 {
+		fmt.Fprintf(&b, "\n  %d transfers held back: their receiver was never heard from (not debited)", s.HeldBack)
 	}
 	for _, p := range s.Problems {
 		fmt.Fprintf(&b, "\n  %s", p)
@@ -246,7 +253,7 @@ func (p *process) summary() *StopSummary {
 	}
 	p.faultMu.Lock()
 	defer p.faultMu.Unlock()
-	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
+	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), HeldBack: p.held.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
 	dead := map[spec.ProcID]bool{}
 	for _, q := range sortedIDs(keySet(p.suspects)) {
 		if f := p.suspects[q]; !f.Finished {
