@@ -255,6 +255,8 @@ func TestRecoverErrors(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errs, "markerwave recover: P2's address "+addr+" is in use (is P2 still running?)")
 	assert.Contains(t, errs, "markerwave recover: stop the surviving nodes first")
+	// Issue #20: its advice, SIGTERM, does nothing to a stopped process.
+	assert.Contains(t, errs, "a stopped process (kill -STOP, Ctrl-Z) acts on SIGTERM only once continued (kill -CONT), or end it with SIGKILL")
 }
 
 // TestAuditRestoredRun: audit --json of a run with a restore says how
