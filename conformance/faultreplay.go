@@ -133,19 +133,28 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 		return d
 	})
 	if r.Divergence == nil {
-		r.Divergence = f.crash(len(tr.Events))
-	}
-	if r.Divergence == nil {
-		r.Divergence = f.reportedAborted(tr, opts)
-	}
-	if r.Divergence == nil {
-		f.implicitAborts()
-	}
-	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
-		r.Divergence = f.checkEnded()
+		r.Divergence = f.end(tr, opts)
 	}
 	r.finish(cfg, f.st, tr, opts, rep.rec, rep.cuts)
 	return r
+}
+
+// end is the replay's last steps once every event replayed: the crashes
+// the crash rule puts at the end, the reported snapshots against the
+// aborts, the aborts the spec's fairness takes (implicitAborts), then, in
+// a drained run, SnapshotsEnd.
+func (f *faultReplay) end(tr spec.Trace, opts Options) *Divergence {
+	if d := f.crash(len(tr.Events)); d != nil {
+		return d
+	}
+	if d := f.reportedAborted(tr, opts); d != nil {
+		return d
+	}
+	f.implicitAborts()
+	if opts.Drained || tr.Header.Drained {
+		return f.checkEnded()
+	}
+	return nil
 }
 
 // view is the global state with suspected and abortedBy as node p sees
