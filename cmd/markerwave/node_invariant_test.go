@@ -29,8 +29,8 @@ func (b *brokenBank) Invariants(t *spec.Topology) []spec.Invariant {
 			return errors.New("P1 holds money") // every snapshot of the bank breaks it
 		}},
 		spec.Invariant{Name: "PanicsOnRead", Check: func(s spec.AppSnapshot) error {
-			var owners map[string][]spec.ProcID
-			return fmt.Errorf("owner %s", owners["k"][0]) // index out of range
+			owners := map[spec.SnapID][]spec.ProcID{}
+			return fmt.Errorf("owner %s", owners[s.Snap][len(owners)]) // index out of range: a bug in the invariant
 		}})
 }
 

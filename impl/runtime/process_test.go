@@ -270,8 +270,8 @@ func (b brokenBank) Invariants(t *spec.Topology) []spec.Invariant {
 	return append(b.BankParams.Invariants(t),
 		spec.Invariant{Name: "NoMoneyAtP1", Check: func(spec.AppSnapshot) error { return errors.New("P1 holds money") }},
 		spec.Invariant{Name: "PanicsOnRead", Check: func(s spec.AppSnapshot) error {
-			var owners map[string][]spec.ProcID
-			return fmt.Errorf("owner %s", owners["k"][int(s.Snap)%1])
+			owners := map[spec.SnapID][]spec.ProcID{}
+			return fmt.Errorf("owner %s", owners[s.Snap][len(owners)]) // index out of range: a bug in the invariant
 		}})
 }
 
