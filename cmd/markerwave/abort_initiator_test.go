@@ -128,6 +128,9 @@ func TestInitiatorDeathAbortsEverywhere(t *testing.T) {
 	t.Logf("markerwave snapshots:\n%s", out)
 	assert.Regexp(t, `(?m)^\s*`+id+`\s.*aborted: `+regexp.QuoteMeta(verdict.Reason())+`$`, out)
 	assert.NotRegexp(t, `(?m)^\s*`+id+`\s.*incomplete`, out)
+	code, out, errs = runCmd(runSnapshots, "--config", path, "--json")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, `"aborted":"`+verdict.String()+`"`)
 
 	// The audit: aborted, in the same words, and no "incomplete:" line
 	// for it.
