@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -41,40 +42,51 @@ func (s *Store) SaveAbort(v spec.AbortVerdict) (string, error) {
 // Aborts returns the abort records of snapshot id, by node name; none if
 // no node aborted it. A damaged record is an error naming its file.
 func (s *Store) Aborts(id spec.SnapID) ([]spec.AbortVerdict, error) {
+	vs, _, err := s.aborts(id)
+	return vs, err
+}
+
+// aborts is Aborts, with the time of the latest record (zero if none).
+func (s *Store) aborts(id spec.SnapID) ([]spec.AbortVerdict, time.Time, error) {
+	var latest time.Time
 	dir := filepath.Dir(s.AbortPath(id, "P"))
 	ents, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
-		return nil, nil
+		return nil, latest, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, latest, fmt.Errorf("store: %w", err)
 	}
 	var out []spec.AbortVerdict
 	for _, by := range partFileProcs(ents) {
-		v, err := s.loadAbort(id, by)
+		v, h, err := s.loadAbort(id, by)
 		if err != nil {
-			return nil, err
+			return nil, latest, err
+		}
+		if at := h.takenTime(); at.After(latest) {
+			latest = at
 		}
 		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].By < out[j].By })
-	return out, nil
+	return out, latest, nil
 }
 
-// loadAbort reads node by's abort record of snapshot id, refusing
-// (ErrCorrupt) one that holds another node's or snapshot's.
-func (s *Store) loadAbort(id spec.SnapID, by spec.ProcID) (spec.AbortVerdict, error) {
+// loadAbort reads node by's abort record of snapshot id, with its
+// header, refusing (ErrCorrupt) one that holds another node's or
+// snapshot's.
+func (s *Store) loadAbort(id spec.SnapID, by spec.ProcID) (spec.AbortVerdict, header, error) {
 	var v spec.AbortVerdict
 	path := s.AbortPath(id, by)
 	h, body, err := readChecked(path, formatAbort)
 	if err != nil {
-		return v, err
+		return v, h, err
 	}
 	if err := spec.DecodeStrict(body, &v); err != nil {
-		return v, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
+		return v, h, fmt.Errorf("store: %s: %w: body: %w", path, ErrCorrupt, err)
 	}
 	if h.ID != uint64(id) || v.Snap != id || v.By != by || h.Proc != string(by) {
-		return v, fmt.Errorf("store: %s: %w: holds %s's abort of snapshot %d, want %s's of %d", path, ErrCorrupt, string(v.By), v.Snap, string(by), id)
+		return v, h, fmt.Errorf("store: %s: %w: holds %s's abort of snapshot %d, want %s's of %d", path, ErrCorrupt, string(v.By), v.Snap, string(by), id)
 	}
-	return v, nil
+	return v, h, nil
 }

@@ -20,7 +20,7 @@ type Entry struct {
 	ID spec.SnapID
 	// Time is when the snapshot was taken, by its own record: the save
 	// time in its global file's header, else (parts only) its latest
-	// part's. Never a file's modification time, which a copy or a touch
+	// part's, else (abort records only) its latest abort's. Never a file's modification time, which a copy or a touch
 	// changes. Zero for files written before the time was recorded.
 	Time time.Time
 	// Complete: the global snapshot is stored and intact (Load succeeds),
@@ -97,11 +97,14 @@ func (s *Store) entry(t *spec.Topology, id spec.SnapID) (Entry, error) {
 	if err := s.partsOf(t, &e); err != nil {
 		return e, err
 	}
-	ab, err := s.Aborts(id)
+	ab, at, err := s.aborts(id)
 	if err != nil {
 		e.Problem = err.Error()
 	}
 	e.Aborted = ab
+	if e.Time.IsZero() {
+		e.Time = at // no part stored: when it was aborted
+	}
 	if _, err := os.Lstat(s.Path(id)); os.IsNotExist(err) {
 		return e, nil
 	}
