@@ -516,12 +516,12 @@ func (n *Node) anySuspected() (spec.ProcID, time.Time, bool) {
 // EverHeard reports whether the node has heard from q (any frame) since
 // it started: false for an in-neighbour never heard from, which may not
 // exist yet (a node started alone); true for a process the node does not
-// hear (no evidence either way).
+// hear, or without a detector (no evidence either way).
 func (n *Node) EverHeard(q spec.ProcID) bool {
 	heard := true
 	_ = n.exec(false, func() {
-		if i := n.det.in(q); i >= 0 {
-			heard = n.det.ever[i]
+		if i := n.det.in(q); i >= 0 && n.det.cfg.Enabled() {
+			heard = n.det.ever[i] || n.det.heard[i]
 		}
 	})
 	return heard
