@@ -137,6 +137,7 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	defer p.stopControl()
 	p.startWorkload(ctx)
 	p.startSchedule(ctx, tag)
+	p.watchAborts(ctx)
 	<-ctx.Done()
 	p.stopControl() // no snapshot on demand while draining
 	p.workers.Wait()

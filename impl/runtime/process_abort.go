@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"slices"
 
 	"github.com/markerwave/markerwave/spec"
@@ -122,19 +123,44 @@ func (p *process) abortMissing(s spec.SnapID, q spec.ProcID) {
 }
 
 // abortedInStore reports whether a node recorded an abort of s in the
-// store; if so it is kept for the summary, by the node that aborted it.
+// store; if so it is kept for the summary, by the node that aborted it,
+// and said the first time, in the same words.
 func (p *process) abortedInStore(s spec.SnapID) bool {
 	vs := p.storedAborts(s)
 	if len(vs) == 0 {
 		return false
 	}
 	p.faultMu.Lock()
-	defer p.faultMu.Unlock()
 	delete(p.waiting, s)
-	if !slices.ContainsFunc(p.aborted, func(v spec.AbortVerdict) bool { return v.Snap == s }) {
+	known := slices.ContainsFunc(p.aborted, func(v spec.AbortVerdict) bool { return v.Snap == s })
+	if !known {
 		p.aborted = append(p.aborted, vs[0])
 	}
+	p.faultMu.Unlock()
+	if !known {
+		p.say("%v (aborted by %s): it is never assembled, and the stop does not wait for it", vs[0], string(vs[0].By))
+	}
 	return true
+}
+
+// watchAborts looks, every detection bound until ctx ends, for aborts
+// other nodes recorded of the snapshots under way here (on a ring, a
+// node that does not hear the crashed process learns of the abort only
+// so): each is said, within a bound of its record, and kept for the
+// summary (abortedInStore).
+func (p *process) watchAborts(ctx context.Context) {
+	if _, ok := p.opt.Store.(AbortStore); !ok || !p.cfg.Detector().Enabled() {
+		return
+	}
+	p.workers.Add(1)
+	go func() {
+		defer p.workers.Done()
+		for sleep(ctx, p.cfg.Detector().Bound()) {
+			if d, err := p.node.Draining(); err == nil {
+				p.stillUnderWay(d.Snaps)
+			}
+		}
+	}()
 }
 
 // storedAborts are the store's abort records of s, none if the store

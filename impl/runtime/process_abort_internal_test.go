@@ -80,6 +80,8 @@ func TestProcessAbortsSnapshotsLackingSuspectedPart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, ids, "an aborted snapshot was assembled")
 	assert.Contains(t, p3.summary().Error(), "\n  "+v.String()+" (aborted by P2)")
+	assert.Contains(t, log.String(), "P3: "+v.String()+" (aborted by P2): it is never assembled, and the stop does not wait for it\n", "said once, in the same words")
+	assert.Equal(t, 1, strings.Count(log.String(), "P3: "+v.String()))
 }
 
 // syncBuilder is a strings.Builder safe for concurrent writers.
