@@ -66,10 +66,7 @@ func (s *StopSummary) Error() string {
 		fmt.Fprintf(&b, "\n  dead peer %s", deadPeer(f))
 	}
 	for _, v := range s.Aborted {
-		fmt.Fprintf(&b, "\n  %v", v)
-		if v.By != s.Node {
-			fmt.Fprintf(&b, " (aborted by %s)", string(v.By))
-		}
+		fmt.Fprintf(&b, "\n  %s", s.abortLine(v))
 	}
 	for _, u := range s.Unfinished {
 		fmt.Fprintf(&b, "\n  unfinished %s", u)
@@ -87,6 +84,15 @@ func (s *StopSummary) Error() string {
 		fmt.Fprintf(&b, "\n  %s", p)
 	}
 	return b.String()
+}
+
+// abortLine is the summary's line of abort v, naming the node that
+// aborted it if another did.
+func (s *StopSummary) abortLine(v spec.AbortVerdict) string {
+	if v.By != s.Node {
+		return fmt.Sprintf("%v (aborted by %s)", v, string(v.By))
+	}
+	return v.String()
 }
 
 // deadPeer names a suspected peer: "P3 (incarnation 1f2e...), nothing
