@@ -47,7 +47,8 @@ func TestNodeNeverSavesBrokenSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
-	path := threeNodeConfig(t, `"kind": "bank"`, `"kind": "test-broken-bank"`, `"every_ms": 250`, `"every_ms": 100`)
+	path := threeNodeConfig(t, `"kind": "bank"`, `"kind": "test-broken-bank"`, `"every_ms": 250`, `"every_ms": 100`,
+		`"count": 3}`, `"count": 3}, "failures": {"timeout_ms": 20000, "drain_ms": 20000, "startup_ms": 20000}`) // no false suspicion on a loaded machine
 	cfg, err := runtime.LoadConfig(path, "")
 	require.NoError(t, err)
 	nodes, logs := startNodeProcs(t, path, "1500ms")

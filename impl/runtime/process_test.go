@@ -284,6 +284,8 @@ func TestRunProcessNeverSavesBrokenSnapshot(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	cfg.App.Params = brokenBank{cfg.App.Params.(*app.BankParams)}
 	cfg.Snapshots.Count = 1
+	// No false suspicion on a loaded machine: every snapshot completes.
+	cfg.Failures = &mwrt.Failures{HeartbeatMS: 100, TimeoutMS: 20000, DrainMS: 20000, StartupMS: 20000}
 	st, err := store.Open(cfg.SnapshotDir)
 	require.NoError(t, err)
 	log, errs := runNodesAsIs(t, cfg, st, 300*time.Millisecond, nil)
