@@ -117,29 +117,35 @@ func (sc BarrierScenario) RunFor(v barrier.Variant) string {
 // overtakes <<S1, 1>> on X -> K, persisted. K records on that barrier
 // (B2), then takes <<S1, 1>> (P2); X takes <<S2, 1>>, logged as S2 -> X's
 // channel state, and S2's barrier (P1.B1): complete. Then the rest
-// drains (P2.P0.P2) and the graph is restored (R).
-const backpressureRun = "E0.I0.P0.B0.E0.E1.I1.T2.B2.P2.P1.B1.P2.P0.P2.R"
+// drains (P2.P0.P2), the graph is restored (R) with <<S1, 1>> back on
+// X -> K and <<S2, 1>> on S2 -> X, and the run drains again, each record
+// reaching K once (P2.P1.P2.E0.P0.P2).
+const backpressureRun = "E0.I0.P0.B0.E0.E1.I1.T2.B2.P2.P1.B1.P2.P0.P2.R.P2.P1.P2.E0.P0.P2"
 
 // barrierSources are the page's barrier scenarios, in the order it lists
 // them.
 var barrierSources = []BarrierScenario{
 	{ID: "backpressure", Title: "Backpressure: the switch (adaptive)", Model: "MCBarrierAdaptiveDAG", Variant: barrier.VariantAdaptive,
-		About: "S1 and S2 feed X, which feeds a slow sink K (buffers of one record). X aligns: S1's barrier is in, S1 -> X blocked, but S2's barrier is queued behind a record X cannot take, since X -> K is full. X's alignment times out: it switches to unaligned, its barrier overtakes the record queued on X -> K (persisted), and the record it was waiting for on S2 -> X is logged as channel state.",
+		About:   "S1 and S2 feed X, which feeds a slow sink K (buffers of one record). X aligns: S1's barrier is in, S1 -> X blocked, but S2's barrier is queued behind a record X cannot take, since X -> K is full. X's alignment times out: it switches to unaligned, its barrier overtakes the record queued on X -> K (persisted), and the record it was waiting for on S2 -> X is logged as channel state.",
 		Article: backpressureRun,
 		Runs: map[barrier.Variant]string{
 			// X aligns after all (K takes its record, X takes S2's and
 			// its barrier, records aligned), takes the blocked <<S1, 2>>,
 			// and then its alignment times out.
 			barrier.VariantAdaptiveLateTimeout: "E0.I0.P0.B0.E0.E1.I1.P2.P1.B1.P2.B2.P0.T2",
+			// Nothing was persisted, so the restore puts nothing back: S1
+			// emits <<S1, 2>> again and the run drains without <<S1, 1>>
+			// and <<S2, 1>>.
+			barrier.VariantAdaptiveNoPersist: "E0.I0.P0.B0.E0.E1.I1.T2.B2.P2.P1.B1.P2.P0.P2.R.E0.P0.P2",
 		}},
 	{ID: "force-aligned", Title: "A force-aligned edge (adaptive)", Model: "MCBarrierAdaptiveForceSwitch", Variant: barrier.VariantAdaptive,
-		About: "The backpressure run, but X -> K must stay aligned (ForceAligned, FLINK-33693): X feeds it, so its alignment never times out and X waits for S2's barrier, however long K takes. Under SpecAdaptiveForceSwitch the same run switches X and persists X -> K's queue.",
+		About:   "The backpressure run, but X -> K must stay aligned (ForceAligned, FLINK-33693): X feeds it, so its alignment never times out and X waits for S2's barrier, however long K takes. Under SpecAdaptiveForceSwitch the same run switches X and persists X -> K's queue.",
 		Article: "E0.I0.P0.B0.E0.E1.I1.P2.P1.B1.P2.B2.P0.P2.R",
 		Runs:    map[barrier.Variant]string{barrier.VariantAdaptiveForceSwitch: backpressureRun}},
 	{ID: "adaptive-cycle", Title: "Adaptive on a cycle", Model: "MCBarrierAdaptiveCycle", Variant: barrier.VariantAdaptive,
 		About: "S1 and S2 feed A; A and B form a cycle (B -> A the back-edge, logged), B feeds K. A aligns on S1 and S2 and may switch once. Step by hand or at random."},
 	{ID: "aligned", Title: "Aligned barriers (ABS)", Model: "MCBarrierAlignedDAG", Variant: barrier.VariantSpec,
-		About: "Carbone et al. 2015's aligned barriers on the fan-in graph: X blocks S1 -> X once S1's barrier is in, until S2's arrives; no channel state at all. Under SpecNoBlock X takes the blocked record before it records.",
+		About:   "Carbone et al. 2015's aligned barriers on the fan-in graph: X blocks S1 -> X once S1's barrier is in, until S2's arrives; no channel state at all. Under SpecNoBlock X takes the blocked record before it records.",
 		Article: "E0.I0.P0.B0.E0.E1.I1.P2.P1.B1.P2.B2.P0.P2.R.E0.P0.P2",
 		Runs: map[barrier.Variant]string{
 			// X takes <<S1, 2>>, behind S1's barrier, before it records.
@@ -149,7 +155,10 @@ var barrierSources = []BarrierScenario{
 		About: "Unaligned checkpoints on the fan-in graph: each node records on its first barrier, which overtakes its queued output, persisted as channel state. Under SpecNoPersist the overtaken records are lost.",
 		// S1's barrier overtakes <<S1, 1>> (persisted); X records on it
 		// and logs S2 -> X until S2's barrier, which overtakes <<S2, 1>>.
-		Article: "E0.I0.B0.B2.P0.P2.E1.I1.B1.P1.P2.E0.P0.P2.R.P0.P2.P1.P2.E0.P0.P2"},
+		Article: "E0.I0.B0.B2.P0.P2.E1.I1.B1.P1.P2.E0.P0.P2.R.P0.P2.P1.P2.E0.P0.P2",
+		// Nothing overtaken was persisted: the restore puts nothing back,
+		// and the run drains without <<S1, 1>> and <<S2, 1>>.
+		Runs: map[barrier.Variant]string{barrier.VariantNoPersist: "E0.I0.B0.B2.P0.P2.E1.I1.B1.P1.P2.E0.P0.P2.R.E0.P0.P2"}},
 	{ID: "aligned-cycle", Title: "Aligned on a cycle", Model: "MCBarrierAlignedCycle", Variant: barrier.VariantSpec,
 		About: "S feeds A; A and B form a cycle (B -> A the back-edge), each record going round once before B sends it to K. A aligns on S -> A only and logs the back-edge until its barrier. Under SpecNoLog the back-edge is not logged; under SpecAlignAll A waits for the back-edge's barrier forever.",
 		// A records on S's barrier and logs <<S, 1>> and <<S, 2>>, back
@@ -158,6 +167,9 @@ var barrierSources = []BarrierScenario{
 		Runs: map[barrier.Variant]string{
 			// A waits for B -> A's barrier; the records drain round it.
 			barrier.VariantAlignAll: "E0.P3.P0.E0.I0.P3.B3.P0.P1.P0.P2.P1.P0.P2",
+			// Nothing logged: the restore puts nothing back on B -> A,
+			// and the run has drained without S's records.
+			barrier.VariantNoLog: "E0.P3.P0.E0.I0.P3.B3.P0.B0.P1.B2.P0.P2.P1.P0.P2.B1.R",
 		}},
 }
 
