@@ -142,16 +142,16 @@ func traceOf(p, folder string) (Trace, error) {
 
 // page is what index.html.tmpl renders.
 type page struct {
-	Scenarios  []explorer.Scenario
-	Variants   any
+	Scenarios []explorer.Scenario
+	Variants  any
 	// The barrier scenarios and specifications (explorer.BarrierScenarios).
 	BarrierScenarios []explorer.BarrierScenario
 	BarrierVariants  []explorer.BarrierVariant
-	Default    model.Variant
-	Limits     string
-	Properties []explorer.PropertyDoc
-	DocsBase   string
-	Traces     []Trace
+	Default          model.Variant
+	Limits           string
+	Properties       []explorer.PropertyDoc
+	DocsBase         string
+	Traces           []Trace
 }
 
 // renderIndex renders index.html.tmpl.

@@ -396,12 +396,12 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text(`#nodes tr[data-node="X"] td.node-state`), "until its alignment timed out at step 8: switched to unaligned")
 	assert.Equal(t, "S1#1", text(`#edges tr[data-edge="X->K"] .item.persisted`), "the record X's barrier overtook is persisted")
 	assert.Equal(t, 1, eval(`document.querySelectorAll("#diagram svg .event.timeout").length`), "the switch is drawn")
+	shot("explorer-switch.png")
 	do("scripted run", chromedp.Click(chromedp.CSS("#article")))
 	assert.Equal(t, 22, eval(history))
 	assert.Contains(t, text(`.snap[data-snap="barrier"] .status`), "X's alignment timed out at step 8 and it switched to unaligned; channel state: S2#1 on S2->X (logged by X at step 11), S1#1 on X->K (overtaken by X's barrier, persisted at step 8)")
 	assert.Contains(t, text("#banner"), "Every property of the spec holds")
 	assert.Contains(t, text("#diagram-notes"), "alignment timed out and switched to unaligned (the diamonds, where alignment ended): X")
-	shot("explorer-switch.png")
 
 	// The same schedule under SpecAdaptiveStaleType: ReportedTypeTaken
 	// fails, its steps and its cause named, the rule dropped quoted.
