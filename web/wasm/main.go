@@ -136,22 +136,26 @@ func progress(args []js.Value, i int) func(done, total int) {
 	}
 }
 
+// scenarios replies with the page's scenarios, Chandy-Lamport and
+// barrier, their specifications and the limits on constants.
+func scenarios() any {
+	sc, err := explorer.Scenarios()
+	if err != nil {
+		return errorReply(err)
+	}
+	bsc, err := explorer.BarrierScenarios()
+	return reply(struct {
+		Scenarios        any    `json:"scenarios"`
+		Variants         any    `json:"variants"`
+		BarrierScenarios any    `json:"barrier_scenarios"`
+		BarrierVariants  any    `json:"barrier_variants"`
+		Limits           string `json:"limits"`
+	}{sc, explorer.Variants, bsc, explorer.BarrierVariants, explorer.Limits()}, err)
+}
+
 func main() {
 	api := map[string]any{
-		"scenarios": fn(func([]js.Value) any {
-			sc, err := explorer.Scenarios()
-			if err != nil {
-				return errorReply(err)
-			}
-			bsc, err := explorer.BarrierScenarios()
-			return reply(struct {
-				Scenarios        any    `json:"scenarios"`
-				Variants         any    `json:"variants"`
-				BarrierScenarios any    `json:"barrier_scenarios"`
-				BarrierVariants  any    `json:"barrier_variants"`
-				Limits           string `json:"limits"`
-			}{sc, explorer.Variants, bsc, explorer.BarrierVariants, explorer.Limits()}, err)
-		}),
+		"scenarios": fn(func([]js.Value) any { return scenarios() }),
 		"start": fn(func(a []js.Value) any {
 			s, err := explorer.Start(arg(a, 0), arg(a, 1))
 			return started(s, err, arg(a, 2))
