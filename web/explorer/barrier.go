@@ -34,32 +34,40 @@ type BarrierVariant struct {
 	Title   string          `json:"title"`
 	About   string          `json:"about"`
 	// Drops is the rule of the positive specification the variant drops,
-	// "" for a positive one: the page names it as the cause of what fails.
-	Drops string `json:"drops,omitempty"`
+	// "" for a positive one, and Rule where the spec writes it: the page
+	// names them as the cause of what fails.
+	Drops string     `json:"drops,omitempty"`
+	Rule  spec.Quote `json:"rule"`
 }
 
 // BarrierVariants are the barrier specifications the page offers: Spec
 // and SpecAdaptive, and the broken protocols of each module.
 var BarrierVariants = []BarrierVariant{
-	{barrier.VariantSpec, FamilyBarrier, "barrier snapshots", "tla/BarrierSnapshots.tla Spec: aligned (ABS, back-edges logged on a cycle) or unaligned, as the model's Mode says", ""},
+	{barrier.VariantSpec, FamilyBarrier, "barrier snapshots", "tla/BarrierSnapshots.tla Spec: aligned (ABS, back-edges logged on a cycle) or unaligned, as the model's Mode says", "", spec.Quote{}},
 	{barrier.VariantNoBlock, FamilyBarrier, "alignment without blocking", "SpecNoBlock: an aligning operator goes on taking records off an input whose barrier arrived, so a record sent after the cut is counted before it (BarrierConsistentCut), and a restore applies it twice (BarrierExactlyOnce)",
-		"blocking: ProcessV's conjunct ~(block /\\ Mode = \"aligned\" /\\ n \\notin recorded /\\ e \\in bar[n]) (tla/BarrierSnapshots.tla:193)"},
+		"blocking", spec.Quote{TLA: "~(block /\\ Mode = \"aligned\" /\\ n \\notin recorded /\\ e \\in bar[n])", Module: modSnapshots, Line: 193}},
 	{barrier.VariantNoLog, FamilyBarrier, "no back-edge logging", "SpecNoLog: on a cycle, the records in flight on the back-edge at the cut are not logged, so the restore loses them (BarrierExactChannelState, BarrierExactlyOnce)",
-		"back-edge logging: ProcessV's log, which appends a record taken off an input being recorded to its channel state (tla/BarrierSnapshots.tla:204)"},
+		"logging the records taken off an input being recorded (the back-edge)", spec.Quote{TLA: "recQ'  = IF log /\\ recChan[e] = \"recording\"", Module: modSnapshots, Line: 204}},
 	{barrier.VariantNoPersist, FamilyBarrier, "unaligned, nothing persisted", "SpecNoPersist: an unaligned barrier overtakes the queued records but they are not persisted, so the restore loses them (BarrierExactChannelState, BarrierExactlyOnce)",
-		"persisting the overtaken buffers: SendBarriers' persist (tla/BarrierSnapshots.tla:222-227)"},
+		"persisting the buffers an unaligned barrier overtakes", spec.Quote{TLA: "IF e[1] = n /\\ persist THEN recQ[e] \\o qs[e] ELSE recQ[e]", Module: modSnapshots, Line: 227}},
 	{barrier.VariantAlignAll, FamilyBarrier, "aligned on back-edges too", "SpecAlignAll: on a cycle an operator waits for the barrier of its back-edge, which comes only after it forwarded its own, so the snapshot never completes (BarriersComplete)",
-		"the cyclic variant: RecvBarrierV aligns on InF(n), the inputs that are not back-edges (tla/BarrierSnapshots.tla:252)"},
-	{barrier.VariantAdaptive, FamilyAdaptive, "adaptive (aligned, switching on a timeout)", "tla/BarrierAdaptive.tla SpecAdaptive: a checkpoint starts aligned; an operator whose alignment times out (Timeout) switches to unaligned: its blocked inputs are done, the inputs it waits for are logged, its barrier overtakes its output queue, persisted", ""},
+		"the cyclic variant, aligning on the inputs that are not back-edges", spec.Quote{TLA: "(IF cyclic THEN InF(n) ELSE In(n)) \\subseteq b", Module: modSnapshots, Line: 252}},
+	{barrier.VariantAdaptive, FamilyAdaptive, "adaptive (aligned, switching on a timeout)", "tla/BarrierAdaptive.tla SpecAdaptive: a checkpoint starts aligned; an operator whose alignment times out (Timeout) switches to unaligned: its blocked inputs are done, the inputs it waits for are logged, its barrier overtakes its output queue, persisted", "", spec.Quote{}},
 	{barrier.VariantAdaptiveNoPersist, FamilyAdaptive, "switch without persisting", "SpecAdaptiveNoPersist: the switch persists neither what its barrier overtakes nor what it takes off the inputs it waited for (BarrierExactChannelState, BarrierExactlyOnce)",
-		"persisting on the switch: TimeoutV's SendBarriers(n, q, persist, \"unaligned\") and ProcessA's log (tla/BarrierAdaptive.tla:111, 124)"},
+		"persisting on the switch what the barrier overtakes and what is taken off the inputs it waited for", spec.Quote{TLA: "SendBarriers(n, q, persist, \"unaligned\")", Module: modAdaptiveSpec, Line: 111}},
 	{barrier.VariantAdaptiveForceSwitch, FamilyAdaptive, "force-aligned edges ignored", "SpecAdaptiveForceSwitch: an operator feeding a force-aligned edge switches, and its barrier persists that edge's queue (ForceAlignedNoChannelState, FLINK-33693)",
-		"honouring ForceAligned: TimeoutV's conjuncts Out(n) \\cap ForceAligned = {} and In(n) \\cap ForceAligned \\subseteq bar[n] (tla/BarrierAdaptive.tla:104-105)"},
+		"honouring ForceAligned", spec.Quote{TLA: "IF honour THEN /\\ Out(n) \\cap ForceAligned = {}", Module: modAdaptiveSpec, Line: 104}},
 	{barrier.VariantAdaptiveStaleType, FamilyAdaptive, "stale snapshot type", "SpecAdaptiveStaleType: the switched operator reports the type decided before the switch, aligned (ReportedTypeTaken, FLINK-31588)",
-		"reporting the type taken: TimeoutV's reported' = \"unaligned\" (tla/BarrierAdaptive.tla:113)"},
+		"reporting the type taken, unaligned after the switch", spec.Quote{TLA: "IF stale THEN mode[n] ELSE \"unaligned\"", Module: modAdaptiveSpec, Line: 113}},
 	{barrier.VariantAdaptiveLateTimeout, FamilyAdaptive, "a timeout after recording", "SpecAdaptiveLateTimeout: an operator's alignment may time out after it recorded: it records again, later, so its cut takes in records sent after its senders' (BarrierConsistentCut)",
-		"timing out only before recording: TimeoutV's conjunct n \\notin recorded (tla/BarrierAdaptive.tla:100)"},
+		"timing out only before recording", spec.Quote{TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptiveSpec, Line: 100}},
 }
+
+// The modules the rules are quoted from.
+const (
+	modSnapshots    = "BarrierSnapshots.tla"
+	modAdaptiveSpec = "BarrierAdaptive.tla"
+)
 
 // barrierVariant finds v among BarrierVariants.
 func barrierVariant(v barrier.Variant) (BarrierVariant, bool) {

@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -160,7 +161,7 @@ func TestBarrierNegatives(t *testing.T) {
 		{"backpressure", barrier.VariantAdaptiveStaleType, "MCBarrierAdaptiveStaleType", spec.PropReportedTypeTaken, []int{8},
 			[]string{"X reported a snapshot of type aligned at step 8 although it took an unaligned one: its alignment timed out and it switched at step 8",
 				"The cause: at step 8, TimeoutV(\"X\",TRUE,TRUE,FALSE,TRUE), SpecAdaptive would have X report unaligned; SpecAdaptiveStaleType reports aligned",
-				"tla/BarrierAdaptive.tla:113"}},
+				"SpecAdaptiveStaleType drops reporting the type taken, unaligned after the switch (IF stale THEN mode[n] ELSE \"unaligned\", BarrierAdaptive.tla line 113)"}},
 		{"backpressure", barrier.VariantAdaptiveNoPersist, "MCBarrierAdaptiveNoPersist", spec.PropBarrierExactChannelState, []int{8, 9},
 			[]string{"X->K's channel state was closed at step 9 holding nothing, but 1 record crossed the cut: sent before X recorded (step 8), taken after K did (step 9)",
 				"The cause: at step 8, TimeoutV(\"X\",FALSE,TRUE,FALSE,FALSE), SpecAdaptive would record S1#1 as X->K's channel state; SpecAdaptiveNoPersist records nothing"}},
@@ -179,7 +180,7 @@ func TestBarrierNegatives(t *testing.T) {
 		{"unaligned", barrier.VariantNoPersist, "MCBarrierNoPersist", spec.PropBarrierExactChannelState, []int{2, 3},
 			[]string{"S1->X's channel state was closed at step 3 holding nothing", "Spec would record S1#1 as S1->X's channel state; SpecNoPersist records nothing"}},
 		{"aligned-cycle", barrier.VariantNoLog, "MCBarrierNoLog", spec.PropBarrierExactChannelState, []int{7, 9, 10, 17},
-			[]string{"B->A's channel state was closed at step 17 holding nothing, but 2 records crossed the cut", "SpecNoLog drops back-edge logging"}},
+			[]string{"B->A's channel state was closed at step 17 holding nothing, but 2 records crossed the cut", "SpecNoLog drops logging the records taken off an input being recorded (the back-edge)"}},
 		{"aligned-cycle", barrier.VariantAlignAll, "MCBarrierAlignAll", spec.PropBarriersComplete, []int{7, 14},
 			[]string{"at step 7, RecvBarrierV(<<\"S\", \"A\">>,TRUE,FALSE), Spec would have A record here; under SpecAlignAll it waits"}},
 	}
@@ -239,5 +240,21 @@ func TestBarrierSchedule(t *testing.T) {
 		assert.Empty(t, v.Violated, "%s: a random run of the spec breaks nothing", id)
 		rep := conformance.AuditBarrier(a.Trace(), conformance.Options{})
 		assert.True(t, rep.OK(), "%s: %s", id, rep.String())
+	}
+}
+
+// TestBarrierVariantRules: every broken specification quotes the rule it
+// drops where the spec writes it, and the positive ones drop none.
+func TestBarrierVariantRules(t *testing.T) {
+	for _, bv := range BarrierVariants {
+		if bv.Drops == "" {
+			assert.Equal(t, positive(bv.Variant), bv.Variant, "%s drops a rule", bv.Variant)
+			continue
+		}
+		b, err := os.ReadFile("../../tla/" + bv.Rule.Module)
+		require.NoError(t, err)
+		lines := strings.Split(string(b), "\n")
+		require.Less(t, bv.Rule.Line-1, len(lines), bv.Variant)
+		assert.Contains(t, lines[bv.Rule.Line-1], bv.Rule.TLA, "%s: %s is not at %s line %d", bv.Variant, bv.Rule.TLA, bv.Rule.Module, bv.Rule.Line)
 	}
 }

@@ -352,7 +352,7 @@ func (s *BarrierSession) withCause(w Why) Why {
 		return w
 	}
 	w.Steps = steps(append(w.Steps, k)...)
-	w.Text += fmt.Sprintf(". The cause: at step %d, %s, %s: %s drops %s", k, s.label(k), how, s.cfg.Variant, bv.Drops)
+	w.Text += fmt.Sprintf(". The cause: at step %d, %s, %s: %s drops %s (%s)", k, s.label(k), how, s.cfg.Variant, bv.Drops, bv.Rule)
 	return w
 }
 

@@ -295,7 +295,7 @@
 
   function showVariant() {
     const v = allVariants().find((x) => x.variant === $("variant").value);
-    $("variant-about").textContent = v ? v.about + (v.drops ? " It drops " + v.drops + "." : "") : "";
+    $("variant-about").textContent = v ? v.about + (v.drops ? " It drops " + v.drops + " (" + v.rule.TLA + ", " + v.rule.Module + " line " + v.rule.Line + ")." : "") : "";
   }
 
   function tab(which) {
