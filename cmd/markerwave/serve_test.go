@@ -402,6 +402,11 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text(`.snap[data-snap="barrier"] .status`), "X's alignment timed out at step 8 and it switched to unaligned; channel state: S2#1 on S2->X (logged by X at step 11), S1#1 on X->K (overtaken by X's barrier, persisted at step 8)")
 	assert.Contains(t, text("#banner"), "Every property of the spec holds")
 	assert.Contains(t, text("#diagram-notes"), "alignment timed out and switched to unaligned (the diamonds, where alignment ended): X")
+	// The run, audited as a barrier trace in the page's worker: it
+	// conforms to SpecAdaptive.
+	do("audit the backpressure run", chromedp.Click(chromedp.CSS("#audit-run")), bannerNames("this run"))
+	assert.Contains(t, text("#audit-banner"), "this run conforms (22 events)")
+	do("back to the model", chromedp.Click(chromedp.CSS("#tab-model")))
 	do("phone, barriers", chromedp.EmulateViewport(390, 844))
 	assert.Equal(t, 0, eval(`document.documentElement.scrollWidth > window.innerWidth ? 1 : 0`), "at 390 px wide the barrier state scrolls only vertically")
 	do("wide again, barriers", chromedp.EmulateViewport(1280, 800))
