@@ -432,6 +432,15 @@ func TestPageInBrowser(t *testing.T) {
 	do("force-aligned", setScenario("force-aligned"), setVariant("SpecAdaptiveForceSwitch"), chromedp.Click(chromedp.CSS("#article")))
 	assert.Equal(t, "Violated: ForceAlignedNoChannelState", strings.SplitN(text("#banner"), " — ", 2)[0])
 	assert.Contains(t, text(`#properties li[data-prop="ForceAlignedNoChannelState"] .why`), "X feeds a force-aligned edge: it aligns however long it takes")
+	// The aligned scenario opens under tla/BarrierSnapshots.tla's Spec
+	// (not tla/ChandyLamport.tla's, of the same name); under SpecNoBlock
+	// its counter-example takes a blocked record.
+	do("aligned", setScenario("aligned"))
+	assert.Equal(t, 1, eval(`document.getElementById("variant").selectedOptions[0].dataset.family === "barrier" ? 1 : 0`), "the barrier Spec is selected")
+	assert.Contains(t, text("#variant-about"), "tla/BarrierSnapshots.tla Spec")
+	do("no blocking", setVariant("SpecNoBlock"), chromedp.Click(chromedp.CSS("#article")))
+	assert.Contains(t, text("#banner"), "Violated: BarrierConsistentCut")
+	assert.Contains(t, text(`#properties li[data-prop="BarrierConsistentCut"] .why`), "which Spec does not enable (<<\"S1\", \"X\">> is blocked: its barrier has arrived and X has not recorded (alignment)")
 
 	// Constants of one's own: a three-process ring, started and stepped;
 	// a topology that is not strongly connected is refused, named.

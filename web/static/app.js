@@ -64,7 +64,19 @@
     const fam = custom ? "chandy-lamport" : family(sc);
     const sel = $("variant");
     for (const o of sel.options) o.hidden = o.dataset.family !== fam;
-    if (sel.selectedOptions[0] && sel.selectedOptions[0].hidden) sel.value = [...sel.options].find((o) => !o.hidden).value;
+    if (sel.selectedOptions[0] && sel.selectedOptions[0].hidden) [...sel.options].find((o) => !o.hidden).selected = true;
+  }
+  // selectVariant selects specification v among those offered: the
+  // families share names (Spec is tla/ChandyLamport.tla's and
+  // tla/BarrierSnapshots.tla's).
+  function selectVariant(v) {
+    const o = [...$("variant").options].find((x) => !x.hidden && x.value === v);
+    if (o) o.selected = true;
+  }
+  // variantInfo is the specification selected, of the family offered.
+  function variantInfo() {
+    const o = $("variant").selectedOptions[0];
+    return o && allVariants().find((x) => x.variant === o.value && x.family === o.dataset.family);
   }
 
   function start(schedule) {
@@ -294,7 +306,7 @@
   }
 
   function showVariant() {
-    const v = allVariants().find((x) => x.variant === $("variant").value);
+    const v = variantInfo();
     $("variant-about").textContent = v ? v.about + (v.drops ? " It drops " + v.drops + " (" + v.rule.TLA + ", " + v.rule.Module + " line " + v.rule.Line + ")." : "") : "";
   }
 
@@ -358,7 +370,7 @@
     info = call("scenarios");
     // A scenario opens under its own specification: the one whose
     // actions it needs (the crash scenario's has Crash).
-    $("scenario").onchange = () => { custom = null; offerVariants(scenario()); $("variant").value = scenario().variant; showVariant(); start(""); };
+    $("scenario").onchange = () => { custom = null; offerVariants(scenario()); selectVariant(scenario().variant); showVariant(); start(""); };
     // Switching the specification keeps the schedule: the same steps, taken
     // by the variant's actions, as far as they are enabled there.
     $("variant").onchange = () => { showVariant(); start(current ? current.schedule : ""); };
@@ -424,8 +436,8 @@
     offerVariants(sc || scenario());
     // The link's specification if it is one of the scenario's family,
     // else the scenario's own.
-    if (h.v && allVariants().some((v) => v.variant === h.v && v.family === fam)) $("variant").value = h.v;
-    else if (sc) $("variant").value = sc.variant;
+    if (h.v && allVariants().some((v) => v.variant === h.v && v.family === fam)) selectVariant(h.v);
+    else if (sc) selectVariant(sc.variant);
     showVariant();
     tab(h.tab === "audit" ? "audit" : "model");
     start(h.run);
