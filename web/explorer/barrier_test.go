@@ -136,6 +136,9 @@ func TestBackpressureSwitch(t *testing.T) {
 	ecs := barrierProp(t, v, spec.PropBarrierExactChannelState)
 	assert.Equal(t, []int{8, 11}, ecs.Why.Steps)
 	assert.Equal(t, []int{8, 9}, barrierProp(t, v, spec.PropReportedTypeTaken).Why.Steps)
+	cut := barrierProp(t, v, spec.PropBarrierConsistentCut)
+	assert.Contains(t, cut.Why.Text, "S1->X: X had taken 1 at its cut (step 8), S1 had sent 1 at its own (step 2)")
+	assert.Equal(t, []int{2, 7, 8, 9}, cut.Why.Steps)
 }
 
 // TestBarrierNegatives: under each broken specification its

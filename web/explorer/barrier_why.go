@@ -64,8 +64,34 @@ func (s *BarrierSession) holdsWhy(p spec.Property, inv barrier.Invariant) Why {
 		}
 	case spec.PropReportedTypeTaken:
 		return s.typesWhy()
+	case spec.PropBarrierConsistentCut:
+		if w, ok := s.cutsWhy(); ok {
+			return w
+		}
 	}
 	return Why{Steps: []int{}, Text: fmt.Sprintf("holds in every state of the run (%s)", plural(len(s.states), "state"))}
+}
+
+// cutsWhy shows why BarrierConsistentCut holds: on each edge both of
+// whose ends recorded, the receiver had taken at its cut no more records
+// than the sender had sent at its own.
+func (s *BarrierSession) cutsWhy() (Why, bool) {
+	st := s.state()
+	var out []string
+	var at []int
+	for e, ends := range s.cfg.Edges {
+		if !st.Has(ends[0]) || !st.Has(ends[1]) {
+			continue
+		}
+		from, to := s.recordStep(ends[0]), s.recordStep(ends[1])
+		out = append(out, fmt.Sprintf("%s: %s had taken %d at its cut (step %d), %s had sent %d at its own (step %d)",
+			s.edgeName(e), s.cfg.Nodes[ends[1]], st.CutRcvd[e], to, s.cfg.Nodes[ends[0]], st.CutSent[e], from))
+		at = append(at, from, to)
+	}
+	if len(out) == 0 {
+		return Why{}, false
+	}
+	return Why{Steps: steps(at...), Text: strings.Join(out, "; ") + ": what alignment blocks, or an unaligned barrier overtakes, is behind each cut"}, true
 }
 
 // channelSteps are the steps that put records in the channel state.
