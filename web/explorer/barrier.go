@@ -151,7 +151,7 @@ var barrierSources = []BarrierScenario{
 		Article: "E0.I0.P0.B0.E0.E1.I1.P2.P1.B1.P2.B2.P0.P2.R",
 		Runs:    map[barrier.Variant]string{barrier.VariantAdaptiveForceSwitch: backpressureRun}},
 	{ID: "adaptive-cycle", Title: "Adaptive on a cycle", Model: "MCBarrierAdaptiveCycle", Variant: barrier.VariantAdaptive,
-		About: "S1 and S2 feed A; A and B form a cycle (B -> A the back-edge), B feeds K, each record going round once. A aligns on S1 and S2 (not on the back-edge) and may switch once: in the scripted run B is slow, so A -> B stays full and A's alignment times out, its barrier overtaking S1#1 on A -> B (persisted) and S2#1, which it was waiting for, logged.",
+		About:   "S1 and S2 feed A; A and B form a cycle (B -> A the back-edge), B feeds K, each record going round once. A aligns on S1 and S2 (not on the back-edge) and may switch once: in the scripted run B is slow, so A -> B stays full and A's alignment times out, its barrier overtaking S1#1 on A -> B (persisted) and S2#1, which it was waiting for, logged.",
 		Article: "E0.I0.P3.B3.E1.I1.T2.B0.P0.P4.P0.B1.P1.B2.P0.P1.P2.P0.P2.B4.R.P0.P1.P0.P2.P4.P0.P1.P0.P2"},
 	{ID: "aligned", Title: "Aligned barriers (ABS)", Model: "MCBarrierAlignedDAG", Variant: barrier.VariantSpec,
 		About:   "Carbone et al. 2015's aligned barriers on the fan-in graph: X blocks S1 -> X once S1's barrier is in, until S2's arrives; no channel state at all. Under SpecNoBlock X takes the blocked record before it records.",
