@@ -136,29 +136,13 @@ func (s *BarrierSession) nodeView(n int) NodeView {
 func (s *BarrierSession) adaptiveNode(nv *NodeView, n int) {
 	st := s.state()
 	nv.Switched = st.Switched&(1<<n) != 0
-	nv.Mode = modeOf(st, n)
+	nv.Mode = barrier.ModeOf(st, n).String()
 	if nv.Switched {
 		nv.SwitchedAt = s.switchStep(n)
 	}
 	if nv.Recorded {
-		nv.Reported, nv.Taken = st.Reported[n].String(), takenType(st, n).String()
+		nv.Reported, nv.Taken = st.Reported[n].String(), barrier.TakenType(st, n).String()
 	}
-}
-
-// modeOf is mode[n] (tla/BarrierAdaptive.tla line 51).
-func modeOf(st *barrier.State, n int) string {
-	if st.Switched&(1<<n) != 0 {
-		return barrier.TypeUnaligned.String()
-	}
-	return barrier.TypeAligned.String()
-}
-
-// takenType mirrors TakenType(n) (tla/BarrierAdaptive.tla line 63).
-func takenType(st *barrier.State, n int) barrier.SnapType {
-	if st.CutAligned&(1<<n) != 0 {
-		return barrier.TypeAligned
-	}
-	return barrier.TypeUnaligned
 }
 
 // blocked are node n's inputs alignment blocks now: ProcessV's conjunct
