@@ -256,6 +256,13 @@ func withoutPayload(ev spec.BarrierEvent) spec.BarrierEvent {
 	return ev
 }
 
+// BarrierModelEvent is the barrier trace event the model's step a from
+// st to ns is (barrierEvent): how the explorer page writes a run of
+// model/barrier as a trace, to draw and to audit.
+func BarrierModelEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *barrier.State) spec.BarrierEvent {
+	return barrierEvent(cfg, st, a, ns)
+}
+
 // barrierEvent is the event the model's step a from st to ns is: the
 // inverse of the audit, and how a run of the model (a negative variant)
 // is written as a trace.

@@ -142,13 +142,16 @@ func traceOf(p, folder string) (Trace, error) {
 
 // page is what index.html.tmpl renders.
 type page struct {
-	Scenarios  []explorer.Scenario
-	Variants   any
-	Default    model.Variant
-	Limits     string
-	Properties []explorer.PropertyDoc
-	DocsBase   string
-	Traces     []Trace
+	Scenarios []explorer.Scenario
+	Variants  any
+	// The barrier scenarios and specifications (explorer.BarrierScenarios).
+	BarrierScenarios []explorer.BarrierScenario
+	BarrierVariants  []explorer.BarrierVariant
+	Default          model.Variant
+	Limits           string
+	Properties       []explorer.PropertyDoc
+	DocsBase         string
+	Traces           []Trace
 }
 
 // renderIndex renders index.html.tmpl.
@@ -157,12 +160,17 @@ func renderIndex(list []Trace) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	bsc, err := explorer.BarrierScenarios()
+	if err != nil {
+		return nil, err
+	}
 	tmpl, err := template.New("index.html").Funcs(template.FuncMap{"lower": strings.ToLower}).Parse(indexTemplate)
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
-	err = tmpl.Execute(&b, page{Scenarios: sc, Variants: explorer.Variants, Default: sc[0].Variant, Limits: explorer.Limits(),
+	err = tmpl.Execute(&b, page{Scenarios: sc, Variants: explorer.Variants, BarrierScenarios: bsc, BarrierVariants: explorer.BarrierVariants,
+		Default: sc[0].Variant, Limits: explorer.Limits(),
 		Properties: explorer.PropertyDocs, DocsBase: explorer.DocsBase, Traces: list})
 	return b.Bytes(), err
 }

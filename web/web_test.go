@@ -85,6 +85,15 @@ func TestPageBeforeWasm(t *testing.T) {
 	for _, v := range explorer.Variants {
 		assert.Contains(t, page, `<option value="`+string(v.Variant)+`"`, v.Variant)
 	}
+	barrier, err := explorer.BarrierScenarios()
+	require.NoError(t, err)
+	for _, sc := range barrier {
+		assert.Contains(t, page, `<a href="#s=`+sc.ID+`" title="`+template.HTMLEscapeString(sc.About)+`">`, sc.ID)
+		assert.Contains(t, page, `<option value="`+sc.ID+`" data-variant="`+string(sc.Variant)+`" data-family="`+sc.Family+`">`, sc.ID)
+	}
+	for _, v := range explorer.BarrierVariants {
+		assert.Contains(t, page, `<option value="`+string(v.Variant)+`" data-family="`+v.Family+`" hidden>`, v.Variant)
+	}
 	for _, p := range explorer.PropertyDocs {
 		assert.Contains(t, page, `<li data-prop="`+string(p.Name)+`"><strong>`+string(p.Name)+`</strong> (`+p.Where+`)`, p.Name)
 		assert.Contains(t, page, `href="`+explorer.DocsBase+`#`+p.Anchor+`"`, p.Name)

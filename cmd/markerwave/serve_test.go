@@ -240,7 +240,9 @@ func TestPageInBrowser(t *testing.T) {
 	do("open the page without the model", chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS("#scenario-list")))
 	scenarios, err := explorer.Scenarios()
 	require.NoError(t, err)
-	assert.Equal(t, len(scenarios), eval(`document.querySelectorAll("#scenario-list li a").length`), "the scenarios are listed")
+	barrierScenarios, err := explorer.BarrierScenarios()
+	require.NoError(t, err)
+	assert.Equal(t, len(scenarios)+len(barrierScenarios), eval(`document.querySelectorAll("#scenario-list li a").length`), "the scenarios are listed")
 	assert.Equal(t, len(explorer.PropertyDocs), eval(`document.querySelectorAll("#properties li a.why-link").length`), "the properties link their arguments")
 	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "no orphan message")
 	do("the model fails to load", until(`document.getElementById("error").textContent.startsWith("could not start the model")`))
@@ -374,6 +376,71 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text("#banner"), "Every property of the spec holds")
 	assert.Contains(t, text(`.snap[data-snap="1"] .status`), "aborted: P2 suspected")
 	assert.Contains(t, text(`#properties li[data-prop="SnapshotsEnd"]`), "✓")
+
+	// Barrier snapshots: the backpressure scenario's link opens it under
+	// SpecAdaptive, the specifications of tla/BarrierAdaptive.tla
+	// offered. X aligns, S1 -> X blocked behind S1's barrier, X -> K full;
+	// its alignment times out at step 8: X switches, its barrier
+	// overtakes S1#1 on X -> K, persisted, and the diagram draws the
+	// switch.
+	// (The link is followed in the page already open, as a click on it
+	// would: the model is not loaded again.)
+	do("open #s=backpressure", chromedp.Evaluate[chromedp.Void](`(() => { location.hash = "s=backpressure"; })()`),
+		until(`document.getElementById("variant").value === "SpecAdaptive" && document.querySelectorAll("#nodes tbody tr").length === 4`))
+	assert.Equal(t, 5, eval(`[...document.querySelectorAll("#variant option")].filter((o) => !o.hidden).length`), "SpecAdaptive and its four broken variants")
+	take("E0", "I0", "P0", "B0", "E0", "E1", "I1")
+	assert.Equal(t, "S1->X", text(`#nodes tr[data-node="X"] td.blocked`))
+	assert.Contains(t, text(`#nodes tr[data-node="X"] td.node-state`), "aligning since step 4: S1->X blocked, waiting for the barrier of S2->X")
+	take("T2")
+	assert.Equal(t, "unaligned", text(`#nodes tr[data-node="X"] td.mode`))
+	assert.Contains(t, text(`#nodes tr[data-node="X"] td.node-state`), "until its alignment timed out at step 8: switched to unaligned")
+	assert.Equal(t, "S1#1", text(`#edges tr[data-edge="X->K"] .item.persisted`), "the record X's barrier overtook is persisted")
+	assert.Equal(t, 1, eval(`document.querySelectorAll("#diagram svg .event.timeout").length`), "the switch is drawn")
+	shot("explorer-switch.png")
+	do("scripted run", chromedp.Click(chromedp.CSS("#article")))
+	assert.Equal(t, 22, eval(history))
+	assert.Contains(t, text(`.snap[data-snap="barrier"] .status`), "X's alignment timed out at step 8 and it switched to unaligned; channel state: S2#1 on S2->X (logged by X at step 11), S1#1 on X->K (overtaken by X's barrier, persisted at step 8)")
+	assert.Contains(t, text("#banner"), "Every property of the spec holds")
+	assert.Contains(t, text("#diagram-notes"), "alignment timed out and switched to unaligned (the diamonds, where alignment ended): X")
+	// The run, audited as a barrier trace in the page's worker: it
+	// conforms to SpecAdaptive.
+	do("audit the backpressure run", chromedp.Click(chromedp.CSS("#audit-run")), bannerNames("this run"))
+	assert.Contains(t, text("#audit-banner"), "this run conforms (22 events)")
+	do("back to the model", chromedp.Click(chromedp.CSS("#tab-model")))
+	do("phone, barriers", chromedp.EmulateViewport(390, 844))
+	assert.Equal(t, 0, eval(`document.documentElement.scrollWidth > window.innerWidth ? 1 : 0`), "at 390 px wide the barrier state scrolls only vertically")
+	do("wide again, barriers", chromedp.EmulateViewport(1280, 800))
+
+	// The same schedule under SpecAdaptiveStaleType: ReportedTypeTaken
+	// fails, its steps and its cause named, the rule dropped quoted.
+	do("stale type", setVariant("SpecAdaptiveStaleType"))
+	assert.Equal(t, 22, eval(history), "the same schedule replays")
+	assert.Equal(t, "Violated: ReportedTypeTaken", strings.SplitN(text("#banner"), " — ", 2)[0])
+	staleWhy := text(`#properties li[data-prop="ReportedTypeTaken"] .why`)
+	assert.Contains(t, staleWhy, "X reported a snapshot of type aligned at step 8 although it took an unaligned one")
+	assert.Contains(t, staleWhy, "The cause: at step 8, TimeoutV(\"X\",TRUE,TRUE,FALSE,TRUE), SpecAdaptive would have X report unaligned; SpecAdaptiveStaleType reports aligned")
+	staleLink, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`#properties li[data-prop="ReportedTypeTaken"] a.why-link`), "href"))
+	require.NoError(t, err)
+	assert.Equal(t, explorer.DocsBase+"#reportedtypetaken", staleLink.Value)
+	assert.True(t, anchors["reportedtypetaken"], "the property's argument is in %s", explorer.DocsFile)
+	do("show step 8", chromedp.Click(chromedp.CSS(`#properties li[data-prop="ReportedTypeTaken"] button.step[data-step="8"]`)))
+	assert.Contains(t, text("#history li.at"), `TimeoutV("X"`)
+	assert.Equal(t, 1, eval(`document.querySelectorAll('#diagram svg .event.at[data-index="8"]').length`), "the switch is marked in the diagram")
+	shot("explorer-stale-type.png")
+	// Under SpecAdaptiveForceSwitch, the force-aligned scenario's run
+	// switches X, which feeds the force-aligned X -> K.
+	do("force-aligned", setScenario("force-aligned"), setVariant("SpecAdaptiveForceSwitch"), chromedp.Click(chromedp.CSS("#article")))
+	assert.Equal(t, "Violated: ForceAlignedNoChannelState", strings.SplitN(text("#banner"), " — ", 2)[0])
+	assert.Contains(t, text(`#properties li[data-prop="ForceAlignedNoChannelState"] .why`), "X feeds a force-aligned edge: it aligns however long it takes")
+	// The aligned scenario opens under tla/BarrierSnapshots.tla's Spec
+	// (not tla/ChandyLamport.tla's, of the same name); under SpecNoBlock
+	// its counter-example takes a blocked record.
+	do("aligned", setScenario("aligned"))
+	assert.Equal(t, 1, eval(`document.getElementById("variant").selectedOptions[0].dataset.family === "barrier" ? 1 : 0`), "the barrier Spec is selected")
+	assert.Contains(t, text("#variant-about"), "tla/BarrierSnapshots.tla Spec")
+	do("no blocking", setVariant("SpecNoBlock"), chromedp.Click(chromedp.CSS("#article")))
+	assert.Contains(t, text("#banner"), "Violated: BarrierConsistentCut")
+	assert.Contains(t, text(`#properties li[data-prop="BarrierConsistentCut"] .why`), "which Spec does not enable (<<\"S1\", \"X\">> is blocked: its barrier has arrived and X has not recorded (alignment)")
 
 	// Constants of one's own: a three-process ring, started and stepped;
 	// a topology that is not strongly connected is refused, named.

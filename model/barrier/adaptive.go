@@ -230,11 +230,7 @@ func ReportedTypeTaken(cfg *Config, st *State) bool {
 		if k == Source || !st.Has(n) {
 			continue
 		}
-		taken := TypeUnaligned
-		if st.CutAligned&(1<<n) != 0 {
-			taken = TypeAligned
-		}
-		if st.Reported[n] != taken {
+		if st.Reported[n] != TakenType(st, n) {
 			return false
 		}
 	}

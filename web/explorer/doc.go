@@ -20,6 +20,18 @@
 //     of the run that make it hold or fail, read from the model's states
 //     (why.go).
 //
+// The barrier snapshots of a dataflow run the same way, on model/barrier
+// (barrier.Next): BarrierScenarios lists the barrier scenarios (TLC
+// models of tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla, each
+// with a scripted run, among them the adaptive switch under
+// backpressure) and BarrierVariants their specifications;
+// NewBarrierScenario starts a BarrierSession, stepped by BarrierToken, and
+// its BarrierView shows each node and edge, the snapshot, the properties
+// and the barrier diagram (export.BarrierDiagram). Under a broken
+// specification each failing property names its cause: the first step
+// the positive specification would not take so (barrier_why.go). Start
+// starts either kind of scenario as a Stepper, what web/wasm holds.
+//
 // To audit a trace file: Load reads and audits it (conformance.Audit),
 // Loaded.View renders the verdict, and Loaded.Diagram draws the run up to
 // an event or one snapshot's neighbourhood.

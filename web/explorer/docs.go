@@ -29,7 +29,8 @@ type PropertyDoc struct {
 }
 
 // PropertyDocs are the properties the page shows, in the order of the
-// specs: tla/ChandyLamport.tla's, then tla/ChandyLamportFaults.tla's.
+// specs: tla/ChandyLamport.tla's, tla/ChandyLamportFaults.tla's,
+// tla/BarrierSnapshots.tla's, then tla/BarrierAdaptive.tla's.
 var PropertyDocs = []PropertyDoc{
 	doc(spec.PropTypeOK, "tla/ChandyLamport.tla:267", "every variable stays in its type"),
 	doc(spec.PropConsistentCut, "tla/ChandyLamport.tla:287", "no orphan message: nothing received before the receiver's cut was sent after the sender's"),
@@ -46,6 +47,18 @@ var PropertyDocs = []PropertyDoc{
 	doc(spec.PropRecoveredFromComplete, "tla/ChandyLamportFaults.tla:280", "every recovery restores a complete snapshot"),
 	doc(spec.PropRecoveryReachable, "tla/ChandyLamportFaults.tla:284", "the state every incarnation started from is reachable"),
 	doc(spec.PropSnapshotsEnd, "tla/ChandyLamportFaults.tla:287", "every initiated snapshot eventually completes or is aborted (liveness)"),
+	// The barrier snapshots' (BarrierScenarios).
+	doc(spec.PropBarrierTypeOK, "tla/BarrierSnapshots.tla:318", "every variable stays in its type: queues of records and barriers, node and edge sets in the graph"),
+	doc(spec.PropBarrierConsistentCut, "tla/BarrierSnapshots.tla:335", "no node's cut counts a record its sender sent after its own cut"),
+	doc(spec.PropBarrierExactChannelState, "tla/BarrierSnapshots.tla:341", "a done edge's channel state is exactly the records sent before its sender's cut and taken after its receiver's"),
+	doc(spec.PropAlignedNoChannelState, "tla/BarrierSnapshots.tla:348", "aligned snapshots record channel state on back-edges only"),
+	doc(spec.PropBarrierSnapshotReachable, "tla/BarrierSnapshots.tla:353", "a complete snapshot is a state the application reaches: the shadow run of what each node had done at its cut"),
+	doc(spec.PropBarrierExactlyOnce, "tla/BarrierSnapshots.tla:360", "the sink receives each record at most once, and exactly once when the run drained, restored or not"),
+	doc(spec.PropBarriersComplete, "tla/BarrierSnapshots.tla:366", "once a source injected its barrier, the snapshot eventually completes (liveness)"),
+	doc(spec.PropAdaptiveTypeOK, "tla/BarrierAdaptive.tla:154", "BarrierTypeOK, and mode, reported and cutAligned in their types"),
+	doc(spec.PropUnswitchedNoChannelState, "tla/BarrierAdaptive.tla:165", "an edge neither of whose ends switched records no channel state"),
+	doc(spec.PropForceAlignedNoChannelState, "tla/BarrierAdaptive.tla:169", "a force-aligned edge never carries channel state"),
+	doc(spec.PropReportedTypeTaken, "tla/BarrierAdaptive.tla:172", "each node that recorded reported the type of snapshot it took"),
 }
 
 func doc(p spec.Property, where, says string) PropertyDoc {

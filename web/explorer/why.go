@@ -392,12 +392,18 @@ func (s *Session) crashStep(p int) int {
 
 // firstStep is the step after which cond holds from then to now, 0 if it
 // does not hold now or held from the initial state.
-func (s *Session) firstStep(cond func(*model.State) bool) int {
-	at := len(s.states)
-	for at > 0 && cond(s.states[at-1]) {
+func (s *Session) firstStep(cond func(*model.State) bool) int { return sinceStep(s.states, cond) }
+
+// sinceStep is, for the states of a run (states[0] the initial one,
+// states[i] after step i), the step after which cond holds from then to
+// the last state, 0 if it does not hold there or held from the initial
+// state: of the Chandy-Lamport sessions and the barrier ones.
+func sinceStep[S any](states []S, cond func(S) bool) int {
+	at := len(states)
+	for at > 0 && cond(states[at-1]) {
 		at--
 	}
-	if at == len(s.states) {
+	if at == len(states) {
 		return 0
 	}
 	return at

@@ -50,7 +50,34 @@
   const b64 = (s) => btoa(unescape(encodeURIComponent(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   const unb64 = (s) => decodeURIComponent(escape(atob(s.replace(/-/g, "+").replace(/_/g, "/"))));
 
-  function scenario() { return info.scenarios.find((s) => s.id === $("scenario").value); }
+  // Every scenario, the Chandy-Lamport ones and the barrier ones; a
+  // scenario's family says which specifications it offers.
+  const allScenarios = () => info.scenarios.concat(info.barrier_scenarios);
+  const allVariants = () => info.variants.map((v) => Object.assign({ family: "chandy-lamport" }, v)).concat(info.barrier_variants);
+  function scenario() { return allScenarios().find((s) => s.id === $("scenario").value); }
+  const family = (sc) => (sc && sc.family) || "chandy-lamport";
+  // A scenario's scripted run under specification v: a barrier
+  // scenario's counter-example for v, if it has one, else its run.
+  const runFor = (sc, v) => (sc.runs && sc.runs[v]) || sc.article;
+  // offerVariants shows the specifications of the scenario's family only.
+  function offerVariants(sc) {
+    const fam = custom ? "chandy-lamport" : family(sc);
+    const sel = $("variant");
+    for (const o of sel.options) o.hidden = o.dataset.family !== fam;
+    if (sel.selectedOptions[0] && sel.selectedOptions[0].hidden) [...sel.options].find((o) => !o.hidden).selected = true;
+  }
+  // selectVariant selects specification v among those offered: the
+  // families share names (Spec is tla/ChandyLamport.tla's and
+  // tla/BarrierSnapshots.tla's).
+  function selectVariant(v) {
+    const o = [...$("variant").options].find((x) => !x.hidden && x.value === v);
+    if (o) o.selected = true;
+  }
+  // variantInfo is the specification selected, of the family offered.
+  function variantInfo() {
+    const o = $("variant").selectedOptions[0];
+    return o && allVariants().find((x) => x.variant === o.value && x.family === o.dataset.family);
+  }
 
   function start(schedule) {
     showError(null);
@@ -71,8 +98,11 @@
     current = v;
     const sc = custom ? null : scenario();
     $("about").textContent = sc ? sc.about : "Constants of your own.";
-    $("article").hidden = !(sc && sc.article);
-    $("constants").value = JSON.stringify(v.constants, null, 1);
+    const barrier = v.kind === "barrier";
+    $("article").hidden = !(sc && runFor(sc, v.variant));
+    $("article").textContent = barrier ? "Scripted run" : "Article's run";
+    $("constants-box").hidden = barrier;
+    if (!barrier) $("constants").value = JSON.stringify(v.constants, null, 1);
     const en = $("enabled");
     en.replaceChildren(...v.enabled.map((s, i) => el("li", {},
       el("button", { class: "act", title: "token " + s.token, "data-token": s.token, onclick: () => act("take", s.token) },
@@ -80,11 +110,9 @@
     $("deadlock").hidden = v.enabled.length > 0;
     $("back").disabled = v.history.length === 0;
     $("history").replaceChildren(...v.history.map((s, i) => el("li", { "data-n": String(i + 1), "data-event": String(s.event || 0) }, s.label)));
-    $("system-total").textContent = "(the system holds " + v.system_total + ")";
-    $("procs").tBodies[0].replaceChildren(...v.procs.map((p) =>
-      el("tr", {}, el("th", {}, p.id), el("td", { class: "bal" }, p.bal), el("td", {}, String(p.sent)), el("td", {}, String(p.rcvd)))));
-    $("chans").tBodies[0].replaceChildren(...v.chans.map((c) =>
-      el("tr", {}, el("th", {}, c.name), el("td", {}, c.msgs.length ? c.msgs.join(", ") : "empty"))));
+    $("cl-state").hidden = barrier;
+    $("barrier-state").hidden = !barrier;
+    if (barrier) renderBarrier(v); else renderState(v);
     $("properties").replaceChildren(...v.properties.map(propItem));
     const banner = $("banner");
     if (v.violated.length) {
@@ -95,14 +123,50 @@
       banner.className = "banner holds";
       banner.replaceChildren(el("strong", {}, "Every property of the spec holds in this state."));
     }
-    $("snapshots").replaceChildren(...v.snapshots.map(snapCard));
     $("diagram").innerHTML = v.diagram || "<p class='about'>Take a step: the diagram grows with the run.</p>";
+    const notes = barrier ? v.notes || [] : [];
+    $("diagram-notes").replaceChildren(...notes.map((n) => el("li", {}, n)));
+    $("diagram-notes").hidden = notes.length === 0;
     // A run of the faults specifications is drawn without its failures:
     // say so, and offer no trace of it to download or audit.
     $("partial").textContent = v.partial ? "Note: " + v.partial + "." : "";
     $("partial").hidden = !v.partial;
     $("download").disabled = $("audit-run").disabled = !!v.partial;
     writeHash();
+  }
+
+  // A Chandy-Lamport run's state: the processes, the channels, the
+  // snapshots.
+  function renderState(v) {
+    $("system-total").textContent = "(the system holds " + v.system_total + ")";
+    $("procs").tBodies[0].replaceChildren(...v.procs.map((p) =>
+      el("tr", {}, el("th", {}, p.id), el("td", { class: "bal" }, p.bal), el("td", {}, String(p.sent)), el("td", {}, String(p.rcvd)))));
+    $("chans").tBodies[0].replaceChildren(...v.chans.map((c) =>
+      el("tr", {}, el("th", {}, c.name), el("td", {}, c.msgs.length ? c.msgs.join(", ") : "empty"))));
+    $("snapshots").replaceChildren(...v.snapshots.map(snapCard));
+  }
+
+  // A barrier run's state: each node (its count, the inputs alignment
+  // blocks, its mode, the type it reported and the one it took), each
+  // edge (its queue, head first, the records persisted as channel state
+  // marked; its recording; its channel state), and the snapshot.
+  function renderBarrier(v) {
+    $("system-total").textContent = "";
+    $("nodes").tBodies[0].replaceChildren(...v.nodes.map((n) =>
+      el("tr", { "data-node": n.name, class: (n.switched ? "switched " : "") + (n.blocked.length ? "blocked" : "") },
+        el("th", {}, n.name), el("td", {}, n.count), el("td", { class: "blocked" }, n.blocked.join(", ") || "—"),
+        el("td", { class: "mode" }, n.mode || "—"),
+        el("td", { class: "reported" }, n.reported ? n.reported + (n.taken !== n.reported ? " (took " + n.taken + ")" : "") : "—"),
+        el("td", { class: "node-state" }, n.state))));
+    const item = (it) => el("span", { class: "item" + (it.barrier ? " barrier" : "") + (it.persisted ? " persisted" : ""),
+      title: it.persisted ? "persisted as this edge's channel state" : "" }, it.text);
+    $("edges").tBodies[0].replaceChildren(...v.edges.map((e) =>
+      el("tr", { "data-edge": e.name, class: e.blocked ? "blocked" : "" },
+        el("th", {}, e.name + (e.back ? " (back-edge)" : "") + (e.force_aligned ? " (force-aligned)" : "")),
+        el("td", { class: "queue" }, ...(e.queue.length ? e.queue.map(item) : ["empty"])),
+        el("td", {}, e.status), el("td", { class: "channel-state" }, e.channel_state.join(", ") || "none"))));
+    $("snapshots").replaceChildren(el("article", { class: "snap " + (v.complete ? (v.violated.length ? "bad" : "ok") : "open"), "data-snap": "barrier" },
+      el("h3", {}, "The snapshot (" + v.variant + ")"), el("p", { class: "status" }, v.snapshot)));
   }
 
   // A property in this state: whether it holds, what fails, the link to
@@ -241,7 +305,10 @@
     renderAudit();
   }
 
-  function showVariant() { $("variant-about").textContent = info.variants.find((v) => v.variant === $("variant").value).about; }
+  function showVariant() {
+    const v = variantInfo();
+    $("variant-about").textContent = v ? v.about + (v.drops ? " It drops " + v.drops + " (" + v.rule.TLA + ", " + v.rule.Module + " line " + v.rule.Line + ")." : "") : "";
+  }
 
   function tab(which) {
     const audTab = which === "audit";
@@ -303,17 +370,18 @@
     info = call("scenarios");
     // A scenario opens under its own specification: the one whose
     // actions it needs (the crash scenario's has Crash).
-    $("scenario").onchange = () => { custom = null; $("variant").value = scenario().variant; showVariant(); start(""); };
+    $("scenario").onchange = () => { custom = null; offerVariants(scenario()); selectVariant(scenario().variant); showVariant(); start(""); };
     // Switching the specification keeps the schedule: the same steps, taken
     // by the variant's actions, as far as they are enabled there.
     $("variant").onchange = () => { showVariant(); start(current ? current.schedule : ""); };
     $("apply-constants").onclick = () => {
       try { custom = JSON.parse($("constants").value); } catch (e) { showError("constants: " + e.message); return; }
+      offerVariants(null);
       start("");
     };
     $("back").onclick = () => act("back");
     $("reset").onclick = () => start("");
-    $("article").onclick = () => start(scenario().article);
+    $("article").onclick = () => start(runFor(scenario(), $("variant").value));
     $("random").onclick = () => act("random", Number($("seed").value) || 0, Number($("nsteps").value) || 1);
     $("share").onclick = () => {
       const u = $("share-url");
@@ -362,10 +430,14 @@
     const h = readHash();
     custom = null;
     if (h.k) { try { custom = JSON.parse(unb64(h.k)); } catch (e) { showError("the link's constants: " + e.message); } }
-    const sc = info.scenarios.find((s) => s.id === h.s);
+    const sc = allScenarios().find((s) => s.id === h.s);
     if (sc) $("scenario").value = sc.id;
-    if (h.v && info.variants.some((v) => v.variant === h.v)) $("variant").value = h.v;
-    else if (sc) $("variant").value = sc.variant;
+    const fam = custom ? "chandy-lamport" : family(sc || scenario());
+    offerVariants(sc || scenario());
+    // The link's specification if it is one of the scenario's family,
+    // else the scenario's own.
+    if (h.v && allVariants().some((v) => v.variant === h.v && v.family === fam)) selectVariant(h.v);
+    else if (sc) selectVariant(sc.variant);
     showVariant();
     tab(h.tab === "audit" ? "audit" : "model");
     start(h.run);

@@ -10,7 +10,7 @@
 // object {"error": "..."} when the call fails:
 //
 //	scenarios()                      the scenarios, variants and limits
-//	start(scenario, variant, schedule)  a new session of a scenario (variant "": the scenario's own), the schedule replayed
+//	start(scenario, variant, schedule)  a new session of a scenario, Chandy-Lamport or barrier (variant "": the scenario's own), the schedule replayed
 //	startConstants(json, variant, schedule)  the same for constants of one's own
 //	take(token)  back()  random(seed, n)     step the session
 //	view()                           the session as the page shows it
@@ -34,7 +34,7 @@ import (
 )
 
 var (
-	session *explorer.Session
+	session explorer.Stepper
 	loaded  *explorer.Loaded
 )
 
@@ -63,26 +63,32 @@ func view(err error) any {
 	if session == nil {
 		return errorReply(fmt.Errorf("no scenario started"))
 	}
-	return reply(session.View())
+	return reply(session.Render())
 }
 
 // started replaces the session with s, replays schedule and replies with
 // its view; a schedule that does not replay keeps the steps that did and
 // says where it stopped.
-func started(s *explorer.Session, err error, schedule string) any {
+func started(s explorer.Stepper, err error, schedule string) any {
 	if err != nil {
 		return errorReply(err)
 	}
 	session = s
 	rerr := s.Replay(schedule)
-	v, err := s.View()
+	v, err := s.Render()
 	if err != nil || rerr == nil {
 		return reply(v, err)
 	}
-	return reply(struct {
-		explorer.View
-		Warning string `json:"warning"`
-	}{v, rerr.Error()}, nil)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errorReply(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return errorReply(err)
+	}
+	out["warning"] = rerr.Error()
+	return reply(out, nil)
 }
 
 // fn wraps f as a JavaScript function; a panic becomes an error reply, so
@@ -130,18 +136,28 @@ func progress(args []js.Value, i int) func(done, total int) {
 	}
 }
 
+// scenarios replies with the page's scenarios, Chandy-Lamport and
+// barrier, their specifications and the limits on constants.
+func scenarios() any {
+	sc, err := explorer.Scenarios()
+	if err != nil {
+		return errorReply(err)
+	}
+	bsc, err := explorer.BarrierScenarios()
+	return reply(struct {
+		Scenarios        any    `json:"scenarios"`
+		Variants         any    `json:"variants"`
+		BarrierScenarios any    `json:"barrier_scenarios"`
+		BarrierVariants  any    `json:"barrier_variants"`
+		Limits           string `json:"limits"`
+	}{sc, explorer.Variants, bsc, explorer.BarrierVariants, explorer.Limits()}, err)
+}
+
 func main() {
 	api := map[string]any{
-		"scenarios": fn(func([]js.Value) any {
-			sc, err := explorer.Scenarios()
-			return reply(struct {
-				Scenarios any    `json:"scenarios"`
-				Variants  any    `json:"variants"`
-				Limits    string `json:"limits"`
-			}{sc, explorer.Variants, explorer.Limits()}, err)
-		}),
+		"scenarios": fn(func([]js.Value) any { return scenarios() }),
 		"start": fn(func(a []js.Value) any {
-			s, err := explorer.NewScenario(arg(a, 0), model.Variant(arg(a, 1)))
+			s, err := explorer.Start(arg(a, 0), arg(a, 1))
 			return started(s, err, arg(a, 2))
 		}),
 		"startConstants": fn(func(a []js.Value) any {
