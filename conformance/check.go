@@ -478,6 +478,25 @@ func snapshotLacks(cfg *model.Config, st *model.State, s int) string {
 	return strings.Join(miss, ", ")
 }
 
+// abortedSnapshots lists the snapshots aborted in st, by id order of
+// the model's snapshots, each with its cause and initiator.
+func abortedSnapshots(cfg *model.Config, st *model.State) []AbortedSnapshot {
+	var out []AbortedSnapshot
+	for s, id := range cfg.Snap {
+		if len(st.AbortedBy) <= s || !model.Aborted(st, s) {
+			continue
+		}
+		v := spec.AbortVerdict{Snap: id, Initiator: cfg.Topo.Procs[cfg.Initiator[s]]}
+		for i, p := range cfg.Topo.Procs {
+			if st.AbortedBy[s].Has(i) {
+				v.Cause = p
+			}
+		}
+		out = append(out, AbortedSnapshot{AbortVerdict: v})
+	}
+	return out
+}
+
 // incompleteSnapshots lists the snapshots initiated and neither complete
 // nor aborted in st, with what each lacks.
 func incompleteSnapshots(cfg *model.Config, st *model.State) []IncompleteSnapshot {

@@ -133,16 +133,28 @@ func replayFaults(tr spec.Trace, opts Options) Report {
 		return d
 	})
 	if r.Divergence == nil {
-		r.Divergence = f.crash(len(tr.Events))
-	}
-	if r.Divergence == nil {
-		r.Divergence = f.reportedAborted(tr, opts)
-	}
-	if r.Divergence == nil && (opts.Drained || tr.Header.Drained) {
-		r.Divergence = f.checkEnded()
+		r.Divergence = f.end(tr, opts)
 	}
 	r.finish(cfg, f.st, tr, opts, rep.rec, rep.cuts)
 	return r
+}
+
+// end is the replay's last steps once every event replayed: the crashes
+// the crash rule puts at the end, the reported snapshots against the
+// aborts, the aborts the spec's fairness takes (implicitAborts), then, in
+// a drained run, SnapshotsEnd.
+func (f *faultReplay) end(tr spec.Trace, opts Options) *Divergence {
+	if d := f.crash(len(tr.Events)); d != nil {
+		return d
+	}
+	if d := f.reportedAborted(tr, opts); d != nil {
+		return d
+	}
+	f.implicitAborts()
+	if opts.Drained || tr.Header.Drained {
+		return f.checkEnded()
+	}
+	return nil
 }
 
 // view is the global state with suspected and abortedBy as node p sees
@@ -365,7 +377,7 @@ func (f *faultReplay) reportedAborted(tr spec.Trace, opts Options) *Divergence {
 // checkEnded is SnapshotsEnd (line 287) at the end of a drained run:
 // every channel into a live process is empty, and every initiated
 // snapshot is complete or aborted (by a node, or implicitly:
-// implicitAborts). Messages to a crashed process stay in
+// implicitAborts, taken before). Messages to a crashed process stay in
 // their channels (the spec's crash-stop).
 func (f *faultReplay) checkEnded() *Divergence {
 	cfg, st := f.cfg, f.st
@@ -379,21 +391,24 @@ func (f *faultReplay) checkEnded() *Divergence {
 		return &Divergence{Property: spec.PropSnapshotsEnd, Detail: "the trace claims a drained run, but the model's channels into live processes still hold messages",
 			Expected: strings.Join(busy, "; "), Reported: "drained: every channel into a live process empty"}
 	}
-	f.implicitAborts()
-	st = f.st
 	if s := model.SnapshotEnded(cfg, st); s >= 0 {
 		return &Divergence{Property: spec.PropSnapshotsEnd, Detail: fmt.Sprintf("snapshot %d was initiated but is neither complete nor aborted at the end of the drained run", cfg.Snap[s])}
 	}
 	return nil
 }
 
-// implicitAborts takes, at the end of a drained run, the spec's Abort(s,
-// q) (lines 132-138) for every snapshot s still pending that no live node
+// implicitAborts takes, at the end of a run, the spec's Abort(s, q)
+// (lines 132-138) for every snapshot s still pending that no live node
 // holds a part of: each live process either finished its part (and may
 // have handed it out: a released part is no longer the node's to abort)
 // or never recorded s. Only the spec's global Abort is left then, enabled
-// when s waits for a suspected q (WaitsFor, line 50), and weak fairness (line
-// 231) takes it; the nodes log no event for it.
+// when s waits for a suspected q (WaitsFor, line 50), and weak fairness
+// (line 228) takes it; the nodes log no event for it. A node process
+// aborts such a snapshot too, as its store sees it (its part saved, the
+// suspected q's missing: impl/runtime's abortWaiting), with no event;
+// the report says both in the same words (Report.Aborted), so a
+// snapshot whose initiator crashed after its markers went out is
+// aborted, not incomplete. Crashes are taken before (the crash rule).
 func (f *faultReplay) implicitAborts() {
 	cfg := f.cfg
 	for s := range cfg.Snap {

@@ -446,6 +446,7 @@ func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, opts 
 		}
 	}
 	r.Incomplete = incompleteSnapshots(cfg, st)
+	r.Aborted = abortedSnapshots(cfg, st)
 	var runCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	if len(cuts) > 0 {
 		runCuts = map[spec.SnapID]map[spec.Channel]spec.ChanCut{}

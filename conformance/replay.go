@@ -60,6 +60,11 @@ type Report struct {
 	// end, with what each lacks: a violation of SnapshotsComplete in a
 	// drained run, a fact worth saying in any other.
 	Incomplete []IncompleteSnapshot
+	// Aborted lists the snapshots aborted at the end (by a node, or by the
+	// audit's own Abort where the spec's fairness takes it: see
+	// implicitAborts), each in the words node logs and the store's catalog
+	// use (spec.AbortVerdict); none of them is in Incomplete.
+	Aborted []AbortedSnapshot
 	// Notes say what the audit derived rather than read (a barrier
 	// trace's missing seqs and parts, DeriveBarrier), one line each.
 	Notes []string
@@ -71,6 +76,25 @@ type IncompleteSnapshot struct {
 	Snap  spec.SnapID
 	Lacks string
 }
+
+// AbortedSnapshot is a snapshot aborted, and why; Incarnation numbers the
+// incarnation of a run with restores (from 1), 0 in a run of one.
+type AbortedSnapshot struct {
+	spec.AbortVerdict
+	Incarnation int
+}
+
+// String is the verdict, with its incarnation in a run with restores.
+func (a AbortedSnapshot) String() string {
+	if a.Incarnation > 0 {
+		return fmt.Sprintf("%v (incarnation %d)", a.AbortVerdict, a.Incarnation)
+	}
+	return a.AbortVerdict.String()
+}
+
+// maxAbortedLines bounds the aborted snapshots String names one by one
+// (a nemesis run aborts hundreds); --json lists them all.
+const maxAbortedLines = 20
 
 // OK reports whether the trace conforms.
 func (r Report) OK() bool { return r.Err == nil && r.Divergence == nil && len(r.Violations) == 0 }
@@ -140,9 +164,16 @@ func (r Report) String() string {
 	return b.String()
 }
 
-// writeIncomplete says which snapshots were initiated and never
-// completed, and what each lacks; then the notes.
+// writeIncomplete says which snapshots were aborted and why, which were
+// initiated and never completed, and what each lacks; then the notes.
 func (r Report) writeIncomplete(b *strings.Builder) {
+	for i, a := range r.Aborted {
+		if i == maxAbortedLines {
+			fmt.Fprintf(b, "  ... and %d more snapshots aborted (--json lists them all)\n", len(r.Aborted)-i)
+			break
+		}
+		fmt.Fprintf(b, "  %v\n", a)
+	}
 	for _, x := range r.Incomplete {
 		fmt.Fprintf(b, "  incomplete: snapshot %d was initiated but never completed: %s\n", x.Snap, x.Lacks)
 	}

@@ -123,6 +123,10 @@ func (h *historyReplay) restore(k int) (int, *Divergence) {
 func (h *historyReplay) merge(k int, r Report, start int) bool {
 	h.rep.Steps += max(r.Steps-start, 0)
 	h.rep.Snapshots += r.Snapshots
+	for _, a := range r.Aborted {
+		a.Incarnation = k + 1
+		h.rep.Aborted = append(h.rep.Aborted, a)
+	}
 	for _, x := range r.Incomplete {
 		x.Lacks = fmt.Sprintf("incarnation %d: %s", k+1, x.Lacks)
 		h.rep.Incomplete = append(h.rep.Incomplete, x)

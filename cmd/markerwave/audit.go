@@ -56,7 +56,10 @@ stdout:
    model's, "reported": the implementation's, "diff"}, "violations": the
    run properties that fail: [{"property", "snapshot", "detail"}],
    "incomplete": the snapshots initiated and never completed:
-   [{"snapshot", "lacks": what each lacks], "notes": what the audit
+   [{"snapshot", "lacks": what each lacks], "aborted": the snapshots
+   aborted (absent if none): [{"snapshot", "cause", "initiator",
+   "incarnation" (a run with restores'), "why": in the words of the node
+   logs and markerwave snapshots}], "notes": what the audit
    derived rather than read (a barrier trace's records without seq,
    parts without counts; absent if nothing)}
 An outsider run (format markerwave-outsider/1) adds "format",
@@ -437,6 +440,8 @@ type auditJSON struct {
 	Violations   []violationJSON `json:"violations"`
 	// Incomplete lists the snapshots initiated and never completed.
 	Incomplete []incompleteJSON `json:"incomplete"`
+	// Aborted lists the snapshots aborted, each with why.
+	Aborted []abortedJSON `json:"aborted,omitempty"`
 	// Notes say what the audit derived rather than read (a barrier
 	// trace's missing seqs and parts).
 	Notes []string `json:"notes,omitempty"`
@@ -447,6 +452,16 @@ type auditJSON struct {
 type incompleteJSON struct {
 	Snapshot any    `json:"snapshot"`
 	Lacks    string `json:"lacks"`
+}
+
+// abortedJSON is an aborted snapshot: Why in the words of the node's log
+// and of markerwave snapshots (spec.AbortVerdict).
+type abortedJSON struct {
+	Snapshot    any         `json:"snapshot"`
+	Cause       spec.ProcID `json:"cause"`
+	Initiator   spec.ProcID `json:"initiator,omitempty"`
+	Incarnation int         `json:"incarnation,omitempty"`
+	Why         string      `json:"why"`
 }
 
 type divergenceJSON struct {
@@ -483,6 +498,9 @@ func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 	v.Incomplete = []incompleteJSON{}
 	for _, x := range rep.Incomplete {
 		v.Incomplete = append(v.Incomplete, incompleteJSON{Snapshot: x.Snap, Lacks: x.Lacks})
+	}
+	for _, a := range rep.Aborted {
+		v.Aborted = append(v.Aborted, abortedJSON{Snapshot: a.Snap, Cause: a.Cause, Initiator: a.Initiator, Incarnation: a.Incarnation, Why: a.String()})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // "P1->P2", not "P1-\u003eP2"

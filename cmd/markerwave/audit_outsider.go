@@ -127,6 +127,9 @@ func renameOutsider(v *outsiderJSON, d conformance.Derived) {
 	for i := range v.Incomplete {
 		v.Incomplete[i].Lacks, v.Incomplete[i].Snapshot = rn(v.Incomplete[i].Lacks), id(v.Incomplete[i].Snapshot)
 	}
+	for i := range v.Aborted {
+		v.Aborted[i].Why, v.Aborted[i].Snapshot = rn(v.Aborted[i].Why), id(v.Aborted[i].Snapshot)
+	}
 	for i := range v.Notes {
 		v.Notes[i] = rn(v.Notes[i])
 	}

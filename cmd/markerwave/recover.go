@@ -28,8 +28,9 @@ intact (a snapshot a node has no part of, one never assembled because it
 never completed or was aborted, or a damaged one, is passed over, saying
 why). With no such snapshot the cluster restarts from its initial state.
 
-A node that crashed cannot rejoin the running ones: stop the survivors
-first (SIGTERM, or let --duration end them), then run recover. It prints
+A node that crashed cannot rejoin the running ones: the survivors stop
+on their own one detection bound after suspecting it (else SIGTERM; a
+stopped process needs kill -CONT first, or SIGKILL), then run recover. It prints
 the recovery point and the command that restarts each node from it
 ("markerwave node --config FILE --id ID --restore N"); each restarted
 node is a new incarnation, and nodes restored from different snapshots
@@ -130,7 +131,7 @@ func restart(f *cmdFlags, cfg *runtime.FileConfig, cmds []restartCommand, d time
 	for _, b := range busy {
 		f.errorf("%s", b)
 	}
-	f.errorf("stop the surviving nodes first (SIGTERM): a node that crashed cannot rejoin them, every node restarts from the recovery point")
+	f.errorf("stop the surviving nodes first: a node that crashed cannot rejoin them, every node restarts from the recovery point. Survivors stop on their own one detection bound after suspecting it; else SIGTERM; a stopped process (kill -STOP, Ctrl-Z) acts on SIGTERM only once continued (kill -CONT), or end it with SIGKILL")
 	return exitFail
 }
 

@@ -255,6 +255,8 @@ func TestRecoverErrors(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errs, "markerwave recover: P2's address "+addr+" is in use (is P2 still running?)")
 	assert.Contains(t, errs, "markerwave recover: stop the surviving nodes first")
+	// Issue #20: its advice, SIGTERM, does nothing to a stopped process.
+	assert.Contains(t, errs, "a stopped process (kill -STOP, Ctrl-Z) acts on SIGTERM only once continued (kill -CONT), or end it with SIGKILL")
 }
 
 // TestAuditRestoredRun: audit --json of a run with a restore says how
@@ -293,4 +295,32 @@ func TestSnapshotsKeep(t *testing.T) {
 	code, _, errs = runCmd(runSnapshots, "--config", path, "--keep", "-1")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "--keep must not be negative")
+}
+
+// TestRecoverCatalogDisagrees: a catalog file that disagrees with the
+// parts on disk (here a part removed after the catalog was written) is
+// bad input named as such: recover warns, naming each disagreement, and
+// still picks its point from the parts on disk, each checked against its
+// own checksum; nothing is removed or rewritten (issue #20, "Done when").
+func TestRecoverCatalogDisagrees(t *testing.T) {
+	path, cfg := recoverFixture(t)
+	st, err := store.Open(cfg.SnapshotDir)
+	require.NoError(t, err)
+	require.NoError(t, st.WriteCatalog(cfg.Topology))
+	catalog, err := os.ReadFile(filepath.Join(cfg.SnapshotDir, "catalog.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(st.PartPath(9, "P2")))
+
+	code, out, errs := runCmd(runRecover, "--config", path)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, errs, "markerwave recover: warning: ")
+	assert.Contains(t, errs, "catalog.json disagrees with the parts on disk")
+	assert.Contains(t, errs, "snapshot 9", "the disagreement names the snapshot:\n%s", errs)
+	assert.Contains(t, errs, "the recovery point below is chosen from the parts on disk")
+	assert.Contains(t, out, "recovery point: snapshot 7 ", "9 lacks P2's part now: the point is 7")
+	after, err := os.ReadFile(filepath.Join(cfg.SnapshotDir, "catalog.json"))
+	require.NoError(t, err)
+	assert.Equal(t, catalog, after, "the catalog is left as it was")
+	_, err = os.Stat(st.PartPath(9, "P1"))
+	assert.NoError(t, err, "no part removed")
 }

@@ -17,8 +17,11 @@ import (
 const snapshotsAbout = `
 Lists what a snapshot store holds (impl/store's Catalog), oldest first:
 each snapshot id, when it was saved, whether it is complete (its global
-snapshot is stored and intact; then its total and the money in flight)
-or not (only some nodes' parts; a damaged file is named), and which
+snapshot is stored and intact; then its total and the money in flight),
+aborted (a node recorded the abort: said in the words of its log and of
+the audit, e.g. "aborted: its initiator P1 is suspected (crashed or
+unreachable)"; "aborted" in --json) or neither (only some nodes' parts;
+a damaged file is named), and which
 nodes' parts are stored. With --config the store is the config's
 snapshot_dir, the nodes without a part are named, and the snapshot a
 recovery would restore (markerwave recover) is marked. With --config and
@@ -171,6 +174,9 @@ type entryJSON struct {
 	Damaged  []spec.ProcID `json:"damaged,omitempty"`
 	Files    []partJSON    `json:"part_files"`
 	Problem  string        `json:"problem,omitempty"`
+	// Aborted is why the snapshot was aborted, in the words of the node
+	// logs and the audit (spec.AbortVerdict); "" if no node aborted it.
+	Aborted string `json:"aborted,omitempty"`
 }
 
 // partJSON is one stored part file of the JSON listing.
@@ -191,6 +197,9 @@ func toEntryJSON(e store.Entry) entryJSON {
 	}
 	if e.Complete {
 		j.Total, j.InFlight = &e.Total, &e.InFlight
+	}
+	if len(e.Aborted) > 0 {
+		j.Aborted = e.Aborted[0].String()
 	}
 	return j
 }

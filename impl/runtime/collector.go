@@ -272,10 +272,7 @@ func (c *Collector) Collect(ctx context.Context, s spec.SnapID) (snapshot.Global
 	if err != nil || len(c.invariants) == 0 {
 		return g, err
 	}
-	if err := spec.CheckInvariants(g.AppSnapshot(), c.invariants); err != nil {
-		return g, &InvariantError{Global: g, Err: err}
-	}
-	return g, nil
+	return g, checkGlobal(g, c.invariants)
 }
 
 // collect waits for s's outcome, as Collect says, before the invariants.

@@ -95,6 +95,9 @@ type Fault struct {
 	Since time.Time
 	At    time.Time   // when the node acted
 	Snap  spec.SnapID // Abort: the snapshot aborted
+	// Initiator is, for an Abort, the snapshot's initiator if known (this
+	// node, if it initiated it), else "".
+	Initiator spec.ProcID
 	// Finished: Peer had said it sends no more transfers (KindDone, a
 	// graceful stop), so its silence may be its orderly exit.
 	Finished bool
@@ -115,7 +118,8 @@ func (f Fault) String() string {
 	case spec.Unsuspect:
 		return fmt.Sprintf("trust %s again: heard from it (suspected since %s)", peer, since)
 	case spec.Abort:
-		return fmt.Sprintf("abort snapshot %d: it waits for %s, suspected (nothing heard since %s)", f.Snap, peer, since)
+		v := spec.AbortVerdict{Snap: f.Snap, Cause: f.Peer, Initiator: f.Initiator}
+		return fmt.Sprintf("%v: it waits for %s, nothing heard since %s", v, peer, since)
 	}
 	return fmt.Sprintf("%s %s", f.Action, peer)
 }
@@ -472,9 +476,12 @@ func (n *Node) abort(s spec.SnapID, i int, now time.Time) {
 		n.fail(err)
 		return
 	}
+	f := Fault{Action: spec.Abort, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.lastHeard(i), At: now, Snap: s}
+	if n.initiated[s] {
+		f.Initiator = n.self
+	}
 	delete(n.initiated, s)
 	n.after(st)
-	f := Fault{Action: spec.Abort, Node: n.self, Peer: q, Incarnation: d.peerInc[i], Since: d.lastHeard(i), At: now, Snap: s}
 	if n.col != nil {
 		n.col.Aborted(f)
 	}
@@ -504,6 +511,20 @@ func (n *Node) anySuspected() (spec.ProcID, time.Time, bool) {
 		}
 	}
 	return "", time.Time{}, false
+}
+
+// EverHeard reports whether the node has heard from q (any frame) since
+// it started: false for an in-neighbour never heard from, which may not
+// exist yet (a node started alone); true for a process the node does not
+// hear, or without a detector (no evidence either way).
+func (n *Node) EverHeard(q spec.ProcID) bool {
+	heard := true
+	_ = n.exec(false, func() {
+		if i := n.det.in(q); i >= 0 && n.det.cfg.Enabled() {
+			heard = n.det.ever[i] || n.det.heard[i]
+		}
+	})
+	return heard
 }
 
 // Faults returns every suspicion, withdrawal and abort of the node so

@@ -48,8 +48,10 @@
 // refuses parts of another snapshot and an inconsistent cut), checked
 // against the application's invariants (ClusterConfig.Invariants; a
 // broken or panicking one is an *InvariantError holding the snapshot;
-// node processes check those their config's app kind declares and log
-// them), and hands each snapshot out once: a later Collect of it returns ErrCollected.
+// node processes check those their config's app kind declares the same
+// way, checkGlobal, and never save a snapshot that breaks one: they log
+// it, with the state that shows it, and name it in their summary), and
+// hands each snapshot out once: a later Collect of it returns ErrCollected.
 // Reports of a snapshot already collected, or given up with Forget, are
 // dropped. Otherwise Collect returns an *IncompleteError naming exactly
 // what s lacks: NeverRecorded, the processes without a part that never
@@ -147,7 +149,14 @@
 // snapshots under way). RunProcess does both when ctx ends, waits at most
 // the config's drain_ms, and returns nil after a clean stop or a
 // *StopSummary naming dead peers, aborted and unfinished snapshots and
-// lost frames.
+// lost frames. A process also aborts, when it suspects a peer, every
+// snapshot whose part it saved that lacks that peer's part (its
+// initiator killed after its markers went out, say), records every abort
+// in the store (AbortStore), never assembles an aborted snapshot, and
+// does not wait for one another node aborted; every abort is said in one
+// wording, spec.AbortVerdict, as the store's catalog and the audit say
+// it. Its workload holds back transfers to a peer never heard from (a
+// node started alone keeps its money).
 //
 // Where each promise is checked: the package's tests (Collector
 // properties with rapid, concurrent Collects, run tags, failed channels,

@@ -34,7 +34,8 @@ func refusingAddr(t *testing.T) string {
 // heard from and aborts the snapshots waiting for them instead of waiting
 // out the drain timeout, and the summary names them dead, never heard
 // from, not "alive, not finished" (issue #20: a lone `node --id P1
-// --duration 2s` ran 9 s and said nothing while waiting).
+// --duration 2s` ran 9 s and said nothing while waiting, and sent all its
+// money to them).
 func TestLoneNodeSaysPeersUnreachable(t *testing.T) {
 	checkNoLeak(t)
 	cfg := testConfig(t, t.TempDir())
@@ -75,6 +76,13 @@ func TestLoneNodeSaysPeersUnreachable(t *testing.T) {
 	assert.NotContains(t, err.Error(), "drain gave up")
 	assert.Empty(t, sum.Unfinished, "the snapshots waiting for P2 are aborted, not left under way")
 	assert.NotEmpty(t, sum.Aborted)
+	// No money goes to peers that never existed: every transfer is held
+	// back, nothing is debited (issue #20: the lone node ended with
+	// balance 0, all of it "lost" to P2 and P3).
+	assert.Contains(t, out, "P1: stopped: balance 1000, sent 0, received 0")
+	assert.Positive(t, sum.HeldBack)
+	assert.Contains(t, err.Error(), " transfers held back: their receiver was never heard from (not debited)")
+	assert.NotRegexp(t, `lost to P\d: \d+ transfers`, err.Error())
 	// The drain timeout (60 s) was not waited out (a loose bound: the
 	// structural checks above are the test; this one only tells a stop
 	// at the duration from one after the drain timeout, under any load).

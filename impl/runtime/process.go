@@ -137,6 +137,7 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	defer p.stopControl()
 	p.startWorkload(ctx)
 	p.startSchedule(ctx, tag)
+	p.watchAborts(ctx)
 	<-ctx.Done()
 	p.stopControl() // no snapshot on demand while draining
 	p.workers.Wait()
@@ -160,22 +161,24 @@ type process struct {
 	sink       *trace.Sink
 	node       *Node
 	hints      atomic.Pointer[Node] // node, once started, for the transport's callbacks
-	parts      chan snapshot.Part   // completed local parts, to the writer
+	jobs       chan func()          // the writer's store work: parts to persist, aborts to record
 	writerDone chan struct{}
 	workers    sync.WaitGroup // workload and snapshot schedule
 
 	restarted atomic.Int64 // channels stopped because a peer restarted
 	nodeErrs  atomic.Int64 // errors the node reported
 	refused   atomic.Int64 // transfers refused: the receiver was suspected
+	held      atomic.Int64 // transfers not made: the receiver never heard from
 	final     spec.LocalState
 	problems  []string // what went wrong while stopping
 
 	faultMu  sync.Mutex
 	suspects map[spec.ProcID]Fault           // suspected now, by peer
-	aborted  []Fault                         // snapshots aborted here
+	aborted  []spec.AbortVerdict             // snapshots aborted here (by the core, or their parts missing)
 	orphan   string                          // why the run stopped on its own (orphaned), "" if not
 	waiting  map[spec.SnapID]bool            // parts saved, snapshot not yet assembled
 	active   []spec.SnapID                   // snapshots still under way when the drain ended
+	broken   []string                        // snapshots not saved: they break invariants
 	lost     map[spec.ProcID][]wire.Envelope // algorithm frames to each peer never acknowledged
 
 	stopSelf   context.CancelFunc // ends the run early: a peer crashed (orphaned)
@@ -214,6 +217,14 @@ func (p *process) say(format string, a ...any) {
 	p.outMu.Lock()
 	defer p.outMu.Unlock()
 	fmt.Fprintf(p.out, "%s: "+format+"\n", append([]any{string(p.self)}, a...)...)
+}
+
+// sayLines writes text as progress lines, each prefixed with the node's
+// id (an *InvariantError spans several).
+func (p *process) sayLines(text string) {
+	for _, line := range strings.Split(text, "\n") {
+		p.say("%s", line)
+	}
 }
 
 // openTransport starts a TCP transport serving only self: a listener for
@@ -297,25 +308,62 @@ func (p *process) closeTrace() {
 	}
 }
 
-// startWriter persists each completed local part; the node that completes
-// the last part of a snapshot assembles and saves it.
+// startWriter runs the store work the node hands it, in order, off the
+// node's goroutine: each completed local part persisted (the node that
+// completes the last part of a snapshot assembles and saves it), each
+// abort recorded.
 func (p *process) startWriter() {
-	p.parts = make(chan snapshot.Part, 256)
+	p.jobs = make(chan func(), 256)
 	p.writerDone = make(chan struct{})
 	go func() {
 		defer close(p.writerDone)
-		for part := range p.parts {
-			if err := p.persist(part); err != nil {
-				p.metrics.failed.Inc()
-				p.say("error: snapshot %d: %v", part.Snap, err)
-			}
+		for job := range p.jobs {
+			job()
 		}
 	}()
 }
 
-// stopWriter waits until every part the node completed is persisted.
+// savePart is the writer's job for a completed part.
+func (p *process) savePart(part snapshot.Part) {
+	if err := p.persist(part); err != nil {
+		p.metrics.failed.Inc()
+		p.sayLines(fmt.Sprintf("error: snapshot %d: %v", part.Snap, err))
+		p.notSaved(part.Snap, err)
+	}
+}
+
+// notSaved keeps, for the summary, a snapshot not saved because it
+// breaks invariants (err holds an *InvariantError).
+func (p *process) notSaved(s spec.SnapID, err error) {
+	var ie *InvariantError
+	if !errors.As(err, &ie) {
+		return
+	}
+	var names []string
+	for _, e := range unjoin(ie.Err) {
+		var one *spec.InvariantError
+		if errors.As(e, &one) {
+			names = append(names, one.Invariant)
+		}
+	}
+	p.faultMu.Lock()
+	defer p.faultMu.Unlock()
+	p.broken = append(p.broken, fmt.Sprintf("snapshot %d not saved: it breaks %s", s, strings.Join(names, ", ")))
+}
+
+// unjoin lists the errors errors.Join joined in err (err alone if it
+// joins none).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// stopWriter waits until every part the node completed is persisted
+// and every abort recorded.
 func (p *process) stopWriter() {
-	close(p.parts)
+	close(p.jobs)
 	<-p.writerDone
 }
 
@@ -332,23 +380,27 @@ func (p *process) persist(part snapshot.Part) error {
 	if err != nil {
 		return err
 	}
+	if p.abortedInStore(part.Snap) {
+		return nil // a node aborted it: its parts are never assembled
+	}
 	if len(missing) > 0 {
-		p.faultMu.Lock()
-		p.waiting[part.Snap] = true
-		p.faultMu.Unlock()
-		p.say("snapshot %d: local part saved, waiting for %s", part.Snap, procList(missing))
+		p.waitFor(part.Snap, missing)
 		return nil
 	}
 	g, err := snapshot.Assemble(p.t, part.Snap, ps)
 	if err != nil {
 		return err
 	}
+	holds, err := p.checkInvariants(g)
+	if err != nil {
+		return fmt.Errorf("not saved, so recover never picks it: %w", err)
+	}
 	path, err = st.Save(g)
 	if err != nil {
 		return err
 	}
 	p.metrics.assembled.Inc()
-	p.say("snapshot %d complete: total %d (%d in flight), saved %s%s", g.ID, g.Total(), g.InFlight(), path, p.checkInvariants(g))
+	p.say("snapshot %d complete: total %d (%d in flight), saved %s%s", g.ID, g.Total(), g.InFlight(), path, holds)
 	if c, ok := st.(CatalogWriter); ok {
 		return c.WriteCatalog(p.t)
 	}
@@ -356,28 +408,26 @@ func (p *process) persist(part snapshot.Part) error {
 }
 
 // checkInvariants checks g against the invariants the config's
-// application declares (app.InvariantsOf): it says each one broken or
-// panicking, naming it, and returns the note for the complete line
+// application declares (app.InvariantsOf), as the Collector does
+// (checkGlobal): an *InvariantError naming each one broken or panicking,
+// with the state that shows it, or the note for the complete line
 // ("; Conservation holds").
-func (p *process) checkInvariants(g snapshot.Global) string {
+func (p *process) checkInvariants(g snapshot.Global) (string, error) {
 	invs := app.InvariantsOf(p.cfg.App.Params, p.t)
 	if len(invs) == 0 {
-		return ""
+		return "", nil
 	}
-	if err := spec.CheckInvariants(g.AppSnapshot(), invs); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			p.say("%s", line)
-		}
-		return "; invariants broken, see above"
+	if err := checkGlobal(g, invs); err != nil {
+		return "", err
 	}
 	names := make([]string, len(invs))
 	for i, inv := range invs {
 		names[i] = inv.Name
 	}
 	if len(names) == 1 {
-		return "; " + names[0] + " holds"
+		return "; " + names[0] + " holds", nil
 	}
-	return "; " + strings.Join(names, ", ") + " hold"
+	return "; " + strings.Join(names, ", ") + " hold", nil
 }
 
 // startNode starts self's node (restored from opt.From if set) on the
@@ -391,7 +441,7 @@ func (p *process) startNode() error {
 		Topology: p.t, Self: p.self, App: a, Transport: p.tr, Trace: p.sink, From: p.opt.From,
 		OnPart: func(part snapshot.Part) {
 			p.metrics.partDone(part.Snap, time.Now())
-			p.parts <- part
+			p.jobs <- func() { p.savePart(part) }
 		},
 		OnRecorded: func(s spec.SnapID) { p.metrics.recorded(s, time.Now()) },
 		OnError: func(err error) {
@@ -474,19 +524,44 @@ func (p *process) startWorkload(ctx context.Context) {
 func (p *process) workload(ctx context.Context, w *Workload) {
 	rng := rand.New(rand.NewPCG(w.Seed, uint64(p.idx)))
 	outs := p.t.Out(p.self)
-	for range w.Transfers {
+	heard := map[spec.ProcID]bool{}
+	for made := 0; made < w.Transfers; {
 		to := outs[rng.IntN(len(outs))].To
-		err := p.node.SendApp(to, p.cfg.App.Params.Message(rng, p.cfg.maxAmount()))
-		switch {
-		case errors.Is(err, core.ErrSuspected):
-			p.refused.Add(1) // not debited; the detector's log names the peer
-		case err != nil && !errors.Is(err, core.ErrApp):
+		msg := p.cfg.App.Params.Message(rng, p.cfg.maxAmount())
+		sent, ok := p.send(to, msg, heard)
+		if !ok {
 			return
+		}
+		if sent {
+			made++
 		}
 		if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
 			return
 		}
 	}
+}
+
+// send makes one workload transfer to peer to, unless to has never been
+// heard from (it may not exist yet: a node started alone sends its money
+// to no one; the transfer is tried again later) or is suspected; neither
+// is debited. heard caches the peers heard from. It reports whether the
+// transfer counts as made (sent, refused for a suspected peer, or refused
+// by the application) and whether the workload goes on.
+func (p *process) send(to spec.ProcID, msg []byte, heard map[spec.ProcID]bool) (made, ok bool) {
+	if !heard[to] {
+		if heard[to] = p.node.EverHeard(to); !heard[to] {
+			p.held.Add(1)
+			return false, true
+		}
+	}
+	err := p.node.SendApp(to, msg)
+	switch {
+	case errors.Is(err, core.ErrSuspected):
+		p.refused.Add(1) // not debited; the detector's log names the peer
+	case err != nil && !errors.Is(err, core.ErrApp):
+		return false, false
+	}
+	return true, true
 }
 
 // startSchedule initiates self's snapshots of the config's schedule,

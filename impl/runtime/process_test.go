@@ -2,9 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +58,22 @@ func testConfig(t *testing.T, dir string) *mwrt.FileConfig {
 // and errors.
 func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *snapshot.Global) (string, []error) {
 	t.Helper()
+	log, errs := runNodesAsIs(t, cfg, st, d, from)
+	for _, err := range errs {
+		// Processes stop at slightly different moments; frames to a
+		// stopped peer are reported, not lost. No other error is expected.
+		if err != nil {
+			assert.Contains(t, err.Error(), "unacknowledged")
+			assert.NotContains(t, err.Error(), "node errors")
+		}
+	}
+	assert.NotContains(t, log, "error:")
+	return log, errs
+}
+
+// runNodesAsIs is runNodes without its checks of the outcome.
+func runNodesAsIs(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Duration, from *snapshot.Global) (string, []error) {
+	t.Helper()
 	lns := map[spec.ProcID]net.Listener{}
 	for _, p := range cfg.Topology.Procs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -81,15 +100,6 @@ func runNodes(t *testing.T, cfg *mwrt.FileConfig, st *store.Store, d time.Durati
 	}
 	wg.Wait()
 	t.Log(log.String())
-	for _, err := range errs {
-		// Processes stop at slightly different moments; frames to a
-		// stopped peer are reported, not lost. No other error is expected.
-		if err != nil {
-			assert.Contains(t, err.Error(), "unacknowledged")
-			assert.NotContains(t, err.Error(), "node errors")
-		}
-	}
-	assert.NotContains(t, log.String(), "error:")
 	return log.String(), errs
 }
 
@@ -251,3 +261,44 @@ func TestRunProcessRunsNeverMix(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// brokenBank is a bank that declares, besides Conservation, an invariant
+// every snapshot breaks and one that panics.
+type brokenBank struct{ *app.BankParams }
+
+func (b brokenBank) Invariants(t *spec.Topology) []spec.Invariant {
+	return append(b.BankParams.Invariants(t),
+		spec.Invariant{Name: "NoMoneyAtP1", Check: func(spec.AppSnapshot) error { return errors.New("P1 holds money") }},
+		spec.Invariant{Name: "PanicsOnRead", Check: func(s spec.AppSnapshot) error {
+			owners := map[spec.SnapID][]spec.ProcID{}
+			return fmt.Errorf("owner %s", owners[s.Snap][len(owners)]) // index out of range: a bug in the invariant
+		}})
+}
+
+// A node process never saves a snapshot that breaks an invariant of its
+// application (as the Collector hands it back unsaved): it names each
+// invariant broken or panicking and the state that shows it, the global
+// file is never written, and its summary names the snapshot (issue #20).
+func TestRunProcessNeverSavesBrokenSnapshot(t *testing.T) {
+	checkNoLeak(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.App.Params = brokenBank{cfg.App.Params.(*app.BankParams)}
+	cfg.Snapshots.Count = 1
+	// No false suspicion on a loaded machine: every snapshot completes.
+	cfg.Failures = &mwrt.Failures{HeartbeatMS: 100, TimeoutMS: 20000, DrainMS: 20000, StartupMS: 20000}
+	st, err := store.Open(cfg.SnapshotDir)
+	require.NoError(t, err)
+	log, errs := runNodesAsIs(t, cfg, st, 300*time.Millisecond, nil)
+	assert.Regexp(t, `error: snapshot \d+: not saved, so recover never picks it: snapshot \d+ breaks invariant "NoMoneyAtP1": P1 holds money`, log)
+	assert.Regexp(t, `invariant "PanicsOnRead" panicked: runtime error: index out of range`, log)
+	assert.Regexp(t, `P\d:   P1 state \{"bal":\d+\}`, log, "the state that shows it")
+	assert.NotContains(t, log, " complete: total ")
+	ids, err := st.List()
+	require.NoError(t, err)
+	assert.Empty(t, ids, "a snapshot that breaks an invariant was saved")
+	for _, m := range regexp.MustCompile(`(P\d): error: snapshot (\d+): not saved`).FindAllStringSubmatch(log, -1) {
+		err := errs[cfg.Topology.ProcIndex(spec.ProcID(m[1]))]
+		require.Error(t, err, "%s assembled snapshot %s and stopped cleanly", m[1], m[2])
+		assert.Contains(t, err.Error(), "\n  snapshot "+m[2]+" not saved: it breaks NoMoneyAtP1, PanicsOnRead", "its summary names it")
+	}
+}

@@ -23,8 +23,11 @@ type StopSummary struct {
 	// suspicion), by id; a peer that had said it was done and then went
 	// silent stopped gracefully and is not among them.
 	Dead []Fault
-	// Aborted are the snapshots the node aborted, in order.
-	Aborted []Fault
+	// Aborted are the snapshots the node aborted, in order: those its
+	// core aborted (they waited for a suspected peer's marker), those
+	// whose saved parts lack a suspected peer's, and those another node
+	// aborted (its record in the store; By says who).
+	Aborted []spec.AbortVerdict
 	// Unfinished names the snapshots that neither completed nor were
 	// aborted here, and why, e.g. "snapshot 5: no part from P3 (dead)".
 	Unfinished []string
@@ -35,6 +38,10 @@ type StopSummary struct {
 	// Refused is the number of transfers the workload did not make
 	// because the receiver was suspected (nothing was debited).
 	Refused int64
+	// HeldBack is the number of times the workload held a transfer back
+	// because its receiver had never been heard from (nothing was
+	// debited; the transfer is tried again): a peer that may not exist.
+	HeldBack int64
 	// Problems are the other things that went wrong (node errors,
 	// channels stopped by a peer restart, a drain that gave up).
 	Problems []string
@@ -58,8 +65,8 @@ func (s *StopSummary) Error() string {
 	for _, f := range s.Dead {
 		fmt.Fprintf(&b, "\n  dead peer %s", deadPeer(f))
 	}
-	for _, f := range s.Aborted {
-		fmt.Fprintf(&b, "\n  aborted snapshot %d: %s suspected", f.Snap, string(f.Peer))
+	for _, v := range s.Aborted {
+		fmt.Fprintf(&b, "\n  %s", s.abortLine(v))
 	}
 	for _, u := range s.Unfinished {
 		fmt.Fprintf(&b, "\n  unfinished %s", u)
@@ -70,10 +77,22 @@ func (s *StopSummary) Error() string {
 	if s.Refused > 0 {
 		fmt.Fprintf(&b, "\n  %d transfers to suspected peers refused (not debited)", s.Refused)
 	}
+	if s.HeldBack > 0 {
+		fmt.Fprintf(&b, "\n  %d transfers held back: their receiver was never heard from (not debited)", s.HeldBack)
+	}
 	for _, p := range s.Problems {
 		fmt.Fprintf(&b, "\n  %s", p)
 	}
 	return b.String()
+}
+
+// abortLine is the summary's line of abort v, naming the node that
+// aborted it if another did.
+func (s *StopSummary) abortLine(v spec.AbortVerdict) string {
+	if v.By != s.Node {
+		return fmt.Sprintf("%v (aborted by %s)", v, string(v.By))
+	}
+	return v.String()
 }
 
 // deadPeer names a suspected peer: "P3 (incarnation 1f2e...), nothing
@@ -87,10 +106,25 @@ func deadPeer(f Fault) string {
 }
 
 // onFault logs each suspicion, withdrawal and abort and keeps what the
-// summary needs.
+// summary needs. A suspicion of a peer that did not say it was done also
+// aborts the snapshots whose saved parts lack its part (abortWaiting, a
+// writer job: queued outside faultMu, which the writer takes).
 func (p *process) onFault(f Fault) {
+	if f.Action == spec.Abort {
+		f.Initiator = p.initiatorOf(f.Snap)
+		p.coreAborted(f)
+	}
 	p.say("%s", f)
 	p.metrics.fault(f)
+	p.keepFault(f)
+	if f.Action == spec.Suspect && !f.Finished {
+		p.jobs <- func() { p.abortWaiting(f.Peer) }
+	}
+}
+
+// keepFault keeps the suspicions held now, and starts the wait after
+// which a crashed peer stops this node (orphaned).
+func (p *process) keepFault(f Fault) {
 	p.faultMu.Lock()
 	defer p.faultMu.Unlock()
 	switch f.Action {
@@ -101,8 +135,6 @@ func (p *process) onFault(f Fault) {
 		}
 	case spec.Unsuspect:
 		delete(p.suspects, f.Peer)
-	case spec.Abort:
-		p.aborted = append(p.aborted, f)
 	}
 }
 
@@ -163,6 +195,7 @@ func (p *process) drain() {
 			p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
 			return
 		}
+		d.Snaps = p.stillUnderWay(d.Snaps)
 		now := time.Now()
 		switch {
 		case !d.Empty():
@@ -219,8 +252,14 @@ func (p *process) gaveUp(d Drain, timeout time.Duration) {
 // summary gathers how the process stopped.
 func (p *process) summary() *StopSummary {
 	p.faultMu.Lock()
+	ids := append(slices.Clone(p.active), slices.Collect(maps.Keys(p.waiting))...)
+	p.faultMu.Unlock()
+	for _, id := range ids {
+		p.abortedInStore(id) // another node aborted it: said as aborted, not unfinished
+	}
+	p.faultMu.Lock()
 	defer p.faultMu.Unlock()
-	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
+	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), HeldBack: p.held.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
 	dead := map[spec.ProcID]bool{}
 	for _, q := range sortedIDs(keySet(p.suspects)) {
 		if f := p.suspects[q]; !f.Finished {
@@ -230,6 +269,7 @@ func (p *process) summary() *StopSummary {
 	}
 	s.Unfinished = append(p.underWay(), p.partsMissing(dead)...)
 	s.Lost = p.lostFrames(dead)
+	s.Problems = append(s.Problems, p.broken...)
 	if n := p.restarted.Load(); n > 0 {
 		s.Problems = append(s.Problems, fmt.Sprintf("%d channels stopped because a peer restarted", n))
 	}
@@ -244,8 +284,8 @@ func (p *process) summary() *StopSummary {
 // stopped that it did not abort; p.faultMu must be held.
 func (p *process) underWay() []string {
 	aborted := map[spec.SnapID]bool{}
-	for _, f := range p.aborted {
-		aborted[f.Snap] = true
+	for _, v := range p.aborted {
+		aborted[v.Snap] = true
 	}
 	var out []string
 	for _, id := range p.active {

@@ -20,7 +20,7 @@ type Entry struct {
 	ID spec.SnapID
 	// Time is when the snapshot was taken, by its own record: the save
 	// time in its global file's header, else (parts only) its latest
-	// part's. Never a file's modification time, which a copy or a touch
+	// part's, else (abort records only) its latest abort's. Never a file's modification time, which a copy or a touch
 	// changes. Zero for files written before the time was recorded.
 	Time time.Time
 	// Complete: the global snapshot is stored and intact (Load succeeds),
@@ -40,6 +40,9 @@ type Entry struct {
 	// Problem says why the global file is refused (damaged, or of another
 	// topology); "" if none. A damaged part's refusal is in its PartFile.
 	Problem string
+	// Aborted holds the abort records of the snapshot (SaveAbort), by
+	// node: it can never complete.
+	Aborted []spec.AbortVerdict
 }
 
 // PartFile is the catalog's record of one node's stored part.
@@ -93,6 +96,14 @@ func (s *Store) entry(t *spec.Topology, id spec.SnapID) (Entry, error) {
 	e := Entry{ID: id}
 	if err := s.partsOf(t, &e); err != nil {
 		return e, err
+	}
+	ab, at, err := s.aborts(id)
+	if err != nil {
+		e.Problem = err.Error()
+	}
+	e.Aborted = ab
+	if e.Time.IsZero() {
+		e.Time = at // no part stored: when it was aborted
 	}
 	if _, err := os.Lstat(s.Path(id)); os.IsNotExist(err) {
 		return e, nil
@@ -193,13 +204,17 @@ func sameTopology(a, b *spec.Topology) bool {
 }
 
 // String renders the entry's state in a few words: "complete, total 300
-// (30 in flight)", "incomplete: no part of P2", "damaged: ...".
+// (30 in flight)", "aborted: its initiator P1 is suspected (crashed or
+// unreachable)" (the words of the node's log, spec.AbortVerdict),
+// "incomplete: no part of P2", "damaged: ...".
 func (e Entry) String() string {
 	switch {
 	case e.Damage() != "":
 		return "damaged: " + e.Damage()
 	case e.Complete:
 		return fmt.Sprintf("complete, total %d (%d in flight)", e.Total, e.InFlight)
+	case len(e.Aborted) > 0:
+		return "aborted: " + e.Aborted[0].Reason()
 	case len(e.Missing) > 0:
 		return fmt.Sprintf("incomplete: no part of %s", joinProcs(e.Missing))
 	}
@@ -307,6 +322,8 @@ func (e Entry) unusable(t *spec.Topology) []string {
 	switch {
 	case e.Problem != "":
 		why = append(why, e.Problem)
+	case len(e.Aborted) > 0:
+		why = append(why, e.Aborted[0].String())
 	case !e.Complete:
 		why = append(why, "no node assembled it (no global snapshot file): it never completed, or was aborted")
 	}

@@ -68,6 +68,11 @@
 //     each newer snapshot why it was passed over (the nodes without a
 //     part, each damaged part, naming the intact ones, the damage). None:
 //     the cluster restarts from its initial state.
+//   - Aborts: SaveAbort records, durably and checked like a part, that a
+//     node aborted a snapshot and why (spec.AbortVerdict), in
+//     parts/<id>/aborted/<node>.json; Aborts reads them; Catalog reports
+//     such a snapshot "aborted: " and the verdict's words, and
+//     LatestComplete passes it over saying so.
 //   - Retention: Prune keeps the last N recoverable snapshots and
 //     removes every older one, global file and parts; newer incomplete
 //     ones are left (one may be under way).

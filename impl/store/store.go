@@ -26,6 +26,7 @@ const Version = 1
 const (
 	formatSnapshot = "markerwave-snapshot"
 	formatPart     = "markerwave-part"
+	formatAbort    = "markerwave-abort"
 )
 
 // maxHeader bounds the header line, maxBody the body (64 GiB).
@@ -397,8 +398,11 @@ func holds(path, format string, body []byte) (bool, error) {
 }
 
 func describe(format string) string {
-	if format == formatPart {
+	switch format {
+	case formatPart:
 		return "part"
+	case formatAbort:
+		return "abort record"
 	}
 	return "snapshot"
 }
