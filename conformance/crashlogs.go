@@ -32,7 +32,7 @@ func ReadCrashedNodeLog(path string) (tr spec.Trace, lines spec.TraceLines, cut 
 // (spec.ReadTraceLinesProgress), for a caller that reports the reading of
 // a long file.
 func ReadCrashedNodeLogProgress(path string, progress func(events int)) (tr spec.Trace, lines spec.TraceLines, cut bool, err error) {
-	tr, lines, err = readTraceFile(path, progress)
+	tr, lines, err = readTraceFileProgress(path, progress)
 	if err == nil {
 		return tr, lines, false, nil
 	}

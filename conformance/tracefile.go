@@ -16,12 +16,12 @@ import (
 // ReadTraceFile reads trace file path with spec.ReadTraceLines: the trace
 // and the line of each event and recorded snapshot (for reports).
 func ReadTraceFile(path string) (spec.Trace, spec.TraceLines, error) {
-	return readTraceFile(path, nil)
+	return readTraceFileProgress(path, nil)
 }
 
-// readTraceFile is ReadTraceFile reporting how many events it read to
+// readTraceFileProgress is ReadTraceFile reporting how many events it read to
 // progress, if not nil (spec.ReadTraceLinesProgress).
-func readTraceFile(path string, progress func(events int)) (spec.Trace, spec.TraceLines, error) {
+func readTraceFileProgress(path string, progress func(events int)) (spec.Trace, spec.TraceLines, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return spec.Trace{}, spec.TraceLines{}, err
