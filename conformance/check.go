@@ -184,7 +184,7 @@ func checkInvariants(cfg *model.Config, st *model.State) *Divergence {
 func explainInvariant(cfg *model.Config, st *model.State, name spec.Property) string {
 	f, _ := model.InvariantByName(name)
 	for s, id := range cfg.Snap {
-		c1, s1 := onlySnap(cfg, st, s)
+		c1, s1 := model.OnlySnapshot(cfg, st, s)
 		if f(c1, s1) {
 			continue
 		}
@@ -199,17 +199,6 @@ func explainInvariant(cfg *model.Config, st *model.State, name spec.Property) st
 		return fmt.Sprintf("%s fails for snapshot %d (recorded %s)", name, id, oneLine(FormatState(rec)))
 	}
 	return string(name) + " fails"
-}
-
-// onlySnap is the model and state restricted to snapshot index s, so that
-// an invariant can be evaluated for s alone.
-func onlySnap(cfg *model.Config, st *model.State, s int) (*model.Config, *model.State) {
-	c := *cfg
-	c.Snap, c.Initiator = cfg.Snap[s:s+1], cfg.Initiator[s:s+1]
-	n := *st
-	n.Recorded, n.RecProc, n.RecChan, n.RecMsgs = st.Recorded[s:s+1], st.RecProc[s:s+1], st.RecChan[s:s+1], st.RecMsgs[s:s+1]
-	n.CutSent, n.CutGot, n.Pre, n.Post = st.CutSent[s:s+1], st.CutGot[s:s+1], st.Pre[s:s+1], st.Post[s:s+1]
-	return &c, &n
 }
 
 // completedBy lists the snapshots the step from before to after

@@ -24,7 +24,15 @@ import (
 // one), that line is dropped; cut reports whether one was. Any other
 // error is ReadTraceFile's.
 func ReadCrashedNodeLog(path string) (tr spec.Trace, lines spec.TraceLines, cut bool, err error) {
-	tr, lines, err = ReadTraceFile(path)
+	return ReadCrashedNodeLogProgress(path, nil)
+}
+
+// ReadCrashedNodeLogProgress is ReadCrashedNodeLog calling progress, if
+// not nil, with the number of events read so far after every line
+// (spec.ReadTraceLinesProgress), for a caller that reports the reading of
+// a long file.
+func ReadCrashedNodeLogProgress(path string, progress func(events int)) (tr spec.Trace, lines spec.TraceLines, cut bool, err error) {
+	tr, lines, err = readTraceFileProgress(path, progress)
 	if err == nil {
 		return tr, lines, false, nil
 	}

@@ -170,5 +170,6 @@ func auditDerived(d Derived, opts Options) OutsiderReport {
 	if d.Finding != nil && r.Divergence == nil {
 		r.Divergence = d.Finding
 	}
+	d.nameMessages(&r)
 	return OutsiderReport{Report: r, Derived: d}
 }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -309,7 +310,7 @@ func (l *faultLockstep) check() {
 				for _, c := range cfg.Topo.In(p) {
 					ci := cfg.ChanIndex(c.From, c.To)
 					r, _ := part.Chan(c)
-					if r.Status.String() != st.RecChan[si][ci].String() || !sameMsgs(r.AppMsgs(), st.RecMsgs[si][ci]) {
+					if r.Status.String() != st.RecChan[si][ci].String() || !slices.Equal(r.AppMsgs(), st.RecMsgs[si][ci]) {
 						bad("recChan/recMsgs[%d][%s]: model %s %s, implementation %s %s", s, c, st.RecChan[si][ci], spec.FormatMsgs(st.RecMsgs[si][ci]), r.Status, spec.FormatMsgs(r.AppMsgs()))
 					}
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -497,7 +498,7 @@ func (l *lockstep) mismatches() []mismatch {
 			if want := st.RecChan[si][ci].String(); status != want {
 				bad("recChan", recChan, "recChan[%d][%s]: model %s, implementation %s", s, c, want, status)
 			}
-			if !sameMsgs(msgs, st.RecMsgs[si][ci]) {
+			if !slices.Equal(msgs, st.RecMsgs[si][ci]) {
 				bad("recMsgs", varProperty("recMsgs", false, false), "recMsgs[%d][%s]: model %s, implementation %s", s, c, spec.FormatMsgs(st.RecMsgs[si][ci]), spec.FormatMsgs(msgs))
 			}
 		}

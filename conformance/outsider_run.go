@@ -110,11 +110,20 @@ func (r *OutsiderRun) joinSnaps(h spec.OutsiderHeader, file, first string) error
 	return nil
 }
 
+// lineAt is lines[i], 0 (unknown) for a log built in memory, which has
+// no line numbers.
+func lineAt(lines []int, i int) int {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return 0
+}
+
 // addLog files l's observations by incarnation and node, and its
 // snapshots.
 func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*outsiderInc) error {
 	for i, s := range l.Snapshots {
-		r.snaps = append(r.snaps, snapshotAt{s: s, file: file, line: l.SnapshotLines[i]})
+		r.snaps = append(r.snaps, snapshotAt{s: s, file: file, line: lineAt(l.SnapshotLines, i)})
 	}
 	from := l.Header.RestoredFrom
 	next, seen := 0, map[string]bool{}
@@ -131,7 +140,7 @@ func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*
 		}
 		seen[nk] = true
 		inc.files[e.Node] = file
-		inc.nodes[e.Node] = append(inc.nodes[e.Node], obsAt{ev: e, file: file, line: l.EventLines[i]})
+		inc.nodes[e.Node] = append(inc.nodes[e.Node], obsAt{ev: e, file: file, line: lineAt(l.EventLines, i)})
 	}
 	return nil
 }

@@ -53,6 +53,8 @@ type Derived struct {
 	Finding *Divergence
 	names   *snapNames
 	cuts    map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	// msgIDs[i]: the message id event i's observation gave, nil if none.
+	msgIDs []*spec.ObsID
 }
 
 // TraceFile is the derived trace as a markerwave-trace/3 file holds it:
@@ -187,6 +189,7 @@ func (d *deriver) incarnation(k int, inc outsiderInc, prev *msgTable, out *Deriv
 	for _, e := range evs {
 		out.Trace.Events = append(out.Trace.Events, e.e)
 		out.Lines = append(out.Lines, e.obs.line)
+		out.msgIDs = append(out.msgIDs, e.obs.ev.ID)
 	}
 	return nil
 }

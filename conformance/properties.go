@@ -296,18 +296,6 @@ func exactChannels(verdicts []spec.ChanVerdict) string {
 	return strings.Join(bad, "; ")
 }
 
-func sameMsgs(a, b []spec.AppMsg) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func (a *analysis) conservation(rec spec.GlobalState) string {
 	if got, want := rec.Total(), a.init.Total(); got != want {
 		var inFlight int64

@@ -102,7 +102,7 @@ func (l *rtLockstep) checkRecording(si, i int, p spec.ProcID, ls core.LocalSnaps
 	for _, c := range l.cfg.Topo.In(p) {
 		ci := l.cfg.ChanIndex(c.From, c.To)
 		r, _ := ls.Chan(c)
-		if r.Status.String() != l.st.RecChan[si][ci].String() || !sameMsgs(r.AppMsgs(), l.st.RecMsgs[si][ci]) {
+		if r.Status.String() != l.st.RecChan[si][ci].String() || !slices.Equal(r.AppMsgs(), l.st.RecMsgs[si][ci]) {
 			bad("recChan/recMsgs[%d][%s]: model %s %s, runtime %s %s", s, c, l.st.RecChan[si][ci], spec.FormatMsgs(l.st.RecMsgs[si][ci]), r.Status, spec.FormatMsgs(r.AppMsgs()))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -163,7 +164,7 @@ func checkRestoredChannels(t *testing.T, g snapshot.Global, evs []spec.Event) {
 			want = append(want, spec.AppMsg{Amt: m.Amt, Seq: m.Seq})
 		}
 		n := min(len(want), len(got))
-		if len(got) < len(want) || !sameMsgs(got[:n], want) {
+		if len(got) < len(want) || !slices.Equal(got[:n], want) {
 			t.Errorf("restore: the first deliveries on %s are %s, but snapshot %d recorded %s in flight: they must come first, in order",
 				c, spec.FormatMsgs(got[:min(len(got), len(want)+2)]), g.ID, spec.FormatMsgs(want))
 			continue

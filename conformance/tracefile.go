@@ -16,11 +16,17 @@ import (
 // ReadTraceFile reads trace file path with spec.ReadTraceLines: the trace
 // and the line of each event and recorded snapshot (for reports).
 func ReadTraceFile(path string) (spec.Trace, spec.TraceLines, error) {
+	return readTraceFileProgress(path, nil)
+}
+
+// readTraceFileProgress is ReadTraceFile reporting how many events it read to
+// progress, if not nil (spec.ReadTraceLinesProgress).
+func readTraceFileProgress(path string, progress func(events int)) (spec.Trace, spec.TraceLines, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return spec.Trace{}, spec.TraceLines{}, err
 	}
-	tr, lines, err := spec.ReadTraceLines(bytes.NewReader(b))
+	tr, lines, err := spec.ReadTraceLinesProgress(bytes.NewReader(b), progress)
 	if err != nil {
 		return tr, lines, fmt.Errorf("%s: %w", path, err)
 	}

@@ -215,16 +215,14 @@ func (d *decoder) uvarint() uint64 {
 	return x
 }
 
+// varint decodes binary.AppendVarint's zig-zag encoding: uvarint's
+// number, its low bit the sign (as binary.Varint decodes it).
 func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
+	u := d.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	x, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = fmt.Errorf("%w: truncated or overlong varint", ErrBadEncoding)
-		return 0
-	}
-	d.b = d.b[n:]
 	return x
 }
 

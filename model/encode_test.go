@@ -1,6 +1,9 @@
 package model
 
 import (
+	"encoding/binary"
+	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -138,4 +141,19 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-encoding is not stable: %v", err)
 		}
 	})
+}
+
+// decoder.varint is binary.Varint: every int64 back from
+// binary.AppendVarint, a truncated one an error.
+func TestDecoderVarint(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 12345, -12345, math.MaxInt64, math.MinInt64} {
+		d := decoder{b: binary.AppendVarint(nil, v)}
+		if got := d.varint(); got != v || d.err != nil || len(d.b) != 0 {
+			t.Errorf("varint of %d: %d, %v, %d bytes left", v, got, d.err, len(d.b))
+		}
+	}
+	d := decoder{b: binary.AppendVarint(nil, math.MinInt64)[:3]}
+	if d.varint(); !errors.Is(d.err, ErrBadEncoding) {
+		t.Errorf("a truncated varint: %v", d.err)
+	}
 }

@@ -77,30 +77,41 @@ func (cfg *Config) appendNat(sq []uint64, x uint64) []uint64 {
 }
 
 // allNonzero reports that no number of g is 0 (g \in Seq(Nat \ {0})).
-func (cfg *Config) allNonzero(g []uint64) bool {
-	t := cfg.longSeqs
-	from := 0
-	var l *longSeq
-	if t != nil && len(g) >= longSeqLen {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if l = t.lookup(g); l != nil {
-			from = min(l.nonzero, len(g))
-		}
+func (cfg *Config) allNonzero(g []uint64) bool { return cfg.longCheck(g, seqNonzero) }
+
+// countsFromOne reports that g is 1, 2, ..., Len(g).
+func (cfg *Config) countsFromOne(g []uint64) bool { return cfg.longCheck(g, seqCounting) }
+
+// seqCheck is one of the checks of a sequence's numbers that longSeq
+// remembers: every number nonzero, or the numbers 1, 2, ..., Len.
+type seqCheck uint8
+
+const (
+	seqNonzero seqCheck = iota
+	seqCounting
+)
+
+// checked is how long a prefix of the array check k is known to hold for.
+func (l *longSeq) checked(k seqCheck) *int {
+	if k == seqNonzero {
+		return &l.nonzero
 	}
-	for _, x := range g[from:] {
-		if x == 0 {
+	return &l.counting
+}
+
+// holdsFrom reports that check k holds for g's numbers from index from on.
+func (k seqCheck) holdsFrom(g []uint64, from int) bool {
+	for i, x := range g[from:] {
+		if k == seqNonzero && x == 0 || k == seqCounting && x != uint64(from+i+1) {
 			return false
 		}
-	}
-	if l != nil && len(g) > l.nonzero {
-		l.nonzero = len(g)
 	}
 	return true
 }
 
-// countsFromOne reports that g is 1, 2, ..., Len(g).
-func (cfg *Config) countsFromOne(g []uint64) bool {
+// longCheck runs check k on g: on a long g past the prefix it is known to
+// hold for, remembering how far it holds now; on a short one whole.
+func (cfg *Config) longCheck(g []uint64, k seqCheck) bool {
 	t := cfg.longSeqs
 	from := 0
 	var l *longSeq
@@ -108,16 +119,14 @@ func (cfg *Config) countsFromOne(g []uint64) bool {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if l = t.lookup(g); l != nil {
-			from = min(l.counting, len(g))
+			from = min(*l.checked(k), len(g))
 		}
 	}
-	for i, x := range g[from:] {
-		if x != uint64(from+i+1) {
-			return false
-		}
+	if !k.holdsFrom(g, from) {
+		return false
 	}
-	if l != nil && len(g) > l.counting {
-		l.counting = len(g)
+	if l != nil && len(g) > *l.checked(k) {
+		*l.checked(k) = len(g)
 	}
 	return true
 }

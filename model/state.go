@@ -2,6 +2,7 @@ package model
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -204,19 +205,7 @@ func (sh Shadow) Equal(o Shadow) bool {
 		}
 	}
 	for i := range sh.Chan {
-		if !equalSeq(sh.Chan[i], o.Chan[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalSeq[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
+		if !slices.Equal(sh.Chan[i], o.Chan[i]) {
 			return false
 		}
 	}

@@ -351,13 +351,14 @@ func (w *Watch) completed(st *State, s int) bool {
 	w.complete[s] = true
 	rec := RecordedApp(st, s)
 	w.recTerm[s], w.recCons[s] = Terminated(cfg, rec), Conserved(cfg, rec)
-	c1, s1 := onlySnapshot(cfg, st, s)
+	c1, s1 := OnlySnapshot(cfg, st, s)
 	return Conservation(c1, s1) && SnapshotReachable(c1, s1) && CurrentReachable(c1, s1) && StableCatalogue(c1, s1)
 }
 
-// onlySnapshot is the model and state restricted to snapshot index s, so
-// that an invariant is evaluated for s alone.
-func onlySnapshot(cfg *Config, st *State, s int) (*Config, *State) {
+// OnlySnapshot is the model and state restricted to snapshot index s, so
+// that an invariant is evaluated for s alone (the conformance checks name
+// the snapshot an invariant fails for this way).
+func OnlySnapshot(cfg *Config, st *State, s int) (*Config, *State) {
 	c := *cfg
 	c.Snap, c.Initiator = cfg.Snap[s:s+1], cfg.Initiator[s:s+1]
 	n := *st

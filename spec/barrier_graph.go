@@ -70,9 +70,27 @@ func BarrierEdgeKey(from, to string) string { return from + "->" + to }
 // (lines 62-71) wraps.
 var ErrBarrierGraph = errors.New("bad barrier graph")
 
-func barrierGraphErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrBarrierGraph, fmt.Sprintf(format, a...))
+// BarrierGraphError is a graph that breaks the spec's ASSUME (lines
+// 62-71): Constant names the constant of tla/BarrierSnapshots.tla at
+// fault (Src, Op, Snk, Edge, Budget, Cap, Iter, Mode; Node for a node of
+// no kind, ForceAligned for tla/BarrierAdaptive.tla's), so that a TLC
+// model's loader can point at its line. It wraps ErrBarrierGraph.
+type BarrierGraphError struct {
+	Constant string
+	Msg      string
 }
+
+func (e *BarrierGraphError) Error() string { return ErrBarrierGraph.Error() + ": " + e.Msg }
+
+// Unwrap is ErrBarrierGraph.
+func (e *BarrierGraphError) Unwrap() error { return ErrBarrierGraph }
+
+func barrierGraphErr(constant, format string, a ...any) error {
+	return &BarrierGraphError{Constant: constant, Msg: fmt.Sprintf(format, a...)}
+}
+
+// kindConstant is the constant that holds a node of kind k.
+var kindConstant = map[string]string{KindSource: "Src", KindOperator: "Op", KindSink: "Snk"}
 
 // NodeIndex is the index of node name, -1 if the graph has none.
 func (g BarrierGraph) NodeIndex(name string) int {
@@ -94,7 +112,10 @@ func (g BarrierGraph) Kind(name string) string {
 
 // Check checks g against the spec's ASSUME (lines 62-71), with one
 // generalisation: a source or an operator may have several forward
-// outputs (a keyed shuffle); and the chandy-lamport mode is allowed.
+// outputs (a keyed shuffle); and the chandy-lamport mode is allowed. It
+// is the one statement of the ASSUME in Go: the trace readers, the
+// dataflow's NewGraph and the model's NewConfig (through CheckStrict)
+// call it. It adds one rule the ASSUME leaves out: a graph has a source.
 func (g BarrierGraph) Check() error {
 	for _, step := range []func() error{g.checkConstants, g.checkNodes, g.checkEdges, g.checkForceAligned, g.checkShapes} {
 		if err := step(); err != nil {
@@ -108,11 +129,11 @@ func (g BarrierGraph) Check() error {
 func (g BarrierGraph) checkConstants() error {
 	switch {
 	case g.Cap < 1:
-		return barrierGraphErr("cap must be at least 1, not %d", g.Cap)
+		return barrierGraphErr("Cap", "cap must be at least 1, not %d", g.Cap)
 	case g.Iter < 0:
-		return barrierGraphErr("iter must be a natural number, not %d", g.Iter)
+		return barrierGraphErr("Iter", "iter must be a natural number, not %d", g.Iter)
 	case g.Mode != ModeAligned && g.Mode != ModeUnaligned && g.Mode != ModeChandyLamport && g.Mode != ModeAdaptive:
-		return barrierGraphErr("unknown mode %q (want aligned, unaligned, chandy-lamport or adaptive)", g.Mode)
+		return barrierGraphErr("Mode", "unknown mode %q (want aligned, unaligned, chandy-lamport or adaptive)", g.Mode)
 	}
 	return nil
 }
@@ -120,35 +141,45 @@ func (g BarrierGraph) checkConstants() error {
 // checkNodes: names distinct and well formed, kinds known, one sink
 // (Snk, line 46), budgets natural and only a source's (line 70).
 func (g BarrierGraph) checkNodes() error {
-	names, sinks := map[string]bool{}, 0
+	names, kinds := map[string]bool{}, map[string]int{}
 	for _, n := range g.Nodes {
 		if err := n.check(names); err != nil {
 			return err
 		}
-		if n.Kind == KindSink {
-			sinks++
-		}
+		kinds[n.Kind]++
 	}
-	if sinks != 1 {
-		return barrierGraphErr("%d sinks: the graph needs exactly one", sinks)
+	if kinds[KindSource] == 0 {
+		return barrierGraphErr("Src", "no source: the graph needs one")
+	}
+	if kinds[KindSink] != 1 {
+		return barrierGraphErr("Snk", "%d sinks: the graph needs exactly one", kinds[KindSink])
 	}
 	return nil
+}
+
+// constant is the constant that holds n: Src, Op or Snk; Node if n has
+// no kind of the spec's.
+func (n BarrierNode) constant() string {
+	if c, ok := kindConstant[n.Kind]; ok {
+		return c
+	}
+	return "Node"
 }
 
 // check checks node n, given the names seen before it (which it adds to).
 func (n BarrierNode) check(names map[string]bool) error {
 	if ValidateProcID(ProcID(n.Name)) != nil {
-		return barrierGraphErr("node %q: a name is a letter, then up to 63 of [A-Za-z0-9_.-]", n.Name)
+		return barrierGraphErr(n.constant(), "node %q: a name is a letter, then up to 63 of [A-Za-z0-9_.-]", n.Name)
 	}
 	if names[n.Name] {
-		return barrierGraphErr("node %q twice", n.Name)
+		return barrierGraphErr(n.constant(), "node %q twice", n.Name)
 	}
 	names[n.Name] = true
 	if n.Kind != KindSource && n.Kind != KindOperator && n.Kind != KindSink {
-		return barrierGraphErr("node %q has unknown kind %q (want source, operator or sink)", n.Name, n.Kind)
+		return barrierGraphErr("Node", "node %q has unknown kind %q (want source, operator or sink)", n.Name, n.Kind)
 	}
 	if n.Budget < 0 || n.Budget > 0 && n.Kind != KindSource {
-		return barrierGraphErr("node %q: only a source has a budget, a natural number", n.Name)
+		return barrierGraphErr("Budget", "node %q: only a source has a budget, a natural number", n.Name)
 	}
 	return nil
 }
@@ -160,11 +191,11 @@ func (g BarrierGraph) checkEdges() error {
 	for _, e := range g.Edges {
 		switch {
 		case g.NodeIndex(e.From) < 0 || g.NodeIndex(e.To) < 0:
-			return barrierGraphErr("edge %s joins a node the graph does not have", e.Key())
+			return barrierGraphErr("Edge", "edge %s joins a node the graph does not have", e.Key())
 		case e.From == e.To:
-			return barrierGraphErr("edge %s is a self-loop", e.Key())
+			return barrierGraphErr("Edge", "edge %s is a self-loop", e.Key())
 		case seen[e.Key()]:
-			return barrierGraphErr("edge %s twice", e.Key())
+			return barrierGraphErr("Edge", "edge %s twice", e.Key())
 		}
 		seen[e.Key()] = true
 	}
@@ -175,8 +206,12 @@ func (g BarrierGraph) checkEdges() error {
 // (tla/BarrierAdaptive.tla line 45), in the adaptive mode only.
 func (g BarrierGraph) checkForceAligned() error {
 	for _, e := range g.Edges {
-		if e.ForceAligned && (e.Back || g.Mode != ModeAdaptive) {
-			return barrierGraphErr("edge %s is force-aligned: only an edge that is not a back-edge, in the adaptive mode, can be", e.Key())
+		switch {
+		case !e.ForceAligned:
+		case e.Back:
+			return barrierGraphErr("ForceAligned", "edge %s is a back-edge: it cannot be force-aligned", e.Key())
+		case g.Mode != ModeAdaptive:
+			return barrierGraphErr("ForceAligned", "edge %s is force-aligned, but only the adaptive mode has force-aligned edges (mode %s)", e.Key(), g.Mode)
 		}
 	}
 	return nil
@@ -208,6 +243,24 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// CheckStrict is Check without its generalisation, the ASSUME as TLC
+// checks it (lines 62-71): a source has one output (Cardinality(Out(s)) =
+// 1, line 66) and an operator one that is not a back-edge
+// (Cardinality(Out(n) \ Back) = 1, line 67); the chandy-lamport and
+// adaptive modes are the caller's to refuse (the model knows aligned and
+// unaligned; tla/BarrierAdaptive.tla runs aligned).
+func (g BarrierGraph) CheckStrict() error {
+	if err := g.Check(); err != nil {
+		return err
+	}
+	for _, n := range g.Nodes {
+		if d := g.degree(n.Name); n.Kind != KindSink && d.fwd != 1 {
+			return barrierGraphErr("Edge", "%s %q must have one output that is not a back-edge, not %d (lines 66-67)", n.Kind, n.Name, d.fwd)
+		}
+	}
+	return nil
+}
+
 // checkShapes: the sources', operators' and sink's edges (lines 66-69).
 func (g BarrierGraph) checkShapes() error {
 	for _, n := range g.Nodes {
@@ -233,7 +286,7 @@ var shapes = map[string]struct {
 // the ASSUME.
 func (d degree) check(n BarrierNode) error {
 	if sh := shapes[n.Kind]; !sh.ok(d) {
-		return barrierGraphErr(sh.want, n.Name)
+		return barrierGraphErr("Edge", sh.want, n.Name)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,28 +52,56 @@ func TestBarrierGraphCheck(t *testing.T) {
 	}
 	require.NoError(t, ok().Check())
 	for name, c := range map[string]struct {
-		edit func(*BarrierGraph)
-		want string
+		edit     func(*BarrierGraph)
+		want     string
+		constant string
 	}{
-		"cap 0":          {func(g *BarrierGraph) { g.Cap = 0 }, "cap must be at least 1"},
-		"negative iter":  {func(g *BarrierGraph) { g.Iter = -1 }, "iter must be a natural number"},
-		"unknown mode":   {func(g *BarrierGraph) { g.Mode = "sideways" }, `unknown mode "sideways"`},
-		"a name twice":   {func(g *BarrierGraph) { g.Nodes[1].Name = "S1" }, `node "S1" twice`},
-		"bad name":       {func(g *BarrierGraph) { g.Nodes[0].Name = "S->" }, `node "S->": a name is a letter`},
-		"unknown kind":   {func(g *BarrierGraph) { g.Nodes[0].Kind = "spring" }, `unknown kind "spring"`},
-		"budget of X":    {func(g *BarrierGraph) { g.Nodes[2].Budget = 1 }, `node "X": only a source has a budget`},
-		"two sinks":      {func(g *BarrierGraph) { g.Nodes[2].Kind = KindSink }, "2 sinks"},
-		"unknown end":    {func(g *BarrierGraph) { g.Edges[0].To = "Y" }, "edge S1->Y joins a node the graph does not have"},
-		"self-loop":      {func(g *BarrierGraph) { g.Edges[0].To = "S1" }, "edge S1->S1 is a self-loop"},
-		"edge twice":     {func(g *BarrierGraph) { g.Edges[1] = g.Edges[0] }, "edge S1->X twice"},
-		"source input":   {func(g *BarrierGraph) { g.Edges = append(g.Edges, BarrierEdge{From: "X", To: "S1", Back: true}) }, `source "S1" must have no input`},
-		"operator sinks": {func(g *BarrierGraph) { g.Edges = g.Edges[:2] }, `operator "X" must have an output`},
-		"sink output":    {func(g *BarrierGraph) { g.Edges = append(g.Edges, BarrierEdge{From: "K", To: "X"}) }, `the sink "K" must have no output`},
+		"cap 0":          {func(g *BarrierGraph) { g.Cap = 0 }, "cap must be at least 1", "Cap"},
+		"negative iter":  {func(g *BarrierGraph) { g.Iter = -1 }, "iter must be a natural number", "Iter"},
+		"unknown mode":   {func(g *BarrierGraph) { g.Mode = "sideways" }, `unknown mode "sideways"`, "Mode"},
+		"a name twice":   {func(g *BarrierGraph) { g.Nodes[1].Name = "S1" }, `node "S1" twice`, "Src"},
+		"bad name":       {func(g *BarrierGraph) { g.Nodes[0].Name = "S->" }, `node "S->": a name is a letter`, "Src"},
+		"unknown kind":   {func(g *BarrierGraph) { g.Nodes[0].Kind = "spring" }, `unknown kind "spring"`, "Node"},
+		"budget of X":    {func(g *BarrierGraph) { g.Nodes[2].Budget = 1 }, `node "X": only a source has a budget`, "Budget"},
+		"two sinks":      {func(g *BarrierGraph) { g.Nodes[2].Kind = KindSink }, "2 sinks", "Snk"},
+		"unknown end":    {func(g *BarrierGraph) { g.Edges[0].To = "Y" }, "edge S1->Y joins a node the graph does not have", "Edge"},
+		"self-loop":      {func(g *BarrierGraph) { g.Edges[0].To = "S1" }, "edge S1->S1 is a self-loop", "Edge"},
+		"edge twice":     {func(g *BarrierGraph) { g.Edges[1] = g.Edges[0] }, "edge S1->X twice", "Edge"},
+		"source input":   {func(g *BarrierGraph) { g.Edges = append(g.Edges, BarrierEdge{From: "X", To: "S1", Back: true}) }, `source "S1" must have no input`, "Edge"},
+		"operator sinks": {func(g *BarrierGraph) { g.Edges = g.Edges[:2] }, `operator "X" must have an output`, "Edge"},
+		"sink output":    {func(g *BarrierGraph) { g.Edges = append(g.Edges, BarrierEdge{From: "K", To: "X"}) }, `the sink "K" must have no output`, "Edge"},
 	} {
 		g := ok()
 		c.edit(&g)
 		err := g.Check()
 		require.ErrorIs(t, err, ErrBarrierGraph, name)
 		assert.ErrorContains(t, err, c.want, name)
+		var ge *BarrierGraphError
+		require.ErrorAs(t, err, &ge, name)
+		assert.Equal(t, c.constant, ge.Constant, "%s: the constant at fault", name)
 	}
+	g := ok()
+	g.Nodes[0], g.Nodes[1] = BarrierNode{Name: "S1", Kind: KindOperator}, BarrierNode{Name: "S2", Kind: KindOperator}
+	g.Edges = append(g.Edges, BarrierEdge{From: "X", To: "S1", Back: true}, BarrierEdge{From: "X", To: "S2", Back: true})
+	assert.ErrorContains(t, g.Check(), "no source: the graph needs one")
+}
+
+// CheckStrict is the ASSUME as TLC checks it: one forward output for a
+// source (line 66) and for an operator (line 67), where Check allows a
+// keyed shuffle.
+func TestBarrierGraphCheckStrict(t *testing.T) {
+	var h BarrierHeader
+	require.NoError(t, DecodeStrict([]byte(fanIn), &h))
+	require.NoError(t, h.Graph.CheckStrict())
+	shuffle := h.Graph
+	shuffle.Edges = append(slices.Clone(shuffle.Edges), BarrierEdge{From: "S1", To: "K"})
+	require.NoError(t, shuffle.Check(), "a keyed shuffle is a dataflow graph")
+	err := shuffle.CheckStrict()
+	var ge *BarrierGraphError
+	require.ErrorAs(t, err, &ge)
+	assert.Equal(t, "Edge", ge.Constant)
+	assert.ErrorContains(t, err, `source "S1" must have one output that is not a back-edge, not 2`)
+	bad := h.Graph
+	bad.Cap = 0
+	assert.ErrorContains(t, bad.CheckStrict(), "cap must be at least 1", "Check's rules hold too")
 }

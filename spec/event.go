@@ -338,6 +338,14 @@ func ReadTrace(r io.Reader) (Trace, error) {
 // topology, recorded snapshot ids must be distinct and their initiators
 // agree with the header's snaps. Errors name the line.
 func ReadTraceLines(r io.Reader) (Trace, TraceLines, error) {
+	return ReadTraceLinesProgress(r, nil)
+}
+
+// ReadTraceLinesProgress is ReadTraceLines calling progress, if not nil,
+// with the number of events read so far after every line: the caller
+// reports from it as seldom as it likes (markerwave audit --progress,
+// every 100,000 events).
+func ReadTraceLinesProgress(r io.Reader, progress func(events int)) (Trace, TraceLines, error) {
 	tr := &traceReader{seen: map[SnapID]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxTraceLine)
@@ -350,6 +358,9 @@ func ReadTraceLines(r io.Reader) (Trace, TraceLines, error) {
 		}
 		if err := tr.readLine(b, line); err != nil {
 			return tr.t, tr.lines, fmt.Errorf("trace line %d: %w", line, err)
+		}
+		if progress != nil {
+			progress(len(tr.t.Events))
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -76,6 +76,30 @@ func TestParseTopology(t *testing.T) {
 	}
 }
 
+// Topology.Equal: the same processes and channels, in whatever order
+// they were listed (NewTopology sorts them), and through JSON; a channel
+// reversed, added or a process more is another topology.
+func TestTopologyEqual(t *testing.T) {
+	ring := func(chans ...Channel) *Topology {
+		procs := []ProcID{"P1", "P2", "P3"}
+		top, err := NewTopology(procs, chans)
+		require.NoError(t, err)
+		return top
+	}
+	a := ring(ch("P1", "P2"), ch("P2", "P3"), ch("P3", "P1"))
+	assert.True(t, a.Equal(a))
+	assert.True(t, a.Equal(ring(ch("P3", "P1"), ch("P2", "P3"), ch("P1", "P2"))), "listing order does not matter")
+	b, err := json.Marshal(a)
+	require.NoError(t, err)
+	var back Topology
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.True(t, a.Equal(&back), "through JSON")
+	assert.False(t, a.Equal(ring(ch("P2", "P1"), ch("P3", "P2"), ch("P1", "P3"))), "channels reversed")
+	assert.False(t, a.Equal(ring(ch("P1", "P2"), ch("P2", "P3"), ch("P3", "P1"), ch("P1", "P3"))), "a channel more")
+	assert.False(t, a.Equal(Ring(4)), "a process more")
+	assert.False(t, Ring(3).Equal(Complete(3)))
+}
+
 func TestRingAndComplete(t *testing.T) {
 	assert.Len(t, Ring(5).Chans, 5)
 	assert.Len(t, Complete(4).Chans, 12)

@@ -17,7 +17,6 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"testing/fstest"
 
 	"github.com/markerwave/markerwave/model"
 	"github.com/markerwave/markerwave/spec"
@@ -52,7 +51,7 @@ func Site() (fs.FS, error) {
 	if _, err := fs.Stat(site, WasmFile); err != nil {
 		return nil, ErrNoWasm
 	}
-	files := fstest.MapFS{}
+	files := memFS{}
 	if err := copyInto(files, site, ""); err != nil {
 		return nil, err
 	}
@@ -70,12 +69,12 @@ func Site() (fs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	files["index.html"] = &fstest.MapFile{Data: index, Mode: 0o444}
+	files["index.html"] = index
 	return files, nil
 }
 
 // copyInto adds every file of src to files, under folder dir.
-func copyInto(files fstest.MapFS, src fs.FS, dir string) error {
+func copyInto(files memFS, src fs.FS, dir string) error {
 	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -84,17 +83,17 @@ func copyInto(files fstest.MapFS, src fs.FS, dir string) error {
 		if err != nil {
 			return err
 		}
-		files[path.Join(dir, p)] = &fstest.MapFile{Data: b, Mode: 0o444}
+		files[path.Join(dir, p)] = b
 		return nil
 	})
 }
 
-func putJSON(files fstest.MapFS, name string, v any) error {
+func putJSON(files memFS, name string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	files[name] = &fstest.MapFile{Data: b, Mode: 0o444}
+	files[name] = b
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,4 +132,31 @@ func TestBundledTraces(t *testing.T) {
 	}
 	assert.Positive(t, folders["conforms"])
 	assert.Positive(t, folders["rejects"])
+}
+
+// TestSiteFS: the site is a well-behaved fs.FS (fstest.TestFS opens,
+// reads, seeks, stats and lists every file and folder) holding the
+// page, the bundled traces and their list; and a memFS says what is
+// missing or invalid by name.
+func TestSiteFS(t *testing.T) {
+	site, err := Site()
+	require.NoError(t, err)
+	want := []string{"index.html", "app.js", WasmFile, TracesIndex}
+	list, err := Traces()
+	require.NoError(t, err)
+	for _, tr := range list {
+		want = append(want, tr.Path)
+	}
+	require.NoError(t, fstest.TestFS(site, want...))
+	m := memFS{"a/b.txt": []byte("hi")}
+	_, err = m.Open("a/c.txt")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.ErrorContains(t, err, "a/c.txt")
+	_, err = m.Open("/a")
+	assert.ErrorIs(t, err, fs.ErrInvalid)
+	entries, err := fs.ReadDir(m, ".")
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.True(t, entries[0].IsDir(), "a is an implied folder")
+	require.NoError(t, fstest.TestFS(m, "a/b.txt"))
 }

@@ -88,7 +88,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	var o auditOpts
 	f.BoolVar(&o.drained, "drained", false, "claim every run ended drained even if its header does not: every channel must end empty and every initiated snapshot complete")
 	f.BoolVar(&o.json, "json", false, "print each verdict as one line of JSON (see above)")
-	f.BoolVar(&o.progress, "progress", false, "report progress on stderr every 2s even when stderr is not a terminal")
+	f.BoolVar(&o.progress, "progress", false, "report progress on stderr every 2s (reading the file, the replay, the snapshots' checks) even when stderr is not a terminal")
 	if code, done := f.parse(args); done {
 		return code
 	}
@@ -98,7 +98,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	o.progress = o.progress || isTerminal(stderr)
 	return untilInterrupt(f, func(g *cmdFlags, stop <-chan struct{}) int {
 		a := auditor{f: g, o: o}
-		gatherRuns(g, g.Args(), stop, a.audit)
+		gatherRuns(g, g.Args(), stop, o.progress, a.audit)
 		return a.code
 	})
 }
@@ -168,9 +168,11 @@ func (a *auditor) audit(r auditRun, several bool) {
 // (conformance.NodeLog), which it holds until every file is read and
 // then merges, a directory's into one run. several says whether there
 // is more than one file. A close of stop ends it before the next file.
-func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, each func(r auditRun, several bool)) {
+// With progress, reading a long trace file reports on stderr
+// (readProgressEvery).
+func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, progress bool, each func(r auditRun, several bool)) {
 	files := expandArgs(args)
-	g := runGatherer{f: f, each: each, several: len(files) > 1, logs: map[string][]auditRun{}, outsider: map[string][]string{}}
+	g := runGatherer{f: f, each: each, several: len(files) > 1, progress: progress, logs: map[string][]auditRun{}, outsider: map[string][]string{}}
 	for _, file := range files {
 		if stopped(stop) {
 			return
@@ -205,11 +207,12 @@ func stopped(stop <-chan struct{}) bool {
 
 // runGatherer is gatherRuns' state: the node logs held, by directory.
 type runGatherer struct {
-	f       *cmdFlags
-	each    func(auditRun, bool)
-	several bool                  // more than one file
-	logs    map[string][]auditRun // node logs by directory
-	dirs    []string              // the keys of logs, in order
+	f        *cmdFlags
+	each     func(auditRun, bool)
+	several  bool                  // more than one file
+	progress bool                  // report the reading of a long file
+	logs     map[string][]auditRun // node logs by directory
+	dirs     []string              // the keys of logs, in order
 	// outsider holds the outsider logs (markerwave-outsider/1) by
 	// directory, audited together as one run; outsiderDirs its keys.
 	outsider     map[string][]string
@@ -247,7 +250,11 @@ func (g *runGatherer) read(r auditRun) auditRun {
 		return r
 	}
 	var cut bool
-	r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLog(r.name)
+	var progress func(int)
+	if g.progress {
+		progress = newProgress(g.f, r.name).read
+	}
+	r.tr, r.lines, cut, r.err = conformance.ReadCrashedNodeLogProgress(r.name, progress)
 	if cut {
 		g.f.errorf("%s: its last line is cut short (its node was killed while writing it): dropped", r.name)
 	}
@@ -514,6 +521,7 @@ type progress struct {
 	start   time.Time
 	last    time.Time
 	printed bool
+	seen    int // read: the events counted at the last look
 }
 
 func newProgress(f *cmdFlags, name string) *progress {
@@ -533,6 +541,27 @@ func (p *progress) report(done, total int) {
 	} else {
 		p.f.errorf("%s: replayed all %s in %v; checking the snapshots", p.name, plural(total, "event"), took)
 	}
+	p.last, p.printed = now, true
+}
+
+// readProgressEvery is how many events apart the reading of a trace file
+// looks at the clock, to report every progressEvery (a variable for the
+// tests).
+var readProgressEvery = 100_000
+
+// read is a conformance.ReadCrashedNodeLogProgress callback: the events
+// read so far, reported every progressEvery, looked at every
+// readProgressEvery events.
+func (p *progress) read(events int) {
+	if events == 0 || events%readProgressEvery != 0 || events == p.seen {
+		return
+	}
+	p.seen = events
+	now := time.Now()
+	if now.Sub(p.last) < progressEvery {
+		return
+	}
+	p.f.errorf("%s: read %s in %v", p.name, plural(events, "event"), now.Sub(p.start).Round(time.Second))
 	p.last, p.printed = now, true
 }
 

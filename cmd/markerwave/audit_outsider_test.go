@@ -146,3 +146,26 @@ func TestAuditOutsiderPartsInNodeLogs(t *testing.T) {
 		assert.Contains(t, out, "proc N1: [bal=70 sent=1 rcvd=0] vs [bal=100 sent=1 rcvd=0]")
 	}
 }
+
+// TestAuditOutsiderNamesMessagesByID: the bundled rejected run
+// diverges naming its messages by the implementation's ids, in the text
+// and in --json.
+func TestAuditOutsiderNamesMessagesByID(t *testing.T) {
+	const dir = "../../traces/outsider/rejects/Message-delivered-out-of-order"
+	code, out, errs := audit(dir)
+	assert.Equal(t, 1, code, errs)
+	assert.Contains(t, out, `diverges at step 3 (trace line 2): RecvApp(N1, N2) 20 (id "t2")`)
+	assert.Contains(t, out, "  model:    30 (id \"t1\")\n  reported: 20 (id \"t2\")\n")
+
+	code, out, errs = audit("--json", dir)
+	assert.Equal(t, 1, code, errs)
+	var v struct {
+		Property   string
+		Divergence struct{ Action, Expected, Reported string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Equal(t, "Message", v.Property)
+	assert.Equal(t, `RecvApp(N1, N2) 20 (id "t2")`, v.Divergence.Action)
+	assert.Equal(t, `30 (id "t1")`, v.Divergence.Expected)
+	assert.Equal(t, `20 (id "t2")`, v.Divergence.Reported)
+}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -290,6 +292,51 @@ func TestAuditProgress(t *testing.T) {
 	progressEvery = 0
 	_, _, errs = audit("../../traces/conforms/token-ring.jsonl")
 	assert.Empty(t, errs, "no progress unless asked or stderr is a terminal")
+}
+
+// TestAuditReadProgress: reading a long trace file reports on stderr,
+// every readProgressEvery events once progressEvery has passed, with
+// --progress; stdout holds the verdict alone, as without it. A generated
+// bank run of 2,000 events, a report forced every 500.
+func TestAuditReadProgress(t *testing.T) {
+	defer func(d time.Duration, n int) { progressEvery, readProgressEvery = d, n }(progressEvery, readProgressEvery)
+	path := filepath.Join(t.TempDir(), "bank.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(bankTransfers(1000)), 0o644))
+	progressEvery, readProgressEvery = 0, 500
+	code, quiet, errs := audit(path)
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, "conforms: 2000 steps, 0 snapshots, all properties hold\n", quiet)
+	assert.Empty(t, errs, "no progress unless asked or stderr is a terminal")
+
+	code, out, errs := audit("--progress", path)
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, quiet, out, "the verdict is unchanged")
+	var read []string
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.Contains(l, ": read ") {
+			read = append(read, l)
+		}
+	}
+	require.Len(t, read, 4, errs)
+	for i, l := range read {
+		assert.Regexp(t, `^markerwave audit: .*bank\.jsonl: read `+strconv.Itoa(500*(i+1))+` events in \d+s$`, l)
+	}
+
+	progressEvery = time.Hour
+	_, _, errs = audit("--progress", path)
+	assert.NotContains(t, errs, ": read ", "a quick read says nothing")
+}
+
+// bankTransfers is a drained two-account run of n transfers of 1 from P1
+// to P2, each received before the next: 2n events.
+func bankTransfers(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"format":"markerwave-trace/3","topology":{"procs":["P1","P2"],"channels":[{"from":"P1","to":"P2"},{"from":"P2","to":"P1"}]},"init_bal":{"P1":1000000,"P2":0},"drained":true}` + "\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"proc":"P1","seq":%d,"action":"SendApp","from":"P1","to":"P2","amount":1,"msg":%d,"after":{"bal":%d,"sent":%d,"rcvd":0}}`+"\n", i, i, 1000000-i, i)
+		fmt.Fprintf(&b, `{"proc":"P2","seq":%d,"action":"RecvApp","from":"P1","to":"P2","amount":1,"msg":%d,"after":{"bal":%d,"sent":0,"rcvd":%d}}`+"\n", i, i, i, i)
+	}
+	return b.String()
 }
 
 // TestAuditNamesStaleLogs: a node log left in the directory by an earlier

@@ -123,7 +123,7 @@ func (j *exportJob) read(f *cmdFlags) (tr spec.Trace, kind traceFile, code int) 
 		return j.readFile(f)
 	}
 	var runs []auditRun
-	gatherRuns(f, []string{j.trace}, nil, func(r auditRun, _ bool) { runs = append(runs, r) })
+	gatherRuns(f, []string{j.trace}, nil, false, func(r auditRun, _ bool) { runs = append(runs, r) })
 	if len(runs) != 1 {
 		return tr, runTraceFile, f.usageError("%s holds %s, not the node logs of one run: export draws one run, give one of its files", j.trace, plural(len(runs), "run"))
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -154,14 +153,10 @@ func restorePoint(cfg *runtime.FileConfig, id spec.SnapID) (*snapshot.Global, er
 	if err != nil {
 		return nil, err
 	}
-	if !sameTopology(g.Topology, cfg.Topology) {
+	if !g.Topology.Equal(cfg.Topology) {
 		return nil, fmt.Errorf("the snapshot's topology differs from the config's")
 	}
 	return &g, nil
-}
-
-func sameTopology(a, b *spec.Topology) bool {
-	return slices.Equal(a.Procs, b.Procs) && slices.Equal(a.Chans, b.Chans)
 }
 
 // printNodeCheck says what --check checked.

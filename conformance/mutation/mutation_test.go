@@ -975,7 +975,7 @@ func renderTable(ms []mutant) string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", m.Name, cell(pkgOf(m)), cell(m.Rule), cell(want), strings.Join(caught, "<br>"))
 	}
-	fmt.Fprintf(&b, "\n%d mutants in %d packages.\n%s", len(ms), countPkgs(ms), tableEnd)
+	fmt.Fprintf(&b, "\n%s.\n%s", countPhrase(ms), tableEnd)
 	return b.String()
 }
 

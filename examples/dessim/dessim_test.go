@@ -97,14 +97,14 @@ func TestDessimBugs(t *testing.T) {
 			`(sent before N2 recorded, received after N1 recorded)`}},
 		{channelAfterMarker, 7, spec.PropExactChannelState, []string{
 			`diverges at step 42 (trace line 17): RecvMarker(N2, N1) [snap 0]`,
-			`violates ExactChannelState (snapshot 0): N3->N1 recorded <<79#1, 74#2>>, want <<79#1>>`}},
+			`violates ExactChannelState (snapshot 0): N3->N1 recorded <<79 (id "N3/1"), 74 (id "N3/4")>>, want <<79 (id "N3/1")>>`}},
 		{lateState, 1, spec.PropConservation, []string{
 			`note: N2 recorded snapshot "b" at its step 9, after its first marker of it (step 5) and 1 send or receive since: the spec records at the marker`,
 			`proc N2: [bal=160 sent=2 rcvd=2] vs [bal=127 sent=2 rcvd=2]`}},
 		{noForwarding, 1, spec.PropSnapshotsComplete, []string{
 			`the implementation never sent a marker the spec sends: N1 never sent snapshot "b"'s marker on N1->N2 after recording at its step 11`}},
 		{oldestOnly, 2, spec.PropExactChannelState, []string{
-			`violates ExactChannelState (snapshot "b"): N2->N1 recorded <<>>, want <<6#2, 8#3>>`}},
+			`violates ExactChannelState (snapshot "b"): N2->N1 recorded <<>>, want <<6 (id "N2/2"), 8 (id "N2/3")>>`}},
 	}
 	for _, c := range cases {
 		t.Run(string(c.bug), func(t *testing.T) {

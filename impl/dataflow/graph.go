@@ -1,7 +1,6 @@
 package dataflow
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/markerwave/markerwave/spec"
@@ -98,198 +97,64 @@ type Graph struct {
 }
 
 // ErrGraph is the error NewGraph wraps when a graph breaks the spec's
-// ASSUME (lines 62-71).
-var ErrGraph = errors.New("dataflow: bad graph")
+// ASSUME (lines 62-71): spec's, which states the ASSUME once.
+var ErrGraph = spec.ErrBarrierGraph
 
 func graphErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrGraph, fmt.Sprintf(format, a...))
 }
 
-// NewGraph checks g against the spec's ASSUME (lines 62-71) and indexes
-// it, with one generalisation: a source or an operator may have several
-// forward outputs (a keyed shuffle), its Logic choosing one per record.
-// The protocol never looks at routes: barriers go on every output. It copies nothing: do not change g after.
+// NewGraph checks g against the spec's ASSUME (lines 62-71), as
+// spec.BarrierGraph.Check states it, and indexes it; with one
+// generalisation: a source or an operator may have several forward
+// outputs (a keyed shuffle), its Logic choosing one per record. The
+// protocol never looks at routes: barriers go on every output. It copies
+// nothing: do not change g after.
 func NewGraph(g Graph) (*Graph, error) {
-	if err := g.checkConstants(); err != nil {
+	if err := g.checkEnds(); err != nil {
 		return nil, err
 	}
-	if err := g.checkNodes(); err != nil {
+	if err := g.Trace().Check(); err != nil {
 		return nil, err
 	}
-	if err := g.indexEdges(); err != nil {
-		return nil, err
-	}
-	if err := g.checkForceAligned(); err != nil {
-		return nil, err
-	}
-	n := len(g.Nodes)
-	g.fwdOut, g.backOut = make([][]int, n), make([]int, n)
-	for v := range g.Nodes {
-		if err := g.indexNode(v); err != nil {
-			return nil, err
-		}
-	}
+	g.index()
 	return &g, nil
 }
 
-// checkConstants checks Cap \in Nat \ {0} /\ Iter \in Nat /\ Mode \in
-// {"aligned", "unaligned"} (lines 70-71; ChandyLamport is ours).
-func (g *Graph) checkConstants() error {
-	switch {
-	case g.Cap < 1:
-		return graphErr("Cap must be at least 1, not %d", g.Cap)
-	case g.Iter < 0:
-		return graphErr("Iter must be a natural number, not %d", g.Iter)
-	case g.Mode > Adaptive:
-		return graphErr("unknown mode %d", g.Mode)
-	}
-	return nil
-}
-
-// checkForceAligned checks ForceAligned \subseteq Edge \ Back
-// (tla/BarrierAdaptive.tla line 45), and that only the adaptive mode has
-// force-aligned edges (the other modes never switch, or always do).
-func (g *Graph) checkForceAligned() error {
-	for i, e := range g.Edges {
-		switch {
-		case !e.ForceAligned:
-		case e.Back:
-			return graphErr("edge %s is a back-edge: it cannot be force-aligned", g.EdgeName(i))
-		case g.Mode != Adaptive:
-			return graphErr("edge %s is force-aligned, but only the adaptive mode has force-aligned edges (mode %s)", g.EdgeName(i), g.Mode)
-		}
-	}
-	return nil
-}
-
-// checkNodes checks that the node names are distinct, that Src, Op and
-// {Snk} partition them with exactly one sink (lines 62-63), and Budget
-// \in [Src -> Nat] (line 70).
-func (g *Graph) checkNodes() error {
-	sinks := 0
-	names := map[string]bool{}
-	for _, v := range g.Nodes {
-		if names[v.Name] {
-			return graphErr("node %q twice", v.Name)
-		}
-		names[v.Name] = true
-		if err := v.check(); err != nil {
-			return err
-		}
-		if v.Kind == Sink {
-			sinks++
-		}
-	}
-	if sinks != 1 {
-		return graphErr("%d sinks: the graph needs exactly one", sinks)
-	}
-	return nil
-}
-
-// check checks the node's kind, and Budget \in [Src -> Nat] for it
-// (line 70): only a source has a budget.
-func (v NodeSpec) check() error {
-	if v.Kind > Sink {
-		return graphErr("node %q has unknown kind %d", v.Name, v.Kind)
-	}
-	if v.Budget < 0 || v.Budget > 0 && v.Kind != Source {
-		return graphErr("node %q: only a source has a budget, a natural number", v.Name)
-	}
-	return nil
-}
-
-// indexEdges checks Edge \subseteq Node \X Node /\ \A e \in Edge : e[1]
-// # e[2] (line 64), each edge once, and indexes In(n) and Out(n) (lines
-// 57-58).
-func (g *Graph) indexEdges() error {
+// checkEnds checks that every edge joins two of the graph's nodes, by
+// index (Edge \subseteq Node \X Node, line 64), so that the graph has
+// names for spec's check.
+func (g *Graph) checkEnds() error {
 	n := len(g.Nodes)
-	g.in, g.out = make([][]int, n), make([][]int, n)
 	for i, e := range g.Edges {
 		if e.From < 0 || e.From >= n || e.To < 0 || e.To >= n {
 			return graphErr("edge %d joins a node the graph does not have", i)
 		}
-		if e.From == e.To {
-			return graphErr("edge %d is a self-loop at %q", i, g.Nodes[e.From].Name)
-		}
-		if g.edgeTo(e.From, e.To) >= 0 {
-			return graphErr("edge %s twice", g.EdgeName(i))
-		}
+	}
+	return nil
+}
+
+// index indexes In(n) and Out(n) (lines 57-58), and splits Out(n) into
+// FwdOut(n) and BackOut(n) (lines 60-61): at most one back-edge out, as
+// the ASSUME says (line 67).
+func (g *Graph) index() {
+	n := len(g.Nodes)
+	g.in, g.out = make([][]int, n), make([][]int, n)
+	g.fwdOut, g.backOut = make([][]int, n), make([]int, n)
+	for i, e := range g.Edges {
 		g.out[e.From] = append(g.out[e.From], i)
 		g.in[e.To] = append(g.in[e.To], i)
 	}
-	return nil
-}
-
-// edgeTo is the index of the edge indexed so far from node from to node
-// to, -1 if none.
-func (g *Graph) edgeTo(from, to int) int {
-	for _, d := range g.out[from] {
-		if g.Edges[d].To == to {
-			return d
+	for v := range n {
+		g.backOut[v] = -1
+		for _, e := range g.out[v] {
+			if g.Edges[e].Back {
+				g.backOut[v] = e
+			} else {
+				g.fwdOut[v] = append(g.fwdOut[v], e)
+			}
 		}
 	}
-	return -1
-}
-
-// indexNode splits Out(v) into FwdOut(v) and BackOut(v) (lines 60-61),
-// having checked v's shape against its kind (lines 66-69).
-func (g *Graph) indexNode(v int) error {
-	var fwd, back []int
-	for _, e := range g.out[v] {
-		if g.Edges[e].Back {
-			back = append(back, e)
-		} else {
-			fwd = append(fwd, e)
-		}
-	}
-	if err := g.checkShape(v, len(fwd), len(back)); err != nil {
-		return err
-	}
-	g.fwdOut[v], g.backOut[v] = fwd, -1
-	if len(back) == 1 {
-		g.backOut[v] = back[0]
-	}
-	return nil
-}
-
-// shape counts a node's edges: its inputs, those of them that are not
-// back-edges, and its forward and backward outputs.
-type shape struct{ in, inF, fwd, back int }
-
-// shapes is the ASSUME's conjunct for each kind of node (lines 66-69),
-// several forward outputs allowed, and the error naming a node that
-// breaks it.
-var shapes = [...]struct {
-	ok  func(shape) bool
-	bad string
-}{
-	Source: {func(s shape) bool { return s.in == 0 && s.fwd > 0 && s.back == 0 },
-		"source %q must have no input and an output, not a back-edge"},
-	Operator: {func(s shape) bool { return s.fwd > 0 && s.back <= 1 && s.inF > 0 },
-		"operator %q must have an output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge"},
-	Sink: {func(s shape) bool { return s.fwd+s.back == 0 && s.inF > 0 },
-		"the sink %q must have no output and an input that is not a back-edge"},
-}
-
-// checkShape checks node v, with fwd forward and back backward outputs,
-// against the ASSUME's conjunct for its kind (shapes).
-func (g *Graph) checkShape(v, fwd, back int) error {
-	node := g.Nodes[v]
-	if want := shapes[node.Kind]; !want.ok(shape{in: len(g.in[v]), inF: g.inF(v), fwd: fwd, back: back}) {
-		return graphErr(want.bad, node.Name)
-	}
-	return nil
-}
-
-// inF is |InF(n)| (line 59): how many inputs of n are not back-edges.
-func (g *Graph) inF(n int) int {
-	k := 0
-	for _, e := range g.in[n] {
-		if !g.Edges[e].Back {
-			k++
-		}
-	}
-	return k
 }
 
 // In is In(n) (line 57): the edges into n.

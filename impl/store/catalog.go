@@ -123,7 +123,7 @@ func (s *Store) assembled(t *spec.Topology, e *Entry) {
 	switch {
 	case err != nil:
 		e.Problem = err.Error()
-	case t != nil && !sameTopology(g.Topology, t):
+	case t != nil && !g.Topology.Equal(t):
 		e.Problem = fmt.Sprintf("store: %s: a snapshot of another topology (processes %s)", s.Path(e.ID), joinProcs(g.Topology.Procs))
 	default:
 		e.Complete, e.Total, e.InFlight = true, g.Total(), g.InFlight()
@@ -197,10 +197,6 @@ func (e Entry) Holds(p spec.ProcID) bool {
 		}
 	}
 	return false
-}
-
-func sameTopology(a, b *spec.Topology) bool {
-	return slices.Equal(a.Procs, b.Procs) && slices.Equal(a.Chans, b.Chans)
 }
 
 // String renders the entry's state in a few words: "complete, total 300

@@ -1,8 +1,10 @@
 package barrier
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -153,30 +155,96 @@ type Config struct {
 	numKeys int
 }
 
-// NewConfig checks k against the spec's ASSUME (lines 62-71) and indexes
-// it; invariants and properties must be the spec's.
+// NewConfig checks k against the spec's ASSUME (lines 62-71: spec's
+// BarrierGraph.CheckStrict states it, for every caller) and indexes it;
+// invariants and properties must be the spec's.
 func NewConfig(k Constants, variant Variant, invariants, properties []spec.Property) (*Config, error) {
 	temporal, unchecked, err := checkNames(variant, invariants, properties)
 	if err != nil {
 		return nil, err
 	}
+	if err := k.check(); err != nil {
+		return nil, err
+	}
 	cfg := &Config{Cap: k.Cap, Iter: k.Iter, Mode: k.Mode, Variant: variant,
 		Invariants: invariants, Properties: temporal, Unchecked: unchecked}
-	idx := map[string]int{}
-	for _, step := range []func() error{
-		func() error { return cfg.addNodes(k, idx) },
-		func() error { return cfg.addEdges(k.Edge, idx) },
-		func() error { return cfg.markBack(k.Back) },
-		cfg.shape,
-		func() error { return cfg.budgets(k.Budget, idx) },
-		func() error { return checkBounds(k) },
-		func() error { return cfg.adaptiveConstants(k) },
-	} {
-		if err := step(); err != nil {
-			return nil, err
-		}
+	idx := cfg.addNodes(k)
+	cfg.addEdges(k.Edge, idx)
+	cfg.markBack(k.Back)
+	cfg.shape()
+	cfg.budgets(k.Budget)
+	if err := cfg.adaptiveConstants(k); err != nil {
+		return nil, err
 	}
 	return cfg, nil
+}
+
+// check checks k against the spec's ASSUME (spec.BarrierGraph.CheckStrict,
+// its errors naming the constant at fault), what of it k's form can break
+// before it is a graph (Back \subseteq Edge, line 65; Budget's domain is
+// Src, line 70), and the model's bounds: at most 64 nodes and 64 edges.
+func (k Constants) check() error {
+	g, err := k.graph()
+	if err != nil {
+		return err
+	}
+	if err := g.CheckStrict(); err != nil {
+		var ge *spec.BarrierGraphError
+		if errors.As(err, &ge) {
+			return &ConstantError{ge.Constant, ge.Msg}
+		}
+		return err
+	}
+	if len(g.Nodes) > 64 {
+		return &ConstantError{"Op", fmt.Sprintf("%d nodes: the model handles at most 64", len(g.Nodes))}
+	}
+	if len(g.Edges) > 64 {
+		return &ConstantError{"Edge", fmt.Sprintf("%d edges: the model handles at most 64", len(g.Edges))}
+	}
+	return nil
+}
+
+// graph is k by names, as spec.BarrierGraph: Edge a set (an edge listed
+// twice is one), Back marked on it.
+func (k Constants) graph() (spec.BarrierGraph, error) {
+	g := spec.BarrierGraph{Cap: k.Cap, Iter: k.Iter, Mode: k.Mode.String()}
+	for _, set := range []struct {
+		names []string
+		kind  string
+	}{{k.Src, spec.KindSource}, {k.Op, spec.KindOperator}, {[]string{k.Snk}, spec.KindSink}} {
+		for _, n := range set.names {
+			g.Nodes = append(g.Nodes, spec.BarrierNode{Name: n, Kind: set.kind, Budget: k.Budget[n]})
+		}
+	}
+	if err := k.checkBudget(); err != nil {
+		return g, err
+	}
+	back := map[[2]string]bool{}
+	for _, e := range k.Back {
+		if !slices.Contains(k.Edge, e) {
+			return g, &ConstantError{"Back", fmt.Sprintf("<<%q, %q>> is not in Edge", e[0], e[1])}
+		}
+		back[e] = true
+	}
+	for _, e := range sortedEdges(k.Edge) {
+		g.Edges = append(g.Edges, spec.BarrierEdge{From: e[0], To: e[1], Back: back[e]})
+	}
+	return g, nil
+}
+
+// checkBudget: Budget \in [Src -> Nat] (line 70), its domain Src.
+func (k Constants) checkBudget() error {
+	for _, s := range k.Src {
+		if _, ok := k.Budget[s]; !ok {
+			return &ConstantError{"Budget", fmt.Sprintf("Budget[%q] must be a natural number", s)}
+		}
+	}
+	for name := range k.Budget {
+		if !slices.Contains(k.Src, name) {
+			return &ConstantError{"Budget", fmt.Sprintf("%q is not a source", name)}
+		}
+	}
+	return nil
 }
 
 // checkNames: the specification, invariants and properties are the
@@ -207,122 +275,71 @@ func checkNames(variant Variant, invariants, properties []spec.Property) (tempor
 }
 
 // addNodes indexes Node == Src \cup Op \cup {Snk} (line 54): sources,
-// operators, then the sink, each by name, into idx; the sets are
-// disjoint (lines 62-63) and hold at most 64 nodes.
-func (cfg *Config) addNodes(k Constants, idx map[string]int) error {
-	if len(k.Src) == 0 {
-		return &ConstantError{"Src", "no source"}
-	}
+// operators, then the sink, each by name; it returns each name's index.
+func (cfg *Config) addNodes(k Constants) map[string]int {
+	idx := map[string]int{}
 	for _, set := range []struct {
-		constant string
-		names    []string
-		kind     NodeKind
-	}{{"Src", k.Src, Source}, {"Op", k.Op, Operator}, {"Snk", []string{k.Snk}, Sink}} {
-		if err := cfg.addKind(set.constant, set.names, set.kind, idx); err != nil {
-			return err
+		names []string
+		kind  NodeKind
+	}{{k.Src, Source}, {k.Op, Operator}, {[]string{k.Snk}, Sink}} {
+		names := slices.Clone(set.names)
+		slices.Sort(names)
+		for _, n := range names {
+			idx[n] = len(cfg.Nodes)
+			cfg.Nodes = append(cfg.Nodes, n)
+			cfg.Kind = append(cfg.Kind, set.kind)
 		}
-	}
-	if len(cfg.Nodes) > 64 {
-		return &ConstantError{"Op", fmt.Sprintf("%d nodes: the model handles at most 64", len(cfg.Nodes))}
 	}
 	cfg.snk = len(cfg.Nodes) - 1
-	return nil
+	return idx
 }
 
-// addKind adds the nodes of one kind, sorted by name.
-func (cfg *Config) addKind(constant string, names []string, kind NodeKind, idx map[string]int) error {
-	names = slices.Clone(names)
-	slices.Sort(names)
-	for _, n := range names {
-		if _, dup := idx[n]; dup {
-			return &ConstantError{constant, fmt.Sprintf("node %q is in Src, Op or Snk twice", n)}
-		}
-		idx[n] = len(cfg.Nodes)
-		cfg.Nodes = append(cfg.Nodes, n)
-		cfg.Kind = append(cfg.Kind, kind)
-	}
-	return nil
-}
-
-// addEdges indexes Edge, sorted by the endpoints' names: Edge \subseteq
-// Node \X Node, no self-loop (line 64), at most 64 edges.
-func (cfg *Config) addEdges(edge [][2]string, idx map[string]int) error {
+// sortedEdges is Edge as a set, sorted by the endpoints' names.
+func sortedEdges(edge [][2]string) [][2]string {
 	edges := slices.Clone(edge)
 	slices.SortFunc(edges, func(a, b [2]string) int {
-		if c := compareStr(a[0], b[0]); c != 0 {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
 			return c
 		}
-		return compareStr(a[1], b[1])
+		return strings.Compare(a[1], b[1])
 	})
-	edges = slices.Compact(edges)
-	if len(edges) > 64 {
-		return &ConstantError{"Edge", fmt.Sprintf("%d edges: the model handles at most 64", len(edges))}
-	}
+	return slices.Compact(edges)
+}
+
+// addEdges indexes Edge, sorted by the endpoints' names, and In(n) and
+// Out(n) (lines 57-58).
+func (cfg *Config) addEdges(edge [][2]string, idx map[string]int) {
 	n := len(cfg.Nodes)
 	cfg.in, cfg.out = make([][]int, n), make([][]int, n)
-	for i, e := range edges {
-		a, okA := idx[e[0]]
-		b, okB := idx[e[1]]
-		if !okA || !okB {
-			return &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> joins a node that is in neither Src, Op nor Snk", e[0], e[1])}
-		}
-		if a == b {
-			return &ConstantError{"Edge", fmt.Sprintf("<<%q, %q>> is a self-loop", e[0], e[1])}
-		}
+	for i, e := range sortedEdges(edge) {
+		a, b := idx[e[0]], idx[e[1]]
 		cfg.Edges = append(cfg.Edges, [2]int{a, b})
 		cfg.out[a] = append(cfg.out[a], i)
 		cfg.in[b] = append(cfg.in[b], i)
 	}
-	return nil
 }
 
-// markBack marks Back \subseteq Edge (line 65).
-func (cfg *Config) markBack(back [][2]string) error {
+// markBack marks Back (line 65).
+func (cfg *Config) markBack(back [][2]string) {
 	cfg.Back = make([]bool, len(cfg.Edges))
 	for _, e := range back {
-		i, ok := cfg.EdgeIndex(e[0], e[1])
-		if !ok {
-			return &ConstantError{"Back", fmt.Sprintf("<<%q, %q>> is not in Edge", e[0], e[1])}
-		}
+		i, _ := cfg.EdgeIndex(e[0], e[1])
 		cfg.Back[i] = true
 	}
-	return nil
 }
 
-// budgets sets Budget \in [Src -> Nat] (line 70) and numbers Key: the
-// records of source s are keyBase[s] .. keyBase[s]+Budget[s]-1.
-func (cfg *Config) budgets(budget map[string]int, idx map[string]int) error {
+// budgets sets Budget (line 70) and numbers Key: the records of source s
+// are keyBase[s] .. keyBase[s]+Budget[s]-1.
+func (cfg *Config) budgets(budget map[string]int) {
 	n := len(cfg.Nodes)
 	cfg.Budget, cfg.keyBase = make([]int, n), make([]int, n)
 	for s, kind := range cfg.Kind {
-		if kind != Source {
-			continue
-		}
-		b, ok := budget[cfg.Nodes[s]]
-		if !ok || b < 0 {
-			return &ConstantError{"Budget", fmt.Sprintf("Budget[%q] must be a natural number", cfg.Nodes[s])}
-		}
-		cfg.Budget[s] = b
-		cfg.keyBase[s] = cfg.numKeys
-		cfg.numKeys += b
-	}
-	for name := range budget {
-		if i, ok := idx[name]; !ok || cfg.Kind[i] != Source {
-			return &ConstantError{"Budget", fmt.Sprintf("%q is not a source", name)}
+		if kind == Source {
+			cfg.Budget[s] = budget[cfg.Nodes[s]]
+			cfg.keyBase[s] = cfg.numKeys
+			cfg.numKeys += cfg.Budget[s]
 		}
 	}
-	return nil
-}
-
-// checkBounds: Cap \in Nat \ {0}, Iter \in Nat (line 70).
-func checkBounds(k Constants) error {
-	if k.Cap < 1 {
-		return &ConstantError{"Cap", fmt.Sprintf("must be at least 1, not %d", k.Cap)}
-	}
-	if k.Iter < 0 {
-		return &ConstantError{"Iter", fmt.Sprintf("must be a natural number, not %d", k.Iter)}
-	}
-	return nil
 }
 
 // splitUnchecked separates the properties the explorer evaluates from
@@ -338,74 +355,21 @@ func splitUnchecked(properties []spec.Property) (evaluated, unchecked []spec.Pro
 	return evaluated, unchecked
 }
 
-// shape checks the ASSUME's conditions on the graph (lines 66-69) and
-// computes FwdOut and BackOut.
-func (cfg *Config) shape() error {
+// shape computes FwdOut and BackOut (lines 60-61): one forward output
+// and at most one back-edge out, as the ASSUME says (lines 66-67).
+func (cfg *Config) shape() {
 	n := len(cfg.Nodes)
 	cfg.fwdOut, cfg.backOut = make([]int, n), make([]int, n)
 	for v := range n {
-		fwd, back, inF := cfg.degree(v)
-		if err := cfg.checkShape(v, len(fwd), len(back), inF); err != nil {
-			return err
-		}
 		cfg.fwdOut[v], cfg.backOut[v] = -1, -1
-		if len(fwd) == 1 {
-			cfg.fwdOut[v] = fwd[0]
-		}
-		if len(back) == 1 {
-			cfg.backOut[v] = back[0]
-		}
-	}
-	return nil
-}
-
-// degree is node v's forward and back outputs and its number of inputs
-// that are not back-edges (InF, line 59).
-func (cfg *Config) degree(v int) (fwd, back []int, inF int) {
-	for _, e := range cfg.out[v] {
-		if cfg.Back[e] {
-			back = append(back, e)
-		} else {
-			fwd = append(fwd, e)
+		for _, e := range cfg.out[v] {
+			if cfg.Back[e] {
+				cfg.backOut[v] = e
+			} else {
+				cfg.fwdOut[v] = e
+			}
 		}
 	}
-	for _, e := range cfg.in[v] {
-		if !cfg.Back[e] {
-			inF++
-		}
-	}
-	return fwd, back, inF
-}
-
-// checkShape checks node v's line of the ASSUME (lines 66-69), given its
-// numbers of forward and back outputs and of inputs not back-edges.
-func (cfg *Config) checkShape(v, fwd, back, inF int) error {
-	name := cfg.Nodes[v]
-	switch cfg.Kind[v] {
-	case Source:
-		if len(cfg.in[v]) != 0 || fwd != 1 || back != 0 {
-			return &ConstantError{"Edge", fmt.Sprintf("source %q must have no input and one output, not a back-edge", name)}
-		}
-	case Operator:
-		if fwd != 1 || back > 1 || inF == 0 {
-			return &ConstantError{"Edge", fmt.Sprintf("operator %q must have one output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", name)}
-		}
-	case Sink:
-		if len(cfg.out[v]) != 0 || inF == 0 {
-			return &ConstantError{"Edge", fmt.Sprintf("the sink %q must have no output and an input that is not a back-edge", name)}
-		}
-	}
-	return nil
-}
-
-func compareStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // EdgeIndex is the index of edge <<from, to>>.

@@ -75,13 +75,13 @@ func TestLoadErrors(t *testing.T) {
 		want    string
 	}{
 		{"mode", "", map[string]string{"MCMode": `"eager"`}, "Spec", `MCT.tla:11: Mode: want "aligned" or "unaligned"`},
-		{"unknown node", "", map[string]string{"MCEdge": `{<<"S1", "X">>, <<"S2", "X">>, <<"X", "Z">>}`}, "Spec", `MCT.tla:6: Edge: <<"X", "Z">> joins a node that is in neither Src, Op nor Snk`},
-		{"self-loop", "", map[string]string{"MCEdge": `{<<"S1", "X">>, <<"S2", "X">>, <<"X", "K">>, <<"X", "X">>}`}, "Spec", `Edge: <<"X", "X">> is a self-loop`},
-		{"source with two outputs", "", map[string]string{"MCEdge": `{<<"S1", "X">>, <<"S1", "K">>, <<"S2", "X">>, <<"X", "K">>}`}, "Spec", `Edge: source "S1" must have no input and one output`},
+		{"unknown node", "", map[string]string{"MCEdge": `{<<"S1", "X">>, <<"S2", "X">>, <<"X", "Z">>}`}, "Spec", `MCT.tla:6: Edge: edge X->Z joins a node the graph does not have`},
+		{"self-loop", "", map[string]string{"MCEdge": `{<<"S1", "X">>, <<"S2", "X">>, <<"X", "K">>, <<"X", "X">>}`}, "Spec", `Edge: edge X->X is a self-loop`},
+		{"source with two outputs", "", map[string]string{"MCEdge": `{<<"S1", "X">>, <<"S1", "K">>, <<"S2", "X">>, <<"X", "K">>}`}, "Spec", `Edge: source "S1" must have one output that is not a back-edge, not 2`},
 		{"back-edge not an edge", "", map[string]string{"MCBack": `{<<"K", "X">>}`}, "Spec", `Back: <<"K", "X">> is not in Edge`},
 		{"budget of an operator", "", map[string]string{"MCBudget": `[S1 |-> 2, S2 |-> 1, X |-> 1]`}, "Spec", `Budget: "X" is not a source`},
 		{"budget missing", "", map[string]string{"MCBudget": `[S1 |-> 2]`}, "Spec", `Budget: Budget["S2"] must be a natural number`},
-		{"cap", "", map[string]string{"MCCap": `0`}, "Spec", `Cap: must be at least 1, not 0`},
+		{"cap", "", map[string]string{"MCCap": `0`}, "Spec", `MCT.tla:9: Cap: cap must be at least 1, not 0`},
 		{"sink not a string", "", map[string]string{"MCSnk": `{"K"}`}, "Spec", `Snk: want a node name (a string), not a set`},
 		{"unknown spec", "", nil, "SpecFast", `unknown specification "SpecFast"`},
 		{"Chandy-Lamport module", "ChandyLamport", nil, "Spec", "MCT does not extend BarrierSnapshots (EXTENDS ChandyLamport)"},

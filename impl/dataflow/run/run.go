@@ -36,13 +36,10 @@ type runner struct {
 // empty and every snapshot due completed, or until the failure of
 // opt.FailAfter.
 func Run(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error) {
-	if opt.Timeout == 0 {
-		opt.Timeout = time.Minute
-	}
-	if err := checkSink(c, opt); err != nil {
+	ctx, cancel, err := begin(ctx, c, &opt)
+	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	n := len(c.Nodes)
 	r := &runner{c: c, b: newBook(c, opt), mu: make([]sync.Mutex, n)}
@@ -55,9 +52,23 @@ func Run(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error)
 			r.node(i, stop)
 		}()
 	}
-	err := r.b.endSink(r.b.watch(ctx, c, r.drained, nil, haltOnce(stop, &wg)))
+	err = r.b.endSink(r.b.watch(ctx, c, r.drained, nil, haltOnce(stop, &wg)))
 	r.b.res.Elapsed = time.Since(r.b.start)
 	return r.b.res, err
+}
+
+// begin is how a run starts, in memory (Run) or over TCP (RunTCP): the
+// default timeout (a minute), the sink's driver checked (checkSink), and
+// the run's context, cancelled at that timeout.
+func begin(ctx context.Context, c *dataflow.Cluster, opt *Options) (context.Context, context.CancelFunc, error) {
+	if opt.Timeout == 0 {
+		opt.Timeout = time.Minute
+	}
+	if err := checkSink(c, *opt); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	return ctx, cancel, nil
 }
 
 // haltOnce returns a function that stops the node goroutines (closing

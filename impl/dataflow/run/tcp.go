@@ -77,13 +77,10 @@ func topology(g *dataflow.Graph) (*spec.Topology, error) {
 // RunTCP drives c over loopback TCP connections (a transport.TCP), with
 // the same options and result as Run.
 func RunTCP(ctx context.Context, c *dataflow.Cluster, opt Options) (*Result, error) {
-	if opt.Timeout == 0 {
-		opt.Timeout = time.Minute
-	}
-	if err := checkSink(c, opt); err != nil {
+	ctx, cancel, err := begin(ctx, c, &opt)
+	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	fatal := make(chan error, 1)
 	tr, err := startTCP(ctx, c.G, fatal)

@@ -103,15 +103,8 @@ func (p *Postgres) checkTable(ctx context.Context, table string, want []column) 
 		return fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
 	}
 	defer rows.Close()
-	var have []column
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
-		}
-		have = append(have, column{name, classOf(typ)})
-	}
-	if err := rows.Err(); err != nil {
+	have, err := readColumns(rows)
+	if err != nil {
 		return fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
 	}
 	return checkShape("postgres "+p.url, table, have, want)

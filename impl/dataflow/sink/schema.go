@@ -64,6 +64,28 @@ func classOf(typ string) string {
 	return t
 }
 
+// columnRows are the rows of a query of a table's columns, each a name
+// and a type: pgx's and database/sql's rows both are.
+type columnRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// readColumns reads a table's columns from rows, each type by its class
+// (classOf).
+func readColumns(rows columnRows) ([]column, error) {
+	var have []column
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, err
+		}
+		have = append(have, column{name, classOf(typ)})
+	}
+	return have, rows.Err()
+}
+
 // checkShape compares the columns a table has with those it needs.
 func checkShape(db, table string, have, want []column) error {
 	if slices.Equal(have, want) {

@@ -126,15 +126,8 @@ func (s *SQLite) checkTable(ctx context.Context, table string, want []column) er
 		return fmt.Errorf("%w: %s: %v", ErrOpen, s.path, err)
 	}
 	defer rows.Close()
-	var have []column
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrOpen, s.path, err)
-		}
-		have = append(have, column{name, classOf(typ)})
-	}
-	if err := rows.Err(); err != nil {
+	have, err := readColumns(rows)
+	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrOpen, s.path, err)
 	}
 	return checkShape(s.path, table, have, want)
