@@ -72,6 +72,7 @@ type TCP struct {
 	in      map[spec.Channel]*inChan
 	out     map[spec.Channel]*outChan
 	outs    []*outChan // out by Topology.ChanIndex, nil where not served
+	hint    chanHint   // finds a Send's channel in outs
 
 	closing atomic.Bool // set when Close begins: Sends fail from then on
 
@@ -305,7 +306,7 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	i, err := chanIndex(tr.top, env) // encode validates the frame (checkSend's second half)
+	i, err := chanIndex(tr.top, &tr.hint, env) // encode validates the frame (checkSend's second half)
 	if err != nil {
 		return err
 	}
