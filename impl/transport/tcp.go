@@ -21,8 +21,9 @@ import (
 // that P->Q is a channel of the topology, else it replies with a rejection
 // and closes the connection. If it accepts, it replies with Last, the
 // number of frames of P->Q it has delivered so far, then reads frames and
-// answers with cumulative wire.Acks: one once 256 frames wait for it, else
-// one ackDelay (5 ms) after it has read all that had arrived, so a burst
+// answers with cumulative wire.Acks: one once 1024 frames or 256 KiB wait
+// for it, else one ackDelay (5 ms) after it has read all that had
+// arrived, so a burst
 // of frames costs one ack (and Close acknowledges everything delivered
 // before it hangs up).
 //

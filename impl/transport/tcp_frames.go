@@ -33,8 +33,9 @@ const recvBufSize = 64 << 10
 type frameReader struct {
 	r        io.Reader
 	buf      []byte
-	off, end int // buf[off:end] is read and not decoded yet
-	max      int // the size limit of a frame's body (TCPConfig.MaxFrameSize)
+	off, end int    // buf[off:end] is read and not decoded yet
+	max      int    // the size limit of a frame's body (TCPConfig.MaxFrameSize)
+	read     uint64 // bytes of the frames returned so far
 	words    slab
 }
 
@@ -102,6 +103,7 @@ func (rd *frameReader) decode() (f wire.Frame, ok bool, err error) {
 		return wire.Frame{}, false, err
 	}
 	rd.off += size
+	rd.read += uint64(size)
 	f.VC = rd.words.claimWords(f.VC)
 	return f, true, nil
 }
@@ -116,6 +118,7 @@ func (rd *frameReader) large() bool {
 // readLarge reads the frame at the front with wire.ReadFrame: the bytes
 // buffered (all of them part of it), then the rest from the connection.
 func (rd *frameReader) readLarge() (wire.Frame, error) {
+	rd.read += 4 + uint64(binary.BigEndian.Uint32(rd.buf[rd.off:]))
 	head := bytes.NewReader(rd.buf[rd.off:rd.end])
 	rd.off = rd.end
 	return wire.ReadFrame(io.MultiReader(head, rd.r), rd.max)
