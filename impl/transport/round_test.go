@@ -90,3 +90,59 @@ func TestSendBufKeepsTheLastChunk(t *testing.T) {
 		t.Fatalf("round from the acknowledged end: %q up to %d, want frame 2", bufs, after.k-1)
 	}
 }
+
+// TestSendBufReuseProperty: with pushes, acknowledgements (of frames a
+// writer's rounds handed out) and rounds interleaved, and the writer
+// making the retired chunk the spare (reuse) at the start of each round
+// as TCP's writer does, the views a round returned keep their bytes until
+// the writer's next round, every round holds exactly the frames asked
+// for, and the frames not acknowledged are listed exactly: a chunk is
+// refilled only after no write can still read it.
+func TestSendBufReuseProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s sendBuf
+		var frames [][]byte
+		cur := s.locate(1)
+		var views [][]byte // the last round's views
+		var copies [][]byte
+		written := uint64(0)
+		for range rapid.IntRange(1, 200).Draw(t, "steps") {
+			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			case 0:
+				for range rapid.IntRange(1, 400).Draw(t, "pushes") {
+					f := testFrame(len(frames)+1, rapid.IntRange(5, 600).Draw(t, "size"))
+					frames = append(frames, f)
+					s.push(f)
+				}
+			case 1:
+				s.drop(uint64(rapid.IntRange(int(s.base), int(written)).Draw(t, "ack")))
+			case 2:
+				for i := range views {
+					if !bytes.Equal(views[i], copies[i]) {
+						t.Fatalf("a view of the last round changed before the next round")
+					}
+				}
+				s.reuse()
+				var bufs [][]byte
+				bufs, end := s.round(cur, nil)
+				var view []byte
+				for _, b := range bufs {
+					view = append(view, b...)
+				}
+				if !bytes.Equal(view, bytes.Join(frames[cur.k-1:end.k-1], nil)) {
+					t.Fatalf("round(%d) up to %d does not hold those frames", cur.k, end.k-1)
+				}
+				views, copies = bufs, nil
+				for _, b := range bufs {
+					copies = append(copies, append([]byte(nil), b...))
+				}
+				cur, written = end, end.k-1
+			}
+			var listed [][]byte
+			s.each(func(b []byte) { listed = append(listed, b) })
+			if len(listed) != s.pending() || (len(listed) > 0 && !bytes.Equal(bytes.Join(listed, nil), bytes.Join(frames[s.base:], nil))) {
+				t.Fatalf("each lists %d frames, want frames %d..%d", len(listed), s.base+1, len(frames))
+			}
+		}
+	})
+}
