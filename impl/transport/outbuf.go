@@ -20,10 +20,6 @@ type sendBuf struct {
 	skip   int    // bytes of chunks[0] holding acknowledged frames
 	base   uint64 // frames acknowledged
 	last   uint64 // frames sent
-	// retired is the last chunk dropped whole: a write that began before
-	// its ack may still be reading it. spare is a chunk no write reads any
-	// more (see reuse), for the next push that needs one.
-	retired, spare *sendChunk
 }
 
 // sendChunk holds frames first .. first+n-1.
@@ -54,34 +50,12 @@ func (s *sendBuf) push(frame []byte) {
 		c = s.chunks[k-1]
 	}
 	if c == nil || cap(c.b)-len(c.b) < len(frame) {
-		c = s.newChunk(len(frame))
+		c = &sendChunk{b: make([]byte, 0, max(sendChunkSize, len(frame))), first: s.last + 1}
 		s.chunks = append(s.chunks, c)
 	}
 	c.b = append(c.b, frame...)
 	c.n++
 	s.last++
-}
-
-// newChunk is an empty chunk for frames from last+1 on, with room for
-// size bytes: the spare if it has room, else a new one.
-func (s *sendBuf) newChunk(size int) *sendChunk {
-	if c := s.spare; c != nil && cap(c.b) >= size {
-		s.spare = nil
-		*c = sendChunk{b: c.b[:0], first: s.last + 1}
-		return c
-	}
-	return &sendChunk{b: make([]byte, 0, max(sendChunkSize, size)), first: s.last + 1}
-}
-
-// reuse makes the retired chunk the spare. The writer calls it when no
-// write of its is under way (at the start of a round, under the
-// channel's lock): a chunk acknowledged whole before then was received
-// whole, so the write that carried it has returned, and the lock orders
-// that write before the pushes that refill the chunk.
-func (s *sendBuf) reuse() {
-	if s.retired != nil {
-		s.spare, s.retired = s.retired, nil
-	}
 }
 
 // drop forgets the frames up to n, acknowledged (base <= n <= last).
@@ -94,7 +68,6 @@ func (s *sendBuf) drop(n uint64) {
 				s.skip = len(c.b) // kept for the next pushes
 				return
 			}
-			s.retired = c
 			s.chunks[0] = nil
 			s.chunks, s.skip = s.chunks[1:], 0
 			continue

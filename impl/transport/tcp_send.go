@@ -253,7 +253,6 @@ func (o *outChan) nextRound(next cursor, scratch net.Buffers) (net.Buffers, curs
 	if o.broken || o.t.stopped() {
 		return nil, next, false
 	}
-	o.reuse() // the last round's write has returned
 	bufs, end := o.round(next, scratch)
 	// Acks may arrive as soon as the bytes leave: raise written first.
 	o.written = end.k - 1
