@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/markerwave/markerwave/impl/wire"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // recvBufSize is the size of a receive buffer: a read fills at most that
@@ -48,19 +49,30 @@ func newFrameReader(r io.Reader, pending []byte, maxSize int) *frameReader {
 	return rd
 }
 
-// next returns the next frame, reading until it is whole. Errors are
-// those of wire.ReadFrame reading the same bytes, or the connection's.
-func (rd *frameReader) next() (wire.Frame, error) {
+// next appends the next frame to batch, as an envelope on ch, reading
+// until it is whole. Errors are those of wire.ReadFrame reading the same
+// bytes, or the connection's; batch is then unchanged.
+func (rd *frameReader) next(batch []wire.Envelope, ch spec.Channel) ([]wire.Envelope, error) {
+	batch = append(batch, wire.Envelope{Chan: ch})
+	if err := rd.readTo(&batch[len(batch)-1].Frame); err != nil {
+		return batch[:len(batch)-1], err
+	}
+	return batch, nil
+}
+
+// readTo reads the next frame into *f, waiting until it is whole.
+func (rd *frameReader) readTo(f *wire.Frame) error {
 	for {
-		f, ok, err := rd.decode()
-		switch {
-		case ok || err != nil:
-			return f, err
-		case rd.large():
-			return rd.readLarge()
+		if ok, err := rd.decode(f); ok || err != nil {
+			return err
+		}
+		if rd.large() {
+			var err error
+			*f, err = rd.readLarge()
+			return err
 		}
 		if err := rd.fill(); err != nil {
-			return wire.Frame{}, err
+			return err
 		}
 	}
 }
@@ -70,12 +82,12 @@ func (rd *frameReader) next() (wire.Frame, error) {
 // first). It never blocks and stops at the first frame that is not whole
 // or not valid: next reports that one.
 func (rd *frameReader) more(batch []wire.Envelope) []wire.Envelope {
+	ch := batch[0].Chan
 	for len(batch) < maxBatch {
-		f, ok, err := rd.decode()
-		if !ok || err != nil {
-			break
+		batch = append(batch, wire.Envelope{Chan: ch})
+		if ok, _ := rd.decode(&batch[len(batch)-1].Frame); !ok {
+			return batch[:len(batch)-1]
 		}
-		batch = append(batch, wire.Envelope{Chan: batch[0].Chan, Frame: f})
 	}
 	return batch
 }
@@ -87,25 +99,25 @@ func (rd *frameReader) whole() bool {
 	return len(b) >= 4 && uint64(len(b)-4) >= uint64(binary.BigEndian.Uint32(b))
 }
 
-// decode decodes the frame at the front of the buffer if it is whole (ok)
-// or its length is over the limit (the error). Nothing is consumed
-// otherwise.
-func (rd *frameReader) decode() (f wire.Frame, ok bool, err error) {
+// decode decodes into *f the frame at the front of the buffer if it is
+// whole (ok) or its length is over the limit (the error). Nothing is
+// consumed otherwise.
+func (rd *frameReader) decode(f *wire.Frame) (ok bool, err error) {
 	b := rd.buf[rd.off:rd.end]
 	if len(b) < 4 {
-		return wire.Frame{}, false, nil
+		return false, nil
 	}
 	if n := binary.BigEndian.Uint32(b); uint64(n) <= uint64(rd.max) && uint64(len(b)-4) < uint64(n) {
-		return wire.Frame{}, false, nil
+		return false, nil
 	}
-	f, size, err := wire.DecodeView(b, rd.max, rd.words.freeWords())
+	size, err := wire.DecodeViewTo(f, b, rd.max, rd.words.freeWords())
 	if err != nil {
-		return wire.Frame{}, false, err
+		return false, err
 	}
 	rd.off += size
 	rd.read += uint64(size)
 	f.VC = rd.words.claimWords(f.VC)
-	return f, true, nil
+	return true, nil
 }
 
 // large reports whether the frame at the front does not fit in a buffer

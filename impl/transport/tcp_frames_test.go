@@ -74,11 +74,14 @@ func TestFrameReaderProperty(t *testing.T) {
 		var got []wire.Frame
 		var err error
 		for err == nil {
-			var f wire.Frame
-			if f, err = rd.next(); err != nil {
+			var batch []wire.Envelope
+			if batch, err = rd.next(nil, spec.Channel{From: "P1", To: "P2"}); err != nil {
+				if len(batch) != 0 {
+					t.Fatalf("next failed (%v) and returned %d envelopes", err, len(batch))
+				}
 				break
 			}
-			batch := rd.more([]wire.Envelope{{Chan: spec.Channel{From: "P1", To: "P2"}, Frame: f}})
+			batch = rd.more(batch)
 			for _, env := range batch {
 				p := env.Frame.Payload
 				if len(p) != cap(p) || len(env.Frame.VC) != cap(env.Frame.VC) {

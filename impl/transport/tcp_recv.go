@@ -291,12 +291,12 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 	acks := &acker{in: in, c: a.c, later: in.delayedAck(a.c, tr.cfg.WriteTimeout), timeout: tr.cfg.WriteTimeout}
 	defer acks.later.stop()
 	for {
-		f, err := rd.next()
-		if err != nil {
+		var err error
+		if batch, err = rd.next(batch, a.ch); err != nil {
 			tr.readFailed(a, err)
 			return
 		}
-		batch = rd.more(append(batch, wire.Envelope{Chan: a.ch, Frame: f}))
+		batch = rd.more(batch)
 		var n uint64
 		batch, n = in.deliver(b, batch)
 		if testHookBeforeAck != nil {

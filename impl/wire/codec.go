@@ -239,25 +239,33 @@ func ReadFrame(r io.Reader, maxSize int) (Frame, error) {
 // caller copies the frame before it reuses either. It also returns the
 // number of bytes the frame took. Errors match ErrProtocol.
 func DecodeView(b []byte, maxSize int, vc []uint64) (f Frame, size int, err error) {
+	size, err = DecodeViewTo(&f, b, maxSize, vc)
+	return f, size, err
+}
+
+// DecodeViewTo is DecodeView writing the frame into *f, for a caller
+// that decodes into a slice of frames or envelopes without copying each
+// frame out; on error *f is the zero Frame.
+func DecodeViewTo(f *Frame, b []byte, maxSize int, vc []uint64) (size int, err error) {
 	if len(b) < prefixLen {
-		return Frame{}, 0, fmt.Errorf("%w: %d bytes, the length prefix needs %d", ErrTruncated, len(b), prefixLen)
+		*f = Frame{}
+		return 0, fmt.Errorf("%w: %d bytes, the length prefix needs %d", ErrTruncated, len(b), prefixLen)
 	}
 	n, err := bodyLen(b, limit(maxSize, MaxFrameSize))
+	switch {
+	case err != nil:
+	case uint64(len(b)-prefixLen) < uint64(n):
+		err = fmt.Errorf("%w: length %d, only %d bytes follow", ErrTruncated, n, len(b)-prefixLen)
+	case decodeAppView(f, b[prefixLen:prefixLen+int(n)], vc):
+		return prefixLen + int(n), nil
+	default:
+		*f, err = decodeBody(b[prefixLen:prefixLen+int(n)], false, vc)
+	}
 	if err != nil {
-		return Frame{}, 0, err
+		*f = Frame{}
+		return 0, err
 	}
-	if uint64(len(b)-prefixLen) < uint64(n) {
-		return Frame{}, 0, fmt.Errorf("%w: length %d, only %d bytes follow", ErrTruncated, n, len(b)-prefixLen)
-	}
-	size = prefixLen + int(n)
-	if f, ok := decodeAppView(b[prefixLen:size], vc); ok {
-		return f, size, nil
-	}
-	f, err = decodeBody(b[prefixLen:size], false, vc)
-	if err != nil {
-		return Frame{}, 0, err
-	}
-	return f, size, nil
+	return prefixLen + int(n), nil
 }
 
 // readBody reads a length prefix and the body it announces, allocating no
@@ -416,30 +424,30 @@ func (d *decoder) end() error {
 	return nil
 }
 
-// decodeAppView is decodeBody(body, false, vc) in one pass for the frame
-// nearly all traffic is, an application frame whose varints are at most
-// 9 bytes; ok false for anything else (another kind, a longer varint,
-// any error), which decodeBody then decodes or names the error of.
-// TestDecodeAppViewAgrees holds the two to the same results.
-func decodeAppView(body []byte, vc []uint64) (f Frame, ok bool) {
+// decodeAppView is decodeBody(body, false, vc) in one pass, into *f, for
+// the frame nearly all traffic is, an application frame whose varints
+// are at most 9 bytes; false (*f unspecified) for anything else (another
+// kind, a longer varint, any error), which decodeBody then decodes or
+// names the error of. TestDecodeAppViewAgrees holds the two to the same
+// results.
+func decodeAppView(f *Frame, body []byte, vc []uint64) bool {
 	if len(body) < 2 || body[0] != Version || Kind(body[1]) != KindApp {
-		return Frame{}, false
+		return false
 	}
 	seq, i := shortUvarint(body[2:])
 	n, j := shortUvarint(body[2+i:])
 	pos := 2 + i + j
 	if i == 0 || j == 0 || seq == 0 || n > uint64(len(body)-pos) {
-		return Frame{}, false
+		return false
 	}
-	f = Frame{Kind: KindApp, Seq: seq}
+	*f = Frame{Kind: KindApp, Seq: seq}
 	if n > 0 {
 		f.Payload = body[pos : pos+int(n) : pos+int(n)]
 		pos += int(n)
 	}
-	if f.VC, pos, ok = shortClock(body, pos, vc); !ok || pos != len(body) {
-		return Frame{}, false
-	}
-	return f, true
+	var ok bool
+	f.VC, pos, ok = shortClock(body, pos, vc)
+	return ok && pos == len(body)
 }
 
 // shortClock reads, from body[pos:], a clock whose varints are at most 9
