@@ -344,8 +344,7 @@ func (d *decoder) uvarint(field string) (uint64, error) {
 // most 9 bytes long, and returns its length; 0 otherwise.
 func shortUvarint(b []byte) (uint64, int) {
 	var x uint64
-	for i := 0; i < len(b) && i < binary.MaxVarintLen64-1; i++ {
-		c := b[i]
+	for i, c := range b[:min(len(b), binary.MaxVarintLen64-1)] {
 		x |= uint64(c&0x7f) << (7 * i)
 		if c < 0x80 {
 			if c == 0 && i > 0 {
@@ -431,48 +430,72 @@ func (d *decoder) end() error {
 // names the error of. TestDecodeAppViewAgrees holds the two to the same
 // results.
 func decodeAppView(f *Frame, body []byte, vc []uint64) bool {
-	if len(body) < 2 || body[0] != Version || Kind(body[1]) != KindApp {
+	if !isApp(body) {
 		return false
 	}
-	seq, i := shortUvarint(body[2:])
-	n, j := shortUvarint(body[2+i:])
-	pos := 2 + i + j
-	if i == 0 || j == 0 || seq == 0 || n > uint64(len(body)-pos) {
+	r := shortReader{b: body, pos: 2}
+	seq, n := r.next(), r.next()
+	if r.bad || seq == 0 || n > uint64(len(body)-r.pos) {
 		return false
 	}
-	*f = Frame{Kind: KindApp, Seq: seq}
-	if n > 0 {
-		f.Payload = body[pos : pos+int(n) : pos+int(n)]
-		pos += int(n)
-	}
-	var ok bool
-	f.VC, pos, ok = shortClock(body, pos, vc)
-	return ok && pos == len(body)
+	*f = Frame{Kind: KindApp, Seq: seq, Payload: r.bytes(int(n))}
+	f.VC = r.clock(vc)
+	return !r.bad && r.pos == len(body)
 }
 
-// shortClock reads, from body[pos:], a clock whose varints are at most 9
-// bytes into vc's array (a new one if it is too short; nil if empty), and
-// returns the position after it; ok false for anything else.
-func shortClock(body []byte, pos int, vc []uint64) ([]uint64, int, bool) {
-	k, i := shortUvarint(body[pos:])
-	pos += i
-	if i == 0 || k > MaxVCLen || k > uint64(len(body)-pos) {
-		return nil, pos, false
+// isApp reports whether body starts with this version's header of an
+// application frame.
+func isApp(body []byte) bool {
+	return len(body) >= 2 && body[0] == Version && Kind(body[1]) == KindApp
+}
+
+// shortReader reads the fields of a frame body whose varints are at most
+// 9 bytes long (shortUvarint); any other varint, or the end of the body,
+// makes it bad for good.
+type shortReader struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+func (r *shortReader) next() uint64 {
+	x, n := shortUvarint(r.b[r.pos:])
+	if n == 0 {
+		r.bad = true
 	}
-	if k == 0 {
-		return nil, pos, true
+	r.pos += n
+	return x
+}
+
+// bytes is the next n bytes, which the caller checked are there (a view,
+// capped); nil if n is 0.
+func (r *shortReader) bytes(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	r.pos += n
+	return r.b[r.pos-n : r.pos : r.pos]
+}
+
+// clock reads a vector clock into vc's array (a new one if it is too
+// short); nil if it is empty or r is bad.
+func (r *shortReader) clock(vc []uint64) []uint64 {
+	k := r.next()
+	switch {
+	case k == 0:
+		return nil
+	case k > MaxVCLen || k > uint64(len(r.b)-r.pos):
+		r.bad = true
+		return nil
 	}
 	if uint64(cap(vc)) < k {
 		vc = make([]uint64, k)
 	}
 	vc = vc[:k:k]
 	for e := range vc {
-		if vc[e], i = shortUvarint(body[pos:]); i == 0 {
-			return nil, pos, false
-		}
-		pos += i
+		vc[e] = r.next()
 	}
-	return vc, pos, true
+	return vc
 }
 
 // decodeBody parses a frame body. With copyPayload false the payload
