@@ -137,8 +137,7 @@ func (rd *frameReader) readLarge() (wire.Frame, error) {
 }
 
 // fill reads more bytes, first moving the bytes of a cut frame to a new
-// buffer if this one is full. The end of the stream inside a frame is
-// the error wire.ReadFrame gives for those bytes (ErrTruncated).
+// buffer if this one is full.
 func (rd *frameReader) fill() error {
 	if rd.end == len(rd.buf) {
 		nb := make([]byte, recvBufSize)
@@ -147,10 +146,17 @@ func (rd *frameReader) fill() error {
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n
-	switch {
-	case n > 0 || err == nil:
+	if n > 0 || err == nil {
 		return nil // a Read error recurs on the next Read
-	case err == io.EOF && rd.end > rd.off:
+	}
+	return rd.ended(err)
+}
+
+// ended is the error of a stream whose Read failed with err: the end of
+// the stream inside a frame is the error wire.ReadFrame gives for those
+// bytes (ErrTruncated); anything else is err.
+func (rd *frameReader) ended(err error) error {
+	if err == io.EOF && rd.end > rd.off {
 		_, err = wire.ReadFrame(bytes.NewReader(rd.buf[rd.off:rd.end]), rd.max)
 	}
 	return err
