@@ -162,8 +162,25 @@ var wireMutants = []mutant{
 		Doc:  "the varint reader accepts non-minimal encodings (as binary.Uvarint does)",
 		Patches: []patch{{
 			File: "impl/wire/codec.go",
-			Old:  "\t\t\tif c == 0 && i > 0 {\n",
-			New:  "\t\t\tif false && c == 0 && i > 0 { // MUTANT wire-varint-nonminimal\n",
+			Old:  "\t\t\tif c == 0 && i > 0 {\n\t\t\t\treturn 0, fmt.Errorf(",
+			New:  "\t\t\tif false && c == 0 && i > 0 { // MUTANT wire-varint-nonminimal\n\t\t\t\treturn 0, fmt.Errorf(",
+		}},
+		Runs: wireRun("TestDecodeErrors", "FuzzDecode"),
+		Expect: []expect{
+			outputHas("TestDecodeErrors", "a non-minimal varint is decoded",
+				regexp.MustCompile(`--- FAIL: TestDecodeErrors/non-minimal_varint`)),
+			outputHas("FuzzDecode", "its seed corpus entry nonminimal-varint is not canonical",
+				regexp.MustCompile(`=== RUN   FuzzDecode/nonminimal-varint\n\s+fuzz_test\.go:\d+: not canonical`)),
+		},
+	},
+	{
+		Name: "wire-shortvarint-nonminimal",
+		Rule: "the encoding is canonical: varints are minimal",
+		Doc:  "the one-pass varint reader of the common case (shortUvarint) accepts non-minimal encodings",
+		Patches: []patch{{
+			File: "impl/wire/codec.go",
+			Old:  "\t\t\tif c == 0 && i > 0 {\n\t\t\t\treturn 0, 0\n",
+			New:  "\t\t\tif false && c == 0 && i > 0 { // MUTANT wire-shortvarint-nonminimal\n\t\t\t\treturn 0, 0\n",
 		}},
 		Runs: wireRun("TestDecodeErrors", "FuzzDecode"),
 		Expect: []expect{

@@ -125,8 +125,13 @@ func (b *Inbox) push(e wire.Envelope) {
 	b.segs[k-1] = append(b.segs[k-1], e)
 }
 
-// pushBatch queues es, in order, as one segment and returns an empty
-// slice for the next batch (never es: es is the inbox's now).
+// pushBatch queues es, in order, and returns an empty slice for the
+// next batch. When the newest waiting segment has room for es (the
+// reader is behind), es is copied into it and its own array returned
+// for reuse; otherwise es becomes a segment of its own, the inbox's now,
+// and a spare array is returned. So a reader that falls behind finds
+// full segments, and the arrays in use stay about one per segSize
+// envelopes waiting: none is allocated per batch.
 func (b *Inbox) pushBatch(es []wire.Envelope) []wire.Envelope {
 	if len(es) == 0 {
 		return es
@@ -135,6 +140,11 @@ func (b *Inbox) pushBatch(es []wire.Envelope) []wire.Envelope {
 	defer b.mu.Unlock()
 	if !b.wake() {
 		return nil
+	}
+	if k := len(b.segs); k > 0 && cap(b.segs[k-1])-len(b.segs[k-1]) >= len(es) {
+		b.segs[k-1] = append(b.segs[k-1], es...)
+		clear(es)
+		return es[:0]
 	}
 	b.segs = append(b.segs, es)
 	return b.spare()

@@ -31,6 +31,7 @@ type Memory struct {
 	dst     []*Inbox   // the receiver's inbox, by Topology.ChanIndex
 	copies  []copier   // by Topology.ChanIndex
 	chans   []*memChan // by Topology.ChanIndex; nil without delays
+	hint    chanHint   // finds a Send's channel
 
 	mu     sync.RWMutex // Send holds it shared; Close exclusively
 	closed bool
@@ -92,7 +93,7 @@ func NewMemory(t *spec.Topology, cfg MemoryConfig) *Memory {
 
 // Send implements Transport.
 func (m *Memory) Send(env wire.Envelope) error {
-	i, err := checkSend(m.top, env)
+	i, err := checkSend(m.top, &m.hint, env)
 	if err != nil {
 		return err
 	}

@@ -27,17 +27,6 @@ func (s *slab) clone(f wire.Frame) wire.Frame {
 	return f
 }
 
-// view is a frame decoded in place (wire.DecodeView, its clock decoded
-// into freeWords) made the slab's: the payload copied, the clock kept
-// where the decoder wrote it.
-func (s *slab) view(f wire.Frame) wire.Frame {
-	if f.Payload != nil {
-		f.Payload = s.copyBytes(f.Payload)
-	}
-	f.VC = s.claimWords(f.VC)
-	return f
-}
-
 // freeWords is the unused rest of the clock chunk (a new chunk when
 // little is left), for a decoder to write a clock into; claimWords then
 // keeps what it wrote. A clock longer than the rest gets an array of

@@ -21,8 +21,9 @@ import (
 // that P->Q is a channel of the topology, else it replies with a rejection
 // and closes the connection. If it accepts, it replies with Last, the
 // number of frames of P->Q it has delivered so far, then reads frames and
-// answers with cumulative wire.Acks: one once 256 frames wait for it, else
-// one ackDelay (5 ms) after it has read all that had arrived, so a burst
+// answers with cumulative wire.Acks: one once 1024 frames or 256 KiB wait
+// for it, else one ackDelay (5 ms) after it has read all that had
+// arrived, so a burst
 // of frames costs one ack (and Close acknowledges everything delivered
 // before it hangs up).
 //
@@ -72,6 +73,7 @@ type TCP struct {
 	in      map[spec.Channel]*inChan
 	out     map[spec.Channel]*outChan
 	outs    []*outChan // out by Topology.ChanIndex, nil where not served
+	hint    chanHint   // finds a Send's channel in outs
 
 	closing atomic.Bool // set when Close begins: Sends fail from then on
 
@@ -305,7 +307,7 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	i, err := chanIndex(tr.top, env) // encode validates the frame (checkSend's second half)
+	i, err := chanIndex(tr.top, &tr.hint, env) // encode validates the frame (checkSend's second half)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
@@ -67,9 +68,9 @@ func (e *ShutdownError) Error() string {
 }
 
 // checkSend validates env against the topology and returns the index of
-// its channel (Topology.ChanIndex).
-func checkSend(top *spec.Topology, env wire.Envelope) (int, error) {
-	i, err := chanIndex(top, env)
+// its channel (Topology.ChanIndex, found through h).
+func checkSend(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) {
+	i, err := chanIndex(top, h, env)
 	if err != nil {
 		return -1, err
 	}
@@ -80,11 +81,30 @@ func checkSend(top *spec.Topology, env wire.Envelope) (int, error) {
 }
 
 // chanIndex is the index of env's channel in the topology
-// (Topology.ChanIndex), an error if it has none.
-func chanIndex(top *spec.Topology, env wire.Envelope) (int, error) {
-	i := top.ChanIndex(env.Chan)
+// (Topology.ChanIndex, found through h), an error if it has none.
+func chanIndex(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) {
+	i := h.index(top, env.Chan)
 	if i < 0 {
 		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
 	}
 	return i, nil
+}
+
+// chanHint remembers the channel of the last Send that found one, so
+// that a run of Sends on one channel (a stream) skips the topology's
+// map lookup, which hashes both process names: comparing the names
+// costs a fraction of it. Concurrent Sends on other channels only make
+// it miss.
+type chanHint struct{ last atomic.Int32 }
+
+// index is top.ChanIndex(c).
+func (h *chanHint) index(top *spec.Topology, c spec.Channel) int {
+	if i := int(h.last.Load()); i < len(top.Chans) && top.Chans[i] == c {
+		return i
+	}
+	i := top.ChanIndex(c)
+	if i >= 0 {
+		h.last.Store(int32(i))
+	}
+	return i
 }

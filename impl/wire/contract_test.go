@@ -770,3 +770,51 @@ func TestDecodeViewProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestDecodeAppViewAgrees: the one-pass decode of application frames
+// (decodeAppView) accepts only what decodeBody accepts, and returns the
+// same frame: on the bodies of valid frames, of every single-byte
+// corruption of them, and of every prefix.
+func TestDecodeAppViewAgrees(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := genFrame(t)
+		if rapid.Bool().Draw(t, "small") { // short varints: the fast path's case
+			f.Kind, f.Snap, f.Seq = KindApp, 0, rapid.Uint64Range(1, 1<<40).Draw(t, "seq")
+			f.VC = rapid.SliceOfN(rapid.Uint64Range(0, 1<<40), 0, 6).Draw(t, "vc")
+		}
+		enc, err := Encode(f)
+		require.NoError(t, err)
+		body := enc[prefixLen:]
+		bodies := [][]byte{body}
+		for cut := range len(body) {
+			bodies = append(bodies, body[:cut])
+		}
+		for i := range body {
+			c := append([]byte(nil), body...)
+			c[i] ^= rapid.ByteRange(1, 255).Draw(t, "flip")
+			bodies = append(bodies, c)
+		}
+		for _, b := range bodies {
+			var got Frame
+			ok := decodeAppView(&got, b, make([]uint64, 2))
+			want, err := decodeBody(b, false, nil)
+			switch {
+			case ok && err != nil:
+				t.Fatalf("decodeAppView(%x) accepted %+v, decodeBody refuses: %v", b, got, err)
+			case ok && !got.Equal(want):
+				t.Fatalf("decodeAppView(%x) = %+v, decodeBody: %+v", b, got, want)
+			}
+		}
+		if ok := decodeAppView(new(Frame), body, nil); ok != (f.Kind == KindApp && f.Seq < 1<<63 && maxOf(f.VC) < 1<<63) {
+			t.Fatalf("decodeAppView(%x) ok = %v for %+v", body, ok, f)
+		}
+	})
+}
+
+func maxOf(vc []uint64) uint64 {
+	var m uint64
+	for _, v := range vc {
+		m = max(m, v)
+	}
+	return m
+}
