@@ -366,7 +366,7 @@ type barrierRunState struct {
 	emitted map[string]int
 	// The adaptive mode: the nodes that switched (a Timeout), and the
 	// type each node took when it recorded (TakenType,
-	// tla/BarrierAdaptive.tla line 63).
+	// tla/BarrierAdaptive.tla line 71).
 	switched map[string]bool
 	taken    map[string]string
 	reported map[string]string

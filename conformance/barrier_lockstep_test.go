@@ -156,7 +156,7 @@ func coreErr(kind barrier.ActionKind, k barrier.Conjunct) (error, bool) {
 }
 
 // timeoutErr is the core's refusal for each enabling conjunct of TimeoutV
-// (tla/BarrierAdaptive.tla lines 100-106; TimeoutsSpent bounds a model,
+// (tla/BarrierAdaptive.tla lines 108-114; TimeoutsSpent bounds a model,
 // not the core, and the drawn MaxTimeouts never binds).
 var timeoutErr = map[barrier.Conjunct]error{
 	barrier.AlreadyRecorded:     dataflow.ErrTimeoutRecorded,

@@ -40,7 +40,7 @@ const (
 	// AlreadyRestored: ~restored (Restore).
 	AlreadyRestored
 	// NoNonSrc: n \in NonSrc, which the quantifier of NextA gives
-	// TimeoutV (tla/BarrierAdaptive.tla line 126).
+	// TimeoutV and TimeoutOutV (tla/BarrierAdaptive.tla lines 184-185).
 	NoNonSrc
 	// NotBlocked: bar[n] # {} (TimeoutV): no input of n is blocked.
 	NotBlocked
@@ -53,6 +53,11 @@ const (
 	// ForceAlignedPending: In(n) \cap ForceAligned \subseteq bar[n]
 	// (TimeoutV).
 	ForceAlignedPending
+	// NotRecorded: n \in recorded (TimeoutOutV): n is still aligning.
+	NotRecorded
+	// NothingQueued: Queued(n, honour) # {} (TimeoutOutV): no barrier of n
+	// waits behind records on an output it may overtake.
+	NothingQueued
 )
 
 const (
@@ -89,13 +94,20 @@ var conjunctText = map[ActionKind]map[Conjunct]spec.Quote{
 		AlreadyRestored: {TLA: "~restored", Module: modBarrier, Line: 267},
 	},
 	ActTimeout: {
-		NoNonSrc:            {TLA: "n \\in NonSrc", Module: modAdaptive, Line: 126},
-		AlreadyRecorded:     {TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptive, Line: 100},
-		NotBlocked:          {TLA: "bar[n] # {}", Module: modAdaptive, Line: 101},
-		AlreadySwitched:     {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 102},
-		TimeoutsSpent:       {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 103},
-		FeedsForceAligned:   {TLA: "Out(n) \\cap ForceAligned = {}", Module: modAdaptive, Line: 104},
-		ForceAlignedPending: {TLA: "In(n) \\cap ForceAligned \\subseteq bar[n]", Module: modAdaptive, Line: 105},
+		NoNonSrc:            {TLA: "n \\in NonSrc", Module: modAdaptive, Line: 184},
+		AlreadyRecorded:     {TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptive, Line: 108},
+		NotBlocked:          {TLA: "bar[n] # {}", Module: modAdaptive, Line: 109},
+		AlreadySwitched:     {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 110},
+		TimeoutsSpent:       {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 111},
+		FeedsForceAligned:   {TLA: "Out(n) \\cap ForceAligned = {}", Module: modAdaptive, Line: 112},
+		ForceAlignedPending: {TLA: "In(n) \\cap ForceAligned \\subseteq bar[n]", Module: modAdaptive, Line: 113},
+	},
+	ActTimeoutOut: {
+		NoNonSrc:        {TLA: "n \\in NonSrc", Module: modAdaptive, Line: 185},
+		NotRecorded:     {TLA: "n \\in recorded", Module: modAdaptive, Line: 161},
+		AlreadySwitched: {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 162},
+		TimeoutsSpent:   {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 163},
+		NothingQueued:   {TLA: "E # {}", Module: modAdaptive, Line: 164},
 	},
 }
 
@@ -129,7 +141,7 @@ func (cfg *Config) bound(a Action) Conjunct {
 		if a.Edge < 0 || a.Edge >= len(cfg.Edges) {
 			return NoEdge
 		}
-	case ActTimeout:
+	case ActTimeout, ActTimeoutOut:
 		if !cfg.timeoutNode(a.Node) {
 			return NoNonSrc
 		}
@@ -149,6 +161,8 @@ func (cfg *Config) unboundLabel(a Action) string {
 		return fmt.Sprintf("ProcessV(edge %d)", a.Edge)
 	case ActTimeout:
 		return fmt.Sprintf("TimeoutV(node %d)", a.Node)
+	case ActTimeoutOut:
+		return fmt.Sprintf("TimeoutOutV(node %d)", a.Node)
 	}
 	return fmt.Sprintf("RecvBarrierV(edge %d)", a.Edge)
 }

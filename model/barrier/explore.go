@@ -10,7 +10,7 @@ import (
 
 // measure is the progress measure of the liveness argument in doc.go,
 // ordered lexicographically in the order of its fields.
-type measure [5]int
+type measure [6]int
 
 func progressMeasure(cfg *Config, st *State) measure {
 	var m measure
@@ -34,6 +34,11 @@ func progressMeasure(cfg *Config, st *State) measure {
 			} else {
 				m[3] += cfg.pathLen(e, it.Hops)
 			}
+		}
+	}
+	for n := range cfg.Nodes {
+		if st.Switched&(1<<n) == 0 {
+			m[5]++
 		}
 	}
 	return m
