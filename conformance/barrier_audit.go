@@ -169,10 +169,10 @@ func (r *Report) replayBarrier(cfg *barrier.Config, tr *spec.BarrierTrace, opts 
 func barrierAction(cfg *barrier.Config, ev spec.BarrierEvent) (barrier.Action, error) {
 	kinds := map[string]barrier.ActionKind{spec.BarrierEmit: barrier.ActEmit, spec.BarrierInject: barrier.ActInject,
 		spec.BarrierProcess: barrier.ActProcess, spec.BarrierRecvBarrier: barrier.ActRecvBarrier, spec.BarrierRestore: barrier.ActRestore,
-		spec.BarrierTimeout: barrier.ActTimeout}
+		spec.BarrierTimeout: barrier.ActTimeout, spec.BarrierTimeoutOut: barrier.ActTimeoutOut}
 	a := barrier.Action{Kind: kinds[ev.Action]}
 	switch a.Kind {
-	case barrier.ActEmit, barrier.ActInject, barrier.ActTimeout:
+	case barrier.ActEmit, barrier.ActInject, barrier.ActTimeout, barrier.ActTimeoutOut:
 		a.Node, _ = cfg.NodeIndex(ev.Node)
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		var ok bool
@@ -273,6 +273,8 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		ev.Action, n = spec.BarrierInject, a.Node
 	case barrier.ActTimeout:
 		ev.Action, n = spec.BarrierTimeout, a.Node
+	case barrier.ActTimeoutOut:
+		ev.Action, n = spec.BarrierTimeoutOut, a.Node
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		ev.Action = spec.BarrierRecvBarrier
 		n = cfg.Edges[a.Edge][1]
@@ -285,7 +287,10 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		return spec.BarrierEvent{Action: spec.BarrierRestore}
 	}
 	ev.Node = cfg.Nodes[n]
-	if a.Kind == barrier.ActTimeout || !st.Has(n) && ns.Has(n) { // a late Timeout records again
+	switch {
+	case a.Kind == barrier.ActTimeoutOut: // its part again: it recorded aligned, so what this step persisted is all its barrier overtook
+		ev.Part = modelPart(cfg, st, ns, n)
+	case a.Kind == barrier.ActTimeout || !st.Has(n) && ns.Has(n): // a late Timeout records again
 		ev.Part = modelPart(cfg, st, ns, n)
 	}
 	return ev
@@ -436,6 +441,9 @@ func (rs *barrierRunState) event(ev spec.BarrierEvent) {
 		rs.restore()
 	case spec.BarrierTimeout:
 		rs.switched[ev.Node] = true
+	case spec.BarrierTimeoutOut:
+		rs.timeoutOut(ev)
+		return
 	}
 	if ev.Part != nil {
 		rs.recorded(ev)
@@ -450,6 +458,16 @@ func (rs *barrierRunState) recorded(ev spec.BarrierEvent) {
 		rs.part[ev.Node] = ev.Part
 	}
 	rs.taken[ev.Node], rs.reported[ev.Node] = rs.takenType(ev.Node), ev.Part.Type
+}
+
+// timeoutOut takes a TimeoutOut event: the node switched after it
+// recorded, its part is the event's (the same cut, with what its barrier
+// overtook), and the snapshot it took is unaligned (TakenType: its
+// barrier overtook records).
+func (rs *barrierRunState) timeoutOut(ev spec.BarrierEvent) {
+	rs.switched[ev.Node] = true
+	rs.part[ev.Node] = ev.Part
+	rs.taken[ev.Node], rs.reported[ev.Node] = spec.ModeUnaligned, ev.Part.Type
 }
 
 // process is a Process event on edge key: its record logged, if it was,
@@ -572,11 +590,11 @@ func seqs(ch []spec.BarrierRecord) string {
 }
 
 // The run properties of the adaptive mode (tla/BarrierAdaptive.tla,
-// lines 161-172), computed from a barrier trace alone, as barrierRun
+// lines 223-234), computed from a barrier trace alone, as barrierRun
 // computes those of tla/BarrierSnapshots.tla: UnswitchedNoChannelState,
 // ForceAlignedNoChannelState and ReportedTypeTaken.
 
-// takenType is TakenType(n) (line 63) as node n records: "aligned" if
+// takenType is TakenType(n) (line 71) as node n records: "aligned" if
 // every input it aligns on (not a back-edge) has delivered its barrier,
 // else "unaligned".
 func (rs *barrierRunState) takenType(n string) string {
@@ -608,8 +626,8 @@ func (rs *barrierRunState) adaptive() []Violation {
 }
 
 // adaptiveChannels lists the edges whose channel state breaks
-// UnswitchedNoChannelState (lines 165-166) and ForceAlignedNoChannelState
-// (line 169).
+// UnswitchedNoChannelState (lines 227-228) and ForceAlignedNoChannelState
+// (line 231).
 func (rs *barrierRunState) adaptiveChannels() (unswitched, forced []string) {
 	for _, e := range rs.tr.Graph().Edges {
 		key, ch := e.Key(), rs.channel(e)
