@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -65,4 +66,40 @@ func adaptiveRun(t *testing.T, run runFunc, timeout time.Duration) {
 	_, got := outputOf(t, run, r, Options{InjectAt: -1, FailAfter: -1, Throttle: slow})
 	exactlyOnce(t, g, r)
 	assert.Equal(t, want, got)
+}
+
+// The timeout in the output buffer on both runtimes: S -> X -> K with a
+// slow sink, so that X's output buffer is full when X records (its one
+// input never blocks: its only timeout is TimeoutOut). With an aligned
+// timeout of 0 X's barrier overtakes the records ahead of it at once:
+// X's part reports unaligned, switched on the output side, with the
+// overtaken records as channel state; the run restored from the
+// checkpoint ends with every record at the sink once.
+func TestAdaptiveOutputTimeout(t *testing.T) {
+	g, err := dataflow.NewGraph(dataflow.Graph{
+		Nodes: []dataflow.NodeSpec{{Name: "S", Budget: 80}, {Name: "X", Kind: dataflow.Operator}, {Name: "K", Kind: dataflow.Sink}},
+		Edges: []dataflow.EdgeSpec{{From: 0, To: 1}, {From: 1, To: 2}}, Cap: 4, Mode: dataflow.Adaptive})
+	require.NoError(t, err)
+	slow := map[int]time.Duration{2: 300 * time.Microsecond}
+	for _, rt := range []struct {
+		name string
+		run  runFunc
+	}{{"memory", Run}, {"tcp", RunTCP}} {
+		t.Run(rt.name, func(t *testing.T) {
+			c := dataflow.NewCluster(g, nil)
+			res, err := rt.run(context.Background(), c, Options{InjectAt: 40, FailAfter: 60, Throttle: slow})
+			require.NoError(t, err)
+			require.Len(t, res.Checkpoints, 1)
+			x := res.Checkpoints[0].Costs()[1]
+			assert.True(t, x.Switched && x.OutTimeout, "X's barrier waited behind a full buffer: it overtook it")
+			assert.Equal(t, dataflow.TypeUnaligned, x.Type)
+			assert.Positive(t, x.Bytes, "the overtaken records are X -> K's channel state")
+			assert.NotEmpty(t, res.Latest().Parts[1].Overtaken[1])
+			r, err := dataflow.RestoreCluster(g, res.Latest(), nil)
+			require.NoError(t, err)
+			_, err = rt.run(context.Background(), r, Options{InjectAt: -1, FailAfter: -1})
+			require.NoError(t, err)
+			exactlyOnce(t, g, r)
+		})
+	}
 }
