@@ -36,7 +36,9 @@ type Options struct {
 	FailAfter int
 	FailFrom  int
 	// Throttle: the time node i spends on each record it processes (a slow
-	// stage: its inputs fill up and backpressure reaches the sources).
+	// stage: its inputs fill up and backpressure reaches the sources), or
+	// at a source after each record it emits (a paced source: below the
+	// pipeline's capacity, its buffers stay short).
 	Throttle map[int]time.Duration
 	// Timeout bounds the run (0: one minute).
 	Timeout time.Duration

@@ -122,8 +122,20 @@ func (r *runner) node(i int, stop <-chan struct{}) {
 func (r *runner) step(i int) bool {
 	g := r.c.G
 	if g.Nodes[i].Kind == dataflow.Source {
-		return r.source(i)
+		emitted := r.c.Nodes[i].Emitted() // only this goroutine emits
+		moved := r.source(i)
+		if moved && r.c.Nodes[i].Emitted() > emitted {
+			pace(r.b, i) // outside its lock: its receiver takes meanwhile
+		}
+		return moved
 	}
+	return r.operator(i)
+}
+
+// operator is a round of node i that is not a source: its timer, then
+// the head of each input it can take.
+func (r *runner) operator(i int) bool {
+	g := r.c.G
 	moved := r.timer(i)
 	for _, e := range g.In(i) {
 		if r.take(i, e) {
@@ -161,6 +173,14 @@ func (r *runner) source(i int) bool {
 		return true
 	}
 	return false
+}
+
+// pace has source i wait its Throttle after a record it emitted (a paced
+// source).
+func pace(b *book, i int) {
+	if d := b.opt.Throttle[i]; d > 0 {
+		time.Sleep(d)
+	}
 }
 
 // inject has source i inject its next snapshot if it is due, and notes

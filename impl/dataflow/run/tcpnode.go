@@ -286,6 +286,7 @@ func (n *tcpNode) sourceStep(g *dataflow.Graph, b *book) bool {
 	}
 	noteQueues(b, g, n.i, n.nd)
 	b.emit(n.i, n.nd.Emitted())
+	pace(b, n.i)
 	return true
 }
 
