@@ -8,27 +8,35 @@ import (
 
 // The adaptive mode's timer (tla/BarrierAdaptive.tla's Timeout and
 // TimeoutOut, driven by the wall clock): in a graph of dataflow.Adaptive,
-// a node whose snapshot has lasted Options.AlignedTimeout since its first
-// barrier of the snapshot is told Timeout if it is still aligning, and
-// switches to unaligned; or, if it recorded aligned but its barrier still
-// waits behind records in an output buffer (backpressure), TimeoutOut:
-// its barrier overtakes them, persisted, as Flink's aligned-checkpoint-
-// timeout does for a barrier still in an output buffer. Each node's
+// once the snapshot has lasted Options.AlignedTimeout since it was
+// injected, a node still aligning is told Timeout and switches to
+// unaligned, and a node that recorded aligned but whose barrier still
+// waits behind records in an output buffer (backpressure) is told
+// TimeoutOut: its barrier overtakes them, persisted, as Flink's
+// aligned-checkpoint-timeout does for a barrier still in an output buffer
+// (FLINK-27251). The timeout runs from the snapshot's start, as Flink's
+// runs from the checkpoint's (FLINK-19681), not from each node's first
+// barrier: the operators of a chain behind backpressure each waiting a
+// timeout of their own would add one timeout per hop to the checkpoint,
+// and the checkpoint is to take at most the timeout plus an unaligned
+// one. A barrier that arrives after the timeout passed switches at
+// once. Each node's
 // loop checks its deadline every round (the in-memory runtime's node
 // goroutine, the TCP runtime's round), so a switch comes within a round
 // of the deadline: 0 switches at the first barrier that blocks, as
 // Flink's execution.checkpointing.aligned-checkpoint-timeout of 0 does.
 
-// timeoutDue reports whether node i (core node nd) could switch (it is
-// aligning, or its barrier waits in an output buffer) and its snapshot
-// has lasted the timeout there: the timer went off.
-func (b *book) timeoutDue(i int, nd *dataflow.Node) bool {
+// timeoutDue reports whether node nd could switch (it is aligning, or
+// its barrier waits in an output buffer) and its snapshot, the one in
+// progress, has lasted the timeout since it was injected: the timer went
+// off.
+func (b *book) timeoutDue(nd *dataflow.Node) bool {
 	if b.g.Mode != dataflow.Adaptive || nd.CanTimeout() != nil && nd.CanTimeoutOut() != nil {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.barSnap[i] == nd.Snap() && time.Since(b.bar[i]) >= b.opt.AlignedTimeout
+	return nd.Snap() == b.target && b.target > b.done && time.Since(b.injAt) >= b.opt.AlignedTimeout
 }
 
 // timeOut tells node i its timer went off and notes the switch: Timeout
@@ -97,7 +105,7 @@ func ChannelBytes(p *dataflow.Part) int {
 // adaptive mode only the timer quiesces, and ship leaves the edges still
 // being revoked alone.
 func (n *tcpNode) timer(g *dataflow.Graph, b *book) bool {
-	if !b.timeoutDue(n.i, n.nd) {
+	if !b.timeoutDue(n.nd) {
 		if g.Mode == dataflow.Adaptive {
 			n.quiesce = false
 		}

@@ -42,9 +42,10 @@ type Options struct {
 	Throttle map[int]time.Duration
 	// Timeout bounds the run (0: one minute).
 	Timeout time.Duration
-	// AlignedTimeout: in a graph of dataflow.Adaptive, how long a node
-	// aligns (from its first barrier of a snapshot) before it switches
-	// that snapshot to unaligned (adaptive.go); 0: at once.
+	// AlignedTimeout: in a graph of dataflow.Adaptive, how long a snapshot
+	// runs aligned (from its injection) before a node still aligning, or
+	// whose barrier still waits behind a full output buffer, switches it
+	// to unaligned (adaptive.go); 0: at once.
 	AlignedTimeout time.Duration
 	// Sink, if set, is the external sink the sink node writes to (sink.go):
 	// started (Start) at the sink's snapshot before the run.

@@ -132,12 +132,15 @@ func (r *runner) step(i int) bool {
 	return r.operator(i)
 }
 
-// operator is a round of node i that is not a source: its timer, then
-// the head of each input it can take.
+// operator is a round of node i that is not a source: the head of each
+// input it can take, its timer checked before each (a slow stage's round
+// lasts a record's throttle per input: a timer checked once a round
+// would switch up to a round late).
 func (r *runner) operator(i int) bool {
 	g := r.c.G
-	moved := r.timer(i)
+	moved := false
 	for _, e := range g.In(i) {
+		moved = r.timer(i) || moved
 		if r.take(i, e) {
 			moved = true
 			if d := r.b.opt.Throttle[i]; d > 0 {
@@ -154,7 +157,7 @@ func (r *runner) timer(i int) bool {
 	nd := r.c.Nodes[i]
 	r.mu[i].Lock()
 	defer r.mu[i].Unlock()
-	return r.b.timeoutDue(i, nd) && timeOut(r.b, i, nd)
+	return r.b.timeoutDue(nd) && timeOut(r.b, i, nd)
 }
 
 func (r *runner) source(i int) bool {
