@@ -467,7 +467,7 @@ func (rs *barrierRunState) recorded(ev spec.BarrierEvent) {
 func (rs *barrierRunState) timeoutOut(ev spec.BarrierEvent) {
 	rs.switched[ev.Node] = true
 	rs.part[ev.Node] = ev.Part
-	rs.taken[ev.Node], rs.reported[ev.Node] = spec.ModeUnaligned, ev.Part.Type
+	rs.taken[ev.Node], rs.reported[ev.Node] = spec.ModeUnaligned, ev.Part.Type // a source's are not checked
 }
 
 // process is a Process event on edge key: its record logged, if it was,

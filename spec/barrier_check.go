@@ -50,14 +50,14 @@ func (g BarrierGraph) checkShape(ev BarrierEvent) error {
 }
 
 // checkTimeout: a Timeout or TimeoutOut (tla/BarrierAdaptive.tla) is an
-// adaptive graph's, at a node that is not a source, with no edge and no
-// record, and with the node's part as it switched.
+// adaptive graph's (a Timeout at a node that is not a source), with no
+// edge and no record, and with the node's part as it switched.
 func (g BarrierGraph) checkTimeout(ev BarrierEvent) error {
 	switch {
 	case g.Mode != ModeAdaptive:
 		return fmt.Errorf("a %s is a step of the adaptive mode, not of %s", ev.Action, g.Mode)
-	case g.Kind(ev.Node) == KindSource:
-		return fmt.Errorf("%q is a source: a source does not align, so it has no %s", ev.Node, ev.Action)
+	case g.Kind(ev.Node) == KindSource && ev.Action == BarrierTimeout:
+		return fmt.Errorf("%q is a source: a source does not align, so it has no Timeout", ev.Node)
 	case ev.hasEdge() || ev.Rec != nil || ev.Part == nil:
 		return fmt.Errorf("a %s has no edge and no record, and has its node's part", ev.Action)
 	}

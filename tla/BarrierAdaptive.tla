@@ -54,7 +54,7 @@ ASSUME /\ ForceAligned \subseteq Edge \ Back
 Type == {"none", "aligned", "unaligned"}  \* a snapshot type, or none yet
 
 VARIABLES
-    mode,        \* [NonSrc -> {"aligned", "unaligned"}]: the mode of each node's snapshot
+    mode,        \* [Node -> {"aligned", "unaligned"}]: the mode of each node's snapshot
     reported,    \* [NonSrc -> Type]: the snapshot type each node reported when it recorded
     cutAligned   \* ghost [NonSrc -> BOOLEAN]: had every input aligned on
                  \* (InF) delivered its barrier when the node recorded,
@@ -62,7 +62,7 @@ VARIABLES
 
 avars == <<vars, mode, reported, cutAligned>>
 
-Switched == {n \in NonSrc : mode[n] = "unaligned"}
+Switched == {n \in Node : mode[n] = "unaligned"}
 
 (* The type a node's snapshot really is: aligned if it recorded with     *)
 (* every input it aligns on in (its state then reflects exactly the      *)
@@ -73,7 +73,7 @@ TakenType(n) == IF cutAligned[n] THEN "aligned" ELSE "unaligned"
 -----------------------------------------------------------------------------
 InitA ==
     /\ Init
-    /\ mode       = [n \in NonSrc |-> "aligned"]
+    /\ mode       = [n \in Node |-> "aligned"]
     /\ reported   = [n \in NonSrc |-> "none"]
     /\ cutAligned = [n \in NonSrc |-> FALSE]
 
@@ -135,22 +135,22 @@ Ahead(e)      == SubSeq(q[e], 1, BarrierPos(e) - 1)
 Queued(n, honour) ==
     {e \in Out(n) : BarrierPos(e) > 1 /\ (honour => e \notin ForceAligned)}
 
-(* TimeoutOut(n): the timeout in the output buffers (Flink 1.14+: an      *)
-(* aligned barrier still queued in an output buffer when the timeout     *)
-(* passes becomes a priority event).  n recorded aligned and its barrier *)
-(* waits behind full buffers: backpressure, not alignment.  Enabled once *)
-(* n has recorded, while it has not switched, at most MaxTimeouts times, *)
-(* and while some output that is not force-aligned (honour) still holds  *)
-(* records ahead of n's barrier.  On each such output the barrier        *)
-(* overtakes those records, and they are persisted as the edge's channel *)
-(* state (persist): they were sent before n recorded and not yet taken,  *)
-(* which is exactly what BarrierExactChannelState asks of that edge (its *)
+(* TimeoutOut(n): the timeout in the output buffers (Flink, FLINK-27251: *)
+(* an aligned barrier still queued in an output buffer when the timeout *)
+(* passes is turned into an unaligned one).  n recorded aligned (or is a *)
+(* source that injected) and its barrier waits behind full buffers:      *)
+(* backpressure, not alignment.  Enabled once n has recorded, while it   *)
+(* has not switched, at most MaxTimeouts times, and while some output    *)
+(* that is not force-aligned (honour) holds records ahead of n's barrier.*)
+(* There the barrier overtakes them, and they are persisted as the       *)
+(* edge's channel state (persist): sent before n recorded and not taken, *)
+(* which is what BarrierExactChannelState asks of that edge (the         *)
 (* receiver cannot take them before the barrier now, nor did it record   *)
 (* before: the barrier is still on the edge, or it logs them as well).   *)
 (* Nothing else about n changes: its state is recorded already, and a    *)
 (* force-aligned output keeps its barrier where it is.  n's snapshot is  *)
-(* now unaligned (its barrier overtook records): it reports so (stale:   *)
-(* the type decided before, FLINK-31588's shape).                         *)
+(* now unaligned: it reports so (stale: the type decided before,        *)
+(* FLINK-31588's shape); a source reports no type.                       *)
 (* This is the legal timeout after recording.  TimeoutV with late fires  *)
 (* on the input side after recording: it records n again, past records  *)
 (* it took after its barrier left, an orphan (SpecAdaptiveLateTimeout).  *)
@@ -167,8 +167,8 @@ TimeoutOutV(n, persist, honour, stale) ==
                                 ELSE q[e]]
         /\ recQ' = [e \in Edge |-> IF e \in E /\ persist THEN recQ[e] \o Ahead(e) ELSE recQ[e]]
         /\ mode'       = [mode EXCEPT ![n] = "unaligned"]
-        /\ reported'   = [reported EXCEPT ![n] = IF stale THEN mode[n] ELSE "unaligned"]
-        /\ cutAligned' = [cutAligned EXCEPT ![n] = FALSE]
+        /\ reported'   = IF n \in Src THEN reported ELSE [reported EXCEPT ![n] = IF stale THEN mode[n] ELSE "unaligned"]
+        /\ cutAligned' = IF n \in Src THEN cutAligned ELSE [cutAligned EXCEPT ![n] = FALSE]
         /\ UNCHANGED <<emitted, cnt, out, bar, recorded, recOff, recCnt, recOut, recChan,
                        nSent, nRcvd, cutSent, cutRcvd, pre, restored>>
 
@@ -182,7 +182,7 @@ NextA(persist, honour, late, stale) ==
     \/ \E e \in Edge : ProcessA(e, persist)
     \/ \E e \in Edge : RecvBarrierA(e)
     \/ \E n \in NonSrc : TimeoutV(n, persist, honour, late, stale)
-    \/ \E n \in NonSrc : TimeoutOutV(n, persist, honour, stale)
+    \/ \E n \in Node : TimeoutOutV(n, persist, honour, stale)
     \/ RestoreA
 
 (* Fairness as in BarrierSnapshots.tla; a timeout needs none: it may     *)
@@ -215,10 +215,10 @@ SpecAdaptiveStaleType   == InitA /\ [][NextA(TRUE, TRUE, FALSE, TRUE)]_avars /\ 
 (***************************************************************************)
 AdaptiveTypeOK ==
     /\ BarrierTypeOK
-    /\ mode \in [NonSrc -> {"aligned", "unaligned"}]
+    /\ mode \in [Node -> {"aligned", "unaligned"}]
     /\ reported \in [NonSrc -> Type]
     /\ cutAligned \in [NonSrc -> BOOLEAN]
-    /\ Switched \subseteq Op \cup {Snk}
+    /\ Switched \cap Src \subseteq recorded  \* a source switches only on its outputs
 
 (* AlignedNoChannelState, per operator: a node that did not switch adds *)
 (* no channel state.  An edge's channel state is its receiver's log      *)

@@ -172,7 +172,7 @@ func (g *Graph) ForceAlign(edges [][2]string) (*Graph, error) {
 }
 
 // The reasons a TimeoutOut is refused (TimeoutOutV, lines 159-173),
-// besides ErrNotAdaptive, ErrSourceTimeout and ErrAlreadySwitched.
+// besides ErrNotAdaptive and ErrAlreadySwitched.
 var (
 	ErrTimeoutNotRecorded = errors.New("the node has not recorded: its timeout is the alignment's")           // n \in recorded, line 161
 	ErrNothingQueued      = errors.New("no output it may overtake holds records ahead of the node's barrier") // E # {}, line 164
@@ -180,13 +180,12 @@ var (
 
 // CanTimeoutOut reports whether TimeoutOut would switch the node now,
 // and if not why: the conjuncts of TimeoutOutV (lines 161-164) in order,
-// after the mode and NextA's quantifier n \in NonSrc (line 185).
+// after the mode (NextA's quantifier is n \in Node, line 185: a source's
+// barrier too may wait behind its full output buffer).
 func (n *Node) CanTimeoutOut() error {
 	switch {
 	case n.g.Mode != Adaptive:
 		return ErrNotAdaptive
-	case n.g.Nodes[n.id].Kind == Source:
-		return ErrSourceTimeout
 	case !n.recorded:
 		return ErrTimeoutNotRecorded
 	case n.switched:
@@ -260,7 +259,10 @@ func (n *Node) TimeoutOut() (Step, error) {
 		q := slices.Concat(n.q[e][:from], []Item{bar}, over, n.q[e][at+1:])
 		n.q[e] = q
 	}
-	n.switched, n.reported, n.cutAligned = true, TypeUnaligned, false
+	n.switched, n.cutAligned = true, false
+	if n.g.Nodes[n.id].Kind != Source { // a source reports no type
+		n.reported = TypeUnaligned
+	}
 	p.Type, p.Switched, p.OutTimeout = n.reported, true, true
 	n.part = &p
 	return n.observe(Step{Action: ActTimeoutOut, Edge: -1}, -1, Item{Barrier: true}), nil

@@ -106,7 +106,7 @@ func TestAdaptiveTimeoutOut(t *testing.T) {
 	_, err := x.TimeoutOut()
 	assert.ErrorIs(t, err, ErrTimeoutNotRecorded)
 	_, err = s1.TimeoutOut()
-	assert.ErrorIs(t, err, ErrSourceTimeout)
+	assert.ErrorIs(t, err, ErrTimeoutNotRecorded, "a source too, once it injected")
 	must(t)(s1.Emit())
 	must(t)(s2.Emit())
 	must(t)(c.Take(s1x, ActProcess))

@@ -418,8 +418,8 @@ func (a Action) Apply(cfg *Config, st *State) (*State, error) {
 
 // Actions lists every instance of Next's disjuncts (lines 282-287), in
 // order: Emit and InjectV per source, ProcessV and RecvBarrierV per edge,
-// (adaptive: TimeoutV, then TimeoutOutV, per node that is not a source,
-// tla/BarrierAdaptive.tla lines 184-185), Restore.
+// (adaptive: TimeoutV per node that is not a source, then TimeoutOutV
+// per node, tla/BarrierAdaptive.tla lines 184-185), Restore.
 func (cfg *Config) Actions() []Action {
 	var as []Action
 	for _, kind := range []ActionKind{ActEmit, ActInject} {
@@ -435,12 +435,13 @@ func (cfg *Config) Actions() []Action {
 		}
 	}
 	if cfg.Variant.Adaptive() {
-		for _, kind := range []ActionKind{ActTimeout, ActTimeoutOut} {
-			for n, k := range cfg.Kind {
-				if k != Source {
-					as = append(as, Action{Kind: kind, Node: n})
-				}
+		for n, k := range cfg.Kind {
+			if k != Source {
+				as = append(as, Action{Kind: ActTimeout, Node: n})
 			}
+		}
+		for n := range cfg.Kind {
+			as = append(as, Action{Kind: ActTimeoutOut, Node: n})
 		}
 	}
 	return append(as, Action{Kind: ActRestore})

@@ -225,7 +225,10 @@ func timeoutOut(cfg *Config, st *State, n int) (*State, Conjunct) {
 			ns.RecQ[e] = append(ns.RecQ[e], ahead...) // line 168
 		}
 	}
-	ns.Switched |= 1 << n          // line 169
+	ns.Switched |= 1 << n // line 169
+	if cfg.Kind[n] == Source {
+		return ns, Enabled // lines 170-171: a source reports nothing
+	}
 	ns.Reported[n] = TypeUnaligned // line 170
 	if f.stale {
 		ns.Reported[n] = modeType(st.Switched, n)
@@ -261,18 +264,26 @@ func (a Action) adaptiveParams(cfg *Config) (string, [][2]string) {
 
 // AdaptiveTypeOK mirrors AdaptiveTypeOK (lines 216-221): BarrierTypeOK,
 // and the new variables in their domains (the Go types give the rest):
-// only nodes that are not sources switch, report or are aligned.
+// only nodes that are not sources report or are aligned, and a source
+// that switched has recorded.
 func AdaptiveTypeOK(cfg *Config, st *State) bool {
 	if !TypeOK(cfg, st) {
 		return false
 	}
 	for n, k := range cfg.Kind {
-		if k == Source && (st.Switched|st.CutAligned)&(1<<n) != 0 || st.Reported[n] > TypeUnaligned {
+		if k == Source && !sourceTypeOK(st, n) || st.Reported[n] > TypeUnaligned {
 			return false
 		}
 	}
 	all := uint64(1)<<len(cfg.Nodes) - 1
 	return (st.Switched|st.CutAligned)&^all == 0
+}
+
+// sourceTypeOK is AdaptiveTypeOK for source n: outside the domains of
+// reported and cutAligned, switched only if it recorded (line 221).
+func sourceTypeOK(st *State, n int) bool {
+	bit := uint64(1) << n
+	return st.CutAligned&bit == 0 && st.Reported[n] == TypeNone && (st.Switched&bit == 0 || st.Has(n))
 }
 
 // UnswitchedNoChannelState mirrors UnswitchedNoChannelState (lines
@@ -346,7 +357,8 @@ func (cfg *Config) timeoutNode(n int) bool {
 	return cfg.Variant.Adaptive() && n >= 0 && n < len(cfg.Nodes) && cfg.Kind[n] != Source
 }
 
-// noNonSrcWhy says why a TimeoutV instance names no node of NonSrc.
+// noNonSrcWhy says why a TimeoutV instance names no node of NonSrc, or a
+// TimeoutOutV instance none of Node.
 func (cfg *Config) noNonSrcWhy(n int) string {
 	switch {
 	case !cfg.Variant.Adaptive():

@@ -55,6 +55,9 @@ const (
 	ForceAlignedPending
 	// NotRecorded: n \in recorded (TimeoutOutV): n is still aligning.
 	NotRecorded
+	// NoNode: n \in Node, which the quantifier of NextA gives TimeoutOutV
+	// (tla/BarrierAdaptive.tla line 185).
+	NoNode
 	// NothingQueued: Queued(n, honour) # {} (TimeoutOutV): no barrier of n
 	// waits behind records on an output it may overtake.
 	NothingQueued
@@ -103,7 +106,7 @@ var conjunctText = map[ActionKind]map[Conjunct]spec.Quote{
 		ForceAlignedPending: {TLA: "In(n) \\cap ForceAligned \\subseteq bar[n]", Module: modAdaptive, Line: 113},
 	},
 	ActTimeoutOut: {
-		NoNonSrc:        {TLA: "n \\in NonSrc", Module: modAdaptive, Line: 185},
+		NoNode:          {TLA: "n \\in Node", Module: modAdaptive, Line: 185},
 		NotRecorded:     {TLA: "n \\in recorded", Module: modAdaptive, Line: 161},
 		AlreadySwitched: {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 162},
 		TimeoutsSpent:   {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 163},
@@ -141,9 +144,13 @@ func (cfg *Config) bound(a Action) Conjunct {
 		if a.Edge < 0 || a.Edge >= len(cfg.Edges) {
 			return NoEdge
 		}
-	case ActTimeout, ActTimeoutOut:
+	case ActTimeout:
 		if !cfg.timeoutNode(a.Node) {
 			return NoNonSrc
+		}
+	case ActTimeoutOut:
+		if !cfg.Variant.Adaptive() || a.Node < 0 || a.Node >= len(cfg.Nodes) {
+			return NoNode
 		}
 	}
 	return Enabled
@@ -168,7 +175,7 @@ func (cfg *Config) unboundLabel(a Action) string {
 }
 
 func (cfg *Config) unboundWhy(a Action, k Conjunct) string {
-	if k == NoNonSrc {
+	if k == NoNonSrc || k == NoNode {
 		return cfg.noNonSrcWhy(a.Node)
 	}
 	if k == NoSource {

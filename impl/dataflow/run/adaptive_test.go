@@ -69,12 +69,14 @@ func adaptiveRun(t *testing.T, run runFunc, timeout time.Duration) {
 }
 
 // The timeout in the output buffer on both runtimes: S -> X -> K with a
-// slow sink, so that X's output buffer is full when X records (its one
-// input never blocks: its only timeout is TimeoutOut). With an aligned
-// timeout of 0 X's barrier overtakes the records ahead of it at once:
-// X's part reports unaligned, switched on the output side, with the
-// overtaken records as channel state; the run restored from the
-// checkpoint ends with every record at the sink once.
+// slow sink, so that the buffers are full when S injects and X records
+// (X's one input never blocks: its only timeout is TimeoutOut, as a
+// source's). With an aligned timeout of 0 the barriers overtake the
+// records ahead of them, at S (its barrier behind its full buffer) or at
+// X or both: each switched part is an output-side switch with the
+// overtaken records as channel state, X reports unaligned if it switched
+// and aligned if not (a source reports no type); the run restored from
+// the checkpoint ends with every record at the sink once.
 func TestAdaptiveOutputTimeout(t *testing.T) {
 	g, err := dataflow.NewGraph(dataflow.Graph{
 		Nodes: []dataflow.NodeSpec{{Name: "S", Budget: 80}, {Name: "X", Kind: dataflow.Operator}, {Name: "K", Kind: dataflow.Sink}},
@@ -90,11 +92,17 @@ func TestAdaptiveOutputTimeout(t *testing.T) {
 			res, err := rt.run(context.Background(), c, Options{InjectAt: 40, FailAfter: 60, Throttle: slow})
 			require.NoError(t, err)
 			require.Len(t, res.Checkpoints, 1)
-			x := res.Checkpoints[0].Costs()[1]
-			assert.True(t, x.Switched && x.OutTimeout, "X's barrier waited behind a full buffer: it overtook it")
-			assert.Equal(t, dataflow.TypeUnaligned, x.Type)
-			assert.Positive(t, x.Bytes, "the overtaken records are X -> K's channel state")
-			assert.NotEmpty(t, res.Latest().Parts[1].Overtaken[1])
+			costs, parts := res.Checkpoints[0].Costs(), res.Latest().Parts
+			for i, cost := range costs {
+				assert.Equal(t, cost.Switched, cost.OutTimeout, "%s: a switch here is the output side's", g.Nodes[i].Name)
+				if cost.Switched {
+					assert.Positive(t, cost.Bytes, "%s: the overtaken records are its output's channel state", g.Nodes[i].Name)
+					assert.NotEmpty(t, parts[i].Overtaken[i]) // node i's output is edge i
+				}
+			}
+			assert.True(t, costs[0].Switched || costs[1].Switched, "a barrier waited behind a full buffer: it overtook it")
+			assert.Equal(t, dataflow.TypeNone, costs[0].Type)
+			assert.Equal(t, map[bool]dataflow.SnapType{true: dataflow.TypeUnaligned, false: dataflow.TypeAligned}[costs[1].Switched], costs[1].Type)
 			r, err := dataflow.RestoreCluster(g, res.Latest(), nil)
 			require.NoError(t, err)
 			_, err = rt.run(context.Background(), r, Options{InjectAt: -1, FailAfter: -1})

@@ -123,7 +123,8 @@ func (r *runner) step(i int) bool {
 	g := r.c.G
 	if g.Nodes[i].Kind == dataflow.Source {
 		emitted := r.c.Nodes[i].Emitted() // only this goroutine emits
-		moved := r.source(i)
+		moved := r.timer(i)               // its barrier may wait behind its full buffer
+		moved = r.source(i) || moved
 		if moved && r.c.Nodes[i].Emitted() > emitted {
 			pace(r.b, i) // outside its lock: its receiver takes meanwhile
 		}
