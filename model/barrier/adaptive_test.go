@@ -171,7 +171,10 @@ func TestAdaptiveCounterexamples(t *testing.T) {
 		n     int
 		last  string
 	}{
-		{"MCBarrierAdaptiveNoPersist", spec.PropBarrierExactlyOnce, 16, `ProcessA(<<"X", "K">>,FALSE)`},
+		{"MCBarrierAdaptiveNoPersist", spec.PropBarrierExactlyOnce, 15, `ProcessA(<<"X", "K">>,FALSE)`},
+		{"MCBarrierAdaptiveOutNoPersist", spec.PropBarrierExactlyOnce, 10, `ProcessA(<<"X", "K">>,FALSE)`},
+		{"MCBarrierAdaptiveOutForced", spec.PropForceAlignedNoChannelState, 6, `TimeoutOutV("X",TRUE,FALSE,FALSE)`},
+		{"MCBarrierAdaptiveOutStaleType", spec.PropReportedTypeTaken, 6, `TimeoutOutV("X",TRUE,TRUE,TRUE)`},
 		{"MCBarrierAdaptiveForceSwitch", spec.PropForceAlignedNoChannelState, 6, `TimeoutV("X",TRUE,FALSE,FALSE,FALSE)`},
 		{"MCBarrierAdaptiveStaleType", spec.PropReportedTypeTaken, 4, `TimeoutV("X",TRUE,TRUE,FALSE,TRUE)`},
 		{"MCBarrierAdaptiveLateTimeout", spec.PropBarrierConsistentCut, 9, `TimeoutV("X",TRUE,TRUE,TRUE,FALSE)`},
@@ -187,7 +190,7 @@ func TestAdaptiveCounterexamples(t *testing.T) {
 		if c.model == "MCBarrierAdaptiveStaleType" {
 			var b strings.Builder
 			WriteTrace(&b, cfg, res.Violation)
-			assert.Contains(t, b.String(), `/\ mode = [X |-> "unaligned", K |-> "aligned"]`)
+			assert.Contains(t, b.String(), `/\ mode = [S1 |-> "aligned", S2 |-> "aligned", X |-> "unaligned", K |-> "aligned"]`)
 			assert.Contains(t, b.String(), `/\ reported = [X |-> "aligned", K |-> "none"]`, "the stale type")
 			assert.Contains(t, b.String(), `/\ cutAligned = [X |-> FALSE, K |-> FALSE]`)
 		}
