@@ -133,9 +133,9 @@ func drawBarrierGraph(t *rapid.T, cyclic, adaptive bool) *barrierGraph {
 
 // drawForceAligned marks some edges of g that are not back-edges
 // force-aligned, in both the core's graph and the model's constants, and
-// sets MaxTimeouts to the number of nodes that may switch.
+// sets MaxTimeouts to the number of nodes, every one of which may switch.
 func drawForceAligned(t *rapid.T, g *dataflow.Graph, k *barrier.Constants) {
-	k.Mode, k.MaxTimeouts = barrier.Aligned, len(k.Op)+1
+	k.Mode, k.MaxTimeouts = barrier.Aligned, len(k.Src)+len(k.Op)+1 // every node may switch (a source on its outputs)
 	for i, e := range g.Edges {
 		if !e.Back && rapid.IntRange(0, 3).Draw(t, "force-aligned") == 0 {
 			g.Edges[i].ForceAligned = true

@@ -261,7 +261,7 @@ func (n *Node) TimeoutOut() (Step, error) {
 	}
 	n.switched, n.cutAligned = true, false
 	if n.g.Nodes[n.id].Kind != Source { // a source reports no type
-		n.reported = TypeUnaligned
+		n.reported = TypeUnaligned // its barrier overtook records
 	}
 	p.Type, p.Switched, p.OutTimeout = n.reported, true, true
 	n.part = &p
