@@ -256,6 +256,10 @@ func withoutPayload(ev spec.BarrierEvent) spec.BarrierEvent {
 	return ev
 }
 
+// nodeActions names the steps of a node with no edge in a trace.
+var nodeActions = map[barrier.ActionKind]string{barrier.ActInject: spec.BarrierInject,
+	barrier.ActTimeout: spec.BarrierTimeout, barrier.ActTimeoutOut: spec.BarrierTimeoutOut}
+
 // barrierEvent is the event the model's step a from st to ns is: the
 // inverse of the audit, and how a run of the model (a negative variant)
 // is written as a trace.
@@ -269,12 +273,8 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		ev = spec.BarrierEvent{Action: spec.BarrierEmit, Rec: rec(ns.Q[e][len(ns.Q[e])-1])}
 		ev.From, ev.To = cfg.Nodes[a.Node], cfg.Nodes[cfg.Edges[e][1]]
 		n = a.Node
-	case barrier.ActInject:
-		ev.Action, n = spec.BarrierInject, a.Node
-	case barrier.ActTimeout:
-		ev.Action, n = spec.BarrierTimeout, a.Node
-	case barrier.ActTimeoutOut:
-		ev.Action, n = spec.BarrierTimeoutOut, a.Node
+	case barrier.ActInject, barrier.ActTimeout, barrier.ActTimeoutOut:
+		ev.Action, n = nodeActions[a.Kind], a.Node
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		ev.Action = spec.BarrierRecvBarrier
 		n = cfg.Edges[a.Edge][1]
@@ -287,13 +287,18 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		return spec.BarrierEvent{Action: spec.BarrierRestore}
 	}
 	ev.Node = cfg.Nodes[n]
-	switch {
-	case a.Kind == barrier.ActTimeoutOut: // its part again: it recorded aligned, so what this step persisted is all its barrier overtook
-		ev.Part = modelPart(cfg, st, ns, n)
-	case a.Kind == barrier.ActTimeout || !st.Has(n) && ns.Has(n): // a late Timeout records again
+	if withPart(a, st, ns, n) {
 		ev.Part = modelPart(cfg, st, ns, n)
 	}
 	return ev
+}
+
+// withPart reports whether the event of step a from st to ns carries n's
+// part: n recorded in it, or timed out (a late Timeout records again; a
+// TimeoutOut's part is n's again: it recorded aligned, so what this step
+// persisted is all its barrier overtook).
+func withPart(a barrier.Action, st, ns *barrier.State, n int) bool {
+	return a.Kind == barrier.ActTimeout || a.Kind == barrier.ActTimeoutOut || !st.Has(n) && ns.Has(n)
 }
 
 // modelPart is node n's part as the model records it in the step from st
@@ -495,20 +500,28 @@ func (rs *barrierRunState) cuts() (orphans, inexact, aligned []string) {
 		if ps == nil || pr == nil {
 			continue
 		}
-		key := e.Key()
-		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
-		if rcvd > sent {
-			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, e.To, rcvd, e.From, sent))
-		}
-		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
-		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
-			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
-		}
-		if rs.tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
-			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
-		}
+		o, i, a := rs.edgeCut(e, ps, pr)
+		orphans, inexact, aligned = append(orphans, o...), append(inexact, i...), append(aligned, a...)
 	}
 	return orphans, inexact, aligned
+}
+
+// edgeCut is cuts for edge e, both of whose ends recorded (parts ps of
+// its sender, pr of its receiver): at most one finding of each kind.
+func (rs *barrierRunState) edgeCut(e spec.BarrierEdge, ps, pr *spec.BarrierPart) (orphan, inexact, aligned []string) {
+	key := e.Key()
+	sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
+	if rcvd > sent {
+		orphan = []string{fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, e.To, rcvd, e.From, sent)}
+	}
+	ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
+	if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
+		inexact = []string{fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent)}
+	}
+	if rs.tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
+		aligned = []string{fmt.Sprintf("%s records %s", key, seqs(ch))}
+	}
+	return orphan, inexact, aligned
 }
 
 // restore is the Restore step: the sink's output and the sources' offsets

@@ -435,16 +435,23 @@ func (cfg *Config) Actions() []Action {
 		}
 	}
 	if cfg.Variant.Adaptive() {
-		for n, k := range cfg.Kind {
-			if k != Source {
-				as = append(as, Action{Kind: ActTimeout, Node: n})
-			}
-		}
-		for n := range cfg.Kind {
-			as = append(as, Action{Kind: ActTimeoutOut, Node: n})
-		}
+		as = cfg.appendTimeouts(as)
 	}
 	return append(as, Action{Kind: ActRestore})
+}
+
+// appendTimeouts appends NextA's timeouts (tla/BarrierAdaptive.tla lines
+// 184-185): TimeoutV per node that is not a source, TimeoutOutV per node.
+func (cfg *Config) appendTimeouts(as []Action) []Action {
+	for n, k := range cfg.Kind {
+		if k != Source {
+			as = append(as, Action{Kind: ActTimeout, Node: n})
+		}
+	}
+	for n := range cfg.Kind {
+		as = append(as, Action{Kind: ActTimeoutOut, Node: n})
+	}
+	return as
 }
 
 // Step is a successor and the action instance that leads to it.

@@ -63,7 +63,13 @@ func (cfg *Config) adaptiveConstants(k Constants) error {
 		return &ConstantError{"MaxTimeouts", fmt.Sprintf("must be a natural number, not %d", k.MaxTimeouts)}
 	}
 	cfg.MaxTimeouts = k.MaxTimeouts
-	for _, e := range k.ForceAligned {
+	return cfg.indexForceAligned(k.ForceAligned)
+}
+
+// indexForceAligned checks ForceAligned \subseteq Edge \ Back (line 50)
+// and indexes it.
+func (cfg *Config) indexForceAligned(edges [][2]string) error {
+	for _, e := range edges {
 		i, ok := cfg.EdgeIndex(e[0], e[1])
 		if !ok || cfg.Back[i] {
 			return &ConstantError{"ForceAligned", fmt.Sprintf("<<%q, %q>> is not an edge of Edge \\ Back", e[0], e[1])}
@@ -331,24 +337,36 @@ func ReportedTypeTaken(cfg *Config, st *State) bool {
 // timeoutWhy says what the state holds instead of TimeoutV's false
 // conjunct k.
 func timeoutWhy(cfg *Config, st *State, n int, k Conjunct) string {
-	name := cfg.Nodes[n]
-	switch k {
-	case NotBlocked:
-		return fmt.Sprintf("no input of %s is blocked: no barrier has arrived", name)
-	case AlreadySwitched:
-		return fmt.Sprintf("%s has already switched to unaligned", name)
-	case TimeoutsSpent:
+	if k == TimeoutsSpent {
 		return fmt.Sprintf("%d of MaxTimeouts = %d alignments have timed out", bits.OnesCount64(st.Switched), cfg.MaxTimeouts)
-	case FeedsForceAligned:
-		return fmt.Sprintf("%s feeds a force-aligned edge: it aligns however long it takes", name)
-	case ForceAlignedPending:
-		return fmt.Sprintf("the barrier of a force-aligned input of %s has not arrived", name)
-	case NotRecorded:
-		return fmt.Sprintf("%s has not recorded: it is still aligning", name)
-	case NothingQueued:
-		return fmt.Sprintf("no output of %s it may overtake holds records ahead of its barrier", name)
+	}
+	if f, ok := timeoutWhyFormat[k]; ok {
+		return fmt.Sprintf(f, cfg.Nodes[n])
 	}
 	return ""
+}
+
+// timeoutWhyFormat is timeoutWhy's words for each conjunct of TimeoutV
+// and TimeoutOutV that names the node alone.
+var timeoutWhyFormat = map[Conjunct]string{
+	NotBlocked:          "no input of %s is blocked: no barrier has arrived",
+	AlreadySwitched:     "%s has already switched to unaligned",
+	FeedsForceAligned:   "%s feeds a force-aligned edge: it aligns however long it takes",
+	ForceAlignedPending: "the barrier of a force-aligned input of %s has not arrived",
+	NotRecorded:         "%s has not recorded: it is still aligning",
+	NothingQueued:       "no output of %s it may overtake holds records ahead of its barrier",
+}
+
+// timeoutBound checks NextA's quantifiers (lines 184-185): TimeoutV
+// names a node of NonSrc, TimeoutOutV one of Node, of an adaptive model.
+func (cfg *Config) timeoutBound(a Action) Conjunct {
+	switch {
+	case a.Kind == ActTimeout && !cfg.timeoutNode(a.Node):
+		return NoNonSrc
+	case a.Kind == ActTimeoutOut && !(cfg.Variant.Adaptive() && a.Node >= 0 && a.Node < len(cfg.Nodes)):
+		return NoNode
+	}
+	return Enabled
 }
 
 // timeoutNode reports whether n \in NonSrc in an adaptive model: the

@@ -144,14 +144,8 @@ func (cfg *Config) bound(a Action) Conjunct {
 		if a.Edge < 0 || a.Edge >= len(cfg.Edges) {
 			return NoEdge
 		}
-	case ActTimeout:
-		if !cfg.timeoutNode(a.Node) {
-			return NoNonSrc
-		}
-	case ActTimeoutOut:
-		if !cfg.Variant.Adaptive() || a.Node < 0 || a.Node >= len(cfg.Nodes) {
-			return NoNode
-		}
+	case ActTimeout, ActTimeoutOut:
+		return cfg.timeoutBound(a)
 	}
 	return Enabled
 }
@@ -187,33 +181,44 @@ func (cfg *Config) unboundWhy(a Action, k Conjunct) string {
 	return fmt.Sprintf("the model has no edge %d (it has %d)", a.Edge, len(cfg.Edges))
 }
 
+// edgeWhyFormat is notEnabled's words for the conjuncts about an edge's
+// head.
+var edgeWhyFormat = map[Conjunct]string{
+	EmptyQueue: "%s is empty",
+	NotRecord:  "the head of %s is a barrier",
+	NotBarrier: "the head of %s is a record",
+}
+
+// nodeWhy says what the state holds instead of conjunct k of a node's
+// step: a source's budget, a full buffer, a recording already done.
+func nodeWhy(cfg *Config, st *State, a Action, k Conjunct) string {
+	name := cfg.Nodes[a.Node]
+	switch {
+	case k == BudgetSpent:
+		return fmt.Sprintf("%s has emitted its budget (emitted[%s] = %d, Budget[%s] = %d)", name, name, st.Emitted[a.Node], name, cfg.Budget[a.Node])
+	case k == AlreadyRecorded && a.Kind == ActTimeout:
+		return fmt.Sprintf("%s has already recorded", name)
+	case k == AlreadyRecorded:
+		return fmt.Sprintf("%s has already injected its barrier", name)
+	}
+	t := cfg.fwdOut[a.Node]
+	if a.Kind == ActProcess {
+		t = cfg.route(cfg.Edges[a.Edge][1], st.Q[a.Edge][0].Hops)
+	}
+	return fmt.Sprintf("the buffer of %s is full (%d items, Cap = %d): backpressure", cfg.EdgeName(t), len(st.Q[t]), cfg.Cap)
+}
+
 // notEnabled explains why instance a is not enabled in st, given the
 // conjunct step found false.
 func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
 	e := &NotEnabled{Action: a.Named(cfg), Conjunct: k, Source: k.Source(a.Kind)}
 	switch k {
-	case BudgetSpent:
-		s := cfg.Nodes[a.Node]
-		e.Why = fmt.Sprintf("%s has emitted its budget (emitted[%s] = %d, Budget[%s] = %d)", s, s, st.Emitted[a.Node], s, cfg.Budget[a.Node])
-	case NoRoom:
-		t := cfg.fwdOut[a.Node]
-		if a.Kind == ActProcess {
-			t = cfg.route(cfg.Edges[a.Edge][1], st.Q[a.Edge][0].Hops)
-		}
-		e.Why = fmt.Sprintf("the buffer of %s is full (%d items, Cap = %d): backpressure", cfg.EdgeName(t), len(st.Q[t]), cfg.Cap)
-	case AlreadyRecorded:
-		e.Why = fmt.Sprintf("%s has already injected its barrier", cfg.Nodes[a.Node])
-		if a.Kind == ActTimeout {
-			e.Why = fmt.Sprintf("%s has already recorded", cfg.Nodes[a.Node])
-		}
-	case EmptyQueue:
-		e.Why = fmt.Sprintf("%s is empty", cfg.EdgeName(a.Edge))
-	case NotRecord:
-		e.Why = fmt.Sprintf("the head of %s is a barrier", cfg.EdgeName(a.Edge))
+	case BudgetSpent, NoRoom, AlreadyRecorded:
+		e.Why = nodeWhy(cfg, st, a, k)
+	case EmptyQueue, NotRecord, NotBarrier:
+		e.Why = fmt.Sprintf(edgeWhyFormat[k], cfg.EdgeName(a.Edge))
 	case Blocked:
 		e.Why = fmt.Sprintf("%s is blocked: its barrier has arrived and %s has not recorded (alignment)", cfg.EdgeName(a.Edge), cfg.Nodes[cfg.Edges[a.Edge][1]])
-	case NotBarrier:
-		e.Why = fmt.Sprintf("the head of %s is a record", cfg.EdgeName(a.Edge))
 	case NotComplete:
 		e.Why = "the snapshot is not complete"
 	case AlreadyRestored:

@@ -277,9 +277,15 @@ func (b *book) partDone(i int, nd *dataflow.Node) {
 	}
 	b.parts[i] = nd.Part()
 	b.nParts++
-	if b.nParts < len(b.parts) {
-		return
+	if b.nParts == len(b.parts) {
+		b.completed()
 	}
+}
+
+// completed notes the target snapshot's completion, every part noted:
+// its checkpoint, the sink's commit, the next snapshot's due time. The
+// caller holds b.mu.
+func (b *book) completed() {
 	now := time.Now()
 	b.res.Checkpoints = append(b.res.Checkpoints, Checkpoint{Snapshot: &dataflow.Snapshot{Parts: b.parts},
 		Injected: b.injAt.Sub(b.start), Took: now.Sub(b.injAt), Align: append([]time.Duration(nil), b.align...)})
