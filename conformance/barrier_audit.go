@@ -75,7 +75,7 @@ func barrierMode(mode string, variant barrier.Variant, k *barrier.Constants) (ba
 		if variant == barrier.VariantSpec {
 			variant = barrier.VariantAdaptive
 		}
-		k.MaxTimeouts = -1 // set by barrierNodes: one per node that is not a source
+		k.MaxTimeouts = -1 // set by barrierNodes: one per node
 		return variant, spec.AdaptiveSpecInvariants, nil
 	default:
 		return variant, nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols only", mode)
@@ -98,7 +98,7 @@ func barrierNodes(tg spec.BarrierGraph, k *barrier.Constants) {
 		}
 	}
 	if k.MaxTimeouts < 0 {
-		k.MaxTimeouts = len(k.Op) + 1
+		k.MaxTimeouts = len(k.Src) + len(k.Op) + 1 // a source too switches, on its outputs
 	}
 }
 
