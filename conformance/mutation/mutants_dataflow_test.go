@@ -253,11 +253,11 @@ var dataflowMutants = []mutant{
 	adaptiveMutant(mutant{
 		Name: "adaptive-out-stale-type",
 		Rule: "adaptive: a node whose barrier overtook its output buffer reports unaligned (FLINK-31588)",
-		Doc:  "after TimeoutOut the node's part still reports the aligned type it recorded with",
+		Doc:  "after TimeoutOut an operator still reports the aligned type it recorded with",
 		Patches: []patch{{
 			File: "impl/dataflow/adaptive.go",
-			Old:  "\tp.Type, p.Switched, p.OutTimeout = n.reported, true, true\n",
-			New:  "\tp.Type, p.Switched, p.OutTimeout = TypeAligned, true, true // MUTANT adaptive-out-stale-type\n",
+			Old:  "\t\tn.reported = TypeUnaligned // its barrier overtook records\n",
+			New:  "\t\tn.reported = TypeAligned // MUTANT adaptive-out-stale-type\n",
 		}},
 		// The part says aligned; the snapshot the node took is unaligned,
 		// its barrier having overtaken records (MCBarrierAdaptiveOutStaleType).

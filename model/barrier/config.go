@@ -380,22 +380,22 @@ func (cfg *Config) degree(v int) (fwd, back []int, inF int) {
 // checkShape checks node v's line of the ASSUME (lines 66-69), given its
 // numbers of forward and back outputs and of inputs not back-edges.
 func (cfg *Config) checkShape(v, fwd, back, inF int) error {
-	name := cfg.Nodes[v]
-	switch cfg.Kind[v] {
-	case Source:
-		if len(cfg.in[v]) != 0 || fwd != 1 || back != 0 {
-			return &ConstantError{"Edge", fmt.Sprintf("source %q must have no input and one output, not a back-edge", name)}
-		}
-	case Operator:
-		if fwd != 1 || back > 1 || inF == 0 {
-			return &ConstantError{"Edge", fmt.Sprintf("operator %q must have one output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge", name)}
-		}
-	case Sink:
-		if len(cfg.out[v]) != 0 || inF == 0 {
-			return &ConstantError{"Edge", fmt.Sprintf("the sink %q must have no output and an input that is not a back-edge", name)}
-		}
+	ok := map[NodeKind]bool{
+		Source:   len(cfg.in[v]) == 0 && fwd == 1 && back == 0,
+		Operator: fwd == 1 && back <= 1 && inF > 0,
+		Sink:     len(cfg.out[v]) == 0 && inF > 0,
+	}[cfg.Kind[v]]
+	if ok {
+		return nil
 	}
-	return nil
+	return &ConstantError{"Edge", fmt.Sprintf(shapeWant[cfg.Kind[v]], cfg.Nodes[v])}
+}
+
+// shapeWant is checkShape's words for a node of each kind.
+var shapeWant = map[NodeKind]string{
+	Source:   "source %q must have no input and one output, not a back-edge",
+	Operator: "operator %q must have one output that is not a back-edge, at most one back-edge out, and an input that is not a back-edge",
+	Sink:     "the sink %q must have no output and an input that is not a back-edge",
 }
 
 func compareStr(a, b string) int {
