@@ -75,7 +75,7 @@ func barrierMode(mode string, variant barrier.Variant, k *barrier.Constants) (ba
 		if variant == barrier.VariantSpec {
 			variant = barrier.VariantAdaptive
 		}
-		k.MaxTimeouts = -1 // set by barrierNodes: one per node that is not a source
+		k.MaxTimeouts = -1 // set by barrierNodes: one per node
 		return variant, spec.AdaptiveSpecInvariants, nil
 	default:
 		return variant, nil, fmt.Errorf("mode %q: tla/BarrierSnapshots.tla and tla/BarrierAdaptive.tla have the aligned, unaligned and adaptive protocols only", mode)
@@ -98,7 +98,7 @@ func barrierNodes(tg spec.BarrierGraph, k *barrier.Constants) {
 		}
 	}
 	if k.MaxTimeouts < 0 {
-		k.MaxTimeouts = len(k.Op) + 1
+		k.MaxTimeouts = len(k.Src) + len(k.Op) + 1 // a source too switches, on its outputs
 	}
 }
 
@@ -169,10 +169,10 @@ func (r *Report) replayBarrier(cfg *barrier.Config, tr *spec.BarrierTrace, opts 
 func barrierAction(cfg *barrier.Config, ev spec.BarrierEvent) (barrier.Action, error) {
 	kinds := map[string]barrier.ActionKind{spec.BarrierEmit: barrier.ActEmit, spec.BarrierInject: barrier.ActInject,
 		spec.BarrierProcess: barrier.ActProcess, spec.BarrierRecvBarrier: barrier.ActRecvBarrier, spec.BarrierRestore: barrier.ActRestore,
-		spec.BarrierTimeout: barrier.ActTimeout}
+		spec.BarrierTimeout: barrier.ActTimeout, spec.BarrierTimeoutOut: barrier.ActTimeoutOut}
 	a := barrier.Action{Kind: kinds[ev.Action]}
 	switch a.Kind {
-	case barrier.ActEmit, barrier.ActInject, barrier.ActTimeout:
+	case barrier.ActEmit, barrier.ActInject, barrier.ActTimeout, barrier.ActTimeoutOut:
 		a.Node, _ = cfg.NodeIndex(ev.Node)
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		var ok bool
@@ -263,6 +263,10 @@ func BarrierModelEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action,
 	return barrierEvent(cfg, st, a, ns)
 }
 
+// nodeActions names the steps of a node with no edge in a trace.
+var nodeActions = map[barrier.ActionKind]string{barrier.ActInject: spec.BarrierInject,
+	barrier.ActTimeout: spec.BarrierTimeout, barrier.ActTimeoutOut: spec.BarrierTimeoutOut}
+
 // barrierEvent is the event the model's step a from st to ns is: the
 // inverse of the audit, and how a run of the model (a negative variant)
 // is written as a trace.
@@ -276,10 +280,8 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		ev = spec.BarrierEvent{Action: spec.BarrierEmit, Rec: rec(ns.Q[e][len(ns.Q[e])-1])}
 		ev.From, ev.To = cfg.Nodes[a.Node], cfg.Nodes[cfg.Edges[e][1]]
 		n = a.Node
-	case barrier.ActInject:
-		ev.Action, n = spec.BarrierInject, a.Node
-	case barrier.ActTimeout:
-		ev.Action, n = spec.BarrierTimeout, a.Node
+	case barrier.ActInject, barrier.ActTimeout, barrier.ActTimeoutOut:
+		ev.Action, n = nodeActions[a.Kind], a.Node
 	case barrier.ActProcess, barrier.ActRecvBarrier:
 		ev.Action = spec.BarrierRecvBarrier
 		n = cfg.Edges[a.Edge][1]
@@ -292,10 +294,18 @@ func barrierEvent(cfg *barrier.Config, st *barrier.State, a barrier.Action, ns *
 		return spec.BarrierEvent{Action: spec.BarrierRestore}
 	}
 	ev.Node = cfg.Nodes[n]
-	if a.Kind == barrier.ActTimeout || !st.Has(n) && ns.Has(n) { // a late Timeout records again
+	if withPart(a, st, ns, n) {
 		ev.Part = modelPart(cfg, st, ns, n)
 	}
 	return ev
+}
+
+// withPart reports whether the event of step a from st to ns carries n's
+// part: n recorded in it, or timed out (a late Timeout records again; a
+// TimeoutOut's part is n's again: it recorded aligned, so what this step
+// persisted is all its barrier overtook).
+func withPart(a barrier.Action, st, ns *barrier.State, n int) bool {
+	return a.Kind == barrier.ActTimeout || a.Kind == barrier.ActTimeoutOut || !st.Has(n) && ns.Has(n)
 }
 
 // modelPart is node n's part as the model records it in the step from st
@@ -373,7 +383,7 @@ type barrierRunState struct {
 	emitted map[string]int
 	// The adaptive mode: the nodes that switched (a Timeout), and the
 	// type each node took when it recorded (TakenType,
-	// tla/BarrierAdaptive.tla line 63).
+	// tla/BarrierAdaptive.tla line 71).
 	switched map[string]bool
 	taken    map[string]string
 	reported map[string]string
@@ -443,6 +453,9 @@ func (rs *barrierRunState) event(ev spec.BarrierEvent) {
 		rs.restore()
 	case spec.BarrierTimeout:
 		rs.switched[ev.Node] = true
+	case spec.BarrierTimeoutOut:
+		rs.timeoutOut(ev)
+		return
 	}
 	if ev.Part != nil {
 		rs.recorded(ev)
@@ -457,6 +470,16 @@ func (rs *barrierRunState) recorded(ev spec.BarrierEvent) {
 		rs.part[ev.Node] = ev.Part
 	}
 	rs.taken[ev.Node], rs.reported[ev.Node] = rs.takenType(ev.Node), ev.Part.Type
+}
+
+// timeoutOut takes a TimeoutOut event: the node switched after it
+// recorded, its part is the event's (the same cut, with what its barrier
+// overtook), and the snapshot it took is unaligned (TakenType: its
+// barrier overtook records).
+func (rs *barrierRunState) timeoutOut(ev spec.BarrierEvent) {
+	rs.switched[ev.Node] = true
+	rs.part[ev.Node] = ev.Part
+	rs.taken[ev.Node], rs.reported[ev.Node] = spec.ModeUnaligned, ev.Part.Type // a source's are not checked
 }
 
 // process is a Process event on edge key: its record logged, if it was,
@@ -484,20 +507,28 @@ func (rs *barrierRunState) cuts() (orphans, inexact, aligned []string) {
 		if ps == nil || pr == nil {
 			continue
 		}
-		key := e.Key()
-		sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
-		if rcvd > sent {
-			orphans = append(orphans, fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, e.To, rcvd, e.From, sent))
-		}
-		ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
-		if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
-			inexact = append(inexact, fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent))
-		}
-		if rs.tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
-			aligned = append(aligned, fmt.Sprintf("%s records %s", key, seqs(ch)))
-		}
+		o, i, a := rs.edgeCut(e, ps, pr)
+		orphans, inexact, aligned = append(orphans, o...), append(inexact, i...), append(aligned, a...)
 	}
 	return orphans, inexact, aligned
+}
+
+// edgeCut is cuts for edge e, both of whose ends recorded (parts ps of
+// its sender, pr of its receiver): at most one finding of each kind.
+func (rs *barrierRunState) edgeCut(e spec.BarrierEdge, ps, pr *spec.BarrierPart) (orphan, inexact, aligned []string) {
+	key := e.Key()
+	sent, rcvd := ps.CutSent[key], pr.CutRcvd[key]
+	if rcvd > sent {
+		orphan = []string{fmt.Sprintf("%s: %s took %d records before recording, %s had sent %d when it recorded", key, e.To, rcvd, e.From, sent)}
+	}
+	ch := slices.Concat(rs.logged[key], ps.Overtaken[key])
+	if rs.bar[key] && !exactChannel(ch, rcvd, sent) {
+		inexact = []string{fmt.Sprintf("%s records %s, want the records numbered after %d up to %d", key, seqs(ch), rcvd, sent)}
+	}
+	if rs.tr.Header.Graph.Mode == spec.ModeAligned && !e.Back && len(ch) > 0 {
+		aligned = []string{fmt.Sprintf("%s records %s", key, seqs(ch))}
+	}
+	return orphan, inexact, aligned
 }
 
 // restore is the Restore step: the sink's output and the sources' offsets
@@ -579,11 +610,11 @@ func seqs(ch []spec.BarrierRecord) string {
 }
 
 // The run properties of the adaptive mode (tla/BarrierAdaptive.tla,
-// lines 161-172), computed from a barrier trace alone, as barrierRun
+// lines 223-234), computed from a barrier trace alone, as barrierRun
 // computes those of tla/BarrierSnapshots.tla: UnswitchedNoChannelState,
 // ForceAlignedNoChannelState and ReportedTypeTaken.
 
-// takenType is TakenType(n) (line 63) as node n records: "aligned" if
+// takenType is TakenType(n) (line 71) as node n records: "aligned" if
 // every input it aligns on (not a back-edge) has delivered its barrier,
 // else "unaligned".
 func (rs *barrierRunState) takenType(n string) string {
@@ -615,8 +646,8 @@ func (rs *barrierRunState) adaptive() []Violation {
 }
 
 // adaptiveChannels lists the edges whose channel state breaks
-// UnswitchedNoChannelState (lines 165-166) and ForceAlignedNoChannelState
-// (line 169).
+// UnswitchedNoChannelState (lines 227-228) and ForceAlignedNoChannelState
+// (line 231).
 func (rs *barrierRunState) adaptiveChannels() (unswitched, forced []string) {
 	for _, e := range rs.tr.Graph().Edges {
 		key, ch := e.Key(), rs.channel(e)

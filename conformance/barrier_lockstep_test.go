@@ -133,9 +133,9 @@ func drawBarrierGraph(t *rapid.T, cyclic, adaptive bool) *barrierGraph {
 
 // drawForceAligned marks some edges of g that are not back-edges
 // force-aligned, in both the core's graph and the model's constants, and
-// sets MaxTimeouts to the number of nodes that may switch.
+// sets MaxTimeouts to the number of nodes, every one of which may switch.
 func drawForceAligned(t *rapid.T, g *dataflow.Graph, k *barrier.Constants) {
-	k.Mode, k.MaxTimeouts = barrier.Aligned, len(k.Op)+1
+	k.Mode, k.MaxTimeouts = barrier.Aligned, len(k.Src)+len(k.Op)+1 // every node may switch (a source on its outputs)
 	for i, e := range g.Edges {
 		if !e.Back && rapid.IntRange(0, 3).Draw(t, "force-aligned") == 0 {
 			g.Edges[i].ForceAligned = true
@@ -147,8 +147,12 @@ func drawForceAligned(t *rapid.T, g *dataflow.Graph, k *barrier.Constants) {
 // coreErr is the core's refusal for conjunct k of the model's action
 // kind: Timeout's own (timeoutErr), else conjunctErr's.
 func coreErr(kind barrier.ActionKind, k barrier.Conjunct) (error, bool) {
-	if kind == barrier.ActTimeout {
+	switch kind {
+	case barrier.ActTimeout:
 		err, ok := timeoutErr[k]
+		return err, ok
+	case barrier.ActTimeoutOut:
+		err, ok := timeoutOutErr[k]
 		return err, ok
 	}
 	err, ok := conjunctErr[k]
@@ -156,7 +160,7 @@ func coreErr(kind barrier.ActionKind, k barrier.Conjunct) (error, bool) {
 }
 
 // timeoutErr is the core's refusal for each enabling conjunct of TimeoutV
-// (tla/BarrierAdaptive.tla lines 100-106; TimeoutsSpent bounds a model,
+// (tla/BarrierAdaptive.tla lines 108-114; TimeoutsSpent bounds a model,
 // not the core, and the drawn MaxTimeouts never binds).
 var timeoutErr = map[barrier.Conjunct]error{
 	barrier.AlreadyRecorded:     dataflow.ErrTimeoutRecorded,
@@ -164,6 +168,15 @@ var timeoutErr = map[barrier.Conjunct]error{
 	barrier.AlreadySwitched:     dataflow.ErrAlreadySwitched,
 	barrier.FeedsForceAligned:   dataflow.ErrFeedsForceAligned,
 	barrier.ForceAlignedPending: dataflow.ErrForceAlignedPending,
+}
+
+// timeoutOutErr is the core's refusal for each enabling conjunct of
+// TimeoutOutV (tla/BarrierAdaptive.tla lines 161-164; TimeoutsSpent as
+// for TimeoutV).
+var timeoutOutErr = map[barrier.Conjunct]error{
+	barrier.NotRecorded:     dataflow.ErrTimeoutNotRecorded,
+	barrier.AlreadySwitched: dataflow.ErrAlreadySwitched,
+	barrier.NothingQueued:   dataflow.ErrNothingQueued,
 }
 
 // conjunctErr is the core's refusal for each enabling conjunct of the
@@ -242,6 +255,8 @@ func (l *barrierLockstep) coreStep(a barrier.Action) error {
 		_, cerr = l.c.Take(l.bg.coreEdge[a.Edge], dataflow.ActRecvBarrier)
 	case barrier.ActTimeout:
 		_, cerr = l.c.Nodes[l.bg.coreNode[a.Node]].Timeout()
+	case barrier.ActTimeoutOut:
+		_, cerr = l.c.Nodes[l.bg.coreNode[a.Node]].TimeoutOut()
 	case barrier.ActRestore:
 		cerr = l.restore()
 	}
@@ -286,6 +301,8 @@ func (l *barrierLockstep) note(a barrier.Action, ns *barrier.State, merr error) 
 		l.seen["restore"]++
 	case barrier.ActTimeout:
 		l.seen["timeout"]++
+	case barrier.ActTimeoutOut:
+		l.seen["output timeout"]++
 	}
 	for e := range l.bg.cfg.Edges {
 		if d := len(ns.RecQ[e]) - len(l.st.RecQ[e]); d > 0 {
@@ -509,17 +526,20 @@ func TestBarrierLockstepCyclic(t *testing.T) {
 
 // The adaptive mode (tla/BarrierAdaptive.tla) in lockstep with the
 // model's SpecAdaptive, on random DAGs and cyclic graphs with random
-// force-aligned edges: Timeout taken and refused alike (every conjunct
-// of TimeoutV the core has), the same mode, reported type and
+// force-aligned edges: Timeout and TimeoutOut taken and refused alike
+// (every conjunct of TimeoutV and TimeoutOutV the core has), the same mode, reported type and
 // cutAligned, the adaptive invariants holding throughout. The fixed
 // inputs exercise every refusal, a timeout, and the channel state a
 // switch persists.
 func TestBarrierLockstepAdaptive(t *testing.T) {
-	kinds := barrierKinds("timeout", "input record logged", "overtaken record persisted")
+	kinds := barrierKinds("timeout", "output timeout", "input record logged", "overtaken record persisted")
 	for k, err := range timeoutErr {
 		if k != barrier.AlreadySwitched { // needs late: a switched node has recorded
 			kinds = append(kinds, "refused: "+err.Error())
 		}
+	}
+	for _, err := range timeoutOutErr { // AlreadySwitched: after a Timeout, or a TimeoutOut
+		kinds = append(kinds, "refused: "+err.Error())
 	}
 	checkCovering(t, barrierSeeds, func(t *rapid.T, seen map[string]int, _ string) {
 		runBarrierLockstep(t, rapid.Bool().Draw(t, "cyclic"), true, seen)

@@ -115,6 +115,6 @@ func TestBarrierTraceSchemaMatchesFormat(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &root))
 	assert.Equal(t, spec.BarrierTraceFormat, root.Defs.Header.Properties.Format.Const)
-	assert.ElementsMatch(t, []string{spec.BarrierEmit, spec.BarrierInject, spec.BarrierProcess, spec.BarrierRecvBarrier, spec.BarrierTimeout, spec.BarrierRestore},
+	assert.ElementsMatch(t, []string{spec.BarrierEmit, spec.BarrierInject, spec.BarrierProcess, spec.BarrierRecvBarrier, spec.BarrierTimeout, spec.BarrierTimeoutOut, spec.BarrierRestore},
 		root.Defs.Event.Properties.Action.Enum)
 }

@@ -26,7 +26,7 @@ import (
 // snapshot's channel state, and persist records an unaligned barrier
 // overtook.
 func TestBarrierTraceAudit(t *testing.T) {
-	checkCovering(t, barrierSeeds, barrierTraceAudit, "restore", "logged", "overtaken", "timeout")
+	checkCovering(t, barrierSeeds, barrierTraceAudit, "restore", "logged", "overtaken", "timeout", "output timeout")
 }
 
 // barrierTraceAudit is one run of TestBarrierTraceAudit, a third of
@@ -127,8 +127,9 @@ func rejected(t *rapid.T, trace []byte, input string, rep Report) {
 }
 
 // drainTimingOut drains c as Drain does, but before each hand-over a
-// node that is aligning may time out (drawn), as a runtime's timer
-// would have it.
+// node that is aligning may time out (drawn), and the sender whose
+// barrier waits behind records in its output buffer may time out there
+// (TimeoutOut, drawn), as a runtime's timer would have it.
 func drainTimingOut(t *rapid.T, c *dataflow.Cluster, seen map[string]int) {
 	c.RunOut(func(e int) bool {
 		to := c.Nodes[c.G.Edges[e].To]
@@ -136,6 +137,10 @@ func drainTimingOut(t *rapid.T, c *dataflow.Cluster, seen map[string]int) {
 			if _, err := to.Timeout(); err == nil {
 				seen["timeout"]++
 			}
+		}
+		if from := c.Nodes[c.G.Edges[e].From]; from.CanTimeoutOut() == nil && rapid.Bool().Draw(t, "time out in the output") {
+			_, _ = from.TimeoutOut()
+			seen["output timeout"]++
 		}
 		_, err := c.TakeAny(e)
 		return err == nil

@@ -43,23 +43,23 @@ func (g BarrierGraph) checkShape(ev BarrierEvent) error {
 		return g.checkSourceStep(ev)
 	case BarrierProcess, BarrierRecvBarrier:
 		return checkReceive(ev)
-	case BarrierTimeout:
+	case BarrierTimeout, BarrierTimeoutOut:
 		return g.checkTimeout(ev)
 	}
-	return fmt.Errorf("unknown action (want Emit, Inject, Process, RecvBarrier, Timeout or Restore)")
+	return fmt.Errorf("unknown action (want Emit, Inject, Process, RecvBarrier, Timeout, TimeoutOut or Restore)")
 }
 
-// checkTimeout: a Timeout (tla/BarrierAdaptive.tla) is an adaptive
-// graph's, at a node that is not a source, with no edge and no record,
-// and with the part the node recorded as it switched.
+// checkTimeout: a Timeout or TimeoutOut (tla/BarrierAdaptive.tla) is an
+// adaptive graph's (a Timeout at a node that is not a source), with no
+// edge and no record, and with the node's part as it switched.
 func (g BarrierGraph) checkTimeout(ev BarrierEvent) error {
 	switch {
 	case g.Mode != ModeAdaptive:
-		return fmt.Errorf("a Timeout is a step of the adaptive mode, not of %s", g.Mode)
-	case g.Kind(ev.Node) == KindSource:
+		return fmt.Errorf("a %s is a step of the adaptive mode, not of %s", ev.Action, g.Mode)
+	case g.Kind(ev.Node) == KindSource && ev.Action == BarrierTimeout:
 		return fmt.Errorf("%q is a source: a source does not align, so it has no Timeout", ev.Node)
 	case ev.hasEdge() || ev.Rec != nil || ev.Part == nil:
-		return fmt.Errorf("a Timeout has no edge and no record, and has its node's part")
+		return fmt.Errorf("a %s has no edge and no record, and has its node's part", ev.Action)
 	}
 	return nil
 }

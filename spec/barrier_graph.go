@@ -52,7 +52,7 @@ type BarrierNode struct {
 // cycle (Back, line 48).
 //
 // ForceAligned marks an edge of the adaptive mode that must stay aligned
-// (ForceAligned, tla/BarrierAdaptive.tla line 41): not a back-edge.
+// (ForceAligned, tla/BarrierAdaptive.tla line 47): not a back-edge.
 type BarrierEdge struct {
 	From         string `json:"from"`
 	To           string `json:"to"`
@@ -203,7 +203,7 @@ func (g BarrierGraph) checkEdges() error {
 }
 
 // checkForceAligned: ForceAligned \subseteq Edge \ Back
-// (tla/BarrierAdaptive.tla line 45), in the adaptive mode only.
+// (tla/BarrierAdaptive.tla line 51), in the adaptive mode only.
 func (g BarrierGraph) checkForceAligned() error {
 	for _, e := range g.Edges {
 		switch {

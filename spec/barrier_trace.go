@@ -73,14 +73,18 @@ type BarrierPart struct {
 
 // The actions of a barrier trace's events: those of
 // tla/BarrierSnapshots.tla, Timeout (tla/BarrierAdaptive.tla: a node's
-// alignment timed out and it switched to unaligned, recording), and
-// Restore.
+// alignment timed out and it switched to unaligned, recording),
+// TimeoutOut (tla/BarrierAdaptive.tla: a node that recorded aligned
+// switched, its barrier overtaking the records queued ahead of it on its
+// outputs; the event carries its part again, those records overtaken),
+// and Restore.
 const (
 	BarrierEmit        = "Emit"
 	BarrierInject      = "Inject"
 	BarrierProcess     = "Process"
 	BarrierRecvBarrier = "RecvBarrier"
 	BarrierTimeout     = "Timeout"
+	BarrierTimeoutOut  = "TimeoutOut"
 	BarrierRestore     = "Restore"
 )
 

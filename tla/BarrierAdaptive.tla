@@ -32,6 +32,12 @@
 (* receiver may switch only once that edge's barrier has arrived: a       *)
 (* switched receiver logs an input whose barrier is still to come.        *)
 (*                                                                         *)
+(* The timeout covers backpressure too (TimeoutOut(n)): an operator that *)
+(* recorded aligned but whose barrier still waits behind full output     *)
+(* buffers switches as well, its barrier overtaking those buffers, which *)
+(* are persisted as the edges' channel state (Flink's aligned-checkpoint-*)
+(* timeout in output buffers).                                            *)
+(*                                                                         *)
 (* Each operator reports the type of the snapshot it took (reported);    *)
 (* FLINK-31588 reported the type decided before the switch.               *)
 (***************************************************************************)
@@ -48,24 +54,26 @@ ASSUME /\ ForceAligned \subseteq Edge \ Back
 Type == {"none", "aligned", "unaligned"}  \* a snapshot type, or none yet
 
 VARIABLES
-    mode,        \* [NonSrc -> {"aligned", "unaligned"}]: the mode of each node's snapshot
+    mode,        \* [Node -> {"aligned", "unaligned"}]: the mode of each node's snapshot
     reported,    \* [NonSrc -> Type]: the snapshot type each node reported when it recorded
     cutAligned   \* ghost [NonSrc -> BOOLEAN]: had every input aligned on
-                 \* (InF) delivered its barrier when the node recorded?
+                 \* (InF) delivered its barrier when the node recorded,
+                 \* and has its barrier overtaken no record since?
 
 avars == <<vars, mode, reported, cutAligned>>
 
-Switched == {n \in NonSrc : mode[n] = "unaligned"}
+Switched == {n \in Node : mode[n] = "unaligned"}
 
 (* The type a node's snapshot really is: aligned if it recorded with     *)
 (* every input it aligns on in (its state then reflects exactly the      *)
-(* records ahead of those barriers), else unaligned.                      *)
+(* records ahead of those barriers) and its barrier overtook nothing on  *)
+(* its outputs (TimeoutOut), else unaligned.                              *)
 TakenType(n) == IF cutAligned[n] THEN "aligned" ELSE "unaligned"
 
 -----------------------------------------------------------------------------
 InitA ==
     /\ Init
-    /\ mode       = [n \in NonSrc |-> "aligned"]
+    /\ mode       = [n \in Node |-> "aligned"]
     /\ reported   = [n \in NonSrc |-> "none"]
     /\ cutAligned = [n \in NonSrc |-> FALSE]
 
@@ -116,6 +124,56 @@ TimeoutV(n, persist, honour, late, stale) ==
 
 Timeout(n) == TimeoutV(n, TRUE, TRUE, FALSE, FALSE)
 
+(* The position of the barrier in e's queue, 0 if none (one snapshot:  *)
+(* at most one barrier), and the records queued ahead of it.            *)
+BarrierPos(e) == IF \E j \in 1..Len(q[e]) : q[e][j] = Barrier
+                 THEN CHOOSE j \in 1..Len(q[e]) : q[e][j] = Barrier ELSE 0
+Ahead(e)      == SubSeq(q[e], 1, BarrierPos(e) - 1)
+
+(* The outputs of n (honour: not force-aligned) whose barrier is still  *)
+(* queued behind records.                                                *)
+Queued(n, honour) ==
+    {e \in Out(n) : BarrierPos(e) > 1 /\ (honour => e \notin ForceAligned)}
+
+(* TimeoutOut(n): the timeout in the output buffers (Flink, FLINK-27251: *)
+(* an aligned barrier still queued in an output buffer when the timeout *)
+(* passes is turned into an unaligned one).  n recorded aligned (or is a *)
+(* source that injected) and its barrier waits behind full buffers:      *)
+(* backpressure, not alignment.  Enabled once n has recorded, while it   *)
+(* has not switched, at most MaxTimeouts times, and while some output    *)
+(* that is not force-aligned (honour) holds records ahead of n's barrier.*)
+(* There the barrier overtakes them, and they are persisted as the       *)
+(* edge's channel state (persist): sent before n recorded and not taken, *)
+(* which is what BarrierExactChannelState asks of that edge (the         *)
+(* receiver cannot take them before the barrier now, nor did it record   *)
+(* before: the barrier is still on the edge, or it logs them as well).   *)
+(* Nothing else about n changes: its state is recorded already, and a    *)
+(* force-aligned output keeps its barrier where it is.  n's snapshot is  *)
+(* now unaligned: it reports so (stale: the type decided before,        *)
+(* FLINK-31588's shape); a source reports no type.                       *)
+(* This is the legal timeout after recording.  TimeoutV with late fires  *)
+(* on the input side after recording: it records n again, past records  *)
+(* it took after its barrier left, an orphan (SpecAdaptiveLateTimeout).  *)
+(* TimeoutOut records nothing: it only moves n's barrier forward on its  *)
+(* outputs and persists what it passes.                                   *)
+TimeoutOutV(n, persist, honour, stale) ==
+    LET E == Queued(n, honour)
+    IN  /\ n \in recorded
+        /\ mode[n] = "aligned"
+        /\ Cardinality(Switched) < MaxTimeouts
+        /\ E # {}
+        /\ q' = [e \in Edge |-> IF e \in E
+                                THEN <<Barrier>> \o Ahead(e) \o SubSeq(q[e], BarrierPos(e) + 1, Len(q[e]))
+                                ELSE q[e]]
+        /\ recQ' = [e \in Edge |-> IF e \in E /\ persist THEN recQ[e] \o Ahead(e) ELSE recQ[e]]
+        /\ mode'       = [mode EXCEPT ![n] = "unaligned"]
+        /\ reported'   = IF n \in Src THEN reported ELSE [reported EXCEPT ![n] = IF stale THEN mode[n] ELSE "unaligned"]
+        /\ cutAligned' = IF n \in Src THEN cutAligned ELSE [cutAligned EXCEPT ![n] = FALSE]
+        /\ UNCHANGED <<emitted, cnt, out, bar, recorded, recOff, recCnt, recOut, recChan,
+                       nSent, nRcvd, cutSent, cutRcvd, pre, restored>>
+
+TimeoutOut(n) == TimeoutOutV(n, TRUE, TRUE, FALSE)
+
 (* persist: a switched operator persists what its barrier overtakes and  *)
 (* logs its unaligned inputs (ProcessV's log).                             *)
 NextA(persist, honour, late, stale) ==
@@ -124,6 +182,7 @@ NextA(persist, honour, late, stale) ==
     \/ \E e \in Edge : ProcessA(e, persist)
     \/ \E e \in Edge : RecvBarrierA(e)
     \/ \E n \in NonSrc : TimeoutV(n, persist, honour, late, stale)
+    \/ \E n \in Node : TimeoutOutV(n, persist, honour, stale)
     \/ RestoreA
 
 (* Fairness as in BarrierSnapshots.tla; a timeout needs none: it may     *)
@@ -136,11 +195,14 @@ NextAdaptive == NextA(TRUE, TRUE, FALSE, FALSE)
 SpecAdaptive == InitA /\ [][NextAdaptive]_avars /\ FairnessA(TRUE)
 
 (* The switch persists nothing: neither the records its barrier         *)
-(* overtakes nor those it takes off its unaligned inputs.                 *)
+(* overtakes (TimeoutV's or TimeoutOutV's) nor those it takes off its    *)
+(* unaligned inputs.                                                       *)
 SpecAdaptiveNoPersist   == InitA /\ [][NextA(FALSE, TRUE, FALSE, FALSE)]_avars /\ FairnessA(FALSE)
-(* ForceAligned ignored: an operator feeding a force-aligned edge switches. *)
+(* ForceAligned ignored: an operator feeding a force-aligned edge switches, *)
+(* and a barrier queued on a force-aligned edge overtakes it (TimeoutOutV). *)
 SpecAdaptiveForceSwitch == InitA /\ [][NextA(TRUE, FALSE, FALSE, FALSE)]_avars /\ FairnessA(TRUE)
-(* The timeout fires after the operator recorded (aligned) too.           *)
+(* The input-side timeout fires after the operator recorded (aligned)   *)
+(* too (TimeoutOutV is the legal timeout after recording).               *)
 SpecAdaptiveLateTimeout == InitA /\ [][NextA(TRUE, TRUE, TRUE, FALSE)]_avars /\ FairnessA(TRUE)
 (* The switched operator reports the type decided before the switch.     *)
 SpecAdaptiveStaleType   == InitA /\ [][NextA(TRUE, TRUE, FALSE, TRUE)]_avars /\ FairnessA(TRUE)
@@ -153,10 +215,10 @@ SpecAdaptiveStaleType   == InitA /\ [][NextA(TRUE, TRUE, FALSE, TRUE)]_avars /\ 
 (***************************************************************************)
 AdaptiveTypeOK ==
     /\ BarrierTypeOK
-    /\ mode \in [NonSrc -> {"aligned", "unaligned"}]
+    /\ mode \in [Node -> {"aligned", "unaligned"}]
     /\ reported \in [NonSrc -> Type]
     /\ cutAligned \in [NonSrc -> BOOLEAN]
-    /\ Switched \subseteq Op \cup {Snk}
+    /\ Switched \cap Src \subseteq recorded  \* a source switches only on its outputs
 
 (* AlignedNoChannelState, per operator: a node that did not switch adds *)
 (* no channel state.  An edge's channel state is its receiver's log      *)

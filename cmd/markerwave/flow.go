@@ -46,7 +46,9 @@ With --measure it runs no failure: it measures, side by side in one
 run, checkpoint duration, time blocked and channel-state bytes of every
 protocol and of adaptive at aligned timeouts of 1, 10 and 100 ms, with
 the slow stage (backpressure) and without, on the in-memory and TCP
-runtimes (docs/barriers.md has the table).
+runtimes (docs/barriers.md has the table). Without the slow stage the
+sources wait --pace after each record, below the pipeline's capacity,
+so that no barrier waits behind a full buffer there.
 
 The sink writes the results into a database through a two-phase-commit
 sink (docs/sink.md): a transaction per snapshot, pre-committed at the
@@ -78,6 +80,7 @@ type flowOptions struct {
 	par, records, capacity int
 	failAfter              optionalInt
 	slow, every, timeout   time.Duration
+	pace                   time.Duration // --measure: a source's wait after each record, without the slow stage
 	alignedTimeout         time.Duration
 	forceAligned           string
 	measure                bool
@@ -132,6 +135,7 @@ func (o *flowOptions) define(f *cmdFlags) {
 	f.DurationVar(&o.alignedTimeout, "aligned-timeout", time.Millisecond, "adaptive: how long an operator aligns before it switches to unaligned (0: at once)")
 	f.StringVar(&o.forceAligned, "force-aligned", "", "adaptive: `EDGES` that never switch, A->B comma-separated, e.g. map0->agg0 (default: none)")
 	f.BoolVar(&o.measure, "measure", false, "measure every protocol side by side, with and without backpressure, on both runtimes (no failure)")
+	f.DurationVar(&o.pace, "pace", 50*time.Microsecond, "--measure: without the slow stage, how long each source waits after a record, below the pipeline's capacity (0: not paced)")
 	f.IntVar(&o.killSink, "kill-sink", 0, "kill the sink right after it pre-commits snapshot `K`, before the commit: the run's failure if --fail-after's has not come (0: no kill)")
 	f.StringVar(&o.sinkURL, "sink-url", "", "the database the sink writes to: a PostgreSQL `URL` (postgres://...) or an SQLite file (default: DIR/sink.db with --out, else a temporary file)")
 }
@@ -145,6 +149,7 @@ func (o *flowOptions) usage(f *cmdFlags) (string, bool) {
 		rule{o.killSink < 0, fmt.Sprintf("--kill-sink %d must not be negative", o.killSink)},
 		rule{o.failAfter.or(0) < 0, fmt.Sprintf("--fail-after %d must not be negative", o.failAfter.n)},
 		rule{o.slow < 0, "--slow must not be negative"},
+		rule{o.pace < 0, fmt.Sprintf("--pace %v must not be negative", o.pace)},
 		rule{o.every <= 0, "--every must be positive"},
 		rule{o.timeout <= 0, "--timeout must be positive"},
 		rule{o.alignedTimeout < 0, fmt.Sprintf("--aligned-timeout %v must not be negative", o.alignedTimeout)},

@@ -35,14 +35,15 @@ var measureProtocols = []measureProtocol{{mode: dataflow.Aligned}, {mode: datafl
 	{dataflow.Adaptive, time.Millisecond}, {dataflow.Adaptive, 10 * time.Millisecond}, {dataflow.Adaptive, 100 * time.Millisecond}}
 
 // measured is one protocol's figures in one setting: the checkpoints'
-// median and longest durations, the median of each checkpoint's longest
-// time blocked, the channel-state bytes per checkpoint (mean), and the
-// checkpoints in which some operator switched.
+// median and longest durations, the median and the longest of each
+// checkpoint's longest time blocked, the channel-state bytes per
+// checkpoint (mean), and the checkpoints in which some operator switched
+// (out: on the output side, its barrier behind a full buffer).
 type measured struct {
-	p                 measureProtocol
-	snaps, switched   int
-	ckpt, worst, held time.Duration
-	bytes             int
+	p                          measureProtocol
+	snaps, switched, out       int
+	ckpt, worst, held, heldMax time.Duration
+	bytes                      int
 }
 
 // runMeasure runs the measurement and prints the table and its two
@@ -57,7 +58,7 @@ func runMeasure(f *cmdFlags, o flowOptions) int {
 			if err != nil {
 				return f.fail(exitFail, err)
 			}
-			writeMeasured(w, rt, slow, ms)
+			writeMeasured(w, rt, slow, o.pace, ms)
 		}
 	}
 	return exitOK
@@ -92,7 +93,7 @@ func measureOne(o flowOptions, rt runner, p measureProtocol, slow time.Duration)
 	g = g.Successively()
 	c := dataflow.NewCluster(g, logics())
 	res, err := rt(context.Background(), c, run.Options{InjectAt: 0, Interval: o.every, FailAfter: -1, Timeout: o.timeout,
-		Throttle: map[int]time.Duration{len(g.Nodes) - 2: slow}, AlignedTimeout: p.timeout})
+		Throttle: measureThrottle(g, slow, o.pace), AlignedTimeout: p.timeout})
 	if err != nil {
 		return measured{}, err
 	}
@@ -102,26 +103,48 @@ func measureOne(o flowOptions, rt runner, p measureProtocol, slow time.Duration)
 	return measure(p, res), nil
 }
 
+// measureThrottle is the slow stage at slow a record, or without it (slow
+// 0) the sources paced at pace a record.
+func measureThrottle(g *dataflow.Graph, slow, pace time.Duration) map[int]time.Duration {
+	if slow > 0 {
+		return map[int]time.Duration{len(g.Nodes) - 2: slow}
+	}
+	th := map[int]time.Duration{}
+	for i, n := range g.Nodes {
+		if n.Kind == dataflow.Source {
+			th[i] = pace
+		}
+	}
+	return th
+}
+
 // measure computes p's figures from the run's checkpoints.
 func measure(p measureProtocol, res *run.Result) measured {
 	m := measured{p: p, snaps: len(res.Checkpoints)}
 	var took, held []time.Duration
 	for _, cp := range res.Checkpoints {
 		took = append(took, cp.Took)
-		longest, sw := time.Duration(0), false
+		longest, sw, out := time.Duration(0), false, false
 		for _, c := range cp.Costs() {
 			longest = max(longest, c.Blocked)
 			m.bytes += c.Bytes
-			sw = sw || c.Switched
+			sw, out = sw || c.Switched, out || c.OutTimeout
 		}
 		held = append(held, longest)
-		if sw {
-			m.switched++
-		}
+		m.switched += count(sw)
+		m.out += count(out)
 	}
 	m.bytes /= m.snaps
-	m.ckpt, m.worst, m.held = median(took), slices.Max(took), median(held)
+	m.ckpt, m.worst, m.held, m.heldMax = median(took), slices.Max(took), median(held), slices.Max(held)
 	return m
+}
+
+// count is 1 for true, 0 for false.
+func count(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // median is the median of ds (the upper one of an even count).
@@ -134,18 +157,18 @@ func median(ds []time.Duration) time.Duration {
 // backpressure, whether adaptive recorded no channel state; with it,
 // whether adaptive's median checkpoint stayed within its timeout plus
 // unaligned's median.
-func writeMeasured(w io.Writer, rt string, slow time.Duration, ms []measured) {
-	bp := "no slow stage (no backpressure)"
+func writeMeasured(w io.Writer, rt string, slow, pace time.Duration, ms []measured) {
+	bp := fmt.Sprintf("no slow stage, the sources paced at %v a record (no backpressure)", pace)
 	if slow > 0 {
 		bp = fmt.Sprintf("slow stage %v a record (backpressure)", slow)
 	}
 	fmt.Fprintf(w, "\n%s runtime, %s:\n", rt, bp)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "protocol\tsnapshots\tcheckpoint p50\tcheckpoint max\tblocked p50\tchannel bytes/ckpt\tswitched\tverdict")
+	fmt.Fprintln(tw, "protocol\tsnapshots\tcheckpoint p50\tcheckpoint max\tblocked p50\tblocked max\tchannel bytes/ckpt\tswitched (output side)\tverdict")
 	unaligned := ms[1].ckpt
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%d\t%d of %d\t%s\n", m.p, m.snaps, round(m.ckpt), round(m.worst), round(m.held),
-			m.bytes, m.switched, m.snaps, m.verdict(slow > 0, unaligned))
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%v\t%d\t%d (%d) of %d\t%s\n", m.p, m.snaps, round(m.ckpt), round(m.worst), round(m.held),
+			round(m.heldMax), m.bytes, m.switched, m.out, m.snaps, m.verdict(slow > 0, unaligned))
 	}
 	_ = tw.Flush()
 }

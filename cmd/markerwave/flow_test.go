@@ -62,7 +62,7 @@ func TestFlowExactlyOnceNamesTheFault(t *testing.T) {
 
 func TestFlowUsage(t *testing.T) {
 	for _, args := range [][]string{{"--par", "0"}, {"--runtime", "udp"}, {"--every", "0s"}, {"extra"}, {"--records", "x"},
-		{"--aligned-timeout", "-1ms"}, {"--force-aligned", "map0->nowhere"}, {"--force-aligned", "map0"}} {
+		{"--aligned-timeout", "-1ms"}, {"--force-aligned", "map0->nowhere"}, {"--force-aligned", "map0"}, {"--pace", "-1us"}} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, exitUsage, runFlow(args, &out, &errb), "%v", args)
 		assert.True(t, strings.HasPrefix(errb.String(), "markerwave flow: "), errb.String())
@@ -85,5 +85,5 @@ func TestFlowUsage(t *testing.T) {
 // input file.
 func init() {
 	commandConventions["flow"] = conventions{flags: []string{"par", "records", "cap", "slow", "every", "fail-after", "runtime", "timeout", "out", "kill-sink", "sink-url",
-		"aligned-timeout", "force-aligned", "measure"}}
+		"aligned-timeout", "force-aligned", "measure", "pace"}}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -201,6 +202,10 @@ func (d *barrierDrawing) place(r *barrierReplay, i int) {
 	if taken != nil {
 		r.arrows = append(r.arrows, d.itemArrow(*taken, ev, c, 0))
 	}
+	if ev.Action == spec.BarrierTimeoutOut {
+		overtakeQueued(r.q, ev) // recorded before: its cut stays there
+		return
+	}
 	if ev.Part != nil {
 		r.recorded[ev.Node] = c
 		d.sendBarriers(r.q, ev, c)
@@ -280,7 +285,7 @@ func (d *barrierDrawing) steps() {
 		if ev.Action == spec.BarrierRestore {
 			continue
 		}
-		if ev.Action == spec.BarrierTimeout {
+		if isSwitch(ev) {
 			d.timeoutMark(i, ev)
 			continue
 		}
@@ -293,7 +298,13 @@ func (d *barrierDrawing) steps() {
 	}
 }
 
-// timeoutMark draws Timeout step i: a hollow diamond where the node's
+// isSwitch reports whether ev is a switch: a Timeout, or a TimeoutOut
+// (the barrier, queued behind a full output buffer, overtakes it).
+func isSwitch(ev spec.BarrierEvent) bool {
+	return ev.Action == spec.BarrierTimeout || ev.Action == spec.BarrierTimeoutOut
+}
+
+// timeoutMark draws Timeout or TimeoutOut step i: a hollow diamond where the node's
 // alignment timed out and it switched to unaligned, labelled "switch".
 func (d *barrierDrawing) timeoutMark(i int, ev spec.BarrierEvent) {
 	x, y := d.x(d.col[i]), d.y(ev.Node)
@@ -338,6 +349,22 @@ func (d *barrierDrawing) sendBarriers(q map[string][]bItem, ev spec.BarrierEvent
 	}
 }
 
+// overtakeQueued moves the barrier of the node of TimeoutOut step ev
+// ahead of the records queued before it on each output its part says it
+// overtook records on, and marks those overtaken (persisted).
+func overtakeQueued(q map[string][]bItem, ev spec.BarrierEvent) {
+	for key := range ev.Part.Overtaken {
+		at := slices.IndexFunc(q[key], func(it bItem) bool { return it.barrier })
+		if at <= 0 {
+			continue
+		}
+		for j := range at {
+			q[key][j].overtaken = true
+		}
+		q[key] = slices.Concat([]bItem{q[key][at]}, q[key][:at], q[key][at+1:])
+	}
+}
+
 // overtakes reports whether the barriers a node sends in step ev, in
 // mode, overtake its queued output: unaligned, or a Timeout (the
 // adaptive mode's switch, tla/BarrierAdaptive.tla).
@@ -370,8 +397,8 @@ func (d *barrierDrawing) recordedBeforeRestore() (map[string]*spec.BarrierPart, 
 	part := map[string]*spec.BarrierPart{}
 	logged := map[string][]spec.BarrierRecord{}
 	for _, ev := range d.tr.Events {
-		if ev.Part != nil && part[ev.Node] == nil {
-			part[ev.Node] = ev.Part
+		if ev.Part != nil && (part[ev.Node] == nil || ev.Action == spec.BarrierTimeoutOut) {
+			part[ev.Node] = ev.Part // a TimeoutOut's is the node's part again, with what it overtook
 		}
 		if ev.Logged {
 			key := spec.BarrierEdgeKey(ev.From, ev.To)
@@ -477,8 +504,11 @@ func stepTitle(i int, ev spec.BarrierEvent, col int) string {
 // (Timeout), the recording, the type reported (adaptive).
 func recordTitle(ev spec.BarrierEvent) string {
 	s := ""
-	if ev.Action == spec.BarrierTimeout {
+	switch ev.Action {
+	case spec.BarrierTimeout:
 		s = "\nits alignment timed out: it switches to unaligned, its barrier overtaking its queued output (persisted)"
+	case spec.BarrierTimeoutOut:
+		return "\nthe timeout passed with its barrier still behind records in its output buffer: the barrier overtakes them (persisted), its snapshot now of type unaligned"
 	}
 	if ev.Part == nil {
 		return s
@@ -554,17 +584,17 @@ func (d *barrierDrawing) summary() []string {
 	out := []string{fmt.Sprintf("channel state: %s logged by receivers, %s overtaken and persisted by senders; %s",
 		plural(logged, "record"), plural(over, "record"), plural(restores, "restore"))}
 	if sw := d.switched(); len(sw) > 0 {
-		out = append(out, fmt.Sprintf("alignment timed out and switched to unaligned (the diamonds, where alignment ended): %s", strings.Join(sw, ", ")))
+		out = append(out, fmt.Sprintf("switched to unaligned (the diamonds: where an alignment timed out, or a barrier waiting in a full output buffer overtook it): %s", strings.Join(sw, ", ")))
 	}
 	return append(out, d.notes...)
 }
 
-// switched are the nodes whose alignment timed out (a Timeout step), in
-// the order they switched.
+// switched are the nodes that switched (a Timeout or TimeoutOut step),
+// in the order they switched.
 func (d *barrierDrawing) switched() []string {
 	var sw []string
 	for _, ev := range d.tr.Events {
-		if ev.Action == spec.BarrierTimeout {
+		if isSwitch(ev) {
 			sw = append(sw, ev.Node)
 		}
 	}

@@ -93,7 +93,7 @@ func TestBarrierDiagramSwitch(t *testing.T) {
 	var b bytes.Buffer
 	_, summary, err := BarrierDiagram(tr, &b, SVG)
 	require.NoError(t, err)
-	assert.Contains(t, summary, "alignment timed out and switched to unaligned (the diamonds, where alignment ended): X")
+	assert.Contains(t, summary, "switched to unaligned (the diamonds: where an alignment timed out, or a barrier waiting in a full output buffer overtook it): X")
 	assert.Contains(t, b.String(), "blocked by alignment from column")
 	assert.Contains(t, b.String(), "when its alignment timed out and it switched to unaligned")
 }

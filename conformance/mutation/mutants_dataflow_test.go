@@ -217,6 +217,52 @@ var dataflowMutants = []mutant{
 		// taken after the barriers.)
 		Want: spec.PropReportedTypeTaken,
 	}),
+	// The timeout in the output buffers (TimeoutOut, after recording
+	// aligned): its rules, each a negative model too
+	// (MCBarrierAdaptiveOutNoPersist, OutForced, OutStaleType).
+	adaptiveMutant(mutant{
+		Name: "adaptive-out-no-persist",
+		Rule: "adaptive: a barrier that times out in an output buffer persists the records it overtakes",
+		Doc:  "TimeoutOut moves the barrier ahead of the queued records without putting them in the part",
+		Patches: []patch{{
+			File: "impl/dataflow/adaptive.go",
+			Old:  "\t\tp.Overtaken[e] = append(p.Overtaken[e], over...)\n",
+			New:  "\t\t// MUTANT adaptive-out-no-persist\n",
+		}},
+		// The overtaken records, sent before the sender's cut and taken
+		// after the receiver's, are in no channel state. (TLC's
+		// MCBarrierAdaptiveOutNoPersist reaches BarrierExactlyOnce: the
+		// restore loses them.)
+		Want: spec.PropBarrierExactChannelState,
+	}),
+	adaptiveMutant(mutant{
+		Name: "adaptive-out-force",
+		Rule: "adaptive: a barrier on a force-aligned edge never overtakes its queue",
+		Doc:  "TimeoutOut overtakes the queue of a force-aligned output too",
+		Patches: []patch{{
+			File: "impl/dataflow/adaptive.go",
+			Old:  "\t\tif !n.g.Edges[e].ForceAligned && len(n.ahead(e)) > 0 {\n",
+			New:  "\t\tif len(n.ahead(e)) > 0 { // MUTANT adaptive-out-force\n",
+		}},
+		// The records the barrier overtook on the force-aligned edge are
+		// its channel state (as TLC's MCBarrierAdaptiveOutForced); the
+		// replay refuses the step too (SpecAdaptive's TimeoutOutV
+		// leaves a force-aligned queue alone).
+		Want: spec.PropForceAlignedNoChannelState,
+	}),
+	adaptiveMutant(mutant{
+		Name: "adaptive-out-stale-type",
+		Rule: "adaptive: a node whose barrier overtook its output buffer reports unaligned (FLINK-31588)",
+		Doc:  "after TimeoutOut an operator still reports the aligned type it recorded with",
+		Patches: []patch{{
+			File: "impl/dataflow/adaptive.go",
+			Old:  "\t\tn.reported = TypeUnaligned // its barrier overtook records\n",
+			New:  "\t\tn.reported = TypeAligned // MUTANT adaptive-out-stale-type\n",
+		}},
+		// The part says aligned; the snapshot the node took is unaligned,
+		// its barrier having overtaken records (MCBarrierAdaptiveOutStaleType).
+		Want: spec.PropReportedTypeTaken,
+	}),
 }
 
 // adaptiveRun is the adaptive barrier lockstep and the audit of the

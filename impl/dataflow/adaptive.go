@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/markerwave/markerwave/spec"
@@ -12,7 +13,7 @@ import (
 // that is aligning and is told Timeout by its runtime's timer switches
 // it to unaligned.
 
-// SnapType mirrors Type (line 48): the type of a node's snapshot, or
+// SnapType mirrors Type (line 54): the type of a node's snapshot, or
 // none yet.
 type SnapType uint8
 
@@ -34,15 +35,15 @@ func (t SnapType) String() string {
 }
 
 // The reasons a Timeout is refused: each an enabling conjunct of TimeoutV
-// (lines 100-106) that is false, or the quantifier n \in NonSrc.
+// (lines 108-114) that is false, or the quantifier n \in NonSrc.
 var (
 	ErrNotAdaptive         = errors.New("the graph's mode is not adaptive: no alignment times out")
-	ErrSourceTimeout       = errors.New("a source does not align: it has no alignment to time out")             // n \in NonSrc, line 126
-	ErrTimeoutRecorded     = errors.New("the node has already recorded: its alignment is over")                 // n \notin recorded, line 100
-	ErrNotBlocked          = errors.New("no input of the node is blocked: no barrier has arrived")              // bar[n] # {}, line 101
-	ErrAlreadySwitched     = errors.New("the node has already switched to unaligned")                           // mode[n] = "aligned", line 102
-	ErrFeedsForceAligned   = errors.New("the node feeds a force-aligned edge: it aligns however long it takes") // line 104
-	ErrForceAlignedPending = errors.New("the barrier of a force-aligned input has not arrived")                 // line 105
+	ErrSourceTimeout       = errors.New("a source does not align: it has no alignment to time out")             // n \in NonSrc, line 184
+	ErrTimeoutRecorded     = errors.New("the node has already recorded: its alignment is over")                 // n \notin recorded, line 108
+	ErrNotBlocked          = errors.New("no input of the node is blocked: no barrier has arrived")              // bar[n] # {}, line 109
+	ErrAlreadySwitched     = errors.New("the node has already switched to unaligned")                           // mode[n] = "aligned", line 110
+	ErrFeedsForceAligned   = errors.New("the node feeds a force-aligned edge: it aligns however long it takes") // line 112
+	ErrForceAlignedPending = errors.New("the barrier of a force-aligned input has not arrived")                 // line 113
 )
 
 // overtakes reports whether the node's barrier overtakes its queued
@@ -51,7 +52,7 @@ var (
 func (n *Node) overtakes() bool { return n.g.Mode == Unaligned || n.switched }
 
 // report is what RecvBarrierA adds to RecvBarrierV when the node records
-// on a barrier (lines 84-86): it reports its mode and freezes whether
+// on a barrier (lines 92-94): it reports its mode and freezes whether
 // every input it aligns on delivered its barrier. Nothing in the other
 // modes.
 func (n *Node) report() {
@@ -64,8 +65,8 @@ func (n *Node) report() {
 
 // CanTimeout reports whether Timeout would switch the node now, and if
 // not why (the Err values above): runtimes ask it before acting on their
-// timer. The conjuncts of TimeoutV (lines 100-105) in order, after the
-// mode and NextA's quantifier n \in NonSrc (line 126).
+// timer. The conjuncts of TimeoutV (lines 108-113) in order, after the
+// mode and NextA's quantifier n \in NonSrc (line 184).
 func (n *Node) CanTimeout() error {
 	switch {
 	case n.g.Mode != Adaptive:
@@ -76,7 +77,7 @@ func (n *Node) CanTimeout() error {
 	return n.timeoutConjuncts()
 }
 
-// timeoutConjuncts checks TimeoutV's enabling conjuncts (lines 100-105)
+// timeoutConjuncts checks TimeoutV's enabling conjuncts (lines 108-113)
 // in the spec's order, MaxTimeouts aside: the first false one's error.
 func (n *Node) timeoutConjuncts() error {
 	switch {
@@ -94,7 +95,7 @@ func (n *Node) timeoutConjuncts() error {
 	return nil
 }
 
-// anyBar reports bar[n] # {} (line 101): some input's barrier arrived.
+// anyBar reports bar[n] # {} (line 109): some input's barrier arrived.
 func (n *Node) anyBar() bool {
 	for _, e := range n.g.in[n.id] {
 		if n.bar[e] {
@@ -105,14 +106,14 @@ func (n *Node) anyBar() bool {
 }
 
 // Timeout mirrors Timeout(n) = TimeoutV(n, TRUE, TRUE, FALSE, FALSE)
-// (lines 99-117): the node's alignment timed out, and it switches this
-// snapshot to unaligned. It records at once (RecordNode, line 107); its
+// (lines 107-125): the node's alignment timed out, and it switches this
+// snapshot to unaligned. It records at once (RecordNode, line 115); its
 // inputs whose barrier arrived are done (what alignment held back on
 // them is behind their barrier: the next snapshot's), the others start
-// recording, the Chandy-Lamport receiving rule (lines 108-110); its
+// recording, the Chandy-Lamport receiving rule (lines 116-118); its
 // barrier overtakes each output's queue, persisted as that edge's
-// channel state (line 111); it reports unaligned, the type it took
-// (lines 112-114). MaxTimeouts (line 103) bounds a model, not a run.
+// channel state (line 119); it reports unaligned, the type it took
+// (lines 120-122). MaxTimeouts (line 111) bounds a model, not a run.
 func (n *Node) Timeout() (Step, error) {
 	if err := n.CanTimeout(); err != nil {
 		return Step{}, n.refuse(ActTimeout, -1, err)
@@ -133,7 +134,7 @@ func (n *Node) Switched() bool { return n.switched }
 // (reported[n]).
 func (n *Node) Reported() SnapType { return n.reported }
 
-// CutAligned is the ghost cutAligned[n] (line 53): whether every input
+// CutAligned is the ghost cutAligned[n] (line 59): whether every input
 // the node aligns on had delivered its barrier when it recorded.
 func (n *Node) CutAligned() bool { return n.cutAligned }
 
@@ -145,7 +146,7 @@ func (n *Node) Blocked() bool {
 }
 
 // loadAdaptive restores the adaptive variables with part p (RestoreA
-// leaves mode, reported and cutAligned unchanged, line 78): the node's
+// leaves mode, reported and cutAligned unchanged, line 86): the node's
 // mode and reported type are its part's, and it was aligned when it
 // recorded iff it did not switch (a node records unaligned only by
 // switching).
@@ -168,4 +169,101 @@ func (g *Graph) ForceAlign(edges [][2]string) (*Graph, error) {
 		c.Edges[i].ForceAligned = true
 	}
 	return NewGraph(c)
+}
+
+// The reasons a TimeoutOut is refused (TimeoutOutV, lines 159-173),
+// besides ErrNotAdaptive and ErrAlreadySwitched.
+var (
+	ErrTimeoutNotRecorded = errors.New("the node has not recorded: its timeout is the alignment's")           // n \in recorded, line 161
+	ErrNothingQueued      = errors.New("no output it may overtake holds records ahead of the node's barrier") // E # {}, line 164
+)
+
+// CanTimeoutOut reports whether TimeoutOut would switch the node now,
+// and if not why: the conjuncts of TimeoutOutV (lines 161-164) in order,
+// after the mode (NextA's quantifier is n \in Node, line 185: a source's
+// barrier too may wait behind its full output buffer).
+func (n *Node) CanTimeoutOut() error {
+	switch {
+	case n.g.Mode != Adaptive:
+		return ErrNotAdaptive
+	case !n.recorded:
+		return ErrTimeoutNotRecorded
+	case n.switched:
+		return ErrAlreadySwitched
+	case n.barOut == 0 || len(n.queued()) == 0:
+		return ErrNothingQueued
+	}
+	return nil
+}
+
+// queued mirrors Queued(n, TRUE) (lines 135-136): the outputs that are
+// not force-aligned on which the barrier of the node's snapshot is still
+// queued behind records (of this snapshot: an earlier snapshot's barrier
+// ahead of it bounds what it may overtake).
+func (n *Node) queued() []int {
+	var es []int
+	for _, e := range n.g.out[n.id] {
+		if !n.g.Edges[e].ForceAligned && len(n.ahead(e)) > 0 {
+			es = append(es, e)
+		}
+	}
+	return es
+}
+
+// barrierAt is the position of the barrier of the node's snapshot in
+// output e's buffer, and that of the first record it may overtake:
+// behind the last barrier ahead of it (BarrierPos, lines 129-130).
+func (n *Node) barrierAt(e int) (from, at int) {
+	at = slices.IndexFunc(n.q[e], func(it Item) bool { return it.Barrier && it.Snap == n.snap })
+	if at < 0 {
+		return 0, -1
+	}
+	for i, it := range n.q[e][:at] {
+		if it.Barrier {
+			from = i + 1
+		}
+	}
+	return from, at
+}
+
+// ahead is Ahead(e) (line 131): the records queued ahead of the node's
+// barrier on output e (none if the barrier has left).
+func (n *Node) ahead(e int) []Item {
+	from, at := n.barrierAt(e)
+	if at < 0 {
+		return nil
+	}
+	return n.q[e][from:at]
+}
+
+// TimeoutOut mirrors TimeoutOut(n) = TimeoutOutV(n, TRUE, TRUE, FALSE)
+// (lines 138-175): the node recorded aligned, but its barrier still
+// waits behind full output buffers when the timeout passes (Flink's
+// aligned-checkpoint-timeout in the output buffers). On each output that
+// is not force-aligned the barrier overtakes the records ahead of it
+// (lines 165-167), persisted in the node's part as that edge's channel
+// state (line 168); the node switches and reports unaligned (lines
+// 169-171). Its recorded state is unchanged. The part is replaced, not
+// changed: a runtime may hold the one it had (Part's copy shares maps).
+func (n *Node) TimeoutOut() (Step, error) {
+	if err := n.CanTimeoutOut(); err != nil {
+		return Step{}, n.refuse(ActTimeoutOut, -1, err)
+	}
+	p := *n.part
+	p.Overtaken = maps.Clone(p.Overtaken)
+	for _, e := range n.queued() {
+		from, at := n.barrierAt(e)
+		bar := n.q[e][at]
+		over := slices.Clone(n.q[e][from:at])
+		p.Overtaken[e] = append(p.Overtaken[e], over...)
+		q := slices.Concat(n.q[e][:from], []Item{bar}, over, n.q[e][at+1:])
+		n.q[e] = q
+	}
+	n.switched, n.cutAligned = true, false
+	if n.g.Nodes[n.id].Kind != Source { // a source reports no type
+		n.reported = TypeUnaligned // its barrier overtook records
+	}
+	p.Type, p.Switched, p.OutTimeout = n.reported, true, true
+	n.part = &p
+	return n.observe(Step{Action: ActTimeoutOut, Edge: -1}, -1, Item{Barrier: true}), nil
 }

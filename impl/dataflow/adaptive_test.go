@@ -92,3 +92,95 @@ func TestAdaptiveForceAlignedInput(t *testing.T) {
 	_, err = c.Nodes[0].Timeout()
 	assert.ErrorIs(t, err, ErrSourceTimeout)
 }
+
+// The timeout in the output buffer (TimeoutOut): X recorded aligned, and
+// its barrier waits on X -> K behind the records it queued there
+// (backpressure). The barrier overtakes them; they are persisted in X's
+// part, which is replaced (a runtime's copy of the old one is unchanged),
+// and X reports unaligned. The records behind the barrier (sent after X
+// recorded) stay behind it. Every refusal is TimeoutOutV's conjunct.
+func TestAdaptiveTimeoutOut(t *testing.T) {
+	g := diamond(t, Adaptive, 3, 4)
+	c := NewCluster(g, nil)
+	s1, s2, x := c.Nodes[0], c.Nodes[1], c.Nodes[2]
+	_, err := x.TimeoutOut()
+	assert.ErrorIs(t, err, ErrTimeoutNotRecorded)
+	_, err = s1.TimeoutOut()
+	assert.ErrorIs(t, err, ErrTimeoutNotRecorded, "a source too, once it injected")
+	must(t)(s1.Emit())
+	must(t)(s2.Emit())
+	must(t)(c.Take(s1x, ActProcess))
+	must(t)(c.Take(s2x, ActProcess)) // X queues two records for K
+	must(t)(s1.Inject())
+	must(t)(s2.Inject())
+	must(t)(s1.Emit())
+	must(t)(c.Take(s1x, ActRecvBarrier))
+	must(t)(c.Take(s2x, ActRecvBarrier)) // X records aligned
+	must(t)(c.Take(s1x, ActProcess))     // and queues a record after its barrier
+	require.True(t, x.Done())
+	old := x.Part()
+	assert.Equal(t, TypeAligned, old.Type)
+	assert.Len(t, x.Queue(xk), 4)
+
+	st := must(t)(x.TimeoutOut())
+	assert.Equal(t, ActTimeoutOut, st.Action)
+	assert.False(t, st.Recorded, "its state was recorded already")
+	q := x.Queue(xk)
+	require.Len(t, q, 4)
+	assert.True(t, q[0].Barrier, "the barrier overtook the records ahead of it")
+	assert.Equal(t, []int{1, 2, 3}, []int{q[1].Seq, q[2].Seq, q[3].Seq}, "the records keep their order")
+	p := x.Part()
+	assert.Equal(t, []Item{q[1], q[2]}, p.Overtaken[xk], "the two records sent before X recorded are persisted, not the third")
+	assert.Equal(t, TypeUnaligned, p.Type)
+	assert.True(t, p.Switched)
+	assert.True(t, p.OutTimeout)
+	assert.Equal(t, old.CutSent, p.CutSent)
+	assert.True(t, x.Switched())
+	assert.False(t, x.CutAligned())
+	assert.Empty(t, old.Overtaken, "the part handed out before is unchanged")
+	assert.Equal(t, TypeAligned, old.Type)
+
+	_, err = x.TimeoutOut()
+	assert.ErrorIs(t, err, ErrAlreadySwitched)
+	c.Drain()
+	require.True(t, c.Complete())
+	snap, err := c.Snapshot()
+	require.NoError(t, err)
+	r, err := RestoreCluster(g, snap, nil)
+	require.NoError(t, err)
+	r.DrainRecords()
+	ff := NewCluster(g, nil)
+	ff.DrainRecords()
+	assert.Equal(t, ff.Sink().Output(), r.Sink().Output(), "restored: every record once, as without a failure")
+}
+
+// Nothing to overtake: X's barrier left its output (the receiver took
+// it), or it never queued behind records, or the output is force-aligned.
+func TestAdaptiveTimeoutOutNothingQueued(t *testing.T) {
+	g := diamond(t, Adaptive, 2, 4)
+	c := NewCluster(g, nil)
+	s1, s2, x := c.Nodes[0], c.Nodes[1], c.Nodes[2]
+	must(t)(s1.Inject())
+	must(t)(s2.Inject())
+	must(t)(c.Take(s1x, ActRecvBarrier))
+	must(t)(c.Take(s2x, ActRecvBarrier))
+	_, err := x.TimeoutOut()
+	assert.ErrorIs(t, err, ErrNothingQueued, "the barrier is at the head: nothing ahead of it")
+
+	fg, err := NewGraph(Graph{Nodes: g.Nodes, Edges: []EdgeSpec{{From: 0, To: 2}, {From: 1, To: 2}, {From: 2, To: 3, ForceAligned: true}}, Cap: 4, Mode: Adaptive})
+	require.NoError(t, err)
+	c = NewCluster(fg, nil)
+	s1, s2, x = c.Nodes[0], c.Nodes[1], c.Nodes[2]
+	must(t)(s1.Emit())
+	must(t)(c.Take(s1x, ActProcess))
+	must(t)(s1.Inject())
+	must(t)(s2.Inject())
+	must(t)(c.Take(s1x, ActRecvBarrier))
+	must(t)(c.Take(s2x, ActRecvBarrier))
+	_, err = x.TimeoutOut()
+	assert.ErrorIs(t, err, ErrNothingQueued, "X -> K is force-aligned: its barrier stays behind the record")
+	must(t)(c.Take(xk, ActProcess))
+	must(t)(c.Take(xk, ActRecvBarrier))
+	_, err = x.TimeoutOut()
+	assert.ErrorIs(t, err, ErrNothingQueued)
+}

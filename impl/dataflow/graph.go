@@ -70,7 +70,7 @@ type NodeSpec struct {
 // on it are on their way round the cycle.
 //
 // ForceAligned marks an edge that must stay aligned (ForceAligned,
-// tla/BarrierAdaptive.tla line 41): in the adaptive mode its sender
+// tla/BarrierAdaptive.tla line 47): in the adaptive mode its sender
 // never switches, and its receiver only once its barrier arrived.
 type EdgeSpec struct {
 	From, To     int
@@ -204,7 +204,7 @@ func (g *Graph) aligned(n int, bar []bool) bool {
 func (g *Graph) aligns() bool { return g.Mode == Aligned || g.Mode == Adaptive }
 
 // feedsForceAligned reports Out(n) \cap ForceAligned # {}
-// (tla/BarrierAdaptive.tla line 104).
+// (tla/BarrierAdaptive.tla line 112).
 func (g *Graph) feedsForceAligned(n int) bool {
 	for _, e := range g.out[n] {
 		if g.Edges[e].ForceAligned {
@@ -215,7 +215,7 @@ func (g *Graph) feedsForceAligned(n int) bool {
 }
 
 // forceAlignedIn reports In(n) \cap ForceAligned \subseteq b
-// (tla/BarrierAdaptive.tla line 105): every force-aligned input of n has
+// (tla/BarrierAdaptive.tla line 113): every force-aligned input of n has
 // delivered its barrier.
 func (g *Graph) forceAlignedIn(n int, bar []bool) bool {
 	for _, e := range g.in[n] {

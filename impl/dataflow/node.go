@@ -68,11 +68,12 @@ const (
 	ActInject                    // Inject(s), line 230
 	ActProcess                   // Process(e), line 186
 	ActRecvBarrier               // RecvBarrier(e), line 241
-	ActTimeout                   // Timeout(n), tla/BarrierAdaptive.tla line 117
+	ActTimeout                   // Timeout(n), tla/BarrierAdaptive.tla line 125
+	ActTimeoutOut                // TimeoutOut(n), tla/BarrierAdaptive.tla line 175
 )
 
 func (a Action) String() string {
-	return [...]string{"Emit", "Inject", "Process", "RecvBarrier", "Timeout"}[a]
+	return [...]string{"Emit", "Inject", "Process", "RecvBarrier", "Timeout", "TimeoutOut"}[a]
 }
 
 // The reasons a step is refused: each is an enabling conjunct of the
@@ -149,11 +150,15 @@ type Node struct {
 	recChan  []Status // recChan[e] for e in In(n)
 	logged   [][]Item // records taken off an input while it was recording
 	part     *Part    // this node's part of the snapshot, once recorded
-	// tla/BarrierAdaptive.tla's variables (lines 50-53), for the current
+	// tla/BarrierAdaptive.tla's variables (lines 56-59), for the current
 	// snapshot: mode[n] = "unaligned", reported[n], cutAligned[n].
 	switched   bool
 	reported   SnapType
 	cutAligned bool
+	// barOut is the number of outputs on which the barrier of the current
+	// snapshot is still queued after the node recorded aligned: a
+	// TimeoutOut is possible only while it is not 0.
+	barOut int
 
 	tracer *Tracer // nil: no trace (trace.go)
 }
@@ -260,7 +265,7 @@ func (n *Node) Inject() (Step, error) {
 func (n *Node) next() {
 	n.snap++
 	n.recorded, n.part = false, nil
-	n.switched, n.reported, n.cutAligned = false, TypeNone, false
+	n.switched, n.reported, n.cutAligned, n.barOut = false, TypeNone, false, 0
 	clear(n.bar)
 	clear(n.recChan)
 	clear(n.logged)
@@ -291,7 +296,7 @@ func (n *Node) isInput(e int) bool {
 }
 
 // blocked is the alignment conjunct of ProcessV (line 193), Mode =
-// "aligned" in the adaptive mode too (tla/BarrierAdaptive.tla line 46).
+// "aligned" in the adaptive mode too (tla/BarrierAdaptive.tla line 52).
 func (n *Node) blocked(e int) bool {
 	return n.g.aligns() && !n.recorded && n.bar[e]
 }
@@ -369,7 +374,7 @@ func (n *Node) pass(r Item) error {
 }
 
 // RecvBarrier mirrors RecvBarrier(e) (lines 241-260), and in the
-// adaptive mode RecvBarrierA(e) (tla/BarrierAdaptive.tla lines 80-87,
+// adaptive mode RecvBarrierA(e) (tla/BarrierAdaptive.tla lines 88-95,
 // report): the node takes
 // barrier b, the head of input e. If it has recorded, e's recording is
 // done. Otherwise it records now if it is unaligned (or Chandy-Lamport), or aligned and every
@@ -457,6 +462,7 @@ func (n *Node) record() {
 		p.CutSent[e] = n.nSent[e]
 		if !n.overtakes() {
 			n.q[e] = append(n.q[e], bar)
+			n.barOut++
 			continue
 		}
 		if over := n.overtake(e, bar); len(over) > 0 {
@@ -506,6 +512,9 @@ func (n *Node) Head(e int) (Item, bool) {
 // Pop removes the head of output e's buffer, once the receiver took it.
 func (n *Node) Pop(e int) {
 	if e >= 0 && e < len(n.q) && len(n.q[e]) > 0 {
+		if it := n.q[e][0]; it.Barrier && it.Snap == n.snap && n.barOut > 0 {
+			n.barOut-- // the barrier left: nothing to overtake there
+		}
 		n.q[e] = n.q[e][1:]
 	}
 }

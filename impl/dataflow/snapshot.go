@@ -27,6 +27,9 @@ type Part struct {
 	// and whether its alignment timed out (mode[n] = "unaligned").
 	Type     SnapType
 	Switched bool
+	// OutTimeout: the switch was TimeoutOut's, after the node recorded
+	// aligned (its barrier waited behind full output buffers).
+	OutTimeout bool
 }
 
 // Counts is the sink's output as its part of a snapshot records it

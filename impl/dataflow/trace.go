@@ -149,7 +149,7 @@ func (n *Node) traceEvent(st Step, e int, it Item, logLen []int) spec.BarrierEve
 		ev.Logged = len(n.logged[e]) > logLen[e]
 		logLen[e] = len(n.logged[e])
 	}
-	if st.Recorded {
+	if st.Recorded || st.Action == ActTimeoutOut { // TimeoutOut: the part it changed
 		ev.Part = g.tracePart(n.part)
 	}
 	return ev

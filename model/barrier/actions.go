@@ -20,7 +20,7 @@ func InitApp(cfg *Config) App {
 }
 
 // Init mirrors Init (lines 149-166): the single initial state; for an
-// adaptive model InitA too (tla/BarrierAdaptive.tla lines 66-70: every
+// adaptive model InitA too (tla/BarrierAdaptive.tla lines 74-78: every
 // mode "aligned", nothing reported, cutAligned FALSE, the zero values).
 func Init(cfg *Config) *State {
 	n, e, k := len(cfg.Nodes), len(cfg.Edges), cfg.numKeys
@@ -249,7 +249,7 @@ func recvBarrier(cfg *Config, st *State, e int, persist, cyclic bool) (*State, C
 }
 
 // startRecording mirrors the recChan' of RecvBarrierV (lines 254-256),
-// which TimeoutV repeats (tla/BarrierAdaptive.tla lines 107-109): n's
+// which TimeoutV repeats (tla/BarrierAdaptive.tla lines 115-117): n's
 // inputs in b, whose barrier has arrived, are done, the others start
 // recording.
 func startRecording(cfg *Config, ns *State, n int, b uint64) {
@@ -302,12 +302,15 @@ const (
 	ActProcess                       // ProcessV(e, block, log), line 186
 	ActRecvBarrier                   // RecvBarrierV(e, persist, cyclic), line 241
 	ActRestore                       // Restore, line 265
-	// ActTimeout is TimeoutV(n, ...) of tla/BarrierAdaptive.tla (line 99),
+	// ActTimeout is TimeoutV(n, ...) of tla/BarrierAdaptive.tla (line 107),
 	// NextA's fifth disjunct (line 126), before RestoreA.
 	ActTimeout
+	// ActTimeoutOut is TimeoutOutV(n, ...) of tla/BarrierAdaptive.tla
+	// (line 159), NextA's sixth disjunct (line 185), before RestoreA.
+	ActTimeoutOut
 )
 
-// Action is one instance of an action: Node for Emit, Inject and Timeout, Edge for
+// Action is one instance of an action: Node for Emit, Inject, Timeout and TimeoutOut, Edge for
 // Process and RecvBarrier. The variant's flags (block, log, persist,
 // cyclic) come from the Config.
 type Action struct {
@@ -394,6 +397,8 @@ func step(cfg *Config, st *State, a Action) (*State, Conjunct) {
 		return recvBarrier(cfg, st, a.Edge, persist, cyclic)
 	case ActTimeout:
 		return timeout(cfg, st, a.Node)
+	case ActTimeoutOut:
+		return timeoutOut(cfg, st, a.Node)
 	}
 	return restore(cfg, st)
 }
@@ -413,8 +418,8 @@ func (a Action) Apply(cfg *Config, st *State) (*State, error) {
 
 // Actions lists every instance of Next's disjuncts (lines 282-287), in
 // order: Emit and InjectV per source, ProcessV and RecvBarrierV per edge,
-// (adaptive: TimeoutV per node that is not a source,
-// tla/BarrierAdaptive.tla line 126), Restore.
+// (adaptive: TimeoutV per node that is not a source, then TimeoutOutV
+// per node, tla/BarrierAdaptive.tla lines 184-185), Restore.
 func (cfg *Config) Actions() []Action {
 	var as []Action
 	for _, kind := range []ActionKind{ActEmit, ActInject} {
@@ -430,13 +435,23 @@ func (cfg *Config) Actions() []Action {
 		}
 	}
 	if cfg.Variant.Adaptive() {
-		for n, k := range cfg.Kind {
-			if k != Source {
-				as = append(as, Action{Kind: ActTimeout, Node: n})
-			}
-		}
+		as = cfg.appendTimeouts(as)
 	}
 	return append(as, Action{Kind: ActRestore})
+}
+
+// appendTimeouts appends NextA's timeouts (tla/BarrierAdaptive.tla lines
+// 184-185): TimeoutV per node that is not a source, TimeoutOutV per node.
+func (cfg *Config) appendTimeouts(as []Action) []Action {
+	for n, k := range cfg.Kind {
+		if k != Source {
+			as = append(as, Action{Kind: ActTimeout, Node: n})
+		}
+	}
+	for n := range cfg.Kind {
+		as = append(as, Action{Kind: ActTimeoutOut, Node: n})
+	}
+	return as
 }
 
 // Step is a successor and the action instance that leads to it.
@@ -463,7 +478,7 @@ func Next(cfg *Config, st *State) []Step {
 // 131-133).
 func fairEnabled(cfg *Config, st *State) bool {
 	for _, a := range cfg.Actions() {
-		if a.Kind == ActEmit || a.Kind == ActRestore || a.Kind == ActTimeout {
+		if a.Kind == ActEmit || a.Kind == ActRestore || a.Kind == ActTimeout || a.Kind == ActTimeoutOut {
 			continue
 		}
 		if _, k := step(cfg, st, a); k == Enabled {

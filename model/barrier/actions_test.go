@@ -109,7 +109,7 @@ func TestConjunctSourcesQuoteTheSpec(t *testing.T) {
 	for kind, m := range conjunctText {
 		for k, src := range m {
 			want := modBarrier
-			if kind == ActTimeout {
+			if kind == ActTimeout || kind == ActTimeoutOut {
 				want = modAdaptive
 			}
 			assert.Equal(t, want, src.Module)

@@ -3,13 +3,14 @@ package barrier
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // This file mirrors tla/BarrierAdaptive.tla, the adaptive mode: a
 // checkpoint starts aligned and an operator whose alignment times out
 // switches it to unaligned. Line numbers refer to that module.
 
-// SnapType mirrors Type (line 48): the type of a node's snapshot, or
+// SnapType mirrors Type (line 54): the type of a node's snapshot, or
 // none yet.
 type SnapType uint8
 
@@ -45,7 +46,7 @@ func (v Variant) adaptiveFlags() adaptiveFlags {
 	}
 }
 
-// adaptiveConstants checks the constants of lines 40-46 against the ASSUME
+// adaptiveConstants checks the constants of lines 46-52 against the ASSUME
 // and indexes ForceAligned; a model of tla/BarrierSnapshots.tla has none.
 func (cfg *Config) adaptiveConstants(k Constants) error {
 	cfg.ForceAligned = make([]bool, len(cfg.Edges))
@@ -62,7 +63,13 @@ func (cfg *Config) adaptiveConstants(k Constants) error {
 		return &ConstantError{"MaxTimeouts", fmt.Sprintf("must be a natural number, not %d", k.MaxTimeouts)}
 	}
 	cfg.MaxTimeouts = k.MaxTimeouts
-	for _, e := range k.ForceAligned {
+	return cfg.indexForceAligned(k.ForceAligned)
+}
+
+// indexForceAligned checks ForceAligned \subseteq Edge \ Back (line 50)
+// and indexes it.
+func (cfg *Config) indexForceAligned(edges [][2]string) error {
+	for _, e := range edges {
 		i, ok := cfg.EdgeIndex(e[0], e[1])
 		if !ok || cfg.Back[i] {
 			return &ConstantError{"ForceAligned", fmt.Sprintf("<<%q, %q>> is not an edge of Edge \\ Back", e[0], e[1])}
@@ -72,7 +79,7 @@ func (cfg *Config) adaptiveConstants(k Constants) error {
 	return nil
 }
 
-// modeType is the type of n's snapshot its mode says (mode[n], line 51).
+// modeType is the type of n's snapshot its mode says (mode[n], line 57).
 func modeType(switched uint64, n int) SnapType {
 	if switched&(1<<n) != 0 {
 		return TypeUnaligned
@@ -80,7 +87,7 @@ func modeType(switched uint64, n int) SnapType {
 	return TypeAligned
 }
 
-// recvBarrierA mirrors RecvBarrierA(e) (lines 80-87): RecvBarrierV(e,
+// recvBarrierA mirrors RecvBarrierA(e) (lines 88-95): RecvBarrierV(e,
 // TRUE, TRUE), and a node recording on this barrier reports its mode and
 // freezes whether it was aligned.
 func recvBarrierA(cfg *Config, st *State, e int) (*State, Conjunct) {
@@ -97,7 +104,7 @@ func recvBarrierA(cfg *Config, st *State, e int) (*State, Conjunct) {
 	return ns, Enabled
 }
 
-// timeoutEnabled checks TimeoutV's enabling conjuncts (lines 100-106) in
+// timeoutEnabled checks TimeoutV's enabling conjuncts (lines 108-114) in
 // order: the first false one, or Enabled.
 func timeoutEnabled(cfg *Config, st *State, n int, f adaptiveFlags) Conjunct {
 	switch {
@@ -117,7 +124,7 @@ func timeoutEnabled(cfg *Config, st *State, n int, f adaptiveFlags) Conjunct {
 	return Enabled
 }
 
-// feedsForceAligned reports Out(n) \cap ForceAligned # {} (line 104).
+// feedsForceAligned reports Out(n) \cap ForceAligned # {} (line 112).
 func (cfg *Config) feedsForceAligned(n int) bool {
 	for _, e := range cfg.out[n] {
 		if cfg.ForceAligned[e] {
@@ -127,7 +134,7 @@ func (cfg *Config) feedsForceAligned(n int) bool {
 	return false
 }
 
-// forceAlignedIn reports In(n) \cap ForceAligned \subseteq b (line 105).
+// forceAlignedIn reports In(n) \cap ForceAligned \subseteq b (line 113).
 func (cfg *Config) forceAlignedIn(n int, b uint64) bool {
 	for _, e := range cfg.in[n] {
 		if cfg.ForceAligned[e] && b&(1<<e) == 0 {
@@ -146,15 +153,15 @@ func timeout(cfg *Config, st *State, n int) (*State, Conjunct) {
 		return nil, k
 	}
 	ns := st.Clone()
-	recordNode(cfg, st, ns, n)                     // line 107
-	startRecording(cfg, ns, n, st.Bar[n])          // lines 108-110
-	sendBarriers(cfg, ns, n, f.persist, Unaligned) // line 111
-	ns.Switched |= 1 << n                          // line 112
-	ns.Reported[n] = TypeUnaligned                 // line 113
+	recordNode(cfg, st, ns, n)                     // line 115
+	startRecording(cfg, ns, n, st.Bar[n])          // lines 116-118
+	sendBarriers(cfg, ns, n, f.persist, Unaligned) // line 119
+	ns.Switched |= 1 << n                          // line 120
+	ns.Reported[n] = TypeUnaligned                 // line 121
 	if f.stale {
 		ns.Reported[n] = modeType(st.Switched, n)
 	}
-	if cfg.aligned(n, st.Bar[n], true) { // line 114
+	if cfg.aligned(n, st.Bar[n], true) { // line 122
 		ns.CutAligned |= 1 << n
 	} else {
 		ns.CutAligned &^= 1 << n
@@ -162,9 +169,84 @@ func timeout(cfg *Config, st *State, n int) (*State, Conjunct) {
 	return ns, Enabled
 }
 
-// adaptiveParams is params for the actions of NextA (lines 121-127):
+// barrierPos mirrors BarrierPos(e) (lines 129-130), 1-based: the
+// position of the barrier in e's queue, 0 if none.
+func barrierPos(q []Item) int {
+	for j, it := range q {
+		if it.Barrier {
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// queued mirrors Queued(n, honour) (lines 135-136): n's outputs (honour:
+// not force-aligned) whose barrier is still queued behind records, as an
+// edge set.
+func (cfg *Config) queued(st *State, n int, honour bool) uint64 {
+	var es uint64
+	for _, e := range cfg.out[n] {
+		if barrierPos(st.Q[e]) > 1 && !(honour && cfg.ForceAligned[e]) {
+			es |= 1 << e
+		}
+	}
+	return es
+}
+
+// timeoutOutEnabled checks TimeoutOutV's enabling conjuncts (lines
+// 161-164) in order: the first false one, or Enabled.
+func timeoutOutEnabled(cfg *Config, st *State, n int, f adaptiveFlags) Conjunct {
+	switch {
+	case !st.Has(n):
+		return NotRecorded
+	case st.Switched&(1<<n) != 0:
+		return AlreadySwitched
+	case bits.OnesCount64(st.Switched) >= cfg.MaxTimeouts:
+		return TimeoutsSpent
+	case cfg.queued(st, n, f.honour) == 0:
+		return NothingQueued
+	}
+	return Enabled
+}
+
+// timeoutOut mirrors TimeoutOutV(n, persist, honour, stale) (lines
+// 159-173): on each output in Queued(n, honour) n's barrier overtakes the
+// records ahead of it, persisted as the edge's channel state (persist); n
+// switches and reports, and its snapshot is no longer aligned.
+func timeoutOut(cfg *Config, st *State, n int) (*State, Conjunct) {
+	f := cfg.Variant.adaptiveFlags()
+	if k := timeoutOutEnabled(cfg, st, n, f); k != Enabled {
+		return nil, k
+	}
+	es := cfg.queued(st, n, f.honour)
+	ns := st.Clone()
+	for e := range cfg.Edges {
+		if es&(1<<e) == 0 {
+			continue
+		}
+		j := barrierPos(st.Q[e]) - 1
+		ahead := st.Q[e][:j]
+		ns.Q[e] = slices.Concat([]Item{{Barrier: true}}, ahead, st.Q[e][j+1:]) // lines 165-167
+		if f.persist {
+			ns.RecQ[e] = append(ns.RecQ[e], ahead...) // line 168
+		}
+	}
+	ns.Switched |= 1 << n // line 169
+	if cfg.Kind[n] == Source {
+		return ns, Enabled // lines 170-171: a source reports nothing
+	}
+	ns.Reported[n] = TypeUnaligned // line 170
+	if f.stale {
+		ns.Reported[n] = modeType(st.Switched, n)
+	}
+	ns.CutAligned &^= 1 << n // line 171
+	return ns, Enabled
+}
+
+// adaptiveParams is params for the actions of NextA (lines 179-186):
 // EmitA(s), InjectA(s), ProcessA(e, log), RecvBarrierA(e),
-// TimeoutV(n, persist, honour, late, stale), RestoreA.
+// TimeoutV(n, persist, honour, late, stale), TimeoutOutV(n, persist,
+// honour, stale), RestoreA.
 func (a Action) adaptiveParams(cfg *Config) (string, [][2]string) {
 	f := cfg.Variant.adaptiveFlags()
 	switch a.Kind {
@@ -179,24 +261,35 @@ func (a Action) adaptiveParams(cfg *Config) (string, [][2]string) {
 	case ActTimeout:
 		return "TimeoutV", [][2]string{{"n", fmt.Sprintf("%q", cfg.Nodes[a.Node])}, {"persist", tlaBool(f.persist)},
 			{"honour", tlaBool(f.honour)}, {"late", tlaBool(f.late)}, {"stale", tlaBool(f.stale)}}
+	case ActTimeoutOut:
+		return "TimeoutOutV", [][2]string{{"n", fmt.Sprintf("%q", cfg.Nodes[a.Node])}, {"persist", tlaBool(f.persist)},
+			{"honour", tlaBool(f.honour)}, {"stale", tlaBool(f.stale)}}
 	}
 	return "RestoreA", nil
 }
 
-// AdaptiveTypeOK mirrors AdaptiveTypeOK (lines 154-159): BarrierTypeOK,
+// AdaptiveTypeOK mirrors AdaptiveTypeOK (lines 216-221): BarrierTypeOK,
 // and the new variables in their domains (the Go types give the rest):
-// only nodes that are not sources switch, report or are aligned.
+// only nodes that are not sources report or are aligned, and a source
+// that switched has recorded.
 func AdaptiveTypeOK(cfg *Config, st *State) bool {
 	if !TypeOK(cfg, st) {
 		return false
 	}
 	for n, k := range cfg.Kind {
-		if k == Source && (st.Switched|st.CutAligned)&(1<<n) != 0 || st.Reported[n] > TypeUnaligned {
+		if k == Source && !sourceTypeOK(st, n) || st.Reported[n] > TypeUnaligned {
 			return false
 		}
 	}
 	all := uint64(1)<<len(cfg.Nodes) - 1
 	return (st.Switched|st.CutAligned)&^all == 0
+}
+
+// sourceTypeOK is AdaptiveTypeOK for source n: outside the domains of
+// reported and cutAligned, switched only if it recorded (line 221).
+func sourceTypeOK(st *State, n int) bool {
+	bit := uint64(1) << n
+	return st.CutAligned&bit == 0 && st.Reported[n] == TypeNone && (st.Switched&bit == 0 || st.Has(n))
 }
 
 // UnswitchedNoChannelState mirrors UnswitchedNoChannelState (lines
@@ -223,8 +316,8 @@ func ForceAlignedNoChannelState(cfg *Config, st *State) bool {
 	return true
 }
 
-// ReportedTypeTaken mirrors ReportedTypeTaken (line 172), with TakenType
-// (line 63).
+// ReportedTypeTaken mirrors ReportedTypeTaken (line 234), with TakenType
+// (line 71).
 func ReportedTypeTaken(cfg *Config, st *State) bool {
 	for n, k := range cfg.Kind {
 		if k == Source || !st.Has(n) {
@@ -240,29 +333,46 @@ func ReportedTypeTaken(cfg *Config, st *State) bool {
 // timeoutWhy says what the state holds instead of TimeoutV's false
 // conjunct k.
 func timeoutWhy(cfg *Config, st *State, n int, k Conjunct) string {
-	name := cfg.Nodes[n]
-	switch k {
-	case NotBlocked:
-		return fmt.Sprintf("no input of %s is blocked: no barrier has arrived", name)
-	case AlreadySwitched:
-		return fmt.Sprintf("%s has already switched to unaligned", name)
-	case TimeoutsSpent:
+	if k == TimeoutsSpent {
 		return fmt.Sprintf("%d of MaxTimeouts = %d alignments have timed out", bits.OnesCount64(st.Switched), cfg.MaxTimeouts)
-	case FeedsForceAligned:
-		return fmt.Sprintf("%s feeds a force-aligned edge: it aligns however long it takes", name)
-	case ForceAlignedPending:
-		return fmt.Sprintf("the barrier of a force-aligned input of %s has not arrived", name)
+	}
+	if f, ok := timeoutWhyFormat[k]; ok {
+		return fmt.Sprintf(f, cfg.Nodes[n])
 	}
 	return ""
 }
 
+// timeoutWhyFormat is timeoutWhy's words for each conjunct of TimeoutV
+// and TimeoutOutV that names the node alone.
+var timeoutWhyFormat = map[Conjunct]string{
+	NotBlocked:          "no input of %s is blocked: no barrier has arrived",
+	AlreadySwitched:     "%s has already switched to unaligned",
+	FeedsForceAligned:   "%s feeds a force-aligned edge: it aligns however long it takes",
+	ForceAlignedPending: "the barrier of a force-aligned input of %s has not arrived",
+	NotRecorded:         "%s has not recorded: it is still aligning",
+	NothingQueued:       "no output of %s it may overtake holds records ahead of its barrier",
+}
+
+// timeoutBound checks NextA's quantifiers (lines 184-185): TimeoutV
+// names a node of NonSrc, TimeoutOutV one of Node, of an adaptive model.
+func (cfg *Config) timeoutBound(a Action) Conjunct {
+	switch {
+	case a.Kind == ActTimeout && !cfg.timeoutNode(a.Node):
+		return NoNonSrc
+	case a.Kind == ActTimeoutOut && !(cfg.Variant.Adaptive() && a.Node >= 0 && a.Node < len(cfg.Nodes)):
+		return NoNode
+	}
+	return Enabled
+}
+
 // timeoutNode reports whether n \in NonSrc in an adaptive model: the
-// quantifier of TimeoutV's disjunct of NextA (line 126).
+// quantifier of TimeoutV's disjunct of NextA (line 184).
 func (cfg *Config) timeoutNode(n int) bool {
 	return cfg.Variant.Adaptive() && n >= 0 && n < len(cfg.Nodes) && cfg.Kind[n] != Source
 }
 
-// noNonSrcWhy says why a TimeoutV instance names no node of NonSrc.
+// noNonSrcWhy says why a TimeoutV instance names no node of NonSrc, or a
+// TimeoutOutV instance none of Node.
 func (cfg *Config) noNonSrcWhy(n int) string {
 	switch {
 	case !cfg.Variant.Adaptive():

@@ -11,7 +11,7 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// A timeout, step by step (tla/BarrierAdaptive.tla lines 99-115): X,
+// A timeout, step by step (tla/BarrierAdaptive.tla lines 107-123): X,
 // blocked on S1's barrier with a record of S2 queued on X -> K, switches.
 func TestTimeoutSwitches(t *testing.T) {
 	cfg := loadTLA(t, "MCBarrierAdaptiveDAG")
@@ -42,7 +42,7 @@ func TestTimeoutSwitches(t *testing.T) {
 	var ne *NotEnabled
 	require.ErrorAs(t, err, &ne)
 	assert.Equal(t, AlreadyRecorded, ne.Conjunct)
-	assert.Equal(t, 100, ne.Source.Line)
+	assert.Equal(t, 108, ne.Source.Line)
 	assert.Equal(t, "BarrierAdaptive.tla", ne.Source.Module)
 }
 
@@ -60,15 +60,15 @@ func TestTimeoutNotEnabled(t *testing.T) {
 		line int
 		why  string
 	}{
-		{"nothing blocked", dag, func(*Config) []Action { return nil }, "X", NotBlocked, 101, "no input of X is blocked"},
-		{"a source", dag, func(*Config) []Action { return nil }, "S1", NoNonSrc, 126, "S1 is a source"},
-		{"not adaptive", plain, func(*Config) []Action { return nil }, "X", NoNonSrc, 126, "Spec has no timeouts"},
+		{"nothing blocked", dag, func(*Config) []Action { return nil }, "X", NotBlocked, 109, "no input of X is blocked"},
+		{"a source", dag, func(*Config) []Action { return nil }, "S1", NoNonSrc, 184, "S1 is a source"},
+		{"not adaptive", plain, func(*Config) []Action { return nil }, "X", NoNonSrc, 184, "Spec has no timeouts"},
 		{"feeds a force-aligned edge", forced, func(c *Config) []Action {
 			return []Action{{Kind: ActInject, Node: node(t, c, "S1")}, {Kind: ActRecvBarrier, Edge: edge(t, c, "S1", "X")}}
-		}, "X", FeedsForceAligned, 104, "X feeds a force-aligned edge"},
+		}, "X", FeedsForceAligned, 112, "X feeds a force-aligned edge"},
 		{"force-aligned input pending", forced, func(c *Config) []Action {
 			return []Action{{Kind: ActInject, Node: node(t, c, "S3")}, {Kind: ActRecvBarrier, Edge: edge(t, c, "S3", "Z")}}
-		}, "Z", ForceAlignedPending, 105, "force-aligned input of Z has not arrived"},
+		}, "Z", ForceAlignedPending, 113, "force-aligned input of Z has not arrived"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,6 +85,50 @@ func TestTimeoutNotEnabled(t *testing.T) {
 	// The second switch of MCBarrierAdaptiveDAG's one.
 	st := run(t, dag, Action{Kind: ActInject, Node: node(t, dag, "S1")}, Action{Kind: ActRecvBarrier, Edge: edge(t, dag, "S1", "X")})
 	assert.Equal(t, TimeoutsSpent, timeoutEnabled(&Config{MaxTimeouts: 0}, st, node(t, dag, "X"), adaptiveFlags{}))
+}
+
+// The timeout in the output buffer, step by step (tla/BarrierAdaptive.tla
+// lines 159-173): on the pipeline, X records aligned on S's barrier with
+// a record queued on X -> K; its barrier, queued behind it, overtakes it,
+// persisted, and X reports unaligned. Every refusal names its conjunct.
+func TestTimeoutOutSwitches(t *testing.T) {
+	cfg := loadTLA(t, "MCBarrierAdaptivePipe")
+	s, x := node(t, cfg, "S"), node(t, cfg, "X")
+	sx, xk := edge(t, cfg, "S", "X"), edge(t, cfg, "X", "K")
+	to := Action{Kind: ActTimeoutOut, Node: x}
+	assert.Equal(t, `TimeoutOutV("X",TRUE,TRUE,FALSE)`, to.Label(cfg))
+	refused := func(st *State, k Conjunct, line int, why string) {
+		t.Helper()
+		_, err := to.Apply(cfg, st)
+		var ne *NotEnabled
+		require.ErrorAs(t, err, &ne)
+		assert.Equal(t, k, ne.Conjunct)
+		assert.Equal(t, line, ne.Source.Line)
+		assert.Equal(t, "BarrierAdaptive.tla", ne.Source.Module)
+		assert.Contains(t, ne.Why, why)
+	}
+	st := run(t, cfg, Action{Kind: ActEmit, Node: s}, Action{Kind: ActProcess, Edge: sx})
+	refused(st, NotRecorded, 161, "X has not recorded")
+	st = run(t, cfg, Action{Kind: ActEmit, Node: s}, Action{Kind: ActInject, Node: s},
+		Action{Kind: ActProcess, Edge: sx}, Action{Kind: ActRecvBarrier, Edge: sx})
+	require.True(t, st.Has(x))
+	assert.Equal(t, TypeAligned, st.Reported[x])
+	require.Len(t, st.Q[xk], 2, "a record, then X's barrier")
+
+	ns, err := to.Apply(cfg, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Item{{Barrier: true}, st.Q[xk][0]}, ns.Q[xk], "the barrier overtakes the record")
+	assert.Equal(t, st.Q[xk][:1], ns.RecQ[xk], "which is persisted")
+	assert.Equal(t, uint64(1)<<x, ns.Switched)
+	assert.Equal(t, TypeUnaligned, ns.Reported[x])
+	assert.Zero(t, ns.CutAligned&(1<<x))
+	assert.Equal(t, st.RecCnt, ns.RecCnt, "X's recorded state is unchanged")
+	for _, f := range []Invariant{AdaptiveTypeOK, UnswitchedNoChannelState, ForceAlignedNoChannelState, ReportedTypeTaken, ExactChannelState, ConsistentCut} {
+		assert.True(t, f(cfg, ns))
+	}
+	refused(ns, AlreadySwitched, 162, "X has already switched")
+	refused(run(t, cfg, Action{Kind: ActInject, Node: s}, Action{Kind: ActRecvBarrier, Edge: sx}), NothingQueued, 164, "no output of X")
+	assert.Equal(t, TimeoutsSpent, timeoutOutEnabled(&Config{MaxTimeouts: 0}, st, x, adaptiveFlags{}))
 }
 
 // The positive models reach what they are there to show: X switches in
@@ -127,7 +171,10 @@ func TestAdaptiveCounterexamples(t *testing.T) {
 		n     int
 		last  string
 	}{
-		{"MCBarrierAdaptiveNoPersist", spec.PropBarrierExactlyOnce, 16, `ProcessA(<<"X", "K">>,FALSE)`},
+		{"MCBarrierAdaptiveNoPersist", spec.PropBarrierExactlyOnce, 15, `ProcessA(<<"X", "K">>,FALSE)`},
+		{"MCBarrierAdaptiveOutNoPersist", spec.PropBarrierExactlyOnce, 10, `ProcessA(<<"X", "K">>,FALSE)`},
+		{"MCBarrierAdaptiveOutForced", spec.PropForceAlignedNoChannelState, 6, `TimeoutOutV("X",TRUE,FALSE,FALSE)`},
+		{"MCBarrierAdaptiveOutStaleType", spec.PropReportedTypeTaken, 6, `TimeoutOutV("X",TRUE,TRUE,TRUE)`},
 		{"MCBarrierAdaptiveForceSwitch", spec.PropForceAlignedNoChannelState, 6, `TimeoutV("X",TRUE,FALSE,FALSE,FALSE)`},
 		{"MCBarrierAdaptiveStaleType", spec.PropReportedTypeTaken, 4, `TimeoutV("X",TRUE,TRUE,FALSE,TRUE)`},
 		{"MCBarrierAdaptiveLateTimeout", spec.PropBarrierConsistentCut, 9, `TimeoutV("X",TRUE,TRUE,TRUE,FALSE)`},
@@ -143,7 +190,7 @@ func TestAdaptiveCounterexamples(t *testing.T) {
 		if c.model == "MCBarrierAdaptiveStaleType" {
 			var b strings.Builder
 			WriteTrace(&b, cfg, res.Violation)
-			assert.Contains(t, b.String(), `/\ mode = [X |-> "unaligned", K |-> "aligned"]`)
+			assert.Contains(t, b.String(), `/\ mode = [S1 |-> "aligned", S2 |-> "aligned", X |-> "unaligned", K |-> "aligned"]`)
 			assert.Contains(t, b.String(), `/\ reported = [X |-> "aligned", K |-> "none"]`, "the stale type")
 			assert.Contains(t, b.String(), `/\ cutAligned = [X |-> FALSE, K |-> FALSE]`)
 		}

@@ -45,14 +45,14 @@ const (
 	VariantAlignAll  Variant = "SpecAlignAll"  // line 308: aligned on back-edges too
 )
 
-// The specifications of tla/BarrierAdaptive.tla (lines 136-146): aligned
+// The specifications of tla/BarrierAdaptive.tla (lines 195-208): aligned
 // checkpoints that switch to unaligned on a timeout (adaptive.go).
 const (
-	VariantAdaptive            Variant = "SpecAdaptive"            // line 136
-	VariantAdaptiveNoPersist   Variant = "SpecAdaptiveNoPersist"   // line 140: the switch persists nothing
-	VariantAdaptiveForceSwitch Variant = "SpecAdaptiveForceSwitch" // line 142: ForceAligned ignored
-	VariantAdaptiveLateTimeout Variant = "SpecAdaptiveLateTimeout" // line 144: a timeout after recording
-	VariantAdaptiveStaleType   Variant = "SpecAdaptiveStaleType"   // line 146: the type decided before the switch reported
+	VariantAdaptive            Variant = "SpecAdaptive"            // line 195
+	VariantAdaptiveNoPersist   Variant = "SpecAdaptiveNoPersist"   // line 200: the switch persists nothing
+	VariantAdaptiveForceSwitch Variant = "SpecAdaptiveForceSwitch" // line 203: ForceAligned ignored
+	VariantAdaptiveLateTimeout Variant = "SpecAdaptiveLateTimeout" // line 206: a timeout after recording
+	VariantAdaptiveStaleType   Variant = "SpecAdaptiveStaleType"   // line 208: the type decided before the switch reported
 )
 
 // Valid reports whether v is one of the specifications.
@@ -76,7 +76,7 @@ func (v Variant) Adaptive() bool {
 // flags are the arguments the variant passes to NextV and FairnessV
 // (block, log, persist, cyclic). The adaptive variants call ProcessV(e,
 // TRUE, persist), InjectV(s, TRUE) and RecvBarrierV(e, TRUE, TRUE)
-// (tla/BarrierAdaptive.tla lines 76-84): log is their persist.
+// (tla/BarrierAdaptive.tla lines 84-92): log is their persist.
 func (v Variant) flags() (block, log, persist, cyclic bool) {
 	if v.Adaptive() {
 		return true, v.adaptiveFlags().persist, true, true
@@ -106,7 +106,7 @@ type Constants struct {
 	Cap    int
 	Iter   int
 	Mode   Mode
-	// The constants tla/BarrierAdaptive.tla adds (lines 41-43); zero for
+	// The constants tla/BarrierAdaptive.tla adds (lines 47-49); zero for
 	// a model of tla/BarrierSnapshots.tla.
 	ForceAligned [][2]string
 	MaxTimeouts  int
@@ -143,7 +143,7 @@ type Config struct {
 	Unchecked     []spec.Property
 	CheckDeadlock bool
 	// ForceAligned[e]: e \in ForceAligned; MaxTimeouts: the bound on
-	// switches (tla/BarrierAdaptive.tla lines 41-43).
+	// switches (tla/BarrierAdaptive.tla lines 47-49).
 	ForceAligned []bool
 	MaxTimeouts  int
 
@@ -249,7 +249,7 @@ func (k Constants) checkBudget() error {
 
 // checkNames: the specification, invariants and properties are the
 // spec's (lines 297-308, 313-356; tla/BarrierAdaptive.tla's specifications
-// and invariants too, lines 135-172). It separates the temporal
+// and invariants too, lines 194-234). It separates the temporal
 // properties the explorer evaluates from the refinement, which it does
 // not (unchecked).
 func checkNames(variant Variant, invariants, properties []spec.Property) (temporal, unchecked []spec.Property, err error) {

@@ -9,7 +9,8 @@
 // manifest (parity_test.go).
 //
 // It mirrors tla/BarrierAdaptive.tla too (adaptive.go): a checkpoint that
-// starts aligned and switches to unaligned on a timeout (TimeoutV), with
+// starts aligned and switches to unaligned on a timeout (TimeoutV while
+// aligning, TimeoutOutV when its barrier waits in a full output buffer), with
 // force-aligned edges, the reported snapshot type, and the broken variants
 // SpecAdaptiveNoPersist, SpecAdaptiveForceSwitch, SpecAdaptiveLateTimeout
 // and SpecAdaptiveStaleType. The refinement SnapshotRefinement
@@ -43,11 +44,14 @@
 //  1. Every action strictly decreases the measure (1 if not restored;
 //     records the sources have yet to emit; nodes that have not recorded;
 //     the ProcessV steps the queued records still need to reach the sink;
-//     barriers queued) in the lexicographic order: Restore the first; Emit
+//     barriers queued; nodes that have not switched) in the lexicographic
+//     order: Restore the first; Emit
 //     the second; InjectV, and RecvBarrierV when it records, the third
 //     (changing neither earlier one); ProcessV the fourth (a record moves
 //     one step on its fixed route); RecvBarrierV otherwise the fifth;
-//     TimeoutV, which records, the third. So every behaviour ends
+//     TimeoutV, which records, the third; TimeoutOutV, which only moves
+//     barriers forward and switches its node (no step unswitches one), the
+//     sixth. So every behaviour ends
 //     stuttering in a final state F. When it checks BarriersComplete the
 //     explorer asserts the decrease on every transition it computes (a
 //     broken variant need not keep it: SpecAdaptiveLateTimeout's late

@@ -40,7 +40,7 @@ const (
 	// AlreadyRestored: ~restored (Restore).
 	AlreadyRestored
 	// NoNonSrc: n \in NonSrc, which the quantifier of NextA gives
-	// TimeoutV (tla/BarrierAdaptive.tla line 126).
+	// TimeoutV and TimeoutOutV (tla/BarrierAdaptive.tla lines 184-185).
 	NoNonSrc
 	// NotBlocked: bar[n] # {} (TimeoutV): no input of n is blocked.
 	NotBlocked
@@ -53,6 +53,14 @@ const (
 	// ForceAlignedPending: In(n) \cap ForceAligned \subseteq bar[n]
 	// (TimeoutV).
 	ForceAlignedPending
+	// NotRecorded: n \in recorded (TimeoutOutV): n is still aligning.
+	NotRecorded
+	// NoNode: n \in Node, which the quantifier of NextA gives TimeoutOutV
+	// (tla/BarrierAdaptive.tla line 185).
+	NoNode
+	// NothingQueued: Queued(n, honour) # {} (TimeoutOutV): no barrier of n
+	// waits behind records on an output it may overtake.
+	NothingQueued
 )
 
 const (
@@ -89,13 +97,20 @@ var conjunctText = map[ActionKind]map[Conjunct]spec.Quote{
 		AlreadyRestored: {TLA: "~restored", Module: modBarrier, Line: 267},
 	},
 	ActTimeout: {
-		NoNonSrc:            {TLA: "n \\in NonSrc", Module: modAdaptive, Line: 126},
-		AlreadyRecorded:     {TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptive, Line: 100},
-		NotBlocked:          {TLA: "bar[n] # {}", Module: modAdaptive, Line: 101},
-		AlreadySwitched:     {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 102},
-		TimeoutsSpent:       {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 103},
-		FeedsForceAligned:   {TLA: "Out(n) \\cap ForceAligned = {}", Module: modAdaptive, Line: 104},
-		ForceAlignedPending: {TLA: "In(n) \\cap ForceAligned \\subseteq bar[n]", Module: modAdaptive, Line: 105},
+		NoNonSrc:            {TLA: "n \\in NonSrc", Module: modAdaptive, Line: 184},
+		AlreadyRecorded:     {TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptive, Line: 108},
+		NotBlocked:          {TLA: "bar[n] # {}", Module: modAdaptive, Line: 109},
+		AlreadySwitched:     {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 110},
+		TimeoutsSpent:       {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 111},
+		FeedsForceAligned:   {TLA: "Out(n) \\cap ForceAligned = {}", Module: modAdaptive, Line: 112},
+		ForceAlignedPending: {TLA: "In(n) \\cap ForceAligned \\subseteq bar[n]", Module: modAdaptive, Line: 113},
+	},
+	ActTimeoutOut: {
+		NoNode:          {TLA: "n \\in Node", Module: modAdaptive, Line: 185},
+		NotRecorded:     {TLA: "n \\in recorded", Module: modAdaptive, Line: 161},
+		AlreadySwitched: {TLA: "mode[n] = \"aligned\"", Module: modAdaptive, Line: 162},
+		TimeoutsSpent:   {TLA: "Cardinality(Switched) < MaxTimeouts", Module: modAdaptive, Line: 163},
+		NothingQueued:   {TLA: "E # {}", Module: modAdaptive, Line: 164},
 	},
 }
 
@@ -129,10 +144,8 @@ func (cfg *Config) bound(a Action) Conjunct {
 		if a.Edge < 0 || a.Edge >= len(cfg.Edges) {
 			return NoEdge
 		}
-	case ActTimeout:
-		if !cfg.timeoutNode(a.Node) {
-			return NoNonSrc
-		}
+	case ActTimeout, ActTimeoutOut:
+		return cfg.timeoutBound(a)
 	}
 	return Enabled
 }
@@ -149,12 +162,14 @@ func (cfg *Config) unboundLabel(a Action) string {
 		return fmt.Sprintf("ProcessV(edge %d)", a.Edge)
 	case ActTimeout:
 		return fmt.Sprintf("TimeoutV(node %d)", a.Node)
+	case ActTimeoutOut:
+		return fmt.Sprintf("TimeoutOutV(node %d)", a.Node)
 	}
 	return fmt.Sprintf("RecvBarrierV(edge %d)", a.Edge)
 }
 
 func (cfg *Config) unboundWhy(a Action, k Conjunct) string {
-	if k == NoNonSrc {
+	if k == NoNonSrc || k == NoNode {
 		return cfg.noNonSrcWhy(a.Node)
 	}
 	if k == NoSource {
@@ -166,33 +181,44 @@ func (cfg *Config) unboundWhy(a Action, k Conjunct) string {
 	return fmt.Sprintf("the model has no edge %d (it has %d)", a.Edge, len(cfg.Edges))
 }
 
+// edgeWhyFormat is notEnabled's words for the conjuncts about an edge's
+// head.
+var edgeWhyFormat = map[Conjunct]string{
+	EmptyQueue: "%s is empty",
+	NotRecord:  "the head of %s is a barrier",
+	NotBarrier: "the head of %s is a record",
+}
+
+// nodeWhy says what the state holds instead of conjunct k of a node's
+// step: a source's budget, a full buffer, a recording already done.
+func nodeWhy(cfg *Config, st *State, a Action, k Conjunct) string {
+	name := cfg.Nodes[a.Node]
+	switch {
+	case k == BudgetSpent:
+		return fmt.Sprintf("%s has emitted its budget (emitted[%s] = %d, Budget[%s] = %d)", name, name, st.Emitted[a.Node], name, cfg.Budget[a.Node])
+	case k == AlreadyRecorded && a.Kind == ActTimeout:
+		return fmt.Sprintf("%s has already recorded", name)
+	case k == AlreadyRecorded:
+		return fmt.Sprintf("%s has already injected its barrier", name)
+	}
+	t := cfg.fwdOut[a.Node]
+	if a.Kind == ActProcess {
+		t = cfg.route(cfg.Edges[a.Edge][1], st.Q[a.Edge][0].Hops)
+	}
+	return fmt.Sprintf("the buffer of %s is full (%d items, Cap = %d): backpressure", cfg.EdgeName(t), len(st.Q[t]), cfg.Cap)
+}
+
 // notEnabled explains why instance a is not enabled in st, given the
 // conjunct step found false.
 func notEnabled(cfg *Config, st *State, a Action, k Conjunct) *NotEnabled {
 	e := &NotEnabled{Action: a.Named(cfg), Conjunct: k, Source: k.Source(a.Kind)}
 	switch k {
-	case BudgetSpent:
-		s := cfg.Nodes[a.Node]
-		e.Why = fmt.Sprintf("%s has emitted its budget (emitted[%s] = %d, Budget[%s] = %d)", s, s, st.Emitted[a.Node], s, cfg.Budget[a.Node])
-	case NoRoom:
-		t := cfg.fwdOut[a.Node]
-		if a.Kind == ActProcess {
-			t = cfg.route(cfg.Edges[a.Edge][1], st.Q[a.Edge][0].Hops)
-		}
-		e.Why = fmt.Sprintf("the buffer of %s is full (%d items, Cap = %d): backpressure", cfg.EdgeName(t), len(st.Q[t]), cfg.Cap)
-	case AlreadyRecorded:
-		e.Why = fmt.Sprintf("%s has already injected its barrier", cfg.Nodes[a.Node])
-		if a.Kind == ActTimeout {
-			e.Why = fmt.Sprintf("%s has already recorded", cfg.Nodes[a.Node])
-		}
-	case EmptyQueue:
-		e.Why = fmt.Sprintf("%s is empty", cfg.EdgeName(a.Edge))
-	case NotRecord:
-		e.Why = fmt.Sprintf("the head of %s is a barrier", cfg.EdgeName(a.Edge))
+	case BudgetSpent, NoRoom, AlreadyRecorded:
+		e.Why = nodeWhy(cfg, st, a, k)
+	case EmptyQueue, NotRecord, NotBarrier:
+		e.Why = fmt.Sprintf(edgeWhyFormat[k], cfg.EdgeName(a.Edge))
 	case Blocked:
 		e.Why = fmt.Sprintf("%s is blocked: its barrier has arrived and %s has not recorded (alignment)", cfg.EdgeName(a.Edge), cfg.Nodes[cfg.Edges[a.Edge][1]])
-	case NotBarrier:
-		e.Why = fmt.Sprintf("the head of %s is a record", cfg.EdgeName(a.Edge))
 	case NotComplete:
 		e.Why = "the snapshot is not complete"
 	case AlreadyRestored:

@@ -10,33 +10,55 @@ import (
 
 // measure is the progress measure of the liveness argument in doc.go,
 // ordered lexicographically in the order of its fields.
-type measure [5]int
+type measure [6]int
 
 func progressMeasure(cfg *Config, st *State) measure {
 	var m measure
 	if !st.Restored {
 		m[0] = 1
 	}
+	m[1] = cfg.toEmit(st)
+	m[3], m[4] = cfg.inFlight(st)
+	for n := range cfg.Nodes {
+		bit := uint64(1) << n
+		m[2] += count(st.Recorded&bit == 0)
+		m[5] += count(st.Switched&bit == 0)
+	}
+	return m
+}
+
+// count is 1 for true, 0 for false.
+func count(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// toEmit is the records the sources have yet to emit.
+func (cfg *Config) toEmit(st *State) int {
+	n := 0
 	for s, k := range cfg.Kind {
 		if k == Source {
-			m[1] += cfg.Budget[s] - st.Emitted[s]
+			n += cfg.Budget[s] - st.Emitted[s]
 		}
 	}
-	for n := range cfg.Nodes {
-		if !st.Has(n) {
-			m[2]++
-		}
-	}
+	return n
+}
+
+// inFlight is the ProcessV steps the queued records still need to reach
+// the sink, and the barriers queued.
+func (cfg *Config) inFlight(st *State) (steps, barriers int) {
 	for e, q := range st.Q {
 		for _, it := range q {
 			if it.Barrier {
-				m[4]++
+				barriers++
 			} else {
-				m[3] += cfg.pathLen(e, it.Hops)
+				steps += cfg.pathLen(e, it.Hops)
 			}
 		}
 	}
-	return m
+	return steps, barriers
 }
 
 // pathLen is the number of ProcessV steps that take a record with hops

@@ -40,7 +40,7 @@ func Vars(cfg *Config, st *State) []Var {
 		return vs
 	}
 	return append(vs,
-		Var{"mode", cfg.nonSrcStr(func(n int) string { return fmt.Sprintf("%q", modeType(st.Switched, n).String()) })},
+		Var{"mode", cfg.record(func(int) bool { return true }, func(n int) string { return fmt.Sprintf("%q", modeType(st.Switched, n).String()) })},
 		Var{"reported", cfg.nonSrcStr(func(n int) string { return fmt.Sprintf("%q", st.Reported[n].String()) })},
 		Var{"cutAligned", cfg.nonSrcStr(func(n int) string { return tlaBool(st.CutAligned&(1<<n) != 0) })})
 }

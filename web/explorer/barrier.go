@@ -54,13 +54,13 @@ var BarrierVariants = []BarrierVariant{
 		"the cyclic variant, aligning on the inputs that are not back-edges", spec.Quote{TLA: "(IF cyclic THEN InF(n) ELSE In(n)) \\subseteq b", Module: modSnapshots, Line: 252}},
 	{barrier.VariantAdaptive, FamilyAdaptive, "adaptive (aligned, switching on a timeout)", "tla/BarrierAdaptive.tla SpecAdaptive: a checkpoint starts aligned; an operator whose alignment times out (Timeout) switches to unaligned: its blocked inputs are done, the inputs it waits for are logged, its barrier overtakes its output queue, persisted", "", spec.Quote{}},
 	{barrier.VariantAdaptiveNoPersist, FamilyAdaptive, "switch without persisting", "SpecAdaptiveNoPersist: the switch persists neither what its barrier overtakes nor what it takes off the inputs it waited for (BarrierExactChannelState, BarrierExactlyOnce)",
-		"persisting on the switch what the barrier overtakes and what is taken off the inputs it waited for", spec.Quote{TLA: "SendBarriers(n, q, persist, \"unaligned\")", Module: modAdaptiveSpec, Line: 111}},
+		"persisting on the switch what the barrier overtakes and what is taken off the inputs it waited for", spec.Quote{TLA: "SendBarriers(n, q, persist, \"unaligned\")", Module: modAdaptiveSpec, Line: 119}},
 	{barrier.VariantAdaptiveForceSwitch, FamilyAdaptive, "force-aligned edges ignored", "SpecAdaptiveForceSwitch: an operator feeding a force-aligned edge switches, and its barrier persists that edge's queue (ForceAlignedNoChannelState, FLINK-33693)",
-		"honouring ForceAligned", spec.Quote{TLA: "IF honour THEN /\\ Out(n) \\cap ForceAligned = {}", Module: modAdaptiveSpec, Line: 104}},
+		"honouring ForceAligned", spec.Quote{TLA: "IF honour THEN /\\ Out(n) \\cap ForceAligned = {}", Module: modAdaptiveSpec, Line: 112}},
 	{barrier.VariantAdaptiveStaleType, FamilyAdaptive, "stale snapshot type", "SpecAdaptiveStaleType: the switched operator reports the type decided before the switch, aligned (ReportedTypeTaken, FLINK-31588)",
-		"reporting the type taken, unaligned after the switch", spec.Quote{TLA: "IF stale THEN mode[n] ELSE \"unaligned\"", Module: modAdaptiveSpec, Line: 113}},
+		"reporting the type taken, unaligned after the switch", spec.Quote{TLA: "IF stale THEN mode[n] ELSE \"unaligned\"", Module: modAdaptiveSpec, Line: 121}},
 	{barrier.VariantAdaptiveLateTimeout, FamilyAdaptive, "a timeout after recording", "SpecAdaptiveLateTimeout: an operator's alignment may time out after it recorded: it records again, later, so its cut takes in records sent after its senders' (BarrierConsistentCut)",
-		"timing out only before recording", spec.Quote{TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptiveSpec, Line: 100}},
+		"timing out only before recording", spec.Quote{TLA: "IF late THEN TRUE ELSE n \\notin recorded", Module: modAdaptiveSpec, Line: 108}},
 }
 
 // The modules the rules are quoted from.

@@ -132,7 +132,7 @@ func TestBackpressureSwitch(t *testing.T) {
 	assert.Equal(t, "complete at step 12; X's alignment timed out at step 8 and it switched to unaligned; channel state: S2#1 on S2->X (logged by X at step 11), S1#1 on X->K (overtaken by X's barrier, persisted at step 8)", v.Snapshot)
 	assert.Contains(t, v.Diagram, `data-cat="overtaken"`, "the overtaken record is drawn as channel state")
 	assert.Contains(t, v.Diagram, `data-cat="logged"`, "so is the logged one")
-	assert.Contains(t, v.Notes, "alignment timed out and switched to unaligned (the diamonds, where alignment ended): X")
+	assert.Contains(t, v.Notes, "switched to unaligned (the diamonds: where an alignment timed out, or a barrier waiting in a full output buffer overtook it): X")
 	ecs := barrierProp(t, v, spec.PropBarrierExactChannelState)
 	assert.Equal(t, []int{8, 11}, ecs.Why.Steps)
 	assert.Equal(t, []int{8, 9}, barrierProp(t, v, spec.PropReportedTypeTaken).Why.Steps)
@@ -164,7 +164,7 @@ func TestBarrierNegatives(t *testing.T) {
 		{"backpressure", barrier.VariantAdaptiveStaleType, "MCBarrierAdaptiveStaleType", spec.PropReportedTypeTaken, []int{8},
 			[]string{"X reported a snapshot of type aligned at step 8 although it took an unaligned one: its alignment timed out and it switched at step 8",
 				"The cause: at step 8, TimeoutV(\"X\",TRUE,TRUE,FALSE,TRUE), SpecAdaptive would have X report unaligned; SpecAdaptiveStaleType reports aligned",
-				"SpecAdaptiveStaleType drops reporting the type taken, unaligned after the switch (IF stale THEN mode[n] ELSE \"unaligned\", BarrierAdaptive.tla line 113)"}},
+				"SpecAdaptiveStaleType drops reporting the type taken, unaligned after the switch (IF stale THEN mode[n] ELSE \"unaligned\", BarrierAdaptive.tla line 121)"}},
 		{"backpressure", barrier.VariantAdaptiveNoPersist, "MCBarrierAdaptiveNoPersist", spec.PropBarrierExactChannelState, []int{8, 9},
 			[]string{"X->K's channel state was closed at step 9 holding nothing, but 1 record crossed the cut: sent before X recorded (step 8), taken after K did (step 9)",
 				"The cause: at step 8, TimeoutV(\"X\",FALSE,TRUE,FALSE,FALSE), SpecAdaptive would record S1#1 as X->K's channel state; SpecAdaptiveNoPersist records nothing"}},
@@ -172,7 +172,7 @@ func TestBarrierNegatives(t *testing.T) {
 			[]string{"the run has drained and S1#1 never reached K, the graph restored at step 16"}},
 		{"backpressure", barrier.VariantAdaptiveLateTimeout, "MCBarrierAdaptiveLateTimeout", spec.PropBarrierConsistentCut, []int{2, 13, 14},
 			[]string{"X's cut (step 14) counts 2 records taken off S1->X, but S1 had sent 1 when it recorded (step 2): record #2 on S1->X, taken at step 13, was sent after S1's cut",
-				"which SpecAdaptive does not enable (X has already recorded: IF late THEN TRUE ELSE n \\notin recorded, BarrierAdaptive.tla line 100)"}},
+				"which SpecAdaptive does not enable (X has already recorded: IF late THEN TRUE ELSE n \\notin recorded, BarrierAdaptive.tla line 108)"}},
 		{"force-aligned", barrier.VariantAdaptiveForceSwitch, "MCBarrierAdaptiveForceSwitch", spec.PropForceAlignedNoChannelState, []int{8},
 			[]string{"X->K is force-aligned, but holds channel state: S1#1 (overtaken by X's barrier, persisted at step 8)",
 				"which SpecAdaptive does not enable (X feeds a force-aligned edge: it aligns however long it takes"}},
@@ -226,7 +226,7 @@ func TestBarrierSchedule(t *testing.T) {
 	err = s.Replay(backpressureRun)
 	require.Error(t, err, "SpecAdaptive never switches X, which feeds a force-aligned edge")
 	assert.Contains(t, err.Error(), "step 8, T2: not enabled in SpecAdaptive")
-	assert.Contains(t, err.Error(), "Out(n) \\cap ForceAligned = {}, BarrierAdaptive.tla line 104")
+	assert.Contains(t, err.Error(), "Out(n) \\cap ForceAligned = {}, BarrierAdaptive.tla line 112")
 	assert.Equal(t, 7, len(s.steps), "the steps that replayed are kept")
 	assert.ErrorContains(t, s.Take("Q9"), "no action of SpecAdaptive is named so (enabled: ")
 	assert.True(t, s.Back())

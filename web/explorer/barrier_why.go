@@ -253,7 +253,7 @@ func (s *BarrierSession) forcedChannel() (Why, bool) {
 
 // unswitchedChannel: an edge that is not a back-edge, neither of whose
 // ends switched, with channel state (tla/BarrierAdaptive.tla lines
-// 165-166; AlignedNoChannelState, lines 348-349, in an aligned model).
+// 227-228; AlignedNoChannelState, lines 348-349, in an aligned model).
 func (s *BarrierSession) unswitchedChannel() (Why, bool) {
 	st := s.state()
 	for e, ends := range s.cfg.Edges {
@@ -277,7 +277,7 @@ func (s *BarrierSession) channelWhy(e int, what string) (Why, bool) {
 }
 
 // wrongType: a node that recorded and reported a type it did not take
-// (tla/BarrierAdaptive.tla line 172).
+// (tla/BarrierAdaptive.tla line 234).
 func (s *BarrierSession) wrongType() (Why, bool) {
 	for _, nv := range s.nodeViews() {
 		if nv.Reported == "" || nv.Reported == nv.Taken {

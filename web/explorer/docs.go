@@ -55,10 +55,10 @@ var PropertyDocs = []PropertyDoc{
 	doc(spec.PropBarrierSnapshotReachable, "tla/BarrierSnapshots.tla:353", "a complete snapshot is a state the application reaches: the shadow run of what each node had done at its cut"),
 	doc(spec.PropBarrierExactlyOnce, "tla/BarrierSnapshots.tla:360", "the sink receives each record at most once, and exactly once when the run drained, restored or not"),
 	doc(spec.PropBarriersComplete, "tla/BarrierSnapshots.tla:366", "once a source injected its barrier, the snapshot eventually completes (liveness)"),
-	doc(spec.PropAdaptiveTypeOK, "tla/BarrierAdaptive.tla:154", "BarrierTypeOK, and mode, reported and cutAligned in their types"),
-	doc(spec.PropUnswitchedNoChannelState, "tla/BarrierAdaptive.tla:165", "an edge neither of whose ends switched records no channel state"),
-	doc(spec.PropForceAlignedNoChannelState, "tla/BarrierAdaptive.tla:169", "a force-aligned edge never carries channel state"),
-	doc(spec.PropReportedTypeTaken, "tla/BarrierAdaptive.tla:172", "each node that recorded reported the type of snapshot it took"),
+	doc(spec.PropAdaptiveTypeOK, "tla/BarrierAdaptive.tla:216", "BarrierTypeOK, and mode, reported and cutAligned in their types"),
+	doc(spec.PropUnswitchedNoChannelState, "tla/BarrierAdaptive.tla:227", "an edge neither of whose ends switched records no channel state"),
+	doc(spec.PropForceAlignedNoChannelState, "tla/BarrierAdaptive.tla:231", "a force-aligned edge never carries channel state"),
+	doc(spec.PropReportedTypeTaken, "tla/BarrierAdaptive.tla:234", "each node that recorded reported the type of snapshot it took"),
 }
 
 func doc(p spec.Property, where, says string) PropertyDoc {

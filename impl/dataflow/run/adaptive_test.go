@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -65,4 +66,48 @@ func adaptiveRun(t *testing.T, run runFunc, timeout time.Duration) {
 	_, got := outputOf(t, run, r, Options{InjectAt: -1, FailAfter: -1, Throttle: slow})
 	exactlyOnce(t, g, r)
 	assert.Equal(t, want, got)
+}
+
+// The timeout in the output buffer on both runtimes: S -> X -> K with a
+// slow sink, so that the buffers are full when S injects and X records
+// (X's one input never blocks: its only timeout is TimeoutOut, as a
+// source's). With an aligned timeout of 0 the barriers overtake the
+// records ahead of them, at S (its barrier behind its full buffer) or at
+// X or both: each switched part is an output-side switch with the
+// overtaken records as channel state, X reports unaligned if it switched
+// and aligned if not (a source reports no type); the run restored from
+// the checkpoint ends with every record at the sink once.
+func TestAdaptiveOutputTimeout(t *testing.T) {
+	g, err := dataflow.NewGraph(dataflow.Graph{
+		Nodes: []dataflow.NodeSpec{{Name: "S", Budget: 80}, {Name: "X", Kind: dataflow.Operator}, {Name: "K", Kind: dataflow.Sink}},
+		Edges: []dataflow.EdgeSpec{{From: 0, To: 1}, {From: 1, To: 2}}, Cap: 4, Mode: dataflow.Adaptive})
+	require.NoError(t, err)
+	slow := map[int]time.Duration{2: 300 * time.Microsecond}
+	for _, rt := range []struct {
+		name string
+		run  runFunc
+	}{{"memory", Run}, {"tcp", RunTCP}} {
+		t.Run(rt.name, func(t *testing.T) {
+			c := dataflow.NewCluster(g, nil)
+			res, err := rt.run(context.Background(), c, Options{InjectAt: 40, FailAfter: 60, Throttle: slow})
+			require.NoError(t, err)
+			require.Len(t, res.Checkpoints, 1)
+			costs, parts := res.Checkpoints[0].Costs(), res.Latest().Parts
+			for i, cost := range costs {
+				assert.Equal(t, cost.Switched, cost.OutTimeout, "%s: a switch here is the output side's", g.Nodes[i].Name)
+				if cost.Switched {
+					assert.Positive(t, cost.Bytes, "%s: the overtaken records are its output's channel state", g.Nodes[i].Name)
+					assert.NotEmpty(t, parts[i].Overtaken[i]) // node i's output is edge i
+				}
+			}
+			assert.True(t, costs[0].Switched || costs[1].Switched, "a barrier waited behind a full buffer: it overtook it")
+			assert.Equal(t, dataflow.TypeNone, costs[0].Type)
+			assert.Equal(t, map[bool]dataflow.SnapType{true: dataflow.TypeUnaligned, false: dataflow.TypeAligned}[costs[1].Switched], costs[1].Type)
+			r, err := dataflow.RestoreCluster(g, res.Latest(), nil)
+			require.NoError(t, err)
+			_, err = rt.run(context.Background(), r, Options{InjectAt: -1, FailAfter: -1})
+			require.NoError(t, err)
+			exactlyOnce(t, g, r)
+		})
+	}
 }

@@ -36,13 +36,16 @@ type Options struct {
 	FailAfter int
 	FailFrom  int
 	// Throttle: the time node i spends on each record it processes (a slow
-	// stage: its inputs fill up and backpressure reaches the sources).
+	// stage: its inputs fill up and backpressure reaches the sources), or
+	// at a source after each record it emits (a paced source: below the
+	// pipeline's capacity, its buffers stay short).
 	Throttle map[int]time.Duration
 	// Timeout bounds the run (0: one minute).
 	Timeout time.Duration
-	// AlignedTimeout: in a graph of dataflow.Adaptive, how long a node
-	// aligns (from its first barrier of a snapshot) before it switches
-	// that snapshot to unaligned (adaptive.go); 0: at once.
+	// AlignedTimeout: in a graph of dataflow.Adaptive, how long a snapshot
+	// runs aligned (from its injection) before a node still aligning, or
+	// whose barrier still waits behind a full output buffer, switches it
+	// to unaligned (adaptive.go); 0: at once.
 	AlignedTimeout time.Duration
 	// Sink, if set, is the external sink the sink node writes to (sink.go):
 	// started (Start) at the sink's snapshot before the run.
@@ -274,9 +277,15 @@ func (b *book) partDone(i int, nd *dataflow.Node) {
 	}
 	b.parts[i] = nd.Part()
 	b.nParts++
-	if b.nParts < len(b.parts) {
-		return
+	if b.nParts == len(b.parts) {
+		b.completed()
 	}
+}
+
+// completed notes the target snapshot's completion, every part noted:
+// its checkpoint, the sink's commit, the next snapshot's due time. The
+// caller holds b.mu.
+func (b *book) completed() {
 	now := time.Now()
 	b.res.Checkpoints = append(b.res.Checkpoints, Checkpoint{Snapshot: &dataflow.Snapshot{Parts: b.parts},
 		Injected: b.injAt.Sub(b.start), Took: now.Sub(b.injAt), Align: append([]time.Duration(nil), b.align...)})

@@ -133,10 +133,26 @@ func (r *runner) node(i int, stop <-chan struct{}) {
 func (r *runner) step(i int) bool {
 	g := r.c.G
 	if g.Nodes[i].Kind == dataflow.Source {
-		return r.source(i)
+		emitted := r.c.Nodes[i].Emitted() // only this goroutine emits
+		moved := r.timer(i)               // its barrier may wait behind its full buffer
+		moved = r.source(i) || moved
+		if moved && r.c.Nodes[i].Emitted() > emitted {
+			pace(r.b, i) // outside its lock: its receiver takes meanwhile
+		}
+		return moved
 	}
-	moved := r.timer(i)
+	return r.operator(i)
+}
+
+// operator is a round of node i that is not a source: the head of each
+// input it can take, its timer checked before each (a slow stage's round
+// lasts a record's throttle per input: a timer checked once a round
+// would switch up to a round late).
+func (r *runner) operator(i int) bool {
+	g := r.c.G
+	moved := false
 	for _, e := range g.In(i) {
+		moved = r.timer(i) || moved
 		if r.take(i, e) {
 			moved = true
 			if d := r.b.opt.Throttle[i]; d > 0 {
@@ -153,7 +169,7 @@ func (r *runner) timer(i int) bool {
 	nd := r.c.Nodes[i]
 	r.mu[i].Lock()
 	defer r.mu[i].Unlock()
-	return r.b.timeoutDue(i, nd) && timeOut(r.b, i, nd)
+	return r.b.timeoutDue(nd) && timeOut(r.b, i, nd)
 }
 
 func (r *runner) source(i int) bool {
@@ -172,6 +188,14 @@ func (r *runner) source(i int) bool {
 		return true
 	}
 	return false
+}
+
+// pace has source i wait its Throttle after a record it emitted (a paced
+// source).
+func pace(b *book, i int) {
+	if d := b.opt.Throttle[i]; d > 0 {
+		time.Sleep(d)
+	}
 }
 
 // inject has source i inject its next snapshot if it is due, and notes

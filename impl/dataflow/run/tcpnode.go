@@ -236,7 +236,8 @@ func (n *tcpNode) acknowledged(g *dataflow.Graph, m msg) error {
 // together.
 func (n *tcpNode) steps(g *dataflow.Graph, b *book) (bool, error) {
 	if g.Nodes[n.i].Kind == dataflow.Source {
-		return n.sourceStep(g, b), nil
+		moved := n.timer(g, b) // its barrier may wait behind its full buffer (adaptive.go)
+		return n.sourceStep(g, b) || moved, nil
 	}
 	moved := n.timer(g, b) // the adaptive mode's alignment timer (adaptive.go)
 	for _, e := range g.In(n.i) {
@@ -286,6 +287,7 @@ func (n *tcpNode) sourceStep(g *dataflow.Graph, b *book) bool {
 	}
 	noteQueues(b, g, n.i, n.nd)
 	b.emit(n.i, n.nd.Emitted())
+	pace(b, n.i)
 	return true
 }
 
