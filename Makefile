@@ -33,6 +33,10 @@ MAIN_PKGS = $(filter-out $(RACE_ONLY),$(shell $(GO) list ./...))
 # fails if the embedded one differs (stale). -trimpath and -buildvcs=false
 # make the bytes depend only on the sources and the Go toolchain.
 WASM_OUT ?= web/static/main.wasm
+# WASM_BUILDFLAGS are the wasm build's compile flags, which make vet's
+# js/wasm vet uses too: the same flags, the same compile actions, so the
+# standard library for js/wasm is compiled once, not once for each.
+WASM_BUILDFLAGS = -trimpath -buildvcs=false
 
 run:
 	$(GO) run ./cmd/markerwave demo
@@ -53,7 +57,7 @@ sink-nemesis:
 	MARKERWAVE_SINK_NEMESIS=$(SINK_FAULTS) $(GO) test -count=1 -timeout 30m -v -run '^TestSinkNemesis$$' ./impl/dataflow/run/
 
 wasm:
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags="-s -w" -o $(WASM_OUT) ./web/wasm
+	GOOS=js GOARCH=wasm $(GO) build $(WASM_BUILDFLAGS) -ldflags="-s -w" -o $(WASM_OUT) ./web/wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(dir $(WASM_OUT))wasm_exec.js
 
 # The explorer page on http://127.0.0.1:8080/.
@@ -98,7 +102,7 @@ test-short: wasm
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./web/wasm
+	GOOS=js GOARCH=wasm $(GO) vet $(WASM_BUILDFLAGS) ./web/wasm
 
 # Model-check every model in tla/manifest.json with TLC and with the Go
 # explorer and compare the counts. TLA2TOOLS must name tla2tools.jar.
