@@ -100,10 +100,10 @@ var sinkMutants = []mutant{
 	},
 }
 
-// sinkRun is a test of impl/dataflow/sink, on SQLite and a real
-// PostgreSQL.
+// sinkRun is a test of the Driver in impl/dataflow/sink/sinkdb, on
+// SQLite and a real PostgreSQL.
 func sinkRun(test string) goTest {
-	return goTest{Pkg: "./impl/dataflow/sink", Tests: []string{test}}
+	return goTest{Pkg: "./impl/dataflow/sink/sinkdb", Tests: []string{test}}
 }
 
 // sinkLockstepRun is the sink's lockstep against model/barrier.
