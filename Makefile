@@ -34,7 +34,7 @@ RACE_BOTH = %/impl/transport %/impl/dataflow/run
 RACE_ONLY = $(filter-out $(RACE_BOTH),$(shell $(GO) list $(RACE_PKGS)))
 MAIN_PKGS = $(filter-out $(RACE_ONLY),$(shell $(GO) list ./...))
 
-.PHONY: run flow sink-nemesis test test-short vet wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
+.PHONY: run flow sink-nemesis test test-vet wasm-vet test-short vet vet-host vet-wasm wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
 
 # The explorer page's WebAssembly: the Go model and the audit compiled for
 # the browser (web/wasm), embedded into markerwave by go:embed. Built, never
@@ -101,18 +101,43 @@ page-long: wasm
 # test alone took on a two-core machine seven other builds were loading;
 # 20 minutes keeps a slow machine from failing a suite that passes.
 TESTFLAGS = -count=1 -timeout 20m -vet=off -ldflags=-s\ -w
-test: vet wasm
-	$(GOTEST) $(TESTFLAGS) $(MAIN_PKGS)
-	$(GOTEST) $(TESTFLAGS) -race $(RACE_PKGS)
+#
+# The two passes run side by side: the race pass's build (the standard
+# library and the dependencies compiled with -race) is CPU-bound, and it
+# fills the cores while the first pass's tests wait on sockets, processes
+# and the browser. Nothing is compiled twice: no package is built by both
+# passes (the mutation test builds its -race binary after the others, by
+# which time the race pass has compiled what it shares). The race pass's
+# output is printed after the first pass's, and make test fails if either
+# fails.
+test: test-vet
+	@log=$$(mktemp); \
+	echo "$(GOTEST) $(TESTFLAGS) -race $(RACE_PKGS)  # beside the next one; its output follows it"; \
+	$(GOTEST) $(TESTFLAGS) -race $(RACE_PKGS) >$$log 2>&1 & race=$$!; \
+	echo "$(GOTEST) $(TESTFLAGS) $(MAIN_PKGS)"; \
+	$(GOTEST) $(TESTFLAGS) $(MAIN_PKGS); main=$$?; \
+	wait $$race; raced=$$?; \
+	echo "== the race pass (exit status $$raced):"; cat $$log; rm -f $$log; \
+	test $$main = 0 && test $$raced = 0
+
+# make test's first step: make vet and make wasm, side by side (their
+# builds share nothing: one is for linux, the other for js/wasm), the
+# js/wasm vet after the wasm build, whose compiled packages it reuses.
+test-vet:
+	@$(MAKE) --no-print-directory -j2 vet-host wasm-vet
+wasm-vet: wasm
+	@$(MAKE) --no-print-directory vet-wasm
 
 # The fast loop: every test in -short mode (the mutation test, the demo
 # over TCP and the long runs skip), from the build cache. Under 30 s.
 test-short: wasm
 	$(GO) test -short ./...
 
-vet:
+vet: vet-host vet-wasm
+vet-host:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+vet-wasm:
 	GOOS=js GOARCH=wasm $(GO) vet $(WASM_BUILDFLAGS) ./web/wasm
 
 # Model-check every model in tla/manifest.json with TLC and with the Go

@@ -86,7 +86,7 @@ var sinkMutants = []mutant{
 		Rule: "a transaction the store aborted on its own is never taken for committed: its loss is reported",
 		Doc:  "committed takes a transaction the store no longer holds for committed",
 		Patches: []patch{{
-			File: "impl/dataflow/sink/sink.go",
+			File: "impl/dataflow/sink/sinkdb/schema.go",
 			Old:  "\tif isCommitted {\n",
 			New:  "\tif true || isCommitted { // MUTANT sink-store-abort-silent: a store abort is a commit\n",
 		}},
