@@ -13,6 +13,7 @@ import (
 
 	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/dataflow/sink"
+	"github.com/markerwave/markerwave/impl/dataflow/sink/sinkdb"
 	"github.com/markerwave/markerwave/model/barrier"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -39,7 +40,7 @@ type sinkLockstep struct {
 	st    *barrier.SinkState
 	c     *dataflow.Cluster
 	path  string // the SQLite file
-	store *sink.SQLite
+	store *sinkdb.SQLite
 	d     *sink.Driver
 	dead  bool                 // the sink crashed before committing: a restore is next
 	core  map[int]int          // model checkpoint -> core snapshot id
@@ -93,7 +94,7 @@ func newSinkLockstep(t *rapid.T, seen map[string]int) *sinkLockstep {
 // a driver with the complete snapshots; it returns the recovery.
 func (l *sinkLockstep) startSink() sink.Recovery {
 	var err error
-	if l.store, err = sink.OpenSQLite(context.Background(), l.path, sink.Config{Job: "lockstep", NoSync: true}); err != nil {
+	if l.store, err = sinkdb.OpenSQLite(context.Background(), l.path, sinkdb.Config{Job: "lockstep", NoSync: true}); err != nil {
 		l.t.Fatal(err)
 	}
 	l.d = sink.NewDriver(context.Background(), l.store, sink.ExactlyOnce, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/markerwave/markerwave/impl/dataflow"
 	"github.com/markerwave/markerwave/impl/dataflow/run"
 	"github.com/markerwave/markerwave/impl/dataflow/sink"
+	"github.com/markerwave/markerwave/impl/dataflow/sink/sinkdb"
 )
 
 // flowSink is flow's external sink (issue #19): every protocol's runs
@@ -77,7 +78,7 @@ func job(mode dataflow.Mode) string {
 
 // open opens the store for mode's job (a sink process starting).
 func (s *flowSink) open(mode dataflow.Mode) (sink.Store, error) {
-	return sink.Open(context.Background(), s.url, sink.Config{Job: job(mode)})
+	return sinkdb.Open(context.Background(), s.url, sinkdb.Config{Job: job(mode)})
 }
 
 // driver starts a sink for g's protocol's job after a restore from the

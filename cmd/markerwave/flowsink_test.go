@@ -84,7 +84,7 @@ func TestFlowSinkBadInput(t *testing.T) {
 // A PostgreSQL without prepared transactions is bad input, named.
 func TestFlowSinkNoPreparedTransactions(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts a PostgreSQL server of its own; impl/dataflow/sink's TestOpenErrorsPostgres checks the same error")
+		t.Skip("-short: starts a PostgreSQL server of its own; impl/dataflow/sink/sinkdb's TestOpenErrorsPostgres checks the same error")
 	}
 	s := pgtest.Require(t, func() (*pgtest.Server, error) { return pgtest.Start(pgtest.Options{MaxPrepared: 0}) })
 	defer s.Stop()

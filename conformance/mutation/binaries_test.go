@@ -100,7 +100,23 @@ func batches(runs []goTest) [][]binKey {
 			bs[i] = append(bs[i], k)
 		}
 	}
+	// The race detector's binaries last: make test runs its race pass
+	// beside the first one, and by then that pass has compiled the
+	// standard library with -race, which this build finds in the cache
+	// instead of compiling it again at the same time.
+	slices.SortStableFunc(bs, func(a, b []binKey) int { return cmpBool(a[0].race, b[0].race) })
 	return bs
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // goTestFlags are go test's flags that a test binary takes as -test.X.

@@ -86,7 +86,7 @@ var sinkMutants = []mutant{
 		Rule: "a transaction the store aborted on its own is never taken for committed: its loss is reported",
 		Doc:  "committed takes a transaction the store no longer holds for committed",
 		Patches: []patch{{
-			File: "impl/dataflow/sink/sink.go",
+			File: "impl/dataflow/sink/sinkdb/schema.go",
 			Old:  "\tif isCommitted {\n",
 			New:  "\tif true || isCommitted { // MUTANT sink-store-abort-silent: a store abort is a commit\n",
 		}},
@@ -100,10 +100,10 @@ var sinkMutants = []mutant{
 	},
 }
 
-// sinkRun is a test of impl/dataflow/sink, on SQLite and a real
-// PostgreSQL.
+// sinkRun is a test of the Driver in impl/dataflow/sink/sinkdb, on
+// SQLite and a real PostgreSQL.
 func sinkRun(test string) goTest {
-	return goTest{Pkg: "./impl/dataflow/sink", Tests: []string{test}}
+	return goTest{Pkg: "./impl/dataflow/sink/sinkdb", Tests: []string{test}}
 }
 
 // sinkLockstepRun is the sink's lockstep against model/barrier.

@@ -1,3 +1,5 @@
+//go:build !race
+
 package run
 
 import (
@@ -12,6 +14,7 @@ import (
 	"github.com/markerwave/markerwave/impl/dataflow/pipeline"
 	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"github.com/markerwave/markerwave/impl/dataflow/sink/pgtest"
+	"github.com/markerwave/markerwave/impl/dataflow/sink/sinkdb"
 )
 
 // The cost of exactly once to the outside world, side by side in one run
@@ -85,9 +88,9 @@ func sinkBenchDriver(b *testing.B, kind string) *sink.Driver {
 	var st sink.Store
 	var err error
 	if kind == "2pc-postgres" {
-		st, err = sink.OpenPostgres(ctx, pgtest.Shared(b), sink.Config{})
+		st, err = sinkdb.OpenPostgres(ctx, pgtest.Shared(b), sinkdb.Config{})
 	} else {
-		st, err = sink.OpenSQLite(ctx, filepath.Join(b.TempDir(), "bench.db"), sink.Config{})
+		st, err = sinkdb.OpenSQLite(ctx, filepath.Join(b.TempDir(), "bench.db"), sinkdb.Config{})
 	}
 	if err != nil {
 		b.Fatal(err)

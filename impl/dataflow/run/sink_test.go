@@ -1,3 +1,5 @@
+//go:build !race
+
 package run
 
 import (
@@ -18,6 +20,7 @@ import (
 	"github.com/markerwave/markerwave/impl/dataflow/pipeline"
 	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"github.com/markerwave/markerwave/impl/dataflow/sink/pgtest"
+	"github.com/markerwave/markerwave/impl/dataflow/sink/sinkdb"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +47,7 @@ func sinkDBs(*testing.T) map[string]func(t *testing.T) sinkDB {
 		"sqlite": func(t *testing.T) sinkDB {
 			path := filepath.Join(t.TempDir(), "out.db")
 			return sinkDB{open: func(t *testing.T) sink.Store {
-				st, err := sink.OpenSQLite(ctx, path, sink.Config{})
+				st, err := sinkdb.OpenSQLite(ctx, path, sinkdb.Config{})
 				require.NoError(t, err)
 				return st
 			}}
@@ -52,7 +55,7 @@ func sinkDBs(*testing.T) map[string]func(t *testing.T) sinkDB {
 		"postgres": func(t *testing.T) sinkDB {
 			url := pgtest.Shared(t)
 			return sinkDB{open: func(t *testing.T) sink.Store {
-				st, err := sink.OpenPostgres(ctx, url, sink.Config{})
+				st, err := sinkdb.OpenPostgres(ctx, url, sinkdb.Config{})
 				require.NoError(t, err)
 				return st
 			}, kill: func(t *testing.T, st sink.Store) {
@@ -62,7 +65,7 @@ func sinkDBs(*testing.T) map[string]func(t *testing.T) sinkDB {
 					return
 				}
 				defer c.Close(ctx)
-				_, err = c.Exec(ctx, "SELECT pg_terminate_backend($1)", int(st.(*sink.Postgres).WriterPID()))
+				_, err = c.Exec(ctx, "SELECT pg_terminate_backend($1)", int(st.(*sinkdb.Postgres).WriterPID()))
 				assert.NoError(t, err)
 			}}
 		},
@@ -190,7 +193,7 @@ func TestSinkAtLeastOnceDuplicates(t *testing.T) {
 	ctx := context.Background()
 	g, logics, err := pipeline.Pipeline(2, 120, 4, dataflow.Aligned)
 	require.NoError(t, err)
-	st, err := sink.OpenSQLite(ctx, filepath.Join(t.TempDir(), "alo.db"), sink.Config{})
+	st, err := sinkdb.OpenSQLite(ctx, filepath.Join(t.TempDir(), "alo.db"), sinkdb.Config{})
 	require.NoError(t, err)
 	defer st.Close()
 	d := sink.NewDriver(ctx, st, sink.AtLeastOnce, 1)

@@ -3,6 +3,9 @@
 // results into a real database, SQLite (modernc.org/sqlite, pure Go, the
 // embedded default) or PostgreSQL (real prepared transactions through
 // pgx), behind one interface, Store, so that another store can be added.
+// The two stores are in impl/dataflow/sink/sinkdb: this package imports
+// neither database's driver, so that the race-tested runtime
+// (impl/dataflow/run) does not compile them with -race.
 //
 // Per snapshot k the sink holds a transaction: the records it took after
 // its barrier of k-1 and before its barrier of k (Begin, Write). At its

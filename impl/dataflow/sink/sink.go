@@ -3,7 +3,6 @@ package sink
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 )
 
@@ -130,14 +129,4 @@ func Recover(ctx context.Context, st Store, complete []int) (Recovery, error) {
 		}
 	}
 	return r, nil
-}
-
-// committed is the outcome of committing a transaction the store no
-// longer holds pre-committed: nil if it is committed (a commit retried),
-// ErrLost if the store aborted it.
-func committed(name string, snap int, isCommitted bool) error {
-	if isCommitted {
-		return nil
-	}
-	return fmt.Errorf("%w: %s, snapshot %d", ErrLost, name, snap)
 }

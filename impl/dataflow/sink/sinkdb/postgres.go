@@ -1,9 +1,10 @@
-package sink
+package sinkdb
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"strconv"
 	"strings"
 
@@ -39,11 +40,11 @@ func OpenPostgres(ctx context.Context, url string, cfg Config) (*Postgres, error
 	}
 	p := &Postgres{url: redact(url), cfg: cfg}
 	if p.ctl, err = pgx.Connect(ctx, url); err != nil {
-		return nil, fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+		return nil, fmt.Errorf("%w: postgres %s: %v", sink.ErrOpen, p.url, err)
 	}
 	if p.w, err = pgx.Connect(ctx, url); err != nil {
 		p.ctl.Close(ctx)
-		return nil, fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+		return nil, fmt.Errorf("%w: postgres %s: %v", sink.ErrOpen, p.url, err)
 	}
 	for _, c := range []*pgx.Conn{p.w, p.ctl} {
 		// A lock the sink waits for is one a stale prepared transaction
@@ -51,7 +52,7 @@ func OpenPostgres(ctx context.Context, url string, cfg Config) (*Postgres, error
 		// naming the statement, not a wait without end.
 		if _, err := c.Exec(ctx, "SET lock_timeout = '10s'"); err != nil {
 			p.Close()
-			return nil, fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+			return nil, fmt.Errorf("%w: postgres %s: %v", sink.ErrOpen, p.url, err)
 		}
 	}
 	if err := p.setUp(ctx); err != nil {
@@ -74,10 +75,10 @@ func redact(url string) string {
 func (p *Postgres) setUp(ctx context.Context) error {
 	var max string
 	if err := p.ctl.QueryRow(ctx, "SHOW max_prepared_transactions").Scan(&max); err != nil {
-		return fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+		return fmt.Errorf("%w: postgres %s: %v", sink.ErrOpen, p.url, err)
 	}
 	if max == "0" {
-		return fmt.Errorf("%w: postgres %s has max_prepared_transactions = 0 (set it above 0, e.g. 10, and restart the server)", ErrNoPrepared, p.url)
+		return fmt.Errorf("%w: postgres %s has max_prepared_transactions = 0 (set it above 0, e.g. 10, and restart the server)", sink.ErrNoPrepared, p.url)
 	}
 	t := p.cfg.Table
 	for _, ddl := range []string{
@@ -85,7 +86,7 @@ func (p *Postgres) setUp(ctx context.Context) error {
 		"CREATE TABLE IF NOT EXISTS " + t + "_committed (job TEXT NOT NULL, snap BIGINT NOT NULL, PRIMARY KEY (job, snap))",
 	} {
 		if _, err := p.ctl.Exec(ctx, ddl); err != nil {
-			return fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+			return fmt.Errorf("%w: postgres %s: %v", sink.ErrOpen, p.url, err)
 		}
 	}
 	for tbl, want := range map[string][]column{t: outputShape, t + "_committed": committedShape} {
@@ -100,12 +101,12 @@ func (p *Postgres) setUp(ctx context.Context) error {
 func (p *Postgres) checkTable(ctx context.Context, table string, want []column) error {
 	rows, err := p.ctl.Query(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position", table)
 	if err != nil {
-		return fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+		return fmt.Errorf("%w: postgres %s: %v", sink.ErrOpen, p.url, err)
 	}
 	defer rows.Close()
 	have, err := readColumns(rows)
 	if err != nil {
-		return fmt.Errorf("%w: postgres %s: %v", ErrOpen, p.url, err)
+		return fmt.Errorf("%w: postgres %s: %v", sink.ErrOpen, p.url, err)
 	}
 	return checkShape("postgres "+p.url, table, have, want)
 }
@@ -123,7 +124,7 @@ func (p *Postgres) fail(snap int, what string, err error) error {
 // Begin opens snap's transaction on the writer's session.
 func (p *Postgres) Begin(ctx context.Context, snap int) error {
 	if p.open != 0 {
-		return fmt.Errorf("%w: %s: Begin(%d) with snapshot %d's transaction open", ErrState, p.Name(), snap, p.open)
+		return fmt.Errorf("%w: %s: Begin(%d) with snapshot %d's transaction open", sink.ErrState, p.Name(), snap, p.open)
 	}
 	if _, err := p.w.Exec(ctx, "BEGIN"); err != nil {
 		return p.fail(snap, "beginning", err)
@@ -133,9 +134,9 @@ func (p *Postgres) Begin(ctx context.Context, snap int) error {
 }
 
 // Write copies recs into the output table inside snap's transaction.
-func (p *Postgres) Write(ctx context.Context, snap int, recs []Record) error {
+func (p *Postgres) Write(ctx context.Context, snap int, recs []sink.Record) error {
 	if p.open != snap {
-		return fmt.Errorf("%w: %s: Write(%d) with snapshot %d's transaction open", ErrState, p.Name(), snap, p.open)
+		return fmt.Errorf("%w: %s: Write(%d) with snapshot %d's transaction open", sink.ErrState, p.Name(), snap, p.open)
 	}
 	src := pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
 		r := recs[i]
@@ -151,7 +152,7 @@ func (p *Postgres) Write(ctx context.Context, snap int, recs []Record) error {
 // prepares it (PREPARE TRANSACTION).
 func (p *Postgres) PreCommit(ctx context.Context, snap int) error {
 	if p.open != snap {
-		return fmt.Errorf("%w: %s: PreCommit(%d) with snapshot %d's transaction open", ErrState, p.Name(), snap, p.open)
+		return fmt.Errorf("%w: %s: PreCommit(%d) with snapshot %d's transaction open", sink.ErrState, p.Name(), snap, p.open)
 	}
 	p.open = 0
 	if _, err := p.w.Exec(ctx, "INSERT INTO "+p.cfg.Table+"_committed (job, snap) VALUES ($1, $2)", p.cfg.Job, snap); err != nil {
@@ -207,8 +208,8 @@ func (p *Postgres) Abort(ctx context.Context, snap int) error {
 
 // Pending lists the writer's open transaction, the job's prepared ones
 // (pg_prepared_xacts) and its committed snapshots.
-func (p *Postgres) Pending(ctx context.Context) (Txns, error) {
-	var t Txns
+func (p *Postgres) Pending(ctx context.Context) (sink.Txns, error) {
+	var t sink.Txns
 	if p.open != 0 {
 		t.Open = []int{p.open}
 	}
@@ -249,7 +250,7 @@ func (p *Postgres) strings(ctx context.Context, q string, args ...any) ([]string
 
 // Append copies recs straight into the output (snapshot 0), committed
 // at once.
-func (p *Postgres) Append(ctx context.Context, recs []Record) error {
+func (p *Postgres) Append(ctx context.Context, recs []sink.Record) error {
 	src := pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
 		r := recs[i]
 		return []any{p.cfg.Job, int64(0), int64(r.Src), int64(r.I), r.Val}, nil
@@ -261,7 +262,7 @@ func (p *Postgres) Append(ctx context.Context, recs []Record) error {
 }
 
 // Rows queries back the job's output.
-func (p *Postgres) Rows(ctx context.Context) ([]Row, error) {
+func (p *Postgres) Rows(ctx context.Context) ([]sink.Row, error) {
 	rows, err := p.ctl.Query(ctx, "SELECT src, i, val, snap FROM "+p.cfg.Table+" WHERE job = $1 ORDER BY src, i, snap", p.cfg.Job)
 	if err != nil {
 		return nil, fmt.Errorf("sink: %s: %w", p.Name(), err)

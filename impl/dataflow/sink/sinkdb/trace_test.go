@@ -1,8 +1,9 @@
-package sink
+package sinkdb
 
 import (
 	"bytes"
 	"flag"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"os"
 	"path/filepath"
 	"testing"
@@ -62,33 +63,21 @@ var traceRuns = map[string]func(r *sinkRun){
 func TestTraceBundled(t *testing.T) {
 	for name, run := range traceRuns {
 		t.Run(name, func(t *testing.T) {
-			tr := NewTrace([]string{"S1"})
+			tr := sink.NewTrace([]string{"S1"})
 			r := newTracedRun(t, func(t *testing.T) store {
 				return openSQLiteStore(t, filepath.Join(t.TempDir(), "out.db"))
 			}, tr)
 			run(r)
 			var b bytes.Buffer
 			require.NoError(t, tr.Write(&b, true))
-			p := filepath.Join("..", "..", "..", "traces", "sink", "conforms", name+".jsonl")
+			p := filepath.Join("..", "..", "..", "..", "traces", "sink", "conforms", name+".jsonl")
 			if *update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 				require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
 			}
 			got, err := os.ReadFile(p)
-			require.NoError(t, err, "run go test ./impl/dataflow/sink -run TestTraceBundled -update")
-			assert.Equal(t, b.String(), string(got), "%s is stale: run go test ./impl/dataflow/sink -run TestTraceBundled -update", p)
+			require.NoError(t, err, "run go test ./impl/dataflow/sink/sinkdb -run TestTraceBundled -update")
+			assert.Equal(t, b.String(), string(got), "%s is stale: run go test ./impl/dataflow/sink/sinkdb -run TestTraceBundled -update", p)
 		})
 	}
-}
-
-// TestTraceNil: a Driver without a trace records nothing and a nil
-// *Trace's steps do nothing.
-func TestTraceNil(t *testing.T) {
-	var tr *Trace
-	tr.take(Record{I: 1})
-	tr.preCommit(1)
-	tr.complete(1)
-	tr.committed(1, false)
-	tr.start(nil, Recovery{}, 1)
-	assert.Nil(t, tr)
 }

@@ -1,7 +1,8 @@
-package sink
+package sinkdb
 
 import (
 	"context"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // store is a Store under test and how its store aborts a pre-committed
 // transaction on its own (a timeout, an administrator).
 type store struct {
-	Store
+	sink.Store
 	storeAbort func(t *testing.T, snap int)
 	reopen     func(t *testing.T) store // the same database, opened again
 }
@@ -64,16 +65,16 @@ func openPostgresStore(t *testing.T, url string) store {
 	}, func(t *testing.T) store { return openPostgresStore(t, url) }}
 }
 
-func recs(from, to int) []Record {
-	var r []Record
+func recs(from, to int) []sink.Record {
+	var r []sink.Record
 	for i := from; i <= to; i++ {
-		r = append(r, Record{Src: 0, I: i, Val: int64(10 * i)})
+		r = append(r, sink.Record{Src: 0, I: i, Val: int64(10 * i)})
 	}
 	return r
 }
 
 // counts is how many times each record is in the store's output.
-func counts(t *testing.T, s Store) map[int]int {
+func counts(t *testing.T, s sink.Store) map[int]int {
 	t.Helper()
 	rows, err := s.Rows(context.Background())
 	require.NoError(t, err)
@@ -119,7 +120,7 @@ func TestStoreTransactions(t *testing.T) {
 			require.NoError(t, s.Abort(ctx, 2))
 			tx, err = s.Pending(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, Txns{Committed: []int{1}}, tx)
+			assert.Equal(t, sink.Txns{Committed: []int{1}}, tx)
 			assert.Equal(t, once(1, 5), counts(t, s))
 		})
 	}
@@ -138,19 +139,14 @@ func TestStoreAbortIsLoss(t *testing.T) {
 			require.NoError(t, s.PreCommit(ctx, 1))
 			s.storeAbort(t, 1)
 			err := s.Commit(ctx, 1)
-			require.ErrorIs(t, err, ErrLost)
+			require.ErrorIs(t, err, sink.ErrLost)
 			assert.Contains(t, err.Error(), "snapshot 1")
-			r, err := Recover(ctx, s, []int{1})
+			r, err := sink.Recover(ctx, s, []int{1})
 			require.NoError(t, err)
 			assert.Equal(t, []int{1}, r.Lost)
 			assert.Empty(t, counts(t, s))
 		})
 	}
-}
-
-func TestPlan(t *testing.T) {
-	r := plan(Txns{Open: []int{5}, Prepared: []int{3, 4}, Committed: []int{1}}, []int{1, 2, 3})
-	assert.Equal(t, Recovery{Committed: []int{3}, Aborted: []int{4, 5}, Lost: []int{2}}, r)
 }
 
 // TestOpenErrors: a database that cannot be opened, a table with another
@@ -160,14 +156,14 @@ func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	_, err := OpenSQLite(ctx, dir, Config{})
-	require.ErrorIs(t, err, ErrOpen)
+	require.ErrorIs(t, err, sink.ErrOpen)
 	assert.Contains(t, err.Error(), dir+" is a directory")
 	_, err = OpenSQLite(ctx, filepath.Join(dir, "no", "such", "x.db"), Config{})
-	require.ErrorIs(t, err, ErrOpen)
+	require.ErrorIs(t, err, sink.ErrOpen)
 	garbage := filepath.Join(dir, "garbage.db")
 	require.NoError(t, writeFile(garbage, "this is not a database, just text long enough to be read as a header......"))
 	_, err = OpenSQLite(ctx, garbage, Config{})
-	require.ErrorIs(t, err, ErrOpen)
+	require.ErrorIs(t, err, sink.ErrOpen)
 	assert.Contains(t, err.Error(), garbage)
 
 	shaped := filepath.Join(dir, "shaped.db")
@@ -177,7 +173,7 @@ func TestOpenErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	_, err = OpenSQLite(ctx, shaped, Config{Table: "other"})
-	require.ErrorIs(t, err, ErrShape)
+	require.ErrorIs(t, err, sink.ErrShape)
 	assert.Contains(t, err.Error(), "other in "+shaped+" has columns (a integer, b text), want (job text, snap integer, src integer, i integer, val integer)")
 
 	_, err = OpenSQLite(ctx, shaped, Config{Table: "Robert'); DROP TABLE x;--"})
@@ -196,17 +192,17 @@ func TestOpenErrorsPostgres(t *testing.T) {
 	require.NoError(t, err)
 	c.Close(ctx)
 	_, err = OpenPostgres(ctx, url, Config{Table: "other"})
-	require.ErrorIs(t, err, ErrShape)
+	require.ErrorIs(t, err, sink.ErrShape)
 	assert.Contains(t, err.Error(), "has columns (a integer, b text)")
 
 	_, err = OpenPostgres(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=5", Config{})
-	require.ErrorIs(t, err, ErrOpen)
+	require.ErrorIs(t, err, sink.ErrOpen)
 	assert.Contains(t, err.Error(), "postgres@127.0.0.1:1/x")
 
 	s0 := pgtest.Require(t, func() (*pgtest.Server, error) { return pgtest.Start(pgtest.Options{MaxPrepared: 0}) })
 	defer s0.Stop()
 	_, err = OpenPostgres(ctx, s0.URL("postgres"), Config{})
-	require.ErrorIs(t, err, ErrNoPrepared)
+	require.ErrorIs(t, err, sink.ErrNoPrepared)
 	assert.Contains(t, err.Error(), "max_prepared_transactions = 0")
 }
 

@@ -1,10 +1,11 @@
-package sink
+package sinkdb
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"os"
 	"path/filepath"
 
@@ -61,7 +62,7 @@ func OpenSQLite(ctx context.Context, path string, cfg Config) (*SQLite, error) {
 	}
 	db, err := sql.Open("sqlite", sqliteDSN(path, cfg.NoSync))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrOpen, path, err)
+		return nil, fmt.Errorf("%w: %s: %v", sink.ErrOpen, path, err)
 	}
 	db.SetMaxOpenConns(1) // one writer: SQLite's own rule, without busy waits
 	s := &SQLite{db: db, path: path, cfg: cfg, q: newSQLiteSQL(cfg.Table)}
@@ -76,10 +77,10 @@ func OpenSQLite(ctx context.Context, path string, cfg Config) (*SQLite, error) {
 // directory, in a folder that exists.
 func checkDBPath(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%w: %s is a directory", ErrOpen, path)
+		return fmt.Errorf("%w: %s is a directory", sink.ErrOpen, path)
 	}
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrOpen, path, err)
+		return fmt.Errorf("%w: %s: %v", sink.ErrOpen, path, err)
 	}
 	return nil
 }
@@ -99,7 +100,7 @@ func sqliteDSN(path string, noSync bool) string {
 func (s *SQLite) setUp(ctx context.Context) error {
 	t := s.cfg.Table
 	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrOpen, s.path, err)
+		return fmt.Errorf("%w: %s: %v", sink.ErrOpen, s.path, err)
 	}
 	for _, ddl := range []string{
 		"CREATE TABLE IF NOT EXISTS " + t + " (job TEXT NOT NULL, snap INTEGER NOT NULL, src INTEGER NOT NULL, i INTEGER NOT NULL, val INTEGER NOT NULL)",
@@ -108,7 +109,7 @@ func (s *SQLite) setUp(ctx context.Context) error {
 		"CREATE TABLE IF NOT EXISTS " + t + "_prepared (job TEXT NOT NULL, snap INTEGER NOT NULL, PRIMARY KEY (job, snap))",
 	} {
 		if _, err := s.db.ExecContext(ctx, ddl); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrOpen, s.path, err)
+			return fmt.Errorf("%w: %s: %v", sink.ErrOpen, s.path, err)
 		}
 	}
 	for tbl, want := range map[string][]column{t: outputShape, t + "_committed": committedShape, t + "_staged": outputShape, t + "_prepared": committedShape} {
@@ -123,12 +124,12 @@ func (s *SQLite) setUp(ctx context.Context) error {
 func (s *SQLite) checkTable(ctx context.Context, table string, want []column) error {
 	rows, err := s.db.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?) ORDER BY cid", table)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrOpen, s.path, err)
+		return fmt.Errorf("%w: %s: %v", sink.ErrOpen, s.path, err)
 	}
 	defer rows.Close()
 	have, err := readColumns(rows)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrOpen, s.path, err)
+		return fmt.Errorf("%w: %s: %v", sink.ErrOpen, s.path, err)
 	}
 	return checkShape(s.path, table, have, want)
 }
@@ -160,14 +161,14 @@ func (s *SQLite) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 func (s *SQLite) Begin(context.Context, int) error { return nil }
 
 // Write stages recs as snap's, in one SQLite transaction.
-func (s *SQLite) Write(ctx context.Context, snap int, recs []Record) error {
+func (s *SQLite) Write(ctx context.Context, snap int, recs []sink.Record) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		return s.insert(ctx, tx, s.q.stage, snap, recs)
 	})
 }
 
 // insert runs the insert statement q (stage or append) for each record.
-func (s *SQLite) insert(ctx context.Context, tx *sql.Tx, q string, snap int, recs []Record) error {
+func (s *SQLite) insert(ctx context.Context, tx *sql.Tx, q string, snap int, recs []sink.Record) error {
 	st, err := tx.PrepareContext(ctx, q)
 	if err != nil {
 		return fmt.Errorf("sink: %s: %w", s.Name(), err)
@@ -239,8 +240,8 @@ func (s *SQLite) Abort(ctx context.Context, snap int) error {
 
 // Pending lists the job's open (staged), pre-committed and committed
 // snapshots.
-func (s *SQLite) Pending(ctx context.Context) (Txns, error) {
-	var t Txns
+func (s *SQLite) Pending(ctx context.Context) (sink.Txns, error) {
+	var t sink.Txns
 	var err error
 	for _, x := range []struct {
 		q   string
@@ -272,14 +273,14 @@ func queryInts(ctx context.Context, db *sql.DB, q string, args ...any) ([]int, e
 }
 
 // Append writes recs straight into the output (snapshot 0).
-func (s *SQLite) Append(ctx context.Context, recs []Record) error {
+func (s *SQLite) Append(ctx context.Context, recs []sink.Record) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		return s.insert(ctx, tx, s.q.append, 0, recs)
 	})
 }
 
 // Rows queries back the job's output.
-func (s *SQLite) Rows(ctx context.Context) ([]Row, error) {
+func (s *SQLite) Rows(ctx context.Context) ([]sink.Row, error) {
 	rows, err := s.db.QueryContext(ctx, s.q.rows, s.cfg.Job)
 	if err != nil {
 		return nil, fmt.Errorf("sink: %s: %w", s.Name(), err)
@@ -296,10 +297,10 @@ type scanner interface {
 }
 
 // scanRows reads src, i, val, snap rows.
-func scanRows(rows scanner) ([]Row, error) {
-	var out []Row
+func scanRows(rows scanner) ([]sink.Row, error) {
+	var out []sink.Row
 	for rows.Next() {
-		var r Row
+		var r sink.Row
 		if err := rows.Scan(&r.Src, &r.I, &r.Val, &r.Snap); err != nil {
 			return nil, err
 		}

@@ -1,7 +1,8 @@
-package sink
+package sinkdb
 
 import (
 	"fmt"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"regexp"
 	"slices"
 	"strings"
@@ -91,7 +92,7 @@ func checkShape(db, table string, have, want []column) error {
 	if slices.Equal(have, want) {
 		return nil
 	}
-	return fmt.Errorf("%w: %s in %s has columns (%s), want (%s)", ErrShape, table, db, render(have), render(want))
+	return fmt.Errorf("%w: %s in %s has columns (%s), want (%s)", sink.ErrShape, table, db, render(have), render(want))
 }
 
 func render(cols []column) string {
@@ -100,4 +101,14 @@ func render(cols []column) string {
 		s[i] = c.name + " " + c.class
 	}
 	return strings.Join(s, ", ")
+}
+
+// committed is the outcome of committing a transaction the store no
+// longer holds pre-committed: nil if it is committed (a commit retried),
+// sink.ErrLost if the store aborted it.
+func committed(name string, snap int, isCommitted bool) error {
+	if isCommitted {
+		return nil
+	}
+	return fmt.Errorf("%w: %s, snapshot %d", sink.ErrLost, name, snap)
 }

@@ -1,8 +1,9 @@
-package sink
+package sinkdb
 
 import (
 	"context"
 	"fmt"
+	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"slices"
 	"testing"
 	"time"
@@ -19,8 +20,8 @@ import (
 type sinkRun struct {
 	t     *testing.T
 	s     store
-	d     *Driver
-	trace *Trace // nil: not traced
+	d     *sink.Driver
+	trace *sink.Trace // nil: not traced
 }
 
 func newSinkRun(t *testing.T, open func(t *testing.T) store) *sinkRun {
@@ -28,10 +29,10 @@ func newSinkRun(t *testing.T, open func(t *testing.T) store) *sinkRun {
 }
 
 // newTracedRun is newSinkRun with its drivers writing trace tr.
-func newTracedRun(t *testing.T, open func(t *testing.T) store, tr *Trace) *sinkRun {
+func newTracedRun(t *testing.T, open func(t *testing.T) store, tr *sink.Trace) *sinkRun {
 	r := &sinkRun{t: t, trace: tr}
 	r.s = open(t)
-	r.d = NewDriver(context.Background(), r.s, ExactlyOnce, 2)
+	r.d = sink.NewDriver(context.Background(), r.s, sink.ExactlyOnce, 2)
 	r.d.SetTrace(tr)
 	_, err := r.d.Start(nil)
 	require.NoError(t, err)
@@ -47,11 +48,11 @@ func (r *sinkRun) take(from, to int) {
 
 // crash ends the sink's process and starts a new one recovering with
 // complete; it returns the recovery.
-func (r *sinkRun) crash(complete ...int) Recovery {
+func (r *sinkRun) crash(complete ...int) sink.Recovery {
 	r.d.Halt()
 	require.NoError(r.t, r.s.Close())
 	r.s = r.s.reopen(r.t)
-	r.d = NewDriver(context.Background(), r.s, ExactlyOnce, 2)
+	r.d = sink.NewDriver(context.Background(), r.s, sink.ExactlyOnce, 2)
 	r.d.SetTrace(r.trace)
 	rec, err := r.d.Start(complete)
 	require.NoError(r.t, err)
