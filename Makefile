@@ -20,7 +20,11 @@ RACE_PKGS = ./impl/... ./conformance/fifo/ ./instrument/
 # that skips under -race (a //go:build !race file) belongs in a package
 # kept here in both passes.
 RACE_BOTH = %/impl/transport
-RACE_ONLY = $(filter-out $(RACE_BOTH),$(shell $(GO) list $(RACE_PKGS)))
+# impl/coord (the supervised mode's etcd coordination) runs without -race
+# only: its tests start a real etcd, whose server would be compiled again
+# under the race detector (about 80 CPU-s more).
+RACE_OFF = %/impl/coord %/impl/coord/etcdembed
+RACE_ONLY = $(filter-out $(RACE_BOTH) $(RACE_OFF),$(shell $(GO) list $(RACE_PKGS)))
 MAIN_PKGS = $(filter-out $(RACE_ONLY),$(shell $(GO) list ./...))
 
 .PHONY: run flow sink-nemesis test test-short vet wasm serve screenshots page-long tlc tlc-go tlc-trace fifo soak nemesis bench fmt
@@ -88,7 +92,7 @@ page-long: wasm
 TESTFLAGS = -count=1 -timeout 20m -vet=off -ldflags=-s\ -w
 test: vet wasm
 	$(GOTEST) $(TESTFLAGS) $(MAIN_PKGS)
-	$(GOTEST) $(TESTFLAGS) -race $(RACE_PKGS)
+	$(GOTEST) $(TESTFLAGS) -race $(filter-out $(RACE_OFF),$(shell $(GO) list $(RACE_PKGS)))
 
 # The fast loop: every test in -short mode (the mutation test, the demo
 # over TCP and the long runs skip), from the build cache. Under 30 s.
