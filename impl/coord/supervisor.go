@@ -36,6 +36,16 @@ type Death struct {
 	// At is when it was detected.
 	At  time.Time
 	Why string
+	// Fatal: the node cannot run (a bad config, say): a restart would fail
+	// the same way, so the supervisor stops (a *FatalError).
+	Fatal bool
+}
+
+// FatalError is Run's error after a fatal death.
+type FatalError struct{ Death Death }
+
+func (e *FatalError) Error() string {
+	return fmt.Sprintf("coord: %s cannot run (%s): not restarting", e.Death.Proc, e.Death.Why)
 }
 
 // Recovery is one automatic restart: the death that caused it, the
@@ -132,6 +142,10 @@ func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
 		d, ok := s.next(ctx, nodes, deaths)
 		if !ok {
 			return s.stop(nodes)
+		}
+		if d.Fatal {
+			s.stop(nodes)
+			return &FatalError{Death: d}
 		}
 		if err := s.recover(ctx, nodes, d); err != nil {
 			s.stop(nodes)

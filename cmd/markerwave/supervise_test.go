@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a buffer written by the supervisor and its children and
+// read by the test meanwhile.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor waits up to d for re to match the buffer, and returns the
+// submatches.
+func (s *syncBuffer) waitFor(t *testing.T, re *regexp.Regexp, d time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(s.String()); m != nil {
+			return m
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no %q within %v in:\n%s", re, d, s.String())
+	return nil
+}
+
+// superviseConfig is the sample three-node bank with free ports, a
+// quick detector and drain, and snapshots every 100 ms.
+func superviseConfig(t *testing.T) string {
+	return threeNodeConfig(t,
+		`"transfers": 400, "max_amount": 50, "pause_ms": 2`, `"transfers": 100000, "max_amount": 50, "pause_ms": 2`,
+		`"every_ms": 250, "count": 3`, `"every_ms": 100, "count": 1000`,
+		`"snapshot_dir"`, `"failures": {"heartbeat_ms": 50, "timeout_ms": 200, "drain_ms": 500}, "snapshot_dir"`)
+}
+
+// TestSuperviseKill9Recovers: kill -9 of a node under markerwave
+// supervise (a real etcd embedded): the supervisor names it at once,
+// stops the survivors, advances the incarnation and restarts every node
+// from the latest complete snapshot, with no operator; the restarted
+// bank still holds 3000 when it stops.
+func TestSuperviseKill9Recovers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node processes for 4 s")
+	}
+	path := superviseConfig(t)
+	var out, errb syncBuffer
+	code := make(chan int, 1)
+	go func() { code <- runSupervise([]string{"--config", path, "--duration", "4s"}, &out, &errb) }()
+	errb.waitFor(t, regexp.MustCompile(`in the catalog`), 5*time.Second)
+	m := errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2 \(pid (\d+)\)`), time.Second)
+	pid, _ := strconv.Atoi(m[1])
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	r := errb.waitFor(t, regexp.MustCompile(`incarnation 2 runs from snapshot (\d+): detected in (\S+), restarted in (\S+)`), 10*time.Second)
+	t.Logf("restored from %s, detected in %s, restarted in %s", r[1], r[2], r[3])
+	select {
+	case c := <-code:
+		assert.Equal(t, exitOK, c, errb.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("supervise did not stop")
+	}
+	log := errb.String()
+	assert.Contains(t, log, fmt.Sprintf("P2 (pid %d) died: signal: killed", pid))
+	for _, p := range []string{"P1", "P2", "P3"} {
+		assert.Contains(t, log, fmt.Sprintf("incarnation 2: started %s", p))
+		assert.Contains(t, log, p+": restored from snapshot "+r[1])
+	}
+	assert.Regexp(t, `^supervise: done after \S+ \(--duration 4s\): 1 automatic recovery, incarnation 2\n$`, out.String())
+	assert.Equal(t, int64(3000), finalBalances(t, log[strings.Index(log, "incarnation 2: started"):]))
+}
+
+// finalBalances adds up the "stopped: balance N" lines of log.
+func finalBalances(t *testing.T, log string) int64 {
+	var total int64
+	ms := regexp.MustCompile(`P\d: stopped: balance (-?\d+)`).FindAllStringSubmatch(log, -1)
+	require.Len(t, ms, 3, log)
+	for _, m := range ms {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		total += n
+	}
+	return total
+}
+
+// TestSuperviseUnreachableEtcd: --etcd naming an address nothing
+// answers at: exit 2 naming it, within --etcd-timeout.
+func TestSuperviseUnreachableEtcd(t *testing.T) {
+	path := superviseConfig(t)
+	addr := freeAddrs(t, 1)[0]
+	start := time.Now()
+	code, stdout, stderr := runCmd(runSupervise, "--config", path, "--etcd", addr, "--etcd-timeout", "300ms")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "--etcd "+addr+": coord: etcd unreachable: no answer from "+addr+" within 300ms")
+	assert.Less(t, time.Since(start), 3*time.Second)
+}
+
+// TestSuperviseUsage: bad flags are named, exit 2.
+func TestSuperviseUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--config is required"},
+		{[]string{"--config", "x.json", "--etcd-ca", "ca.pem"}, "--etcd-ca, --etcd-cert and --etcd-key go together"},
+		{[]string{"--config", "x.json", "--etcd-ca", "a", "--etcd-cert", "b", "--etcd-key", "c"}, "are for --etcd ADDR"},
+		{[]string{"--config", "x.json", "--keep", "-1"}, "--keep must not be negative"},
+	} {
+		code, _, stderr := runCmd(runSupervise, tc.args...)
+		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Contains(t, stderr, tc.want, tc.args)
+	}
+}
