@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -122,7 +123,7 @@ type Membership struct {
 	lease   clientv3.LeaseID
 	cancel  context.CancelFunc
 	key     string
-	crashed bool
+	crashed atomic.Bool
 }
 
 // Join registers p as a live member of incarnation inc with a lease of
@@ -152,8 +153,12 @@ func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Du
 }
 
 // Leave revokes the lease: p's member key goes at once (a clean stop).
+// A crashed membership's lease is left to expire.
 func (m *Membership) Leave(ctx context.Context) error {
 	m.cancel()
+	if m.crashed.Load() {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.c.cfg.DialTimeout)
 	defer cancel()
 	_, err := m.c.cli.Revoke(ctx, m.lease)
@@ -162,7 +167,7 @@ func (m *Membership) Leave(ctx context.Context) error {
 
 // Crash stops renewing the lease without revoking it, as a killed
 // process does: the member key goes when the lease expires.
-func (m *Membership) Crash() { m.crashed = true; m.cancel() }
+func (m *Membership) Crash() { m.crashed.Store(true); m.cancel() }
 
 // Members are the live members, by process.
 func (c *Coord) Members(ctx context.Context) (map[spec.ProcID]Member, error) {
@@ -349,6 +354,30 @@ func (c *Coord) Advance(ctx context.Context, cur Incarnation, rev int64, from sp
 		return Incarnation{}, err
 	}
 	return won, fmt.Errorf("coord: incarnation %d: %w (by %s, from snapshot %d)", won.N, ErrLostRace, won.By, won.From)
+}
+
+// WatchIncarnation reports every incarnation started (by any
+// supervisor) until ctx ends (the channel is then closed).
+func (c *Coord) WatchIncarnation(ctx context.Context) <-chan Incarnation {
+	out := make(chan Incarnation, 4)
+	wch := c.cli.Watch(ctx, c.incarnationKey(), clientv3.WithFilterDelete())
+	go func() {
+		defer close(out)
+		for w := range wch {
+			for _, ev := range w.Events {
+				var inc Incarnation
+				if json.Unmarshal(ev.Kv.Value, &inc) != nil {
+					continue
+				}
+				select {
+				case out <- inc:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // --- who has restored: the recovery's completion ---

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,61 +130,77 @@ func (s *Supervisor) logf(format string, a ...any) {
 	fmt.Fprintf(s.cfg.Log, "supervisor: "+format+"\n", a...)
 }
 
-// Run starts the nodes in a new incarnation, from the latest complete
-// snapshot the catalog holds that the parts on disk agree with, and
-// restarts them so after every death, until ctx ends; then it stops
-// them and gives up its leases.
+// Run starts the nodes, in the incarnation running now if its other
+// members are alive (a supervisor joining its peers), else in a new one
+// from the latest complete snapshot of the catalog that the parts on
+// disk agree with; it restarts them after every death, and follows
+// every incarnation another supervisor starts, until ctx ends; then it
+// stops them and gives up its leases.
 func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
-	if _, err := s.restart(ctx, nodes, Death{}); err != nil {
+	deaths := s.cfg.Coord.WatchDepartures(ctx)
+	incs := s.cfg.Coord.WatchIncarnation(ctx)
+	if _, err := s.restart(ctx, nodes, event{}, true); err != nil {
 		return err
 	}
-	deaths := s.cfg.Coord.WatchDepartures(ctx)
 	for {
-		d, ok := s.next(ctx, nodes, deaths)
+		ev, ok := s.next(ctx, nodes, deaths, incs)
 		if !ok {
 			return s.stop(nodes)
 		}
-		if d.Fatal {
+		if ev.death.Fatal {
 			s.stop(nodes)
-			return &FatalError{Death: d}
+			return &FatalError{Death: ev.death}
 		}
-		if err := s.recover(ctx, nodes, d); err != nil {
+		if err := s.recover(ctx, nodes, ev); err != nil {
 			s.stop(nodes)
+			if ctx.Err() != nil {
+				return nil // stopped during a restart
+			}
 			return err
 		}
 	}
 }
 
-// next waits for a death of a node of this incarnation; false when ctx
-// ends. A departure of a member this supervisor gave up (a restart's
-// Leave) is not one.
-func (s *Supervisor) next(ctx context.Context, nodes Nodes, departures <-chan Departure) (Death, bool) {
+// event is what makes a supervisor restart: a death, or an incarnation
+// another supervisor started (follow).
+type event struct {
+	death  Death
+	follow *Incarnation
+}
+
+// next waits for a death of a node of this incarnation, or a newer
+// incarnation; false when ctx ends. A departure of a member of an
+// earlier incarnation (a restart's Leave) is not a death.
+func (s *Supervisor) next(ctx context.Context, nodes Nodes, departures <-chan Departure, incs <-chan Incarnation) (event, bool) {
 	for {
 		select {
 		case <-ctx.Done():
-			return Death{}, false
+			return event{}, false
 		case d := <-nodes.Deaths():
-			return d, true
+			return event{death: d}, true
 		case dep, ok := <-departures:
 			if !ok {
-				return Death{}, false
+				return event{}, false
 			}
-			if s.stale(dep) {
-				continue
+			if !s.stale(dep) {
+				return event{death: Death{Proc: dep.Proc, At: dep.At, Why: "its lease in etcd expired or was revoked"}}, true
 			}
-			return Death{Proc: dep.Proc, At: dep.At, Why: "its lease in etcd expired or was revoked"}, true
+		case inc, ok := <-incs:
+			if !ok {
+				return event{}, false
+			}
+			if cur, _ := s.Running(); inc.N > cur.N {
+				return event{follow: &inc}, true
+			}
 		}
 	}
 }
 
 // stale says whether a departure is no death of this incarnation: a
-// member of an earlier one (a restart's Leave), or one that is a member
-// again.
+// member of an earlier one, or one that is a member again.
 func (s *Supervisor) stale(dep Departure) bool {
-	s.mu.Lock()
-	cur := s.inc.N
-	s.mu.Unlock()
-	if dep.Incarnation < cur {
+	cur, _ := s.Running()
+	if dep.Incarnation < cur.N {
 		return true
 	}
 	ms, err := s.cfg.Coord.Members(context.Background())
@@ -191,23 +208,28 @@ func (s *Supervisor) stale(dep Departure) bool {
 		return false
 	}
 	m, alive := ms[dep.Proc]
-	return alive && m.Incarnation >= cur
+	return alive && m.Incarnation >= cur.N
 }
 
-// recover is one automatic restart after death d: the survivors stop,
-// the leases go, the next incarnation starts from the latest complete
-// snapshot.
-func (s *Supervisor) recover(ctx context.Context, nodes Nodes, d Death) error {
-	s.logf("%s found dead (%s): stopping the survivors", d.Proc, d.Why)
-	s.Metrics.detected(d)
+// recover is one automatic restart: the survivors stop, the leases go,
+// the next incarnation starts (or the one another supervisor started).
+func (s *Supervisor) recover(ctx context.Context, nodes Nodes, ev event) error {
+	d := ev.death
+	if ev.follow != nil {
+		d = Death{At: time.Now(), Why: fmt.Sprintf("%s started incarnation %d", ev.follow.By, ev.follow.N)}
+		s.logf("%s: following it", d.Why)
+	} else {
+		s.logf("%s found dead (%s): stopping the survivors", d.Proc, d.Why)
+		s.Metrics.detected(d)
+	}
 	s.stop(nodes)
-	r, err := s.restart(ctx, nodes, d)
+	r, err := s.restart(ctx, nodes, ev, false)
 	if err != nil {
 		return err
 	}
 	r.Restart = time.Since(d.At)
 	s.Metrics.recovered(r)
-	s.logf("incarnation %d runs from %s: detected in %v, restarted in %v", r.Incarnation.N, fromName(r.Incarnation.From), r.Detection.Round(time.Millisecond), r.Restart.Round(time.Millisecond))
+	s.logf("incarnation %d runs from %s: detected in %v, restarted in %v", r.Incarnation.N, fromName(r.Incarnation.From), r.Detection, r.Restart.Round(time.Millisecond))
 	if s.cfg.OnRecovery != nil {
 		s.cfg.OnRecovery(r)
 	}
@@ -221,14 +243,15 @@ func fromName(id spec.SnapID) string {
 	return fmt.Sprintf("snapshot %d", id)
 }
 
-// restart advances the incarnation, chooses where it starts, starts the
-// nodes, joins them and records them restored.
-func (s *Supervisor) restart(ctx context.Context, nodes Nodes, d Death) (Recovery, error) {
-	r := Recovery{Death: d}
-	if !d.Died.IsZero() {
-		r.Detection = d.At.Sub(d.Died)
+// restart chooses the incarnation (the one followed, the running one
+// on a first start among live peers, else a new one), starts the nodes
+// in it, joins them and records them restored.
+func (s *Supervisor) restart(ctx context.Context, nodes Nodes, ev event, first bool) (Recovery, error) {
+	r := Recovery{Death: ev.death}
+	if !ev.death.Died.IsZero() {
+		r.Detection = ev.death.At.Sub(ev.death.Died)
 	}
-	inc, passed, err := s.nextIncarnation(ctx)
+	inc, passed, err := s.incarnationFor(ctx, ev, first)
 	if err != nil {
 		return r, err
 	}
@@ -248,6 +271,39 @@ func (s *Supervisor) restart(ctx context.Context, nodes Nodes, d Death) (Recover
 	s.mu.Unlock()
 	s.Metrics.incarnation.Set(float64(inc.N))
 	return r, nil
+}
+
+// incarnationFor is the incarnation a restart runs in.
+func (s *Supervisor) incarnationFor(ctx context.Context, ev event, first bool) (Incarnation, []string, error) {
+	if ev.follow != nil {
+		return *ev.follow, nil, nil
+	}
+	if first {
+		if inc, ok, err := s.liveIncarnation(ctx); err != nil || ok {
+			return inc, nil, err
+		}
+	}
+	return s.nextIncarnation(ctx)
+}
+
+// liveIncarnation is the current incarnation if a member of another
+// supervisor runs in it (this supervisor joins it).
+func (s *Supervisor) liveIncarnation(ctx context.Context) (Incarnation, bool, error) {
+	cur, _, err := s.cfg.Coord.Incarnation(ctx)
+	if err != nil || cur.N == 0 {
+		return cur, false, err
+	}
+	ms, err := s.cfg.Coord.Members(ctx)
+	if err != nil {
+		return cur, false, err
+	}
+	for p, m := range ms {
+		if m.Incarnation == cur.N && !slices.Contains(s.cfg.Procs, p) {
+			s.logf("joining incarnation %d (%s runs in it)", cur.N, p)
+			return cur, true, nil
+		}
+	}
+	return cur, false, nil
 }
 
 // nextIncarnation chooses the start point and advances the incarnation
