@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -197,4 +199,38 @@ func TestSuperviseUnreachableEtcd(t *testing.T) {
 	assert.Contains(t, err.Error(), "127.0.0.1:1")
 	assert.ErrorIs(t, err, coord.ErrUnreachable)
 	assert.Less(t, time.Since(start), 3*time.Second)
+}
+
+// TestSuperviseBounds measures the automatic recovery over
+// MARKERWAVE_SUPERVISE_CYCLES crashes (skipped without it; the figures
+// in docs/supervised.md): each cycle takes a snapshot, kills a node and
+// waits for the restart; it reports the medians and maxima of detection
+// and restart, and fails past the documented bounds.
+func TestSuperviseBounds(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("MARKERWAVE_SUPERVISE_CYCLES"))
+	if n <= 0 {
+		t.Skip("set MARKERWAVE_SUPERVISE_CYCLES=20 to measure")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n)*10*time.Second)
+	defer cancel()
+	k := startKV(t, fmt.Sprint("kv-bounds-", time.Now().UnixNano()))
+	var det, res []time.Duration
+	for i := range n {
+		_, err := k.TakeSnapshot(ctx, "P1")
+		require.NoError(t, err)
+		require.NoError(t, k.Crash(markerwave.ProcID(fmt.Sprint("P", 1+i%3))))
+		r := <-k.recoveries
+		require.NoError(t, k.WaitRunning(ctx, r.Incarnation.N))
+		det, res = append(det, r.Detection), append(res, r.Restart)
+	}
+	md, mr := medianMax(det), medianMax(res)
+	t.Logf("%d recoveries: detection median %v max %v; restart median %v max %v", n, md[0], md[1], mr[0], mr[1])
+	assert.LessOrEqual(t, md[1], 120*time.Millisecond+50*time.Millisecond, "detection: the detector's bound (120 ms) plus a tick's lateness")
+	assert.LessOrEqual(t, mr[1], time.Second, "restart")
+}
+
+func medianMax(ds []time.Duration) [2]time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return [2]time.Duration{s[len(s)/2], s[len(s)-1]}
 }

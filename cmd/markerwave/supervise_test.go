@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,4 +135,43 @@ func TestSuperviseUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, code, tc.args)
 		assert.Contains(t, stderr, tc.want, tc.args)
 	}
+}
+
+// TestSuperviseKill9Bounds measures markerwave supervise over
+// MARKERWAVE_SUPERVISE_CYCLES kill -9s of a node process (skipped
+// without it; the figures in docs/supervised.md): the medians and maxima
+// of detection and restart as the supervisor reports them.
+func TestSuperviseKill9Bounds(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("MARKERWAVE_SUPERVISE_CYCLES"))
+	if n <= 0 {
+		t.Skip("set MARKERWAVE_SUPERVISE_CYCLES=20 to measure")
+	}
+	path := superviseConfig(t)
+	var out, errb syncBuffer
+	code := make(chan int, 1)
+	stop := make(chan os.Signal, 1)
+	orig := notifyStop
+	notifyStop = func() (<-chan os.Signal, func()) { return stop, func() {} }
+	defer func() { notifyStop = orig }()
+	go func() { code <- runSupervise([]string{"--config", path}, &out, &errb) }()
+	var det, res []time.Duration
+	for i := range n {
+		inc := i + 1
+		errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`incarnation %d: started P3`, inc)), 10*time.Second)
+		time.Sleep(700 * time.Millisecond) // a snapshot or more completes
+		victim := fmt.Sprint("P", 1+i%3)
+		m := errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`incarnation %d: started %s \(pid (\d+)\)`, inc, victim)), time.Second)
+		pid, _ := strconv.Atoi(m[1])
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		r := errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`incarnation %d runs from snapshot \d+: detected in (\S+), restarted in (\S+)`, inc+1)), 15*time.Second)
+		d, _ := time.ParseDuration(r[1])
+		rs, _ := time.ParseDuration(r[2])
+		det, res = append(det, d), append(res, rs)
+	}
+	stop <- syscall.SIGTERM
+	assert.Equal(t, exitOK, <-code, errb.String())
+	slices.Sort(det)
+	slices.Sort(res)
+	t.Logf("%d kill -9s: detection median %v max %v; restart median %v max %v", n, det[n/2], det[n-1], res[n/2], res[n-1])
+	assert.Contains(t, out.String(), fmt.Sprintf("%d automatic recoveries, incarnation %d", n, n+1))
 }
