@@ -3,6 +3,7 @@ package markerwave_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,6 +136,12 @@ func TestSuperviseRecoversKV(t *testing.T) {
 	after, err := k.TakeSnapshot(ctx, "P3") // the invariant: every key exactly once
 	require.NoError(t, err)
 	assert.Greater(t, after.ID, g.ID)
+
+	rec := httptest.NewRecorder()
+	k.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	assert.Contains(t, rec.Body.String(), "markerwave_supervisor_recoveries_total 1\n")
+	assert.Contains(t, rec.Body.String(), "markerwave_supervisor_incarnation 2\n")
+	assert.Contains(t, rec.Body.String(), "markerwave_supervisor_last_detection_seconds ")
 
 	co := openCoord(t, "kv-recovers")
 	restored, err := co.Restored(ctx, 2)

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +18,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/markerwave/markerwave/impl/coord/etcdembed"
+	"github.com/markerwave/markerwave/impl/transport/tlstest"
 )
 
 // syncBuffer is a buffer written by the supervisor and its children and
@@ -70,15 +76,25 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 		t.Skip("runs node processes for 4 s")
 	}
 	path := superviseConfig(t)
+	metrics := freeAddrs(t, 1)[0]
 	var out, errb syncBuffer
 	code := make(chan int, 1)
-	go func() { code <- runSupervise([]string{"--config", path, "--duration", "4s"}, &out, &errb) }()
+	go func() {
+		code <- runSupervise([]string{"--config", path, "--duration", "4s", "--metrics", metrics}, &out, &errb)
+	}()
 	errb.waitFor(t, regexp.MustCompile(`in the catalog`), 5*time.Second)
 	m := errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2 \(pid (\d+)\)`), time.Second)
 	pid, _ := strconv.Atoi(m[1])
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	r := errb.waitFor(t, regexp.MustCompile(`incarnation 2 runs from snapshot (\d+): detected in (\S+), restarted in (\S+)`), 10*time.Second)
 	t.Logf("restored from %s, detected in %s, restarted in %s", r[1], r[2], r[3])
+	from, _ := strconv.ParseFloat(r[1], 64)
+	scraped := scrape(t, "http://"+metrics+"/metrics")
+	assert.Equal(t, 1.0, scraped["markerwave_supervisor_recoveries_total"])
+	assert.Equal(t, 2.0, scraped["markerwave_supervisor_incarnation"])
+	assert.Equal(t, from, scraped["markerwave_supervisor_restored_from_snapshot"])
+	assert.Greater(t, scraped["markerwave_supervisor_last_recovery_seconds"], 0.0)
+	assert.Contains(t, scraped, "markerwave_supervisor_last_detection_seconds")
 	select {
 	case c := <-code:
 		assert.Equal(t, exitOK, c, errb.String())
@@ -174,4 +190,68 @@ func TestSuperviseKill9Bounds(t *testing.T) {
 	slices.Sort(res)
 	t.Logf("%d kill -9s: detection median %v max %v; restart median %v max %v", n, det[n/2], det[n-1], res[n/2], res[n-1])
 	assert.Contains(t, out.String(), fmt.Sprintf("%d automatic recoveries, incarnation %d", n, n+1))
+}
+
+// scrape reads a Prometheus text page's unlabelled samples.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		require.NoError(t, err, line)
+		out[name] = v
+	}
+	return out
+}
+
+// TestSuperviseEtcdTLS: --etcd ADDR over mutual TLS: with a client
+// certificate of etcd's CA the cluster runs; with one of another CA the
+// command exits 2 naming the address, within --etcd-timeout.
+func TestSuperviseEtcdTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node processes for 1 s")
+	}
+	dir := t.TempDir()
+	ca, err := tlstest.NewCA("etcd")
+	require.NoError(t, err)
+	serverCert, serverKey, err := ca.IssueLoopback("etcd-server")
+	require.NoError(t, err)
+	caFile := filepath.Join(dir, "ca.pem")
+	cert, key := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
+	for f, b := range map[string][]byte{caFile: ca.PEM, cert: serverCert, key: serverKey} {
+		require.NoError(t, os.WriteFile(f, b, 0o600))
+	}
+	srv, err := etcdembed.Start(etcdembed.Config{TLS: &etcdembed.TLS{CA: caFile, Cert: cert, Key: key}})
+	require.NoError(t, err)
+	defer srv.Stop()
+	_, clientCert, clientKey, err := ca.WriteFiles(dir, "supervisor")
+	require.NoError(t, err)
+	other, err := tlstest.NewCA("other")
+	require.NoError(t, err)
+	otherDir := t.TempDir()
+	_, otherCert, otherKey, err := other.WriteFiles(otherDir, "intruder")
+	require.NoError(t, err)
+
+	path := superviseConfig(t)
+	code, stdout, stderr := runCmd(runSupervise, "--config", path, "--etcd", srv.Endpoint(), "--etcd-timeout", "500ms",
+		"--etcd-ca", caFile, "--etcd-cert", otherCert, "--etcd-key", otherKey)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "--etcd "+srv.Endpoint()+": coord: etcd unreachable: no answer from "+srv.Endpoint())
+
+	code, stdout, stderr = runCmd(runSupervise, "--config", path, "--etcd", srv.Endpoint(), "--duration", "1s",
+		"--etcd-ca", caFile, "--etcd-cert", clientCert, "--etcd-key", clientKey)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `^supervise: done after \S+ \(--duration 1s\): 0 automatic recoveries, incarnation 1\n$`, stdout)
+	assert.Contains(t, stderr, "incarnation 1: started P3")
 }
