@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,14 +51,20 @@ type kvCluster struct {
 	shards     map[markerwave.ProcID]*shardView
 	recoveries chan markerwave.Recovery
 	dir        string
+	cluster    string // its name in etcd
 }
+
+// clusters numbers the clusters the tests start, so that a test run
+// twice (-count) never sees an earlier run's keys.
+var clusters atomic.Int64
 
 type shardView struct{ app markerwave.App }
 
 func startKV(t *testing.T, name string) *kvCluster {
 	t.Helper()
 	srv := sharedEtcd(t)
-	k := &kvCluster{shards: map[markerwave.ProcID]*shardView{}, recoveries: make(chan markerwave.Recovery, 4), dir: t.TempDir()}
+	k := &kvCluster{shards: map[markerwave.ProcID]*shardView{}, recoveries: make(chan markerwave.Recovery, 4), dir: t.TempDir(),
+		cluster: fmt.Sprintf("%s-%d", name, clusters.Add(1))}
 	newApp := kvApps(false)
 	cfg := markerwave.SuperviseConfig{
 		Config: markerwave.Config{
@@ -72,7 +79,7 @@ func startKV(t *testing.T, name string) *kvCluster {
 			Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")},
 			Store:      k.dir,
 		},
-		Etcd:       markerwave.Etcd{Endpoints: []string{srv.Endpoint()}, Cluster: name},
+		Etcd:       markerwave.Etcd{Endpoints: []string{srv.Endpoint()}, Cluster: k.cluster},
 		OnRecovery: func(r markerwave.Recovery) { k.recoveries <- r },
 	}
 	s, err := markerwave.Supervise(context.Background(), cfg)
@@ -143,7 +150,7 @@ func TestSuperviseRecoversKV(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "markerwave_supervisor_incarnation 2\n")
 	assert.Contains(t, rec.Body.String(), "markerwave_supervisor_last_detection_seconds ")
 
-	co := openCoord(t, "kv-recovers")
+	co := openCoord(t, k.cluster)
 	restored, err := co.Restored(ctx, 2)
 	require.NoError(t, err)
 	assert.Equal(t, map[markerwave.ProcID]markerwave.SnapID{"P1": g.ID, "P2": g.ID, "P3": g.ID}, restored)
@@ -220,7 +227,7 @@ func TestSuperviseBounds(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n)*10*time.Second)
 	defer cancel()
-	k := startKV(t, fmt.Sprint("kv-bounds-", time.Now().UnixNano()))
+	k := startKV(t, "kv-bounds")
 	var det, res []time.Duration
 	for i := range n {
 		_, err := k.TakeSnapshot(ctx, "P1")

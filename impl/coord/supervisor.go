@@ -97,6 +97,7 @@ type Supervisor struct {
 	leases    map[spec.ProcID]*Membership
 	inc       Incarnation
 	published map[spec.SnapID]bool
+	seen      map[spec.SnapID]time.Time // first seen incomplete
 	running   chan struct{} // closed while the nodes run
 }
 
@@ -115,7 +116,7 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 		cfg.Log = io.Discard
 	}
 	return &Supervisor{cfg: cfg, Metrics: NewMetrics(), leases: map[spec.ProcID]*Membership{},
-		published: map[spec.SnapID]bool{}, running: make(chan struct{})}, nil
+		published: map[spec.SnapID]bool{}, seen: map[spec.SnapID]time.Time{}, running: make(chan struct{})}, nil
 }
 
 func procList(ps []spec.ProcID) string {
@@ -385,35 +386,55 @@ func (s *Supervisor) Running() (Incarnation, <-chan struct{}) {
 
 // PublishNew publishes in the catalog every snapshot of the store that
 // is complete at every process and not yet published by this supervisor
-// (each part held by its own node), then applies Keep.
+// (each part held by its own node), then applies Keep. A snapshot still
+// incomplete settleTime after it was first seen (aborted, or a part
+// lost) is not looked at again.
 func (s *Supervisor) PublishNew(ctx context.Context) error {
-	rs, err := s.cfg.Store.Records(s.cfg.Topology)
+	ids, err := s.cfg.Store.Used()
 	if err != nil {
 		return err
 	}
-	for _, r := range rs {
-		if s.isPublished(r.ID) {
+	for _, id := range ids {
+		if s.settled(id) {
 			continue
+		}
+		r, ok, err := s.cfg.Store.RecordOf(s.cfg.Topology, id)
+		if err != nil || !ok {
+			continue // not complete (yet), or unreadable: looked at again
 		}
 		if err := s.cfg.Coord.Publish(ctx, entryOf(r)); err != nil {
 			return err
 		}
-		s.markPublished(r.ID)
-		s.logf("snapshot %d complete: in the catalog", r.ID)
+		s.markPublished(id)
+		s.logf("snapshot %d complete: in the catalog", id)
 	}
 	return s.retain(ctx)
 }
 
-func (s *Supervisor) isPublished(id spec.SnapID) bool {
+// settleTime is how long a snapshot may stay incomplete in the store
+// before PublishNew stops looking at it.
+const settleTime = 10 * time.Second
+
+// settled says whether id is published, or incomplete for settleTime.
+func (s *Supervisor) settled(id spec.SnapID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.published[id]
+	if s.published[id] {
+		return true
+	}
+	first, ok := s.seen[id]
+	if !ok {
+		s.seen[id] = time.Now()
+		return false
+	}
+	return time.Since(first) > settleTime
 }
 
 func (s *Supervisor) markPublished(id spec.SnapID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.published[id] = true
+	delete(s.seen, id)
 }
 
 // entryOf is the catalog entry of record r: each part held by its node.
