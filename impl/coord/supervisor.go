@@ -98,7 +98,7 @@ type Supervisor struct {
 	inc       Incarnation
 	published map[spec.SnapID]bool
 	seen      map[spec.SnapID]time.Time // first seen incomplete
-	running   chan struct{} // closed while the nodes run
+	running   chan struct{}             // closed while the nodes run
 }
 
 // NewSupervisor checks cfg.
