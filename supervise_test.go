@@ -3,11 +3,14 @@ package markerwave_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,4 +250,131 @@ func medianMax(ds []time.Duration) [2]time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return [2]time.Duration{s[len(s)/2], s[len(s)-1]}
+}
+
+// TestSuperviseSurvivesEtcdOutage: etcd cannot be reached when a node
+// dies (as during a kill and restart of the etcd member; here a proxy
+// in front of it drops every connection and refuses new ones): the
+// recovery waits for it, trying again, and restarts the cluster from
+// the snapshot once etcd answers again.
+func TestSuperviseSurvivesEtcdOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an etcd outage of 1.5 s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	px := newProxy(t, sharedEtcd(t).Addr())
+	log := &testLog{t: t}
+	recoveries := make(chan markerwave.Recovery, 4)
+	s, err := markerwave.Supervise(ctx, markerwave.SuperviseConfig{
+		Config: markerwave.Config{Topology: markerwave.Complete(3), NewApp: kvApps(false),
+			Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")}, Store: t.TempDir()},
+		Etcd:       markerwave.Etcd{Endpoints: []string{px.addr}, Cluster: fmt.Sprint("outage-", clusters.Add(1)), DialTimeout: 300 * time.Millisecond},
+		OnRecovery: func(r markerwave.Recovery) { recoveries <- r },
+		Log:        log,
+	})
+	require.NoError(t, err)
+	defer s.Stop(context.Background())
+	require.NoError(t, s.Send("P1", "P3", move("b", "2")))
+	require.NoError(t, s.Quiesce(ctx))
+	g, err := s.TakeSnapshot(ctx, "P2")
+	require.NoError(t, err)
+
+	px.cut()
+	require.NoError(t, s.Crash("P1"))
+	time.Sleep(1500 * time.Millisecond) // the recovery meets no etcd
+	assert.Equal(t, uint64(1), s.Incarnation())
+	assert.Contains(t, log.String(), "restart failed: coord: incarnation: context deadline exceeded; trying again")
+	back := time.Now()
+	px.restore(t)
+	var r markerwave.Recovery
+	select {
+	case r = <-recoveries:
+	case <-ctx.Done():
+		t.Fatal("no recovery after etcd came back")
+	}
+	t.Logf("recovered %v after etcd was back", time.Since(back))
+	assert.Equal(t, g.ID, r.Incarnation.From)
+	assert.Equal(t, uint64(2), r.Incarnation.N)
+	_, err = s.TakeSnapshot(ctx, "P3")
+	require.NoError(t, err, "every key has exactly one owner after the recovery")
+}
+
+// proxy forwards loopback TCP connections to a target until cut.
+type proxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{addr: ln.Addr().String(), target: target}
+	p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+// cut closes the listener and every connection: etcd is gone.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ln.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// restore listens again on the same address: etcd is back.
+func (p *proxy) restore(t *testing.T) {
+	ln, err := net.Listen("tcp", p.addr)
+	require.NoError(t, err)
+	p.serve(ln)
+}
+
+// testLog writes each line to the test's log, and keeps them.
+type testLog struct {
+	t   *testing.T
+	mu  sync.Mutex
+	all strings.Builder
+}
+
+func (l *testLog) Write(b []byte) (int, error) {
+	l.t.Log(time.Now().Format("15:04:05.000"), " ", strings.TrimSpace(string(b)))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.all.Write(b)
+}
+
+func (l *testLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.all.String()
 }

@@ -13,6 +13,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
@@ -61,6 +63,11 @@ func Open(ctx context.Context, cfg Config) (*Coord, error) {
 	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, TLS: cfg.TLS, Logger: zap.NewNop(),
+		// Reconnect within a second of etcd coming back (gRPC's default
+		// backoff grows to two minutes).
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}, MinConnectTimeout: cfg.DialTimeout,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("coord: etcd at %s: %w", strings.Join(cfg.Endpoints, ","), err)
@@ -81,6 +88,12 @@ func (c *Coord) ping(ctx context.Context) error {
 		return fmt.Errorf("coord: %w: no answer from %s within %v: %v", ErrUnreachable, strings.Join(c.cfg.Endpoints, ","), c.cfg.DialTimeout, err)
 	}
 	return nil
+}
+
+// op bounds one operation by DialTimeout: an etcd that stops answering
+// fails the call instead of blocking it (the supervisor retries).
+func (c *Coord) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.cfg.DialTimeout)
 }
 
 // Close closes the client.
@@ -130,6 +143,8 @@ type Membership struct {
 // ttl (rounded up to whole seconds, at least one), kept alive until
 // Leave or Crash.
 func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Duration) (*Membership, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	secs := max(int64((ttl+time.Second-1)/time.Second), 1)
 	g, err := c.cli.Grant(ctx, secs)
 	if err != nil {
@@ -171,6 +186,8 @@ func (m *Membership) Crash() { m.crashed.Store(true); m.cancel() }
 
 // Members are the live members, by process.
 func (c *Coord) Members(ctx context.Context) (map[spec.ProcID]Member, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.membersPrefix(), clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("coord: members: %w", err)
@@ -237,6 +254,8 @@ type Entry struct {
 // transaction creates its key if absent; an entry already there must be
 // the same, else the error names both.
 func (c *Coord) Publish(ctx context.Context, e Entry) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	body, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("coord: encode catalog entry %d: %w", e.ID, err)
@@ -262,6 +281,8 @@ func (c *Coord) Publish(ctx context.Context, e Entry) error {
 // Catalog returns every complete snapshot of the catalog, oldest first
 // by its own time, then id (never by when it was published).
 func (c *Coord) Catalog(ctx context.Context) ([]Entry, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.catalogPrefix(), clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("coord: catalog: %w", err)
@@ -286,6 +307,8 @@ func (c *Coord) Catalog(ctx context.Context) ([]Entry, error) {
 // Retain removes the catalog entries older than the last keep (the
 // store's Prune removes their files).
 func (c *Coord) Retain(ctx context.Context, keep int) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	es, err := c.Catalog(ctx)
 	if err != nil {
 		return err
@@ -313,6 +336,8 @@ type Incarnation struct {
 // Incarnation reads the current incarnation (N 0: none started yet) and
 // the revision a compare-and-swap must see.
 func (c *Coord) Incarnation(ctx context.Context) (Incarnation, int64, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.incarnationKey())
 	if err != nil {
 		return Incarnation{}, 0, fmt.Errorf("coord: incarnation: %w", err)
@@ -337,6 +362,8 @@ var ErrLostRace = errors.New("another supervisor advanced the incarnation first"
 // that both saw incarnation N, exactly one starts N+1; the other gets
 // ErrLostRace and the winner's incarnation.
 func (c *Coord) Advance(ctx context.Context, cur Incarnation, rev int64, from spec.SnapID, by string) (Incarnation, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	next := Incarnation{N: cur.N + 1, From: from, By: by, At: time.Now().UTC()}
 	body, _ := json.Marshal(next)
 	key := c.incarnationKey()
@@ -385,6 +412,8 @@ func (c *Coord) WatchIncarnation(ctx context.Context) <-chan Incarnation {
 // MarkRestored records that p runs in incarnation n from snapshot from
 // (0: the initial state).
 func (c *Coord) MarkRestored(ctx context.Context, n uint64, p spec.ProcID, from spec.SnapID) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	if _, err := c.cli.Put(ctx, c.restoredPrefix(n)+string(p), fmt.Sprint(uint64(from))); err != nil {
 		return fmt.Errorf("coord: mark %s restored in incarnation %d: %w", p, n, err)
 	}
@@ -394,6 +423,8 @@ func (c *Coord) MarkRestored(ctx context.Context, n uint64, p spec.ProcID, from 
 // Restored returns, for incarnation n, each process that has restored
 // and the snapshot it restored from.
 func (c *Coord) Restored(ctx context.Context, n uint64) (map[spec.ProcID]spec.SnapID, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.restoredPrefix(n), clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("coord: restored in incarnation %d: %w", n, err)

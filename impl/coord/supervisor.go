@@ -81,6 +81,9 @@ type SupervisorConfig struct {
 	// Keep, if positive, keeps only the last Keep complete snapshots (the
 	// catalog's entries and the store's files).
 	Keep int
+	// RetryFor is how long a failing restart is tried again (default
+	// 30 s): etcd may be restarting.
+	RetryFor time.Duration
 	// Log receives one line per event; nil discards them.
 	Log io.Writer
 	// OnRecovery, if set, is called after every automatic restart.
@@ -114,6 +117,9 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
+	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = 30 * time.Second
 	}
 	return &Supervisor{cfg: cfg, Metrics: NewMetrics(), leases: map[spec.ProcID]*Membership{},
 		published: map[spec.SnapID]bool{}, seen: map[spec.SnapID]time.Time{}, running: make(chan struct{})}, nil
@@ -224,7 +230,7 @@ func (s *Supervisor) recover(ctx context.Context, nodes Nodes, ev event) error {
 		s.Metrics.detected(d)
 	}
 	s.stop(nodes)
-	r, err := s.restart(ctx, nodes, ev, false)
+	r, err := s.restartRetrying(ctx, nodes, ev)
 	if err != nil {
 		return err
 	}
@@ -242,6 +248,26 @@ func fromName(id spec.SnapID) string {
 		return "the initial state"
 	}
 	return fmt.Sprintf("snapshot %d", id)
+}
+
+// restartRetrying is restart, tried again every 250 ms for RetryFor
+// while it fails (etcd down or restarting, a node that would not start),
+// the nodes stopped between tries.
+func (s *Supervisor) restartRetrying(ctx context.Context, nodes Nodes, ev event) (Recovery, error) {
+	deadline := time.Now().Add(s.cfg.RetryFor)
+	for {
+		r, err := s.restart(ctx, nodes, ev, false)
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return r, err
+		}
+		s.logf("restart failed: %v; trying again", err)
+		s.stop(nodes)
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+	}
 }
 
 // restart chooses the incarnation (the one followed, the running one
