@@ -80,7 +80,7 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 	var out, errb syncBuffer
 	code := make(chan int, 1)
 	go func() {
-		code <- runSupervise([]string{"--config", path, "--duration", "4s", "--metrics", metrics}, &out, &errb)
+		code <- runSupervise([]string{"--config", path, "--duration", "3s", "--metrics", metrics}, &out, &errb)
 	}()
 	errb.waitFor(t, regexp.MustCompile(`in the catalog`), 5*time.Second)
 	m := errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2 \(pid (\d+)\)`), time.Second)
@@ -107,7 +107,7 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 		assert.Contains(t, log, fmt.Sprintf("incarnation 2: started %s", p))
 		assert.Contains(t, log, p+": restored from snapshot "+r[1])
 	}
-	assert.Regexp(t, `^supervise: done after \S+ \(--duration 4s\): 1 automatic recovery, incarnation 2\n$`, out.String())
+	assert.Regexp(t, `^supervise: done after \S+ \(--duration 3s\): 1 automatic recovery, incarnation 2\n$`, out.String())
 	assert.Equal(t, int64(3000), finalBalances(t, log[strings.Index(log, "incarnation 2: started"):]))
 }
 
@@ -249,9 +249,9 @@ func TestSuperviseEtcdTLS(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "--etcd "+srv.Endpoint()+": coord: etcd unreachable: no answer from "+srv.Endpoint())
 
-	code, stdout, stderr = runCmd(runSupervise, "--config", path, "--etcd", srv.Endpoint(), "--duration", "1s",
+	code, stdout, stderr = runCmd(runSupervise, "--config", path, "--etcd", srv.Endpoint(), "--duration", "500ms",
 		"--etcd-ca", caFile, "--etcd-cert", clientCert, "--etcd-key", clientKey)
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `^supervise: done after \S+ \(--duration 1s\): 0 automatic recoveries, incarnation 1\n$`, stdout)
+	assert.Regexp(t, `^supervise: done after \S+ \(--duration 500ms\): 0 automatic recoveries, incarnation 1\n$`, stdout)
 	assert.Contains(t, stderr, "incarnation 1: started P3")
 }
