@@ -34,9 +34,14 @@ var etcdServer struct {
 
 func sharedEtcd(t *testing.T) *etcdembed.Server {
 	t.Helper()
+	s, err := startSharedEtcd()
+	require.NoError(t, err)
+	return s
+}
+
+func startSharedEtcd() (*etcdembed.Server, error) {
 	etcdServer.once.Do(func() { etcdServer.s, etcdServer.err = etcdembed.Start(etcdembed.Config{}) })
-	require.NoError(t, etcdServer.err)
-	return etcdServer.s
+	return etcdServer.s, etcdServer.err
 }
 
 func TestMain(m *testing.M) {
