@@ -386,9 +386,12 @@ func (s *Supervisor) stop(nodes Nodes) error {
 	if err != nil {
 		s.logf("stopped: %v", err)
 	}
-	for _, m := range leases {
-		m.Leave(context.Background())
+	var wg sync.WaitGroup
+	for _, m := range leases { // at once: each may wait DialTimeout for a lost etcd
+		wg.Add(1)
+		go func() { defer wg.Done(); m.Leave(context.Background()) }()
 	}
+	wg.Wait()
 	return nil
 }
 
