@@ -160,14 +160,24 @@ func (s *Supervised) Send(from, to ProcID, payload []byte) error {
 }
 
 // TakeSnapshot is Cluster.TakeSnapshot; a complete snapshot is then
-// published in the catalog in etcd (a restart point).
+// published in the catalog in etcd (a restart point). A snapshot of an
+// incarnation that ended while it was taken is neither saved nor
+// published (ErrRecovering): a restart point is always of the running
+// incarnation or the one it started from.
 func (s *Supervised) TakeSnapshot(ctx context.Context, initiator ProcID) (Snapshot, error) {
 	c, err := s.cluster()
 	if err != nil {
 		return Snapshot{}, err
 	}
-	g, err := c.TakeSnapshot(ctx, initiator)
+	id, err := c.rt.Snapshot(initiator)
 	if err != nil {
+		return Snapshot{}, err
+	}
+	g, err := c.rt.Collect(ctx, id)
+	if err != nil {
+		return g, err
+	}
+	if err := s.nodes.saveIfCurrent(c, g); err != nil {
 		return g, err
 	}
 	return g, s.sup.PublishNew(ctx)
@@ -214,6 +224,7 @@ type inProcess struct {
 	cfg Config
 	st  *store.Store
 
+	retire sync.Mutex // held to save a snapshot, and to retire c
 	mu     sync.Mutex
 	c      *Cluster
 	deaths chan coord.Death
@@ -261,13 +272,26 @@ func (n *inProcess) crashed(p ProcID) {
 	n.died[p] = time.Now()
 }
 
+// saveIfCurrent saves g, taken on c, if c still runs: under the lock
+// Stop takes to retire c.
+func (n *inProcess) saveIfCurrent(c *Cluster, g Snapshot) error {
+	n.retire.Lock()
+	defer n.retire.Unlock()
+	if n.current() != c {
+		return fmt.Errorf("snapshot %d: %w: its incarnation ended while it was taken; not saved", g.ID, ErrRecovering)
+	}
+	return c.save(g)
+}
+
 // Stop stops the nodes; what is in flight to the dead is not waited
 // for (the restart rolls it back).
 func (n *inProcess) Stop(ctx context.Context) error {
+	n.retire.Lock()
 	n.mu.Lock()
 	c := n.c
 	n.c = nil
 	n.mu.Unlock()
+	n.retire.Unlock()
 	if c == nil {
 		return nil
 	}

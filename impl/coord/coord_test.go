@@ -188,26 +188,35 @@ func TestRestored(t *testing.T) {
 	assert.Equal(t, map[spec.ProcID]spec.SnapID{"P1": 7, "P2": 7}, r)
 }
 
-// storeWith saves snapshot id of the two-process topology complete in
-// a new store and returns the store and its record.
+// storeWith saves snapshots ids of the two-process topology complete in
+// a new store and returns the store and its records.
 func storeWith(t *testing.T, ids ...spec.SnapID) (*store.Store, []store.Record) {
 	t.Helper()
 	top := spec.Complete(2)
 	st, err := store.Open(t.TempDir())
 	require.NoError(t, err)
 	for _, id := range ids {
-		g := twoBanks(top, id)
-		for _, p := range top.Procs {
-			ls, _ := g.Local(p)
-			_, err := st.SavePart(snapshot.PartOf(ls, p == g.Initiator))
-			require.NoError(t, err)
-		}
-		_, err := st.Save(g)
-		require.NoError(t, err)
+		saveSnap(t, st, top, id, true)
 	}
 	rs, err := st.Records(top)
 	require.NoError(t, err)
 	return st, rs
+}
+
+// saveSnap saves every part of snapshot id of top, and if global the
+// global snapshot too (it is then complete).
+func saveSnap(t *testing.T, st *store.Store, top *spec.Topology, id spec.SnapID, global bool) {
+	t.Helper()
+	g := twoBanks(top, id)
+	for _, p := range top.Procs {
+		ls, _ := g.Local(p)
+		_, err := st.SavePart(snapshot.PartOf(ls, p == g.Initiator))
+		require.NoError(t, err)
+	}
+	if global {
+		_, err := st.Save(g)
+		require.NoError(t, err)
+	}
 }
 
 // twoBanks is a snapshot of two banks of 100 with every channel empty.

@@ -230,6 +230,7 @@ func (s *Supervisor) recover(ctx context.Context, nodes Nodes, ev event) error {
 		s.Metrics.detected(d)
 	}
 	s.stop(nodes)
+	s.catchUp(ctx)
 	r, err := s.restartRetrying(ctx, nodes, ev)
 	if err != nil {
 		return err
@@ -248,6 +249,29 @@ func fromName(id spec.SnapID) string {
 		return "the initial state"
 	}
 	return fmt.Sprintf("snapshot %d", id)
+}
+
+// catchUp, once the nodes have stopped, publishes what the ended
+// incarnation completed, then settles every other snapshot of the store:
+// the catalog's latest complete snapshot is the ended incarnation's
+// (LatestComplete in Recover, tla/ChandyLamportFaults.tla), and nothing
+// the old incarnation left is published later, in the new one.
+func (s *Supervisor) catchUp(ctx context.Context) {
+	if err := s.PublishNew(ctx); err != nil {
+		s.logf("publish: %v", err)
+	}
+	ids, err := s.cfg.Store.Used()
+	if err != nil {
+		s.logf("store: %v", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if !s.published[id] {
+			s.seen[id] = time.Time{} // settled: incomplete in an incarnation that ended
+		}
+	}
 }
 
 // restartRetrying is restart, tried again every 250 ms for RetryFor
