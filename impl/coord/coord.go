@@ -128,6 +128,9 @@ type Member struct {
 	Proc        spec.ProcID `json:"proc"`
 	Incarnation uint64      `json:"incarnation"`
 	Since       time.Time   `json:"since"`
+	// Leaving: its supervisor stops it (a restart, or the end), so its
+	// departure that follows is no death.
+	Leaving bool `json:"leaving,omitempty"`
 }
 
 // Membership is a node's live lease.
@@ -136,6 +139,7 @@ type Membership struct {
 	lease   clientv3.LeaseID
 	cancel  context.CancelFunc
 	key     string
+	member  Member
 	crashed atomic.Bool
 }
 
@@ -150,7 +154,8 @@ func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Du
 	if err != nil {
 		return nil, fmt.Errorf("coord: lease for %s: %w", p, err)
 	}
-	body, _ := json.Marshal(Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()})
+	m := Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()}
+	body, _ := json.Marshal(m)
 	if _, err := c.cli.Put(ctx, c.memberKey(p), string(body), clientv3.WithLease(g.ID)); err != nil {
 		return nil, fmt.Errorf("coord: join %s: %w", p, err)
 	}
@@ -164,10 +169,11 @@ func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Du
 		for range ch { // drain the renewals
 		}
 	}()
-	return &Membership{c: c, lease: g.ID, cancel: cancel, key: c.memberKey(p)}, nil
+	return &Membership{c: c, lease: g.ID, cancel: cancel, key: c.memberKey(p), member: m}, nil
 }
 
-// Leave revokes the lease: p's member key goes at once (a clean stop).
+// Leave marks p's member key as leaving, then revokes the lease: the
+// key goes at once, and its watchers know it for a clean stop, no death.
 // A crashed membership's lease is left to expire.
 func (m *Membership) Leave(ctx context.Context) error {
 	m.cancel()
@@ -176,6 +182,12 @@ func (m *Membership) Leave(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.c.cfg.DialTimeout)
 	defer cancel()
+	leaving := m.member
+	leaving.Leaving = true
+	body, _ := json.Marshal(leaving)
+	if _, err := m.c.cli.Put(ctx, m.key, string(body), clientv3.WithLease(m.lease)); err != nil {
+		return err
+	}
 	_, err := m.c.cli.Revoke(ctx, m.lease)
 	return err
 }
@@ -206,8 +218,10 @@ func (c *Coord) Members(ctx context.Context) (map[spec.ProcID]Member, error) {
 // Departure is a member key deleted: a lease expired or was revoked.
 type Departure struct {
 	Proc spec.ProcID
-	// Incarnation is the one the member had joined (its key's last value).
+	// Incarnation is the one the member had joined, and Leaving whether
+	// its supervisor stopped it (its key's last value).
 	Incarnation uint64
+	Leaving     bool
 	At          time.Time // when this watcher saw it
 }
 
@@ -224,7 +238,7 @@ func (c *Coord) WatchDepartures(ctx context.Context) <-chan Departure {
 				if ev.PrevKv != nil {
 					var m Member
 					if json.Unmarshal(ev.PrevKv.Value, &m) == nil {
-						d.Incarnation = m.Incarnation
+						d.Incarnation, d.Leaving = m.Incarnation, m.Leaving
 					}
 				}
 				select {

@@ -162,6 +162,7 @@ func TestLeaseExpiryIsDeparture(t *testing.T) {
 	d := <-deps
 	assert.Equal(t, spec.ProcID("P2"), d.Proc)
 	assert.Equal(t, uint64(3), d.Incarnation)
+	assert.True(t, d.Leaving, "a clean stop is marked as one")
 
 	crashed := time.Now()
 	m1.Crash()
@@ -171,6 +172,7 @@ func TestLeaseExpiryIsDeparture(t *testing.T) {
 		t.Fatal("P1's lease never expired")
 	}
 	assert.Equal(t, spec.ProcID("P1"), d.Proc)
+	assert.False(t, d.Leaving, "an expired lease is a death")
 	took := d.At.Sub(crashed)
 	t.Logf("lease expiry seen %v after the last renewal stopped", took)
 	assert.Less(t, took, 1600*time.Millisecond+500*time.Millisecond, "TTL 1 s + the lessor's 0.5 s check (+ the renewal's head start)")

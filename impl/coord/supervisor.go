@@ -204,10 +204,12 @@ func (s *Supervisor) next(ctx context.Context, nodes Nodes, departures <-chan De
 }
 
 // stale says whether a departure is no death of this incarnation: a
-// member of an earlier one, or one that is a member again.
+// member its supervisor stopped (it restarts, and the incarnation it
+// starts is followed), a member of an earlier incarnation, or one that
+// is a member again.
 func (s *Supervisor) stale(dep Departure) bool {
 	cur, _ := s.Running()
-	if dep.Incarnation < cur.N {
+	if dep.Leaving || dep.Incarnation < cur.N {
 		return true
 	}
 	ms, err := s.cfg.Coord.Members(context.Background())
