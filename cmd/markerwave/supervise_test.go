@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,8 +20,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/coord"
 	"github.com/markerwave/markerwave/impl/coord/etcdembed"
+	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/impl/transport/tlstest"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // syncBuffer is a buffer written by the supervisor and its children and
@@ -254,4 +258,25 @@ func TestSuperviseEtcdTLS(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `^supervise: done after \S+ \(--duration 500ms\): 0 automatic recoveries, incarnation 1\n$`, stdout)
 	assert.Contains(t, stderr, "incarnation 1: started P3")
+}
+
+// TestSuperviseCatalogDisagrees: the catalog in etcd records a snapshot
+// the store does not hold: exit 2, naming it, before any node starts.
+func TestSuperviseCatalogDisagrees(t *testing.T) {
+	srv, err := etcdembed.Start(etcdembed.Config{})
+	require.NoError(t, err)
+	defer srv.Stop()
+	co, err := coord.Open(context.Background(), coord.Config{Endpoints: []string{srv.Endpoint()}, Cluster: "elsewhere"})
+	require.NoError(t, err)
+	defer co.Close()
+	var parts []store.PartFile
+	for _, p := range []spec.ProcID{"P1", "P2", "P3"} {
+		parts = append(parts, store.PartFile{Proc: p, Size: 100, SHA256: "ab"})
+	}
+	require.NoError(t, co.Publish(context.Background(), coord.Entry{Record: store.Record{ID: 9, Taken: time.Now(), Parts: parts}}))
+	code, stdout, stderr := runCmd(runSupervise, "--config", superviseConfig(t), "--etcd", srv.Endpoint(), "--etcd-cluster", "elsewhere")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "no snapshot of the catalog in etcd at "+srv.Endpoint()+" is usable: the catalog in etcd (/markerwave/elsewhere/catalog/00000000000000000009) disagrees with the parts on disk: snapshot 9 is recorded as complete but nothing of it is on disk")
+	assert.Regexp(t, `^supervise: failed after \S+: the catalog disagrees with the parts on disk; 0 automatic recoveries, incarnation 0\n$`, stdout)
+	assert.NotContains(t, stderr, "started P1")
 }
