@@ -38,7 +38,7 @@ type Etcd struct {
 type SuperviseConfig struct {
 	Config
 	Etcd Etcd
-	// LeaseTTL is each node's lease in etcd (default 1 s).
+	// LeaseTTL is each node's lease in etcd (default 2 s).
 	LeaseTTL time.Duration
 	// Keep, if positive, keeps only the last Keep complete snapshots.
 	Keep int
@@ -65,15 +65,16 @@ type Supervised struct {
 }
 
 // Supervise starts a supervised cluster: cfg.Store is required (the
-// parts restarts read), the detector defaults to a 20 ms heartbeat and a
-// 100 ms timeout. An etcd that does not answer within DialTimeout is an
+// parts restarts read), the detector defaults to a 50 ms heartbeat and a
+// 250 ms timeout (a node is suspected within 300 ms; shorter ones make a
+// loaded machine suspect live nodes, and each suspicion is a restart). An etcd that does not answer within DialTimeout is an
 // error naming it.
 func Supervise(ctx context.Context, cfg SuperviseConfig) (*Supervised, error) {
 	if cfg.Store == "" || cfg.Topology == nil || cfg.NewApp == nil {
 		return nil, errors.New("markerwave: Supervise needs Store, Topology and NewApp")
 	}
 	if !cfg.Detector.Enabled() {
-		cfg.Detector = DetectorConfig{Interval: 20 * time.Millisecond, Timeout: 100 * time.Millisecond}
+		cfg.Detector = DetectorConfig{Interval: 50 * time.Millisecond, Timeout: 250 * time.Millisecond}
 	}
 	st, err := store.Open(cfg.Store)
 	if err != nil {

@@ -141,7 +141,7 @@ func TestSuperviseRecoversKV(t *testing.T) {
 	assert.Equal(t, uint64(2), r.Incarnation.N)
 	assert.Equal(t, g.ID, r.Incarnation.From)
 	assert.Empty(t, r.PassedOver)
-	// Bounds (docs/supervised.md): the detector's 120 ms, the restart's
+	// Bounds (docs/supervised.md): the detector's 300 ms, the restart's
 	// stop (100 ms) and start; measured on the detector's clock.
 	assert.Less(t, r.Detection, time.Second, "detection")
 	t.Logf("detected in %v, restarted in %v", r.Detection, r.Restart)
@@ -237,18 +237,41 @@ func TestSuperviseBounds(t *testing.T) {
 	defer cancel()
 	k := startKV(t, "kv-bounds")
 	var det, res []time.Duration
+	extra := 0
 	for i := range n {
-		_, err := k.TakeSnapshot(ctx, "P1")
-		require.NoError(t, err)
-		require.NoError(t, k.Crash(markerwave.ProcID(fmt.Sprint("P", 1+i%3))))
-		r := <-k.recoveries
-		require.NoError(t, k.WaitRunning(ctx, r.Incarnation.N))
+		r := crashAndRecover(ctx, t, k, markerwave.ProcID(fmt.Sprint("P", 1+i%3)))
 		det, res = append(det, r.Detection), append(res, r.Restart)
+		for len(k.recoveries) > 0 { // a live node suspected on a loaded machine
+			<-k.recoveries
+			extra++
+		}
 	}
 	md, mr := medianMax(det), medianMax(res)
-	t.Logf("%d recoveries: detection median %v max %v; restart median %v max %v", n, md[0], md[1], mr[0], mr[1])
-	assert.LessOrEqual(t, md[1], 120*time.Millisecond+50*time.Millisecond, "detection: the detector's bound (120 ms) plus a tick's lateness")
+	t.Logf("%d recoveries: detection median %v max %v; restart median %v max %v; %d more after false suspicions", n, md[0], md[1], mr[0], mr[1], extra)
+	assert.LessOrEqual(t, md[1], 300*time.Millisecond+50*time.Millisecond, "detection: the detector's bound (300 ms) plus a tick's lateness")
 	assert.LessOrEqual(t, mr[1], time.Second, "restart")
+}
+
+// crashAndRecover takes a snapshot, crashes p and waits for the
+// recovery that follows, trying again while the cluster is recovering
+// from something else.
+func crashAndRecover(ctx context.Context, t *testing.T, k *kvCluster, p markerwave.ProcID) markerwave.Recovery {
+	for {
+		require.NoError(t, k.WaitRunning(ctx, k.Incarnation()))
+		if _, err := k.TakeSnapshot(ctx, "P1"); err != nil {
+			require.ErrorIs(t, err, markerwave.ErrRecovering)
+			continue
+		}
+		if err := k.Crash(p); err != nil {
+			require.ErrorIs(t, err, markerwave.ErrRecovering)
+			continue
+		}
+		r := <-k.recoveries
+		if r.Death.Proc == p {
+			require.NoError(t, k.WaitRunning(ctx, r.Incarnation.N))
+			return r
+		}
+	}
 }
 
 func medianMax(ds []time.Duration) [2]time.Duration {

@@ -71,7 +71,8 @@ type SupervisorConfig struct {
 	// Procs are the processes whose nodes this supervisor runs and whose
 	// leases it holds (a supervisor per machine holds its machine's).
 	Procs []spec.ProcID
-	// LeaseTTL is each node's lease (default 1 s, etcd's smallest): a
+	// LeaseTTL is each node's lease (default 2 s; etcd's smallest is 1 s,
+	// which a loaded machine's renewals, every TTL/3, can miss): a
 	// node whose supervisor is gone is found dead within LeaseTTL plus
 	// etcd's expiry check (0.5 s).
 	LeaseTTL time.Duration
@@ -110,7 +111,7 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 		return nil, errors.New("coord: a supervisor needs Coord, Store, Topology and Procs")
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = time.Second
+		cfg.LeaseTTL = 2 * time.Second
 	}
 	if cfg.Name == "" {
 		cfg.Name = "supervisor of " + procList(cfg.Procs)
