@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -279,4 +280,19 @@ func TestSuperviseCatalogDisagrees(t *testing.T) {
 	assert.Contains(t, stderr, "no snapshot of the catalog in etcd at "+srv.Endpoint()+" is usable: the catalog in etcd (/markerwave/elsewhere/catalog/00000000000000000009) disagrees with the parts on disk: snapshot 9 is recorded as complete but nothing of it is on disk")
 	assert.Regexp(t, `^supervise: failed after \S+: the catalog disagrees with the parts on disk; 0 automatic recoveries, incarnation 0\n$`, stdout)
 	assert.NotContains(t, stderr, "started P1")
+}
+
+// TestTerminatedIsCleanStop: a node that the final SIGTERM ends before
+// it could install its handler (just restarted) stopped as asked; one
+// that exits 1 did not.
+func TestTerminatedIsCleanStop(t *testing.T) {
+	c := &child{cmd: exec.Command("sleep", "5"), done: make(chan struct{})}
+	require.NoError(t, c.cmd.Start())
+	go func() { c.err = c.cmd.Wait(); close(c.done) }()
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, "", stopChild(c, 5*time.Second))
+	f := &child{cmd: exec.Command("false"), done: make(chan struct{})}
+	require.NoError(t, f.cmd.Start())
+	go func() { f.err = f.cmd.Wait(); close(f.done) }()
+	assert.Equal(t, "stopped: exit status 1", stopChild(f, 5*time.Second))
 }
