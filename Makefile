@@ -19,8 +19,11 @@ TLA2TOOLS ?=
 # pgx cost about 43 CPU-seconds from a cold cache, a tenth of make test;
 # they are compiled once, without it. The runtimes' tests with a real
 # database (impl/dataflow/run's sink_test.go, a //go:build !race file)
-# run in the first pass for the same reason.
-RACE_NOT = %/impl/dataflow/sink/sinkdb %/impl/dataflow/sink/pgtest
+# run in the first pass for the same reason. The same for the supervised
+# mode's etcd coordination (impl/coord, impl/coord/etcdembed): its tests
+# start a real etcd, whose server would be compiled again under the race
+# detector (about 80 CPU-s more).
+RACE_NOT = %/impl/dataflow/sink/sinkdb %/impl/dataflow/sink/pgtest %/impl/coord %/impl/coord/etcdembed
 RACE_PKGS = $(filter-out $(RACE_NOT),$(shell $(GO) list ./impl/...)) ./conformance/fifo/ ./instrument/
 
 # make test runs each test once: RACE_PKGS' tests only in the race pass

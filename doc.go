@@ -60,6 +60,23 @@
 // Every node then resumes from its recorded state, and every message in
 // flight across the snapshot's cut is delivered again, once.
 //
+// Seventh, or instead: let the cluster recover on its own. Supervise runs
+// it under a supervisor coordinated through etcd (its client; you run
+// etcd, or the tests' impl/coord/etcdembed): each complete snapshot
+// TakeSnapshot saves is published to a catalog in etcd, each node holds
+// a lease, and when a node is found dead (the detector's suspicion, or
+// its lease gone) the survivors stop and every node restarts from the
+// latest snapshot of the catalog whose parts on disk agree, in a new
+// incarnation advanced by a compare-and-swap:
+//
+//	s, err := markerwave.Supervise(ctx, markerwave.SuperviseConfig{
+//		Config: cfg,
+//		Etcd:   markerwave.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}},
+//		OnRecovery: func(r markerwave.Recovery) { log.Print(r.Death.Proc, " dead: incarnation ", r.Incarnation.N) },
+//	})
+//
+// See docs/supervised.md for the bounds and the keys in etcd.
+//
 // # What is checked
 //
 // The snapshot algorithm is verified against tla/ChandyLamport.tla by

@@ -84,7 +84,11 @@ type Cluster struct {
 }
 
 // Start checks cfg, opens its store and starts one node per process.
-func Start(cfg Config) (*Cluster, error) {
+func Start(cfg Config) (*Cluster, error) { return start(cfg, nil) }
+
+// start is Start, each node's suspicions and aborts reported to onFault
+// (a supervised cluster's).
+func start(cfg Config, onFault func(runtime.Fault)) (*Cluster, error) {
 	if cfg.Topology == nil {
 		return nil, errors.New("markerwave: Config.Topology is required")
 	}
@@ -102,7 +106,7 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	rt, err := runtime.NewCluster(runtime.ClusterConfig{
 		Topology: cfg.Topology, NewApp: cfg.NewApp, Transport: tr,
-		Invariants: cfg.Invariants, From: cfg.From, After: after, Detector: cfg.Detector,
+		Invariants: cfg.Invariants, From: cfg.From, After: after, Detector: cfg.Detector, OnFault: onFault,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: %w", err)

@@ -33,7 +33,9 @@ nodes at the same moment) and once more at the end. Every snapshot is
 checked (a consistent cut, money conserved), saved under
 --out/snapshots and reloaded; the busiest one is restored into a fresh
 cluster; the per-node logs are merged into --out/trace.jsonl for
-markerwave audit.
+markerwave audit. Last, the bank runs supervised, coordinated through a
+real etcd embedded in this process: a node is killed after a snapshot,
+and the cluster recovers on its own (--out/supervised: its store).
 
 Exit 0: every check passed; 1: one failed; 2: bad usage, or --out
 already holds a run or cannot be created or written; 130: interrupted
@@ -159,6 +161,7 @@ func demo(o demoOptions, w io.Writer, stop <-chan struct{}) (bool, error) {
 	r.checkTotals()
 	r.restoreBusiest()
 	r.writeTrace()
+	r.recoverAutomatically()
 	if r.ok {
 		fmt.Fprintln(w, "✓ all snapshots consistent and conserving")
 	} else {

@@ -78,6 +78,7 @@ var docsSlowCommands = map[string]string{
 	"snapshots --config impl/runtime/testdata/cluster.json":                      "needs the cluster's store",
 	"recover --config impl/runtime/testdata/cluster.json":                        "needs the cluster's store",
 	"recover --config impl/runtime/testdata/cluster.json --start":                "restarts the cluster's nodes",
+	"supervise --config impl/runtime/testdata/cluster.json --duration 10s":       "the cluster's three node processes for 10 s under a supervisor",
 	"audit out/cluster/nodes/":                                                   "needs the cluster's node logs",
 	"flow --out out/flow":                                                        "the dataflow demo: seconds of runs",
 	"flow --sink-url postgres://postgres@127.0.0.1:5432/flow?sslmode=disable":    "the dataflow demo into a PostgreSQL server the reader runs",

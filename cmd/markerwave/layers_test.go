@@ -86,6 +86,33 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// TestEtcdServerInOnePackage: etcd's server (about 80 CPU-seconds of a
+// cold build) is compiled only for the package that embeds it
+// (impl/coord/etcdembed) and the CLI; the coordination (impl/coord) and
+// the embedding package need only the client.
+func TestEtcdServerInOnePackage(t *testing.T) {
+	const server = "go.etcd.io/etcd/server/v3"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../../...").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		if !strings.HasPrefix(pkg, "github.com/markerwave/markerwave") {
+			continue
+		}
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, server) {
+				assert.Equal(t, "github.com/markerwave/markerwave/impl/coord/etcdembed", pkg, "%s imports %s", pkg, imp)
+			}
+		}
+	}
+	for _, pkg := range []string{"impl/coord", "."} {
+		deps, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
+		require.NoError(t, err, string(deps))
+		assert.NotContains(t, string(deps), server, "%s depends on etcd's server", pkg)
+	}
+}
+
 // moduleDeps lists the module's packages that pkgs depend on, relative to
 // the module's path.
 func moduleDeps(t *testing.T, mod, pkgs string, withTests bool) []string {

@@ -45,6 +45,7 @@ var commands = []command{
 	{"node", "run one node of a multi-process cluster from a config file", runNode},
 	{"snapshot", "take a snapshot now on a running cluster (at a node's control endpoint)", runSnapshot},
 	{"snapshots", "list what a snapshot store holds: id, time, complete or not, total", runSnapshots},
+	{"supervise", "run a cluster's nodes and recover them without an operator, coordinated through etcd", runSupervise},
 	{"recover", "after a crash, restart a cluster from the latest snapshot every node holds complete", runRecover},
 	{"check", "explore a TLC model (.cfg) exhaustively in Go, or simulate it", runCheck},
 	{"audit", "replay traces against the model and check every snapshot", runAudit},

@@ -297,21 +297,27 @@ var errDuration = errors.New("--duration elapsed")
 // so on stderr at once, before the drain's progress) or after
 // --duration, each with its cause.
 func nodeContext(f *cmdFlags, o nodeOptions) (context.Context, func()) {
+	return stopContext(f, o.id, o.duration)
+}
+
+// stopContext is a run of who that ends on SIGINT or SIGTERM (said on
+// stderr at once) or after d (if positive), each with its cause.
+func stopContext(f *cmdFlags, who string, d time.Duration) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs, release := notifyStop()
 	go func() {
 		select {
 		case sig := <-sigs:
-			fmt.Fprintf(f.stderr, "%s: got %s: stopping\n", o.id, signalName(sig))
+			fmt.Fprintf(f.stderr, "%s: got %s: stopping\n", who, signalName(sig))
 			cancel(stopSignal{sig})
 		case <-ctx.Done():
 		}
 	}()
 	stop := func() { release(); cancel(nil) }
-	if o.duration <= 0 {
+	if d <= 0 {
 		return ctx, stop
 	}
-	tctx, tcancel := context.WithTimeoutCause(ctx, o.duration, errDuration)
+	tctx, tcancel := context.WithTimeoutCause(ctx, d, errDuration)
 	return tctx, func() { tcancel(); stop() }
 }
 
@@ -336,13 +342,16 @@ func signalName(sig os.Signal) string {
 
 // stopReason says, in brackets, what stopped a node: a signal or
 // --duration ("" if neither: it ended on its own, e.g. an error).
-func stopReason(ctx context.Context, o nodeOptions) string {
+func stopReason(ctx context.Context, o nodeOptions) string { return stopReasonOf(ctx, o.duration) }
+
+// stopReasonOf is stopReason for a run of --duration d.
+func stopReasonOf(ctx context.Context, d time.Duration) string {
 	var s stopSignal
 	switch cause := context.Cause(ctx); {
 	case errors.As(cause, &s):
 		return " (" + s.Error() + ")"
 	case errors.Is(cause, errDuration):
-		return fmt.Sprintf(" (--duration %v)", o.duration)
+		return fmt.Sprintf(" (--duration %v)", d)
 	}
 	return ""
 }

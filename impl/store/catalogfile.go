@@ -46,11 +46,31 @@ func (s *Store) Records(t *spec.Topology) ([]Record, error) {
 	}
 	rs := []Record{}
 	for _, e := range entries {
-		if len(e.unusable(t)) == 0 {
-			rs = append(rs, Record{ID: e.ID, Taken: e.Time, Parts: e.Files})
+		if r, ok := e.record(t); ok {
+			rs = append(rs, r)
 		}
 	}
 	return rs, nil
+}
+
+// RecordOf is Records' record of snapshot id alone; false if the
+// cluster of t cannot recover from it (not, or not yet, complete at
+// every node, or damaged).
+func (s *Store) RecordOf(t *spec.Topology, id spec.SnapID) (Record, bool, error) {
+	e, err := s.entry(t, id)
+	if err != nil {
+		return Record{}, false, err
+	}
+	r, ok := e.record(t)
+	return r, ok, nil
+}
+
+// record is e's catalog record, if the cluster of t can recover from it.
+func (e Entry) record(t *spec.Topology) (Record, bool) {
+	if len(e.unusable(t)) > 0 {
+		return Record{}, false
+	}
+	return Record{ID: e.ID, Taken: e.Time, Parts: e.Files}, true
 }
 
 // WriteCatalog records the store's recoverable snapshots (Records) in
@@ -105,33 +125,45 @@ func (s *Store) CheckCatalog(t *spec.Topology) error {
 	if err != nil {
 		return err
 	}
-	have, err := s.Records(t)
+	return s.CheckRecords(t, want, filepath.Join(s.dir, CatalogFileName))
+}
+
+// CheckRecords compares records of a catalog (the file's, or etcd's in
+// the supervised mode), named by source in the error, with the parts on
+// disk, as CheckCatalog does.
+func (s *Store) CheckRecords(t *spec.Topology, want []Record, source string) error {
+	entries, err := s.Catalog(t)
 	if err != nil {
 		return err
 	}
-	byID := map[spec.SnapID]Record{}
-	for _, r := range have {
-		byID[r.ID] = r
+	byID := map[spec.SnapID]Entry{}
+	for _, e := range entries {
+		byID[e.ID] = e
 	}
 	var ps []string
 	for _, w := range want {
-		ps = append(ps, disagreements(w, byID[w.ID])...)
+		ps = append(ps, disagreements(t, w, byID[w.ID])...)
 	}
 	if len(ps) > 0 {
-		return fmt.Errorf("store: %s disagrees with the parts on disk: %s", filepath.Join(s.dir, CatalogFileName), strings.Join(ps, "; "))
+		return fmt.Errorf("store: %s disagrees with the parts on disk: %s", source, strings.Join(ps, "; "))
 	}
 	return nil
 }
 
-// disagreements lists how the parts on disk (have; zero: the snapshot is
-// not recoverable there) differ from the catalog's record w.
-func disagreements(w, have Record) []string {
-	if have.ID == 0 {
-		return []string{fmt.Sprintf("snapshot %d is recorded as complete but is not complete on disk", w.ID)}
+// disagreements lists how the store's entry e of the snapshot (zero:
+// nothing stored) differs from the catalog's record w: why it is not
+// recoverable on disk (each damaged part named, the intact ones too),
+// then each part of another size or checksum.
+func disagreements(t *spec.Topology, w Record, e Entry) []string {
+	if e.ID == 0 {
+		return []string{fmt.Sprintf("snapshot %d is recorded as complete but nothing of it is on disk", w.ID)}
+	}
+	if why := e.unusable(t); len(why) > 0 {
+		return []string{fmt.Sprintf("snapshot %d is recorded as complete but is not complete on disk: %s", w.ID, strings.Join(why, "; "))}
 	}
 	var ps []string
 	for _, wp := range w.Parts {
-		for _, hp := range have.Parts {
+		for _, hp := range e.Files {
 			if hp.Proc == wp.Proc && (hp.Size != wp.Size || hp.SHA256 != wp.SHA256) {
 				ps = append(ps, fmt.Sprintf("snapshot %d: %s's part is %d bytes, sha256 %s on disk; the catalog records %d bytes, sha256 %s", w.ID, string(wp.Proc), hp.Size, hp.SHA256, wp.Size, wp.SHA256))
 			}

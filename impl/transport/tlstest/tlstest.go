@@ -15,6 +15,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -64,6 +65,16 @@ func encode(kind string, der []byte) []byte {
 // Issue makes a certificate for name in organization org (the CA's
 // cluster if org is ""), returned as PEM certificate and key.
 func (ca *CA) Issue(name, org string) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(name, org, nil)
+}
+
+// IssueLoopback is Issue for a server on loopback: the certificate also
+// names 127.0.0.1 and localhost (what a TLS client checks, e.g. etcd's).
+func (ca *CA) IssueLoopback(name string) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(name, "", []net.IP{net.IPv4(127, 0, 0, 1)})
+}
+
+func (ca *CA) issue(name, org string, ips []net.IP) (certPEM, keyPEM []byte, err error) {
 	if org == "" {
 		org = ca.Cluster
 	}
@@ -74,6 +85,9 @@ func (ca *CA) Issue(name, org string) (certPEM, keyPEM []byte, err error) {
 	tmpl := template(pkix.Name{CommonName: name, Organization: []string{org}})
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	if len(ips) > 0 {
+		tmpl.IPAddresses, tmpl.DNSNames = ips, []string{"localhost"}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		return nil, nil, err

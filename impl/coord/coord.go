@@ -1,0 +1,455 @@
+package coord
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+
+	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/spec"
+)
+
+// Config names the etcd cluster the supervised mode coordinates through
+// and the cluster whose keys it uses.
+type Config struct {
+	// Endpoints are etcd's client URLs or host:port addresses (required).
+	Endpoints []string
+	// Cluster names the markerwave cluster: its keys lie under
+	// /markerwave/<Cluster>/ (default "default").
+	Cluster string
+	// TLS, if set, is used to reach etcd (client certificate and CA).
+	TLS *tls.Config
+	// DialTimeout bounds how long an unreachable etcd is waited for
+	// (default 3 s).
+	DialTimeout time.Duration
+}
+
+// ErrUnreachable is wrapped by Open's error when etcd does not answer.
+var ErrUnreachable = errors.New("etcd unreachable")
+
+// Coord is one client's view of the cluster's coordination state in etcd.
+type Coord struct {
+	cli    *clientv3.Client
+	prefix string
+	cfg    Config
+}
+
+// Open connects to etcd and checks, within DialTimeout, that it answers
+// (a read of the incarnation key). An etcd that does not answer is an
+// error wrapping ErrUnreachable naming its endpoints.
+func Open(ctx context.Context, cfg Config) (*Coord, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("coord: no etcd endpoint given")
+	}
+	if cfg.Cluster == "" {
+		cfg.Cluster = "default"
+	}
+	if strings.Contains(cfg.Cluster, "/") {
+		return nil, fmt.Errorf("coord: cluster name %q contains a slash", cfg.Cluster)
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 3 * time.Second
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, TLS: cfg.TLS, Logger: zap.NewNop(),
+		// Reconnect within a second of etcd coming back (gRPC's default
+		// backoff grows to two minutes).
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}, MinConnectTimeout: cfg.DialTimeout,
+		})},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("coord: etcd at %s: %w", strings.Join(cfg.Endpoints, ","), err)
+	}
+	c := &Coord{cli: cli, prefix: "/markerwave/" + cfg.Cluster + "/", cfg: cfg}
+	if err := c.ping(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ping reads the incarnation key within DialTimeout.
+func (c *Coord) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	if _, err := c.cli.Get(ctx, c.incarnationKey()); err != nil {
+		return fmt.Errorf("coord: %w: no answer from %s within %v: %v", ErrUnreachable, strings.Join(c.cfg.Endpoints, ","), c.cfg.DialTimeout, err)
+	}
+	return nil
+}
+
+// op bounds one operation by DialTimeout: an etcd that stops answering
+// fails the call instead of blocking it (the supervisor retries).
+func (c *Coord) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.cfg.DialTimeout)
+}
+
+// Close closes the client.
+func (c *Coord) Close() error { return c.cli.Close() }
+
+// Endpoints are the etcd endpoints this client talks to.
+func (c *Coord) Endpoints() []string { return c.cfg.Endpoints }
+
+// The keys, under /markerwave/<cluster>/ (docs/supervised.md):
+//
+//	members/<P>               one per live node, attached to its lease
+//	catalog/<id, 20 digits>   a complete snapshot: id, time, parts
+//	incarnation               the current incarnation and its start point
+//	restored/<N, 20 digits>/<P>  node P restored in incarnation N from ...
+func (c *Coord) memberKey(p spec.ProcID) string { return c.prefix + "members/" + string(p) }
+func (c *Coord) membersPrefix() string          { return c.prefix + "members/" }
+func (c *Coord) catalogPrefix() string          { return c.prefix + "catalog/" }
+func (c *Coord) catalogKey(id spec.SnapID) string {
+	return fmt.Sprintf("%s%020d", c.catalogPrefix(), uint64(id))
+}
+func (c *Coord) incarnationKey() string { return c.prefix + "incarnation" }
+func (c *Coord) restoredPrefix(n uint64) string {
+	return fmt.Sprintf("%srestored/%020d/", c.prefix, n)
+}
+
+// --- members and their leases: who is alive (detection) ---
+
+// Member is a node's entry under members/: its incarnation and since
+// when it runs. The key is attached to the node's lease, so etcd deletes
+// it when the node stops renewing the lease (a killed node: suspected).
+type Member struct {
+	Proc        spec.ProcID `json:"proc"`
+	Incarnation uint64      `json:"incarnation"`
+	Since       time.Time   `json:"since"`
+	// Leaving: its supervisor stops it (a restart, or the end), so its
+	// departure that follows is no death.
+	Leaving bool `json:"leaving,omitempty"`
+}
+
+// Membership is a node's live lease.
+type Membership struct {
+	c       *Coord
+	lease   clientv3.LeaseID
+	cancel  context.CancelFunc
+	key     string
+	member  Member
+	crashed atomic.Bool
+}
+
+// Join registers p as a live member of incarnation inc with a lease of
+// ttl (rounded up to whole seconds, at least one), kept alive until
+// Leave or Crash.
+func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Duration) (*Membership, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	secs := max(int64((ttl+time.Second-1)/time.Second), 1)
+	g, err := c.cli.Grant(ctx, secs)
+	if err != nil {
+		return nil, fmt.Errorf("coord: lease for %s: %w", p, err)
+	}
+	m := Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()}
+	body, _ := json.Marshal(m)
+	if _, err := c.cli.Put(ctx, c.memberKey(p), string(body), clientv3.WithLease(g.ID)); err != nil {
+		return nil, fmt.Errorf("coord: join %s: %w", p, err)
+	}
+	kctx, cancel := context.WithCancel(context.Background())
+	ch, err := c.cli.KeepAlive(kctx, g.ID)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("coord: keep %s's lease alive: %w", p, err)
+	}
+	go func() {
+		for range ch { // drain the renewals
+		}
+	}()
+	return &Membership{c: c, lease: g.ID, cancel: cancel, key: c.memberKey(p), member: m}, nil
+}
+
+// Leave marks p's member key as leaving, then revokes the lease: the
+// key goes at once, and its watchers know it for a clean stop, no death.
+// A crashed membership's lease is left to expire.
+func (m *Membership) Leave(ctx context.Context) error {
+	m.cancel()
+	if m.crashed.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.c.cfg.DialTimeout)
+	defer cancel()
+	leaving := m.member
+	leaving.Leaving = true
+	body, _ := json.Marshal(leaving)
+	if _, err := m.c.cli.Put(ctx, m.key, string(body), clientv3.WithLease(m.lease)); err != nil {
+		return err
+	}
+	_, err := m.c.cli.Revoke(ctx, m.lease)
+	return err
+}
+
+// Crash stops renewing the lease without revoking it, as a killed
+// process does: the member key goes when the lease expires.
+func (m *Membership) Crash() { m.crashed.Store(true); m.cancel() }
+
+// Members are the live members, by process.
+func (c *Coord) Members(ctx context.Context) (map[spec.ProcID]Member, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	r, err := c.cli.Get(ctx, c.membersPrefix(), clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("coord: members: %w", err)
+	}
+	ms := map[spec.ProcID]Member{}
+	for _, kv := range r.Kvs {
+		var m Member
+		if err := json.Unmarshal(kv.Value, &m); err != nil {
+			return nil, fmt.Errorf("coord: member %s: %w", kv.Key, err)
+		}
+		ms[m.Proc] = m
+	}
+	return ms, nil
+}
+
+// Departure is a member key deleted: a lease expired or was revoked.
+type Departure struct {
+	Proc spec.ProcID
+	// Incarnation is the one the member had joined, and Leaving whether
+	// its supervisor stopped it (its key's last value).
+	Incarnation uint64
+	Leaving     bool
+	At          time.Time // when this watcher saw it
+}
+
+// WatchDepartures reports every member whose key goes, until ctx ends
+// (the channel is then closed).
+func (c *Coord) WatchDepartures(ctx context.Context) <-chan Departure {
+	out := make(chan Departure, 16)
+	wch := c.cli.Watch(ctx, c.membersPrefix(), clientv3.WithPrefix(), clientv3.WithFilterPut(), clientv3.WithPrevKV())
+	go func() {
+		defer close(out)
+		for w := range wch {
+			for _, ev := range w.Events {
+				d := Departure{Proc: spec.ProcID(strings.TrimPrefix(string(ev.Kv.Key), c.membersPrefix())), At: time.Now()}
+				if ev.PrevKv != nil {
+					var m Member
+					if json.Unmarshal(ev.PrevKv.Value, &m) == nil {
+						d.Incarnation, d.Leaving = m.Incarnation, m.Leaving
+					}
+				}
+				select {
+				case out <- d:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// --- the catalog of complete snapshots: where to restart from ---
+
+// Entry is the catalog's record of a complete snapshot: its id, its time
+// (the snapshot's own record), each part's size and checksum, and who
+// holds each part.
+type Entry struct {
+	store.Record
+	// Holders names, for each process, the node (or machine) whose disk
+	// holds its part.
+	Holders map[spec.ProcID]string `json:"holders"`
+}
+
+// Publish records a complete snapshot in the catalog, once: a
+// transaction creates its key if absent; an entry already there must be
+// the same, else the error names both.
+func (c *Coord) Publish(ctx context.Context, e Entry) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	body, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("coord: encode catalog entry %d: %w", e.ID, err)
+	}
+	key := c.catalogKey(e.ID)
+	r, err := c.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(body))).
+		Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return fmt.Errorf("coord: publish snapshot %d: %w", e.ID, err)
+	}
+	if r.Succeeded {
+		return nil
+	}
+	have := r.Responses[0].GetResponseRange().Kvs[0].Value
+	if string(have) != string(body) {
+		return fmt.Errorf("coord: snapshot %d is already in the catalog, differently: %s, not %s", e.ID, have, body)
+	}
+	return nil
+}
+
+// Catalog returns every complete snapshot of the catalog, oldest first
+// by its own time, then id (never by when it was published).
+func (c *Coord) Catalog(ctx context.Context) ([]Entry, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	r, err := c.cli.Get(ctx, c.catalogPrefix(), clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("coord: catalog: %w", err)
+	}
+	es := make([]Entry, 0, len(r.Kvs))
+	for _, kv := range r.Kvs {
+		var e Entry
+		if err := json.Unmarshal(kv.Value, &e); err != nil {
+			return nil, fmt.Errorf("coord: catalog entry %s does not decode: %w", kv.Key, err)
+		}
+		es = append(es, e)
+	}
+	sort.SliceStable(es, func(i, j int) bool {
+		if !es[i].Taken.Equal(es[j].Taken) {
+			return es[i].Taken.Before(es[j].Taken)
+		}
+		return es[i].ID < es[j].ID
+	})
+	return es, nil
+}
+
+// Retain removes the catalog entries older than the last keep (the
+// store's Prune removes their files).
+func (c *Coord) Retain(ctx context.Context, keep int) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	es, err := c.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(es)-keep; i++ {
+		if _, err := c.cli.Delete(ctx, c.catalogKey(es[i].ID)); err != nil {
+			return fmt.Errorf("coord: retain: %w", err)
+		}
+	}
+	return nil
+}
+
+// --- the incarnation counter: one restart at a time ---
+
+// Incarnation is the cluster's current run: its number (1 for the first
+// start), the snapshot it restarted from (0: the initial state), who
+// started it and when.
+type Incarnation struct {
+	N    uint64      `json:"n"`
+	From spec.SnapID `json:"from"`
+	By   string      `json:"by"`
+	At   time.Time   `json:"at"`
+}
+
+// Incarnation reads the current incarnation (N 0: none started yet) and
+// the revision a compare-and-swap must see.
+func (c *Coord) Incarnation(ctx context.Context) (Incarnation, int64, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	r, err := c.cli.Get(ctx, c.incarnationKey())
+	if err != nil {
+		return Incarnation{}, 0, fmt.Errorf("coord: incarnation: %w", err)
+	}
+	if len(r.Kvs) == 0 {
+		return Incarnation{}, 0, nil
+	}
+	var inc Incarnation
+	if err := json.Unmarshal(r.Kvs[0].Value, &inc); err != nil {
+		return Incarnation{}, 0, fmt.Errorf("coord: incarnation %q does not decode: %w", r.Kvs[0].Value, err)
+	}
+	return inc, r.Kvs[0].ModRevision, nil
+}
+
+// ErrLostRace is wrapped by Advance's error when another supervisor
+// advanced the incarnation first.
+var ErrLostRace = errors.New("another supervisor advanced the incarnation first")
+
+// Advance starts incarnation cur.N+1 from snapshot from, by a
+// transaction that succeeds only if the incarnation key is still at
+// revision rev (what Incarnation returned with cur): of two survivors
+// that both saw incarnation N, exactly one starts N+1; the other gets
+// ErrLostRace and the winner's incarnation.
+func (c *Coord) Advance(ctx context.Context, cur Incarnation, rev int64, from spec.SnapID, by string) (Incarnation, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	next := Incarnation{N: cur.N + 1, From: from, By: by, At: time.Now().UTC()}
+	body, _ := json.Marshal(next)
+	key := c.incarnationKey()
+	r, err := c.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+		Then(clientv3.OpPut(key, string(body))).Commit()
+	if err != nil {
+		return Incarnation{}, fmt.Errorf("coord: advance the incarnation past %d: %w", cur.N, err)
+	}
+	if r.Succeeded {
+		return next, nil
+	}
+	won, _, err := c.Incarnation(ctx)
+	if err != nil {
+		return Incarnation{}, err
+	}
+	return won, fmt.Errorf("coord: incarnation %d: %w (by %s, from snapshot %d)", won.N, ErrLostRace, won.By, won.From)
+}
+
+// WatchIncarnation reports every incarnation started (by any
+// supervisor) until ctx ends (the channel is then closed).
+func (c *Coord) WatchIncarnation(ctx context.Context) <-chan Incarnation {
+	out := make(chan Incarnation, 4)
+	wch := c.cli.Watch(ctx, c.incarnationKey(), clientv3.WithFilterDelete())
+	go func() {
+		defer close(out)
+		for w := range wch {
+			for _, ev := range w.Events {
+				var inc Incarnation
+				if json.Unmarshal(ev.Kv.Value, &inc) != nil {
+					continue
+				}
+				select {
+				case out <- inc:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// --- who has restored: the recovery's completion ---
+
+// MarkRestored records that p runs in incarnation n from snapshot from
+// (0: the initial state).
+func (c *Coord) MarkRestored(ctx context.Context, n uint64, p spec.ProcID, from spec.SnapID) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	if _, err := c.cli.Put(ctx, c.restoredPrefix(n)+string(p), fmt.Sprint(uint64(from))); err != nil {
+		return fmt.Errorf("coord: mark %s restored in incarnation %d: %w", p, n, err)
+	}
+	return nil
+}
+
+// Restored returns, for incarnation n, each process that has restored
+// and the snapshot it restored from.
+func (c *Coord) Restored(ctx context.Context, n uint64) (map[spec.ProcID]spec.SnapID, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	r, err := c.cli.Get(ctx, c.restoredPrefix(n), clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("coord: restored in incarnation %d: %w", n, err)
+	}
+	out := map[spec.ProcID]spec.SnapID{}
+	for _, kv := range r.Kvs {
+		var id uint64
+		if _, err := fmt.Sscan(string(kv.Value), &id); err != nil {
+			return nil, fmt.Errorf("coord: %s: %q is not a snapshot id", kv.Key, kv.Value)
+		}
+		out[spec.ProcID(strings.TrimPrefix(string(kv.Key), c.restoredPrefix(n)))] = spec.SnapID(id)
+	}
+	return out, nil
+}
