@@ -282,6 +282,9 @@ func runNodeProcess(ctx context.Context, f *cmdFlags, o nodeOptions, cfg *runtim
 		return err
 	}
 	opt := runtime.ProcessOptions{Store: st, Out: f.stderr, From: from} // progress
+	if os.Getenv(supervisedChildEnv) != "" {
+		opt.Restarter = "its supervisor (markerwave supervise)"
+	}
 	return runtime.RunProcess(ctx, cfg, spec.ProcID(o.id), opt)
 }
 

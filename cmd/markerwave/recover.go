@@ -313,3 +313,8 @@ func (l *lockedWriter) printf(format string, a ...any) { fmt.Fprintf(l, format, 
 // --start runs (a test binary standing in for markerwave runs dispatch
 // when it sees it).
 const recoverChildEnv = "MARKERWAVE_RECOVER_CHILD"
+
+// supervisedChildEnv is set in the environment of the nodes markerwave
+// supervise runs: a node that stops on its own for a crashed peer then
+// says its supervisor restarts the cluster, not the operator.
+const supervisedChildEnv = "MARKERWAVE_SUPERVISED"

@@ -124,6 +124,7 @@ func TestRecoverAfterKill9(t *testing.T) {
 			t.Fatalf("%s did not stop on its own within 20 s of P2's kill; its log:\n%s", id, logs[id])
 		}
 		assert.Contains(t, logs[id].String(), id+": stopping on its own: P2 suspected for ")
+		assert.Contains(t, logs[id].String(), "restart every node from the latest complete snapshot (markerwave recover)")
 		assert.Contains(t, logs[id].String(), "dead peer P2")
 	}
 

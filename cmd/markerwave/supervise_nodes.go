@@ -66,7 +66,7 @@ func (n *childNodes) startChild(p spec.ProcID, inc coord.Incarnation, deaths cha
 	}
 	cmd := exec.Command(n.exe, args...)
 	cmd.Stdout, cmd.Stderr = n.log, n.log
-	cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
+	cmd.Env = append(os.Environ(), recoverChildEnv+"=1", supervisedChildEnv+"=1")
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s did not start: %w", p, err)
 	}

@@ -108,6 +108,7 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 	}
 	log := errb.String()
 	assert.Contains(t, log, fmt.Sprintf("P2 (pid %d) died: signal: killed", pid))
+	assert.NotContains(t, log, "markerwave recover", "a supervised node tells no operator to recover: its supervisor does")
 	for _, p := range []string{"P1", "P2", "P3"} {
 		assert.Contains(t, log, fmt.Sprintf("incarnation 2: started %s", p))
 		assert.Contains(t, log, p+": restored from snapshot "+r[1])

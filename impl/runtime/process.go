@@ -61,6 +61,10 @@ type ProcessOptions struct {
 	// markerwave_last_recovery_seconds counts from it (default: from the
 	// process start).
 	RecoveryStart time.Time
+	// Restarter, if set, says who restarts the cluster after this node
+	// stops on its own for a crashed peer (orphaned), e.g. "its
+	// supervisor"; by default the operator, with markerwave recover.
+	Restarter string
 }
 
 // RunProcess runs node self of a multi-process cluster until ctx ends:

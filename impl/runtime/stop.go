@@ -166,8 +166,17 @@ func (p *process) orphaned(f Fault) {
 		p.orphan = why
 	}
 	p.faultMu.Unlock()
-	p.say("stopping on its own: %s, a crashed node cannot rejoin; restart every node from the latest complete snapshot (markerwave recover)", why)
+	p.say("stopping on its own: %s, a crashed node cannot rejoin; %s", why, p.restartAdvice())
 	p.stopSelf()
+}
+
+// restartAdvice says who restarts the cluster once the survivors stopped
+// on their own (ProcessOptions.Restarter).
+func (p *process) restartAdvice() string {
+	if p.opt.Restarter != "" {
+		return p.opt.Restarter + " restarts every node from the latest complete snapshot"
+	}
+	return "restart every node from the latest complete snapshot (markerwave recover)"
 }
 
 // drainPoll is how often the drain looks at the node.
