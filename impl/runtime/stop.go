@@ -128,13 +128,25 @@ func (p *process) orphaned(f Fault) {
 	if !still || !g.At.Equal(f.At) || p.stopSelf == nil {
 		return
 	}
-	why := fmt.Sprintf("%s suspected for %v", string(f.Peer), p.cfg.Detector().Bound())
+	p.stopOnItsOwn(fmt.Sprintf("%s suspected for %v", string(f.Peer), p.cfg.Detector().Bound()), "a crashed node cannot rejoin")
+}
+
+// stopOnItsOwn ends the run early, once, for why (the summary's
+// Orphaned): the node cannot go on (a crashed peer cannot rejoin, a
+// channel stopped for good cannot resume), so rather than run on with
+// every snapshot refused it stops, and the cluster restarts from its
+// latest complete snapshot (markerwave recover, or its supervisor).
+func (p *process) stopOnItsOwn(why, because string) {
 	p.faultMu.Lock()
-	if p.orphan == "" {
+	first := p.orphan == ""
+	if first {
 		p.orphan = why
 	}
 	p.faultMu.Unlock()
-	p.say("stopping on its own: %s, a crashed node cannot rejoin; restart every node from the latest complete snapshot (markerwave recover)", why)
+	if !first || p.stopSelf == nil {
+		return
+	}
+	p.say("stopping on its own: %s, %s; restart every node from the latest complete snapshot (markerwave recover)", why, because)
 	p.stopSelf()
 }
 
