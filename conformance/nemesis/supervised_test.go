@@ -60,6 +60,9 @@ type supervisedFigures struct {
 	// to etcd to another supervisor finding its node's lease gone.
 	DetectKill  []time.Duration `json:"detection_kill_ns"`
 	DetectLease []time.Duration `json:"detection_lease_ns"`
+	// Retried counts the kills that hit a process already stopping on its
+	// own, made again in the next incarnation (killAndDetect).
+	Retried int `json:"kills_retried"`
 	// EtcdRestart is how long the killed etcd member took to serve again.
 	EtcdRestart []time.Duration `json:"etcd_restart_ns"`
 }
@@ -413,15 +416,27 @@ func (s *supervisedCluster) supervisedFault(sf *supervisedFigures, kind string, 
 }
 
 // killAndDetect kills victim's process of incarnation n and records how
-// long its supervisor took to name it dead.
+// long its supervisor took to name it dead. A process that was already
+// stopping (a false suspicion after the network faults made it stop on
+// its own, its supervisor restarting: the kill hit an exiting process)
+// is no kill of a running node: the test waits for the next incarnation
+// and kills the victim there, at most three times.
 func (s *supervisedCluster) killAndDetect(sf *supervisedFigures, victim spec.ProcID, n uint64) time.Time {
 	s.t.Helper()
-	killed := s.kill9(victim, n)
 	re := regexp.MustCompile(`^supervisor: ` + string(victim) + ` found dead \(its process exited`)
-	x, ok := waitLineOf(s.sups[victim], re, killed, 30*time.Second)
-	require.True(s.t, ok, "the supervisor of %s did not find it dead:\n%s", victim, s.supervisorOutputs())
-	sf.DetectKill = append(sf.DetectKill, x.at.Sub(killed))
-	return killed
+	for range 3 {
+		killed := s.kill9(victim, n)
+		if x, ok := waitLineOf(s.sups[victim], re, killed, 10*time.Second); ok {
+			sf.DetectKill = append(sf.DetectKill, x.at.Sub(killed))
+			return killed
+		}
+		inc, _ := s.running(n, recoveryWait)
+		s.t.Logf("the kill -9 of %s in incarnation %d hit a process already stopping; again in incarnation %d", victim, n, inc.N)
+		sf.Retried++
+		n = inc.N
+	}
+	s.t.Fatalf("the supervisor of %s did not find it dead:\n%s", victim, s.supervisorOutputs())
+	return time.Time{}
 }
 
 // restorePoints are the restore points of the history the last
@@ -492,7 +507,7 @@ func (sf *supervisedFigures) describe(b *strings.Builder, f *figures) {
 	}
 	fmt.Fprintf(b, "  faults: %d kill -9 of a node, %d of a second node during the recovery, %d supervisors cut from etcd past their lease, %d etcd member kill -9 and restart (then a node killed); %d incarnations\n",
 		sf.Faults["kill"], sf.Faults["kill-in-recovery"], sf.Faults["etcd-cut"], sf.Faults["etcd-kill"], sf.Incarnations)
-	fmt.Fprintf(b, "  recoveries with no operator step: %d of %d\n", sf.Automatic, total)
+	fmt.Fprintf(b, "  recoveries with no operator step: %d of %d (%d kills made again: the process was already stopping on its own)\n", sf.Automatic, total, sf.Retried)
 	fmt.Fprintf(b, "  detection of a kill -9 (its supervisor names it dead): median %s, max %s (%d; bound: at once, the child's exit)\n",
 		ms(median(sf.DetectKill)), ms(maxOf(sf.DetectKill)), len(sf.DetectKill))
 	fmt.Fprintf(b, "  detection of a supervisor cut from etcd (another finds its lease gone): median %s, max %s (%d; bound %s: lease TTL + 0.5 s)\n",
