@@ -40,7 +40,8 @@ type StopSummary struct {
 	Problems []string
 	// Orphaned, if set, says why the node stopped on its own before it
 	// was asked to: a peer suspected for a detection bound (see
-	// RunProcess), e.g. "P2 suspected for 1.1s".
+	// RunProcess), e.g. "P2 suspected for 1.1s, a crashed node cannot
+	// rejoin", or a channel stopped for good.
 	Orphaned string
 }
 
@@ -53,7 +54,7 @@ func (s *StopSummary) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "node %s stopped with failures", string(s.Node))
 	if s.Orphaned != "" {
-		fmt.Fprintf(&b, "\n  stopped on its own: %s (a crashed node cannot rejoin: restart every node from the latest complete snapshot)", s.Orphaned)
+		fmt.Fprintf(&b, "\n  stopped on its own: %s (restart every node from the latest complete snapshot)", s.Orphaned)
 	}
 	for _, f := range s.Dead {
 		fmt.Fprintf(&b, "\n  dead peer %s", deadPeer(f))
@@ -140,7 +141,7 @@ func (p *process) stopOnItsOwn(why, because string) {
 	p.faultMu.Lock()
 	first := p.orphan == ""
 	if first {
-		p.orphan = why
+		p.orphan = why + ", " + because
 	}
 	p.faultMu.Unlock()
 	if !first || p.stopSelf == nil {
