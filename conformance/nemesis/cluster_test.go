@@ -55,10 +55,11 @@ func buildMarkerwave(t *testing.T) string {
 // cluster is the nodes' addresses and configs, the proxies between them
 // and the running node processes.
 type cluster struct {
-	t      *testing.T
-	exe    string
-	dir    string
-	listen map[spec.ProcID]string // where each node listens
+	t       *testing.T
+	exe     string
+	dir     string
+	everyMS int                    // each node initiates a snapshot every everyMS
+	listen  map[spec.ProcID]string // where each node listens
 	// proxies[{from,to}] carries channel from->to: from's config names
 	// the proxy as to's address.
 	proxies map[spec.Channel]*toxiproxy.Proxy
@@ -132,9 +133,10 @@ func freeAddrs(t *testing.T, n int) []string {
 }
 
 // newCluster picks the addresses, starts one toxiproxy proxy per channel
-// (listening on 127.0.0.1 only) and writes the configs.
-func newCluster(t *testing.T, exe string, seed uint64) *cluster {
-	c := &cluster{t: t, exe: exe, dir: t.TempDir(), listen: map[spec.ProcID]string{},
+// (listening on 127.0.0.1 only) and writes the configs: a snapshot every
+// everyMS from each node.
+func newCluster(t *testing.T, exe string, seed uint64, everyMS int) *cluster {
+	c := &cluster{t: t, exe: exe, dir: t.TempDir(), everyMS: everyMS, listen: map[spec.ProcID]string{},
 		proxies: map[spec.Channel]*toxiproxy.Proxy{}, configs: map[spec.ProcID]string{}, nodes: map[spec.ProcID]*node{}}
 	for i, addr := range freeAddrs(t, len(procs)) {
 		c.listen[procs[i]] = addr
@@ -189,7 +191,7 @@ func (c *cluster) writeConfig(name string, addrs map[spec.ProcID]string, seed ui
 		"trace_dir":    filepath.Join(c.dir, "nodes"),
 		"snapshot_dir": filepath.Join(c.dir, "snapshots"),
 		"workload":     map[string]any{"transfers": 1000000, "max_amount": 40, "pause_ms": 3, "seed": seed},
-		"snapshots":    map[string]any{"initiators": procs, "every_ms": 150, "count": 100000},
+		"snapshots":    map[string]any{"initiators": procs, "every_ms": c.everyMS, "count": 100000},
 		"failures":     map[string]any{"heartbeat_ms": heartbeatMS, "timeout_ms": timeoutMS, "drain_ms": drainMS, "startup_ms": 5000},
 	}
 	b, err := json.MarshalIndent(cfg, "", "  ")

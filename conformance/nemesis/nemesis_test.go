@@ -309,7 +309,7 @@ func TestNemesis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(f.Seed, 0x6e656d65736973))
 
 	exe := buildMarkerwave(t)
-	c := newCluster(t, exe, f.Seed)
+	c := newCluster(t, exe, f.Seed, 150)
 	cfg, err := runtime.LoadConfig(c.canonical, "")
 	require.NoError(t, err)
 	top := cfg.Topology
@@ -418,7 +418,7 @@ func TestNemesis(t *testing.T) {
 	}
 	assert.Equal(t, int64(initialMoney*len(procs)), f.FinalMoney, "the final balances")
 
-	f.examine(t, c, cfg, st)
+	f.examine(t, c, cfg, st, cfg.TraceDir)
 
 	f.Wall = time.Since(began)
 	t.Logf("nemesis figures:\n%s", f)
@@ -439,12 +439,12 @@ func writeReport(t *testing.T, f *figures) {
 // node has stopped: money in every complete snapshot of st, the ledger
 // of transfers over every incarnation's logs (f.Points are the
 // incarnations' restore points, in order) and the verdict of markerwave
-// audit on them all.
-func (f *figures) examine(t *testing.T, c *cluster, cfg *runtime.FileConfig, st *store.Store) {
+// audit on them all (the logs in auditDir).
+func (f *figures) examine(t *testing.T, c *cluster, cfg *runtime.FileConfig, st *store.Store, auditDir string) {
 	t.Helper()
 	complete := f.examineSnapshots(t, st, cfg.Topology)
 	f.examineLedger(t, cfg.TraceDir, complete)
-	f.examineAudit(t, c, cfg.TraceDir)
+	f.examineAudit(t, c, auditDir)
 }
 
 // examineSnapshots counts the complete snapshots of st and those that

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +38,13 @@ const (
 	stopBound    = drainMS*time.Millisecond + 3*time.Second
 	etcdCluster  = "nemesis"
 	recoveryWait = 90 * time.Second // a recovery not done by then fails the run
+	// supervisedEveryMS: a snapshot every 300 ms from each node, half
+	// TestNemesis's rate. At 150 ms, on the 2-core machine at load 25, a
+	// node's snapshot writer fell seconds behind (every part saved, the
+	// global assembled and saved, one at a time): the final stop waited
+	// for its backlog past the supervisor's drain_ms + 3 s, and the node
+	// was killed (twice in three 20-cycle runs).
+	supervisedEveryMS = 300
 )
 
 // supervisedFigures are the figures a run of the supervised nemesis
@@ -63,6 +71,12 @@ type supervisedFigures struct {
 	// Retried counts the kills that hit a process already stopping on its
 	// own, made again in the next incarnation (killAndDetect).
 	Retried int `json:"kills_retried"`
+	// BranchesAudited counts the incarnations no later one continues
+	// (superseded during a recovery), each audited as a history of its
+	// own up to its restore point; BranchesIncomplete those whose logs
+	// are not all there (a node killed before it opened its log).
+	BranchesAudited    int `json:"branches_audited"`
+	BranchesIncomplete int `json:"branches_incomplete"`
 	// EtcdRestart is how long the killed etcd member took to serve again.
 	EtcdRestart []time.Duration `json:"etcd_restart_ns"`
 }
@@ -79,7 +93,7 @@ type supervisedCluster struct {
 }
 
 func newSupervisedCluster(t *testing.T, exe string, seed uint64) *supervisedCluster {
-	s := &supervisedCluster{cluster: newCluster(t, exe, seed), etcdPx: map[spec.ProcID]*toxiproxy.Proxy{}, sups: map[spec.ProcID]*node{}}
+	s := &supervisedCluster{cluster: newCluster(t, exe, seed, supervisedEveryMS), etcdPx: map[spec.ProcID]*toxiproxy.Proxy{}, sups: map[spec.ProcID]*node{}}
 	s.etcd = startEtcd(t, filepath.Join(t.TempDir(), "etcd"))
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	for _, p := range procs {
@@ -178,14 +192,15 @@ func (s *supervisedCluster) newSnapshot(since time.Time, seen map[spec.SnapID]bo
 var startedRe = regexp.MustCompile(`^supervisor: incarnation (\d+): started (P\d+) \(pid (\d+)\)`)
 
 // pid is the process id of node p's process in incarnation n or later,
-// from its supervisor's log (waiting for it at most d).
-func (s *supervisedCluster) pid(p spec.ProcID, n uint64, d time.Duration) int {
+// and its incarnation, from its supervisor's log (waiting for it at most
+// d).
+func (s *supervisedCluster) pid(p spec.ProcID, n uint64, d time.Duration) (int, uint64) {
 	s.t.Helper()
 	re := regexp.MustCompile(`^supervisor: incarnation (\d+): started ` + string(p) + ` \(pid (\d+)\)`)
 	deadline := time.Now().Add(d)
 	for {
-		if pid, ok := s.lastPid(p, re, n); ok {
-			return pid
+		if pid, inc, ok := s.lastPid(p, re, n); ok {
+			return pid, inc
 		}
 		if time.Now().After(deadline) {
 			s.t.Fatalf("%s was not started in incarnation %d or later within %v\n%s", p, n, d, s.supervisorOutputs())
@@ -194,7 +209,7 @@ func (s *supervisedCluster) pid(p spec.ProcID, n uint64, d time.Duration) int {
 	}
 }
 
-func (s *supervisedCluster) lastPid(p spec.ProcID, re *regexp.Regexp, n uint64) (int, bool) {
+func (s *supervisedCluster) lastPid(p spec.ProcID, re *regexp.Regexp, n uint64) (int, uint64, bool) {
 	l := s.sups[p].out
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -202,19 +217,20 @@ func (s *supervisedCluster) lastPid(p spec.ProcID, re *regexp.Regexp, n uint64) 
 		if m := re.FindStringSubmatch(l.lines[i].text); m != nil {
 			inc, _ := strconv.ParseUint(m[1], 10, 64)
 			pid, _ := strconv.Atoi(m[2])
-			return pid, inc >= n
+			return pid, inc, inc >= n
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
-// kill9 kills node p's process of incarnation n or later with SIGKILL.
-func (s *supervisedCluster) kill9(p spec.ProcID, n uint64) time.Time {
+// kill9 kills node p's process of incarnation n or later with SIGKILL;
+// it returns when, and the incarnation of the process killed.
+func (s *supervisedCluster) kill9(p spec.ProcID, n uint64) (time.Time, uint64) {
 	s.t.Helper()
-	pid := s.pid(p, n, 30*time.Second)
+	pid, inc := s.pid(p, n, 30*time.Second)
 	killed := time.Now()
 	require.NoError(s.t, syscall.Kill(pid, syscall.SIGKILL), "kill -9 %s (pid %d)", p, pid)
-	return killed
+	return killed, inc
 }
 
 // foundDead is when the first supervisor of those named said p was
@@ -349,11 +365,15 @@ func TestNemesisSupervised(t *testing.T) {
 			s.fault(rng, f.Faults)
 		}
 		s.newSnapshot(since, seen, 30*time.Second)
+		// The incarnation running now: a false suspicion after the
+		// network faults may have made a node stop and its supervisors
+		// restart the cluster since.
+		inc, _ = s.running(0, recoveryWait)
 		kind := supervisedFaults[(cycle-1)%len(supervisedFaults)]
 		victim := procs[rng.IntN(len(procs))]
-		hit := s.supervisedFault(f.Supervised, kind, victim, inc.N, rng)
+		hit, past := s.supervisedFault(f.Supervised, kind, victim, inc.N, rng)
 		f.Crashes++
-		next, at := s.running(inc.N, recoveryWait)
+		next, at := s.running(past, recoveryWait)
 		s.newSnapshot(at, seen, recoveryWait)
 		f.Recovery = append(f.Recovery, time.Since(hit))
 		f.Restart = append(f.Restart, at.Sub(hit))
@@ -367,6 +387,7 @@ func TestNemesisSupervised(t *testing.T) {
 	t.Logf("the supervisors' recoveries:\n%s", s.recoveries())
 
 	// The end: each supervisor stops its node gracefully (exit 0).
+	stopped := time.Now()
 	for _, p := range procs {
 		require.NoError(t, s.sups[p].cmd.Process.Signal(syscall.SIGTERM))
 	}
@@ -374,12 +395,13 @@ func TestNemesisSupervised(t *testing.T) {
 		code := s.waitExit(s.sups[p], 60*time.Second)
 		f.Exits["supervisor"] = append(f.Exits["supervisor"], code)
 		assert.Equal(t, 0, code, "the supervisor of %s; its output:\n%s", p, s.sups[p].out)
-		bal, ok := lastBalance(s.sups[p].out, p)
+		bal, ok := lastBalance(s.sups[p].out, p, stopped)
 		require.True(t, ok, "%s's final balance in:\n%s", p, s.sups[p].out)
 		f.FinalMoney += bal
 	}
 	assert.Equal(t, int64(initialMoney*len(procs)), f.FinalMoney, "the final balances")
-	f.examine(t, s.cluster, cfg, st)
+	f.examine(t, s.cluster, cfg, st, copyLogs(t, cfg.TraceDir, f.Points))
+	s.auditBranches(t, f.Supervised, cfg.TraceDir, f.Points)
 
 	f.Wall = time.Since(began)
 	t.Logf("supervised nemesis figures:\n%s", f)
@@ -387,32 +409,33 @@ func TestNemesisSupervised(t *testing.T) {
 }
 
 // supervisedFault injects a cycle's fault of kind on victim, in
-// incarnation n, and returns when it hit (the kill, the cut); it records
-// the detection time it can see.
-func (s *supervisedCluster) supervisedFault(sf *supervisedFigures, kind string, victim spec.ProcID, n uint64, rng *rand.Rand) time.Time {
+// incarnation n, and returns when it hit (the kill, the cut) and the
+// incarnation the cluster must run past to have recovered from it; it
+// records the detection time it can see.
+func (s *supervisedCluster) supervisedFault(sf *supervisedFigures, kind string, victim spec.ProcID, n uint64, rng *rand.Rand) (time.Time, uint64) {
 	s.t.Helper()
 	sf.Faults[kind]++
 	switch kind {
 	case "kill":
 		return s.killAndDetect(sf, victim, n)
 	case "kill-in-recovery":
-		hit := s.killAndDetect(sf, victim, n)
+		hit, in := s.killAndDetect(sf, victim, n)
 		// A second node, killed as soon as its supervisor has started it
 		// in the next incarnation: the recovery is under way.
 		second := others(victim)[rng.IntN(len(procs)-1)]
-		s.kill9(second, n+1)
-		return hit
+		_, in = s.kill9(second, in+1)
+		return hit, in
 	case "etcd-cut":
 		hit := time.Now()
 		s.cutEtcd(victim, leaseBound+500*time.Millisecond)
 		sf.DetectLease = append(sf.DetectLease, s.foundDead(victim, "its lease in etcd expired", hit, others(victim)).Sub(hit))
-		return hit
+		return hit, n
 	case "etcd-kill":
 		sf.EtcdRestart = append(sf.EtcdRestart, s.restartEtcd(time.Duration(200+rng.IntN(800))*time.Millisecond))
 		return s.killAndDetect(sf, victim, n)
 	}
 	s.t.Fatalf("unknown fault %q", kind)
-	return time.Time{}
+	return time.Time{}, 0
 }
 
 // killAndDetect kills victim's process of incarnation n and records how
@@ -421,14 +444,14 @@ func (s *supervisedCluster) supervisedFault(sf *supervisedFigures, kind string, 
 // its own, its supervisor restarting: the kill hit an exiting process)
 // is no kill of a running node: the test waits for the next incarnation
 // and kills the victim there, at most three times.
-func (s *supervisedCluster) killAndDetect(sf *supervisedFigures, victim spec.ProcID, n uint64) time.Time {
+func (s *supervisedCluster) killAndDetect(sf *supervisedFigures, victim spec.ProcID, n uint64) (time.Time, uint64) {
 	s.t.Helper()
 	re := regexp.MustCompile(`^supervisor: ` + string(victim) + ` found dead \(its process exited`)
 	for range 3 {
-		killed := s.kill9(victim, n)
+		killed, in := s.kill9(victim, n)
 		if x, ok := waitLineOf(s.sups[victim], re, killed, 10*time.Second); ok {
 			sf.DetectKill = append(sf.DetectKill, x.at.Sub(killed))
-			return killed
+			return killed, in
 		}
 		inc, _ := s.running(n, recoveryWait)
 		s.t.Logf("the kill -9 of %s in incarnation %d hit a process already stopping; again in incarnation %d", victim, n, inc.N)
@@ -436,7 +459,7 @@ func (s *supervisedCluster) killAndDetect(sf *supervisedFigures, victim spec.Pro
 		n = inc.N
 	}
 	s.t.Fatalf("the supervisor of %s did not find it dead:\n%s", victim, s.supervisorOutputs())
-	return time.Time{}
+	return time.Time{}, 0
 }
 
 // restorePoints are the restore points of the history the last
@@ -485,11 +508,82 @@ func recordedIn(t *testing.T, dir string, froms []spec.SnapID, id spec.SnapID) (
 	return 0, false
 }
 
-// lastBalance is the balance node p last said it stopped with in l.
-func lastBalance(l *lineLog, p spec.ProcID) (int64, bool) {
+// logPaths are the paths in dir of every node's log of the incarnation
+// restored from from (0: the first).
+func logPaths(dir string, from spec.SnapID) []string {
+	var out []string
+	for _, p := range procs {
+		if from == 0 {
+			out = append(out, runtime.NodeTracePath(dir, p))
+		} else {
+			out = append(out, runtime.RestoredTracePath(dir, p, from))
+		}
+	}
+	return out
+}
+
+// copyLogs copies the logs of the history through points (the first
+// incarnation's, then each restored from one of points) into a new
+// directory, for the audit: an incarnation no later one continues (a
+// branch) is a history of its own (auditBranches).
+func copyLogs(t *testing.T, dir string, points []spec.SnapID) string {
+	t.Helper()
+	out := t.TempDir()
+	for _, from := range append([]spec.SnapID{0}, points...) {
+		for _, path := range logPaths(dir, from) {
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(out, filepath.Base(path)), b, 0o644))
+		}
+	}
+	return out
+}
+
+// auditBranches audits, as a history of its own, every incarnation of
+// dir that no later one continues (superseded before a snapshot of it
+// was restored from: a second node killed during the recovery, a
+// restart for a lease cut from etcd): the logs up to its restore point
+// and its own. One whose logs are not all there (a node killed before
+// it opened its log) is counted, not audited.
+func (s *supervisedCluster) auditBranches(t *testing.T, sf *supervisedFigures, dir string, main []spec.SnapID) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, string(procs[0])+".restored-*.jsonl"))
+	require.NoError(t, err)
+	for _, f := range files {
+		var id uint64
+		_, err := fmt.Sscanf(filepath.Base(f), string(procs[0])+".restored-%d.jsonl", &id)
+		require.NoError(t, err, f)
+		from := spec.SnapID(id)
+		if slices.Contains(main, from) {
+			continue
+		}
+		if !allExist(logPaths(dir, from)) {
+			sf.BranchesIncomplete++
+			continue
+		}
+		code, out, errs := s.runWithin(context.Background(), 15*time.Minute, "audit", copyLogs(t, dir, restorePoints(t, dir, from)))
+		if assert.Equal(t, 0, code, "the audit of the branch restored from %d:\n%s%s", from, out, errs) {
+			assert.Contains(t, out, "conforms: ")
+			sf.BranchesAudited++
+		}
+	}
+}
+
+func allExist(paths []string) bool {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// lastBalance is the balance node p last said it stopped with in l,
+// after since.
+func lastBalance(l *lineLog, p spec.ProcID, since time.Time) (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i := len(l.lines) - 1; i >= 0; i-- {
+	for i := len(l.lines) - 1; i >= 0 && !l.lines[i].at.Before(since); i-- {
 		if m := balanceRe.FindStringSubmatch(l.lines[i].text); m != nil && m[1] == string(p) {
 			b, err := strconv.ParseInt(m[2], 10, 64)
 			return b, err == nil
@@ -519,4 +613,6 @@ func (sf *supervisedFigures) describe(b *strings.Builder, f *figures) {
 		fmt.Fprintf(b, "  etcd member serving again after its restart: median %s, max %s\n", ms(median(sf.EtcdRestart)), ms(maxOf(sf.EtcdRestart)))
 	}
 	fmt.Fprintf(b, "  Suspect steps: %d, %d withdrawn\n", f.Suspicions, f.Withdrawn)
+	fmt.Fprintf(b, "  histories: the one the last incarnation continues (%d incarnations, audited below); %d superseded incarnations audited as histories of their own, all conform; %d not (a node's log missing: killed as it started)\n",
+		len(f.Points)+1, sf.BranchesAudited, sf.BranchesIncomplete)
 }
