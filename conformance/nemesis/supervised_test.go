@@ -38,13 +38,15 @@ const (
 	stopBound    = drainMS*time.Millisecond + 3*time.Second
 	etcdCluster  = "nemesis"
 	recoveryWait = 90 * time.Second // a recovery not done by then fails the run
-	// supervisedEveryMS: a snapshot every 300 ms from each node, half
-	// TestNemesis's rate. At 150 ms, on the 2-core machine at load 25, a
-	// node's snapshot writer fell seconds behind (every part saved, the
-	// global assembled and saved, one at a time): the final stop waited
-	// for its backlog past the supervisor's drain_ms + 3 s, and the node
-	// was killed (twice in three 20-cycle runs).
-	supervisedEveryMS = 300
+	// supervisedEveryMS: a snapshot every second from each node, a
+	// seventh of TestNemesis's rate. At 150 ms and at 300 ms, on the
+	// 2-core machine at load 25-27, the node that completes a snapshot
+	// (its writer saves the part, reads every part, assembles and saves
+	// the global, one snapshot at a time, about 100 ms each there) fell
+	// seconds behind: the final stop waited for that backlog past the
+	// supervisor's drain_ms + 3 s and the node was killed, in three
+	// 20-cycle runs of four (docs/supervised.md#the-nemesis-with-no-operator).
+	supervisedEveryMS = 1000
 )
 
 // supervisedFigures are the figures a run of the supervised nemesis
