@@ -191,8 +191,6 @@ func (s *supervisedCluster) newSnapshot(since time.Time, seen map[spec.SnapID]bo
 	}
 }
 
-var startedRe = regexp.MustCompile(`^supervisor: incarnation (\d+): started (P\d+) \(pid (\d+)\)`)
-
 // pid is the process id of node p's process in incarnation n or later,
 // and its incarnation, from its supervisor's log (waiting for it at most
 // d).
