@@ -115,6 +115,21 @@ func (s *supervisedCluster) startSupervisor(p spec.ProcID) {
 		"--etcd", s.etcdPx[p].Listen, "--etcd-cluster", etcdCluster)
 }
 
+// unreachableEtcd: a supervisor whose link to etcd is cut at its start
+// exits 2 within --etcd-timeout, naming the address it could not reach
+// (bad input: no node started, nothing written).
+func (s *supervisedCluster) unreachableEtcd() {
+	s.t.Helper()
+	px := s.etcdPx[procs[0]]
+	px.Stop()
+	defer func() { require.NoError(s.t, px.Start(), "proxy %s", px.Name) }()
+	code, out, errs := s.run(context.Background(), "supervise", "--config", s.configs[procs[0]], "--procs", string(procs[0]),
+		"--etcd", px.Listen, "--etcd-cluster", etcdCluster, "--etcd-timeout", "500ms")
+	assert.Equal(s.t, 2, code, "supervise with etcd cut:\n%s%s", out, errs)
+	assert.Contains(s.t, errs, "--etcd "+px.Listen+": coord: etcd unreachable: no answer from "+px.Listen+" within 500ms")
+	assert.NotContains(s.t, errs, "started "+string(procs[0]))
+}
+
 // coord is a client of the etcd member as it serves now (the test's own
 // view, not through the proxies).
 func (s *supervisedCluster) coord() *coord.Coord {
@@ -326,6 +341,8 @@ var supervisedFaults = []string{"kill", "kill-in-recovery", "etcd-cut", "etcd-ki
 // (one per node, as on three machines) coordinate through a real etcd
 // member, a process the test starts and kills; every node-to-node channel
 // and every supervisor's link to etcd goes through a toxiproxy proxy.
+// First, a supervisor started with its link to etcd cut must exit 2
+// naming the address.
 // Each cycle: a snapshot completes; network faults between the nodes;
 // another completes; then the cycle's fault, the kinds in turn
 // (supervisedFaults), after which the cluster must run again in a newer
@@ -354,6 +371,7 @@ func TestNemesisSupervised(t *testing.T) {
 	require.NoError(t, err)
 	st, err := store.Open(cfg.SnapshotDir)
 	require.NoError(t, err)
+	s.unreachableEtcd()
 	for _, p := range procs {
 		s.startSupervisor(p)
 	}
