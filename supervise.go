@@ -38,7 +38,7 @@ type Etcd struct {
 type SuperviseConfig struct {
 	Config
 	Etcd Etcd
-	// LeaseTTL is each node's lease in etcd (default 1 s).
+	// LeaseTTL is each node's lease in etcd (default 2 s).
 	LeaseTTL time.Duration
 	// Keep, if positive, keeps only the last Keep complete snapshots.
 	Keep int
@@ -65,15 +65,16 @@ type Supervised struct {
 }
 
 // Supervise starts a supervised cluster: cfg.Store is required (the
-// parts restarts read), the detector defaults to a 20 ms heartbeat and a
-// 100 ms timeout. An etcd that does not answer within DialTimeout is an
+// parts restarts read), the detector defaults to a 50 ms heartbeat and a
+// 250 ms timeout (a node is suspected within 300 ms; shorter ones make a
+// loaded machine suspect live nodes, and each suspicion is a restart). An etcd that does not answer within DialTimeout is an
 // error naming it.
 func Supervise(ctx context.Context, cfg SuperviseConfig) (*Supervised, error) {
 	if cfg.Store == "" || cfg.Topology == nil || cfg.NewApp == nil {
 		return nil, errors.New("markerwave: Supervise needs Store, Topology and NewApp")
 	}
 	if !cfg.Detector.Enabled() {
-		cfg.Detector = DetectorConfig{Interval: 20 * time.Millisecond, Timeout: 100 * time.Millisecond}
+		cfg.Detector = DetectorConfig{Interval: 50 * time.Millisecond, Timeout: 250 * time.Millisecond}
 	}
 	st, err := store.Open(cfg.Store)
 	if err != nil {
@@ -160,14 +161,24 @@ func (s *Supervised) Send(from, to ProcID, payload []byte) error {
 }
 
 // TakeSnapshot is Cluster.TakeSnapshot; a complete snapshot is then
-// published in the catalog in etcd (a restart point).
+// published in the catalog in etcd (a restart point). A snapshot of an
+// incarnation that ended while it was taken is neither saved nor
+// published (ErrRecovering): a restart point is always of the running
+// incarnation or the one it started from.
 func (s *Supervised) TakeSnapshot(ctx context.Context, initiator ProcID) (Snapshot, error) {
 	c, err := s.cluster()
 	if err != nil {
 		return Snapshot{}, err
 	}
-	g, err := c.TakeSnapshot(ctx, initiator)
+	id, err := c.rt.Snapshot(initiator)
 	if err != nil {
+		return Snapshot{}, err
+	}
+	g, err := c.rt.Collect(ctx, id)
+	if err != nil {
+		return g, err
+	}
+	if err := s.nodes.saveIfCurrent(c, g); err != nil {
 		return g, err
 	}
 	return g, s.sup.PublishNew(ctx)
@@ -214,6 +225,7 @@ type inProcess struct {
 	cfg Config
 	st  *store.Store
 
+	retire sync.Mutex // held to save a snapshot, and to retire c
 	mu     sync.Mutex
 	c      *Cluster
 	deaths chan coord.Death
@@ -261,13 +273,26 @@ func (n *inProcess) crashed(p ProcID) {
 	n.died[p] = time.Now()
 }
 
+// saveIfCurrent saves g, taken on c, if c still runs: under the lock
+// Stop takes to retire c.
+func (n *inProcess) saveIfCurrent(c *Cluster, g Snapshot) error {
+	n.retire.Lock()
+	defer n.retire.Unlock()
+	if n.current() != c {
+		return fmt.Errorf("snapshot %d: %w: its incarnation ended while it was taken; not saved", g.ID, ErrRecovering)
+	}
+	return c.save(g)
+}
+
 // Stop stops the nodes; what is in flight to the dead is not waited
 // for (the restart rolls it back).
 func (n *inProcess) Stop(ctx context.Context) error {
+	n.retire.Lock()
 	n.mu.Lock()
 	c := n.c
 	n.c = nil
 	n.mu.Unlock()
+	n.retire.Unlock()
 	if c == nil {
 		return nil
 	}

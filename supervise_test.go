@@ -3,12 +3,16 @@ package markerwave_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,9 +34,14 @@ var etcdServer struct {
 
 func sharedEtcd(t *testing.T) *etcdembed.Server {
 	t.Helper()
+	s, err := startSharedEtcd()
+	require.NoError(t, err)
+	return s
+}
+
+func startSharedEtcd() (*etcdembed.Server, error) {
 	etcdServer.once.Do(func() { etcdServer.s, etcdServer.err = etcdembed.Start(etcdembed.Config{}) })
-	require.NoError(t, etcdServer.err)
-	return etcdServer.s
+	return etcdServer.s, etcdServer.err
 }
 
 func TestMain(m *testing.M) {
@@ -50,14 +59,20 @@ type kvCluster struct {
 	shards     map[markerwave.ProcID]*shardView
 	recoveries chan markerwave.Recovery
 	dir        string
+	cluster    string // its name in etcd
 }
+
+// clusters numbers the clusters the tests start, so that a test run
+// twice (-count) never sees an earlier run's keys.
+var clusters atomic.Int64
 
 type shardView struct{ app markerwave.App }
 
 func startKV(t *testing.T, name string) *kvCluster {
 	t.Helper()
 	srv := sharedEtcd(t)
-	k := &kvCluster{shards: map[markerwave.ProcID]*shardView{}, recoveries: make(chan markerwave.Recovery, 4), dir: t.TempDir()}
+	k := &kvCluster{shards: map[markerwave.ProcID]*shardView{}, recoveries: make(chan markerwave.Recovery, 4), dir: t.TempDir(),
+		cluster: fmt.Sprintf("%s-%d", name, clusters.Add(1))}
 	newApp := kvApps(false)
 	cfg := markerwave.SuperviseConfig{
 		Config: markerwave.Config{
@@ -72,7 +87,7 @@ func startKV(t *testing.T, name string) *kvCluster {
 			Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")},
 			Store:      k.dir,
 		},
-		Etcd:       markerwave.Etcd{Endpoints: []string{srv.Endpoint()}, Cluster: name},
+		Etcd:       markerwave.Etcd{Endpoints: []string{srv.Endpoint()}, Cluster: k.cluster},
 		OnRecovery: func(r markerwave.Recovery) { k.recoveries <- r },
 	}
 	s, err := markerwave.Supervise(context.Background(), cfg)
@@ -126,7 +141,7 @@ func TestSuperviseRecoversKV(t *testing.T) {
 	assert.Equal(t, uint64(2), r.Incarnation.N)
 	assert.Equal(t, g.ID, r.Incarnation.From)
 	assert.Empty(t, r.PassedOver)
-	// Bounds (docs/supervised.md): the detector's 120 ms, the restart's
+	// Bounds (docs/supervised.md): the detector's 300 ms, the restart's
 	// stop (100 ms) and start; measured on the detector's clock.
 	assert.Less(t, r.Detection, time.Second, "detection")
 	t.Logf("detected in %v, restarted in %v", r.Detection, r.Restart)
@@ -143,7 +158,7 @@ func TestSuperviseRecoversKV(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "markerwave_supervisor_incarnation 2\n")
 	assert.Contains(t, rec.Body.String(), "markerwave_supervisor_last_detection_seconds ")
 
-	co := openCoord(t, "kv-recovers")
+	co := openCoord(t, k.cluster)
 	restored, err := co.Restored(ctx, 2)
 	require.NoError(t, err)
 	assert.Equal(t, map[markerwave.ProcID]markerwave.SnapID{"P1": g.ID, "P2": g.ID, "P3": g.ID}, restored)
@@ -220,24 +235,174 @@ func TestSuperviseBounds(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n)*10*time.Second)
 	defer cancel()
-	k := startKV(t, fmt.Sprint("kv-bounds-", time.Now().UnixNano()))
+	k := startKV(t, "kv-bounds")
 	var det, res []time.Duration
+	extra := 0
 	for i := range n {
-		_, err := k.TakeSnapshot(ctx, "P1")
-		require.NoError(t, err)
-		require.NoError(t, k.Crash(markerwave.ProcID(fmt.Sprint("P", 1+i%3))))
-		r := <-k.recoveries
-		require.NoError(t, k.WaitRunning(ctx, r.Incarnation.N))
+		r := crashAndRecover(ctx, t, k, markerwave.ProcID(fmt.Sprint("P", 1+i%3)))
 		det, res = append(det, r.Detection), append(res, r.Restart)
+		for len(k.recoveries) > 0 { // a live node suspected on a loaded machine
+			<-k.recoveries
+			extra++
+		}
 	}
 	md, mr := medianMax(det), medianMax(res)
-	t.Logf("%d recoveries: detection median %v max %v; restart median %v max %v", n, md[0], md[1], mr[0], mr[1])
-	assert.LessOrEqual(t, md[1], 120*time.Millisecond+50*time.Millisecond, "detection: the detector's bound (120 ms) plus a tick's lateness")
+	t.Logf("%d recoveries: detection median %v max %v; restart median %v max %v; %d more after false suspicions", n, md[0], md[1], mr[0], mr[1], extra)
+	assert.LessOrEqual(t, md[1], 300*time.Millisecond+50*time.Millisecond, "detection: the detector's bound (300 ms) plus a tick's lateness")
 	assert.LessOrEqual(t, mr[1], time.Second, "restart")
+}
+
+// crashAndRecover takes a snapshot, crashes p and waits for the
+// recovery that follows, trying again while the cluster is recovering
+// from something else.
+func crashAndRecover(ctx context.Context, t *testing.T, k *kvCluster, p markerwave.ProcID) markerwave.Recovery {
+	for {
+		require.NoError(t, k.WaitRunning(ctx, k.Incarnation()))
+		if _, err := k.TakeSnapshot(ctx, "P1"); err != nil {
+			require.ErrorIs(t, err, markerwave.ErrRecovering)
+			continue
+		}
+		if err := k.Crash(p); err != nil {
+			require.ErrorIs(t, err, markerwave.ErrRecovering)
+			continue
+		}
+		r := <-k.recoveries
+		if r.Death.Proc == p {
+			require.NoError(t, k.WaitRunning(ctx, r.Incarnation.N))
+			return r
+		}
+	}
 }
 
 func medianMax(ds []time.Duration) [2]time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return [2]time.Duration{s[len(s)/2], s[len(s)-1]}
+}
+
+// TestSuperviseSurvivesEtcdOutage: etcd cannot be reached when a node
+// dies (as during a kill and restart of the etcd member; here a proxy
+// in front of it drops every connection and refuses new ones): the
+// recovery waits for it, trying again, and restarts the cluster from
+// the snapshot once etcd answers again.
+func TestSuperviseSurvivesEtcdOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an etcd outage of 1.5 s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	px := newProxy(t, sharedEtcd(t).Addr())
+	log := &testLog{t: t}
+	recoveries := make(chan markerwave.Recovery, 4)
+	s, err := markerwave.Supervise(ctx, markerwave.SuperviseConfig{
+		Config: markerwave.Config{Topology: markerwave.Complete(3), NewApp: kvApps(false),
+			Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")}, Store: t.TempDir()},
+		Etcd:       markerwave.Etcd{Endpoints: []string{px.addr}, Cluster: fmt.Sprint("outage-", clusters.Add(1)), DialTimeout: 300 * time.Millisecond},
+		OnRecovery: func(r markerwave.Recovery) { recoveries <- r },
+		Log:        log,
+	})
+	require.NoError(t, err)
+	defer s.Stop(context.Background())
+	require.NoError(t, s.Send("P1", "P3", move("b", "2")))
+	require.NoError(t, s.Quiesce(ctx))
+	g, err := s.TakeSnapshot(ctx, "P2")
+	require.NoError(t, err)
+
+	px.cut()
+	require.NoError(t, s.Crash("P1"))
+	time.Sleep(1500 * time.Millisecond) // the recovery meets no etcd
+	assert.Equal(t, uint64(1), s.Incarnation())
+	assert.Contains(t, log.String(), "restart failed: coord: incarnation: context deadline exceeded; trying again")
+	back := time.Now()
+	px.restore(t)
+	var r markerwave.Recovery
+	select {
+	case r = <-recoveries:
+	case <-ctx.Done():
+		t.Fatal("no recovery after etcd came back")
+	}
+	t.Logf("recovered %v after etcd was back", time.Since(back))
+	assert.Equal(t, g.ID, r.Incarnation.From)
+	assert.Equal(t, uint64(2), r.Incarnation.N)
+	_, err = s.TakeSnapshot(ctx, "P3")
+	require.NoError(t, err, "every key has exactly one owner after the recovery")
+}
+
+// proxy forwards loopback TCP connections to a target until cut.
+type proxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{addr: ln.Addr().String(), target: target}
+	p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+// cut closes the listener and every connection: etcd is gone.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ln.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// restore listens again on the same address: etcd is back.
+func (p *proxy) restore(t *testing.T) {
+	ln, err := net.Listen("tcp", p.addr)
+	require.NoError(t, err)
+	p.serve(ln)
+}
+
+// testLog writes each line to the test's log, and keeps them.
+type testLog struct {
+	t   *testing.T
+	mu  sync.Mutex
+	all strings.Builder
+}
+
+func (l *testLog) Write(b []byte) (int, error) {
+	l.t.Log(time.Now().Format("15:04:05.000"), " ", strings.TrimSpace(string(b)))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.all.Write(b)
+}
+
+func (l *testLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.all.String()
 }

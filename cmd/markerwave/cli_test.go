@@ -35,6 +35,10 @@ var commandConventions = map[string]conventions{
 		flags: []string{"config", "id", "duration", "restore", "check"},
 		input: func(path string) []string { return []string{"--config", path, "--check"} },
 	},
+	"supervise": {
+		flags: []string{"config", "etcd", "etcd-cluster", "etcd-ca", "etcd-cert", "etcd-key", "etcd-timeout", "metrics", "duration", "keep"},
+		input: func(path string) []string { return []string{"--config", path} },
+	},
 	"snapshot": {
 		flags: []string{"config", "node", "wait", "json"},
 		input: func(path string) []string { return []string{"--config", path} },

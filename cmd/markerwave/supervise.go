@@ -246,6 +246,10 @@ func superviseEnd(f *cmdFlags, err error, failed []string, s superviseSummary) i
 		f.errorf("%v", err)
 		fmt.Fprintf(f.stdout, "supervise: failed after %v: %s cannot run; %s\n", s.took, fatal.Death.Proc, what)
 		return exitUsage
+	case errors.Is(err, coord.ErrCatalogDisagrees):
+		f.errorf("%v", err)
+		fmt.Fprintf(f.stdout, "supervise: failed after %v: %v; %s\n", s.took, coord.ErrCatalogDisagrees, what)
+		return exitUsage
 	case err != nil:
 		f.errorf("%v", err)
 		fmt.Fprintf(f.stdout, "supervise: failed after %v: %s; %s\n", s.took, firstLine(err.Error()), what)

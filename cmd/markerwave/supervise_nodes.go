@@ -156,10 +156,21 @@ func stopChild(c *child, bound time.Duration) string {
 		<-c.done
 		return fmt.Sprintf("did not stop within %v of SIGTERM: killed", bound)
 	}
-	if c.err != nil {
+	if c.err != nil && !terminated(c.err) {
 		return "stopped: " + c.err.Error()
 	}
 	return ""
+}
+
+// terminated says whether a process ended by the SIGTERM it was sent
+// before it had installed its handler (just started: nothing to drain).
+func terminated(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM
 }
 
 func (n *childNodes) Deaths() <-chan coord.Death {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,8 +21,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/markerwave/markerwave/impl/coord"
 	"github.com/markerwave/markerwave/impl/coord/etcdembed"
+	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/impl/transport/tlstest"
+	"github.com/markerwave/markerwave/spec"
 )
 
 // syncBuffer is a buffer written by the supervisor and its children and
@@ -80,7 +85,7 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 	var out, errb syncBuffer
 	code := make(chan int, 1)
 	go func() {
-		code <- runSupervise([]string{"--config", path, "--duration", "4s", "--metrics", metrics}, &out, &errb)
+		code <- runSupervise([]string{"--config", path, "--duration", "3s", "--metrics", metrics}, &out, &errb)
 	}()
 	errb.waitFor(t, regexp.MustCompile(`in the catalog`), 5*time.Second)
 	m := errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2 \(pid (\d+)\)`), time.Second)
@@ -107,7 +112,7 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 		assert.Contains(t, log, fmt.Sprintf("incarnation 2: started %s", p))
 		assert.Contains(t, log, p+": restored from snapshot "+r[1])
 	}
-	assert.Regexp(t, `^supervise: done after \S+ \(--duration 4s\): 1 automatic recovery, incarnation 2\n$`, out.String())
+	assert.Regexp(t, `^supervise: done after \S+ \(--duration 3s\): 1 automatic recovery, incarnation 2\n$`, out.String())
 	assert.Equal(t, int64(3000), finalBalances(t, log[strings.Index(log, "incarnation 2: started"):]))
 }
 
@@ -174,12 +179,12 @@ func TestSuperviseKill9Bounds(t *testing.T) {
 	for i := range n {
 		inc := i + 1
 		errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`incarnation %d: started P3`, inc)), 10*time.Second)
-		time.Sleep(700 * time.Millisecond) // a snapshot or more completes
+		errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`(?s)incarnation %d: started P3.*in the catalog`, inc)), 10*time.Second) // a snapshot of this incarnation
 		victim := fmt.Sprint("P", 1+i%3)
 		m := errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`incarnation %d: started %s \(pid (\d+)\)`, inc, victim)), time.Second)
 		pid, _ := strconv.Atoi(m[1])
 		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-		r := errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`incarnation %d runs from snapshot \d+: detected in (\S+), restarted in (\S+)`, inc+1)), 15*time.Second)
+		r := errb.waitFor(t, regexp.MustCompile(fmt.Sprintf(`incarnation %d runs from (?:snapshot \d+|the initial state): detected in (\S+), restarted in (\S+)`, inc+1)), 15*time.Second)
 		d, _ := time.ParseDuration(r[1])
 		rs, _ := time.ParseDuration(r[2])
 		det, res = append(det, d), append(res, rs)
@@ -249,10 +254,10 @@ func TestSuperviseEtcdTLS(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "--etcd "+srv.Endpoint()+": coord: etcd unreachable: no answer from "+srv.Endpoint())
 
-	code, stdout, stderr = runCmd(runSupervise, "--config", path, "--etcd", srv.Endpoint(), "--duration", "1s",
+	code, stdout, stderr = runCmd(runSupervise, "--config", path, "--etcd", srv.Endpoint(), "--duration", "500ms",
 		"--etcd-ca", caFile, "--etcd-cert", clientCert, "--etcd-key", clientKey)
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `^supervise: done after \S+ \(--duration 1s\): 0 automatic recoveries, incarnation 1\n$`, stdout)
+	assert.Regexp(t, `^supervise: done after \S+ \(--duration 500ms\): 0 automatic recoveries, incarnation 1\n$`, stdout)
 	assert.Contains(t, stderr, "incarnation 1: started P3")
 }
 
@@ -271,4 +276,40 @@ func TestSuperviseProcs(t *testing.T) {
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, tc.want, tc.procs)
 	}
+}
+
+// TestSuperviseCatalogDisagrees: the catalog in etcd records a snapshot
+// the store does not hold: exit 2, naming it, before any node starts.
+func TestSuperviseCatalogDisagrees(t *testing.T) {
+	srv, err := etcdembed.Start(etcdembed.Config{})
+	require.NoError(t, err)
+	defer srv.Stop()
+	co, err := coord.Open(context.Background(), coord.Config{Endpoints: []string{srv.Endpoint()}, Cluster: "elsewhere"})
+	require.NoError(t, err)
+	defer co.Close()
+	var parts []store.PartFile
+	for _, p := range []spec.ProcID{"P1", "P2", "P3"} {
+		parts = append(parts, store.PartFile{Proc: p, Size: 100, SHA256: "ab"})
+	}
+	require.NoError(t, co.Publish(context.Background(), coord.Entry{Record: store.Record{ID: 9, Taken: time.Now(), Parts: parts}}))
+	code, stdout, stderr := runCmd(runSupervise, "--config", superviseConfig(t), "--etcd", srv.Endpoint(), "--etcd-cluster", "elsewhere")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "no snapshot of the catalog in etcd at "+srv.Endpoint()+" is usable: the catalog in etcd (/markerwave/elsewhere/catalog/00000000000000000009) disagrees with the parts on disk: snapshot 9 is recorded as complete but nothing of it is on disk")
+	assert.Regexp(t, `^supervise: failed after \S+: the catalog disagrees with the parts on disk; 0 automatic recoveries, incarnation 0\n$`, stdout)
+	assert.NotContains(t, stderr, "started P1")
+}
+
+// TestTerminatedIsCleanStop: a node that the final SIGTERM ends before
+// it could install its handler (just restarted) stopped as asked; one
+// that exits 1 did not.
+func TestTerminatedIsCleanStop(t *testing.T) {
+	c := &child{cmd: exec.Command("sleep", "5"), done: make(chan struct{})}
+	require.NoError(t, c.cmd.Start())
+	go func() { c.err = c.cmd.Wait(); close(c.done) }()
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, "", stopChild(c, 5*time.Second))
+	f := &child{cmd: exec.Command("false"), done: make(chan struct{})}
+	require.NoError(t, f.cmd.Start())
+	go func() { f.err = f.cmd.Wait(); close(f.done) }()
+	assert.Equal(t, "stopped: exit status 1", stopChild(f, 5*time.Second))
 }

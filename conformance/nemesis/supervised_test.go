@@ -33,7 +33,7 @@ import (
 // most drain_ms + 3 s (then they are killed), before the processes'
 // start.
 const (
-	leaseTTL     = time.Second
+	leaseTTL     = 2 * time.Second // coord.SupervisorConfig.LeaseTTL's default
 	leaseBound   = leaseTTL + 500*time.Millisecond
 	stopBound    = drainMS*time.Millisecond + 3*time.Second
 	etcdCluster  = "nemesis"

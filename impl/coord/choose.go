@@ -2,12 +2,18 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
 )
+
+// ErrCatalogDisagrees is wrapped by Choose's error when the catalog has
+// entries and the parts on disk agree with none (bad input: another
+// store, or damaged parts).
+var ErrCatalogDisagrees = errors.New("the catalog disagrees with the parts on disk")
 
 // Choose picks where the next incarnation starts: the latest entry of
 // the catalog (by the snapshot's own time, then id) that has a part of
@@ -30,7 +36,7 @@ func (c *Coord) Choose(ctx context.Context, st *store.Store, t *spec.Topology) (
 		passed = append(passed, why)
 	}
 	if len(es) > 0 {
-		return Entry{}, passed, fmt.Errorf("coord: no snapshot of the catalog in etcd at %s is usable: %s", strings.Join(c.cfg.Endpoints, ","), strings.Join(passed, "; "))
+		return Entry{}, passed, fmt.Errorf("coord: %w: no snapshot of the catalog in etcd at %s is usable: %s", ErrCatalogDisagrees, strings.Join(c.cfg.Endpoints, ","), strings.Join(passed, "; "))
 	}
 	return Entry{}, nil, nil
 }

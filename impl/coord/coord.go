@@ -13,6 +13,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/spec"
@@ -61,6 +63,11 @@ func Open(ctx context.Context, cfg Config) (*Coord, error) {
 	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, TLS: cfg.TLS, Logger: zap.NewNop(),
+		// Reconnect within a second of etcd coming back (gRPC's default
+		// backoff grows to two minutes).
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}, MinConnectTimeout: cfg.DialTimeout,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("coord: etcd at %s: %w", strings.Join(cfg.Endpoints, ","), err)
@@ -81,6 +88,12 @@ func (c *Coord) ping(ctx context.Context) error {
 		return fmt.Errorf("coord: %w: no answer from %s within %v: %v", ErrUnreachable, strings.Join(c.cfg.Endpoints, ","), c.cfg.DialTimeout, err)
 	}
 	return nil
+}
+
+// op bounds one operation by DialTimeout: an etcd that stops answering
+// fails the call instead of blocking it (the supervisor retries).
+func (c *Coord) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.cfg.DialTimeout)
 }
 
 // Close closes the client.
@@ -115,6 +128,9 @@ type Member struct {
 	Proc        spec.ProcID `json:"proc"`
 	Incarnation uint64      `json:"incarnation"`
 	Since       time.Time   `json:"since"`
+	// Leaving: its supervisor stops it (a restart, or the end), so its
+	// departure that follows is no death.
+	Leaving bool `json:"leaving,omitempty"`
 }
 
 // Membership is a node's live lease.
@@ -123,6 +139,7 @@ type Membership struct {
 	lease   clientv3.LeaseID
 	cancel  context.CancelFunc
 	key     string
+	member  Member
 	crashed atomic.Bool
 }
 
@@ -130,12 +147,15 @@ type Membership struct {
 // ttl (rounded up to whole seconds, at least one), kept alive until
 // Leave or Crash.
 func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Duration) (*Membership, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	secs := max(int64((ttl+time.Second-1)/time.Second), 1)
 	g, err := c.cli.Grant(ctx, secs)
 	if err != nil {
 		return nil, fmt.Errorf("coord: lease for %s: %w", p, err)
 	}
-	body, _ := json.Marshal(Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()})
+	m := Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()}
+	body, _ := json.Marshal(m)
 	if _, err := c.cli.Put(ctx, c.memberKey(p), string(body), clientv3.WithLease(g.ID)); err != nil {
 		return nil, fmt.Errorf("coord: join %s: %w", p, err)
 	}
@@ -149,10 +169,11 @@ func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Du
 		for range ch { // drain the renewals
 		}
 	}()
-	return &Membership{c: c, lease: g.ID, cancel: cancel, key: c.memberKey(p)}, nil
+	return &Membership{c: c, lease: g.ID, cancel: cancel, key: c.memberKey(p), member: m}, nil
 }
 
-// Leave revokes the lease: p's member key goes at once (a clean stop).
+// Leave marks p's member key as leaving, then revokes the lease: the
+// key goes at once, and its watchers know it for a clean stop, no death.
 // A crashed membership's lease is left to expire.
 func (m *Membership) Leave(ctx context.Context) error {
 	m.cancel()
@@ -161,6 +182,12 @@ func (m *Membership) Leave(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.c.cfg.DialTimeout)
 	defer cancel()
+	leaving := m.member
+	leaving.Leaving = true
+	body, _ := json.Marshal(leaving)
+	if _, err := m.c.cli.Put(ctx, m.key, string(body), clientv3.WithLease(m.lease)); err != nil {
+		return err
+	}
 	_, err := m.c.cli.Revoke(ctx, m.lease)
 	return err
 }
@@ -171,6 +198,8 @@ func (m *Membership) Crash() { m.crashed.Store(true); m.cancel() }
 
 // Members are the live members, by process.
 func (c *Coord) Members(ctx context.Context) (map[spec.ProcID]Member, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.membersPrefix(), clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("coord: members: %w", err)
@@ -189,8 +218,10 @@ func (c *Coord) Members(ctx context.Context) (map[spec.ProcID]Member, error) {
 // Departure is a member key deleted: a lease expired or was revoked.
 type Departure struct {
 	Proc spec.ProcID
-	// Incarnation is the one the member had joined (its key's last value).
+	// Incarnation is the one the member had joined, and Leaving whether
+	// its supervisor stopped it (its key's last value).
 	Incarnation uint64
+	Leaving     bool
 	At          time.Time // when this watcher saw it
 }
 
@@ -207,7 +238,7 @@ func (c *Coord) WatchDepartures(ctx context.Context) <-chan Departure {
 				if ev.PrevKv != nil {
 					var m Member
 					if json.Unmarshal(ev.PrevKv.Value, &m) == nil {
-						d.Incarnation = m.Incarnation
+						d.Incarnation, d.Leaving = m.Incarnation, m.Leaving
 					}
 				}
 				select {
@@ -237,6 +268,8 @@ type Entry struct {
 // transaction creates its key if absent; an entry already there must be
 // the same, else the error names both.
 func (c *Coord) Publish(ctx context.Context, e Entry) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	body, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("coord: encode catalog entry %d: %w", e.ID, err)
@@ -262,6 +295,8 @@ func (c *Coord) Publish(ctx context.Context, e Entry) error {
 // Catalog returns every complete snapshot of the catalog, oldest first
 // by its own time, then id (never by when it was published).
 func (c *Coord) Catalog(ctx context.Context) ([]Entry, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.catalogPrefix(), clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("coord: catalog: %w", err)
@@ -286,6 +321,8 @@ func (c *Coord) Catalog(ctx context.Context) ([]Entry, error) {
 // Retain removes the catalog entries older than the last keep (the
 // store's Prune removes their files).
 func (c *Coord) Retain(ctx context.Context, keep int) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	es, err := c.Catalog(ctx)
 	if err != nil {
 		return err
@@ -313,6 +350,8 @@ type Incarnation struct {
 // Incarnation reads the current incarnation (N 0: none started yet) and
 // the revision a compare-and-swap must see.
 func (c *Coord) Incarnation(ctx context.Context) (Incarnation, int64, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.incarnationKey())
 	if err != nil {
 		return Incarnation{}, 0, fmt.Errorf("coord: incarnation: %w", err)
@@ -337,6 +376,8 @@ var ErrLostRace = errors.New("another supervisor advanced the incarnation first"
 // that both saw incarnation N, exactly one starts N+1; the other gets
 // ErrLostRace and the winner's incarnation.
 func (c *Coord) Advance(ctx context.Context, cur Incarnation, rev int64, from spec.SnapID, by string) (Incarnation, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	next := Incarnation{N: cur.N + 1, From: from, By: by, At: time.Now().UTC()}
 	body, _ := json.Marshal(next)
 	key := c.incarnationKey()
@@ -385,6 +426,8 @@ func (c *Coord) WatchIncarnation(ctx context.Context) <-chan Incarnation {
 // MarkRestored records that p runs in incarnation n from snapshot from
 // (0: the initial state).
 func (c *Coord) MarkRestored(ctx context.Context, n uint64, p spec.ProcID, from spec.SnapID) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	if _, err := c.cli.Put(ctx, c.restoredPrefix(n)+string(p), fmt.Sprint(uint64(from))); err != nil {
 		return fmt.Errorf("coord: mark %s restored in incarnation %d: %w", p, n, err)
 	}
@@ -394,6 +437,8 @@ func (c *Coord) MarkRestored(ctx context.Context, n uint64, p spec.ProcID, from 
 // Restored returns, for incarnation n, each process that has restored
 // and the snapshot it restored from.
 func (c *Coord) Restored(ctx context.Context, n uint64) (map[spec.ProcID]spec.SnapID, error) {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
 	r, err := c.cli.Get(ctx, c.restoredPrefix(n), clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("coord: restored in incarnation %d: %w", n, err)

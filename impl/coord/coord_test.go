@@ -162,6 +162,7 @@ func TestLeaseExpiryIsDeparture(t *testing.T) {
 	d := <-deps
 	assert.Equal(t, spec.ProcID("P2"), d.Proc)
 	assert.Equal(t, uint64(3), d.Incarnation)
+	assert.True(t, d.Leaving, "a clean stop is marked as one")
 
 	crashed := time.Now()
 	m1.Crash()
@@ -171,6 +172,7 @@ func TestLeaseExpiryIsDeparture(t *testing.T) {
 		t.Fatal("P1's lease never expired")
 	}
 	assert.Equal(t, spec.ProcID("P1"), d.Proc)
+	assert.False(t, d.Leaving, "an expired lease is a death")
 	took := d.At.Sub(crashed)
 	t.Logf("lease expiry seen %v after the last renewal stopped", took)
 	assert.Less(t, took, 1600*time.Millisecond+500*time.Millisecond, "TTL 1 s + the lessor's 0.5 s check (+ the renewal's head start)")
@@ -188,26 +190,35 @@ func TestRestored(t *testing.T) {
 	assert.Equal(t, map[spec.ProcID]spec.SnapID{"P1": 7, "P2": 7}, r)
 }
 
-// storeWith saves snapshot id of the two-process topology complete in
-// a new store and returns the store and its record.
+// storeWith saves snapshots ids of the two-process topology complete in
+// a new store and returns the store and its records.
 func storeWith(t *testing.T, ids ...spec.SnapID) (*store.Store, []store.Record) {
 	t.Helper()
 	top := spec.Complete(2)
 	st, err := store.Open(t.TempDir())
 	require.NoError(t, err)
 	for _, id := range ids {
-		g := twoBanks(top, id)
-		for _, p := range top.Procs {
-			ls, _ := g.Local(p)
-			_, err := st.SavePart(snapshot.PartOf(ls, p == g.Initiator))
-			require.NoError(t, err)
-		}
-		_, err := st.Save(g)
-		require.NoError(t, err)
+		saveSnap(t, st, top, id, true)
 	}
 	rs, err := st.Records(top)
 	require.NoError(t, err)
 	return st, rs
+}
+
+// saveSnap saves every part of snapshot id of top, and if global the
+// global snapshot too (it is then complete).
+func saveSnap(t *testing.T, st *store.Store, top *spec.Topology, id spec.SnapID, global bool) {
+	t.Helper()
+	g := twoBanks(top, id)
+	for _, p := range top.Procs {
+		ls, _ := g.Local(p)
+		_, err := st.SavePart(snapshot.PartOf(ls, p == g.Initiator))
+		require.NoError(t, err)
+	}
+	if global {
+		_, err := st.Save(g)
+		require.NoError(t, err)
+	}
 }
 
 // twoBanks is a snapshot of two banks of 100 with every channel empty.

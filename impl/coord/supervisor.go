@@ -71,7 +71,8 @@ type SupervisorConfig struct {
 	// Procs are the processes whose nodes this supervisor runs and whose
 	// leases it holds (a supervisor per machine holds its machine's).
 	Procs []spec.ProcID
-	// LeaseTTL is each node's lease (default 1 s, etcd's smallest): a
+	// LeaseTTL is each node's lease (default 2 s; etcd's smallest is 1 s,
+	// which a loaded machine's renewals, every TTL/3, can miss): a
 	// node whose supervisor is gone is found dead within LeaseTTL plus
 	// etcd's expiry check (0.5 s).
 	LeaseTTL time.Duration
@@ -81,6 +82,9 @@ type SupervisorConfig struct {
 	// Keep, if positive, keeps only the last Keep complete snapshots (the
 	// catalog's entries and the store's files).
 	Keep int
+	// RetryFor is how long a failing restart is tried again (default
+	// 30 s): etcd may be restarting.
+	RetryFor time.Duration
 	// Log receives one line per event; nil discards them.
 	Log io.Writer
 	// OnRecovery, if set, is called after every automatic restart.
@@ -97,7 +101,8 @@ type Supervisor struct {
 	leases    map[spec.ProcID]*Membership
 	inc       Incarnation
 	published map[spec.SnapID]bool
-	running   chan struct{} // closed while the nodes run
+	seen      map[spec.SnapID]time.Time // first seen incomplete
+	running   chan struct{}             // closed while the nodes run
 }
 
 // NewSupervisor checks cfg.
@@ -106,7 +111,7 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 		return nil, errors.New("coord: a supervisor needs Coord, Store, Topology and Procs")
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = time.Second
+		cfg.LeaseTTL = 2 * time.Second
 	}
 	if cfg.Name == "" {
 		cfg.Name = "supervisor of " + procList(cfg.Procs)
@@ -114,8 +119,11 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = 30 * time.Second
+	}
 	return &Supervisor{cfg: cfg, Metrics: NewMetrics(), leases: map[spec.ProcID]*Membership{},
-		published: map[spec.SnapID]bool{}, running: make(chan struct{})}, nil
+		published: map[spec.SnapID]bool{}, seen: map[spec.SnapID]time.Time{}, running: make(chan struct{})}, nil
 }
 
 func procList(ps []spec.ProcID) string {
@@ -205,10 +213,12 @@ func (s *Supervisor) current() uint64 {
 }
 
 // stale says whether a departure is no death of this incarnation: a
-// member of an earlier one, or one that is a member again.
+// member its supervisor stopped (it restarts, and the incarnation it
+// starts is followed), a member of an earlier incarnation, or one that
+// is a member again.
 func (s *Supervisor) stale(dep Departure) bool {
 	cur, _ := s.Running()
-	if dep.Incarnation < cur.N {
+	if dep.Leaving || dep.Incarnation < cur.N {
 		return true
 	}
 	ms, err := s.cfg.Coord.Members(context.Background())
@@ -231,7 +241,8 @@ func (s *Supervisor) recover(ctx context.Context, nodes Nodes, ev event) error {
 		s.Metrics.detected(d)
 	}
 	s.stop(nodes)
-	r, err := s.restart(ctx, nodes, ev, false)
+	s.catchUp(ctx)
+	r, err := s.restartRetrying(ctx, nodes, ev)
 	if err != nil {
 		return err
 	}
@@ -249,6 +260,49 @@ func fromName(id spec.SnapID) string {
 		return "the initial state"
 	}
 	return fmt.Sprintf("snapshot %d", id)
+}
+
+// catchUp, once the nodes have stopped, publishes what the ended
+// incarnation completed, then settles every other snapshot of the store:
+// the catalog's latest complete snapshot is the ended incarnation's
+// (LatestComplete in Recover, tla/ChandyLamportFaults.tla), and nothing
+// the old incarnation left is published later, in the new one.
+func (s *Supervisor) catchUp(ctx context.Context) {
+	if err := s.PublishNew(ctx); err != nil {
+		s.logf("publish: %v", err)
+	}
+	ids, err := s.cfg.Store.Used()
+	if err != nil {
+		s.logf("store: %v", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if !s.published[id] {
+			s.seen[id] = time.Time{} // settled: incomplete in an incarnation that ended
+		}
+	}
+}
+
+// restartRetrying is restart, tried again every 250 ms for RetryFor
+// while it fails (etcd down or restarting, a node that would not start),
+// the nodes stopped between tries.
+func (s *Supervisor) restartRetrying(ctx context.Context, nodes Nodes, ev event) (Recovery, error) {
+	deadline := time.Now().Add(s.cfg.RetryFor)
+	for {
+		r, err := s.restart(ctx, nodes, ev, false)
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return r, err
+		}
+		s.logf("restart failed: %v; trying again", err)
+		s.stop(nodes)
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+	}
 }
 
 // restart chooses the incarnation (the one followed, the running one
@@ -419,9 +473,12 @@ func (s *Supervisor) stop(nodes Nodes) error {
 	if err != nil {
 		s.logf("stopped: %v", err)
 	}
-	for _, m := range leases {
-		m.Leave(context.Background())
+	var wg sync.WaitGroup
+	for _, m := range leases { // at once: each may wait DialTimeout for a lost etcd
+		wg.Add(1)
+		go func() { defer wg.Done(); m.Leave(context.Background()) }()
 	}
+	wg.Wait()
 	return nil
 }
 
@@ -445,35 +502,55 @@ func (s *Supervisor) Running() (Incarnation, <-chan struct{}) {
 
 // PublishNew publishes in the catalog every snapshot of the store that
 // is complete at every process and not yet published by this supervisor
-// (each part held by its own node), then applies Keep.
+// (each part held by its own node), then applies Keep. A snapshot still
+// incomplete settleTime after it was first seen (aborted, or a part
+// lost) is not looked at again.
 func (s *Supervisor) PublishNew(ctx context.Context) error {
-	rs, err := s.cfg.Store.Records(s.cfg.Topology)
+	ids, err := s.cfg.Store.Used()
 	if err != nil {
 		return err
 	}
-	for _, r := range rs {
-		if s.isPublished(r.ID) {
+	for _, id := range ids {
+		if s.settled(id) {
 			continue
+		}
+		r, ok, err := s.cfg.Store.RecordOf(s.cfg.Topology, id)
+		if err != nil || !ok {
+			continue // not complete (yet), or unreadable: looked at again
 		}
 		if err := s.cfg.Coord.Publish(ctx, entryOf(r)); err != nil {
 			return err
 		}
-		s.markPublished(r.ID)
-		s.logf("snapshot %d complete: in the catalog", r.ID)
+		s.markPublished(id)
+		s.logf("snapshot %d complete: in the catalog", id)
 	}
 	return s.retain(ctx)
 }
 
-func (s *Supervisor) isPublished(id spec.SnapID) bool {
+// settleTime is how long a snapshot may stay incomplete in the store
+// before PublishNew stops looking at it.
+const settleTime = 10 * time.Second
+
+// settled says whether id is published, or incomplete for settleTime.
+func (s *Supervisor) settled(id spec.SnapID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.published[id]
+	if s.published[id] {
+		return true
+	}
+	first, ok := s.seen[id]
+	if !ok {
+		s.seen[id] = time.Now()
+		return false
+	}
+	return time.Since(first) > settleTime
 }
 
 func (s *Supervisor) markPublished(id spec.SnapID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.published[id] = true
+	delete(s.seen, id)
 }
 
 // entryOf is the catalog entry of record r: each part held by its node.

@@ -23,6 +23,7 @@ type machine struct {
 	started []coord.Incarnation
 	stops   int
 	deaths  chan coord.Death
+	onStop  func() // what the nodes leave on disk as they stop
 }
 
 func newMachine() *machine { return &machine{deaths: make(chan coord.Death, 1)} }
@@ -38,6 +39,10 @@ func (m *machine) Stop(context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stops++
+	if m.onStop != nil {
+		m.onStop()
+		m.onStop = nil
+	}
 	return nil
 }
 
@@ -217,4 +222,52 @@ func TestSupervisorsOneRestartPerDeath(t *testing.T) {
 	}
 	inc, _ := sups[0].Running()
 	assert.Equal(t, uint64(2), inc.N)
+}
+
+// TestRecoveryFromTheEndedIncarnation: the survivors complete snapshot 7
+// while they stop (its parts and global file saved during the drain):
+// the recovery publishes it first and restarts from it, the ended
+// incarnation's latest complete snapshot (Recover's LatestComplete).
+// Snapshot 8, only parts when the incarnation ended, is never published,
+// even once its global file appears in the new incarnation.
+func TestRecoveryFromTheEndedIncarnation(t *testing.T) {
+	top := spec.Complete(3)
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	saveSnap(t, st, top, 5, true)
+	co := open(t, "ended")
+	recs := make(chan coord.Recovery, 1)
+	sup, err := coord.NewSupervisor(coord.SupervisorConfig{Coord: co, Store: st, Topology: top, Procs: top.Procs,
+		OnRecovery: func(r coord.Recovery) { recs <- r }})
+	require.NoError(t, err)
+	require.NoError(t, sup.PublishNew(context.Background()))
+	m := newMachine()
+	m.onStop = func() {
+		saveSnap(t, st, top, 7, true)
+		saveSnap(t, st, top, 8, false)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sup.Run(ctx, m) }()
+	waitRunning(t, sup, 1)
+	inc, _ := sup.Running()
+	assert.Equal(t, spec.SnapID(5), inc.From, "the first start: the catalog's latest")
+
+	m.deaths <- coord.Death{Proc: "P2", Died: time.Now(), At: time.Now(), Why: "its process exited"}
+	r := <-recs
+	assert.Equal(t, spec.SnapID(7), r.Incarnation.From)
+
+	g8 := twoBanks(top, 8)
+	_, err = st.Save(g8) // completed late, in the new incarnation's time
+	require.NoError(t, err)
+	require.NoError(t, sup.PublishNew(context.Background()))
+	es, err := co.Catalog(context.Background())
+	require.NoError(t, err)
+	var ids []spec.SnapID
+	for _, e := range es {
+		ids = append(ids, e.ID)
+	}
+	assert.Equal(t, []spec.SnapID{5, 7}, ids)
+	cancel()
+	require.NoError(t, <-done)
 }

@@ -46,11 +46,31 @@ func (s *Store) Records(t *spec.Topology) ([]Record, error) {
 	}
 	rs := []Record{}
 	for _, e := range entries {
-		if len(e.unusable(t)) == 0 {
-			rs = append(rs, Record{ID: e.ID, Taken: e.Time, Parts: e.Files})
+		if r, ok := e.record(t); ok {
+			rs = append(rs, r)
 		}
 	}
 	return rs, nil
+}
+
+// RecordOf is Records' record of snapshot id alone; false if the
+// cluster of t cannot recover from it (not, or not yet, complete at
+// every node, or damaged).
+func (s *Store) RecordOf(t *spec.Topology, id spec.SnapID) (Record, bool, error) {
+	e, err := s.entry(t, id)
+	if err != nil {
+		return Record{}, false, err
+	}
+	r, ok := e.record(t)
+	return r, ok, nil
+}
+
+// record is e's catalog record, if the cluster of t can recover from it.
+func (e Entry) record(t *spec.Topology) (Record, bool) {
+	if len(e.unusable(t)) > 0 {
+		return Record{}, false
+	}
+	return Record{ID: e.ID, Taken: e.Time, Parts: e.Files}, true
 }
 
 // WriteCatalog records the store's recoverable snapshots (Records) in

@@ -37,6 +37,10 @@ type Config struct {
 	// StartTimeout bounds the wait for the server to be ready (default
 	// 20 s).
 	StartTimeout time.Duration
+	// ClientPort and PeerPort, if set, are the loopback ports (0: free
+	// ones): a server restarted on the same Dir and ports is the same
+	// member (tests of an etcd restart).
+	ClientPort, PeerPort int
 }
 
 // Server is a running embedded etcd.
@@ -57,7 +61,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ec, err := serverConfig(dir, cfg.TLS)
+	ec, err := serverConfig(dir, cfg)
 	if err != nil {
 		s.cleanup()
 		return nil, err
@@ -91,11 +95,18 @@ func (s *Server) dataDir(dir string) (string, error) {
 
 // serverConfig is a single member on loopback, client and peer ports
 // free when asked, logging errors only.
-func serverConfig(dir string, t *TLS) (*embed.Config, error) {
+func serverConfig(dir string, cfg Config) (*embed.Config, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ClientPort != 0 {
+		ports[0] = cfg.ClientPort
+	}
+	if cfg.PeerPort != 0 {
+		ports[1] = cfg.PeerPort
+	}
+	t := cfg.TLS
 	ec := embed.NewConfig()
 	ec.Name = "markerwave"
 	ec.Dir = dir
@@ -150,6 +161,18 @@ func (s *Server) Endpoint() string {
 
 // Addr is the client address, host:port.
 func (s *Server) Addr() string { return s.addr }
+
+// Ports are the client and peer ports, for a restart on the same ones.
+func (s *Server) Ports() (client, peer int) {
+	c := s.e.Config()
+	return urlPort(c.ListenClientUrls[0]), urlPort(c.ListenPeerUrls[0])
+}
+
+func urlPort(u url.URL) int {
+	var p int
+	fmt.Sscan(u.Port(), &p)
+	return p
+}
 
 // Stop stops the server and removes its temporary directory, if it made
 // one. It may be called more than once.
