@@ -36,7 +36,7 @@ var commandConventions = map[string]conventions{
 		input: func(path string) []string { return []string{"--config", path, "--check"} },
 	},
 	"supervise": {
-		flags: []string{"config", "etcd", "etcd-cluster", "etcd-ca", "etcd-cert", "etcd-key", "etcd-timeout", "metrics", "duration", "keep"},
+		flags: []string{"config", "etcd", "etcd-cluster", "etcd-ca", "etcd-cert", "etcd-key", "etcd-timeout", "metrics", "duration", "procs", "keep"},
 		input: func(path string) []string { return []string{"--config", path} },
 	},
 	"snapshot": {

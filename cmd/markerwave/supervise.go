@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/markerwave/markerwave/impl/coord/etcdembed"
 	"github.com/markerwave/markerwave/impl/runtime"
 	"github.com/markerwave/markerwave/impl/store"
+	"github.com/markerwave/markerwave/spec"
 )
 
 const superviseAbout = `
@@ -28,7 +30,7 @@ incarnation is advanced in etcd by a compare-and-swap, and every node is
 restarted from the latest complete snapshot of the catalog in etcd whose
 parts on disk agree with it (each part that disagrees is named). This is
 the supervisor of one machine: on several machines each runs one for
-its nodes, against the same etcd (docs/supervised.md).
+its nodes (--procs), against the same etcd (docs/supervised.md).
 
 --etcd embed (the default) starts a real etcd in this process, on
 loopback, in a temporary directory; --etcd ADDR (host:port or URL) names
@@ -48,6 +50,7 @@ node that cannot run (its exit 2).`
 type superviseOptions struct {
 	config, etcd, cluster, metrics string
 	ca, cert, key                  string
+	procs                          string
 	duration, dialTimeout          time.Duration
 	keep                           int
 }
@@ -62,6 +65,7 @@ func (o *superviseOptions) define(f *cmdFlags) {
 	f.DurationVar(&o.dialTimeout, "etcd-timeout", 3*time.Second, "how long an unreachable etcd is waited for")
 	f.StringVar(&o.metrics, "metrics", "", "serve the recovery metrics on `ADDR` (loopback), GET /metrics")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default: run until SIGINT/SIGTERM)")
+	f.StringVar(&o.procs, "procs", "", "run only these `P1,P2,...` of the config (a supervisor per machine, against the same etcd); default: every node")
 	f.IntVar(&o.keep, "keep", 0, "keep only the last `N` complete snapshots (catalog and store); 0 keeps all")
 }
 
@@ -106,13 +110,37 @@ func runSupervise(args []string, stdout, stderr io.Writer) int {
 		reportConfig(f, o.config, err)
 		return exitUsage
 	}
+	procs, err := procsOf(o.procs, cfg)
+	if err != nil {
+		return f.usageError("%v", err)
+	}
 	co, stopEtcd, err := openEtcd(o, f.stderr)
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}
 	defer stopEtcd()
 	defer co.Close()
-	return supervise(f, o, cfg, co)
+	return supervise(f, o, cfg, procs, co)
+}
+
+// procsOf is the processes --procs names (every one of the config's
+// topology if empty); each must be one of the topology's, named once.
+func procsOf(list string, cfg *runtime.FileConfig) ([]spec.ProcID, error) {
+	if list == "" {
+		return cfg.Topology.Procs, nil
+	}
+	var out []spec.ProcID
+	for _, s := range strings.Split(list, ",") {
+		p := spec.ProcID(strings.TrimSpace(s))
+		switch {
+		case !slices.Contains(cfg.Topology.Procs, p):
+			return nil, fmt.Errorf("--procs %s: %q is not a process of the config (%s)", list, p, procNames(cfg.Topology.Procs))
+		case slices.Contains(out, p):
+			return nil, fmt.Errorf("--procs %s: %s is named twice", list, p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // openEtcd starts the embedded etcd or names the one at --etcd, and
@@ -165,7 +193,7 @@ func etcdTLS(o superviseOptions) (*tls.Config, error) {
 
 // supervise runs the supervisor until --duration or a signal, and ends
 // with the final line on stdout.
-func supervise(f *cmdFlags, o superviseOptions, cfg *runtime.FileConfig, co *coord.Coord) int {
+func supervise(f *cmdFlags, o superviseOptions, cfg *runtime.FileConfig, procs []spec.ProcID, co *coord.Coord) int {
 	start := time.Now()
 	st, err := store.Open(cfg.SnapshotDir)
 	if err != nil {
@@ -178,7 +206,7 @@ func supervise(f *cmdFlags, o superviseOptions, cfg *runtime.FileConfig, co *coo
 	log := &lockedWriter{w: f.stderr}
 	recoveries := 0
 	sup, err := coord.NewSupervisor(coord.SupervisorConfig{
-		Coord: co, Store: st, Topology: cfg.Topology, Procs: cfg.Topology.Procs, Keep: o.keep, Log: log,
+		Coord: co, Store: st, Topology: cfg.Topology, Procs: procs, Keep: o.keep, Log: log,
 		Name: "markerwave supervise " + hostname(), OnRecovery: func(coord.Recovery) { recoveries++ },
 	})
 	if err != nil {
@@ -194,7 +222,7 @@ func supervise(f *cmdFlags, o superviseOptions, cfg *runtime.FileConfig, co *coo
 		defer closeMetrics()
 	}
 	go publishLoop(ctx, sup, log)
-	nodes := newChildNodes(exe, o.config, cfg, log)
+	nodes := newChildNodes(exe, o.config, cfg, procs, log)
 	err = sup.Run(ctx, nodes)
 	took := time.Since(start).Round(time.Millisecond)
 	inc, _ := sup.Running()

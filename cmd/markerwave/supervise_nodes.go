@@ -22,6 +22,7 @@ import (
 type childNodes struct {
 	exe, config string
 	cfg         *runtime.FileConfig
+	run         []spec.ProcID // the nodes this supervisor runs (--procs)
 	log         *lockedWriter
 
 	mu       sync.Mutex
@@ -38,13 +39,13 @@ type child struct {
 	err  error
 }
 
-func newChildNodes(exe, config string, cfg *runtime.FileConfig, log *lockedWriter) *childNodes {
-	return &childNodes{exe: exe, config: config, cfg: cfg, log: log, deaths: make(chan coord.Death)}
+func newChildNodes(exe, config string, cfg *runtime.FileConfig, run []spec.ProcID, log *lockedWriter) *childNodes {
+	return &childNodes{exe: exe, config: config, cfg: cfg, run: run, log: log, deaths: make(chan coord.Death)}
 }
 
-// Start starts a process per node of the config, restored from inc.From.
+// Start starts a process per node it runs, restored from inc.From.
 func (n *childNodes) Start(_ context.Context, inc coord.Incarnation) error {
-	procs := n.cfg.Topology.Procs
+	procs := n.run
 	deaths := make(chan coord.Death, len(procs))
 	n.mu.Lock()
 	n.procs, n.deaths, n.stopping, n.failures = map[spec.ProcID]*child{}, deaths, false, nil

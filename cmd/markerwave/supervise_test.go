@@ -262,6 +262,23 @@ func TestSuperviseEtcdTLS(t *testing.T) {
 	assert.Contains(t, stderr, "incarnation 1: started P3")
 }
 
+// TestSuperviseProcs: --procs names the config's nodes this supervisor
+// runs (one per machine); a process not in the config, or one named
+// twice, is a usage error naming it.
+func TestSuperviseProcs(t *testing.T) {
+	path := superviseConfig(t)
+	for _, tc := range []struct{ procs, want string }{
+		{"P1,P9", `--procs P1,P9: "P9" is not a process of the config (P1, P2, P3)`},
+		{"P2,P2", "--procs P2,P2: P2 is named twice"},
+		{",", `--procs ,: "" is not a process of the config`},
+	} {
+		code, stdout, stderr := runCmd(runSupervise, "--config", path, "--procs", tc.procs, "--etcd", "127.0.0.1:1")
+		assert.Equal(t, exitUsage, code, tc.procs)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tc.want, tc.procs)
+	}
+}
+
 // TestSuperviseCatalogDisagrees: the catalog in etcd records a snapshot
 // the store does not hold: exit 2, naming it, before any node starts.
 func TestSuperviseCatalogDisagrees(t *testing.T) {

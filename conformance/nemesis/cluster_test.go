@@ -55,10 +55,11 @@ func buildMarkerwave(t *testing.T) string {
 // cluster is the nodes' addresses and configs, the proxies between them
 // and the running node processes.
 type cluster struct {
-	t      *testing.T
-	exe    string
-	dir    string
-	listen map[spec.ProcID]string // where each node listens
+	t       *testing.T
+	exe     string
+	dir     string
+	everyMS int                    // each node initiates a snapshot every everyMS
+	listen  map[spec.ProcID]string // where each node listens
 	// proxies[{from,to}] carries channel from->to: from's config names
 	// the proxy as to's address.
 	proxies map[spec.Channel]*toxiproxy.Proxy
@@ -132,9 +133,10 @@ func freeAddrs(t *testing.T, n int) []string {
 }
 
 // newCluster picks the addresses, starts one toxiproxy proxy per channel
-// (listening on 127.0.0.1 only) and writes the configs.
-func newCluster(t *testing.T, exe string, seed uint64) *cluster {
-	c := &cluster{t: t, exe: exe, dir: t.TempDir(), listen: map[spec.ProcID]string{},
+// (listening on 127.0.0.1 only) and writes the configs: a snapshot every
+// everyMS from each node.
+func newCluster(t *testing.T, exe string, seed uint64, everyMS int) *cluster {
+	c := &cluster{t: t, exe: exe, dir: t.TempDir(), everyMS: everyMS, listen: map[spec.ProcID]string{},
 		proxies: map[spec.Channel]*toxiproxy.Proxy{}, configs: map[spec.ProcID]string{}, nodes: map[spec.ProcID]*node{}}
 	for i, addr := range freeAddrs(t, len(procs)) {
 		c.listen[procs[i]] = addr
@@ -189,7 +191,7 @@ func (c *cluster) writeConfig(name string, addrs map[spec.ProcID]string, seed ui
 		"trace_dir":    filepath.Join(c.dir, "nodes"),
 		"snapshot_dir": filepath.Join(c.dir, "snapshots"),
 		"workload":     map[string]any{"transfers": 1000000, "max_amount": 40, "pause_ms": 3, "seed": seed},
-		"snapshots":    map[string]any{"initiators": procs, "every_ms": 150, "count": 100000},
+		"snapshots":    map[string]any{"initiators": procs, "every_ms": c.everyMS, "count": 100000},
 		"failures":     map[string]any{"heartbeat_ms": heartbeatMS, "timeout_ms": timeoutMS, "drain_ms": drainMS, "startup_ms": 5000},
 	}
 	b, err := json.MarshalIndent(cfg, "", "  ")
@@ -202,8 +204,15 @@ func (c *cluster) writeConfig(name string, addrs map[spec.ProcID]string, seed ui
 // start runs node p (args after --config FILE --id p: e.g. --restore N).
 func (c *cluster) start(p spec.ProcID, args ...string) {
 	c.t.Helper()
-	cmd := exec.Command(c.exe, append([]string{"node", "--config", c.configs[p], "--id", string(p)}, args...)...)
-	n := &node{id: p, cmd: cmd, out: newLineLog(), exited: make(chan struct{})}
+	c.nodes[p] = c.startProcess(p, append([]string{"node", "--config", c.configs[p], "--id", string(p)}, args...)...)
+}
+
+// startProcess runs markerwave with args as process id, its stdout and
+// stderr lines kept with their times; the test's end kills it.
+func (c *cluster) startProcess(id spec.ProcID, args ...string) *node {
+	c.t.Helper()
+	cmd := exec.Command(c.exe, args...)
+	n := &node{id: id, cmd: cmd, out: newLineLog(), exited: make(chan struct{})}
 	pr, pw, err := os.Pipe()
 	require.NoError(c.t, err)
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -225,11 +234,11 @@ func (c *cluster) start(p spec.ProcID, args ...string) {
 		reading.Wait()
 		close(n.exited)
 	}()
-	c.nodes[p] = n
 	c.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-n.exited
 	})
+	return n
 }
 
 // stop sends sig to p and waits for it to exit, at most within d; it
@@ -243,20 +252,32 @@ func (c *cluster) stop(p spec.ProcID, sig os.Signal, d time.Duration) int {
 // wait waits, at most d, for p to exit and returns its exit code.
 func (c *cluster) wait(p spec.ProcID, d time.Duration) int {
 	c.t.Helper()
-	n := c.nodes[p]
+	code := c.waitExit(c.nodes[p], d)
+	delete(c.nodes, p)
+	return code
+}
+
+// waitExit waits, at most d, for process n to exit and returns its exit
+// code.
+func (c *cluster) waitExit(n *node, d time.Duration) int {
+	c.t.Helper()
 	select {
 	case <-n.exited:
 	case <-time.After(d):
-		c.t.Fatalf("%s did not exit within %v; its output:\n%s", p, d, n.out)
+		c.t.Fatalf("%s did not exit within %v; its output:\n%s", n.id, d, n.out)
 	}
-	delete(c.nodes, p)
 	return n.cmd.ProcessState.ExitCode()
 }
 
 // waitLine waits, at most d, for a line of p's output at or after since
 // matching re.
 func (c *cluster) waitLine(p spec.ProcID, re *regexp.Regexp, since time.Time, d time.Duration) (timedLine, bool) {
-	n := c.nodes[p]
+	return waitLineOf(c.nodes[p], re, since, d)
+}
+
+// waitLineOf waits, at most d, for a line of process n's output at or
+// after since matching re.
+func waitLineOf(n *node, re *regexp.Regexp, since time.Time, d time.Duration) (timedLine, bool) {
 	deadline := time.After(d)
 	for {
 		x, ok, wake := n.out.first(re, since)

@@ -78,6 +78,9 @@ type figures struct {
 	Points    []spec.SnapID    `json:"recovery_points"`
 	Wall      time.Duration    `json:"wall_ns"`
 	Exits     map[string][]int `json:"exit_codes"`
+	// Supervised, for TestNemesisSupervised: its faults, recoveries and
+	// detection times.
+	Supervised *supervisedFigures `json:"supervised,omitempty"`
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -106,16 +109,15 @@ func (f *figures) String() string {
 		}
 		return fmt.Sprintf("%d of %d (%.0f%%)", n, of, 100*float64(n)/float64(of))
 	}
-	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d, %d cycles in %v\n", f.Seed, f.Cycles, f.Wall.Round(100*time.Millisecond))
 	fmt.Fprintf(&b, "  snapshots: %d initiated, %d complete, %d aborted (%d of them also complete), %d neither\n", f.Initiated, f.Completed, f.Aborted, f.CompleteAndAborted, f.Unfinished)
-	fmt.Fprintf(&b, "  crashes (SIGKILL): %d; detection by the survivors: median %s, max %s (%d suspicions; bound %dms + %dms after the last frame heard)\n",
-		f.Crashes, ms(median(f.Detection)), ms(maxOf(f.Detection)), len(f.Detection), timeoutMS, heartbeatMS)
-	fmt.Fprintf(&b, "  recovery (kill to a new complete snapshot of the restored cluster): median %s, max %s; of which recover and restart: median %s, max %s\n",
-		ms(median(f.Recovery)), ms(maxOf(f.Recovery)), ms(median(f.Restart)), ms(maxOf(f.Restart)))
-	fmt.Fprintf(&b, "  Suspect steps: %d (a crash, a false suspicion, or a peer gone after saying it was done), %d withdrawn (the peer heard again)\n", f.Suspicions, f.Withdrawn)
-	fmt.Fprintf(&b, "  network faults: %d cuts, %d delays, %d resets, %d slicings\n", f.Faults["cut"], f.Faults["delay"], f.Faults["reset"], f.Faults["slice"])
+	if f.Supervised != nil {
+		f.Supervised.describe(&b, f)
+	} else {
+		f.describeOperator(&b)
+	}
+	fmt.Fprintf(&b, "  network faults between nodes: %d cuts, %d delays, %d resets, %d slicings\n", f.Faults["cut"], f.Faults["delay"], f.Faults["reset"], f.Faults["slice"])
 	tr := f.Transfers
 	fmt.Fprintf(&b, "  transfers: %d made, %d rolled back by recoveries, %d kept: %d delivered once, %d lost, %d duplicated, %d received unsent\n",
 		tr["made"], tr["rolled_back"], tr["kept"], tr["delivered"], tr["lost"], tr["duplicated"], tr["unsent"])
@@ -123,6 +125,18 @@ func (f *figures) String() string {
 		pct(f.CompleteConserved, f.Completed), pct(f.RecoveriesConserved, f.Recoveries), f.FinalMoney, initialMoney*len(procs))
 	fmt.Fprintf(&b, "  audit: %s", f.Audit)
 	return b.String()
+}
+
+func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// describeOperator writes the operator mode's crash, detection and
+// recovery figures.
+func (f *figures) describeOperator(b *strings.Builder) {
+	fmt.Fprintf(b, "  crashes (SIGKILL): %d; detection by the survivors: median %s, max %s (%d suspicions; bound %dms + %dms after the last frame heard)\n",
+		f.Crashes, ms(median(f.Detection)), ms(maxOf(f.Detection)), len(f.Detection), timeoutMS, heartbeatMS)
+	fmt.Fprintf(b, "  recovery (kill to a new complete snapshot of the restored cluster): median %s, max %s; of which recover and restart: median %s, max %s\n",
+		ms(median(f.Recovery)), ms(maxOf(f.Recovery)), ms(median(f.Restart)), ms(maxOf(f.Restart)))
+	fmt.Fprintf(b, "  Suspect steps: %d (a crash, a false suspicion, or a peer gone after saying it was done), %d withdrawn (the peer heard again)\n", f.Suspicions, f.Withdrawn)
 }
 
 var (
@@ -295,7 +309,7 @@ func TestNemesis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(f.Seed, 0x6e656d65736973))
 
 	exe := buildMarkerwave(t)
-	c := newCluster(t, exe, f.Seed)
+	c := newCluster(t, exe, f.Seed, 150)
 	cfg, err := runtime.LoadConfig(c.canonical, "")
 	require.NoError(t, err)
 	top := cfg.Topology
@@ -404,7 +418,39 @@ func TestNemesis(t *testing.T) {
 	}
 	assert.Equal(t, int64(initialMoney*len(procs)), f.FinalMoney, "the final balances")
 
-	// Money in every complete snapshot.
+	f.examine(t, c, cfg, st, cfg.TraceDir)
+
+	f.Wall = time.Since(began)
+	t.Logf("nemesis figures:\n%s", f)
+	writeReport(t, f)
+}
+
+// writeReport writes the figures as JSON to NEMESIS_REPORT, if set.
+func writeReport(t *testing.T, f *figures) {
+	t.Helper()
+	if path := os.Getenv("NEMESIS_REPORT"); path != "" {
+		b, err := json.MarshalIndent(f, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+	}
+}
+
+// examine accounts for the whole history a run left on disk, once every
+// node has stopped: money in every complete snapshot of st, the ledger
+// of transfers over every incarnation's logs (f.Points are the
+// incarnations' restore points, in order) and the verdict of markerwave
+// audit on them all (the logs in auditDir).
+func (f *figures) examine(t *testing.T, c *cluster, cfg *runtime.FileConfig, st *store.Store, auditDir string) {
+	t.Helper()
+	complete := f.examineSnapshots(t, st, cfg.Topology)
+	f.examineLedger(t, cfg.TraceDir, complete)
+	f.examineAudit(t, c, auditDir)
+}
+
+// examineSnapshots counts the complete snapshots of st and those that
+// hold the initial money, and returns their ids.
+func (f *figures) examineSnapshots(t *testing.T, st *store.Store, top *spec.Topology) map[spec.SnapID]bool {
+	t.Helper()
 	entries, err := st.Catalog(top)
 	require.NoError(t, err)
 	complete := map[spec.SnapID]bool{}
@@ -420,8 +466,14 @@ func TestNemesis(t *testing.T) {
 		}
 	}
 
-	// The ledger, over every incarnation's logs as left on disk.
-	incs := readIncarnations(t, cfg.TraceDir, f.Points)
+	return complete
+}
+
+// examineLedger accounts for every transfer and snapshot over every
+// incarnation's logs as left in dir.
+func (f *figures) examineLedger(t *testing.T, dir string, complete map[spec.SnapID]bool) {
+	t.Helper()
+	incs := readIncarnations(t, dir, f.Points)
 	for _, inc := range incs {
 		for _, evs := range inc.Logs {
 			for _, e := range evs {
@@ -461,30 +513,28 @@ func TestNemesis(t *testing.T) {
 	assert.Empty(t, l.Duplicated, "transfers duplicated")
 	assert.Empty(t, l.Unsent, "transfers received, never sent")
 	assert.Empty(t, l.Problems)
-	assert.Equal(t, f.Cycles, f.Recoveries)
+	assert.Equal(t, len(f.Points), f.Recoveries)
 
-	// The audit of the whole history. Every node stopped gracefully
+}
+
+// examineAudit runs markerwave audit on the whole history in dir.
+func (f *figures) examineAudit(t *testing.T, c *cluster, dir string) {
+	t.Helper()
+	// Every node stopped gracefully
 	// (exit 0: its channels drained, every frame acknowledged), so the
 	// last incarnation is claimed drained: each channel must end empty
 	// and every snapshot initiated must be complete or aborted
 	// (SnapshotsEnd).
-	code, out, errs := c.runWithin(ctx, 15*time.Minute, "audit", "--drained", cfg.TraceDir)
+	code, out, errs := c.runWithin(context.Background(), 15*time.Minute, "audit", "--drained", dir)
 	f.Audit = strings.TrimSpace(out)
 	switch {
 	case code == 0:
 		assert.Contains(t, out, "conforms: ")
-		assert.Contains(t, out, fmt.Sprintf("in %d incarnations", f.Cycles+1))
+		assert.Contains(t, out, fmt.Sprintf("in %d incarnations", len(f.Points)+1))
 	default:
 		t.Errorf("markerwave audit: exit %d:\n%s%s", code, out, errs)
 	}
 
-	f.Wall = time.Since(began)
-	t.Logf("nemesis figures:\n%s", f)
-	if path := os.Getenv("NEMESIS_REPORT"); path != "" {
-		b, err := json.MarshalIndent(f, "", "  ")
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
-	}
 }
 
 // readIncarnations reads the node logs in dir: the first incarnation's

@@ -174,6 +174,8 @@ func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
 type event struct {
 	death  Death
 	follow *Incarnation
+	// in is the incarnation running when the death was found.
+	in uint64
 }
 
 // next waits for a death of a node of this incarnation, or a newer
@@ -185,13 +187,13 @@ func (s *Supervisor) next(ctx context.Context, nodes Nodes, departures <-chan De
 		case <-ctx.Done():
 			return event{}, false
 		case d := <-nodes.Deaths():
-			return event{death: d}, true
+			return event{death: d, in: s.current()}, true
 		case dep, ok := <-departures:
 			if !ok {
 				return event{}, false
 			}
 			if !s.stale(dep) {
-				return event{death: Death{Proc: dep.Proc, At: dep.At, Why: "its lease in etcd expired or was revoked"}}, true
+				return event{death: Death{Proc: dep.Proc, At: dep.At, Why: "its lease in etcd expired or was revoked"}, in: s.current()}, true
 			}
 		case inc, ok := <-incs:
 			if !ok {
@@ -202,6 +204,12 @@ func (s *Supervisor) next(ctx context.Context, nodes Nodes, departures <-chan De
 			}
 		}
 	}
+}
+
+// current is the number of the incarnation running.
+func (s *Supervisor) current() uint64 {
+	inc, _ := s.Running()
+	return inc.N
 }
 
 // stale says whether a departure is no death of this incarnation: a
@@ -330,14 +338,59 @@ func (s *Supervisor) restart(ctx context.Context, nodes Nodes, ev event, first b
 // incarnationFor is the incarnation a restart runs in.
 func (s *Supervisor) incarnationFor(ctx context.Context, ev event, first bool) (Incarnation, []string, error) {
 	if ev.follow != nil {
-		return *ev.follow, nil, nil
+		return s.afterOld(ctx, *ev.follow), nil, nil
 	}
 	if first {
 		if inc, ok, err := s.liveIncarnation(ctx); err != nil || ok {
 			return inc, nil, err
 		}
 	}
-	return s.nextIncarnation(ctx)
+	inc, passed, err := s.nextIncarnation(ctx, ev)
+	if err != nil {
+		return inc, passed, err
+	}
+	return s.afterOld(ctx, inc), passed, nil
+}
+
+// oldMembersWait bounds afterOld's wait: a live machine's supervisor
+// stops its nodes within their drain bound and leaves; a dead one's
+// leases expire within LeaseTTL + 0.5 s.
+const oldMembersWait = 10 * time.Second
+
+// afterOld waits until no member of an incarnation before inc is left
+// in etcd (at most oldMembersWait), and returns inc. A node of the new
+// incarnation must not meet one of the old: restored from the same
+// snapshot, the old one's handshake would be accepted, and its channels
+// lost when it is restarted in turn.
+func (s *Supervisor) afterOld(ctx context.Context, inc Incarnation) Incarnation {
+	deadline := time.Now().Add(oldMembersWait)
+	for {
+		left := s.oldMembers(ctx, inc.N)
+		if len(left) == 0 {
+			return inc
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.logf("incarnation %d: %s of an earlier incarnation still registered after %v: starting anyway", inc.N, strings.Join(left, ", "), oldMembersWait)
+			return inc
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// oldMembers names the members of incarnations before n.
+func (s *Supervisor) oldMembers(ctx context.Context, n uint64) []string {
+	ms, err := s.cfg.Coord.Members(ctx)
+	if err != nil {
+		return []string{"(members unreadable: " + err.Error() + ")"}
+	}
+	var left []string
+	for p, m := range ms {
+		if m.Incarnation < n {
+			left = append(left, fmt.Sprintf("%s (incarnation %d)", p, m.Incarnation))
+		}
+	}
+	slices.Sort(left)
+	return left
 }
 
 // liveIncarnation is the current incarnation if a member of another
@@ -361,12 +414,19 @@ func (s *Supervisor) liveIncarnation(ctx context.Context) (Incarnation, bool, er
 }
 
 // nextIncarnation chooses the start point and advances the incarnation
-// to start from it; if another supervisor advanced it first, this one
-// follows that incarnation and its start point.
-func (s *Supervisor) nextIncarnation(ctx context.Context) (Incarnation, []string, error) {
+// to start from it; if another supervisor advanced it first (before or
+// after this death was found in incarnation ev.in), this one follows
+// that incarnation and its start point.
+func (s *Supervisor) nextIncarnation(ctx context.Context, ev event) (Incarnation, []string, error) {
 	cur, rev, err := s.cfg.Coord.Incarnation(ctx)
 	if err != nil {
 		return Incarnation{}, nil, err
+	}
+	if ev.in != 0 && cur.N > ev.in {
+		// Another supervisor restarted for this death (or a later one)
+		// already: follow it rather than restart everyone again.
+		s.logf("incarnation %d already started by %s: following it", cur.N, cur.By)
+		return cur, nil, nil
 	}
 	from, passed, err := s.cfg.Coord.Choose(ctx, s.cfg.Store, s.cfg.Topology)
 	if err != nil {

@@ -2,6 +2,7 @@ package coord_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +159,69 @@ func TestSupervisorFatalDeath(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.EqualError(t, err, "coord: P2 cannot run (its process exited: exit status 2): not restarting")
 	assert.Equal(t, 1, m.stops)
+}
+
+// checkedMachine is a machine that, as each incarnation starts on it,
+// records the members of earlier incarnations still in etcd.
+type checkedMachine struct {
+	*machine
+	co    *coord.Coord
+	mu    sync.Mutex
+	early []string
+}
+
+func (m *checkedMachine) Start(ctx context.Context, inc coord.Incarnation) error {
+	ms, err := m.co.Members(ctx)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	for p, mem := range ms {
+		if mem.Incarnation < inc.N {
+			m.early = append(m.early, fmt.Sprintf("%s of incarnation %d at the start of %d", p, mem.Incarnation, inc.N))
+		}
+	}
+	m.mu.Unlock()
+	return m.machine.Start(ctx, inc)
+}
+
+// TestSupervisorsOneRestartPerDeath: three supervisors, a node each;
+// P2 dies. Its supervisor restarts; the other two find P2's lease
+// revoked, a death too. Each must end in incarnation 2, none start a
+// third (before the fix, one read incarnation 2 already advanced and
+// advanced it again: every node restarted twice for one death); and no
+// machine starts its node while a member of incarnation 1 is still in
+// etcd (a node of the old incarnation, restored from the same snapshot,
+// would pass the new one's handshake).
+func TestSupervisorsOneRestartPerDeath(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	var sups []*coord.Supervisor
+	var ms []*checkedMachine
+	for _, p := range []spec.ProcID{"P1", "P2", "P3"} {
+		sup, err := coord.NewSupervisor(coord.SupervisorConfig{Coord: open(t, "onerestart"), Store: st, Topology: spec.Complete(3), Procs: []spec.ProcID{p}})
+		require.NoError(t, err)
+		m := &checkedMachine{machine: newMachine(), co: open(t, "onerestart")}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- sup.Run(ctx, m) }()
+		defer func() { cancel(); require.NoError(t, <-done) }()
+		waitRunning(t, sup, 1)
+		sups, ms = append(sups, sup), append(ms, m)
+	}
+	ms[1].deaths <- coord.Death{Proc: "P2", Died: time.Now(), At: time.Now(), Why: "its process exited: signal: killed"}
+	for _, sup := range sups {
+		waitRunning(t, sup, 2)
+	}
+	time.Sleep(300 * time.Millisecond) // a second restart would have begun
+	for i, m := range ms {
+		assert.Equal(t, []uint64{1, 2}, m.incarnations(), "machine of P%d", i+1)
+		m.mu.Lock()
+		assert.Empty(t, m.early, "machine of P%d", i+1)
+		m.mu.Unlock()
+	}
+	inc, _ := sups[0].Running()
+	assert.Equal(t, uint64(2), inc.N)
 }
 
 // TestRecoveryFromTheEndedIncarnation: the survivors complete snapshot 7

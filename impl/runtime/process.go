@@ -267,6 +267,7 @@ func (p *process) transportError(err error) {
 	case errors.Is(err, transport.ErrPeerRestarted):
 		p.restarted.Add(1)
 		p.say("error: %v (restart every node from a snapshot: --restore ID)", err)
+		p.stopOnItsOwn("a channel stopped: a peer restarted, or restored from another snapshot", "its channel cannot resume")
 	case errors.As(err, &ce) && ce.Op == "dial" && ce.Chan.From == p.self && errors.Is(err, syscall.ECONNREFUSED):
 		if n := p.hints.Load(); n != nil {
 			n.Hint(ce.Chan.To, "its listener refuses connections")

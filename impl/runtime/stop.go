@@ -47,7 +47,8 @@ type StopSummary struct {
 	Problems []string
 	// Orphaned, if set, says why the node stopped on its own before it
 	// was asked to: a peer suspected for a detection bound (see
-	// RunProcess), e.g. "P2 suspected for 1.1s".
+	// RunProcess), e.g. "P2 suspected for 1.1s, a crashed node cannot
+	// rejoin", or a channel stopped for good.
 	Orphaned string
 }
 
@@ -60,7 +61,7 @@ func (s *StopSummary) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "node %s stopped with failures", string(s.Node))
 	if s.Orphaned != "" {
-		fmt.Fprintf(&b, "\n  stopped on its own: %s (a crashed node cannot rejoin: restart every node from the latest complete snapshot)", s.Orphaned)
+		fmt.Fprintf(&b, "\n  stopped on its own: %s (restart every node from the latest complete snapshot)", s.Orphaned)
 	}
 	for _, f := range s.Dead {
 		fmt.Fprintf(&b, "\n  dead peer %s", deadPeer(f))
@@ -160,13 +161,25 @@ func (p *process) orphaned(f Fault) {
 	if !still || !g.At.Equal(f.At) || p.stopSelf == nil {
 		return
 	}
-	why := fmt.Sprintf("%s suspected for %v", string(f.Peer), p.cfg.Detector().Bound())
+	p.stopOnItsOwn(fmt.Sprintf("%s suspected for %v", string(f.Peer), p.cfg.Detector().Bound()), "a crashed node cannot rejoin")
+}
+
+// stopOnItsOwn ends the run early, once, for why (the summary's
+// Orphaned): the node cannot go on (a crashed peer cannot rejoin, a
+// channel stopped for good cannot resume), so rather than run on with
+// every snapshot refused it stops, and the cluster restarts from its
+// latest complete snapshot (markerwave recover, or its supervisor).
+func (p *process) stopOnItsOwn(why, because string) {
 	p.faultMu.Lock()
-	if p.orphan == "" {
-		p.orphan = why
+	first := p.orphan == ""
+	if first {
+		p.orphan = why + ", " + because
 	}
 	p.faultMu.Unlock()
-	p.say("stopping on its own: %s, a crashed node cannot rejoin; %s", why, p.restartAdvice())
+	if !first || p.stopSelf == nil {
+		return
+	}
+	p.say("stopping on its own: %s, %s; %s", why, because, p.restartAdvice())
 	p.stopSelf()
 }
 
