@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"strings"
 
 	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/conformance/export"
@@ -24,9 +22,10 @@ type BarrierSession struct {
 	// pos is the positive specification of cfg's family on the same
 	// constants: what a broken variant's steps are compared with, to name
 	// the rule it drops (barrier_why.go).
-	pos    *barrier.Config
-	states []*barrier.State // states[0] is Init; states[i] after step i
-	steps  []barrier.Step
+	pos *barrier.Config
+	// the run: states[0] is Init, states[i] after step i (barrier.Next's
+	// steps)
+	walk[barrier.Step, *barrier.State]
 }
 
 // NewBarrierScenario starts barrier scenario id under specification v,
@@ -47,7 +46,10 @@ func NewBarrierScenario(id string, v barrier.Variant) (*BarrierSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &BarrierSession{sc: sc, cfg: cfg, pos: pos, states: []*barrier.State{barrier.Init(cfg)}}, nil
+	next := func(st *barrier.State) []barrier.Step { return barrier.Next(cfg, st) }
+	token := func(t barrier.Step) string { return BarrierToken(t.Action) }
+	after := func(t barrier.Step) *barrier.State { return t.State }
+	return &BarrierSession{sc: sc, cfg: cfg, pos: pos, walk: newWalk(barrier.Init(cfg), next, token, after)}, nil
 }
 
 // BarrierToken names an action instance for a schedule, the same under
@@ -55,7 +57,8 @@ func NewBarrierScenario(id string, v barrier.Variant) (*BarrierSession, error) {
 //
 //	E<n>  Emit at source index n       I<n>  InjectV at source n
 //	P<e>  ProcessV off edge index e    B<e>  RecvBarrierV off edge e
-//	T<n>  TimeoutV at node index n     R     Restore
+//	T<n>  TimeoutV at node index n     O<n>  TimeoutOutV at node n
+//	R     Restore
 //
 // Nodes and edges are indexed as barrier.Config orders them (sources,
 // operators, sink; edges by their ends' names). An action the page does
@@ -72,31 +75,20 @@ func BarrierToken(a barrier.Action) string {
 		return fmt.Sprintf("B%d", a.Edge)
 	case barrier.ActTimeout:
 		return fmt.Sprintf("T%d", a.Node)
+	case barrier.ActTimeoutOut:
+		return fmt.Sprintf("O%d", a.Node)
 	case barrier.ActRestore:
 		return "R"
 	}
 	return fmt.Sprintf("K%dn%de%d", a.Kind, a.Node, a.Edge)
 }
 
-// Enabled lists the enabled instances in the current state, in the
-// order of the spec's Next.
-func (s *BarrierSession) Enabled() []barrier.Step { return barrier.Next(s.cfg, s.state()) }
-
-func (s *BarrierSession) state() *barrier.State { return s.states[len(s.states)-1] }
-
 // Take takes the enabled instance named by token, or says why it cannot:
 // the false conjunct of the action, quoted from the spec
 // (barrier.NotEnabled), or that no action has that name.
 func (s *BarrierSession) Take(token string) error {
-	if len(s.steps) >= MaxSteps {
-		return fmt.Errorf("the schedule has %d steps, the page's limit", MaxSteps)
-	}
-	for _, t := range s.Enabled() {
-		if BarrierToken(t.Action) == token {
-			s.steps = append(s.steps, t)
-			s.states = append(s.states, t.State)
-			return nil
-		}
+	if ok, err := s.takeToken(token); ok || err != nil {
+		return err
 	}
 	return fmt.Errorf("step %d, %s: %s", len(s.steps)+1, token, s.refusal(token))
 }
@@ -116,67 +108,9 @@ func (s *BarrierSession) refusal(token string) string {
 	return fmt.Sprintf("no action of %s is named so (enabled: %s)", s.cfg.Variant, s.enabledTokens())
 }
 
-func (s *BarrierSession) enabledTokens() string {
-	var ts []string
-	for _, t := range s.Enabled() {
-		ts = append(ts, BarrierToken(t.Action))
-	}
-	if len(ts) == 0 {
-		return "none"
-	}
-	return strings.Join(ts, " ")
-}
-
 // Replay takes every step of schedule in order (dot-separated tokens),
 // stopping at the first that cannot be taken.
-func (s *BarrierSession) Replay(schedule string) error {
-	if schedule == "" {
-		return nil
-	}
-	for _, tok := range strings.Split(schedule, ".") {
-		if err := s.Take(tok); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Back undoes the last step; false at the initial state.
-func (s *BarrierSession) Back() bool {
-	if len(s.steps) == 0 {
-		return false
-	}
-	s.steps = s.steps[:len(s.steps)-1]
-	s.states = s.states[:len(s.states)-1]
-	return true
-}
-
-// Random takes up to n steps, each chosen uniformly among the enabled
-// instances by a generator seeded with seed, and stops early where
-// nothing is enabled. It returns how many it took.
-func (s *BarrierSession) Random(seed uint64, n int) int {
-	r := rand.New(rand.NewPCG(seed, uint64(len(s.steps))))
-	took := 0
-	for ; took < n && len(s.steps) < MaxSteps; took++ {
-		ts := s.Enabled()
-		if len(ts) == 0 {
-			break
-		}
-		t := ts[r.IntN(len(ts))]
-		s.steps = append(s.steps, t)
-		s.states = append(s.states, t.State)
-	}
-	return took
-}
-
-// Schedule is the steps taken, as tokens joined by dots.
-func (s *BarrierSession) Schedule() string {
-	ts := make([]string, len(s.steps))
-	for i, t := range s.steps {
-		ts[i] = BarrierToken(t.Action)
-	}
-	return strings.Join(ts, ".")
-}
+func (s *BarrierSession) Replay(schedule string) error { return s.replay(schedule, s.Take) }
 
 // Trace is the run so far as a barrier trace: one event per step
 // (conformance.BarrierModelEvent, the audit's inverse), the graph in the

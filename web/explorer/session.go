@@ -3,9 +3,7 @@ package explorer
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
-	"strings"
 
 	"github.com/markerwave/markerwave/conformance"
 	"github.com/markerwave/markerwave/conformance/export"
@@ -17,10 +15,11 @@ import (
 // and the states reached by the schedule taken so far. Every step is the
 // model's (model.Next); the session only remembers the way back.
 type Session struct {
-	k      Constants
-	cfg    *model.Config
-	states []*model.State // states[0] is Init; states[i] after step i
-	steps  []model.Transition
+	k   Constants
+	cfg *model.Config
+	// the run: states[0] is Init, states[i] after step i (model.Next's
+	// transitions)
+	walk[model.Transition, *model.State]
 }
 
 // NewSession starts constants k under variant v in the initial state.
@@ -29,7 +28,10 @@ func NewSession(k Constants, v model.Variant) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{k: k, cfg: cfg, states: []*model.State{model.Init(cfg)}}, nil
+	token := func(t model.Transition) string { return Token(cfg, t.Action) }
+	next := func(st *model.State) []model.Transition { return model.Next(cfg, st) }
+	after := func(t model.Transition) *model.State { return t.State }
+	return &Session{k: k, cfg: cfg, walk: newWalk(model.Init(cfg), next, token, after)}, nil
 }
 
 // NewScenario starts scenario id under variant v, or under the
@@ -103,90 +105,19 @@ var chanLetters = map[model.ActionKind]string{
 // procLetters are the tokens' letters of the actions on a process.
 var procLetters = map[model.ActionKind]string{model.ActCrash: "C", model.ActDetect: "X", model.ActFalseSuspect: "Y"}
 
-// Enabled lists the enabled action instances in the current state, in
-// TLC's order.
-func (s *Session) Enabled() []model.Transition { return model.Next(s.cfg, s.state()) }
-
-func (s *Session) state() *model.State { return s.states[len(s.states)-1] }
-
 // Take takes the enabled instance named by token, or says why it cannot:
 // no such instance is enabled now (with the model's reason when the token
 // names an action of the variant), or the schedule is at its limit.
 func (s *Session) Take(token string) error {
-	if len(s.steps) >= MaxSteps {
-		return fmt.Errorf("the schedule has %d steps, the page's limit", MaxSteps)
-	}
-	for _, t := range s.Enabled() {
-		if Token(s.cfg, t.Action) == token {
-			s.steps = append(s.steps, t)
-			s.states = append(s.states, t.State)
-			return nil
-		}
+	if ok, err := s.takeToken(token); ok || err != nil {
+		return err
 	}
 	return fmt.Errorf("step %d, %s: not enabled in %s (enabled: %s)", len(s.steps)+1, token, s.cfg.Variant, s.enabledTokens())
 }
 
-func (s *Session) enabledTokens() string {
-	var ts []string
-	for _, t := range s.Enabled() {
-		ts = append(ts, Token(s.cfg, t.Action))
-	}
-	if len(ts) == 0 {
-		return "none"
-	}
-	return strings.Join(ts, " ")
-}
-
 // Replay takes every step of schedule in order (dot-separated tokens),
 // stopping at the first that cannot be taken.
-func (s *Session) Replay(schedule string) error {
-	if schedule == "" {
-		return nil
-	}
-	for _, tok := range strings.Split(schedule, ".") {
-		if err := s.Take(tok); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Back undoes the last step; false at the initial state.
-func (s *Session) Back() bool {
-	if len(s.steps) == 0 {
-		return false
-	}
-	s.steps = s.steps[:len(s.steps)-1]
-	s.states = s.states[:len(s.states)-1]
-	return true
-}
-
-// Random takes up to n steps, each chosen uniformly among the enabled
-// instances by a generator seeded with seed (as model.Simulate chooses),
-// and stops early where nothing is enabled. It returns how many it took.
-func (s *Session) Random(seed uint64, n int) int {
-	r := rand.New(rand.NewPCG(seed, uint64(len(s.steps))))
-	took := 0
-	for ; took < n && len(s.steps) < MaxSteps; took++ {
-		ts := s.Enabled()
-		if len(ts) == 0 {
-			break
-		}
-		t := ts[r.IntN(len(ts))]
-		s.steps = append(s.steps, t)
-		s.states = append(s.states, t.State)
-	}
-	return took
-}
-
-// Schedule is the steps taken, as tokens joined by dots.
-func (s *Session) Schedule() string {
-	ts := make([]string, len(s.steps))
-	for i, t := range s.steps {
-		ts[i] = Token(s.cfg, t.Action)
-	}
-	return strings.Join(ts, ".")
-}
+func (s *Session) Replay(schedule string) error { return s.replay(schedule, s.Take) }
 
 // Trace is the run so far as a trace in the project's format: one event
 // per step, in the order taken (which is causal), and the recorded state

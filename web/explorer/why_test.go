@@ -149,7 +149,7 @@ func TestPropertyDocs(t *testing.T) {
 func TestWhyHeldAgain(t *testing.T) {
 	s, _ := run(t, "two-accounts", model.VariantNonFIFO, "I1.S0x30.R0@2.M0.M1")
 	require.False(t, model.ConsistentCut(s.cfg, s.states[4]))
-	back := &Session{k: s.k, cfg: s.cfg, states: []*model.State{s.states[0], s.states[4], s.states[0]}, steps: []model.Transition{s.steps[3], s.steps[0]}}
+	back := &Session{k: s.k, cfg: s.cfg, walk: walk[model.Transition, *model.State]{states: []*model.State{s.states[0], s.states[4], s.states[0]}, steps: []model.Transition{s.steps[3], s.steps[0]}}}
 	why := back.why(spec.PropConsistentCut, true)
 	assert.Equal(t, []int{1}, why.Steps)
 	assert.Equal(t, `holds now, but was false after step 1, RecvMarkerAt("P1","P2",1)`, why.Text)
