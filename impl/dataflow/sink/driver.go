@@ -198,6 +198,9 @@ func (d *Driver) Barrier(snap int) error {
 		d.open, d.pre = snap+1, snap
 		return nil
 	}
+	if err := d.drainTo(MaxCommittable - 1); err != nil {
+		return err
+	}
 	if err := d.st.PreCommit(d.ctx, snap); err != nil {
 		return d.fail(err)
 	}
@@ -310,12 +313,27 @@ func (d *Driver) Lost() []int {
 	return slices.Clone(d.lost)
 }
 
+// MaxCommittable bounds the pre-committed transactions of complete
+// snapshots that wait for the committer: Barrier pre-commits the next
+// one only when fewer wait. Commits run behind the coordinator's
+// notifications; when the database commits slower than snapshots come
+// (a loaded machine, snapshots every few milliseconds), the backlog
+// would otherwise grow with the run, and PostgreSQL refuses a PREPARE
+// beyond max_prepared_transactions (the server's, shared by every
+// session). The wait is backpressure on the sink, as a slow stage's.
+const MaxCommittable = 4
+
 // Settle waits until the committer has committed (or found lost) every
 // pre-committed transaction of a complete snapshot, or the sink failed.
-func (d *Driver) Settle() error {
+func (d *Driver) Settle() error { return d.drainTo(0) }
+
+// drainTo waits until at most n pre-committed transactions of complete
+// snapshots wait for the committer (those of snapshots not complete
+// yet are not its to commit), or the sink failed or is halted.
+func (d *Driver) drainTo(n int) error {
 	for {
 		d.cmu.Lock()
-		busy := d.err == nil && !d.stopping && len(d.prepared) > 0 && d.prepared[0].snap <= d.target
+		busy := d.err == nil && !d.stopping && d.committable() > n
 		err := d.err
 		d.cmu.Unlock()
 		if !busy {
@@ -323,6 +341,16 @@ func (d *Driver) Settle() error {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// committable is how many pre-committed transactions the committer may
+// commit now (their snapshots complete). The caller holds d.cmu.
+func (d *Driver) committable() int {
+	k := 0
+	for k < len(d.prepared) && d.prepared[k].snap <= d.target {
+		k++
+	}
+	return k
 }
 
 // record notes the latencies of records committed now.

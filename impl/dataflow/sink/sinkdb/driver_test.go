@@ -168,3 +168,50 @@ func TestDriverReportsStoreAbort(t *testing.T) {
 		})
 	}
 }
+
+// gatedCommits is a real store whose commits wait for gate: a database
+// committing slower than the snapshots come.
+type gatedCommits struct {
+	sink.Store
+	gate chan struct{}
+}
+
+func (g gatedCommits) Commit(ctx context.Context, snap int) error {
+	<-g.gate
+	return g.Store.Commit(ctx, snap)
+}
+
+// TestDriverBoundsCommitBacklog: while commits lag, the sink pre-commits
+// at most sink.MaxCommittable transactions of complete snapshots ahead
+// of the committer (PostgreSQL's max_prepared_transactions is finite):
+// the next barrier waits, and goes on once the committer catches up;
+// every record is then there once.
+func TestDriverBoundsCommitBacklog(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			r := &sinkRun{t: t, s: open(t)}
+			g := gatedCommits{Store: r.s.Store, gate: make(chan struct{})}
+			r.d = sink.NewDriver(context.Background(), g, sink.ExactlyOnce, 2)
+			_, err := r.d.Start(nil)
+			require.NoError(t, err)
+			n := sink.MaxCommittable
+			for k := 1; k <= n; k++ {
+				r.take(2*k-1, 2*k)
+				require.NoError(t, r.d.Barrier(k))
+				r.d.Complete(k)
+			}
+			r.take(2*n+1, 2*n+2)
+			done := make(chan error, 1)
+			go func() { done <- r.d.Barrier(n + 1) }()
+			require.Never(t, func() bool { return len(done) > 0 }, 50*time.Millisecond, time.Millisecond,
+				"snapshot %d pre-committed with %d complete ones not committed", n+1, n)
+			p, err := r.s.Pending(context.Background())
+			require.NoError(t, err)
+			require.Len(t, p.Prepared, n, "the store holds the pre-committed ones the committer has not reached")
+			close(g.gate)
+			require.NoError(t, <-done)
+			r.completeAndSettle(n + 1)
+			r.exactlyOnce(2*n + 2)
+		})
+	}
+}
