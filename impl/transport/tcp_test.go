@@ -802,7 +802,12 @@ func TestTCPHandshakeAcknowledgesForClose(t *testing.T) {
 // it delivered before it hangs up, so the sender's Close finds nothing
 // unacknowledged. (Without that final ack, the ack of the last frames can
 // lose the race with the receiver's close, and the sender waits out
-// DrainTimeout and reports frames that were in fact delivered.)
+// DrainTimeout and reports frames that were in fact delivered.) The
+// drain is long (10 s), not the 200 ms it once was: a sender's Close
+// returns the moment its frames are acknowledged, so a working final ack
+// costs nothing, while 200 ms was within reach of a goroutine left
+// unscheduled under CI's load (a fresh clone's run failed with "closed
+// with 5 unacknowledged" at load 20). A lost ack still fails it.
 func TestTCPCloseAcknowledgesDelivered(t *testing.T) {
 	checkNoLeak(t)
 	testHookBeforeAck = func() { time.Sleep(time.Millisecond) } // lose the race, were it not for the final ack
@@ -821,8 +826,8 @@ func TestTCPCloseAcknowledgesDelivered(t *testing.T) {
 			require.NoError(t, err)
 			lns[p], addrs[p] = ln, ln.Addr().String()
 		}
-		a := newTCP(t, top, TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P1"}, Listeners: map[spec.ProcID]net.Listener{"P1": lns["P1"]}, DrainTimeout: 200 * time.Millisecond})
-		b := newTCP(t, top, TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P2"}, Listeners: map[spec.ProcID]net.Listener{"P2": lns["P2"]}, DrainTimeout: 200 * time.Millisecond})
+		a := newTCP(t, top, TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P1"}, Listeners: map[spec.ProcID]net.Listener{"P1": lns["P1"]}, DrainTimeout: 10 * time.Second})
+		b := newTCP(t, top, TCPConfig{Addrs: addrs, Local: []spec.ProcID{"P2"}, Listeners: map[spec.ProcID]net.Listener{"P2": lns["P2"]}, DrainTimeout: 10 * time.Second})
 		in, err := a.Inbox("P1")
 		require.NoError(t, err)
 		n := 1 + r%40
