@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -61,15 +62,10 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ec, err := serverConfig(dir, cfg)
+	e, err := startOnFreePorts(dir, cfg)
 	if err != nil {
 		s.cleanup()
 		return nil, err
-	}
-	e, err := embed.StartEtcd(ec)
-	if err != nil {
-		s.cleanup()
-		return nil, fmt.Errorf("etcdembed: start: %w", err)
 	}
 	s.e = e
 	if err := s.ready(cfg.StartTimeout); err != nil {
@@ -78,6 +74,27 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.addr = e.Clients[0].Addr().String()
 	return s, nil
+}
+
+// startOnFreePorts starts the server on the ports cfg names or, for
+// those it leaves 0, on ports free a moment before. A port the kernel
+// said was free can be handed to another socket before etcd binds it (an
+// outgoing connection under load, say): then, if cfg named neither port,
+// the server is started again on new ones, up to three times in all.
+func startOnFreePorts(dir string, cfg Config) (*embed.Etcd, error) {
+	for try := 1; ; try++ {
+		ec, err := serverConfig(dir, cfg)
+		if err != nil {
+			return nil, err
+		}
+		e, err := embed.StartEtcd(ec)
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || try == 3 || cfg.ClientPort != 0 || cfg.PeerPort != 0 {
+			return nil, fmt.Errorf("etcdembed: start: %w", err)
+		}
+	}
 }
 
 // dataDir is dir, or a new temporary directory Stop removes.
@@ -96,7 +113,7 @@ func (s *Server) dataDir(dir string) (string, error) {
 // serverConfig is a single member on loopback, client and peer ports
 // free when asked, logging errors only.
 func serverConfig(dir string, cfg Config) (*embed.Config, error) {
-	ports, err := freePorts(2)
+	ports, err := pickPorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +141,10 @@ func serverConfig(dir string, cfg Config) (*embed.Config, error) {
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
 	return ec, nil
 }
+
+// pickPorts picks the ports cfg leaves 0 (a variable for the test of a
+// port taken before etcd binds it).
+var pickPorts = freePorts
 
 // freePorts asks the kernel for n free loopback ports.
 func freePorts(n int) ([]int, error) {

@@ -10,6 +10,7 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,10 +36,11 @@ type Options struct {
 
 // Server is a running PostgreSQL server.
 type Server struct {
-	Port int
-	dir  string
-	cmd  *exec.Cmd
-	log  string
+	Port   int
+	dir    string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
+	log    string
 }
 
 // Bin is the directory of the server's binaries (initdb, postgres), or
@@ -131,9 +133,26 @@ func (s *Server) initdb(bin string, cred *syscall.Credential) error {
 	return nil
 }
 
-// start runs the server and waits until it accepts connections.
+// start runs the server and waits until it accepts connections. A port
+// the kernel said was free can be handed to another socket before the
+// server binds it (under load, an outgoing connection): the server then
+// exits at once ("could not bind"), and is started again on another
+// port, up to three times in all.
 func (s *Server) start(bin string, cred *syscall.Credential, opt Options) error {
-	port, err := freePort()
+	for try := 1; ; try++ {
+		err := s.startOnce(bin, cred, opt)
+		if !errors.Is(err, errPortTaken) || try == 3 {
+			return err
+		}
+	}
+}
+
+// errPortTaken is a server that exited because its port was taken.
+var errPortTaken = errors.New("pgtest: the port was taken before the server bound it")
+
+// startOnce runs the server on a free port and waits for it.
+func (s *Server) startOnce(bin string, cred *syscall.Credential, opt Options) error {
+	port, err := pickPort()
 	if err != nil {
 		return err
 	}
@@ -156,20 +175,32 @@ func (s *Server) start(bin string, cred *syscall.Credential, opt Options) error 
 		"-c", "max_prepared_transactions="+strconv.Itoa(opt.MaxPrepared), "-c", "fsync="+fsync, "-c", "max_connections=50")
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
+		s.cmd = nil
 		return fmt.Errorf("pgtest: starting postgres: %w", err)
 	}
+	s.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) { _ = cmd.Wait(); close(exited) }(s.cmd, s.exited)
 	return s.await()
 }
 
-// await waits up to a minute for the server to accept a connection.
+// await waits up to a minute for the server to accept a connection, and
+// no longer once the server has exited: then the error quotes its log.
 func (s *Server) await() error {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		c, err := pgx.Connect(ctx, s.URL("postgres"))
-		cancel()
+		c, err := s.connect()
 		if err == nil {
 			return c.Close(context.Background())
+		}
+		select {
+		case <-s.exited:
+			log, _ := os.ReadFile(s.log)
+			s.cmd = nil
+			if bytes.Contains(log, []byte("could not bind")) {
+				return fmt.Errorf("%w (port %d): %s", errPortTaken, s.Port, bytes.TrimSpace(log))
+			}
+			return fmt.Errorf("pgtest: the server exited before it served:\n%s", log)
+		default:
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(s.log)
@@ -179,6 +210,26 @@ func (s *Server) await() error {
 	}
 }
 
+// connect tries a connection for up to 2 s, given up when the server
+// exits (a port another socket holds may accept and never answer).
+func (s *Server) connect() (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return pgx.Connect(ctx, s.URL("postgres"))
+}
+
+// pickPort picks the server's port (a variable for the test of a port
+// taken before the server binds it).
+var pickPort = freePort
+
+// freePort is a loopback port the kernel said was free.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -209,15 +260,13 @@ func (s *Server) NewDB(name string) (string, error) {
 
 // Stop stops the server (fast shutdown) and removes its directory.
 func (s *Server) Stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
+	if s.cmd != nil {
 		_ = s.cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = s.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-s.exited:
 		case <-time.After(20 * time.Second):
 			_ = s.cmd.Process.Kill()
-			<-done
+			<-s.exited
 		}
 	}
 	s.remove()

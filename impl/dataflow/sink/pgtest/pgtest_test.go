@@ -1,0 +1,54 @@
+package pgtest
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A port taken between its pick and the server's bind (by an outgoing
+// connection under load, say) does not leave Start waiting out its
+// minute: the server exits at once, and Start starts it on another port.
+func TestStartRetriesATakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	calls := 0
+	pickPort = func() (int, error) {
+		calls++
+		if calls == 1 {
+			return taken.Addr().(*net.TCPAddr).Port, nil
+		}
+		return freePort()
+	}
+	t.Cleanup(func() { pickPort = freePort })
+	start := time.Now()
+	s := Require(t, func() (*Server, error) { return Start(Options{}) })
+	defer s.Stop()
+	assert.Equal(t, 2, calls, "picked again after the taken port")
+	assert.NotEqual(t, taken.Addr().(*net.TCPAddr).Port, s.Port)
+	assert.Less(t, time.Since(start), 30*time.Second, "not the minute of a server that never answers")
+	_, err = s.NewDB("retried")
+	require.NoError(t, err, "the server on the new port serves")
+}
+
+// Three taken ports in a row: Start gives up, naming the port and quoting
+// the server's log.
+func TestStartNamesTakenPorts(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	pickPort = func() (int, error) { return port, nil }
+	t.Cleanup(func() { pickPort = freePort })
+	if _, err := Bin(); err != nil {
+		Require(t, func() (*Server, error) { return nil, err })
+	}
+	_, err = Start(Options{})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, errPortTaken)
+	assert.Contains(t, err.Error(), "could not bind")
+}
