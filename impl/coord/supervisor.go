@@ -148,6 +148,12 @@ func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
 	deaths := s.cfg.Coord.WatchDepartures(ctx)
 	incs := s.cfg.Coord.WatchIncarnation(ctx)
 	if _, err := s.restart(ctx, nodes, event{}, true); err != nil {
+		// The nodes may have started (the failure is a later step's):
+		// stopped, not left running behind the returning supervisor.
+		s.stop(nodes)
+		if ctx.Err() != nil {
+			return nil // stopped during the first start: a stop, no failure
+		}
 		return err
 	}
 	for {
