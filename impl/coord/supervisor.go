@@ -89,6 +89,9 @@ type SupervisorConfig struct {
 	Log io.Writer
 	// OnRecovery, if set, is called after every automatic restart.
 	OnRecovery func(Recovery)
+	// OnPublish, if set, is called for every snapshot this supervisor
+	// publishes in the catalog (complete at every process).
+	OnPublish func(spec.SnapID)
 }
 
 // Supervisor restarts its nodes from the latest complete snapshot,
@@ -529,6 +532,9 @@ func (s *Supervisor) PublishNew(ctx context.Context) error {
 		}
 		s.markPublished(id)
 		s.logf("snapshot %d complete: in the catalog", id)
+		if s.cfg.OnPublish != nil {
+			s.cfg.OnPublish(id)
+		}
 	}
 	return s.retain(ctx)
 }
