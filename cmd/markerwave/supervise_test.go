@@ -157,15 +157,19 @@ func TestSuperviseStopBeforeUp(t *testing.T) {
 	}
 	run := func(failures string, wait func(started time.Time, errb *syncBuffer)) (int, string, string) {
 		path := superviseConfigWith(t, failures)
+		addr := freeAddrs(t, 1)[0]
 		stop := stopBySignal(t)
 		var out, errb syncBuffer
 		code := make(chan int, 1)
-		go func() { code <- runSupervise([]string{"--config", path, "--procs", "P1,P2"}, &out, &errb) }()
+		go func() {
+			code <- runSupervise([]string{"--config", path, "--procs", "P1,P2", "--metrics", addr}, &out, &errb)
+		}()
 		errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2`), 30*time.Second)
 		started := time.Now()
 		for _, p := range []string{"P1", "P2"} { // their SIGTERM handlers installed
 			errb.waitFor(t, regexp.MustCompile(p+`: listening on`), 30*time.Second)
 		}
+		waitMetric(t, "http://"+addr+"/metrics", "markerwave_supervisor_incarnation", 1, 30*time.Second) // joined: the first start over
 		wait(started, &errb)
 		stop <- syscall.SIGTERM
 		select {
@@ -180,8 +184,9 @@ func TestSuperviseStopBeforeUp(t *testing.T) {
 	code, out, log := run(`"heartbeat_ms": 100, "timeout_ms": 2000, "drain_ms": 5000`, func(time.Time, *syncBuffer) {})
 	assert.Equal(t, exitOK, code, log)
 	assert.Regexp(t, `^supervise: done after \S+ \(stopped on SIGTERM\): 0 automatic recoveries, incarnation 1\n$`, out)
+	assert.Contains(t, log, "dead peer P3, nothing heard since this node started (never heard from)")
 	for _, p := range []string{"P1", "P2"} {
-		assert.Contains(t, log, "markerwave node: node "+p+" stopped with failures\n  dead peer P3, nothing heard since this node started (never heard from)")
+		assert.Contains(t, log, "markerwave node: node "+p+" stopped with failures\n")
 		assert.Regexp(t, "supervisor: "+p+` stopped \S+ after it started, before any snapshot of its cluster was complete and within its startup grace`, log)
 	}
 	assert.NotContains(t, log, "started P3")
@@ -278,6 +283,18 @@ func TestSuperviseKill9Bounds(t *testing.T) {
 	slices.Sort(res)
 	t.Logf("%d kill -9s: detection median %v max %v; restart median %v max %v", n, det[n/2], det[n-1], res[n/2], res[n-1])
 	assert.Contains(t, out.String(), fmt.Sprintf("%d automatic recoveries, incarnation %d", n, n+1))
+}
+
+// waitMetric waits up to d for the sample name at url to be want.
+func waitMetric(t *testing.T, url, name string, want float64, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for scrape(t, url)[name] != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never %v within %v", name, want, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // scrape reads a Prometheus text page's unlabelled samples.
