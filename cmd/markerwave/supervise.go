@@ -42,9 +42,12 @@ recover) for Prometheus on GET /metrics.
 
 The final line on stdout says how many automatic recoveries there were
 and the last incarnation. Exit 0: stopped (--duration, SIGINT/SIGTERM)
-with every node stopped cleanly; 1: a recovery or a node's final stop
-failed; 2: bad usage, a bad config, an unreachable etcd (named), or a
-node that cannot run (its exit 2).`
+with every node stopped cleanly (a node stopped as it started, within
+its startup grace and before any snapshot was complete, may name peers
+it never heard from: they were starting with it, no failure; the
+survivors a recovery stops name the dead node: no failure either); 1: a
+recovery or a node's final stop failed; 2: bad usage, a bad config, an
+unreachable etcd (named), or a node that cannot run (its exit 2).`
 
 // superviseOptions are supervise's flags.
 type superviseOptions struct {
@@ -205,9 +208,11 @@ func supervise(f *cmdFlags, o superviseOptions, cfg *runtime.FileConfig, procs [
 	}
 	log := &lockedWriter{w: f.stderr}
 	recoveries := 0
+	nodes := newChildNodes(exe, o.config, cfg, procs, log)
 	sup, err := coord.NewSupervisor(coord.SupervisorConfig{
 		Coord: co, Store: st, Topology: cfg.Topology, Procs: procs, Keep: o.keep, Log: log,
 		Name: "markerwave supervise " + hostname(), OnRecovery: func(coord.Recovery) { recoveries++ },
+		OnPublish: nodes.onPublish,
 	})
 	if err != nil {
 		return f.fail(exitFail, err)
@@ -222,7 +227,6 @@ func supervise(f *cmdFlags, o superviseOptions, cfg *runtime.FileConfig, procs [
 		defer closeMetrics()
 	}
 	go publishLoop(ctx, sup, log)
-	nodes := newChildNodes(exe, o.config, cfg, procs, log)
 	err = sup.Run(ctx, nodes)
 	took := time.Since(start).Round(time.Millisecond)
 	inc, _ := sup.Running()

@@ -25,22 +25,48 @@ type childNodes struct {
 	run         []spec.ProcID // the nodes this supervisor runs (--procs)
 	log         *lockedWriter
 
-	mu       sync.Mutex
-	procs    map[spec.ProcID]*child
-	deaths   chan coord.Death
-	stopping bool
-	failures []string // the last Stop's
+	mu        sync.Mutex
+	procs     map[spec.ProcID]*child
+	deaths    chan coord.Death
+	stopping  bool
+	failures  []string  // the last Stop's
+	published time.Time // when a snapshot was last published in the catalog
 }
 
 // child is one node process.
 type child struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when it has exited
-	err  error
+	cmd     *exec.Cmd
+	started time.Time
+	done    chan struct{} // closed when it has exited
+	err     error
 }
 
 func newChildNodes(exe, config string, cfg *runtime.FileConfig, run []spec.ProcID, log *lockedWriter) *childNodes {
 	return &childNodes{exe: exe, config: config, cfg: cfg, run: run, log: log, deaths: make(chan coord.Death)}
+}
+
+// onPublish notes a snapshot published in the catalog
+// (coord.SupervisorConfig.OnPublish).
+func (n *childNodes) onPublish(spec.SnapID) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.published = time.Now()
+}
+
+// notUpYet says, as it is stopped, whether c may not yet have heard from
+// every peer without anything being wrong: it started less than its
+// detector's startup grace ago (a peer never heard from is trusted that
+// long: it may be starting too), and no snapshot complete at every
+// process has been published since (one would prove that every node had
+// heard from every peer: a marker on every channel). Such a node,
+// stopped, names the peers it never heard from as dead and the
+// snapshots waiting for them as aborted, and exits 1: the supervisor,
+// which starts and stops them all, knows them not dead.
+func (n *childNodes) notUpYet(c *child, now time.Time) bool {
+	d := n.cfg.Detector()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return now.Sub(c.started) < max(d.Startup, d.Timeout) && !n.published.After(c.started)
 }
 
 // Start starts a process per node it runs, restored from inc.From.
@@ -71,7 +97,7 @@ func (n *childNodes) startChild(p spec.ProcID, inc coord.Incarnation, deaths cha
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s did not start: %w", p, err)
 	}
-	c := &child{cmd: cmd, done: make(chan struct{})}
+	c := &child{cmd: cmd, started: time.Now(), done: make(chan struct{})}
 	n.mu.Lock()
 	n.procs[p] = c
 	n.mu.Unlock()
@@ -115,7 +141,9 @@ func exitCode(err error) int {
 
 // Stop sends SIGTERM to every node still running and waits for each, up
 // to its drain bound plus 3 s, then kills it; a node that did not exit 0
-// is a failure of this stop.
+// is a failure of this stop, unless it exited 1 (stopped with failures)
+// when it was not up yet (notUpYet): the cluster was stopped as it
+// started, which is no failure of its nodes.
 func (n *childNodes) Stop(context.Context) error {
 	n.mu.Lock()
 	n.stopping = true
@@ -124,16 +152,24 @@ func (n *childNodes) Stop(context.Context) error {
 	bound := n.cfg.DrainTimeout() + 3*time.Second
 	var failures []string
 	running := map[spec.ProcID]*child{}
+	early := map[spec.ProcID]bool{}
+	now := time.Now()
 	for p, c := range procs {
 		select {
 		case <-c.done: // the dead one, reported
 		default:
-			running[p] = c
+			running[p], early[p] = c, n.notUpYet(c, now)
 			c.cmd.Process.Signal(syscall.SIGTERM)
 		}
 	}
 	for p, c := range running {
-		if why := stopChild(c, bound); why != "" {
+		why := stopChild(c, bound)
+		switch {
+		case why == "":
+		case early[p] && exitCode(c.err) == exitFail:
+			n.log.printf("supervisor: %s stopped %v after it started, before any snapshot of its cluster was complete and within its startup grace: the peers it names dead or never heard from were starting with it (no failure of this stop)\n",
+				p, now.Sub(c.started).Round(time.Millisecond))
+		default:
 			failures = append(failures, fmt.Sprintf("%s: %s", p, why))
 		}
 	}

@@ -62,36 +62,62 @@ func (s *syncBuffer) waitFor(t *testing.T, re *regexp.Regexp, d time.Duration) [
 	return nil
 }
 
-// superviseConfig is the sample three-node bank with free ports, a
-// quick detector and drain, and snapshots every 100 ms.
+// superviseConfig is the sample three-node bank with free ports and
+// snapshots every 100 ms. Its detector trusts a silent peer for 2 s and
+// its drain waits up to 5 s: a node killed is found at once (its process
+// exits), and a working run drains in a fraction of a second, so neither
+// bound is waited out but by a broken run; tighter (200 ms, 500 ms), a
+// node starved of CPU on a loaded machine was falsely suspected (its
+// snapshots aborted, or the cluster restarted again) or its peers gave
+// up draining.
 func superviseConfig(t *testing.T) string {
+	return superviseConfigWith(t, `"heartbeat_ms": 100, "timeout_ms": 2000, "drain_ms": 5000`)
+}
+
+// superviseConfigWith is superviseConfig with its "failures" settings.
+func superviseConfigWith(t *testing.T, failures string) string {
 	return threeNodeConfig(t,
 		`"transfers": 400, "max_amount": 50, "pause_ms": 2`, `"transfers": 100000, "max_amount": 50, "pause_ms": 2`,
 		`"every_ms": 250, "count": 3`, `"every_ms": 100, "count": 1000`,
-		`"snapshot_dir"`, `"failures": {"heartbeat_ms": 50, "timeout_ms": 200, "drain_ms": 500}, "snapshot_dir"`)
+		`"snapshot_dir"`, `"failures": {`+failures+`}, "snapshot_dir"`)
+}
+
+// stopBySignal replaces the supervisor's signals with the channel it
+// returns, for the test's life.
+func stopBySignal(t *testing.T) chan<- os.Signal {
+	stop := make(chan os.Signal, 1)
+	orig := notifyStop
+	notifyStop = func() (<-chan os.Signal, func()) { return stop, func() {} }
+	t.Cleanup(func() { notifyStop = orig })
+	return stop
 }
 
 // TestSuperviseKill9Recovers: kill -9 of a node under markerwave
 // supervise (a real etcd embedded): the supervisor names it at once,
 // stops the survivors, advances the incarnation and restarts every node
-// from the latest complete snapshot, with no operator; the restarted
-// bank still holds 3000 when it stops.
+// from the latest complete snapshot, with no operator; once the
+// restarted cluster has completed a snapshot of its own, SIGTERM stops
+// it: exit 0, and the restarted bank still holds 3000. The test waits
+// for each event (a generous bound only a broken run reaches), not for a
+// --duration that a loaded machine's slow start could use up before the
+// recovery is over.
 func TestSuperviseKill9Recovers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs node processes for 4 s")
 	}
 	path := superviseConfig(t)
 	metrics := freeAddrs(t, 1)[0]
+	stop := stopBySignal(t)
 	var out, errb syncBuffer
 	code := make(chan int, 1)
 	go func() {
-		code <- runSupervise([]string{"--config", path, "--duration", "3s", "--metrics", metrics}, &out, &errb)
+		code <- runSupervise([]string{"--config", path, "--metrics", metrics}, &out, &errb)
 	}()
-	errb.waitFor(t, regexp.MustCompile(`in the catalog`), 5*time.Second)
+	errb.waitFor(t, regexp.MustCompile(`in the catalog`), 30*time.Second)
 	m := errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2 \(pid (\d+)\)`), time.Second)
 	pid, _ := strconv.Atoi(m[1])
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-	r := errb.waitFor(t, regexp.MustCompile(`incarnation 2 runs from snapshot (\d+): detected in (\S+), restarted in (\S+)`), 10*time.Second)
+	r := errb.waitFor(t, regexp.MustCompile(`incarnation 2 runs from snapshot (\d+): detected in (\S+), restarted in (\S+)`), 30*time.Second)
 	t.Logf("restored from %s, detected in %s, restarted in %s", r[1], r[2], r[3])
 	from, _ := strconv.ParseFloat(r[1], 64)
 	scraped := scrape(t, "http://"+metrics+"/metrics")
@@ -100,10 +126,13 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 	assert.Equal(t, from, scraped["markerwave_supervisor_restored_from_snapshot"])
 	assert.Greater(t, scraped["markerwave_supervisor_last_recovery_seconds"], 0.0)
 	assert.Contains(t, scraped, "markerwave_supervisor_last_detection_seconds")
+	// A snapshot of incarnation 2 complete: its nodes have met.
+	errb.waitFor(t, regexp.MustCompile(`(?s)incarnation 2 runs from.*in the catalog`), 30*time.Second)
+	stop <- syscall.SIGTERM
 	select {
 	case c := <-code:
 		assert.Equal(t, exitOK, c, errb.String())
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("supervise did not stop")
 	}
 	log := errb.String()
@@ -113,8 +142,69 @@ func TestSuperviseKill9Recovers(t *testing.T) {
 		assert.Contains(t, log, fmt.Sprintf("incarnation 2: started %s", p))
 		assert.Contains(t, log, p+": restored from snapshot "+r[1])
 	}
-	assert.Regexp(t, `^supervise: done after \S+ \(--duration 3s\): 1 automatic recovery, incarnation 2\n$`, out.String())
+	assert.Regexp(t, `^supervise: done after \S+ \(stopped on SIGTERM\): 1 automatic recovery, incarnation 2\n$`, out.String())
 	assert.Equal(t, int64(3000), finalBalances(t, log[strings.Index(log, "incarnation 2: started"):]))
+}
+
+// TestSuperviseStopBeforeUp: a supervisor of P1 and P2 only (P3's
+// supervisor never comes): stopped within their startup grace, the nodes
+// name P3 dead, never heard from, and exit 1, which is no failure of the
+// stop (exit 0: P3 may be starting); stopped after it, the same exits
+// are (exit 1: P3 was overdue).
+func TestSuperviseStopBeforeUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node processes for 3 s")
+	}
+	run := func(failures string, wait func(started time.Time, errb *syncBuffer)) (int, string, string) {
+		path := superviseConfigWith(t, failures)
+		addr := freeAddrs(t, 1)[0]
+		stop := stopBySignal(t)
+		var out, errb syncBuffer
+		code := make(chan int, 1)
+		go func() {
+			code <- runSupervise([]string{"--config", path, "--procs", "P1,P2", "--metrics", addr}, &out, &errb)
+		}()
+		errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2`), 30*time.Second)
+		started := time.Now()
+		for _, p := range []string{"P1", "P2"} { // their SIGTERM handlers installed
+			errb.waitFor(t, regexp.MustCompile(p+`: listening on`), 30*time.Second)
+		}
+		waitMetric(t, "http://"+addr+"/metrics", "markerwave_supervisor_incarnation", 1, 30*time.Second) // joined: the first start over
+		wait(started, &errb)
+		stop <- syscall.SIGTERM
+		select {
+		case c := <-code:
+			return c, out.String(), errb.String()
+		case <-time.After(60 * time.Second):
+			t.Fatal("supervise did not stop")
+		}
+		return 0, "", ""
+	}
+	// Within the grace (10 s, the default startup_ms).
+	code, out, log := run(`"heartbeat_ms": 100, "timeout_ms": 2000, "drain_ms": 5000`, func(time.Time, *syncBuffer) {})
+	assert.Equal(t, exitOK, code, log)
+	assert.Regexp(t, `^supervise: done after \S+ \(stopped on SIGTERM\): 0 automatic recoveries, incarnation 1\n$`, out)
+	assert.Contains(t, log, "dead peer P3, nothing heard since this node started (never heard from)")
+	for _, p := range []string{"P1", "P2"} {
+		assert.Contains(t, log, "markerwave node: node "+p+" stopped with failures\n")
+		assert.Regexp(t, "supervisor: "+p+` stopped \S+ after it started, before any snapshot of its cluster was complete and within its startup grace`, log)
+	}
+	assert.NotContains(t, log, "started P3")
+
+	// After the grace (2 s: startup_ms below timeout_ms counts as it).
+	const grace = 2 * time.Second
+	code, out, log = run(`"heartbeat_ms": 100, "timeout_ms": 2000, "drain_ms": 5000, "startup_ms": 500`, func(started time.Time, errb *syncBuffer) {
+		for _, p := range []string{"P1", "P2"} {
+			errb.waitFor(t, regexp.MustCompile(p+`: suspect P3: nothing heard since this node started`), 30*time.Second)
+		}
+		time.Sleep(time.Until(started.Add(grace + 500*time.Millisecond)))
+	})
+	assert.Equal(t, exitFail, code, log)
+	assert.Regexp(t, `^supervise: stopped with failures after \S+ \(stopped on SIGTERM\): 0 automatic recoveries, incarnation 1\n$`, out)
+	for _, p := range []string{"P1", "P2"} {
+		assert.Contains(t, log, "markerwave supervise: "+p+": stopped: exit status 1")
+	}
+	assert.NotContains(t, log, "within its startup grace")
 }
 
 // finalBalances adds up the "stopped: balance N" lines of log.
@@ -171,10 +261,7 @@ func TestSuperviseKill9Bounds(t *testing.T) {
 	path := superviseConfig(t)
 	var out, errb syncBuffer
 	code := make(chan int, 1)
-	stop := make(chan os.Signal, 1)
-	orig := notifyStop
-	notifyStop = func() (<-chan os.Signal, func()) { return stop, func() {} }
-	defer func() { notifyStop = orig }()
+	stop := stopBySignal(t)
 	go func() { code <- runSupervise([]string{"--config", path}, &out, &errb) }()
 	var det, res []time.Duration
 	for i := range n {
@@ -196,6 +283,18 @@ func TestSuperviseKill9Bounds(t *testing.T) {
 	slices.Sort(res)
 	t.Logf("%d kill -9s: detection median %v max %v; restart median %v max %v", n, det[n/2], det[n-1], res[n/2], res[n-1])
 	assert.Contains(t, out.String(), fmt.Sprintf("%d automatic recoveries, incarnation %d", n, n+1))
+}
+
+// waitMetric waits up to d for the sample name at url to be want.
+func waitMetric(t *testing.T, url, name string, want float64, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for scrape(t, url)[name] != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never %v within %v", name, want, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // scrape reads a Prometheus text page's unlabelled samples.

@@ -81,6 +81,10 @@ type figures struct {
 	// Supervised, for TestNemesisSupervised: its faults, recoveries and
 	// detection times.
 	Supervised *supervisedFigures `json:"supervised,omitempty"`
+	// StoppedByFaults counts, in operator mode, the cycles whose network
+	// faults made a node stop on its own (a suspicion held for the
+	// detection bound), and the cluster was recovered before the crash.
+	StoppedByFaults int `json:"stopped_by_network_faults"`
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -136,6 +140,9 @@ func (f *figures) describeOperator(b *strings.Builder) {
 		f.Crashes, ms(median(f.Detection)), ms(maxOf(f.Detection)), len(f.Detection), timeoutMS, heartbeatMS)
 	fmt.Fprintf(b, "  recovery (kill to a new complete snapshot of the restored cluster): median %s, max %s; of which recover and restart: median %s, max %s\n",
 		ms(median(f.Recovery)), ms(maxOf(f.Recovery)), ms(median(f.Restart)), ms(maxOf(f.Restart)))
+	if f.StoppedByFaults > 0 {
+		fmt.Fprintf(b, "  recovered before the crash: %d times, a node stopped on its own after the network faults\n", f.StoppedByFaults)
+	}
 	fmt.Fprintf(b, "  Suspect steps: %d (a crash, a false suspicion, or a peer gone after saying it was done), %d withdrawn (the peer heard again)\n", f.Suspicions, f.Withdrawn)
 }
 
@@ -329,6 +336,11 @@ func TestNemesis(t *testing.T) {
 		c.settle(10 * time.Second)
 		c.newComplete(st, top, since, seen, 20*time.Second)
 		c.settle(10 * time.Second)
+		if gone := c.stoppedOnTheirOwn(since); len(gone) > 0 {
+			since = c.restartAfterFaults(ctx, f, cycle, gone)
+			c.newComplete(st, top, since, seen, 20*time.Second)
+			c.settle(10 * time.Second)
+		}
 
 		// The crash.
 		victim := procs[rng.IntN(len(procs))]
@@ -363,37 +375,9 @@ func TestNemesis(t *testing.T) {
 			require.True(t, ok, "cycle %d: survivor %s did not stop on its own; its output:\n%s", cycle, p, outs[p])
 		}
 
-		// Recovery: markerwave recover picks the point and says how to
-		// restart; the test runs those commands with each node's config.
 		recovering := time.Now()
 		since = recovering
-		code, out, errs := c.run(ctx, "recover", "--config", c.canonical, "--json")
-		require.Equal(t, 0, code, "markerwave recover:\n%s%s", out, errs)
-		var rec recoverJSON
-		require.NoError(t, json.Unmarshal([]byte(out), &rec), "recover --json:\n%s", out)
-		require.NotNil(t, rec.From, "cycle %d: no recovery point:\n%s", cycle, out)
-		require.Len(t, rec.Commands, len(procs))
-		point := rec.From.ID
-		require.NotNil(t, rec.From.Total, "recover --json:\n%s", out)
-		require.Equal(t, int64(initialMoney*len(procs)), *rec.From.Total, "cycle %d: the recovery point's total", cycle)
-		if len(f.Points) > 0 {
-			require.NotEqual(t, f.Points[len(f.Points)-1], point, "cycle %d: the recovery point did not move on:\n%s", cycle, out)
-		}
-		f.Points = append(f.Points, point)
-		for _, cmd := range rec.Commands {
-			args := slices.Clone(cmd.Args)
-			require.GreaterOrEqual(t, len(args), 1, "recover's command %v", cmd.Args)
-			require.Equal(t, "node", args[0], "recover's command %v", cmd.Args)
-			i := slices.Index(args, "--config")
-			require.True(t, i >= 0 && i+1 < len(args), "recover's command %v has no --config", cmd.Args)
-			j := slices.Index(args, "--restore")
-			require.True(t, j >= 0 && j+1 < len(args) && args[j+1] == strconv.FormatUint(uint64(point), 10), "recover's command %v does not restore %d", cmd.Args, point)
-			args = slices.Delete(args, i, i+2)
-			k := slices.Index(args, "--id")
-			require.True(t, k >= 0 && k+1 < len(args) && args[k+1] == string(cmd.Node), "recover's command %v", cmd.Args)
-			args = slices.Delete(args, k, k+2)
-			c.start(cmd.Node, args[1:]...)
-		}
+		point := c.recoverCluster(ctx, f, cycle)
 		c.newComplete(st, top, since, seen, 20*time.Second)
 		f.Recovery = append(f.Recovery, time.Since(killed))
 		f.Restart = append(f.Restart, time.Since(recovering))
@@ -423,6 +407,82 @@ func TestNemesis(t *testing.T) {
 	f.Wall = time.Since(began)
 	t.Logf("nemesis figures:\n%s", f)
 	writeReport(t, f)
+}
+
+// recoverCluster is the operator's step once every node has stopped:
+// markerwave recover picks the point and says how to restart; the test
+// runs those commands with each node's config. It returns the point,
+// appended to f.Points.
+func (c *cluster) recoverCluster(ctx context.Context, f *figures, cycle int) spec.SnapID {
+	t := c.t
+	t.Helper()
+	code, out, errs := c.run(ctx, "recover", "--config", c.canonical, "--json")
+	require.Equal(t, 0, code, "markerwave recover:\n%s%s", out, errs)
+	var rec recoverJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &rec), "recover --json:\n%s", out)
+	require.NotNil(t, rec.From, "cycle %d: no recovery point:\n%s", cycle, out)
+	require.Len(t, rec.Commands, len(procs))
+	point := rec.From.ID
+	require.NotNil(t, rec.From.Total, "recover --json:\n%s", out)
+	require.Equal(t, int64(initialMoney*len(procs)), *rec.From.Total, "cycle %d: the recovery point's total", cycle)
+	if len(f.Points) > 0 {
+		require.NotEqual(t, f.Points[len(f.Points)-1], point, "cycle %d: the recovery point did not move on:\n%s", cycle, out)
+	}
+	f.Points = append(f.Points, point)
+	for _, cmd := range rec.Commands {
+		args := slices.Clone(cmd.Args)
+		require.GreaterOrEqual(t, len(args), 1, "recover's command %v", cmd.Args)
+		require.Equal(t, "node", args[0], "recover's command %v", cmd.Args)
+		i := slices.Index(args, "--config")
+		require.True(t, i >= 0 && i+1 < len(args), "recover's command %v has no --config", cmd.Args)
+		j := slices.Index(args, "--restore")
+		require.True(t, j >= 0 && j+1 < len(args) && args[j+1] == strconv.FormatUint(uint64(point), 10), "recover's command %v does not restore %d", cmd.Args, point)
+		args = slices.Delete(args, i, i+2)
+		k := slices.Index(args, "--id")
+		require.True(t, k >= 0 && k+1 < len(args) && args[k+1] == string(cmd.Node), "recover's command %v", cmd.Args)
+		args = slices.Delete(args, k, k+2)
+		c.start(cmd.Node, args[1:]...)
+	}
+	return point
+}
+
+var stoppingOnItsOwn = regexp.MustCompile(`^P\d+: stopping on its own: `)
+
+// stoppedOnTheirOwn names the nodes that have stopped on their own
+// since the running incarnation began (at since): a network fault (a cut,
+// its reconnection slowed by a loaded machine) outlived the detection
+// bound, and the node that suspected its peer that long stopped, as a
+// survivor of a crash must (the suspicion withdrawn too late, after the
+// fault was over, settle cannot see it).
+func (c *cluster) stoppedOnTheirOwn(since time.Time) []spec.ProcID {
+	var out []spec.ProcID
+	for _, p := range procs {
+		if _, ok, _ := c.nodes[p].out.first(stoppingOnItsOwn, since); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// restartAfterFaults, when the network faults made nodes stop on their
+// own (stoppedOnTheirOwn), stops the others (SIGTERM) and recovers the
+// cluster, as an operator would; the cycle's crash is then injected in
+// the restored cluster. It returns when the restored incarnation began.
+func (c *cluster) restartAfterFaults(ctx context.Context, f *figures, cycle int, gone []spec.ProcID) time.Time {
+	c.t.Helper()
+	c.t.Logf("cycle %d: %v stopped on their own after the network faults (a suspicion outlived the detection bound): recovering before the crash", cycle, gone)
+	for _, p := range procs {
+		_ = c.nodes[p].cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range procs {
+		code := c.wait(p, 30*time.Second)
+		f.Exits["stopped by faults"] = append(f.Exits["stopped by faults"], code)
+		require.Contains(c.t, []int{0, 1}, code, "cycle %d: %s's exit code after the faults", cycle, p)
+	}
+	f.StoppedByFaults++
+	began := time.Now()
+	c.recoverCluster(ctx, f, cycle)
+	return began
 }
 
 // writeReport writes the figures as JSON to NEMESIS_REPORT, if set.

@@ -89,6 +89,9 @@ type SupervisorConfig struct {
 	Log io.Writer
 	// OnRecovery, if set, is called after every automatic restart.
 	OnRecovery func(Recovery)
+	// OnPublish, if set, is called for every snapshot this supervisor
+	// publishes in the catalog (complete at every process).
+	OnPublish func(spec.SnapID)
 }
 
 // Supervisor restarts its nodes from the latest complete snapshot,
@@ -148,6 +151,12 @@ func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
 	deaths := s.cfg.Coord.WatchDepartures(ctx)
 	incs := s.cfg.Coord.WatchIncarnation(ctx)
 	if _, err := s.restart(ctx, nodes, event{}, true); err != nil {
+		// The nodes may have started (the failure is a later step's):
+		// stopped, not left running behind the returning supervisor.
+		s.stop(nodes)
+		if ctx.Err() != nil {
+			return nil // stopped during the first start: a stop, no failure
+		}
 		return err
 	}
 	for {
@@ -523,6 +532,9 @@ func (s *Supervisor) PublishNew(ctx context.Context) error {
 		}
 		s.markPublished(id)
 		s.logf("snapshot %d complete: in the catalog", id)
+		if s.cfg.OnPublish != nil {
+			s.cfg.OnPublish(id)
+		}
 	}
 	return s.retain(ctx)
 }

@@ -24,6 +24,7 @@ type machine struct {
 	stops   int
 	deaths  chan coord.Death
 	onStop  func() // what the nodes leave on disk as they stop
+	onStart func() // what happens as the nodes start
 }
 
 func newMachine() *machine { return &machine{deaths: make(chan coord.Death, 1)} }
@@ -32,6 +33,9 @@ func (m *machine) Start(_ context.Context, inc coord.Incarnation) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.started = append(m.started, inc)
+	if m.onStart != nil {
+		m.onStart()
+	}
 	return nil
 }
 
@@ -47,6 +51,12 @@ func (m *machine) Stop(context.Context) error {
 }
 
 func (m *machine) Deaths() <-chan coord.Death { return m.deaths }
+
+func (m *machine) stopped() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stops
+}
 
 func (m *machine) incarnations() []uint64 {
 	m.mu.Lock()
@@ -91,6 +101,27 @@ func waitRunning(t *testing.T, sup *coord.Supervisor, n uint64) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("incarnation %d never ran", n)
+}
+
+// TestSupervisorStoppedDuringFirstStart: the run's end coming while the
+// first start is under way (the nodes started, their leases not yet
+// taken: markerwave supervise --duration shorter than a loaded machine's
+// start) is a stop, not a failure: Run returns nil, and the nodes it
+// started are stopped, not left running after it returns.
+func TestSupervisorStoppedDuringFirstStart(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	sup, err := coord.NewSupervisor(coord.SupervisorConfig{
+		Coord: open(t, "firststart"), Store: st, Topology: spec.Complete(3), Procs: []spec.ProcID{"P1", "P2", "P3"},
+	})
+	require.NoError(t, err)
+	m := newMachine()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.onStart = cancel // the end comes as the nodes start
+	require.NoError(t, sup.Run(ctx, m))
+	assert.Equal(t, []uint64{1}, m.incarnations())
+	assert.Equal(t, 1, m.stopped(), "the nodes started are stopped")
 }
 
 // TestSupervisorsPerMachine: a supervisor per machine, against one
