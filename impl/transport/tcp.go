@@ -338,24 +338,40 @@ func (tr *TCP) encode(dst []byte, env wire.Envelope) ([]byte, error) {
 }
 
 // enqueue takes a copy of frame b into the channel's buffer and wakes
-// its writer; it refuses after Close began (checked under the channel's
+// its writer, first waiting while the window is full (see sendWindow);
+// it refuses after Close began (checked under the channel's
 // lock, which Close's drain takes after it set closing, so a frame is
 // either queued before the drain looks or refused) or on a failed
 // channel.
 func (o *outChan) enqueue(b []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.t.closing.Load() {
-		return ErrClosed
-	}
-	if o.failed != nil {
-		return fmt.Errorf("transport: send on %s: %w", o.ch, o.failed)
+	for {
+		if o.t.closing.Load() {
+			return ErrClosed
+		}
+		if o.failed != nil {
+			return fmt.Errorf("transport: send on %s: %w", o.ch, o.failed)
+		}
+		if !o.full() {
+			break
+		}
+		o.cond.Wait()
 	}
 	o.push(b)
 	if o.waiting {
 		o.cond.Broadcast()
 	}
 	return nil
+}
+
+// full reports whether a Send must wait for acknowledgements: the
+// window is used up and a writer serves a connection that has not
+// failed. Called under o.mu; whatever ends the wait (an ack, the
+// connection's failure or end, Close, the channel failing) broadcasts
+// o.cond.
+func (o *outChan) full() bool {
+	return o.size >= sendWindow && o.serving && !o.broken && !o.t.stopped()
 }
 
 // Inbox implements Transport. p must be a local process.
@@ -451,6 +467,11 @@ func (tr *TCP) stopped() bool {
 func (tr *TCP) Close() error {
 	if !tr.closing.CompareAndSwap(false, true) {
 		return nil
+	}
+	for _, o := range tr.out { // Sends waiting on a window refuse now
+		o.mu.Lock()
+		o.cond.Broadcast()
+		o.mu.Unlock()
 	}
 	tr.drain()
 	tr.halt()
