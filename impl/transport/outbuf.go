@@ -51,7 +51,7 @@ const sendChunkSize = 64 << 10
 // that fell to nothing (the sender paused) is refilled without new
 // ones. An idle channel keeps at most that much (1.25 MiB) beside its
 // last chunk.
-const maxFreeChunks = (sendWindow+maxWrite)/sendChunkSize
+const maxFreeChunks = (sendWindow + maxWrite) / sendChunkSize
 
 // frameSize is the size of the frame encoding b starts with (length
 // prefix included).
