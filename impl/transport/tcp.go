@@ -307,7 +307,7 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	i, err := chanIndex(tr.top, &tr.hint, env) // encode validates the frame (checkSend's second half)
+	i, err := chanIndex(tr.top, &tr.hint, env.Chan) // encode validates the frame (checkSend's second half)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (e *ShutdownError) Error() string {
 // checkSend validates env against the topology and returns the index of
 // its channel (Topology.ChanIndex, found through h).
 func checkSend(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) {
-	i, err := chanIndex(top, h, env)
+	i, err := chanIndex(top, h, env.Chan)
 	if err != nil {
 		return -1, err
 	}
@@ -80,12 +80,12 @@ func checkSend(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) 
 	return i, nil
 }
 
-// chanIndex is the index of env's channel in the topology
+// chanIndex is the index of channel ch in the topology
 // (Topology.ChanIndex, found through h), an error if it has none.
-func chanIndex(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) {
-	i := h.index(top, env.Chan)
+func chanIndex(top *spec.Topology, h *chanHint, ch spec.Channel) (int, error) {
+	i := h.index(top, ch)
 	if i < 0 {
-		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
+		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, ch)
 	}
 	return i, nil
 }
