@@ -27,6 +27,16 @@ import (
 // of frames costs one ack (and Close acknowledges everything delivered
 // before it hangs up).
 //
+// Flow control. A Send waits while the channel's unacknowledged frames
+// take sendWindow (1 MiB) or more and a connection is served, so a
+// sender runs at most a window and a frame ahead of its receiver and its
+// memory stays bounded; the ack thresholds above are a quarter of the
+// window, so a receiver that reads is never waited out. The receiving
+// transport acknowledges what it read off the connection, not what the
+// receiving process took from its Inbox: a slow reader never holds a
+// sender back. Without a connection (the receiver down or unreachable),
+// Sends do not wait and the frames queue until the redial.
+//
 // Reconnect. The sender numbers the frames of each channel 1, 2, ... and
 // keeps every frame until it is acknowledged. After a cut it re-dials (with
 // backoff) and resends from Last+1; frames on a connection are numbered

@@ -17,8 +17,11 @@ import (
 // arrive in the order their Sends returned; envelopes of different channels
 // are not ordered.
 type Transport interface {
-	// Send accepts env for delivery on env.Chan and never blocks on the
-	// receiver. nil means accepted: the envelope reaches the receiver's
+	// Send accepts env for delivery on env.Chan and never waits for the
+	// receiving process to read (its Inbox is unbounded); TCP's Send may
+	// wait for the receiving transport's acknowledgements while a
+	// window of frames is unacknowledged on a live connection (flow
+	// control, see TCP). nil means accepted: the envelope reaches the receiver's
 	// Inbox exactly once, or Close reports it. Send copies env's slices.
 	// Errors: an unknown channel (ErrUnknownChannel), an invalid frame,
 	// a channel this transport does not send on, or ErrClosed.
