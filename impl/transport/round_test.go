@@ -90,3 +90,51 @@ func TestSendBufKeepsTheLastChunk(t *testing.T) {
 		t.Fatalf("round from the acknowledged end: %q up to %d, want frame 2", bufs, after.k-1)
 	}
 }
+
+// TestSendBufReusesChunksAfterRelease: acknowledged chunks are reused
+// for later frames, but not those holding frames of the round a writer
+// is writing (hold), even once acknowledged (a receiver acknowledges what
+// arrived while the write goes on): the views it writes keep their bytes
+// until release; after it the chunks are reused and no new ones are
+// made.
+func TestSendBufReusesChunksAfterRelease(t *testing.T) {
+	var s sendBuf
+	const size, perChunk = sendChunkSize / 4, 4
+	k := 0
+	push := func(n int) {
+		for range n {
+			k++
+			s.push(testFrame(k, size))
+		}
+	}
+	push(3 * perChunk) // frames 1..12 fill chunks 1..3
+	first := s.chunks[0]
+	cur := s.locate(perChunk + 1) // the writer's round starts at frame 5, chunk 2
+	bufs, end := s.round(cur, nil)
+	var want []byte
+	for i := perChunk + 1; i < int(end.k); i++ {
+		want = append(want, testFrame(i, size)...)
+	}
+	s.hold(cur.k)
+	s.drop(uint64(k)) // all acknowledged while the round is written
+	if len(s.free) != 1 || s.free[0] != first {
+		t.Fatalf("after the drop, %d chunks free, want chunk 1 alone (written before the round)", len(s.free))
+	}
+	push(3 * perChunk)
+	if got := bytes.Join(bufs, nil); !bytes.Equal(got, want) {
+		t.Fatalf("the round's views changed while held: frames of the pushes after the drop overwrote them")
+	}
+	s.release()
+	if len(s.free) == 0 {
+		t.Fatalf("release freed no chunk")
+	}
+	s.drop(uint64(k))
+	before := len(s.free)
+	push(2 * perChunk)
+	if len(s.free) != before-2 {
+		t.Fatalf("pushing two chunks' worth took %d free chunks, want 2 (reused, not new)", before-len(s.free))
+	}
+	if s.pending() != 2*perChunk || s.size != 2*perChunk*size {
+		t.Fatalf("%d frames, %d bytes pending, want %d, %d", s.pending(), s.size, 2*perChunk, 2*perChunk*size)
+	}
+}

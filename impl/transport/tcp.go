@@ -27,6 +27,16 @@ import (
 // of frames costs one ack (and Close acknowledges everything delivered
 // before it hangs up).
 //
+// Flow control. A Send waits while the channel's unacknowledged frames
+// take sendWindow (1 MiB) or more and a connection is served, so a
+// sender runs at most a window and a frame ahead of its receiver and its
+// memory stays bounded; the ack thresholds above are a quarter of the
+// window, so a receiver that reads is never waited out. The receiving
+// transport acknowledges what it read off the connection, not what the
+// receiving process took from its Inbox: a slow reader never holds a
+// sender back. Without a connection (the receiver down or unreachable),
+// Sends do not wait and the frames queue until the redial.
+//
 // Reconnect. The sender numbers the frames of each channel 1, 2, ... and
 // keeps every frame until it is acknowledged. After a cut it re-dials (with
 // backoff) and resends from Last+1; frames on a connection are numbered
@@ -307,7 +317,7 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 
 // Send implements Transport. env.Chan.From must be a local process.
 func (tr *TCP) Send(env wire.Envelope) error {
-	i, err := chanIndex(tr.top, &tr.hint, env) // encode validates the frame (checkSend's second half)
+	i, err := chanIndex(tr.top, &tr.hint, env.Chan) // encode validates the frame (checkSend's second half)
 	if err != nil {
 		return err
 	}
@@ -338,24 +348,40 @@ func (tr *TCP) encode(dst []byte, env wire.Envelope) ([]byte, error) {
 }
 
 // enqueue takes a copy of frame b into the channel's buffer and wakes
-// its writer; it refuses after Close began (checked under the channel's
+// its writer, first waiting while the window is full (see sendWindow);
+// it refuses after Close began (checked under the channel's
 // lock, which Close's drain takes after it set closing, so a frame is
 // either queued before the drain looks or refused) or on a failed
 // channel.
 func (o *outChan) enqueue(b []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.t.closing.Load() {
-		return ErrClosed
-	}
-	if o.failed != nil {
-		return fmt.Errorf("transport: send on %s: %w", o.ch, o.failed)
+	for {
+		if o.t.closing.Load() {
+			return ErrClosed
+		}
+		if o.failed != nil {
+			return fmt.Errorf("transport: send on %s: %w", o.ch, o.failed)
+		}
+		if !o.full() {
+			break
+		}
+		o.cond.Wait()
 	}
 	o.push(b)
 	if o.waiting {
 		o.cond.Broadcast()
 	}
 	return nil
+}
+
+// full reports whether a Send must wait for acknowledgements: the
+// window is used up and a writer serves a connection that has not
+// failed. Called under o.mu; whatever ends the wait (an ack, the
+// connection's failure or end, Close, the channel failing) broadcasts
+// o.cond.
+func (o *outChan) full() bool {
+	return o.size >= sendWindow && o.serving && !o.broken && !o.t.stopped()
 }
 
 // Inbox implements Transport. p must be a local process.
@@ -451,6 +477,11 @@ func (tr *TCP) stopped() bool {
 func (tr *TCP) Close() error {
 	if !tr.closing.CompareAndSwap(false, true) {
 		return nil
+	}
+	for _, o := range tr.out { // Sends waiting on a window refuse now
+		o.mu.Lock()
+		o.cond.Broadcast()
+		o.mu.Unlock()
 	}
 	tr.drain()
 	tr.halt()

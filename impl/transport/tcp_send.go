@@ -32,6 +32,7 @@ type outChan struct {
 	maxWritten uint64
 	conn       net.Conn // current connection, nil if none
 	broken     bool     // the current connection failed
+	serving    bool     // a writer serves conn (from resume to its end)
 	peer       uint64   // the receiver incarnation first seen, 0 before
 	// failed, once set, stops the channel for good: no more dials or
 	// sends; frames stay unacknowledged.
@@ -40,6 +41,17 @@ type outChan struct {
 	// the last dial (not started, or down): Close does not wait for it.
 	unreached bool
 }
+
+// sendWindow is the flow control of a channel: a Send waits while the
+// frames not acknowledged take sendWindow bytes or more and a connection
+// is being served (the receiver is reading: its acks will come), so a
+// sender cannot run ahead of its receiver by more than a window and a
+// frame. The receiver acknowledges once ackBytes (or ackFrames frames)
+// arrived, at the latest ackDelay after it has read everything, so a
+// window of 4 ackBytes is never waited out: acks arrive while the
+// sender still has room. A Send does not wait while the channel has no
+// connection (the frames queue until the redial) nor once Close began.
+const sendWindow = 4 * ackBytes
 
 // maxWrite bounds the bytes of one write (unless one frame is larger), so
 // that a long backlog, after a reconnect say, goes out in pieces that
@@ -167,7 +179,9 @@ func (o *outChan) serve(conn net.Conn, br *bufio.Reader, last uint64) {
 	conn.Close()
 	<-ackDone
 	o.mu.Lock()
-	o.conn = nil
+	o.conn, o.serving = nil, false
+	o.release()
+	o.cond.Broadcast() // Sends waiting on the window go on
 	o.mu.Unlock()
 }
 
@@ -180,7 +194,7 @@ func (o *outChan) resume(last uint64) cursor {
 	if last > o.base {
 		o.drop(last)
 	}
-	o.written = last
+	o.written, o.serving = last, true
 	next := o.locate(last + 1)
 	resend := 0
 	if o.maxWritten > last {
@@ -240,11 +254,12 @@ func (o *outChan) write(conn net.Conn, next cursor) {
 }
 
 // nextRound waits for frames from next on and returns views of them (see
-// sendBuf.round); false when the connection broke or the transport
-// stopped.
+// sendBuf.round), held until the next call (or serve's end) releases
+// them; false when the connection broke or the transport stopped.
 func (o *outChan) nextRound(next cursor, scratch net.Buffers) (net.Buffers, cursor, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.release()
 	for !o.broken && !o.t.stopped() && next.k > o.sent() {
 		o.waiting = true
 		o.cond.Wait()
@@ -254,6 +269,7 @@ func (o *outChan) nextRound(next cursor, scratch net.Buffers) (net.Buffers, curs
 		return nil, next, false
 	}
 	bufs, end := o.round(next, scratch)
+	o.hold(next.k)
 	// Acks may arrive as soon as the bytes leave: raise written first.
 	o.written = end.k - 1
 	o.maxWritten = max(o.maxWritten, o.written)

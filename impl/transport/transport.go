@@ -17,8 +17,11 @@ import (
 // arrive in the order their Sends returned; envelopes of different channels
 // are not ordered.
 type Transport interface {
-	// Send accepts env for delivery on env.Chan and never blocks on the
-	// receiver. nil means accepted: the envelope reaches the receiver's
+	// Send accepts env for delivery on env.Chan and never waits for the
+	// receiving process to read (its Inbox is unbounded); TCP's Send may
+	// wait for the receiving transport's acknowledgements while a
+	// window of frames is unacknowledged on a live connection (flow
+	// control, see TCP). nil means accepted: the envelope reaches the receiver's
 	// Inbox exactly once, or Close reports it. Send copies env's slices.
 	// Errors: an unknown channel (ErrUnknownChannel), an invalid frame,
 	// a channel this transport does not send on, or ErrClosed.
@@ -70,7 +73,7 @@ func (e *ShutdownError) Error() string {
 // checkSend validates env against the topology and returns the index of
 // its channel (Topology.ChanIndex, found through h).
 func checkSend(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) {
-	i, err := chanIndex(top, h, env)
+	i, err := chanIndex(top, h, env.Chan)
 	if err != nil {
 		return -1, err
 	}
@@ -80,12 +83,12 @@ func checkSend(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) 
 	return i, nil
 }
 
-// chanIndex is the index of env's channel in the topology
+// chanIndex is the index of channel ch in the topology
 // (Topology.ChanIndex, found through h), an error if it has none.
-func chanIndex(top *spec.Topology, h *chanHint, env wire.Envelope) (int, error) {
-	i := h.index(top, env.Chan)
+func chanIndex(top *spec.Topology, h *chanHint, ch spec.Channel) (int, error) {
+	i := h.index(top, ch)
 	if i < 0 {
-		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, env.Chan)
+		return -1, fmt.Errorf("%w %s", ErrUnknownChannel, ch)
 	}
 	return i, nil
 }
