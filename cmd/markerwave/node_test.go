@@ -266,9 +266,13 @@ func TestNodeDeadPeer(t *testing.T) {
 		`"initiators": ["P1", "P3"]`, `"initiators": ["P1"]`,
 		`"count": 3}`, `"count": 1}, "failures": {"heartbeat_ms": 20, "timeout_ms": 200, "drain_ms": 300, "startup_ms": 200}`,
 	)
-	code, out, errs := node("--config", path, "--id", "P1", "--duration", "900ms")
+	// The detector names P2 about 400 ms in (startup_ms + timeout_ms); a
+	// 3 s run leaves it that long even when a loaded machine starves the
+	// node (a 900 ms run at load 20 stopped first, and the stop's own
+	// "never heard from" came before the detector's suspicion).
+	code, out, errs := node("--config", path, "--id", "P1", "--duration", "3s")
 	assert.Equal(t, exitFail, code, errs)
-	assert.Regexp(t, `^P1: stopped with failures after \d\S* \(--duration 900ms\): the summary is on stderr\n$`, out, "the final line, on stdout whatever the exit status")
+	assert.Regexp(t, `^P1: stopped with failures after \d\S* \(--duration 3s\): the summary is on stderr\n$`, out, "the final line, on stdout whatever the exit status")
 	assert.Contains(t, errs, "P1: suspect P2: nothing heard since this node started (never heard from)")
 	assert.Regexp(t, `P1: snapshot \d+ aborted: P2 is suspected \(crashed or unreachable\): it waits for P2, nothing heard since`, errs)
 	assert.Regexp(t, `markerwave node: node P1 stopped with failures\n  dead peer P2, nothing heard since this node started \(never heard from\)\n  snapshot \d+ aborted: P2 is suspected \(crashed or unreachable\)\n`, errs)
