@@ -5,6 +5,23 @@ GO ?= go
 GOTEST ?= $(GO) test
 TLA2TOOLS ?=
 
+# No DWARF debugging tables in any compiled package: the compiler's
+# DWARF generation is about a fifth of its CPU time (modernc.org/sqlite,
+# etcd's server and net/http from a cold cache, quiet 2 cores: 127 ->
+# 100 CPU-s), the code generated is the same, and the test binaries are
+# linked without the tables anyway (TESTFLAGS' -ldflags=-s -w; tracebacks
+# and file:line come from the pclntab, which stays). In GOFLAGS, not a
+# flag of one command, so that every go command make runs, and every one
+# the tests run in turn (the mutation test's builds, the nemesis's go
+# build of markerwave, web's make wasm), compiles with the same flags and
+# shares the compiled packages in the build cache: go vet's compile of the
+# dependencies is go test's, and the mutation test's unmutated packages
+# are the first pass's; a make that the tests run (web's) adds nothing
+# twice. A debugger needs the tables: build with go build, not make.
+NODWARF = -gcflags=all=-dwarf=false
+override GOFLAGS := $(strip $(filter-out $(NODWARF),$(GOFLAGS)) $(NODWARF))
+export GOFLAGS
+
 # The packages whose tests run under the race detector: the runtime, the
 # transports and everything else with goroutines, and the FIFO check of
 # the transports' channels, and the instrumentation (one Recorder shared

@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(etcdDirEnv); dir != "" {
 		os.Exit(hostEtcd(dir))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // hostEtcd runs etcd on dir, says "etcd at HOST:PORT" on stdout once it
