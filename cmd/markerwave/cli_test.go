@@ -251,7 +251,7 @@ var newUserCases = []newUserCase{
 			return []string{"node", "--config", path, "--id", "P1"}
 		}, code: exitOK,
 		stdout: `^P1: done after \d\S* \(stopped on SIGTERM\)\n$`,
-		stderr: `(?s)\nP1: got SIGTERM: stopping\n.*P1: stopping: no more transfers`},
+		stderr: `(?s)\nP1: got SIGTERM: stopping\n.*P1: draining: this node sends no more transfers`},
 	{item: 10, name: "a node that exits 1 prints its final line on stdout",
 		args: func(t *testing.T) []string {
 			return []string{"node", "--config", loneNodeConfig(t), "--id", "P1", "--duration", "600ms"}

@@ -66,7 +66,7 @@ func TestLoneNodeSaysPeersUnreachable(t *testing.T) {
 		assert.Contains(t, out, "P1: "+q+" unreachable: nothing heard from it in the 100ms since this node started")
 	}
 	reported := strings.Index(out, "unreachable")
-	assert.Less(t, reported, strings.Index(out, "stopping:"), "said while running, before the stop")
+	assert.Less(t, reported, strings.Index(out, "draining:"), "said while running, before the stop")
 	var sum *mwrt.StopSummary
 	require.True(t, errors.As(err, &sum), "%v", err)
 	require.Len(t, sum.Dead, 2)

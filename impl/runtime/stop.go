@@ -208,7 +208,7 @@ func (p *process) drain() {
 	p.giveUpUnheard()
 	timeout := p.cfg.DrainTimeout()
 	linger := 2 * p.cfg.Detector().Interval
-	p.say("stopping: no more transfers; waiting up to %v for peers to finish and snapshots under way to complete", timeout)
+	p.say("draining: this node sends no more transfers; waiting up to %v for peers to finish and snapshots under way to complete", timeout)
 	start := time.Now()
 	var quiet time.Time
 	for {
