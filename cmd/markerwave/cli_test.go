@@ -308,6 +308,22 @@ var newUserCases = []newUserCase{
 		}, code: exitOK,
 		stdout: `^wrote /\S+/run\.svg: columns 1\.\.\d+ of \d+ \(Lamport time\), \d+x\d+ px\n(  snapshot \d+ \(initiator P\d\): complete, recorded total 3000; 0 orphan, 0 missing\n)+$`,
 		stderr: `^markerwave export: /\S+/nodes: merged 3 node logs \(\S+/P1\.jsonl, \S+/P2\.jsonl, \S+/P3\.jsonl\)\n$`},
+	{item: 15, name: "a broken barrier trace names its line as the other reader does (trace line N)",
+		args: func(t *testing.T) []string {
+			b, err := os.ReadFile("../../traces/barrier/conforms/aligned-dag.jsonl")
+			require.NoError(t, err)
+			lines := strings.SplitAfter(string(b), "\n")
+			lines[5] = "{not json\n"
+			bad := filepath.Join(t.TempDir(), "bad.jsonl")
+			require.NoError(t, os.WriteFile(bad, []byte(strings.Join(lines, "")), 0o644))
+			return []string{"audit", bad}
+		}, code: exitUsage,
+		stderr: `^markerwave audit: \S+/bad\.jsonl: trace line 6: `},
+	{item: 16, name: "a barrier divergence names the action's arguments, booleans included",
+		args: func(t *testing.T) []string {
+			return []string{"audit", "../../traces/barrier/rejects/BarrierConsistentCut-no-blocking.jsonl"}
+		}, code: exitFail,
+		stdout: `diverges at step 6 \(trace line 7\): ProcessV\(e = <<"S1", "X">>, block = TRUE, log = TRUE\)`},
 }
 
 // TestNewUser runs issue #22's command lines: each exits with its code
