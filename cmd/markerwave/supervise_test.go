@@ -157,28 +157,15 @@ func TestSuperviseStopBeforeUp(t *testing.T) {
 	}
 	run := func(failures string, wait func(started time.Time, errb *syncBuffer)) (int, string, string) {
 		path := superviseConfigWith(t, failures)
-		addr := freeAddrs(t, 1)[0]
-		stop := stopBySignal(t)
-		var out, errb syncBuffer
-		code := make(chan int, 1)
-		go func() {
-			code <- runSupervise([]string{"--config", path, "--procs", "P1,P2", "--metrics", addr}, &out, &errb)
-		}()
-		errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2`), 30*time.Second)
-		started := time.Now()
-		for _, p := range []string{"P1", "P2"} { // their SIGTERM handlers installed
-			errb.waitFor(t, regexp.MustCompile(p+`: listening on`), 30*time.Second)
-		}
-		waitMetric(t, "http://"+addr+"/metrics", "markerwave_supervisor_incarnation", 1, 30*time.Second) // joined: the first start over
-		wait(started, &errb)
-		stop <- syscall.SIGTERM
-		select {
-		case c := <-code:
-			return c, out.String(), errb.String()
-		case <-time.After(60 * time.Second):
-			t.Fatal("supervise did not stop")
-		}
-		return 0, "", ""
+		return superviseUntil(t, []string{"--config", path, "--procs", "P1,P2"}, func(errb *syncBuffer, metrics string) {
+			errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P2`), 30*time.Second)
+			started := time.Now()
+			for _, p := range []string{"P1", "P2"} { // their SIGTERM handlers installed
+				errb.waitFor(t, regexp.MustCompile(p+`: listening on`), 30*time.Second)
+			}
+			waitMetric(t, metrics, "markerwave_supervisor_incarnation", 1, 30*time.Second) // joined: the first start over
+			wait(started, errb)
+		})
 	}
 	// Within the grace (10 s, the default startup_ms).
 	code, out, log := run(`"heartbeat_ms": 100, "timeout_ms": 2000, "drain_ms": 5000`, func(time.Time, *syncBuffer) {})
@@ -297,6 +284,29 @@ func waitMetric(t *testing.T, url, name string, want float64, d time.Duration) {
 	}
 }
 
+// superviseUntil runs markerwave supervise with args and its metrics
+// on a free address, waits for ready (given the stderr so far and the
+// metrics' URL), then stops it with SIGTERM and returns its exit code,
+// stdout and stderr: the test's events end the run, not a --duration a
+// loaded machine's slow start could use up.
+func superviseUntil(t *testing.T, args []string, ready func(errb *syncBuffer, metrics string)) (int, string, string) {
+	t.Helper()
+	addr := freeAddrs(t, 1)[0]
+	stop := stopBySignal(t)
+	var out, errb syncBuffer
+	code := make(chan int, 1)
+	go func() { code <- runSupervise(append(args, "--metrics", addr), &out, &errb) }()
+	ready(&errb, "http://"+addr+"/metrics")
+	stop <- syscall.SIGTERM
+	select {
+	case c := <-code:
+		return c, out.String(), errb.String()
+	case <-time.After(60 * time.Second):
+		t.Fatalf("supervise did not stop:\n%s", errb.String())
+	}
+	return 0, "", ""
+}
+
 // scrape reads a Prometheus text page's unlabelled samples.
 func scrape(t *testing.T, url string) map[string]float64 {
 	t.Helper()
@@ -354,12 +364,15 @@ func TestSuperviseEtcdTLS(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "--etcd "+srv.Endpoint()+": coord: etcd unreachable: no answer from "+srv.Endpoint())
 
-	// 3 s, not 500 ms: a run that ends during its first start ends at
-	// incarnation 0 (a stop, exit 0), which at load 20 a 500 ms run did.
-	code, stdout, stderr = runCmd(runSupervise, "--config", path, "--etcd", srv.Endpoint(), "--duration", "3s",
-		"--etcd-ca", caFile, "--etcd-cert", clientCert, "--etcd-key", clientKey)
+	// Stopped once it joined (incarnation 1), not by a --duration: a
+	// 500 ms run at load 20 ended during its first start, at incarnation 0.
+	code, stdout, stderr = superviseUntil(t, []string{"--config", path, "--etcd", srv.Endpoint(),
+		"--etcd-ca", caFile, "--etcd-cert", clientCert, "--etcd-key", clientKey}, func(errb *syncBuffer, metrics string) {
+		errb.waitFor(t, regexp.MustCompile(`incarnation 1: started P3`), 30*time.Second) // metrics served by then
+		waitMetric(t, metrics, "markerwave_supervisor_incarnation", 1, 30*time.Second)
+	})
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `^supervise: done after \S+ \(--duration 3s\): 0 automatic recoveries, incarnation 1\n$`, stdout)
+	assert.Regexp(t, `^supervise: done after \S+ \(stopped on SIGTERM\): 0 automatic recoveries, incarnation 1\n$`, stdout)
 	assert.Contains(t, stderr, "incarnation 1: started P3")
 }
 

@@ -19,7 +19,7 @@ func TestStartRetriesATakenPort(t *testing.T) {
 	pickPorts = func(n int) ([]int, error) {
 		calls++
 		ports, err := freePorts(n)
-		if calls == 1 {
+		if err == nil && calls == 1 {
 			ports[0] = taken.Addr().(*net.TCPAddr).Port
 		}
 		return ports, err

@@ -310,17 +310,24 @@ func Shared(t testing.TB) string {
 // binaries are absent and CI is not "true", failing it otherwise.
 func Require(t testing.TB, start func() (*Server, error)) *Server {
 	t.Helper()
+	RequireBin(t)
+	s, err := start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// RequireBin skips t, saying why, when the server's binaries are absent,
+// and fails it instead under CI=true.
+func RequireBin(t testing.TB) {
+	t.Helper()
 	if _, err := Bin(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v (CI=true: the PostgreSQL tests must run)", err)
 		}
 		t.Skipf("skipping the PostgreSQL test: %v", err)
 	}
-	s, err := start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // StopShared stops the shared server, if it started: call it from

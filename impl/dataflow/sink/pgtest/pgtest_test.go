@@ -44,9 +44,7 @@ func TestStartNamesTakenPorts(t *testing.T) {
 	port := taken.Addr().(*net.TCPAddr).Port
 	pickPort = func() (int, error) { return port, nil }
 	t.Cleanup(func() { pickPort = freePort })
-	if _, err := Bin(); err != nil {
-		Require(t, func() (*Server, error) { return nil, err })
-	}
+	RequireBin(t)
 	_, err = Start(Options{})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errPortTaken)
