@@ -373,6 +373,14 @@ func runToEnd(rt *rapid.T, tr Transport, top *spec.Topology, runs []*channelRun)
 	closed = true
 	start := time.Now()
 	if err := tr.Close(); err != nil {
+		// A Close that found frames unacknowledged usually follows a
+		// broken count, whose deliveries tell more: name them first.
+		r.wg.Wait() // the inboxes are closed: their readers took everything
+		for _, c := range runs {
+			if v := fifoViolation(c.ch, c.sent, r.frames(c.ch), false); v != "" {
+				rt.Fatalf("%s (and Close after every frame arrived: %v)", v, err)
+			}
+		}
 		rt.Fatalf("Close after every frame arrived: %v", err)
 	}
 	took := time.Since(start)

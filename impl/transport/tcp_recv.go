@@ -212,6 +212,9 @@ func (tr *TCP) takeOver(in *inChan, a *accepting) takeover {
 	var old net.Conn
 	var oldDone chan struct{}
 	t.restarted, t.stale, old, oldDone = in.meet(a.h)
+	if old != nil && testHookTakingOver != nil {
+		testHookTakingOver()
+	}
 	if old != nil {
 		old.Close()
 		<-oldDone
@@ -234,6 +237,9 @@ func (tr *TCP) takeOver(in *inChan, a *accepting) takeover {
 		in.ackMu.Lock()
 		in.acked = t.last // the reply's Last acknowledges them
 		in.ackMu.Unlock()
+		if testHookTookOver != nil {
+			testHookTookOver()
+		}
 	}
 	return t
 }
@@ -297,6 +303,9 @@ func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 			return
 		}
 		batch = rd.more(batch)
+		if testHookBeforeDeliver != nil {
+			testHookBeforeDeliver()
+		}
 		var n uint64
 		batch, n = in.deliver(b, batch)
 		if testHookBeforeAck != nil {
@@ -419,6 +428,13 @@ const maxBatch = 256
 // testHookBeforeAck, set by tests only, runs between a frame's delivery
 // and its ack: it widens the window in which Close races the ack.
 var testHookBeforeAck func()
+
+// Set by tests only, they widen the window in which a reconnect races
+// the previous connection's reader: testHookBeforeDeliver runs between
+// a batch's read and its delivery, testHookTakingOver when a hello is
+// about to stop a channel's previous connection, and testHookTookOver
+// once a hello took a channel over (its Last read).
+var testHookBeforeDeliver, testHookTakingOver, testHookTookOver func()
 
 // ackedUpTo is the last frame number acknowledged on the current
 // connection.
