@@ -37,15 +37,11 @@ func AuditFile(path string, opts Options) (Report, error) {
 }
 
 // Audit is what markerwave audit decides of one run: a run that does not
-// hold every event its vector clocks say happened (Incomplete; one node's
+// hold every event its vector clocks say happened (Whole; one node's
 // own log, say) is not replayed, and Report.Err says why; any other run is
 // replayed against the model (Replay).
 func Audit(tr spec.Trace, opts Options) Report {
-	if err := Incomplete(tr); err != nil {
-		err = fmt.Errorf("incomplete: %w", err)
-		if p, ok := NodeLog(tr); ok {
-			err = fmt.Errorf("%w; the trace holds only %s's events, as one node's own log does: give all the run's node logs, or their directory, to merge them", err, string(p))
-		}
+	if err := Whole(tr); err != nil {
 		return Report{Err: err}
 	}
 	return Replay(tr, opts)

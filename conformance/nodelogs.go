@@ -18,9 +18,10 @@ import (
 // node's own log) would diverge at the first receive for want of its send.
 
 // Incomplete returns an error naming the first event whose vector clock
-// counts a step of another process that tr does not hold (tr is then not
-// the whole run: a node's own log, or a merge missing one), nil if tr
-// holds every event its clocks say happened before one of its events.
+// counts a step of another process that tr does not hold, and every
+// process some of whose counted steps tr lacks (tr is then not the whole
+// run: a node's own log, or a merge missing one), nil if tr holds every
+// event its clocks say happened before one of its events.
 func Incomplete(tr spec.Trace) error {
 	top := tr.Header.Topology
 	if top == nil {
@@ -32,15 +33,59 @@ func Incomplete(tr spec.Trace) error {
 			have[i]++
 		}
 	}
+	counted := make([]uint64, len(top.Procs)) // the most steps of each process another's clock counts
+	first := -1
+	var firstOf int
 	for k, e := range tr.Events {
 		for j, n := range e.VC {
-			if j < len(have) && n > uint64(have[j]) && top.Procs[j] != e.Proc {
-				return fmt.Errorf("event %d, %s at %s, follows step %d of %s, but the trace holds %s of %s",
-					k+1, e, string(e.Proc), n, string(top.Procs[j]), plural(have[j], "event"), string(top.Procs[j]))
+			if j >= len(have) || n <= uint64(have[j]) || top.Procs[j] == e.Proc {
+				continue
+			}
+			counted[j] = max(counted[j], n)
+			if first < 0 {
+				first, firstOf = k, j
 			}
 		}
 	}
-	return nil
+	if first < 0 {
+		return nil
+	}
+	e := tr.Events[first]
+	return fmt.Errorf("event %d, %s at %s, follows step %d of %s, but the trace holds %s of %s (it lacks steps of %s)",
+		first+1, e, string(e.Proc), e.VC[firstOf], string(top.Procs[firstOf]), plural(have[firstOf], "event"), string(top.Procs[firstOf]), lacking(top.Procs, counted))
+}
+
+// lacking names the processes whose counted steps are missing (counted
+// is not 0), in topology order: "P2", "P2 and P3", "P1, P2 and P3".
+func lacking(procs []spec.ProcID, counted []uint64) string {
+	var names []string
+	for j, n := range counted {
+		if n > 0 {
+			names = append(names, string(procs[j]))
+		}
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// Whole returns nil if tr holds every event its vector clocks say
+// happened, and otherwise why it is incomplete (Incomplete), adding,
+// for one node's own log (NodeLog), where the missing events are: in
+// the other nodes' logs, which the run's directory merges. markerwave
+// audit refuses such a run (Audit) and markerwave export does not draw
+// it: its receives would have no sends.
+func Whole(tr spec.Trace) error {
+	err := Incomplete(tr)
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("incomplete: %w", err)
+	if p, ok := NodeLog(tr); ok {
+		err = fmt.Errorf("%w; the trace holds only %s's events, as one node's own log does, the other nodes' being in their own logs: give the directory of the run's node logs to merge them", err, string(p))
+	}
+	return err
 }
 
 // MergeNodeLogs merges the per-node logs of one run (each a NodeLog of a

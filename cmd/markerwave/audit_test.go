@@ -239,7 +239,7 @@ func TestAuditNodeLogs(t *testing.T) {
 	code, out, errs = audit(p1)
 	assert.Equal(t, 2, code)
 	assert.Empty(t, out)
-	assert.Regexp(t, `^markerwave audit: `+regexp.QuoteMeta(p1)+`: incomplete: event \d+, .* at P1, follows step \d+ of P\d, but the trace holds 0 events of P\d; the trace holds only P1's events, as one node's own log does: give all the run's node logs, or their directory, to merge them\n$`, errs)
+	assert.Regexp(t, `^markerwave audit: `+regexp.QuoteMeta(p1)+`: incomplete: event \d+, .* at P1, follows step \d+ of P\d, but the trace holds 0 events of P\d \(it lacks steps of P2 and P3\); the trace holds only P1's events, as one node's own log does, the other nodes' being in their own logs: give the directory of the run's node logs to merge them\n$`, errs)
 
 	code, vs, _ = auditJSONLines(t, p1)
 	assert.Equal(t, 2, code)

@@ -308,6 +308,15 @@ var newUserCases = []newUserCase{
 		}, code: exitOK,
 		stdout: `^wrote /\S+/run\.svg: columns 1\.\.\d+ of \d+ \(Lamport time\), \d+x\d+ px\n(  snapshot \d+ \(initiator P\d\): complete, recorded total 3000; 0 orphan, 0 missing\n)+$`,
 		stderr: `^markerwave export: /\S+/nodes: merged 3 node logs \(\S+/P1\.jsonl, \S+/P2\.jsonl, \S+/P3\.jsonl\)\n$`},
+	{item: 14, name: "export of one node's log alone is refused as audit refuses it, naming the missing nodes and the directory form",
+		args: func(t *testing.T) []string {
+			dir := splitLogs(t, readTrace(t, "conforms", "concurrent-snapshots"))
+			return []string{"export", "--diagram", filepath.Join(t.TempDir(), "p1.svg"), filepath.Join(dir, "P1.jsonl")}
+		}, code: exitUsage, stdout: `^$`,
+		stderr: `^markerwave export: \S+/P1\.jsonl: incomplete: .* \(it lacks steps of P2 and P3\); the trace holds only P1's events, as one node's own log does, the other nodes' being in their own logs: give the directory of the run's node logs to merge them\n$`,
+		after: func(t *testing.T, args []string, _, _ string) {
+			assert.NoFileExists(t, args[2], "nothing drawn")
+		}},
 	{item: 15, name: "a broken barrier trace names its line as the other reader does (trace line N)",
 		args: func(t *testing.T) []string {
 			b, err := os.ReadFile("../../traces/barrier/conforms/aligned-dag.jsonl")

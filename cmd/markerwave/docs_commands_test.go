@@ -1,7 +1,9 @@
 package main
 
-// TestDocsCommands holds README.md and docs/*.md to the commands as they
-// are: every command the documentation shows must run as shown.
+// TestDocsCommands holds every Markdown file the repository tracks
+// (README.md, docs/*.md, traces/README.md, tla/README.md, the examples'
+// READMEs, ...) to the commands as they are: every command the
+// documentation shows must run as shown.
 //
 // # What counts as a shown command
 //
@@ -12,7 +14,9 @@ package main
 //     ending in a backslash continues on the next. A trailing comment is
 //     prose, except that "# exit N" (alone or followed by more prose, as
 //     in "# exit 1: an orphan message") is the exit status the doc
-//     promises; without it the promise is 0.
+//     promises; without it the promise is 0. A final "> FILE" sends the
+//     command's standard output to FILE, which the block's later
+//     commands may read.
 //   - Inline code spans in prose that start with "markerwave ", "go run
 //     ./cmd/markerwave ", "make " or "go test " (a span may wrap across
 //     lines). These are checked at the parse level only (the command or
@@ -42,6 +46,12 @@ package main
 //   - go test, go build, go run, go install: the packages must exist in
 //     this module; go test's -run TestX and -bench X must name tests and
 //     benchmarks those packages have.
+//   - python3 SCRIPT ...: a program of examples/ the docs run (see
+//     docsRunTools): SCRIPT must exist; outside -short it is run, its
+//     "> FILE" into a temporary file that the later commands naming FILE
+//     read instead. Without python3 installed it and the commands that
+//     read its output are not run, saying so (under CI=true that fails,
+//     as TestOutsideImplementation does).
 //   - rm, kill, mkdir: shell tools of a recipe, not checked.
 //   - anything else fails: say in docsShellTools why it is allowed.
 //
@@ -52,6 +62,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -98,6 +109,12 @@ var docsShellTools = map[string]string{
 	"mkdir": "creates an output folder",
 }
 
+// docsRunTools are the programs other than markerwave that the docs
+// show and the test runs (outside -short), each with why.
+var docsRunTools = map[string]string{
+	"python3": "examples/outside-python's implementation writes the log the next command audits",
+}
+
 // docsOutputFlags are the markerwave flags whose value is a file or
 // folder the command writes: the test writes them into a temporary
 // directory instead.
@@ -109,6 +126,7 @@ type docCommand struct {
 	text   string   // the command as written, without "$ " and the comment
 	words  []string // its words, quotes removed
 	exit   int      // the exit status the doc promises
+	stdout string   // the file a final "> FILE" sends its output to, or ""
 	inline bool     // an inline code span: parse-level checks only
 }
 
@@ -116,7 +134,7 @@ func TestDocsCommands(t *testing.T) {
 	root := filepath.Join("..", "..")
 	cmds := readDocCommands(t, root)
 	if len(cmds) == 0 {
-		t.Fatal("no commands found in README.md and docs/*.md")
+		t.Fatal("no commands found in the Markdown files")
 	}
 	c := newDocsChecker(t, root)
 	for _, dc := range cmds {
@@ -129,7 +147,7 @@ func TestDocsCommands(t *testing.T) {
 			fenced++
 		}
 	}
-	t.Logf("%d commands shown in blocks and %d in prose; %d of them markerwave commands to run, %d listed as slow", fenced, len(cmds)-fenced, len(c.toRun), len(c.slowUsed))
+	t.Logf("%d commands shown in blocks and %d in prose; %d of them to run (markerwave and docsRunTools), %d listed as slow", fenced, len(cmds)-fenced, len(c.toRun), len(c.slowUsed))
 	if testing.Short() {
 		return
 	}
@@ -140,24 +158,82 @@ func TestDocsCommands(t *testing.T) {
 }
 
 // eachDoc calls fn with the path (under root), the path relative to root
-// and the text of README.md and of every docs/*.md, in that order.
+// and the text of every Markdown file the repository tracks (README.md
+// first, then the others in path order: docs/*.md, traces/README.md,
+// tla/README.md, examples/*/README.md, ...).
 func eachDoc(t *testing.T, root string, fn func(path, rel string, b []byte)) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
+	for _, rel := range markdownFiles(t, root) {
+		f := filepath.Join(root, filepath.FromSlash(rel))
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(root, f)
 		fn(f, rel, b)
 	}
 }
 
-// readDocCommands reads the commands of README.md and docs/*.md.
+// markdownFiles are the Markdown files git tracks under root, relative to
+// it, README.md first. Outside a git checkout (an unpacked archive) they
+// are every *.md file of the tree but those under hidden folders and
+// out/ (the runs' output), which git ignores.
+func markdownFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	cmd := exec.Command("git", "ls-files", "-z", "--", "*.md")
+	cmd.Dir = root
+	if b, err := cmd.Output(); err == nil {
+		for _, f := range strings.Split(string(b), "\x00") {
+			if f != "" {
+				files = append(files, f)
+			}
+		}
+	} else {
+		files = walkMarkdown(t, root)
+	}
+	slices.SortFunc(files, func(a, b string) int {
+		switch {
+		case a == b:
+			return 0
+		case a == "README.md":
+			return -1
+		case b == "README.md":
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	if len(files) == 0 || files[0] != "README.md" {
+		t.Fatalf("%s has no README.md among its Markdown files %v", root, files)
+	}
+	return files
+}
+
+// walkMarkdown are the *.md files under root outside hidden folders and
+// out/, relative to root.
+func walkMarkdown(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() && rel != "." && (strings.HasPrefix(e.Name(), ".") || rel == "out") {
+			return filepath.SkipDir
+		}
+		if !e.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// readDocCommands reads the commands of the Markdown files (eachDoc).
 func readDocCommands(t *testing.T, root string) []docCommand {
 	var cmds []docCommand
 	eachDoc(t, root, func(_, rel string, b []byte) {
@@ -266,6 +342,9 @@ func parseDocCommand(t *testing.T, where, text string, inline bool) docCommand {
 	if n := len(dc.words); n > 0 && dc.words[n-1] == "&" {
 		dc.words = dc.words[:n-1]
 	}
+	if n := len(dc.words); n >= 2 && dc.words[n-2] == ">" {
+		dc.words, dc.stdout = dc.words[:n-2], dc.words[n-1]
+	}
 	return dc
 }
 
@@ -328,12 +407,15 @@ type docsChecker struct {
 	module   string                     // the module path
 	helps    map[string]map[string]bool // each subcommand's flags: takes a value
 	slowUsed map[string]bool            // the docsSlowCommands the docs show
-	toRun    []docCommand               // the cheap markerwave commands, run after the parse-level checks
+	toRun    []docCommand               // the cheap markerwave commands and docsRunTools', run after the parse-level checks
+	written  map[string]string          // a "> FILE" a command ran wrote: FILE to the temporary file
+	missing  map[string]string          // a "> FILE" of a command not run: FILE to why
 }
 
 func newDocsChecker(t *testing.T, root string) *docsChecker {
 	return &docsChecker{t: t, root: root, targets: makeTargets(t, root), module: modulePath(t, root),
-		helps: map[string]map[string]bool{}, slowUsed: map[string]bool{}}
+		helps: map[string]map[string]bool{}, slowUsed: map[string]bool{},
+		written: map[string]string{}, missing: map[string]string{}}
 }
 
 // makeTarget is a rule's line in the Makefile.
@@ -382,11 +464,27 @@ func (c *docsChecker) check(dc docCommand) {
 		c.checkMake(dc, words[1:])
 	case "go":
 		c.checkGo(dc, words[1:])
+	case "python3":
+		c.checkScript(dc, words[1:])
 	default:
 		if _, ok := docsShellTools[words[0]]; !ok {
 			c.t.Errorf("%s: %q: %s is not a command the docs may show (markerwave, make, go, or one of docsShellTools)", dc.where, dc.text, words[0])
 		}
 	}
+}
+
+// checkScript: the script a docsRunTools command runs exists; the
+// command is queued to run.
+func (c *docsChecker) checkScript(dc docCommand, args []string) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		c.t.Errorf("%s: %q: name the script", dc.where, dc.text)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(c.root, args[0])); err != nil {
+		c.t.Errorf("%s: %q: %s does not exist", dc.where, dc.text, args[0])
+		return
+	}
+	c.toRunIfFenced(dc)
 }
 
 // assignment is a VAR=value word before a command.
@@ -740,12 +838,22 @@ func splitFlag(args []string, i int, flags map[string]bool) (name, value string,
 // run runs a cheap documented command through dispatch, from the
 // repository's root (the test's working directory by now), and compares
 // its exit status with the doc's promise. A node command runs with
-// --check.
+// --check. A docsRunTools command runs as a process (runTool).
 func (c *docsChecker) run(dc docCommand) {
-	args, _ := markerwaveArgs(withoutAssignments(dc.words))
+	words := withoutAssignments(dc.words)
+	if _, ok := docsRunTools[words[0]]; ok {
+		c.runTool(dc, words)
+		return
+	}
+	args, _ := markerwaveArgs(words)
 	if len(args) > 0 && args[0] == "node" && !cheapCommand(args) {
 		args = append(append([]string{}, args...), "--check")
 		dc.exit = exitOK
+	}
+	if why, ok := c.readsMissing(args); ok {
+		c.t.Logf("%s: %q not run: %s", dc.where, dc.text, why)
+		c.noOutput(dc, why)
+		return
 	}
 	args = c.runnable(dc, args)
 	var out, errb bytes.Buffer
@@ -753,6 +861,71 @@ func (c *docsChecker) run(dc docCommand) {
 	if code != dc.exit {
 		c.t.Errorf("%s: %q exits %d, the doc promises %d (mark another status with a trailing # exit N)\nran: markerwave %s\nstderr: %s", dc.where, dc.text, code, dc.exit, strings.Join(args, " "), firstLines(errb.String(), 5))
 	}
+	c.keepOutput(dc, out.Bytes())
+}
+
+// runTool runs a docsRunTools command (python3 SCRIPT ...) as a
+// process. Without the tool installed it is not run, saying so, and
+// neither are the commands reading its output; under CI=true that fails.
+func (c *docsChecker) runTool(dc docCommand, words []string) {
+	path, err := exec.LookPath(words[0])
+	if err != nil {
+		why := fmt.Sprintf("%s is not installed (%v)", words[0], err)
+		if os.Getenv("CI") == "true" {
+			c.t.Errorf("%s: %q: %s: CI must have it to run the documented command", dc.where, dc.text, why)
+		} else {
+			c.t.Logf("SKIPPED: %s: %q not run: %s", dc.where, dc.text, why)
+		}
+		c.noOutput(dc, why)
+		return
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.Command(path, words[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	code := 0
+	if err := cmd.Run(); err != nil {
+		code = -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+	}
+	if code != dc.exit {
+		c.t.Errorf("%s: %q exits %d, the doc promises %d\nstderr: %s", dc.where, dc.text, code, dc.exit, firstLines(errb.String(), 5))
+	}
+	c.keepOutput(dc, out.Bytes())
+}
+
+// keepOutput writes a command's standard output to a temporary file if
+// the doc sends it to a file ("> FILE"), for the later commands that
+// name FILE.
+func (c *docsChecker) keepOutput(dc docCommand, out []byte) {
+	if dc.stdout == "" {
+		return
+	}
+	tmp := filepath.Join(c.t.TempDir(), filepath.Base(dc.stdout))
+	if err := os.WriteFile(tmp, out, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	c.written[dc.stdout] = tmp
+}
+
+// noOutput records that the file a command not run would have written
+// is missing, and why.
+func (c *docsChecker) noOutput(dc docCommand, why string) {
+	if dc.stdout != "" {
+		c.missing[dc.stdout] = why
+	}
+}
+
+// readsMissing reports whether args name a file that a command not run
+// would have written, and why it was not.
+func (c *docsChecker) readsMissing(args []string) (string, bool) {
+	for _, a := range args {
+		if why, ok := c.missing[a]; ok {
+			return why, true
+		}
+	}
+	return "", false
 }
 
 // runnable is args with output paths moved into a temporary directory
@@ -772,6 +945,9 @@ func (c *docsChecker) runnable(dc docCommand, args []string) []string {
 				i++
 			}
 			continue
+		}
+		if tmp, ok := c.written[a]; ok {
+			a = tmp // a file a command before wrote ("> FILE")
 		}
 		out = append(out, c.expand(dc, a)...)
 	}
@@ -803,7 +979,7 @@ func firstLines(s string, n int) string {
 // mdLink is a Markdown link or image: its target.
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-// TestDocsLinks: every relative link of README.md and docs/*.md names a
+// TestDocsLinks: every relative link of the Markdown files names a
 // file of the repository and, with #anchor, a heading of that file (as
 // GitHub makes anchors of headings).
 func TestDocsLinks(t *testing.T) {
@@ -871,8 +1047,8 @@ func slug(h string) string {
 // testMention is a test, benchmark or fuzz test named in prose.
 var testMention = regexp.MustCompile(`\b((?:Test|Benchmark|Fuzz)[A-Z]\w*)`)
 
-// TestDocsTestNames: every test, benchmark and fuzz test README.md and
-// docs/*.md name is declared in a _test.go file of the repository (a
+// TestDocsTestNames: every test, benchmark and fuzz test the Markdown
+// files name is declared in a _test.go file of the repository (a
 // renamed test leaves no stale name behind).
 func TestDocsTestNames(t *testing.T) {
 	root := filepath.Join("..", "..")

@@ -30,10 +30,15 @@ two-phase-commit sink's steps, markerwave-sink-trace/1): a lane for the
 sink and one for the store, a column per step, each restore a divider,
 and the step where its audit diverges, if it does, ringed in red.
 
+A run missing events its vector clocks say happened (one node's log
+alone) is incomplete and not drawn, as audit does not audit it: its
+receives from the other nodes would have no sends. Give the directory
+of the run's node logs instead.
+
 Exit status: 0 done (and, with --run-tlc, TLC accepted the trace); 1 TLC
 rejected the trace: it is not a behaviour of tla/ChandyLamport.tla; 2 bad
-usage, an unreadable or malformed trace, an unwritable output, or TLC
-could not run.`
+usage, an unreadable, malformed or incomplete trace, an unwritable
+output, or TLC could not run.`
 
 // exportJob is one export run, as the flags describe it.
 type exportJob struct {
@@ -72,10 +77,21 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	case kind == sinkTraceFile:
 		return j.exportSink(f)
 	}
-	for _, step := range []func(*cmdFlags, spec.Trace) int{j.writeDiagram, j.writeShiViz, j.writeTLC, j.checkTLC} {
+	for _, step := range []func(*cmdFlags, spec.Trace) int{j.whole, j.writeDiagram, j.writeShiViz, j.writeTLC, j.checkTLC} {
 		if code := step(f, tr); code != exitOK {
 			return code
 		}
+	}
+	return exitOK
+}
+
+// whole refuses a run that lacks events its vector clocks say happened
+// (one node's log alone, or a directory missing one), as audit does
+// (conformance.Whole): drawn, its receives from the missing nodes would
+// have no sends, and its snapshots' messages would look like orphans.
+func (j *exportJob) whole(f *cmdFlags, tr spec.Trace) int {
+	if err := conformance.Whole(tr); err != nil {
+		return exportFailed(f, fmt.Errorf("%s: %w", j.trace, err))
 	}
 	return exitOK
 }

@@ -272,3 +272,30 @@ func TestExportDiagramOfTheDemo(t *testing.T) {
 		wellFormedXML(t, doc)
 	}
 }
+
+// One node's log alone lacks the other nodes' events: export refuses it
+// as audit does (conformance.Whole: the same words, naming the nodes
+// whose steps are missing and pointing at the directory), exits 2 and
+// draws nothing, where a drawing would show its receives without their
+// sends. The logs' directory is drawn, merged.
+func TestExportNodeLog(t *testing.T) {
+	dir := splitLogs(t, readTrace(t, "conforms", "concurrent-snapshots"))
+	p1 := filepath.Join(dir, "P1.jsonl")
+	_, _, auditErrs := audit(p1)
+	for _, flag := range []string{"--diagram", "--shiviz"} {
+		target := filepath.Join(t.TempDir(), "p1.svg")
+		code, out, errs := exportCmd(flag, target, p1)
+		assert.Equal(t, exitUsage, code, errs)
+		assert.Empty(t, out)
+		assert.Regexp(t, `^markerwave export: `+regexp.QuoteMeta(p1)+`: incomplete: event \d+, .* at P1, follows step \d+ of P\d, but the trace holds 0 events of P\d \(it lacks steps of P2 and P3\); the trace holds only P1's events, as one node's own log does, the other nodes' being in their own logs: give the directory of the run's node logs to merge them\n$`, errs)
+		assert.Equal(t, strings.TrimPrefix(auditErrs, "markerwave audit: "), strings.TrimPrefix(errs, "markerwave export: "), "export refuses it in audit's words")
+		assert.NoFileExists(t, target, flag)
+	}
+
+	svg := filepath.Join(t.TempDir(), "run.svg")
+	code, out, errs := exportCmd("--diagram", svg, dir)
+	assert.Equal(t, exitOK, code, errs)
+	assert.Regexp(t, `^wrote `+regexp.QuoteMeta(svg)+`: `, out)
+	assert.Regexp(t, `(?m)^  snapshot 1 \(initiator P\d\): complete, recorded total \d+; 0 orphan, 0 missing$`, out)
+	assert.FileExists(t, svg)
+}
