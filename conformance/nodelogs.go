@@ -33,7 +33,7 @@ func Incomplete(tr spec.Trace) error {
 			have[i]++
 		}
 	}
-	counted := make([]uint64, len(top.Procs)) // the most steps of each process another's clock counts
+	lacks := make([]bool, len(top.Procs)) // a process some of whose counted steps tr lacks
 	first := -1
 	var firstOf int
 	for k, e := range tr.Events {
@@ -41,7 +41,7 @@ func Incomplete(tr spec.Trace) error {
 			if j >= len(have) || n <= uint64(have[j]) || top.Procs[j] == e.Proc {
 				continue
 			}
-			counted[j] = max(counted[j], n)
+			lacks[j] = true
 			if first < 0 {
 				first, firstOf = k, j
 			}
@@ -52,15 +52,15 @@ func Incomplete(tr spec.Trace) error {
 	}
 	e := tr.Events[first]
 	return fmt.Errorf("event %d, %s at %s, follows step %d of %s, but the trace holds %s of %s (it lacks steps of %s)",
-		first+1, e, string(e.Proc), e.VC[firstOf], string(top.Procs[firstOf]), plural(have[firstOf], "event"), string(top.Procs[firstOf]), lacking(top.Procs, counted))
+		first+1, e, string(e.Proc), e.VC[firstOf], string(top.Procs[firstOf]), plural(have[firstOf], "event"), string(top.Procs[firstOf]), lacking(top.Procs, lacks))
 }
 
-// lacking names the processes whose counted steps are missing (counted
-// is not 0), in topology order: "P2", "P2 and P3", "P1, P2 and P3".
-func lacking(procs []spec.ProcID, counted []uint64) string {
+// lacking names the processes whose counted steps are missing (lacks),
+// in topology order: "P2", "P2 and P3", "P1, P2 and P3".
+func lacking(procs []spec.ProcID, lacks []bool) string {
 	var names []string
-	for j, n := range counted {
-		if n > 0 {
+	for j, l := range lacks {
+		if l {
 			names = append(names, string(procs[j]))
 		}
 	}

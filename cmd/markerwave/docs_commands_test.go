@@ -191,21 +191,13 @@ func markdownFiles(t *testing.T, root string) []string {
 	} else {
 		files = walkMarkdown(t, root)
 	}
-	slices.SortFunc(files, func(a, b string) int {
-		switch {
-		case a == b:
-			return 0
-		case a == "README.md":
-			return -1
-		case b == "README.md":
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	if len(files) == 0 || files[0] != "README.md" {
+	i := slices.Index(files, "README.md")
+	if i < 0 {
 		t.Fatalf("%s has no README.md among its Markdown files %v", root, files)
 	}
-	return files
+	files = slices.Delete(files, i, i+1)
+	slices.Sort(files)
+	return append([]string{"README.md"}, files...)
 }
 
 // walkMarkdown are the *.md files under root outside hidden folders and

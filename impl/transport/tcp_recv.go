@@ -212,10 +212,10 @@ func (tr *TCP) takeOver(in *inChan, a *accepting) takeover {
 	var old net.Conn
 	var oldDone chan struct{}
 	t.restarted, t.stale, old, oldDone = in.meet(a.h)
-	if old != nil && testHookTakingOver != nil {
-		testHookTakingOver()
-	}
 	if old != nil {
+		if testHookTakingOver != nil {
+			testHookTakingOver()
+		}
 		old.Close()
 		<-oldDone
 	}
