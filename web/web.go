@@ -3,7 +3,9 @@
 // wasm` from web/wasm; never committed), the page's logic on the model
 // (web/explorer), and index.html.tmpl, the page's HTML, rendered with what
 // it shows before the WebAssembly is ready (the scenarios, the
-// specifications, the properties and their arguments, the bundled traces).
+// specifications, the properties and their arguments, the bundled traces,
+// and the first scenario's initial state as the model renders it:
+// explorer.First).
 // markerwave serve serves Site.
 package web
 
@@ -151,6 +153,9 @@ type page struct {
 	Properties       []explorer.PropertyDoc
 	DocsBase         string
 	Traces           []Trace
+	// First is explorer.First: the catalogue and the first scenario's
+	// initial view, which app.js shows before the WebAssembly has started.
+	First template.JS
 }
 
 // renderIndex renders index.html.tmpl.
@@ -167,8 +172,14 @@ func renderIndex(list []Trace) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	first, err := explorer.First()
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
-	err = tmpl.Execute(&b, page{Scenarios: sc, Variants: explorer.Variants, BarrierScenarios: bsc, BarrierVariants: explorer.BarrierVariants,
+	// json.Marshal escapes <, > and & in strings, so the JSON cannot end
+	// the script element it is rendered into.
+	err = tmpl.Execute(&b, page{First: template.JS(first), Scenarios: sc, Variants: explorer.Variants, BarrierScenarios: bsc, BarrierVariants: explorer.BarrierVariants,
 		Default: sc[0].Variant, Limits: explorer.Limits(),
 		Properties: explorer.PropertyDocs, DocsBase: explorer.DocsBase, Traces: list})
 	return b.Bytes(), err

@@ -138,6 +138,37 @@ func browserPath(t *testing.T) string {
 	return ""
 }
 
+// TestPagePlainHeadless: what a plain headless browser sees, with no
+// script of a test's waiting for the model (chromium --headless
+// --dump-dom, the DOM a --screenshot paints): the page with the first
+// scenario's initial state, its processes, its actions and its verdict,
+// rendered before the WebAssembly has started (explorer.First).
+func TestPagePlainHeadless(t *testing.T) {
+	if testing.Short() {
+		t.Skip("NOT RUN in -short: starts a browser")
+	}
+	browser := browserPath(t)
+	base := startServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-component-update",
+		"--user-data-dir="+t.TempDir(), "--dump-dom", base)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	dom, err := cmd.Output()
+	require.NoError(t, err, "%s --dump-dom: %s", browser, errb.String())
+	page := string(dom)
+	for what, want := range map[string]string{
+		"the initial state's processes": `<th>P1</th><td class="bal">$100</td>`,
+		"the initial state's channels":  `<th>P2-&gt;P1</th><td>empty</td>`,
+		"the initial state's actions":   `data-token="I1"`,
+		"the verdict":                   "Every property of the spec holds in this state.",
+	} {
+		assert.True(t, strings.Contains(page, want), "%s: the page holds no %s", what, want)
+	}
+	assert.False(t, strings.Contains(page, "Loading the model"), "the page says it is loading")
+}
+
 // TestPageInBrowser drives the explorer page in headless Chromium against
 // markerwave serve, as a person would: the article's two accounts taken
 // step by step show a snapshot of $150; the no-recording specification
@@ -230,7 +261,10 @@ func TestPageInBrowser(t *testing.T) {
 	}
 
 	// Before the WebAssembly runs (here: never, its request blocked) the
-	// page shows the scenarios, the properties and their links.
+	// page shows the scenarios, the properties and their links, and the
+	// first scenario's initial state as the server rendered it with the
+	// model (explorer.First): its processes, channels, enabled actions
+	// (not taken until the model has started) and properties.
 	blockWasm := func(block bool) {
 		t.Helper()
 		_, err := chromedp.Call(bctx, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: []*network.BlockPattern{{URLPattern: base + web.WasmFile, Block: block}}})
@@ -243,10 +277,20 @@ func TestPageInBrowser(t *testing.T) {
 	barrierScenarios, err := explorer.BarrierScenarios()
 	require.NoError(t, err)
 	assert.Equal(t, len(scenarios)+len(barrierScenarios), eval(`document.querySelectorAll("#scenario-list li a").length`), "the scenarios are listed")
-	assert.Equal(t, len(explorer.PropertyDocs), eval(`document.querySelectorAll("#properties li a.why-link").length`), "the properties link their arguments")
-	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "no orphan message")
+	first, err := explorer.Start(scenarios[0].ID, "")
+	require.NoError(t, err)
+	firstView, err := first.Render()
+	require.NoError(t, err)
+	props := len(firstView.(explorer.View).Properties)
+	assert.Equal(t, props, eval(`document.querySelectorAll("#properties li a.why-link").length`), "the properties link their arguments")
+	assert.Contains(t, text(`#properties li[data-prop="ConsistentCut"]`), "no channel has both its ends recorded yet")
+	assert.Equal(t, props, eval(`document.querySelectorAll("#properties li.holds").length`), "every property holds in the initial state")
+	assert.Equal(t, "Every property of the spec holds in this state.", text("#banner"))
+	procs, err := chromedp.Run(bctx, chromedp.Evaluate[string](`[...document.querySelectorAll("#procs tbody tr")].map((r) => [...r.cells].map((c) => c.textContent).join(" ")).join("\n")`))
+	require.NoError(t, err)
+	assert.Equal(t, "P1 $100 0 0\nP2 $50 0 0", procs, "the initial state's processes")
+	assert.Equal(t, 3, eval(`document.querySelectorAll("#enabled button.act:disabled").length`), "the initial state's three actions, shown, not yet taken")
 	do("the model fails to load", until(`document.getElementById("error").textContent.startsWith("could not start the model")`))
-	assert.Contains(t, text("#banner"), "Take the snapshot algorithm apart")
 	blockWasm(false)
 
 	// The article's two accounts: P2 sends $30, P1 initiates, P2 records

@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -323,4 +324,41 @@ func TestLoadNodeLogs(t *testing.T) {
 	assert.ErrorContains(t, err, "P9.jsonl")
 	_, err = LoadFiles(nil, nil)
 	assert.Error(t, err)
+}
+
+// TestFirst: what the page shows before its WebAssembly has started is the
+// catalogue the WebAssembly replies with and the first scenario's initial
+// view under its own specification, as a session renders it.
+func TestFirst(t *testing.T) {
+	b, err := First()
+	require.NoError(t, err)
+	var first struct {
+		Catalogue Catalogue `json:"catalogue"`
+		View      View      `json:"view"`
+	}
+	require.NoError(t, json.Unmarshal(b, &first))
+	cat, err := NewCatalogue()
+	require.NoError(t, err)
+	assert.Equal(t, len(cat.Scenarios), len(first.Catalogue.Scenarios))
+	assert.Equal(t, len(cat.BarrierScenarios), len(first.Catalogue.BarrierScenarios))
+	assert.Equal(t, cat.Limits, first.Catalogue.Limits)
+	s, err := NewScenario(cat.Scenarios[0].ID, "")
+	require.NoError(t, err)
+	want, err := s.View()
+	require.NoError(t, err)
+	assert.Equal(t, want.Variant, first.View.Variant)
+	assert.Equal(t, want.Enabled, first.View.Enabled)
+	// The page reads a process's balance as text ("bal"), which hides the
+	// embedded LocalState's own in the JSON.
+	shown := func(ps []ProcView) (out []string) {
+		for _, p := range ps {
+			out = append(out, fmt.Sprintf("%s %s %d %d", p.ID, p.Bal, p.Sent, p.Rcvd))
+		}
+		return out
+	}
+	assert.Equal(t, []string{"P1 $100 0 0", "P2 $50 0 0"}, shown(first.View.Procs))
+	assert.Equal(t, shown(want.Procs), shown(first.View.Procs))
+	assert.Equal(t, want.Chans, first.View.Chans)
+	assert.Len(t, first.View.Properties, len(want.Properties))
+	assert.Empty(t, first.View.History, "the initial state: no step taken")
 }

@@ -9,6 +9,7 @@
   let audit = null;     // the loaded trace's view
   let cursor = 0;       // events of the loaded trace shown
   let custom = null;    // constants of one's own, when started
+  let started = false;  // the WebAssembly has started: actions can be taken
   const eventsBefore = 300, eventsAfter = 100; // the events listed around the cursor
   // Where a property's argument is: docs/properties.md, at its anchor
   // (index.html names it, from web/explorer.DocsBase).
@@ -105,7 +106,7 @@
     if (!barrier) $("constants").value = JSON.stringify(v.constants, null, 1);
     const en = $("enabled");
     en.replaceChildren(...v.enabled.map((s, i) => el("li", {},
-      el("button", { class: "act", title: "token " + s.token, "data-token": s.token, onclick: () => act("take", s.token) },
+      el("button", { class: "act", title: "token " + s.token, "data-token": s.token, disabled: !started, onclick: () => act("take", s.token) },
         (i < 9 ? (i + 1) + "  " : "") + s.label))));
     $("deadlock").hidden = v.enabled.length > 0;
     $("back").disabled = v.history.length === 0;
@@ -132,7 +133,7 @@
     $("partial").textContent = v.partial ? "Note: " + v.partial + "." : "";
     $("partial").hidden = !v.partial;
     $("download").disabled = $("audit-run").disabled = !!v.partial;
-    writeHash();
+    if (started) writeHash();
   }
 
   // A Chandy-Lamport run's state: the processes, the channels, the
@@ -415,6 +416,8 @@
     $("audit-snap").onchange = () => audit && renderAudit();
     document.addEventListener("keydown", keys);
 
+    started = true;
+    for (const b of document.querySelectorAll("#panel-model .actions button")) b.disabled = false;
     $("loading").hidden = true;
     $("scenario-box").open = false; // the select lists them now
     openHash();
@@ -442,6 +445,22 @@
     tab(h.tab === "audit" ? "audit" : "model");
     start(h.run);
   }
+
+  // firstPaint shows, before the WebAssembly has started, the first
+  // scenario's initial state as the server rendered it with the same
+  // model (web/explorer First, in index.html): the page a browser first
+  // paints, or a headless screenshot takes, is the page. Its actions are
+  // shown but taken only once the model has started (wire), which then
+  // renders the run the location names. A link that names a run (#s=...)
+  // waits for the model.
+  function firstPaint() {
+    if (location.hash.length > 1) return;
+    const first = JSON.parse($("first-paint").textContent);
+    info = first.catalogue;
+    render(first.view);
+    for (const b of document.querySelectorAll("#panel-model .actions button")) b.disabled = true;
+  }
+  try { firstPaint(); } catch (e) { showError(e); }
 
   const go = new Go();
   addEventListener("markerwave-ready", () => { try { wire(); } catch (e) { showError(e); } }, { once: true });

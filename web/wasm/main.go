@@ -138,20 +138,7 @@ func progress(args []js.Value, i int) func(done, total int) {
 
 // scenarios replies with the page's scenarios, Chandy-Lamport and
 // barrier, their specifications and the limits on constants.
-func scenarios() any {
-	sc, err := explorer.Scenarios()
-	if err != nil {
-		return errorReply(err)
-	}
-	bsc, err := explorer.BarrierScenarios()
-	return reply(struct {
-		Scenarios        any    `json:"scenarios"`
-		Variants         any    `json:"variants"`
-		BarrierScenarios any    `json:"barrier_scenarios"`
-		BarrierVariants  any    `json:"barrier_variants"`
-		Limits           string `json:"limits"`
-	}{sc, explorer.Variants, bsc, explorer.BarrierVariants, explorer.Limits()}, err)
-}
+func scenarios() any { return reply(explorer.NewCatalogue()) }
 
 func main() {
 	api := map[string]any{
