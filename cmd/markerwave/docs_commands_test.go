@@ -71,6 +71,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/markerwave/markerwave/internal/testenv"
 )
 
 // docsSlowCommands are the documented markerwave commands not run by
@@ -863,7 +865,7 @@ func (c *docsChecker) runTool(dc docCommand, words []string) {
 	path, err := exec.LookPath(words[0])
 	if err != nil {
 		why := fmt.Sprintf("%s is not installed (%v)", words[0], err)
-		if os.Getenv("CI") == "true" {
+		if testenv.InCI() {
 			c.t.Errorf("%s: %q: %s: CI must have it to run the documented command", dc.where, dc.text, why)
 		} else {
 			c.t.Logf("SKIPPED: %s: %q not run: %s", dc.where, dc.text, why)

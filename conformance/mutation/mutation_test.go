@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/markerwave/markerwave/internal/testenv"
+
 	"github.com/markerwave/markerwave/spec"
 )
 
@@ -647,7 +649,7 @@ type tree map[string][]byte
 func trackedFiles(t *testing.T, root string) tree {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		noGitTree(t, inCI(), fmt.Sprintf("git is not installed (%v)", err))
+		noGitTree(t, fmt.Sprintf("git is not installed (%v)", err))
 	}
 	if rev := os.Getenv("MUTATION_REV"); rev != "" {
 		return filesAt(t, root, rev)
@@ -658,7 +660,7 @@ func trackedFiles(t *testing.T, root string) tree {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		noGitTree(t, inCI(), fmt.Sprintf("%s is not a git work tree (git ls-files: %v: %s)", root, err, strings.TrimSpace(stderr.String())))
+		noGitTree(t, fmt.Sprintf("%s is not a git work tree (git ls-files: %v: %s)", root, err, strings.TrimSpace(stderr.String())))
 	}
 	files := tree{}
 	for _, f := range strings.Split(string(out), "\x00") {
@@ -681,31 +683,13 @@ func trackedFiles(t *testing.T, root string) tree {
 	return files
 }
 
-// skipper is what noGitTree needs of *testing.T.
-type skipper interface {
-	Helper()
-	Fatalf(format string, args ...any)
-	Skipf(format string, args ...any)
-}
-
-// inCI reports whether the test runs in CI: $CI is true (GitHub Actions,
-// GitLab CI and most others set CI=true).
-func inCI() bool {
-	v, err := strconv.ParseBool(os.Getenv("CI"))
-	return err == nil && v
-}
-
 // noGitTree stops the test when the tracked files cannot be listed: a
 // failure in CI, where the mutation test must run, and a skip saying why
 // and what to do otherwise (a tree from a tarball has no git metadata).
-func noGitTree(t skipper, ci bool, why string) {
+func noGitTree(t testenv.TB, why string) {
 	t.Helper()
 	const what = "the mutation test builds its mutants from the repository's tracked files (git ls-files), so it needs a git checkout"
-	if ci {
-		t.Fatalf("%s: %s; CI=true, so this is a failure, not a skip: check out the repository with git (not an archive)", why, what)
-		return
-	}
-	t.Skipf("SKIPPED, NOT RUN: %s: %s; run it from a git clone, or set MUTATION_REV=<commit> in one (CI=true makes this a failure)", why, what)
+	testenv.Missing(t, why+": "+what, "run it from a git clone (not an archive), or set MUTATION_REV=<commit> in one")
 }
 
 // filesAt is the tree of commit rev (git archive).
@@ -847,34 +831,6 @@ func applyPatch(b []byte, p patch) ([]byte, error) {
 		return nil, fmt.Errorf("anchor snippet occurs %d times in %s: the mutant must be updated to a unique snippet\nsnippet:\n%s", n, p.File, p.Old)
 	}
 	return bytes.Replace(b, []byte(p.Old), []byte(p.New), 1), nil
-}
-
-// skipRecorder records noGitTree's verdict.
-type skipRecorder struct{ fatal, skip string }
-
-func (r *skipRecorder) Helper()                           {}
-func (r *skipRecorder) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
-func (r *skipRecorder) Skipf(format string, args ...any)  { r.skip = fmt.Sprintf(format, args...) }
-
-// TestNoGitTree: outside a git work tree, the mutation test fails in CI
-// and skips loudly elsewhere; CI is read from $CI.
-func TestNoGitTree(t *testing.T) {
-	var r skipRecorder
-	noGitTree(&r, true, "/src is not a git work tree")
-	if r.skip != "" || !strings.Contains(r.fatal, "/src is not a git work tree") || !strings.Contains(r.fatal, "CI=true") {
-		t.Errorf("in CI: fatal %q, skip %q; want a failure naming the cause and CI", r.fatal, r.skip)
-	}
-	r = skipRecorder{}
-	noGitTree(&r, false, "/src is not a git work tree")
-	if r.fatal != "" || !strings.HasPrefix(r.skip, "SKIPPED, NOT RUN: /src is not a git work tree") {
-		t.Errorf("outside CI: fatal %q, skip %q; want a skip naming the cause", r.fatal, r.skip)
-	}
-	for v, want := range map[string]bool{"true": true, "1": true, "TRUE": true, "false": false, "": false, "yes": false} {
-		t.Setenv("CI", v)
-		if got := inCI(); got != want {
-			t.Errorf("CI=%q: inCI() = %t, want %t", v, got, want)
-		}
-	}
 }
 
 // TestMutantsOutsideGit: TestMutants' listing of the tracked files, run

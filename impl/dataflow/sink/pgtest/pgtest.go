@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/markerwave/markerwave/internal/testenv"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -319,14 +321,11 @@ func Require(t testing.TB, start func() (*Server, error)) *Server {
 }
 
 // RequireBin skips t, saying why, when the server's binaries are absent,
-// and fails it instead under CI=true.
+// and fails it instead under CI=true (testenv.Missing).
 func RequireBin(t testing.TB) {
 	t.Helper()
 	if _, err := Bin(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: the PostgreSQL tests must run)", err)
-		}
-		t.Skipf("skipping the PostgreSQL test: %v", err)
+		testenv.Missing(t, fmt.Sprintf("%v, so the PostgreSQL test is not run", err), ".ci/run installs it")
 	}
 }
 
