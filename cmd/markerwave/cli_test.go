@@ -166,6 +166,10 @@ type newUserCase struct {
 	stdout, stderr string // regular expressions the outputs must match
 	// interrupt: SIGINT arrives as the command starts (notifyInterrupt).
 	interrupt bool
+	// serial: the row changes what the process shares (a signal hook
+	// such as sigterm's, the working directory), so it runs alone; the
+	// others (and interrupt's) run side by side after the serial ones.
+	serial bool
 	// after checks more, given the command line and its outputs.
 	after func(t *testing.T, args []string, stdout, stderr string)
 }
@@ -241,7 +245,7 @@ var newUserCases = []newUserCase{
 		after: func(t *testing.T, _ []string, _, stderr string) {
 			assert.Equal(t, 1, strings.Count(stderr, "P1"), "P1 named once: %s", stderr)
 		}},
-	{item: 9, name: "a node stopped by SIGTERM says so",
+	{item: 9, name: "a node stopped by SIGTERM says so", serial: true,
 		args: func(t *testing.T) []string {
 			sigterm(t, 700*time.Millisecond)
 			path := twoNodeConfig(t)
@@ -261,7 +265,7 @@ var newUserCases = []newUserCase{
 	{item: 11, name: "the recipe's config has control addresses: snapshot asks P1",
 		args: fixed("snapshot", "--config", recipeConfig, "--wait", "1s"), code: exitFail, stdout: `^$`,
 		stderr: `^markerwave snapshot: P1's control endpoint 127\.0\.0\.1:7111 does not answer \(is P1 running\?\): `},
-	{item: 12, name: "a config's relative directories are the config file's, from any working directory",
+	{item: 12, name: "a config's relative directories are the config file's, from any working directory", serial: true,
 		args: func(t *testing.T) []string {
 			dir := t.TempDir()
 			b, err := os.ReadFile(nodeConfig(t))
@@ -336,12 +340,16 @@ var newUserCases = []newUserCase{
 }
 
 // TestNewUser runs issue #22's command lines: each exits with its code
-// and says what is wrong (or what happened) plainly.
+// and says what is wrong (or what happened) plainly. The rows that change
+// what the process shares run one at a time first; the rest side by side.
 func TestNewUser(t *testing.T) {
 	for _, c := range newUserCases {
 		t.Run(fmt.Sprintf("%d/%s", c.item, c.name), func(t *testing.T) {
-			if c.interrupt {
+			switch {
+			case c.interrupt:
 				interruptNow(t)
+			case !c.serial:
+				t.Parallel()
 			}
 			args := c.args(t)
 			code, stdout, stderr := dispatchRun(args...)
