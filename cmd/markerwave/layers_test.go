@@ -22,6 +22,7 @@ import (
 // and the example implementation (examples/dessim) the instrumentation.
 // The embedding package at the module root knows spec and impl only.
 func TestLayers(t *testing.T) {
+	t.Parallel() // go list only: beside the other parallel tests
 	const mod = "github.com/markerwave/markerwave/"
 	rules := []struct {
 		pkgs      string
@@ -102,6 +103,7 @@ func TestLayers(t *testing.T) {
 // (impl/coord/etcdembed) and the CLI; the coordination (impl/coord) and
 // the embedding package need only the client.
 func TestEtcdServerInOnePackage(t *testing.T) {
+	t.Parallel() // go list only: beside the other parallel tests
 	const server = "go.etcd.io/etcd/server/v3"
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../../...").CombinedOutput()
 	require.NoError(t, err, string(out))

@@ -247,6 +247,7 @@ func TestNodeRuns(t *testing.T) {
 // snapshots waiting for it are aborted, transfers to it are refused, and
 // the stop is one with failures (exit 1) whose summary names it.
 func TestNodeDeadPeer(t *testing.T) {
+	t.Parallel() // its 3 s run waits on the detector, so it runs beside the other parallel tests (it changes nothing the process shares)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
