@@ -45,11 +45,10 @@
 // Ownership. The frames a reader takes are its own: no other envelope
 // shares their bytes and the transport never writes them again, so a
 // reader may keep or modify them (their slices are capped: an append
-// copies). Memory copies a frame's slices into chunks shared by many
-// frames; TCP delivers a payload as a view of the receive buffer it
-// arrived in (64 KiB, see frameReader), without a copy. Either way a
-// payload kept long keeps its chunk or buffer alive; copy it to keep it
-// alone.
+// copies). Both transports copy a frame's slices into chunks shared by
+// many frames (Memory from the sender's frame, TCP from the connection's
+// receive buffer, see frameReader), so a payload kept long keeps its
+// chunk alive; copy it to keep it alone.
 //
 // Value ranges. Any frame that wire.Frame.Validate accepts is carried:
 // markers and application frames, empty or nil payloads and clocks, and

@@ -53,8 +53,8 @@ func TestSlabCloneProperty(t *testing.T) {
 // capped, and stay intact while later clocks are decoded into the same
 // chunks and earlier ones are appended to; clocks of every size, the
 // empty one included, and a decode that fails midway leaves the earlier
-// clocks alone. (The payloads stay where they arrived: frameReader's
-// business, TestFrameReaderProperty.)
+// clocks alone. (frameReader's use of the slab, payloads included, is
+// TestFrameReaderProperty's.)
 func TestSlabWordsProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var s slab

@@ -17,16 +17,18 @@ const recvBufSize = 64 << 10
 // frameReader reads the frames of one connection (the receiving end of
 // TCP's protocol) and decodes them in place.
 //
-// Ownership. Reads go into a buffer that the reader never writes again
-// once it has handed out frames from it: a frame's payload is a view of
-// the bytes it arrived in (capped, so an append never reaches the next
-// frame), not a copy, and the frames delivered own their bytes from
-// then on; the garbage collector frees a buffer with the last frame that
-// refers to it. When a buffer is full, the bytes of the frame cut at its
-// end move to a new one. Clocks are decoded into a slab of words (one
-// chunk for many frames). So a frame costs no allocation and no copy of
-// its own; the price is that a payload kept long keeps its whole buffer
-// (recvBufSize) alive, as a slab copy kept its chunk.
+// Ownership. Every read goes into the connection's one buffer, reused
+// for the whole connection: a frame is decoded where it arrived and its
+// payload and clock are copied out into a slab (chunks shared by many
+// frames, each copy capped, so an append never reaches a neighbour),
+// which the frames delivered own from then on. So a frame costs no
+// allocation of its own, the buffer the kernel copies into stays in
+// cache, and a payload kept long keeps only its slab chunk (slabBytes)
+// alive. (Payloads used to be views of the buffer they arrived in, a
+// new 64 KiB buffer each time one filled: about as many bytes allocated
+// a frame as its encoding, against its payload alone now.) When the
+// buffer is full, the bytes of the frame cut at its end move to its
+// front.
 //
 // A frame larger than a buffer is read with wire.ReadFrame, whose memory
 // grows with the bytes that arrive, and so is the end of a stream cut
@@ -37,7 +39,7 @@ type frameReader struct {
 	off, end int    // buf[off:end] is read and not decoded yet
 	max      int    // the size limit of a frame's body (TCPConfig.MaxFrameSize)
 	read     uint64 // bytes of the frames returned so far
-	words    slab
+	slab     slab   // the copies of payloads and clocks
 }
 
 // newFrameReader reads frames of at most maxSize bytes from r, after the
@@ -129,13 +131,14 @@ func (rd *frameReader) decode(f *wire.Frame) (ok bool, err error) {
 	if n := binary.BigEndian.Uint32(b); uint64(n) <= uint64(rd.max) && uint64(len(b)-4) < uint64(n) {
 		return false, nil
 	}
-	size, err := wire.DecodeViewTo(f, b, rd.max, rd.words.freeWords())
+	size, err := wire.DecodeViewTo(f, b, rd.max, rd.slab.freeWords())
 	if err != nil {
 		return false, err
 	}
 	rd.off += size
 	rd.read += uint64(size)
-	f.VC = rd.words.claimWords(f.VC)
+	f.Payload = rd.slab.copyBytes(f.Payload) // the buffer is read into again
+	f.VC = rd.slab.claimWords(f.VC)
 	return true, nil
 }
 
@@ -155,13 +158,12 @@ func (rd *frameReader) readLarge() (wire.Frame, error) {
 	return wire.ReadFrame(io.MultiReader(head, rd.r), rd.max)
 }
 
-// fill reads more bytes, first moving the bytes of a cut frame to a new
-// buffer if this one is full.
+// fill reads more bytes, first moving the bytes not decoded yet (a cut
+// frame's, if any) to the front of the buffer if they do not start there.
 func (rd *frameReader) fill() error {
-	if rd.end == len(rd.buf) {
-		nb := make([]byte, recvBufSize)
-		rd.end = copy(nb, rd.buf[rd.off:rd.end])
-		rd.buf, rd.off = nb, 0
+	if rd.off > 0 {
+		rd.end = copy(rd.buf, rd.buf[rd.off:rd.end])
+		rd.off = 0
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n

@@ -287,7 +287,7 @@ func (in *inChan) release(c net.Conn, done chan struct{}) {
 // (the next frame, waiting for it, then every whole frame already read,
 // up to maxBatch, with one lock round-trip) and acknowledges them, until
 // the connection fails or breaks the protocol. The frames are decoded
-// where they arrived and own those bytes (see frameReader).
+// where they arrived and own copies of their slices (see frameReader).
 func (tr *TCP) receive(p spec.ProcID, in *inChan, a *accepting) {
 	b := tr.inboxes[p]
 	var batch []wire.Envelope
