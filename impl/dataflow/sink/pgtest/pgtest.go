@@ -46,9 +46,16 @@ type Server struct {
 }
 
 // Bin is the directory of the server's binaries (initdb, postgres), or
-// an error saying they are absent.
+// an error saying they are absent: MARKERWAVE_PG_BIN's folder if it is
+// set (an error naming it if either binary is not there), else the
+// newest of Debian's, else initdb's on PATH.
 func Bin() (string, error) {
 	if d := os.Getenv("MARKERWAVE_PG_BIN"); d != "" {
+		for _, b := range []string{"initdb", "postgres"} {
+			if _, err := os.Stat(filepath.Join(d, b)); err != nil {
+				return "", fmt.Errorf("pgtest: MARKERWAVE_PG_BIN=%s holds no %s (%v): it names the folder of PostgreSQL's server binaries, such as /usr/lib/postgresql/15/bin", d, b, err)
+			}
+		}
 		return d, nil
 	}
 	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
@@ -325,7 +332,7 @@ func Require(t testing.TB, start func() (*Server, error)) *Server {
 func RequireBin(t testing.TB) {
 	t.Helper()
 	if _, err := Bin(); err != nil {
-		testenv.Missing(t, fmt.Sprintf("%v, so the PostgreSQL test is not run", err), ".ci/run installs it")
+		testenv.Missing(t, fmt.Sprintf("%v, so the PostgreSQL test is not run", err), "Debian's postgresql package has the server (.ci/run installs it)")
 	}
 }
 

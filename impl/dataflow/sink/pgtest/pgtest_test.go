@@ -50,3 +50,26 @@ func TestStartNamesTakenPorts(t *testing.T) {
 	assert.ErrorIs(t, err, errPortTaken)
 	assert.Contains(t, err.Error(), "could not bind")
 }
+
+// TestBinNamesABadPGBin: MARKERWAVE_PG_BIN naming a folder without the
+// server's binaries is an error naming the variable and the binary, not
+// a server that fails to start with fork/exec's words.
+func TestBinNamesABadPGBin(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("MARKERWAVE_PG_BIN", dir)
+	_, err := Bin()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MARKERWAVE_PG_BIN="+dir+" holds no initdb")
+	_, err = Start(Options{})
+	require.Error(t, err, "Start refuses it too")
+	assert.Contains(t, err.Error(), "MARKERWAVE_PG_BIN=")
+	t.Setenv("MARKERWAVE_PG_BIN", "")
+	real, err := Bin()
+	if err != nil {
+		return // no server here to name
+	}
+	t.Setenv("MARKERWAVE_PG_BIN", real)
+	got, err := Bin()
+	require.NoError(t, err, "a folder that holds them is taken")
+	assert.Equal(t, real, got)
+}
