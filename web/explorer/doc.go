@@ -9,6 +9,10 @@
 //     constants), each with the specification it opens under, and
 //     Variants the specifications the page offers; PropertyDocs the
 //     properties the page shows, with what each says.
+//     NewCatalogue gathers them as the page's script reads them, and
+//     First adds the first scenario's initial View: what the server
+//     renders into index.html, so the page shows a state before its
+//     WebAssembly has started.
 //  2. NewScenario (or NewSession, for Constants of one's own within the
 //     limits Limits describes) starts a Session in the initial state.
 //  3. Take a step by its Token (Enabled lists what model.Next enables),
