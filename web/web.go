@@ -141,18 +141,15 @@ func traceOf(p, folder string) (Trace, error) {
 	return Trace{Path: "traces/" + p, Name: path.Base(p), Folder: folder, Note: tr.Header.Note}, nil
 }
 
-// page is what index.html.tmpl renders.
+// page is what index.html.tmpl renders: the catalogue (the scenarios,
+// their specifications, the limits), the first scenario's specification
+// (Default), the properties, the bundled traces, and First.
 type page struct {
-	Scenarios []explorer.Scenario
-	Variants  any
-	// The barrier scenarios and specifications (explorer.BarrierScenarios).
-	BarrierScenarios []explorer.BarrierScenario
-	BarrierVariants  []explorer.BarrierVariant
-	Default          model.Variant
-	Limits           string
-	Properties       []explorer.PropertyDoc
-	DocsBase         string
-	Traces           []Trace
+	explorer.Catalogue
+	Default    model.Variant
+	Properties []explorer.PropertyDoc
+	DocsBase   string
+	Traces     []Trace
 	// First is explorer.First: the catalogue and the first scenario's
 	// initial view, which app.js shows before the WebAssembly has started.
 	First template.JS
@@ -160,11 +157,7 @@ type page struct {
 
 // renderIndex renders index.html.tmpl.
 func renderIndex(list []Trace) ([]byte, error) {
-	sc, err := explorer.Scenarios()
-	if err != nil {
-		return nil, err
-	}
-	bsc, err := explorer.BarrierScenarios()
+	cat, err := explorer.NewCatalogue()
 	if err != nil {
 		return nil, err
 	}
@@ -172,15 +165,14 @@ func renderIndex(list []Trace) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	first, err := explorer.First()
+	first, err := explorer.First(cat)
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
 	// json.Marshal escapes <, > and & in strings, so the JSON cannot end
 	// the script element it is rendered into.
-	err = tmpl.Execute(&b, page{First: template.JS(first), Scenarios: sc, Variants: explorer.Variants, BarrierScenarios: bsc, BarrierVariants: explorer.BarrierVariants,
-		Default: sc[0].Variant, Limits: explorer.Limits(),
+	err = tmpl.Execute(&b, page{Catalogue: cat, Default: cat.Scenarios[0].Variant, First: template.JS(first),
 		Properties: explorer.PropertyDocs, DocsBase: explorer.DocsBase, Traces: list})
 	return b.Bytes(), err
 }

@@ -267,3 +267,11 @@ func suite(t *testing.T, mk func(t *testing.T, top *spec.Topology) Transport) {
 		}
 	})
 }
+
+// settled reads o's channel under its lock: whether it failed for good,
+// and whether every frame it was given is acknowledged.
+func (o *outChan) settled() (failed, idle bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.failed != nil, o.pending() == 0
+}

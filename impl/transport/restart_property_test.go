@@ -78,9 +78,7 @@ func settle(t *rapid.T, e *restartEnd, ch spec.Channel) (failed bool) {
 	o := e.tr.out[ch]
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		o.mu.Lock()
-		failed, idle := o.failed != nil, o.pending() == 0
-		o.mu.Unlock()
+		failed, idle := o.settled()
 		if failed || idle {
 			return failed
 		}

@@ -183,21 +183,14 @@ func TestTCPGarbageClosesOnlyThatConnection(t *testing.T) {
 
 	// A valid hello for P1->P2 (with the sender's incarnation) followed by
 	// garbage: the impostor takes the channel over, is cut off, and the
-	// real sender resumes without loss. The garbage goes in the hello's
-	// write: sent after the reply, it raced the real sender, which redials
-	// at once when the impostor cuts it off and, taking the channel back
-	// first, closes the impostor before its frame is read. For the same
-	// reason the impostor comes only once the real sender's frames are
-	// all acknowledged (acks wait up to ackDelay): a sender with frames
-	// unacknowledged redials at once and could take the channel back
-	// before the impostor's reply was written (its read then saw EOF, 1
-	// run in 20 at load 4).
-	o := tr.out[ch]
-	eventually(t, func() bool {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		return o.pending() == 0
-	}, "P1->P2's frames to be acknowledged")
+	// real sender resumes without loss. A real sender with frames not yet
+	// acknowledged (acks wait up to ackDelay) redials at once when the
+	// impostor cuts it off, and taking the channel back it could close
+	// the impostor before its reply is written (the read below then saw
+	// EOF, 1 run in 20 at load 4) or its garbage read: so the impostor
+	// comes once every frame is acknowledged (the real sender then waits
+	// for its next Send), with the garbage in the hello's own write.
+	eventually(t, func() bool { _, idle := tr.out[ch].settled(); return idle }, "P1->P2's frames to be acknowledged")
 	c = rawDial(t, tr, "P2")
 	b, _ := wire.EncodeHello(wire.Hello{From: "P1", To: "P2", Incarnation: tr.Incarnation()})
 	_, _ = c.Write(append(b, 0, 0, 0, 3, 1, 2, 0)) // the hello, then a marker with snap 0

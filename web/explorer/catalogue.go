@@ -40,12 +40,9 @@ type FirstPaint struct {
 	View      any       `json:"view"`
 }
 
-// First is the page's FirstPaint as JSON.
-func First() ([]byte, error) {
-	cat, err := NewCatalogue()
-	if err != nil {
-		return nil, err
-	}
+// First is the page's FirstPaint, of catalogue cat (NewCatalogue), as
+// JSON.
+func First(cat Catalogue) ([]byte, error) {
 	s, err := Start(cat.Scenarios[0].ID, "")
 	if err != nil {
 		return nil, err

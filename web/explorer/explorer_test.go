@@ -330,15 +330,15 @@ func TestLoadNodeLogs(t *testing.T) {
 // catalogue the WebAssembly replies with and the first scenario's initial
 // view under its own specification, as a session renders it.
 func TestFirst(t *testing.T) {
-	b, err := First()
+	cat, err := NewCatalogue()
+	require.NoError(t, err)
+	b, err := First(cat)
 	require.NoError(t, err)
 	var first struct {
 		Catalogue Catalogue `json:"catalogue"`
 		View      View      `json:"view"`
 	}
 	require.NoError(t, json.Unmarshal(b, &first))
-	cat, err := NewCatalogue()
-	require.NoError(t, err)
 	assert.Equal(t, len(cat.Scenarios), len(first.Catalogue.Scenarios))
 	assert.Equal(t, len(cat.BarrierScenarios), len(first.Catalogue.BarrierScenarios))
 	assert.Equal(t, cat.Limits, first.Catalogue.Limits)
