@@ -134,8 +134,8 @@ func (g *Graph) checkEnds() error {
 	return nil
 }
 
-// index indexes In(n) and Out(n) (lines 57-58), and splits Out(n) into
-// FwdOut(n) and BackOut(n) (lines 60-61): at most one back-edge out, as
+// index indexes In(n) and Out(n) (lines 56-57), and splits Out(n) into
+// FwdOut(n) and BackOut(n) (lines 59-60): at most one back-edge out, as
 // the ASSUME says (line 67).
 func (g *Graph) index() {
 	n := len(g.Nodes)
@@ -157,10 +157,10 @@ func (g *Graph) index() {
 	}
 }
 
-// In is In(n) (line 57): the edges into n.
+// In is In(n) (line 56): the edges into n.
 func (g *Graph) In(n int) []int { return g.in[n] }
 
-// Out is Out(n) (line 58): the edges out of n.
+// Out is Out(n) (line 57): the edges out of n.
 func (g *Graph) Out(n int) []int { return g.out[n] }
 
 // EdgeName renders edge e as <<"From", "To">>, as TLC prints it.
@@ -187,7 +187,7 @@ func (g *Graph) room(e, queued int) bool {
 	return g.Edges[e].Back || queued < g.Cap
 }
 
-// aligned reports InF(n) \subseteq b (lines 59, 252): every input of n
+// aligned reports InF(n) \subseteq b (lines 58, 252): every input of n
 // that is not a back-edge has delivered its barrier.
 func (g *Graph) aligned(n int, bar []bool) bool {
 	for _, d := range g.in[n] {
@@ -200,7 +200,7 @@ func (g *Graph) aligned(n int, bar []bool) bool {
 
 // aligns reports whether the graph's protocol starts a snapshot aligned
 // (Mode = "aligned": ABS, and the adaptive mode, tla/BarrierAdaptive.tla
-// line 46).
+// line 52).
 func (g *Graph) aligns() bool { return g.Mode == Aligned || g.Mode == Adaptive }
 
 // feedsForceAligned reports Out(n) \cap ForceAligned # {}

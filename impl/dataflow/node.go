@@ -290,7 +290,7 @@ func (n *Node) CanTake(e int) error {
 	return nil
 }
 
-// isInput reports e \in In(n) (line 57).
+// isInput reports e \in In(n) (line 56).
 func (n *Node) isInput(e int) bool {
 	return e >= 0 && e < len(n.g.Edges) && n.g.Edges[e].To == n.id
 }

@@ -155,7 +155,7 @@ func (s *Snapshot) partFor(g *Graph, id int) (*Part, error) {
 }
 
 // loadPart puts node n in its recorded state p (recOff, recCnt, recOut
-// and the logic's state: lines 270-272): recorded, snapshot p.Snap.
+// and the logic's state: lines 269-271): recorded, snapshot p.Snap.
 func (n *Node) loadPart(p *Part) error {
 	n.emitted, n.cnt, n.snap = p.Emitted, p.Cnt, p.Snap
 	if n.sink {
