@@ -112,6 +112,8 @@ func TestNodeConfigErrors(t *testing.T) {
 			`config: field "failures.timeout_ms": timeout 200ms is below 3 heartbeat intervals (300ms): live peers would be suspected`}},
 		{[]string{`"count": 3}`, `"count": 3}, "failures": {"drain_ms": -1, "heartbeat_ms": 5}`}, []string{
 			`config: field "failures.drain_ms": -1 is negative`}},
+		{[]string{`"count": 3}`, `"count": 3}, "failures": {"drain_ms": 18446744073710}`}, []string{
+			`config: field "failures.drain_ms": 18446744073710 is out of range: at most 86400000 (a day)`}},
 		{[]string{`"127.0.0.1:7101"`, `"127.0.0.1:0"`, `"P3": 1000}`, `"P3": -1}`, `"every_ms": 250`, `"every_ms": 0`}, []string{
 			`config: field "nodes.P1.listen": port 0 out of range 1-65535`,
 			`config: field "app.balances.P3": negative balance -1`,

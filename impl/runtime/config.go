@@ -494,7 +494,7 @@ func (c *FileConfig) checkWorkload(ps *problems) {
 		ps.add("workload.transfers", "%d, but the topology has no channels to send on", w.Transfers)
 	}
 	notNegative(ps, "workload.max_amount", int64(w.MaxAmount))
-	notNegative(ps, "workload.pause_ms", int64(w.PauseMS))
+	checkMS(ps, "workload.pause_ms", w.PauseMS)
 }
 
 // notNegative requires field's value v to be a natural number.
@@ -502,6 +502,25 @@ func notNegative(ps *problems, field string, v int64) {
 	if v < 0 {
 		ps.add(field, "%d is negative", v)
 	}
+}
+
+// MaxMS is the largest value a config's *_ms field takes: a day. Beyond
+// it a duration is a typo, and far beyond it (about 2^63 ns, 292 years)
+// it would wrap round in time.Duration to a wrong or negative figure.
+const MaxMS = 24 * 60 * 60 * 1000
+
+// checkMS requires a *_ms field to be a natural number of at most MaxMS
+// and reports whether it is.
+func checkMS(ps *problems, field string, ms int) bool {
+	switch {
+	case ms < 0:
+		ps.add(field, "%d is negative", ms)
+	case ms > MaxMS:
+		ps.add(field, "%d is out of range: at most %d (a day)", ms, MaxMS)
+	default:
+		return true
+	}
+	return false
 }
 
 func (c *FileConfig) checkSchedule(ps *problems) {
@@ -513,6 +532,8 @@ func (c *FileConfig) checkSchedule(ps *problems) {
 	checkInitiators(ps, t, s.Initiators)
 	if s.EveryMS <= 0 {
 		ps.add("snapshots.every_ms", "%d, want > 0", s.EveryMS)
+	} else {
+		checkMS(ps, "snapshots.every_ms", s.EveryMS)
 	}
 	if limit := (1<<SnapSeqBits - 1) / len(t.Procs); s.Count < 0 {
 		ps.add("snapshots.count", "%d is negative", s.Count)
@@ -540,8 +561,7 @@ func (c *FileConfig) checkFailures(ps *problems) {
 		field string
 		ms    int
 	}{{"failures.heartbeat_ms", f.HeartbeatMS}, {"failures.timeout_ms", f.TimeoutMS}, {"failures.drain_ms", f.DrainMS}, {"failures.startup_ms", f.StartupMS}} {
-		if v.ms < 0 {
-			ps.add(v.field, "%d is negative", v.ms)
+		if !checkMS(ps, v.field, v.ms) {
 			bad = true
 		}
 	}

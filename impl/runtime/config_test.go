@@ -67,6 +67,13 @@ func TestParseConfigErrorsNameTheField(t *testing.T) {
 		}},
 		{`"snapshot_dir": "../../../out/cluster/snapshots",`, ``, []string{`config: field "snapshot_dir": missing`}},
 		{`"every_ms": 250`, `"every_ms": 0`, []string{`config: field "snapshots.every_ms": 0, want > 0`}},
+		{`"every_ms": 250`, `"every_ms": 86400001`, []string{`config: field "snapshots.every_ms": 86400001 is out of range: at most 86400000 (a day)`}},
+		{`"pause_ms": 2`, `"pause_ms": 18446744073710`, []string{`config: field "workload.pause_ms": 18446744073710 is out of range: at most 86400000 (a day)`}},
+		{`"count": 3}`, `"count": 3}, "failures": {"heartbeat_ms": 18446744073710, "timeout_ms": 73786976294840, "drain_ms": 86400000, "startup_ms": 86400001}`, []string{
+			`config: field "failures.heartbeat_ms": 18446744073710 is out of range: at most 86400000 (a day)`,
+			`config: field "failures.timeout_ms": 73786976294840 is out of range: at most 86400000 (a day)`,
+			`config: field "failures.startup_ms": 86400001 is out of range: at most 86400000 (a day)`,
+		}},
 		{`"count": 3`, `"count": 1000000`, []string{`config: field "snapshots.count": 1000000, at most 349525 for 3 processes`}},
 		{`"initiators": ["P1", "P3"]`, `"initiators": ["P1", "X"]`, []string{`config: field "snapshots.initiators[1]": "X" is not a process of the topology`}},
 		{`"transfers": 400, "max_amount": 50, "pause_ms": 2`, `"transfers": -1, "max_amount": -2, "pause_ms": -3`, []string{
