@@ -8,6 +8,7 @@ import (
 	"github.com/markerwave/markerwave/impl/dataflow/sink"
 	"os"
 	"path/filepath"
+	"strings"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
 )
@@ -87,13 +88,20 @@ func checkDBPath(path string) error {
 
 // sqliteDSN is the data source name of the database at path: write-ahead
 // logging, a 10 s busy timeout, and synchronous FULL (OFF if noSync).
+// The path is a URI's path (SQLite decodes %HH there), so the three bytes
+// a URI gives a meaning are escaped: unescaped, a '?' in a folder's name
+// would start the query early and drop the pragmas (synchronous FULL
+// among them), and a '#' would cut the path short.
 func sqliteDSN(path string, noSync bool) string {
 	sync := "FULL"
 	if noSync {
 		sync = "OFF"
 	}
-	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")"
+	return "file:" + uriPath.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")"
 }
+
+// uriPath escapes what a file: URI's path may not hold as is.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // setUp creates the tables that are missing and checks the shape of the
 // output and committed tables.

@@ -180,6 +180,31 @@ func TestOpenErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "want a lower-case SQL identifier")
 }
 
+// TestSQLitePathIsAPath: a path with the bytes a URI gives a meaning ('?',
+// '#', '%') opens the database at that very path, with the DSN's pragmas
+// in force (write-ahead logging, synchronous FULL).
+func TestSQLitePathIsAPath(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"a#b", "q?x=1&_pragma=synchronous(OFF)", "p%41%", "plain"} {
+		dir := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		path := filepath.Join(dir, "out.db")
+		s, err := OpenSQLite(ctx, path, Config{Job: "j"})
+		require.NoError(t, err, name)
+		var journal string
+		var sync int
+		require.NoError(t, s.DB().QueryRow("PRAGMA journal_mode").Scan(&journal), name)
+		require.NoError(t, s.DB().QueryRow("PRAGMA synchronous").Scan(&sync), name)
+		assert.Equal(t, "wal", journal, name)
+		assert.Equal(t, 2, sync, name) // FULL
+		require.NoError(t, s.Close())
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.NotEmpty(t, entries, name)
+		assert.Equal(t, "out.db", entries[0].Name(), name)
+	}
+}
+
 func TestOpenErrorsPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no PostgreSQL server (make test runs it)")
