@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/snapshot"
@@ -68,7 +70,7 @@ type Store struct {
 
 // Open returns the store in dir, creating the directory if needed.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirDurably(dir, syncDir); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	return &Store{dir: dir, now: time.Now}, nil
@@ -232,7 +234,7 @@ func (s *Store) SavePart(p snapshot.Part) (string, error) {
 		return "", fmt.Errorf("store: encode part: %w", err)
 	}
 	path := s.PartPath(p.Snap, p.Node.Proc)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := mkdirDurably(filepath.Dir(path), syncDir); err != nil {
 		return "", fmt.Errorf("store: %w", err)
 	}
 	return path, writeDurably(path, formatPart, header{Format: formatPart, ID: uint64(p.Snap), Proc: string(p.Node.Proc), Taken: s.taken()}, body)
@@ -379,6 +381,33 @@ func syncDir(dir string) error {
 		return fmt.Errorf("store: sync dir %s: %w", dir, err)
 	}
 	return nil
+}
+
+// mkdirDurably creates dir and its missing parents, as os.MkdirAll does,
+// and fsyncs the parent of each directory it creates (with sync): a file
+// made durable in a new directory is lost in a crash if the directory's
+// own entry in its parent is not.
+func mkdirDurably(dir string, sync func(dir string) error) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if fi.IsDir() {
+			return nil
+		}
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirDurably(parent, sync); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		// Another writer may have made it since the Stat: then its entry
+		// is synced below all the same, as this writer's file needs it.
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			return err
+		}
+	}
+	return sync(parent)
 }
 
 // holds reports whether path already holds body: (false, nil) if path

@@ -258,3 +258,28 @@ func TestSaveNeverOverwrites(t *testing.T) {
 		assert.False(t, strings.HasPrefix(e.Name(), ".tmp"), e.Name())
 	}
 }
+
+// TestMkdirDurablySyncsEachNewEntry: every directory the store creates is
+// made durable in its parent, from the first one that did not exist down;
+// a directory that exists costs no sync; a file in the way is an error
+// naming it.
+func TestMkdirDurablySyncsEachNewEntry(t *testing.T) {
+	root := t.TempDir()
+	var synced []string
+	sync := func(dir string) error { synced = append(synced, dir); return nil }
+	deep := filepath.Join(root, "a", "b", "c")
+	require.NoError(t, store.MkdirDurably(deep, sync))
+	assert.DirExists(t, deep)
+	assert.Equal(t, []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")}, synced)
+
+	synced = nil
+	require.NoError(t, store.MkdirDurably(deep, sync))
+	require.NoError(t, store.MkdirDurably(filepath.Join(root, "a", "d"), sync))
+	assert.Equal(t, []string{filepath.Join(root, "a")}, synced)
+
+	file := filepath.Join(root, "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	err := store.MkdirDurably(filepath.Join(file, "x"), sync)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), file+": not a directory")
+}
