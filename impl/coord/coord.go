@@ -225,31 +225,67 @@ type Departure struct {
 	At          time.Time // when this watcher saw it
 }
 
-// WatchDepartures reports every member whose key goes, until ctx ends
-// (the channel is then closed).
-func (c *Coord) WatchDepartures(ctx context.Context) <-chan Departure {
-	out := make(chan Departure, 16)
-	wch := c.cli.Watch(ctx, c.membersPrefix(), clientv3.WithPrefix(), clientv3.WithFilterPut(), clientv3.WithPrevKV())
+// WatchDepartures reports every member whose key goes, until ctx ends or
+// the watch fails (see Watch).
+func (c *Coord) WatchDepartures(ctx context.Context) *Watch[Departure] {
+	prefix := c.membersPrefix()
+	return watch(ctx, c.cli.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithFilterPut(), clientv3.WithPrevKV()), "members", func(ev *clientv3.Event) (Departure, bool) {
+		d := Departure{Proc: spec.ProcID(strings.TrimPrefix(string(ev.Kv.Key), prefix)), At: time.Now()}
+		if ev.PrevKv != nil {
+			var m Member
+			if json.Unmarshal(ev.PrevKv.Value, &m) == nil {
+				d.Incarnation, d.Leaving = m.Incarnation, m.Leaving
+			}
+		}
+		return d, true
+	})
+}
+
+// Watch is a stream of what an etcd watch reports: C delivers each until
+// the watch's context ends or the watch itself fails; then C is closed
+// and Err says which. A watch that fails loses events (a departure not
+// seen is a death not recovered from), so its user must stop, not carry
+// on as if nothing were lost.
+type Watch[T any] struct {
+	C   <-chan T
+	err error // written before C is closed
+}
+
+// Err is nil while C is open and after the context ended; else what
+// ended the watch (etcd cancelled it, the client closed).
+func (w *Watch[T]) Err() error { return w.err }
+
+// watch turns etcd's watch channel wch (of what) into a Watch, each event
+// decoded (false: skip it).
+func watch[T any](ctx context.Context, wch clientv3.WatchChan, what string, decode func(*clientv3.Event) (T, bool)) *Watch[T] {
+	out := make(chan T, 16)
+	w := &Watch[T]{C: out}
 	go func() {
 		defer close(out)
-		for w := range wch {
-			for _, ev := range w.Events {
-				d := Departure{Proc: spec.ProcID(strings.TrimPrefix(string(ev.Kv.Key), c.membersPrefix())), At: time.Now()}
-				if ev.PrevKv != nil {
-					var m Member
-					if json.Unmarshal(ev.PrevKv.Value, &m) == nil {
-						d.Incarnation, d.Leaving = m.Incarnation, m.Leaving
-					}
+		for r := range wch {
+			if err := r.Err(); err != nil {
+				if ctx.Err() == nil {
+					w.err = fmt.Errorf("coord: the watch of %s failed: %w", what, err)
+				}
+				return
+			}
+			for _, ev := range r.Events {
+				v, ok := decode(ev)
+				if !ok {
+					continue
 				}
 				select {
-				case out <- d:
+				case out <- v:
 				case <-ctx.Done():
 					return
 				}
 			}
 		}
+		if ctx.Err() == nil {
+			w.err = fmt.Errorf("coord: the watch of %s ended: the etcd client closed", what)
+		}
 	}()
-	return out
+	return w
 }
 
 // --- the catalog of complete snapshots: where to restart from ---
@@ -398,27 +434,12 @@ func (c *Coord) Advance(ctx context.Context, cur Incarnation, rev int64, from sp
 }
 
 // WatchIncarnation reports every incarnation started (by any
-// supervisor) until ctx ends (the channel is then closed).
-func (c *Coord) WatchIncarnation(ctx context.Context) <-chan Incarnation {
-	out := make(chan Incarnation, 4)
-	wch := c.cli.Watch(ctx, c.incarnationKey(), clientv3.WithFilterDelete())
-	go func() {
-		defer close(out)
-		for w := range wch {
-			for _, ev := range w.Events {
-				var inc Incarnation
-				if json.Unmarshal(ev.Kv.Value, &inc) != nil {
-					continue
-				}
-				select {
-				case out <- inc:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return out
+// supervisor) until ctx ends or the watch fails (see Watch).
+func (c *Coord) WatchIncarnation(ctx context.Context) *Watch[Incarnation] {
+	return watch(ctx, c.cli.Watch(ctx, c.incarnationKey(), clientv3.WithFilterDelete()), "the incarnation", func(ev *clientv3.Event) (Incarnation, bool) {
+		var inc Incarnation
+		return inc, json.Unmarshal(ev.Kv.Value, &inc) == nil
+	})
 }
 
 // --- who has restored: the recovery's completion ---

@@ -148,7 +148,7 @@ func TestLeaseExpiryIsDeparture(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := open(t, "lease")
-	deps := c.WatchDepartures(ctx)
+	deps := c.WatchDepartures(ctx).C
 	m1, err := c.Join(ctx, "P1", 3, time.Second)
 	require.NoError(t, err)
 	m2, err := c.Join(ctx, "P2", 3, time.Second)

@@ -160,9 +160,13 @@ func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
 		return err
 	}
 	for {
-		ev, ok := s.next(ctx, nodes, deaths, incs)
-		if !ok {
+		ev, err := s.next(ctx, nodes, deaths, incs)
+		if errors.Is(err, errStopped) {
 			return s.stop(nodes)
+		}
+		if err != nil {
+			s.stop(nodes)
+			return err
 		}
 		if ev.death.Fatal {
 			s.stop(nodes)
@@ -187,32 +191,46 @@ type event struct {
 	in uint64
 }
 
+// errStopped is next's error when ctx ends: a stop, no failure.
+var errStopped = errors.New("coord: stopped")
+
 // next waits for a death of a node of this incarnation, or a newer
-// incarnation; false when ctx ends. A departure of a member of an
-// earlier incarnation (a restart's Leave) is not a death.
-func (s *Supervisor) next(ctx context.Context, nodes Nodes, departures <-chan Departure, incs <-chan Incarnation) (event, bool) {
+// incarnation; errStopped when ctx ends, and the watch's error when a
+// watch fails (a death it did not deliver would never be recovered
+// from). A departure of a member of an earlier incarnation (a restart's
+// Leave) is not a death.
+func (s *Supervisor) next(ctx context.Context, nodes Nodes, departures *Watch[Departure], incs *Watch[Incarnation]) (event, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return event{}, false
+			return event{}, errStopped
 		case d := <-nodes.Deaths():
-			return event{death: d, in: s.current()}, true
-		case dep, ok := <-departures:
+			return event{death: d, in: s.current()}, nil
+		case dep, ok := <-departures.C:
 			if !ok {
-				return event{}, false
+				return event{}, ended(departures.Err())
 			}
 			if !s.stale(dep) {
-				return event{death: Death{Proc: dep.Proc, At: dep.At, Why: "its lease in etcd expired or was revoked"}, in: s.current()}, true
+				return event{death: Death{Proc: dep.Proc, At: dep.At, Why: "its lease in etcd expired or was revoked"}, in: s.current()}, nil
 			}
-		case inc, ok := <-incs:
+		case inc, ok := <-incs.C:
 			if !ok {
-				return event{}, false
+				return event{}, ended(incs.Err())
 			}
 			if cur, _ := s.Running(); inc.N > cur.N {
-				return event{follow: &inc}, true
+				return event{follow: &inc}, nil
 			}
 		}
 	}
+}
+
+// ended is next's error for a watch closed with err: errStopped if the
+// watch ended with the context.
+func ended(err error) error {
+	if err == nil {
+		return errStopped
+	}
+	return err
 }
 
 // current is the number of the incarnation running.

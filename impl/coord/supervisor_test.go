@@ -192,6 +192,35 @@ func TestSupervisorFatalDeath(t *testing.T) {
 	assert.Equal(t, 1, m.stops)
 }
 
+// TestSupervisorWatchFailureIsAnError: when etcd's watch ends under a
+// running supervisor (here its client closes), deaths can no longer be
+// seen: Run stops the nodes and returns an error naming the watch, not
+// nil as if it had been asked to stop (before the fix it stopped every
+// node in silence).
+func TestSupervisorWatchFailureIsAnError(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	require.NoError(t, err)
+	// A short DialTimeout: the stop's Leaves wait that long on the closed
+	// client (the leases expire in etcd all the same).
+	co, err := coord.Open(context.Background(), coord.Config{Endpoints: []string{server.Endpoint()}, Cluster: fmt.Sprintf("watchfail-%d-%d", runID, runOf(t)), DialTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	sup, err := coord.NewSupervisor(coord.SupervisorConfig{Coord: co, Store: st, Topology: spec.Complete(3), Procs: []spec.ProcID{"P1", "P2", "P3"}})
+	require.NoError(t, err)
+	m := newMachine()
+	done := make(chan error, 1)
+	go func() { done <- sup.Run(context.Background(), m) }()
+	waitRunning(t, sup, 1)
+	require.NoError(t, co.Close())
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after its etcd client closed")
+	}
+	require.Error(t, err)
+	assert.Regexp(t, `^coord: the watch of (members|the incarnation) (ended: the etcd client closed|failed: .+)$`, err.Error())
+	assert.Equal(t, 1, m.stopped(), "the nodes are stopped")
+}
+
 // checkedMachine is a machine that, as each incarnation starts on it,
 // records the members of earlier incarnations still in etcd.
 type checkedMachine struct {
