@@ -41,10 +41,11 @@ func threeNodeConfig(t *testing.T, edits ...string) string {
 	}, edits...)...)
 }
 
-// startNodeProcs starts P1, P2 and P3 of the config at path as markerwave
-// node processes for duration, each one's stdout and stderr in its log;
-// those still running when the test ends are killed.
-func startNodeProcs(t *testing.T, path, duration string) (map[string]*exec.Cmd, map[string]*bytes.Buffer) {
+// startNodeProcs starts the nodes ids (P1, P2 and P3 if none) of the
+// config at path as markerwave node processes for duration, each one's
+// stdout and stderr in its log; those still running when the test ends
+// are killed.
+func startNodeProcs(t *testing.T, path, duration string, ids ...string) (map[string]*exec.Cmd, map[string]*bytes.Buffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -58,7 +59,10 @@ func startNodeProcs(t *testing.T, path, duration string) (map[string]*exec.Cmd, 
 			}
 		}
 	})
-	for _, id := range []string{"P1", "P2", "P3"} {
+	if len(ids) == 0 {
+		ids = []string{"P1", "P2", "P3"}
+	}
+	for _, id := range ids {
 		cmd := exec.Command(exe, "node", "--config", path, "--id", id, "--duration", duration)
 		cmd.Env = append(os.Environ(), recoverChildEnv+"=1")
 		logs[id] = &bytes.Buffer{}

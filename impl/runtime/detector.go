@@ -333,7 +333,7 @@ func (n *Node) greet() {
 // algorithm frame: not counted, not traced.
 func (n *Node) heartbeats(cs []spec.Channel) {
 	for _, c := range cs {
-		if err := n.tr.Send(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindHeartbeat, Seq: n.det.inc}}); err != nil && !errors.Is(err, transport.ErrClosed) {
+		if err := n.transmit(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindHeartbeat, Seq: n.det.inc}}); err != nil && !errors.Is(err, transport.ErrClosed) {
 			n.fail(fmt.Errorf("runtime %s: heartbeat on %s: %w", string(n.self), c, err))
 		}
 	}
@@ -513,6 +513,13 @@ func (n *Node) anySuspected() (spec.ProcID, time.Time, bool) {
 	return "", time.Time{}, false
 }
 
+// suspects reports whether the node suspects q (an in-neighbour whose
+// silence passed the timeout, or Suspect's). Called under cmu.
+func (n *Node) suspects(q spec.ProcID) bool {
+	i := n.det.in(q)
+	return i >= 0 && !n.det.suspected[i].IsZero()
+}
+
 // EverHeard reports whether the node has heard from q (any frame) since
 // it started: false for an in-neighbour never heard from, which may not
 // exist yet (a node started alone); true for a process the node does not
@@ -546,7 +553,7 @@ func (n *Node) Finish() error {
 		}
 		n.finished = true
 		for _, c := range n.det.out {
-			if err := n.tr.Send(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindDone, Seq: n.det.inc}}); err != nil {
+			if err := n.transmit(wire.Envelope{Chan: c, Frame: wire.Frame{Kind: wire.KindDone, Seq: n.det.inc}}); err != nil {
 				n.fail(fmt.Errorf("runtime %s: done on %s: %w", string(n.self), c, err))
 			}
 		}

@@ -97,6 +97,7 @@ type Node struct {
 	self  spec.ProcID
 	core  *core.Node
 	tr    transport.Transport
+	fc    transport.FlowControl // tr's flow control, if it has one (TCP)
 	inbox *transport.Inbox
 	col   *Collector
 	sink  *trace.Sink
@@ -203,6 +204,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if err := cfg.Detector.Check(); err != nil {
 		return nil, fmt.Errorf("runtime: node %s: failure detector: %w", string(cfg.Self), err)
 	}
+	n.fc, _ = cfg.Transport.(transport.FlowControl)
 	n.det = newDetector(cfg.Detector, cfg.Incarnation, cfg.Topology, cfg.Self, time.Now())
 	n.cmu.Lock() // released by run once the restore is replayed
 	go n.run()
@@ -439,7 +441,7 @@ func (n *Node) after(step core.Step) {
 // send hands env to the transport, keeping a copy of it as unsent if the
 // transport refuses it.
 func (n *Node) send(env wire.Envelope) {
-	if err := n.tr.Send(env); err != nil {
+	if err := n.transmit(env); err != nil {
 		n.mu.Lock()
 		n.unsent = append(n.unsent, wire.Envelope{Chan: env.Chan, Frame: env.Frame.Clone()})
 		n.mu.Unlock()
@@ -452,6 +454,17 @@ func (n *Node) send(env wire.Envelope) {
 	} else {
 		n.stats.AppSent.Add(1)
 	}
+}
+
+// transmit hands env to the transport without waiting for its flow
+// control (SendNow), as every send under cmu must: a wait there would
+// stop the node receiving and its detector suspecting the very peer
+// that does not read (see waitRoom).
+func (n *Node) transmit(env wire.Envelope) error {
+	if n.fc != nil {
+		return n.fc.SendNow(env)
+	}
+	return n.tr.Send(env)
 }
 
 // reportRecording tells the collector that event ev recorded the node's
@@ -514,6 +527,7 @@ func (n *Node) fail(err error) {
 // node goroutine until resume, as every command does.
 func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 	payload = append([]byte(nil), payload...)
+	n.waitRoom(to)
 	n.cmu.Lock()
 	if n.exited {
 		n.cmu.Unlock()
@@ -531,6 +545,38 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 	}
 	return err
 }
+
+// waitRoom is SendApp's flow control, before it takes the core lock: it
+// waits while the transport's window on the channel to peer to is full,
+// so that no one waits on the network under the lock (the node goroutine
+// goes on receiving, and the detector on suspecting a peer that stopped
+// reading: a frozen process). It ends once there is room, the node
+// suspects to (the send is then refused, naming it), finished, or
+// stopped; a closed or failed channel is left for the send to report.
+// Under the lock the send then never waits (SendNow).
+func (n *Node) waitRoom(to spec.ProcID) {
+	if n.fc == nil {
+		return
+	}
+	ch := spec.Channel{From: n.self, To: to}
+	// The first look does not wait: a send to a peer already suspected
+	// (or after Finish) is refused at once, not a roomPoll later.
+	for wait := time.Duration(0); ; wait = roomPoll {
+		if err := n.fc.WaitRoom(ch, wait); !errors.Is(err, transport.ErrNoRoom) {
+			return
+		}
+		n.cmu.Lock()
+		over := n.exited || n.finished || n.suspects(to)
+		n.cmu.Unlock()
+		if over {
+			return
+		}
+	}
+}
+
+// roomPoll is how long waitRoom waits for room before it looks again
+// whether the node still sends (suspected, finished, stopped).
+const roomPoll = 50 * time.Millisecond
 
 // sendApp is SendApp's step. Called under cmu.
 func (n *Node) sendApp(to spec.ProcID, payload []byte) error {

@@ -144,8 +144,14 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	p.watchAborts(ctx)
 	<-ctx.Done()
 	p.stopControl() // no snapshot on demand while draining
+	// Finish before the workers end: a workload send waiting for room on
+	// a channel whose receiver stopped reading (a frozen process the
+	// detector cannot suspect) is refused now instead of waiting forever.
+	finished := p.finish()
 	p.workers.Wait()
-	p.drain()
+	if finished {
+		p.drain()
+	}
 	return nil
 }
 

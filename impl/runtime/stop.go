@@ -195,16 +195,22 @@ func (p *process) restartAdvice() string {
 // drainPoll is how often the drain looks at the node.
 const drainPoll = 10 * time.Millisecond
 
-// drain is the graceful stop's wait: the node sends no more transfers
-// (Finish), then keeps delivering until every live in-neighbour has
-// finished too and no snapshot is under way here, and that has held for
-// two heartbeats (a marker forwarded late may still come); at most the
-// config's drain timeout.
-func (p *process) drain() {
+// finish is the graceful stop's first half: the node sends no more
+// transfers (Finish). It reports whether it could.
+func (p *process) finish() bool {
 	if err := p.node.Finish(); err != nil {
 		p.problems = append(p.problems, fmt.Sprintf("stop: %v", err))
-		return
+		return false
 	}
+	return true
+}
+
+// drain is the graceful stop's wait, once finished: the node keeps
+// delivering until every live in-neighbour has finished too and no
+// snapshot is under way here, and that has held for two heartbeats (a
+// marker forwarded late may still come); at most the config's drain
+// timeout.
+func (p *process) drain() {
 	p.giveUpUnheard()
 	timeout := p.cfg.DrainTimeout()
 	linger := 2 * p.cfg.Detector().Interval
@@ -263,7 +269,7 @@ func (p *process) gaveUp(d Drain, timeout time.Duration) {
 	}
 	var why []string
 	if len(d.Peers) > 0 {
-		why = append(why, procList(d.Peers)+" still sending (alive, not finished)")
+		why = append(why, procList(d.Peers)+" not finished and not suspected (alive, or silent for less than the detector's timeout)")
 	}
 	if len(d.Snaps) > 0 {
 		why = append(why, "snapshots "+snapList(d.Snaps)+" still under way here")

@@ -153,7 +153,10 @@ type TCPStats struct {
 
 const maxKeptErrors = 64
 
-var _ Transport = (*TCP)(nil)
+var (
+	_ Transport   = (*TCP)(nil)
+	_ FlowControl = (*TCP)(nil)
+)
 
 // NewTCP starts listening for the local processes and returns the running
 // transport. Channels are dialed on their first Send.
@@ -315,15 +318,18 @@ func (tr *TCP) addrOf(p spec.ProcID) string {
 	return tr.cfg.Addrs[p]
 }
 
-// Send implements Transport. env.Chan.From must be a local process.
-func (tr *TCP) Send(env wire.Envelope) error {
-	i, err := chanIndex(tr.top, &tr.hint, env.Chan) // encode validates the frame (checkSend's second half)
+// Send implements Transport. env.Chan.From must be a local process. It
+// waits while the channel's window is full (see sendWindow).
+func (tr *TCP) Send(env wire.Envelope) error { return tr.send(env, true) }
+
+// SendNow implements FlowControl: Send without the window's wait.
+func (tr *TCP) SendNow(env wire.Envelope) error { return tr.send(env, false) }
+
+// send is Send, waiting for the window or not.
+func (tr *TCP) send(env wire.Envelope, wait bool) error {
+	o, err := tr.outOf(env.Chan) // encode validates the frame (checkSend's second half)
 	if err != nil {
 		return err
-	}
-	o := tr.outs[i]
-	if o == nil {
-		return fmt.Errorf("transport: send on %s: %w %s: not served by this transport", env.Chan, ErrUnknownProc, string(env.Chan.From))
 	}
 	// Encode before taking the lock (on the stack unless the frame is
 	// large); the channel's buffer takes a copy.
@@ -332,7 +338,33 @@ func (tr *TCP) Send(env wire.Envelope) error {
 	if err != nil {
 		return err
 	}
-	return o.enqueue(b)
+	return o.enqueue(b, wait)
+}
+
+// outOf is the sending state of channel ch, an error naming ch if this
+// transport does not send on it.
+func (tr *TCP) outOf(ch spec.Channel) (*outChan, error) {
+	i, err := chanIndex(tr.top, &tr.hint, ch)
+	if err != nil {
+		return nil, err
+	}
+	o := tr.outs[i]
+	if o == nil {
+		return nil, fmt.Errorf("transport: send on %s: %w %s: not served by this transport", ch, ErrUnknownProc, string(ch.From))
+	}
+	return o, nil
+}
+
+// WaitRoom implements FlowControl: it waits at most timeout while the
+// window of ch is full; ErrNoRoom (naming ch and the bytes waiting) if
+// it is still full then, ErrClosed after Close began, the channel's
+// failure if it failed, nil once a Send would not wait.
+func (tr *TCP) WaitRoom(ch spec.Channel, timeout time.Duration) error {
+	o, err := tr.outOf(ch)
+	if err != nil {
+		return err
+	}
+	return o.waitRoom(timeout)
 }
 
 // encode appends env's frame to dst, refusing one over MaxFrameSize.
@@ -348,22 +380,18 @@ func (tr *TCP) encode(dst []byte, env wire.Envelope) ([]byte, error) {
 }
 
 // enqueue takes a copy of frame b into the channel's buffer and wakes
-// its writer, first waiting while the window is full (see sendWindow);
-// it refuses after Close began (checked under the channel's
-// lock, which Close's drain takes after it set closing, so a frame is
-// either queued before the drain looks or refused) or on a failed
-// channel.
-func (o *outChan) enqueue(b []byte) error {
+// its writer, first waiting while the window is full (see sendWindow) if
+// wait; it refuses after Close began (checked under the channel's lock,
+// which Close's drain takes after it set closing, so a frame is either
+// queued before the drain looks or refused) or on a failed channel.
+func (o *outChan) enqueue(b []byte, wait bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for {
-		if o.t.closing.Load() {
-			return ErrClosed
+		if err := o.refusal(); err != nil {
+			return err
 		}
-		if o.failed != nil {
-			return fmt.Errorf("transport: send on %s: %w", o.ch, o.failed)
-		}
-		if !o.full() {
+		if !wait || !o.full() {
 			break
 		}
 		o.cond.Wait()
@@ -373,6 +401,44 @@ func (o *outChan) enqueue(b []byte) error {
 		o.cond.Broadcast()
 	}
 	return nil
+}
+
+// refusal is why a Send on the channel is refused, nil if it is not:
+// Close began (ErrClosed), or the channel failed. Called under o.mu.
+func (o *outChan) refusal() error {
+	if o.t.closing.Load() {
+		return ErrClosed
+	}
+	if o.failed != nil {
+		return fmt.Errorf("transport: send on %s: %w", o.ch, o.failed)
+	}
+	return nil
+}
+
+// waitRoom is WaitRoom's wait on the channel, as enqueue's but bounded by
+// timeout (a timer wakes the wait, only if it waits at all).
+func (o *outChan) waitRoom(timeout time.Duration) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.refusal(); err != nil || !o.full() {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	timer := time.AfterFunc(timeout, func() {
+		o.mu.Lock()
+		o.cond.Broadcast()
+		o.mu.Unlock()
+	})
+	defer timer.Stop()
+	for {
+		if err := o.refusal(); err != nil || !o.full() {
+			return err
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("%w on %s: %d bytes unacknowledged for %v", ErrNoRoom, o.ch, o.size, timeout)
+		}
+		o.cond.Wait()
+	}
 }
 
 // full reports whether a Send must wait for acknowledgements: the

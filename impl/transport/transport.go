@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/markerwave/markerwave/impl/wire"
 	"github.com/markerwave/markerwave/spec"
@@ -38,7 +39,27 @@ type Transport interface {
 	Close() error
 }
 
+// FlowControl is a Transport whose Send may wait for flow control (TCP's
+// window): a caller that must not wait on the network while it holds a
+// lock others need (a runtime's core lock, which its failure detector
+// takes) sends under the lock with SendNow, which never waits, and waits
+// for room with WaitRoom before taking it.
+type FlowControl interface {
+	// SendNow is Send without flow control's wait: the frame is accepted
+	// past a full window, so a caller that never waits in WaitRoom can
+	// run ahead of its receiver without bound.
+	SendNow(env wire.Envelope) error
+	// WaitRoom waits at most timeout until a Send on ch would not wait:
+	// nil then; an error wrapping ErrNoRoom if it still would; ErrClosed
+	// or the channel's failure, as Send would return them.
+	WaitRoom(ch spec.Channel, timeout time.Duration) error
+}
+
 var (
+	// ErrNoRoom is wrapped by WaitRoom's error when the window of a
+	// channel stayed full for the whole wait: its receiver acknowledged
+	// nothing (a stopped process, a stalled network).
+	ErrNoRoom = errors.New("transport: window full")
 	// ErrClosed is returned by Send after Close.
 	ErrClosed = errors.New("transport: closed")
 	// ErrUnknownChannel is wrapped by errors naming a channel that is not

@@ -46,24 +46,8 @@ func TestTCPWindowBoundsTheBacklog(t *testing.T) {
 		accepted int
 		err      error
 	}
-	// Frame 1 makes the sender dial; the window applies once the
-	// connection is served.
-	r.sendWindowFrames(a, 1, 1, payload)
-	require.NoError(t, r.lnB.(*net.TCPListener).SetDeadline(time.Now().Add(10*time.Second)))
-	c, err := r.lnB.Accept()
-	require.NoError(t, err)
-	defer c.Close()
-	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
-	_, err = wire.ReadHello(bufio.NewReader(c))
-	require.NoError(t, err)
-	_, err = c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Incarnation: 0x3333}))
-	require.NoError(t, err)
+	r.freeze(t, a, payload)
 	o := a.out[r.ch]
-	eventually(t, func() bool {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		return o.serving
-	}, "the connection served")
 
 	done := make(chan result, 1)
 	go func() {
@@ -85,7 +69,7 @@ func TestTCPWindowBoundsTheBacklog(t *testing.T) {
 		t.Fatalf("all Sends returned (%d accepted, %v) with a window unacknowledged", res.accepted, res.err)
 	default:
 	}
-	err = closeBounded(t, a, 10*time.Second)
+	err := closeBounded(t, a, 10*time.Second)
 	var res result
 	select {
 	case res = <-done:
@@ -103,6 +87,88 @@ func TestTCPWindowBoundsTheBacklog(t *testing.T) {
 	var se *ShutdownError
 	require.ErrorAs(t, err, &se)
 	require.Len(t, se.Unacked, res.accepted)
+	for i, env := range se.Unacked {
+		require.True(t, windowFrame(uint64(i+1), payload).Equal(env.Frame), "unacknowledged frame %d is %v", i+1, env.Frame)
+	}
+}
+
+// freeze makes the rig's receiver a frozen process for sender a: frame 1
+// (of payload bytes) makes a dial, the receiver takes the hello, accepts,
+// and then never reads or acknowledges again; it returns once a serves
+// the connection (the window applies from then on).
+func (r *restartRig) freeze(t *testing.T, a *TCP, payload int) {
+	t.Helper()
+	r.sendWindowFrames(a, 1, 1, payload)
+	require.NoError(t, r.lnB.(*net.TCPListener).SetDeadline(time.Now().Add(10*time.Second)))
+	c, err := r.lnB.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = wire.ReadHello(bufio.NewReader(c))
+	require.NoError(t, err)
+	_, err = c.Write(wire.EncodeHelloReply(wire.HelloReply{Accepted: true, Incarnation: 0x3333}))
+	require.NoError(t, err)
+	o := a.out[r.ch]
+	eventually(t, func() bool {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		return o.serving
+	}, "the connection served")
+}
+
+// TestTCPWaitRoomAndSendNow: FlowControl against a frozen receiver.
+// WaitRoom does not wait on a window with room; SendNow is accepted past
+// a full window without waiting (the runtime sends under its core lock
+// so); WaitRoom then waits out its timeout and names the channel and the
+// bytes (ErrNoRoom); a long WaitRoom ends at Close (ErrClosed); and Close
+// lists every frame accepted, none lost.
+func TestTCPWaitRoomAndSendNow(t *testing.T) {
+	checkNoLeak(t)
+	r := newRestartRig(t)
+	a := r.start(TCPConfig{
+		Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": r.addrB}, Local: []spec.ProcID{"P1"},
+		DrainTimeout: 50 * time.Millisecond,
+		WriteTimeout: time.Minute, // the connection must not fail while the test waits
+	})
+	const payload = 1000
+	r.freeze(t, a, payload)
+	require.NoError(t, a.WaitRoom(r.ch, time.Minute), "a window with room")
+	const n = 3 * sendWindow / payload // frames 2..n: three windows
+	sent := make(chan error, 1)
+	go func() {
+		for i := uint64(2); i <= n; i++ {
+			if err := a.SendNow(wire.Envelope{Chan: r.ch, Frame: windowFrame(i, payload)}); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	select {
+	case err := <-sent:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("SendNow waited on a full window")
+	}
+
+	start := time.Now()
+	err := a.WaitRoom(r.ch, 100*time.Millisecond)
+	require.ErrorIs(t, err, ErrNoRoom)
+	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "WaitRoom waits its timeout out")
+	assert.Regexp(t, `^transport: window full on P1->P2: \d+ bytes unacknowledged for 100ms$`, err.Error())
+
+	waited := make(chan error, 1)
+	go func() { waited <- a.WaitRoom(r.ch, time.Minute) }()
+	err = closeBounded(t, a, 10*time.Second)
+	select {
+	case werr := <-waited:
+		require.ErrorIs(t, werr, ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a WaitRoom did not return after Close")
+	}
+	var se *ShutdownError
+	require.ErrorAs(t, err, &se)
+	require.Len(t, se.Unacked, n)
 	for i, env := range se.Unacked {
 		require.True(t, windowFrame(uint64(i+1), payload).Equal(env.Frame), "unacknowledged frame %d is %v", i+1, env.Frame)
 	}
