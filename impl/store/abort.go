@@ -33,7 +33,7 @@ func (s *Store) SaveAbort(v spec.AbortVerdict) (string, error) {
 		return "", fmt.Errorf("store: encode abort: %w", err)
 	}
 	path := s.AbortPath(v.Snap, v.By)
-	if err := mkdirDurably(filepath.Dir(path), syncDir); err != nil {
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("store: %w", err)
 	}
 	return path, writeDurably(path, formatAbort, header{Format: formatAbort, ID: uint64(v.Snap), Proc: string(v.By), Taken: s.taken()}, body)

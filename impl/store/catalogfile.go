@@ -95,7 +95,7 @@ func (s *Store) WriteCatalog(t *spec.Topology) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("store: write %s: %w", path, err)
 	}
-	return syncDir(s.dir)
+	return s.syncDir(s.dir)
 }
 
 // ReadCatalog reads the catalog file; ErrNotFound if there is none, an

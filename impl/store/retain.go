@@ -35,7 +35,7 @@ func (s *Store) Prune(t *spec.Topology, keep int) ([]spec.SnapID, error) {
 	if len(removed) == 0 {
 		return removed, nil
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := s.syncDir(s.dir); err != nil {
 		return removed, err
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, CatalogFileName)); err == nil {

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,14 +67,16 @@ type header struct {
 type Store struct {
 	dir string
 	now func() time.Time
+	// syncDir fsyncs a directory (fsyncDir; a test watches it).
+	syncDir func(dir string) error
 }
 
 // Open returns the store in dir, creating the directory if needed.
 func Open(dir string) (*Store, error) {
-	if err := mkdirDurably(dir, syncDir); err != nil {
+	if err := mkdirDurably(dir, "", fsyncDir); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	return &Store{dir: dir, now: time.Now}, nil
+	return &Store{dir: dir, now: time.Now, syncDir: fsyncDir}, nil
 }
 
 // UseClock makes the store stamp the files it saves with now's time
@@ -234,7 +237,7 @@ func (s *Store) SavePart(p snapshot.Part) (string, error) {
 		return "", fmt.Errorf("store: encode part: %w", err)
 	}
 	path := s.PartPath(p.Snap, p.Node.Proc)
-	if err := mkdirDurably(filepath.Dir(path), syncDir); err != nil {
+	if err := s.mkdir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("store: %w", err)
 	}
 	return path, writeDurably(path, formatPart, header{Format: formatPart, ID: uint64(p.Snap), Proc: string(p.Node.Proc), Taken: s.taken()}, body)
@@ -305,7 +308,7 @@ func writeDurably(path, format string, h header, body []byte) error {
 	if err := linkInPlace(tmp, path, format, body); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return fsyncDir(filepath.Dir(path))
 }
 
 // sealHeader completes h for body (version, length, sha256) and encodes
@@ -370,8 +373,8 @@ func linkInPlace(tmp, path, format string, body []byte) error {
 	return nil
 }
 
-// syncDir fsyncs directory dir, making the new link durable.
-func syncDir(dir string) error {
+// fsyncDir fsyncs directory dir, making the new link durable.
+func fsyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("store: sync dir %s: %w", dir, err)
@@ -383,31 +386,50 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// mkdir makes dir, a directory inside the store, durably (mkdirDurably
+// below the store's root).
+func (s *Store) mkdir(dir string) error { return mkdirDurably(dir, s.dir, s.syncDir) }
+
 // mkdirDurably creates dir and its missing parents, as os.MkdirAll does,
-// and fsyncs the parent of each directory it creates (with sync): a file
-// made durable in a new directory is lost in a crash if the directory's
-// own entry in its parent is not.
-func mkdirDurably(dir string, sync func(dir string) error) error {
-	if fi, err := os.Stat(dir); err == nil {
-		if fi.IsDir() {
-			return nil
-		}
+// and fsyncs (with sync) the parent of each directory it creates and of
+// each directory strictly below root, created here or not: a file made
+// durable in a directory is lost in a crash if the directory's own entry
+// in its parent is not, and a directory of a store that several nodes
+// share may have been created a moment ago by another that has not
+// synced it yet. root "" syncs only what it creates.
+func mkdirDurably(dir, root string, sync func(dir string) error) error {
+	dir = filepath.Clean(dir) // lexical parents, as MkdirAll's, only once ".." is gone
+	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() {
 		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 	}
-	parent := filepath.Dir(dir)
-	if parent != dir {
-		if err := mkdirDurably(parent, sync); err != nil {
+	if err == nil && !below(dir, root) {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirDurably(parent, root, sync); err != nil {
 			return err
 		}
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		// Another writer may have made it since the Stat: then its entry
-		// is synced below all the same, as this writer's file needs it.
-		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
-			return err
+	if err != nil {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			// Another writer may have made it since the Stat: its entry
+			// is synced below all the same.
+			if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+				return err
+			}
 		}
 	}
-	return sync(parent)
+	return sync(filepath.Dir(dir))
+}
+
+// below reports whether dir is strictly inside root (false for root "").
+func below(dir, root string) bool {
+	if root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // holds reports whether path already holds body: (false, nil) if path

@@ -260,26 +260,62 @@ func TestSaveNeverOverwrites(t *testing.T) {
 }
 
 // TestMkdirDurablySyncsEachNewEntry: every directory the store creates is
-// made durable in its parent, from the first one that did not exist down;
-// a directory that exists costs no sync; a file in the way is an error
-// naming it.
+// made durable in its parent, from the first one that did not exist
+// down; below the store's root, an existing one is synced too (another
+// node may have made it a moment ago); above it, an existing one costs no
+// sync; a path with ".." is created as MkdirAll creates it; a file in the
+// way is an error naming it.
 func TestMkdirDurablySyncsEachNewEntry(t *testing.T) {
 	root := t.TempDir()
 	var synced []string
 	sync := func(dir string) error { synced = append(synced, dir); return nil }
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "a", "b")
 	deep := filepath.Join(root, "a", "b", "c")
-	require.NoError(t, store.MkdirDurably(deep, sync))
+	require.NoError(t, store.MkdirDurably(deep, "", sync))
 	assert.DirExists(t, deep)
-	assert.Equal(t, []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")}, synced)
+	assert.Equal(t, []string{root, a, b}, synced)
 
 	synced = nil
-	require.NoError(t, store.MkdirDurably(deep, sync))
-	require.NoError(t, store.MkdirDurably(filepath.Join(root, "a", "d"), sync))
-	assert.Equal(t, []string{filepath.Join(root, "a")}, synced)
+	require.NoError(t, store.MkdirDurably(deep, "", sync))
+	assert.Empty(t, synced, "nothing created, no root: nothing to sync")
+	require.NoError(t, store.MkdirDurably(deep, root, sync))
+	assert.Equal(t, []string{root, a, b}, synced, "below the root, every entry is synced")
+
+	synced = nil
+	require.NoError(t, store.MkdirDurably(filepath.Join(root, "x", "..", "y"), "", sync))
+	assert.DirExists(t, filepath.Join(root, "y"))
+	assert.NoDirExists(t, filepath.Join(root, "x"))
+	assert.Equal(t, []string{root}, synced)
 
 	file := filepath.Join(root, "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	err := store.MkdirDurably(filepath.Join(file, "x"), sync)
+	err := store.MkdirDurably(filepath.Join(file, "x"), "", sync)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), file+": not a directory")
+}
+
+// TestSavesSyncTheirDirectories: SavePart and SaveAbort make the entries
+// of the directories they save into durable up to the store's root, each
+// time (the first save of a snapshot's part creates them; a later one,
+// perhaps of another node sharing the store, syncs them all the same),
+// and Open those of the root it creates.
+func TestSavesSyncTheirDirectories(t *testing.T) {
+	top := t.TempDir()
+	root := filepath.Join(top, "new", "snaps")
+	st, err := store.Open(root)
+	require.NoError(t, err)
+	assert.DirExists(t, root)
+	var synced []string
+	store.WatchDirSyncs(st, func(dir string) { synced = append(synced, dir) })
+	parts, snap := filepath.Join(root, "parts"), filepath.Join(root, "parts", "5")
+	for _, p := range []spec.ProcID{"P1", "P2"} {
+		synced = nil
+		_, err = st.SavePart(snapshot.Part{Snap: 5, Node: snapshot.NodeState{Proc: p}})
+		require.NoError(t, err)
+		assert.Equal(t, []string{root, parts}, synced, "saving %s's part", p)
+	}
+	synced = nil
+	_, err = st.SaveAbort(spec.AbortVerdict{Snap: 5, By: "P1", Cause: "P2", Initiator: "P1"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{root, parts, snap}, synced, "saving an abort")
 }
