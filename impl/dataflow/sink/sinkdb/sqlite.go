@@ -61,7 +61,11 @@ func OpenSQLite(ctx context.Context, path string, cfg Config) (*SQLite, error) {
 	if err := checkDBPath(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", sqliteDSN(path, cfg.NoSync))
+	dsn, err := sqliteDSN(path, cfg.NoSync)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", sink.ErrOpen, path, err)
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", sink.ErrOpen, path, err)
 	}
@@ -88,16 +92,23 @@ func checkDBPath(path string) error {
 
 // sqliteDSN is the data source name of the database at path: write-ahead
 // logging, a 10 s busy timeout, and synchronous FULL (OFF if noSync).
-// The path is a URI's path (SQLite decodes %HH there), so the three bytes
+// The path is made absolute and clean first, so that it is a file's path
+// to SQLite whatever it spells: "//host/x" is no URI authority and
+// ":memory:" no in-memory database (the sink's output would vanish).
+// Then it is a URI's path (SQLite decodes %HH there), so the three bytes
 // a URI gives a meaning are escaped: unescaped, a '?' in a folder's name
 // would start the query early and drop the pragmas (synchronous FULL
 // among them), and a '#' would cut the path short.
-func sqliteDSN(path string, noSync bool) string {
+func sqliteDSN(path string, noSync bool) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
 	sync := "FULL"
 	if noSync {
 		sync = "OFF"
 	}
-	return "file:" + uriPath.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")"
+	return "file:" + uriPath.Replace(abs) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")", nil
 }
 
 // uriPath escapes what a file: URI's path may not hold as is.

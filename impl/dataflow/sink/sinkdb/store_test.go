@@ -181,14 +181,19 @@ func TestOpenErrors(t *testing.T) {
 }
 
 // TestSQLitePathIsAPath: a path with the bytes a URI gives a meaning ('?',
-// '#', '%') opens the database at that very path, with the DSN's pragmas
-// in force (write-ahead logging, synchronous FULL).
+// '#', '%', ':', a leading "//") or SQLite's own name ":memory:" opens a
+// database file at that very path, with the DSN's pragmas in force
+// (write-ahead logging, synchronous FULL).
 func TestSQLitePathIsAPath(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range []string{"a#b", "q?x=1&_pragma=synchronous(OFF)", "p%41%", "plain"} {
+	for _, name := range []string{"a#b", "q?x=1&_pragma=synchronous(OFF)", "p%41%", "a:b", ":memory:", "plain"} {
 		dir := filepath.Join(t.TempDir(), name)
 		require.NoError(t, os.Mkdir(dir, 0o755))
 		path := filepath.Join(dir, "out.db")
+		if name == ":memory:" {
+			path = dir // a file named :memory:, not SQLite's in-memory database
+			require.NoError(t, os.Remove(dir))
+		}
 		s, err := OpenSQLite(ctx, path, Config{Job: "j"})
 		require.NoError(t, err, name)
 		var journal string
@@ -198,11 +203,20 @@ func TestSQLitePathIsAPath(t *testing.T) {
 		assert.Equal(t, "wal", journal, name)
 		assert.Equal(t, 2, sync, name) // FULL
 		require.NoError(t, s.Close())
-		entries, err := os.ReadDir(dir)
-		require.NoError(t, err)
-		require.NotEmpty(t, entries, name)
-		assert.Equal(t, "out.db", entries[0].Name(), name)
+		assert.FileExists(t, path, name)
 	}
+	// "//" is no URI authority: the path, relative to the working
+	// directory too, is a file's.
+	dir := t.TempDir()
+	s, err := OpenSQLite(ctx, "/"+filepath.Join(dir, "slashes.db"), Config{Job: "j"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	assert.FileExists(t, filepath.Join(dir, "slashes.db"))
+	t.Chdir(dir)
+	s, err = OpenSQLite(ctx, "rel.db", Config{Job: "j"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	assert.FileExists(t, filepath.Join(dir, "rel.db"))
 }
 
 func TestOpenErrorsPostgres(t *testing.T) {
