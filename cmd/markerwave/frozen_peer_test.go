@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -11,21 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNodeFrozenPeer: a peer that stops reading without dying (SIGSTOP:
-// its connections stay open, nothing is acknowledged, no heartbeat
-// comes) fills its sender's window, 1 MiB of transfers, well before the
-// 3 s timeout. The sender must not wait on the network under its core
-// lock: it suspects the peer within the detection bound, names it, and
-// stops on its own with failures (exit 1), its summary naming the dead
-// peer and the transfers it never acknowledged. Before the fix the
-// workload waited in the full window holding the core lock, so the
-// detector never ran and even SIGTERM hung. About 6 s of real processes
-// on loopback.
-func TestNodeFrozenPeer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs cluster nodes as OS processes")
-	}
-	t.Parallel() // it waits on the detector and the processes
+// frozenPeer runs P1 and P2 of a 2-node cluster at full speed (no pause
+// between transfers) with the detector's timeout timeoutMS, then stops
+// P2 without killing it (SIGSTOP: its connections stay open, nothing is
+// acknowledged, no heartbeat comes), so P1's 1 MiB window to P2 fills
+// within about a second. It returns the processes and their logs (to be
+// read once a process ended) and when P2 froze.
+func frozenPeer(t *testing.T, timeoutMS int) (map[string]*exec.Cmd, map[string]*bytes.Buffer, time.Time) {
+	t.Helper()
 	addrs := freeAddrs(t, 2)
 	path := nodeConfig(t,
 		`"procs": ["P1", "P2", "P3"]`, `"procs": ["P1", "P2"]`,
@@ -40,29 +35,78 @@ func TestNodeFrozenPeer(t *testing.T) {
 		`"max_amount": 50`, `"max_amount": 5`,
 		`"pause_ms": 2`, `"pause_ms": 0`,
 		`"initiators": ["P1", "P3"]`, `"initiators": ["P1"]`,
-		`"count": 3}`, `"count": 3}, "failures": {"heartbeat_ms": 100, "timeout_ms": 3000, "drain_ms": 500, "startup_ms": 5000}`,
+		`"count": 3}`, `"count": 3}, "failures": {"heartbeat_ms": 100, "timeout_ms": `+strconv.Itoa(timeoutMS)+`, "drain_ms": 500, "startup_ms": 5000}`,
 	)
 	nodes, logs := startNodeProcs(t, path, "60s", "P1", "P2")
-	time.Sleep(1500 * time.Millisecond) // the nodes meet and transfers flow (the logs are read once each process ends)
+	time.Sleep(1500 * time.Millisecond) // the nodes meet and transfers flow
 	require.NoError(t, nodes["P2"].Process.Signal(syscall.SIGSTOP))
-	frozen := time.Now()
+	return nodes, logs, time.Now()
+}
+
+// waitExit waits at most bound for node p to exit and returns its log.
+func waitExit(t *testing.T, nodes map[string]*exec.Cmd, logs map[string]*bytes.Buffer, p string, since time.Time, bound time.Duration) string {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- nodes["P1"].Wait() }()
+	go func() { done <- nodes[p].Wait() }()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("P1 still runs 30 s after P2 froze (a send waiting on P2's full window?)")
+	case <-time.After(bound):
+		t.Fatalf("%s still runs %v after P2 froze (a send waiting on P2's full window?)", p, bound)
 	}
-	out := logs["P1"].String()
-	t.Logf("P1 stopped %v after P2 froze:\n%s", time.Since(frozen).Round(time.Millisecond), out)
-	assert.Equal(t, exitFail, nodes["P1"].ProcessState.ExitCode(), out)
-	assert.Regexp(t, `P1: suspect P2 \(incarnation [0-9a-f]+\): nothing heard since`, out)
-	assert.Regexp(t, `markerwave node: node P1 stopped with failures\n(.*\n)*  dead peer P2 `, out)
-	lost := regexp.MustCompile(`lost to P2: (\d+) transfers \(total \d+\) never acknowledged \(P2 dead\)`).FindStringSubmatch(out)
+	out := logs[p].String()
+	t.Logf("%s exited %v after P2 froze:\n%s", p, time.Since(since).Round(time.Millisecond), out)
+	assert.Equal(t, exitFail, nodes[p].ProcessState.ExitCode(), "a stop with failures")
+	return out
+}
+
+// assertLostWindow checks that P1's summary names what P2 never
+// acknowledged: 40000 transfers or more, most of the 1 MiB window at
+// about 20 bytes a frame, so P1 did meet a full one.
+func assertLostWindow(t *testing.T, out string) {
+	t.Helper()
+	lost := regexp.MustCompile(`lost to P2: (\d+) transfers \(total \d+\) never acknowledged`).FindStringSubmatch(out)
 	require.NotNil(t, lost, "the transfers P2 never acknowledged are named")
-	// A transfer's frame is at most about 20 bytes here: 40000 of them
-	// are most of the 1 MiB window, so the sender did meet a full one.
 	n, err := strconv.Atoi(lost[1])
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, n, 40000, "the window to P2 filled before the timeout")
+	assert.GreaterOrEqual(t, n, 40000, "the window to P2 filled")
+}
+
+// TestNodeFrozenPeer: a sender whose peer froze must not wait on the
+// network under its core lock: it suspects the peer at its 3 s timeout,
+// names it, and stops on its own with failures (exit 1), its summary
+// naming the dead peer and the transfers it never acknowledged. Before
+// the fix the workload waited in the full window holding the core lock,
+// so the detector never ran (and even SIGTERM hung). About 7 s of real
+// processes on loopback.
+func TestNodeFrozenPeer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs cluster nodes as OS processes")
+	}
+	t.Parallel() // it waits on the detector and the processes
+	nodes, logs, frozen := frozenPeer(t, 3000)
+	out := waitExit(t, nodes, logs, "P1", frozen, 30*time.Second)
+	assert.Regexp(t, `P1: suspect P2 \(incarnation [0-9a-f]+\): nothing heard since`, out)
+	assert.Regexp(t, `markerwave node: node P1 stopped with failures\n(.*\n)*  dead peer P2 `, out)
+	assertLostWindow(t, out)
+}
+
+// TestNodeFrozenPeerSIGTERM: SIGTERM a second after the peer froze, long
+// before its 20 s timeout: the stop does not wait for the workload's
+// send stuck on the full window (it finishes first, which refuses that
+// send), drains for drain_ms and exits 1 within seconds, naming P2 as
+// neither finished nor suspected and what it never acknowledged. About
+// 5 s of real processes on loopback.
+func TestNodeFrozenPeerSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs cluster nodes as OS processes")
+	}
+	t.Parallel()
+	nodes, logs, frozen := frozenPeer(t, 20000)
+	time.Sleep(time.Second)
+	require.NoError(t, nodes["P1"].Process.Signal(syscall.SIGTERM))
+	out := waitExit(t, nodes, logs, "P1", frozen, 15*time.Second)
+	assert.Contains(t, out, "P1: got SIGTERM: stopping")
+	assert.NotContains(t, out, "suspect P2", "the stop came before the timeout")
+	assert.Contains(t, out, "drain gave up after 500ms: P2 not finished and not suspected")
+	assertLostWindow(t, out)
 }

@@ -144,9 +144,12 @@ func RunProcess(ctx context.Context, cfg *FileConfig, self spec.ProcID, opt Proc
 	p.watchAborts(ctx)
 	<-ctx.Done()
 	p.stopControl() // no snapshot on demand while draining
-	// Finish before the workers end: a workload send waiting for room on
-	// a channel whose receiver stopped reading (a frozen process the
-	// detector cannot suspect) is refused now instead of waiting forever.
+	// The schedule ends first (no snapshot starts after the done frames),
+	// then Finish, before the workload ends: a send of it waiting for
+	// room on a channel whose receiver stopped reading (a frozen process
+	// not yet suspected) is refused now instead of waiting for the
+	// timeout, or for ever where the detector cannot suspect it.
+	p.scheduling.Wait()
 	finished := p.finish()
 	p.workers.Wait()
 	if finished {
@@ -173,7 +176,8 @@ type process struct {
 	hints      atomic.Pointer[Node] // node, once started, for the transport's callbacks
 	jobs       chan func()          // the writer's store work: parts to persist, aborts to record
 	writerDone chan struct{}
-	workers    sync.WaitGroup // workload and snapshot schedule
+	workers    sync.WaitGroup // the workload and the abort watch
+	scheduling sync.WaitGroup // the snapshot schedule
 
 	restarted atomic.Int64 // channels stopped because a peer restarted
 	nodeErrs  atomic.Int64 // errors the node reported
@@ -582,9 +586,9 @@ func (p *process) startSchedule(ctx context.Context, tag uint64) {
 	if s == nil || tag == 0 || !slices.Contains(s.Initiators, p.self) {
 		return
 	}
-	p.workers.Add(1)
+	p.scheduling.Add(1)
 	go func() {
-		defer p.workers.Done()
+		defer p.scheduling.Done()
 		p.schedule(ctx, s, tag)
 	}()
 }

@@ -29,9 +29,14 @@ import (
 //
 // Flow control. A Send waits while the channel's unacknowledged frames
 // take sendWindow (1 MiB) or more and a connection is served, so a
-// sender runs at most a window and a frame ahead of its receiver and its
-// memory stays bounded; the ack thresholds above are a quarter of the
-// window, so a receiver that reads is never waited out. The receiving
+// sender that only Sends runs at most a window and a frame ahead of its
+// receiver and its memory stays bounded; the ack thresholds above are a
+// quarter of the window, so a receiver that reads is never waited out.
+// A caller that must not wait under a lock of its own uses FlowControl
+// instead: WaitRoom before the lock, SendNow under it; it then runs
+// ahead by a window plus one frame for each of its concurrent senders,
+// plus what it sends under the lock without waiting first (the
+// runtime's markers, heartbeats and done frames). The receiving
 // transport acknowledges what it read off the connection, not what the
 // receiving process took from its Inbox: a slow reader never holds a
 // sender back. Without a connection (the receiver down or unreachable),
@@ -423,6 +428,9 @@ func (o *outChan) waitRoom(timeout time.Duration) error {
 	if err := o.refusal(); err != nil || !o.full() {
 		return err
 	}
+	if timeout <= 0 {
+		return o.noRoom(timeout)
+	}
 	deadline := time.Now().Add(timeout)
 	timer := time.AfterFunc(timeout, func() {
 		o.mu.Lock()
@@ -435,10 +443,15 @@ func (o *outChan) waitRoom(timeout time.Duration) error {
 			return err
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("%w on %s: %d bytes unacknowledged for %v", ErrNoRoom, o.ch, o.size, timeout)
+			return o.noRoom(timeout)
 		}
 		o.cond.Wait()
 	}
+}
+
+// noRoom is WaitRoom's error for a window that stayed full for timeout.
+func (o *outChan) noRoom(timeout time.Duration) error {
+	return fmt.Errorf("%w on %s: %d bytes unacknowledged for %v", ErrNoRoom, o.ch, o.size, timeout)
 }
 
 // full reports whether a Send must wait for acknowledgements: the

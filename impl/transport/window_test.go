@@ -94,9 +94,10 @@ func TestTCPWindowBoundsTheBacklog(t *testing.T) {
 
 // freeze makes the rig's receiver a frozen process for sender a: frame 1
 // (of payload bytes) makes a dial, the receiver takes the hello, accepts,
-// and then never reads or acknowledges again; it returns once a serves
-// the connection (the window applies from then on).
-func (r *restartRig) freeze(t *testing.T, a *TCP, payload int) {
+// and then neither reads nor acknowledges unless the test writes on the
+// connection it returns; it returns once a serves the connection (the
+// window applies from then on).
+func (r *restartRig) freeze(t *testing.T, a *TCP, payload int) net.Conn {
 	t.Helper()
 	r.sendWindowFrames(a, 1, 1, payload)
 	require.NoError(t, r.lnB.(*net.TCPListener).SetDeadline(time.Now().Add(10*time.Second)))
@@ -114,14 +115,16 @@ func (r *restartRig) freeze(t *testing.T, a *TCP, payload int) {
 		defer o.mu.Unlock()
 		return o.serving
 	}, "the connection served")
+	return c
 }
 
 // TestTCPWaitRoomAndSendNow: FlowControl against a frozen receiver.
 // WaitRoom does not wait on a window with room; SendNow is accepted past
 // a full window without waiting (the runtime sends under its core lock
 // so); WaitRoom then waits out its timeout and names the channel and the
-// bytes (ErrNoRoom); a long WaitRoom ends at Close (ErrClosed); and Close
-// lists every frame accepted, none lost.
+// bytes (ErrNoRoom); a long WaitRoom ends once an ack makes room (nil)
+// and, the window full again, at Close (ErrClosed); and Close lists
+// every frame accepted and not acknowledged, none lost.
 func TestTCPWaitRoomAndSendNow(t *testing.T) {
 	checkNoLeak(t)
 	r := newRestartRig(t)
@@ -131,25 +134,28 @@ func TestTCPWaitRoomAndSendNow(t *testing.T) {
 		WriteTimeout: time.Minute, // the connection must not fail while the test waits
 	})
 	const payload = 1000
-	r.freeze(t, a, payload)
+	c := r.freeze(t, a, payload)
 	require.NoError(t, a.WaitRoom(r.ch, time.Minute), "a window with room")
-	const n = 3 * sendWindow / payload // frames 2..n: three windows
-	sent := make(chan error, 1)
-	go func() {
-		for i := uint64(2); i <= n; i++ {
-			if err := a.SendNow(wire.Envelope{Chan: r.ch, Frame: windowFrame(i, payload)}); err != nil {
-				sent <- err
-				return
+	sendNow := func(from, to uint64) {
+		sent := make(chan error, 1)
+		go func() {
+			for i := from; i <= to; i++ {
+				if err := a.SendNow(wire.Envelope{Chan: r.ch, Frame: windowFrame(i, payload)}); err != nil {
+					sent <- err
+					return
+				}
 			}
+			sent <- nil
+		}()
+		select {
+		case err := <-sent:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("SendNow waited on a full window")
 		}
-		sent <- nil
-	}()
-	select {
-	case err := <-sent:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("SendNow waited on a full window")
 	}
+	const n = 3 * sendWindow / payload // frames 1..n: three windows
+	sendNow(2, n)
 
 	start := time.Now()
 	err := a.WaitRoom(r.ch, 100*time.Millisecond)
@@ -157,7 +163,22 @@ func TestTCPWaitRoomAndSendNow(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "WaitRoom waits its timeout out")
 	assert.Regexp(t, `^transport: window full on P1->P2: \d+ bytes unacknowledged for 100ms$`, err.Error())
 
+	// An ack of all but half a window's frames makes room.
+	const acked = n - sendWindow/payload/2
 	waited := make(chan error, 1)
+	go func() { waited <- a.WaitRoom(r.ch, time.Minute) }()
+	time.Sleep(20 * time.Millisecond) // most likely waiting by now (if not, it finds room at once)
+	_, err = c.Write(wire.EncodeAck(acked))
+	require.NoError(t, err)
+	select {
+	case werr := <-waited:
+		require.NoError(t, werr, "room once the ack came")
+	case <-time.After(10 * time.Second):
+		t.Fatal("a WaitRoom did not return after an ack made room")
+	}
+
+	const last = n + 2*sendWindow/payload // full again
+	sendNow(n+1, last)
 	go func() { waited <- a.WaitRoom(r.ch, time.Minute) }()
 	err = closeBounded(t, a, 10*time.Second)
 	select {
@@ -168,9 +189,9 @@ func TestTCPWaitRoomAndSendNow(t *testing.T) {
 	}
 	var se *ShutdownError
 	require.ErrorAs(t, err, &se)
-	require.Len(t, se.Unacked, n)
+	require.Len(t, se.Unacked, last-acked)
 	for i, env := range se.Unacked {
-		require.True(t, windowFrame(uint64(i+1), payload).Equal(env.Frame), "unacknowledged frame %d is %v", i+1, env.Frame)
+		require.True(t, windowFrame(uint64(acked+i+1), payload).Equal(env.Frame), "unacknowledged frame %d is %v", acked+i+1, env.Frame)
 	}
 }
 
