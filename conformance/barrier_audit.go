@@ -675,7 +675,7 @@ func (rs *barrierRunState) channel(e spec.BarrierEdge) []spec.BarrierRecord {
 }
 
 // wrongTypes lists the nodes whose reported type is not the one they
-// took (ReportedTypeTaken, line 172).
+// took (ReportedTypeTaken, line 234).
 func (rs *barrierRunState) wrongTypes() []string {
 	var bad []string
 	for _, n := range rs.tr.Graph().Nodes {

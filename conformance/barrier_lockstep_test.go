@@ -430,7 +430,7 @@ func (l *barrierLockstep) abstract() *barrier.State {
 
 // abstractAdaptive maps node n's adaptive variables (model node m) to
 // the model's mode, reported and cutAligned (tla/BarrierAdaptive.tla
-// lines 50-53); in the other modes they stay at their initial values.
+// lines 56-59); in the other modes they stay at their initial values.
 func abstractAdaptive(a *barrier.State, m int, n *dataflow.Node) {
 	if n.Switched() {
 		a.Switched |= 1 << m

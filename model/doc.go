@@ -68,7 +68,7 @@
 //     state F forever. The explorer asserts this measure decrease on every
 //     transition it computes, and fails if it ever does not hold.
 //  2. The specification's fairness is weak fairness on every receive action
-//     (RecvApp and RecvMarker for Spec, line 257, and SpecLossy, whose Lose
+//     (RecvApp and RecvMarker for Spec, lines 257-258, and SpecLossy, whose Lose
 //     is not fair; RecvApp and RecvMarkerNoForward for SpecNoForward);
 //     SpecNonFIFO and SpecNoRecord have none. A behaviour stuttering
 //     forever in F is fair iff no fair action is enabled in F (an enabled one would be continuously enabled
@@ -113,9 +113,9 @@
 //     action decreases it strictly, so again every behaviour ends
 //     stuttering in a final state F, and the explorer asserts the decrease
 //     on every transition.
-//  2. Fairness (lines 225-233) is weak fairness on RecvAppF, RecvMarkerF and
-//     DropMarker (together enabled iff some channel into a live process is
-//     non-empty), on Abort, and, in SpecFaults only, on Detect: F ends a
+//  2. The fairness (FairReceive, FairAbort and FairDetect, lines 225-229)
+//     is weak fairness on RecvAppF, RecvMarkerF and DropMarker (together
+//     enabled iff some channel into a live process is non-empty), on Abort, and, in SpecFaults only, on Detect: F ends a
 //     fair behaviour iff none of them is enabled in F. SpecNoDetector has
 //     no Detect in its next-state relation and so no fairness on it
 //     (weak fairness on an action that is never taken would leave no fair

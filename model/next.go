@@ -44,7 +44,7 @@ func (k ActionKind) String() string {
 }
 
 // Receive reports whether the action takes a message off a channel: the
-// actions under weak fairness in Spec (RecvApp, RecvMarker; line 257) and
+// actions under weak fairness in Spec (RecvApp, RecvMarker; lines 257-258) and
 // SpecNoForward (RecvApp, RecvMarkerNoForward), the non-FIFO and no-record
 // receives, and RecvAppF, RecvMarkerF and DropMarker of the faults module.
 func (k ActionKind) Receive() bool {

@@ -203,7 +203,7 @@ func (g BarrierGraph) checkEdges() error {
 }
 
 // checkForceAligned: ForceAligned \subseteq Edge \ Back
-// (tla/BarrierAdaptive.tla line 51), in the adaptive mode only.
+// (tla/BarrierAdaptive.tla line 50), in the adaptive mode only.
 func (g BarrierGraph) checkForceAligned() error {
 	for _, e := range g.Edges {
 		switch {
@@ -291,12 +291,12 @@ func (d degree) check(n BarrierNode) error {
 	return nil
 }
 
-// In is In(n) (line 57): the edges into node n, in the graph's order.
+// In is In(n) (line 56): the edges into node n, in the graph's order.
 func (g BarrierGraph) In(n string) []BarrierEdge {
 	return slices.DeleteFunc(slices.Clone(g.Edges), func(e BarrierEdge) bool { return e.To != n })
 }
 
-// Out is Out(n) (line 58): the edges out of node n, in the graph's order.
+// Out is Out(n) (line 57): the edges out of node n, in the graph's order.
 func (g BarrierGraph) Out(n string) []BarrierEdge {
 	return slices.DeleteFunc(slices.Clone(g.Edges), func(e BarrierEdge) bool { return e.From != n })
 }

@@ -143,10 +143,10 @@ var BarrierTemporal = []Property{PropBarriersComplete}
 // The properties tla/BarrierAdaptive.tla adds (an aligned checkpoint that
 // switches to unaligned on a timeout), with its lines.
 const (
-	PropAdaptiveTypeOK             Property = "AdaptiveTypeOK"             // lines 154-159
-	PropUnswitchedNoChannelState   Property = "UnswitchedNoChannelState"   // lines 165-166: AlignedNoChannelState per operator
-	PropForceAlignedNoChannelState Property = "ForceAlignedNoChannelState" // line 169
-	PropReportedTypeTaken          Property = "ReportedTypeTaken"          // line 172: the type reported is the type taken (FLINK-31588)
+	PropAdaptiveTypeOK             Property = "AdaptiveTypeOK"             // lines 216-221
+	PropUnswitchedNoChannelState   Property = "UnswitchedNoChannelState"   // lines 227-228: AlignedNoChannelState per operator
+	PropForceAlignedNoChannelState Property = "ForceAlignedNoChannelState" // line 231
+	PropReportedTypeTaken          Property = "ReportedTypeTaken"          // line 234: the type reported is the type taken (FLINK-31588)
 )
 
 // AdaptiveInvariants are the state invariants tla/BarrierAdaptive.tla

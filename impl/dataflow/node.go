@@ -65,9 +65,9 @@ type Action uint8
 // The steps.
 const (
 	ActEmit        Action = iota // Emit(s), line 169
-	ActInject                    // Inject(s), line 230
-	ActProcess                   // Process(e), line 186
-	ActRecvBarrier               // RecvBarrier(e), line 241
+	ActInject                    // Inject(s), line 279
+	ActProcess                   // Process(e), line 278
+	ActRecvBarrier               // RecvBarrier(e), line 280
 	ActTimeout                   // Timeout(n), tla/BarrierAdaptive.tla line 125
 	ActTimeoutOut                // TimeoutOut(n), tla/BarrierAdaptive.tla line 175
 )
@@ -241,8 +241,8 @@ func (n *Node) send(e int, r Item) {
 	n.q[e] = append(n.q[e], r)
 }
 
-// Inject mirrors Inject(s) (lines 230-234): the source records its
-// offset and sends its barrier. With Graph.Successive each Inject starts
+// Inject mirrors Inject(s) (line 279), InjectV(s, TRUE) (lines
+// 230-234): the source records its offset and sends its barrier. With Graph.Successive each Inject starts
 // the source's next snapshot (its id one more than the last); without,
 // the source injects once, as in the spec.
 func (n *Node) Inject() (Step, error) {
@@ -301,7 +301,8 @@ func (n *Node) blocked(e int) bool {
 	return n.g.aligns() && !n.recorded && n.bar[e]
 }
 
-// Process mirrors Process(e) (lines 186-208): the node takes record r,
+// Process mirrors Process(e) (line 278), ProcessV(e, TRUE, TRUE) (lines
+// 186-208): the node takes record r,
 // the head of input e, counts it, and sends it on its route (the sink
 // adds it to its output). An aligned node that has not recorded takes
 // nothing off an input whose barrier has arrived. A record taken off an
@@ -321,7 +322,8 @@ func (n *Node) Process(e int, r Item) (Step, error) {
 	return n.observe(Step{Action: ActProcess, Edge: e}, e, r), nil
 }
 
-// canProcess is the enabling condition of Process(e) (lines 191-193)
+// canProcess is the enabling condition of ProcessV(e, TRUE, TRUE) (lines
+// 191-193)
 // for record r at the head of e: e is an input, r is a record of the
 // graph's, the next in e's order, and e is not blocked.
 func (n *Node) canProcess(e int, r Item) error {
@@ -373,7 +375,8 @@ func (n *Node) pass(r Item) error {
 	return nil
 }
 
-// RecvBarrier mirrors RecvBarrier(e) (lines 241-260), and in the
+// RecvBarrier mirrors RecvBarrier(e) (line 280), RecvBarrierV(e, TRUE,
+// TRUE) (lines 241-260), and in the
 // adaptive mode RecvBarrierA(e) (tla/BarrierAdaptive.tla lines 88-95,
 // report): the node takes
 // barrier b, the head of input e. If it has recorded, e's recording is

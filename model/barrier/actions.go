@@ -303,7 +303,7 @@ const (
 	ActRecvBarrier                   // RecvBarrierV(e, persist, cyclic), line 241
 	ActRestore                       // Restore, line 265
 	// ActTimeout is TimeoutV(n, ...) of tla/BarrierAdaptive.tla (line 107),
-	// NextA's fifth disjunct (line 126), before RestoreA.
+	// NextA's fifth disjunct (line 184), before RestoreA.
 	ActTimeout
 	// ActTimeoutOut is TimeoutOutV(n, ...) of tla/BarrierAdaptive.tla
 	// (line 159), NextA's sixth disjunct (line 185), before RestoreA.
@@ -416,7 +416,7 @@ func (a Action) Apply(cfg *Config, st *State) (*State, error) {
 	return ns, nil
 }
 
-// Actions lists every instance of Next's disjuncts (lines 282-287), in
+// Actions lists every instance of NextV's disjuncts (lines 282-287), in
 // order: Emit and InjectV per source, ProcessV and RecvBarrierV per edge,
 // (adaptive: TimeoutV per node that is not a source, then TimeoutOutV
 // per node, tla/BarrierAdaptive.tla lines 184-185), Restore.
@@ -460,7 +460,7 @@ type Step struct {
 	State  *State
 }
 
-// Next mirrors Next (line 282) for cfg's variant: every enabled instance
+// Next mirrors Next (line 296), NextV (line 282) for cfg's variant: every enabled instance
 // and its successor, in the order of Actions.
 func Next(cfg *Config, st *State) []Step {
 	var out []Step
@@ -475,7 +475,7 @@ func Next(cfg *Config, st *State) []Step {
 // fairEnabled reports whether an action FairnessV (lines 292-294) makes
 // weakly fair is enabled in st: InjectV, ProcessV or RecvBarrierV (a
 // timeout needs no fairness: FairnessA, tla/BarrierAdaptive.tla lines
-// 131-133).
+// 190-192).
 func fairEnabled(cfg *Config, st *State) bool {
 	for _, a := range cfg.Actions() {
 		if a.Kind == ActEmit || a.Kind == ActRestore || a.Kind == ActTimeout || a.Kind == ActTimeoutOut {

@@ -307,7 +307,7 @@ func sortedEdges(edge [][2]string) [][2]string {
 }
 
 // addEdges indexes Edge, sorted by the endpoints' names, and In(n) and
-// Out(n) (lines 57-58).
+// Out(n) (lines 56-57).
 func (cfg *Config) addEdges(edge [][2]string, idx map[string]int) {
 	n := len(cfg.Nodes)
 	cfg.in, cfg.out = make([][]int, n), make([][]int, n)
@@ -355,7 +355,7 @@ func splitUnchecked(properties []spec.Property) (evaluated, unchecked []spec.Pro
 	return evaluated, unchecked
 }
 
-// shape computes FwdOut and BackOut (lines 60-61): one forward output
+// shape computes FwdOut and BackOut (lines 59-60): one forward output
 // and at most one back-edge out, as the ASSUME says (lines 66-67).
 func (cfg *Config) shape() {
 	n := len(cfg.Nodes)

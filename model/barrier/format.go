@@ -13,7 +13,7 @@ type Var struct {
 
 // Vars renders st's variables in the order of tla/BarrierSnapshots.tla's
 // VARIABLES (lines 93-110), then, for an adaptive model, those of
-// tla/BarrierAdaptive.tla (lines 50-54).
+// tla/BarrierAdaptive.tla (lines 56-59).
 func Vars(cfg *Config, st *State) []Var {
 	vs := []Var{
 		{"emitted", cfg.srcFunc(st.Emitted)},

@@ -22,7 +22,7 @@ const AdaptiveModule = "BarrierAdaptive"
 func IsSpecModule(mod string) bool { return mod == SpecModule || mod == AdaptiveModule }
 
 // constNames are the CONSTANTS of tla/BarrierSnapshots.tla (lines 43-52);
-// adaptiveConstNames adds those of tla/BarrierAdaptive.tla (lines 40-42).
+// adaptiveConstNames adds those of tla/BarrierAdaptive.tla (lines 46-48).
 var (
 	constNames         = []string{"Src", "Op", "Snk", "Edge", "Back", "Budget", "Cap", "Iter", "Mode"}
 	adaptiveConstNames = append(slices.Clone(constNames), "ForceAligned", "MaxTimeouts")
@@ -93,7 +93,7 @@ func checkModule(raw *tlcmodel.Raw) (bool, error) {
 	return adaptive, nil
 }
 
-// adaptive reads the constants of tla/BarrierAdaptive.tla (lines 40-42):
+// adaptive reads the constants of tla/BarrierAdaptive.tla (lines 46-48):
 // ForceAligned, a set of edges, and MaxTimeouts, a natural number.
 func (c consts) adaptive() ([][2]string, int, error) {
 	fa, err := c.pairSet("ForceAligned")

@@ -204,7 +204,7 @@ func (p *SinkProj) Violated() spec.Property {
 }
 
 // Unsettled lists the transactions (from 1) Pending at the end: in a
-// drained run CompleteCommitted (line 325) fails on each.
+// drained run CompleteCommitted (line 324) fails on each.
 func (p *SinkProj) Unsettled() []int {
 	var is []int
 	for i := 1; i <= len(p.St.Txns); i++ {

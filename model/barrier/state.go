@@ -63,7 +63,7 @@ type State struct {
 	CutRcvd  []int
 	Pre      App
 	Restored bool
-	// The variables tla/BarrierAdaptive.tla adds (lines 50-54), left at
+	// The variables tla/BarrierAdaptive.tla adds (lines 56-59), left at
 	// their initial values by the models of tla/BarrierSnapshots.tla:
 	// Switched is mode (the nodes whose mode is "unaligned"), Reported is
 	// reported, CutAligned the ghost cutAligned (a node set).
