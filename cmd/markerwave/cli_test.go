@@ -248,7 +248,7 @@ var newUserCases = []newUserCase{
 	{item: 9, name: "a node stopped by SIGTERM says so", serial: true,
 		args: func(t *testing.T) []string {
 			sigterm(t, 700*time.Millisecond)
-			path := twoNodeConfig(t)
+			path := onDemandConfig(t)
 			done := make(chan struct{})
 			go func() { defer close(done); node("--config", path, "--id", "P2") }()
 			t.Cleanup(func() { <-done })
@@ -411,7 +411,7 @@ func sigterm(t *testing.T, d time.Duration) {
 // loneNodeConfig is twoNodeConfig with a quick failure detector, for P1
 // run alone: it suspects P2, never started, within a few hundred ms.
 func loneNodeConfig(t *testing.T) string {
-	b, err := os.ReadFile(twoNodeConfig(t))
+	b, err := os.ReadFile(onDemandConfig(t))
 	require.NoError(t, err)
 	s := strings.Replace(string(b), `"count": 0}`, `"count": 0}, "failures": {"heartbeat_ms": 20, "timeout_ms": 200, "drain_ms": 300, "startup_ms": 200}`, 1)
 	path := filepath.Join(t.TempDir(), "lone.json")

@@ -21,16 +21,8 @@ import (
 // read once a process ended) and when P2 froze.
 func frozenPeer(t *testing.T, timeoutMS int) (map[string]*exec.Cmd, map[string]*bytes.Buffer, time.Time) {
 	t.Helper()
-	addrs := freeAddrs(t, 2)
-	path := nodeConfig(t,
-		`"procs": ["P1", "P2", "P3"]`, `"procs": ["P1", "P2"]`,
-		`{"from": "P2", "to": "P3"}, {"from": "P3", "to": "P2"},`, ``,
-		`{"from": "P3", "to": "P1"}, {"from": "P1", "to": "P3"}`, ``,
-		`{"from": "P2", "to": "P1"},`, `{"from": "P2", "to": "P1"}`,
-		`"127.0.0.1:7101"`, `"`+addrs[0]+`"`,
-		`"127.0.0.1:7102"},`, `"`+addrs[1]+`"}`,
-		`"P3": {"listen": "127.0.0.1:7103"}`, ``,
-		`"P1": 1000, "P2": 1000, "P3": 1000`, `"P1": 1000000000, "P2": 1000000000`,
+	path := twoNodeConfig(t,
+		`"P1": 1000, "P2": 1000`, `"P1": 1000000000, "P2": 1000000000`,
 		`"transfers": 400`, `"transfers": 100000000`,
 		`"max_amount": 50`, `"max_amount": 5`,
 		`"pause_ms": 2`, `"pause_ms": 0`,

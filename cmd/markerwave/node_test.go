@@ -193,16 +193,7 @@ func TestNodeRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two nodes over loopback TCP")
 	}
-	addrs := freeAddrs(t, 2)
-	path := nodeConfig(t,
-		`"procs": ["P1", "P2", "P3"]`, `"procs": ["P1", "P2"]`,
-		`{"from": "P2", "to": "P3"}, {"from": "P3", "to": "P2"},`, ``,
-		`{"from": "P3", "to": "P1"}, {"from": "P1", "to": "P3"}`, ``,
-		`{"from": "P2", "to": "P1"},`, `{"from": "P2", "to": "P1"}`,
-		`"127.0.0.1:7101"`, `"`+addrs[0]+`"`,
-		`"127.0.0.1:7102"},`, `"`+addrs[1]+`"}`,
-		`"P3": {"listen": "127.0.0.1:7103"}`, ``,
-		`, "P3": 1000`, ``,
+	path := twoNodeConfig(t,
 		`"transfers": 400`, `"transfers": 50`,
 		`"every_ms": 250`, `"every_ms": 100`,
 		`"initiators": ["P1", "P3"]`, `"initiators": ["P1", "P2"]`,

@@ -15,21 +15,29 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// twoNodeConfig is the sample config cut down to P1 and P2 on free
-// loopback ports, with control endpoints, transfers and no scheduled
-// snapshots.
-func twoNodeConfig(t *testing.T) string {
+// twoNodeConfig is the sample config cut down to P1 and P2 (both
+// channels between them) on free loopback ports, with control
+// endpoints, then the further edits (pairs of old, new).
+func twoNodeConfig(t *testing.T, edits ...string) string {
 	t.Helper()
 	a := freeAddrs(t, 4)
-	return nodeConfig(t,
+	return nodeConfig(t, append([]string{
 		`"procs": ["P1", "P2", "P3"]`, `"procs": ["P1", "P2"]`,
 		`{"from": "P2", "to": "P3"}, {"from": "P3", "to": "P2"},`, ``,
 		`{"from": "P3", "to": "P1"}, {"from": "P1", "to": "P3"}`, ``,
 		`{"from": "P2", "to": "P1"},`, `{"from": "P2", "to": "P1"}`,
-		`"127.0.0.1:7101"}`, `"`+a[0]+`", "control": "`+a[2]+`"}`,
-		`"127.0.0.1:7102"},`, `"`+a[1]+`", "control": "`+a[3]+`"}`,
+		`"127.0.0.1:7101"}`, `"` + a[0] + `", "control": "` + a[2] + `"}`,
+		`"127.0.0.1:7102"},`, `"` + a[1] + `", "control": "` + a[3] + `"}`,
 		`"P3": {"listen": "127.0.0.1:7103"}`, ``,
 		`, "P3": 1000`, ``,
+	}, edits...)...)
+}
+
+// onDemandConfig is twoNodeConfig with transfers and no scheduled
+// snapshots: snapshots are asked for (markerwave snapshot).
+func onDemandConfig(t *testing.T) string {
+	t.Helper()
+	return twoNodeConfig(t,
 		`"transfers": 400`, `"transfers": 300`,
 		`"initiators": ["P1", "P3"], "every_ms": 250, "count": 3`, `"initiators": ["P1"], "every_ms": 250, "count": 0`,
 	)
@@ -43,7 +51,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two nodes over loopback TCP")
 	}
-	path := twoNodeConfig(t)
+	path := onDemandConfig(t)
 	var wg sync.WaitGroup
 	for _, id := range []string{"P1", "P2"} {
 		wg.Add(1)
@@ -91,7 +99,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 }
 
 func TestSnapshotErrors(t *testing.T) {
-	path := twoNodeConfig(t)
+	path := onDemandConfig(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -151,7 +159,7 @@ func TestRecipeSnapshot(t *testing.T) {
 // node, resumed, does not run it (TestControlExpiredNotRun). Issue #20:
 // `snapshot --wait 2s` took 5 s.
 func TestSnapshotWaitBoundsAll(t *testing.T) {
-	path := twoNodeConfig(t)
+	path := onDemandConfig(t)
 	cfg, err := runtime.LoadConfig(path, "")
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", cfg.Nodes["P1"].Control) // never accepts: a stopped node

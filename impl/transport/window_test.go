@@ -35,18 +35,13 @@ func windowFrame(n uint64, size int) wire.Frame {
 func TestTCPWindowBoundsTheBacklog(t *testing.T) {
 	checkNoLeak(t)
 	r := newRestartRig(t)
-	a := r.start(TCPConfig{
-		Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": r.addrB}, Local: []spec.ProcID{"P1"},
-		DrainTimeout: 50 * time.Millisecond,
-		WriteTimeout: time.Minute, // the connection must not fail while the test waits
-	})
 	const payload = 1000
+	a, _ := r.frozenSender(t, payload)
 	const tries = 4 * sendWindow / payload
 	type result struct {
 		accepted int
 		err      error
 	}
-	r.freeze(t, a, payload)
 	o := a.out[r.ch]
 
 	done := make(chan result, 1)
@@ -92,13 +87,18 @@ func TestTCPWindowBoundsTheBacklog(t *testing.T) {
 	}
 }
 
-// freeze makes the rig's receiver a frozen process for sender a: frame 1
-// (of payload bytes) makes a dial, the receiver takes the hello, accepts,
-// and then neither reads nor acknowledges unless the test writes on the
-// connection it returns; it returns once a serves the connection (the
-// window applies from then on).
-func (r *restartRig) freeze(t *testing.T, a *TCP, payload int) net.Conn {
+// frozenSender starts the rig's sender and makes its receiver a frozen
+// process: frame 1 (of payload bytes) makes the sender dial, the receiver
+// takes the hello, accepts, and then neither reads nor acknowledges
+// unless the test writes on the connection returned; it returns once the
+// sender serves the connection (the window applies from then on).
+func (r *restartRig) frozenSender(t *testing.T, payload int) (*TCP, net.Conn) {
 	t.Helper()
+	a := r.start(TCPConfig{
+		Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": r.addrB}, Local: []spec.ProcID{"P1"},
+		DrainTimeout: 50 * time.Millisecond,
+		WriteTimeout: time.Minute, // the connection must not fail while the test waits
+	})
 	r.sendWindowFrames(a, 1, 1, payload)
 	require.NoError(t, r.lnB.(*net.TCPListener).SetDeadline(time.Now().Add(10*time.Second)))
 	c, err := r.lnB.Accept()
@@ -115,7 +115,29 @@ func (r *restartRig) freeze(t *testing.T, a *TCP, payload int) net.Conn {
 		defer o.mu.Unlock()
 		return o.serving
 	}, "the connection served")
-	return c
+	return a, c
+}
+
+// sendUnwaited sends windowFrames from..to on ch with send, which must
+// neither fail nor wait (10 s: else the test fails with why).
+func sendUnwaited(t *testing.T, send func(wire.Envelope) error, ch spec.Channel, from, to uint64, payload int, why string) {
+	t.Helper()
+	sent := make(chan error, 1)
+	go func() {
+		for i := from; i <= to; i++ {
+			if err := send(wire.Envelope{Chan: ch, Frame: windowFrame(i, payload)}); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	select {
+	case err := <-sent:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal(why)
+	}
 }
 
 // TestTCPWaitRoomAndSendNow: FlowControl against a frozen receiver.
@@ -128,31 +150,11 @@ func (r *restartRig) freeze(t *testing.T, a *TCP, payload int) net.Conn {
 func TestTCPWaitRoomAndSendNow(t *testing.T) {
 	checkNoLeak(t)
 	r := newRestartRig(t)
-	a := r.start(TCPConfig{
-		Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0", "P2": r.addrB}, Local: []spec.ProcID{"P1"},
-		DrainTimeout: 50 * time.Millisecond,
-		WriteTimeout: time.Minute, // the connection must not fail while the test waits
-	})
 	const payload = 1000
-	c := r.freeze(t, a, payload)
+	a, c := r.frozenSender(t, payload)
 	require.NoError(t, a.WaitRoom(r.ch, time.Minute), "a window with room")
 	sendNow := func(from, to uint64) {
-		sent := make(chan error, 1)
-		go func() {
-			for i := from; i <= to; i++ {
-				if err := a.SendNow(wire.Envelope{Chan: r.ch, Frame: windowFrame(i, payload)}); err != nil {
-					sent <- err
-					return
-				}
-			}
-			sent <- nil
-		}()
-		select {
-		case err := <-sent:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("SendNow waited on a full window")
-		}
+		sendUnwaited(t, a.SendNow, r.ch, from, to, payload, "SendNow waited on a full window")
 	}
 	const n = 3 * sendWindow / payload // frames 1..n: three windows
 	sendNow(2, n)
@@ -204,22 +206,7 @@ func TestTCPWindowDoesNotWaitUnconnected(t *testing.T) {
 	r.lnB.Close() // nothing listens: dials are refused
 	a := r.sender(50 * time.Millisecond)
 	const payload, n = 4000, 3 * sendWindow / 4000
-	done := make(chan error, 1)
-	go func() {
-		for i := uint64(1); i <= n; i++ {
-			if err := a.Send(wire.Envelope{Chan: r.ch, Frame: windowFrame(i, payload)}); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Sends wait on the window of a channel without a connection")
-	}
+	sendUnwaited(t, a.Send, r.ch, 1, n, payload, "Sends wait on the window of a channel without a connection")
 	err := closeBounded(t, a, 10*time.Second)
 	var se *ShutdownError
 	require.ErrorAs(t, err, &se)
