@@ -402,6 +402,7 @@ func (o *outChan) enqueue(b []byte, wait bool) error {
 		o.cond.Wait()
 	}
 	o.push(b)
+	o.sizeNow.Store(int64(o.size))
 	if o.waiting {
 		o.cond.Broadcast()
 	}
@@ -421,8 +422,13 @@ func (o *outChan) refusal() error {
 }
 
 // waitRoom is WaitRoom's wait on the channel, as enqueue's but bounded by
-// timeout (a timer wakes the wait, only if it waits at all).
+// timeout (a timer wakes the wait, only if it waits at all). While the
+// window has room it answers without the lock: a channel closed or
+// failed meanwhile is then the Send's to report.
 func (o *outChan) waitRoom(timeout time.Duration) error {
+	if o.sizeNow.Load() < sendWindow {
+		return nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err := o.refusal(); err != nil || !o.full() {

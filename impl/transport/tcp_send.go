@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,6 +23,11 @@ import (
 type outChan struct {
 	t  *TCP
 	ch spec.Channel
+
+	// sizeNow mirrors sendBuf.size (written under mu, read without it):
+	// WaitRoom's look, on every send of a caller that uses it, takes no
+	// lock while the window has room.
+	sizeNow atomic.Int64
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -65,6 +71,7 @@ func (o *outChan) drop(n uint64) {
 		return
 	}
 	o.sendBuf.drop(n)
+	o.sizeNow.Store(int64(o.size))
 	o.cond.Broadcast()
 }
 
