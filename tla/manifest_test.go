@@ -3,6 +3,7 @@ package tla
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,6 +243,33 @@ func TestReadmeTable(t *testing.T) {
 		}
 		t.Errorf("docs/specs.md's table of models is not the manifest's; run go test ./tla -run TestReadmeTable -update\n--- docs/specs.md\n%s\n--- manifest\n%s", got, want)
 	}
+}
+
+// TestReadmeCounts: the README's sentence on the models gives the
+// manifest's counts: all of them, the positive ones both checkers
+// finished, the negative ones, and the large ones (Model.Large).
+func TestReadmeCounts(t *testing.T) {
+	m, err := Embedded()
+	require.NoError(t, err)
+	var pos, neg, large int
+	for _, x := range m.Models {
+		switch {
+		case x.Large:
+			large++
+		case x.Kind == Positive:
+			pos++
+		default:
+			neg++
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	words := map[int]string{1: "one", 2: "two", 3: "three", 4: "four"}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	want := fmt.Sprintf("%d TLC models: %d positive models checked completely by both", len(m.Models), pos)
+	assert.Contains(t, readme, want)
+	assert.Contains(t, readme, fmt.Sprintf("), %d negative ones,", neg))
+	assert.Contains(t, readme, fmt.Sprintf("and %s large ones for the Go explorer alone", words[large]))
 }
 
 func TestThousands(t *testing.T) {
