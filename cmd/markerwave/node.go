@@ -106,6 +106,9 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 // reporting every problem; ok is false if there was one.
 func loadNode(f *cmdFlags, o nodeOptions) (cfg *runtime.FileConfig, from *snapshot.Global, ok bool) {
 	cfg, err := runtime.LoadConfig(o.config, spec.ProcID(o.id))
+	if err == nil && o.id == "" {
+		err = cfg.CheckCA() // with an id, LoadConfig loaded it with the node's certificate
+	}
 	if err != nil {
 		reportConfig(f, o.config, err)
 		return nil, nil, false
@@ -197,7 +200,7 @@ func tlsRow(t *runtime.TLSConfig, id string) string {
 	case t == nil:
 		return "none: plain TCP, for trusted networks only; control and metrics on loopback"
 	case id == "":
-		return fmt.Sprintf("mutual TLS, cluster %q, CA %s", t.Cluster, t.CA)
+		return fmt.Sprintf("mutual TLS, cluster %q, CA %s loaded (no --id: no node's certificate checked)", t.Cluster, t.CA)
 	}
 	return fmt.Sprintf("mutual TLS, cluster %q, CA %s; %s's certificate and key loaded", t.Cluster, t.CA, id)
 }

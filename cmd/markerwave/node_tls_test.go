@@ -24,6 +24,12 @@ func TestNodeTLSFiles(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errs, `config: field "tls": P1: tls: CA file: open `+filepath.Join(dir, "certs", "ca.pem")+": no such file or directory")
+	// Without --id the CA, which every node shares, is checked all the
+	// same (it passed with "ok" and looked loaded).
+	code, out, errs = node("--config", path, "--check")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, `config: field "tls.ca": tls: CA file: open `+filepath.Join(dir, "certs", "ca.pem")+": no such file or directory")
 
 	ca, err := tlstest.NewCA("c1")
 	require.NoError(t, err)
@@ -37,6 +43,9 @@ func TestNodeTLSFiles(t *testing.T) {
 	code, out, errs = node("--config", path, "--id", "P1", "--check")
 	assert.Equal(t, exitOK, code, errs)
 	assert.Contains(t, out, `  tls           mutual TLS, cluster "c1", CA `+filepath.Join(dir, "certs", "ca.pem")+"; P1's certificate and key loaded\n")
+	code, out, errs = node("--config", path, "--check")
+	assert.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, `  tls           mutual TLS, cluster "c1", CA `+filepath.Join(dir, "certs", "ca.pem")+" loaded (no --id: no node's certificate checked)\n")
 }
 
 // Without "tls" a control address off loopback is refused at load.

@@ -81,6 +81,19 @@ func (c *FileConfig) TLSFor(id spec.ProcID) (*transport.TLS, error) {
 	return t, nil
 }
 
+// CheckCA checks that the CA every node shares loads (nil without
+// "tls"): what markerwave node --check can tell of the TLS files without
+// a node's id. Problems are reported as by ParseConfig.
+func (c *FileConfig) CheckCA() error {
+	var ps problems
+	if c.TLS != nil {
+		if _, err := transport.LoadCA(c.TLS.CA); err != nil {
+			ps.add("tls.ca", "%v", err)
+		}
+	}
+	return ps.err()
+}
+
 // tlsProblems: self's certificate, key and the CA load (CheckHost).
 func (c *FileConfig) tlsProblems(self spec.ProcID, ps *problems) {
 	if c.TLS == nil || !c.Topology.Has(self) {

@@ -38,6 +38,20 @@ func LoadTLS(caFile, certFile, keyFile, cluster string) (*TLS, error) {
 	if cluster == "" {
 		return nil, errors.New("tls: no cluster name")
 	}
+	cas, err := LoadCA(caFile)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls: certificate %s with key %s: %w", certFile, keyFile, err)
+	}
+	return &TLS{Cert: cert, CAs: cas, Cluster: cluster}, nil
+}
+
+// LoadCA reads the cluster's CA bundle from caFile (PEM); the error
+// names the file that is missing, unreadable or holds no certificate.
+func LoadCA(caFile string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("tls: CA file: %w", err)
@@ -46,11 +60,7 @@ func LoadTLS(caFile, certFile, keyFile, cluster string) (*TLS, error) {
 	if !cas.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("tls: CA file %s holds no PEM certificate", caFile)
 	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls: certificate %s with key %s: %w", certFile, keyFile, err)
-	}
-	return &TLS{Cert: cert, CAs: cas, Cluster: cluster}, nil
+	return cas, nil
 }
 
 // ErrNoCertificate is wrapped by a *TLSRefusedError of a peer that
