@@ -38,11 +38,14 @@ func DecodeStrict(b []byte, v any) error {
 func explainJSON(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			return fmt.Errorf("want %s, got %s", jsonKind(te.Type), te.Value)
+		why := fmt.Sprintf("want %s, got %s", jsonKind(te.Type), te.Value)
+		if r, ok := outOfRange(te); ok {
+			why = r
 		}
-		return fmt.Errorf("field %q: want %s, got %s", field, jsonKind(te.Type), te.Value)
+		if te.Field == "" {
+			return errors.New(why)
+		}
+		return fmt.Errorf("field %q: %s", te.Field, why)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -58,6 +61,30 @@ func explainJSON(err error) error {
 		return fmt.Errorf("unknown field %s", strings.TrimPrefix(msg, "json: unknown field "))
 	}
 	return err
+}
+
+// outOfRange explains a whole number too large (or too small) for the
+// integer field it is decoded into, which encoding/json reports as a
+// number that is not of the field's type.
+func outOfRange(te *json.UnmarshalTypeError) (string, bool) {
+	lit, ok := strings.CutPrefix(te.Value, "number ")
+	if !ok || te.Type == nil || strings.ContainsAny(lit, ".eE") {
+		return "", false
+	}
+	t, bits := te.Type, te.Type.Bits
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if strings.HasPrefix(lit, "-") {
+			return fmt.Sprintf("%s is out of range: at least %d", lit, int64(-1)<<(bits()-1)), true
+		}
+		return fmt.Sprintf("%s is out of range: at most %d", lit, uint64(1)<<(bits()-1)-1), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if strings.HasPrefix(lit, "-") {
+			return fmt.Sprintf("%s is negative", lit), true
+		}
+		return fmt.Sprintf("%s is out of range: at most %d", lit, uint64(1)<<bits()-1), true
+	}
+	return "", false
 }
 
 // jsonKind names the JSON kind a Go type is decoded from.

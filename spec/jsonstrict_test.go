@@ -23,7 +23,11 @@ func TestDecodeStrict(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"nodes": {"id": "P1"}}`, `field "nodes": want an array, got object`},
 		{`{"nodes": [{"id": "P1", "port": "x"}]}`, `field "nodes.port": want a non-negative integer, got string`},
-		{`{"nodes": [{"id": "P1", "port": 70000}]}`, `field "nodes.port": want a non-negative integer, got number 70000`},
+		{`{"nodes": [{"id": "P1", "port": 70000}]}`, `field "nodes.port": 70000 is out of range: at most 65535`},
+		{`{"nodes": [{"id": "P1", "port": -1}]}`, `field "nodes.port": -1 is negative`},
+		{`{"nodes": [{"id": "P1", "port": 1.5}]}`, `field "nodes.port": want a non-negative integer, got number 1.5`},
+		{`{"total": 10000000000000000000}`, `field "total": 10000000000000000000 is out of range: at most 9223372036854775807`},
+		{`{"total": -10000000000000000000}`, `field "total": -10000000000000000000 is out of range: at least -9223372036854775808`},
 		{`{"total": 1e30}`, `field "total": want an integer, got number 1e30`},
 		{`[1]`, `want an object, got array`},
 		{`{"nodes": [], "color": 1}`, `unknown field "color"`},

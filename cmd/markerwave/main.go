@@ -165,5 +165,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\n'markerwave help COMMAND' (or 'markerwave COMMAND --help') describes a command;")
 	fmt.Fprintln(w, "'markerwave --version' prints the version.")
 	fmt.Fprintln(w, "\nexit status: 0 success; 1 a property is violated, a trace diverges or a run")
-	fmt.Fprintln(w, "failed; 2 bad usage or a bad input file.")
+	fmt.Fprintln(w, "failed; 2 bad usage or a bad input file; 3 check stopped by --max-states or")
+	fmt.Fprintln(w, "--max-memory (not a pass); 130 interrupted (Ctrl-C).")
 }
