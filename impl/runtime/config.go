@@ -569,7 +569,11 @@ func (c *FileConfig) checkFailures(ps *problems) {
 		return
 	}
 	if err := c.Detector().Check(); err != nil {
-		ps.add("failures.timeout_ms", "%v", err)
+		if f.TimeoutMS == 0 {
+			ps.add("failures.heartbeat_ms", "%v (the timeout is timeout_ms's default, %d: set timeout_ms, or lower heartbeat_ms)", err, DefaultTimeoutMS)
+		} else {
+			ps.add("failures.timeout_ms", "%v", err)
+		}
 	}
 }
 

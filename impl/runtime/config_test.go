@@ -69,6 +69,9 @@ func TestParseConfigErrorsNameTheField(t *testing.T) {
 		{`"every_ms": 250`, `"every_ms": 0`, []string{`config: field "snapshots.every_ms": 0, want > 0`}},
 		{`"every_ms": 250`, `"every_ms": 86400001`, []string{`config: field "snapshots.every_ms": 86400001 is out of range: at most 86400000 (a day)`}},
 		{`"pause_ms": 2`, `"pause_ms": 18446744073710`, []string{`config: field "workload.pause_ms": 18446744073710 is out of range: at most 86400000 (a day)`}},
+		{`"count": 3}`, `"count": 3}, "failures": {"heartbeat_ms": 1000}`, []string{
+			`config: field "failures.heartbeat_ms": timeout 1s is below 3 heartbeat intervals (3s): live peers would be suspected (the timeout is timeout_ms's default, 1000: set timeout_ms, or lower heartbeat_ms)`,
+		}},
 		{`"count": 3}`, `"count": 3}, "failures": {"heartbeat_ms": 18446744073710, "timeout_ms": 73786976294840, "drain_ms": 86400000, "startup_ms": 86400001}`, []string{
 			`config: field "failures.heartbeat_ms": 18446744073710 is out of range: at most 86400000 (a day)`,
 			`config: field "failures.timeout_ms": 73786976294840 is out of range: at most 86400000 (a day)`,
