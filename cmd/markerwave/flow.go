@@ -69,8 +69,10 @@ tla/BarrierAdaptive.tla have): the barrier trace
 the spec takes (--par sources, each into its own map, all maps into the
 slow aggregation, a sink), with a single snapshot, the failure
 --fail-after records later and the restore; markerwave audit replays it
-against the spec and markerwave export --diagram draws it. DIR/flow.txt
-is the table.
+against the spec and markerwave export --diagram draws it. Each
+protocol's run also leaves its sink trace, DIR/MODE-sink.jsonl
+(tla/BarrierSink.tla's vocabulary: markerwave audit replays it), and
+DIR/flow.txt is the table.
 
 Exit 0: exactly once under every protocol; 1: a run failed or its output
 differs; 2: bad usage, --out holds a run or cannot be written, or a bad
