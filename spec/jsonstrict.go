@@ -71,18 +71,19 @@ func outOfRange(te *json.UnmarshalTypeError) (string, bool) {
 	if !ok || te.Type == nil || strings.ContainsAny(lit, ".eE") {
 		return "", false
 	}
-	t, bits := te.Type, te.Type.Bits
-	switch t.Kind() {
+	negative := strings.HasPrefix(lit, "-")
+	switch te.Type.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if strings.HasPrefix(lit, "-") {
-			return fmt.Sprintf("%s is out of range: at least %d", lit, int64(-1)<<(bits()-1)), true
+		bits := te.Type.Bits()
+		if negative {
+			return fmt.Sprintf("%s is out of range: at least %d", lit, int64(-1)<<(bits-1)), true
 		}
-		return fmt.Sprintf("%s is out of range: at most %d", lit, uint64(1)<<(bits()-1)-1), true
+		return fmt.Sprintf("%s is out of range: at most %d", lit, uint64(1)<<(bits-1)-1), true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if strings.HasPrefix(lit, "-") {
+		if negative {
 			return fmt.Sprintf("%s is negative", lit), true
 		}
-		return fmt.Sprintf("%s is out of range: at most %d", lit, uint64(1)<<bits()-1), true
+		return fmt.Sprintf("%s is out of range: at most %d", lit, uint64(1)<<te.Type.Bits()-1), true
 	}
 	return "", false
 }

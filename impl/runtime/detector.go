@@ -513,13 +513,6 @@ func (n *Node) anySuspected() (spec.ProcID, time.Time, bool) {
 	return "", time.Time{}, false
 }
 
-// suspects reports whether the node suspects q (an in-neighbour whose
-// silence passed the timeout, or Suspect's). Called under cmu.
-func (n *Node) suspects(q spec.ProcID) bool {
-	i := n.det.in(q)
-	return i >= 0 && !n.det.suspected[i].IsZero()
-}
-
 // EverHeard reports whether the node has heard from q (any frame) since
 // it started: false for an in-neighbour never heard from, which may not
 // exist yet (a node started alone); true for a process the node does not

@@ -566,7 +566,7 @@ func (n *Node) waitRoom(to spec.ProcID) {
 			return
 		}
 		n.cmu.Lock()
-		over := n.exited || n.finished || n.suspects(to)
+		over := n.exited || n.finished || n.core.Suspected(to) // what sendApp's step refuses
 		n.cmu.Unlock()
 		if over {
 			return

@@ -392,21 +392,36 @@ func (tr *TCP) encode(dst []byte, env wire.Envelope) ([]byte, error) {
 func (o *outChan) enqueue(b []byte, wait bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for {
-		if err := o.refusal(); err != nil {
-			return err
-		}
-		if !wait || !o.full() {
-			break
-		}
-		o.cond.Wait()
+	var err error
+	if wait {
+		err = o.awaitRoom(time.Time{})
+	} else {
+		err = o.refusal()
+	}
+	if err != nil {
+		return err
 	}
 	o.push(b)
-	o.sizeNow.Store(int64(o.size))
 	if o.waiting {
 		o.cond.Broadcast()
 	}
 	return nil
+}
+
+// awaitRoom waits while the window is full, until deadline (none if
+// zero): the refusal if the channel refuses, nil once there is room or
+// the deadline passed (the caller looks at full again). Called under
+// o.mu.
+func (o *outChan) awaitRoom(deadline time.Time) error {
+	for {
+		if err := o.refusal(); err != nil || !o.full() {
+			return err
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return nil
+		}
+		o.cond.Wait()
+	}
 }
 
 // refusal is why a Send on the channel is refused, nil if it is not:
@@ -421,38 +436,25 @@ func (o *outChan) refusal() error {
 	return nil
 }
 
-// waitRoom is WaitRoom's wait on the channel, as enqueue's but bounded by
-// timeout (a timer wakes the wait, only if it waits at all). While the
-// window has room it answers without the lock: a channel closed or
-// failed meanwhile is then the Send's to report.
+// waitRoom is WaitRoom's wait on the channel: enqueue's, bounded by
+// timeout (a timer wakes it, only if it waits at all).
 func (o *outChan) waitRoom(timeout time.Duration) error {
-	if o.sizeNow.Load() < sendWindow {
-		return nil
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err := o.refusal(); err != nil || !o.full() {
 		return err
 	}
-	if timeout <= 0 {
-		return o.noRoom(timeout)
-	}
-	deadline := time.Now().Add(timeout)
-	timer := time.AfterFunc(timeout, func() {
-		o.mu.Lock()
-		o.cond.Broadcast()
-		o.mu.Unlock()
-	})
-	defer timer.Stop()
-	for {
-		if err := o.refusal(); err != nil || !o.full() {
+	if timeout > 0 {
+		deadline := time.Now().Add(timeout)
+		defer o.wakeAt(deadline).Stop()
+		if err := o.awaitRoom(deadline); err != nil {
 			return err
 		}
-		if !time.Now().Before(deadline) {
-			return o.noRoom(timeout)
-		}
-		o.cond.Wait()
 	}
+	if o.full() {
+		return o.noRoom(timeout)
+	}
+	return nil
 }
 
 // noRoom is WaitRoom's error for a window that stayed full for timeout.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,11 +22,6 @@ import (
 type outChan struct {
 	t  *TCP
 	ch spec.Channel
-
-	// sizeNow mirrors sendBuf.size (written under mu, read without it):
-	// WaitRoom's look, on every send of a caller that uses it, takes no
-	// lock while the window has room.
-	sizeNow atomic.Int64
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -71,7 +65,6 @@ func (o *outChan) drop(n uint64) {
 		return
 	}
 	o.sendBuf.drop(n)
-	o.sizeNow.Store(int64(o.size))
 	o.cond.Broadcast()
 }
 
@@ -94,17 +87,22 @@ func (o *outChan) waitAcked(deadline time.Time) {
 	if unreached {
 		return
 	}
-	timer := time.AfterFunc(time.Until(deadline), func() {
-		o.mu.Lock()
-		o.cond.Broadcast()
-		o.mu.Unlock()
-	})
-	defer timer.Stop()
+	defer o.wakeAt(deadline).Stop()
 	o.mu.Lock()
 	for o.pending() > 0 && o.failed == nil && time.Now().Before(deadline) {
 		o.cond.Wait()
 	}
 	o.mu.Unlock()
+}
+
+// wakeAt wakes the channel's waiters at deadline, so that a wait bounded
+// by it (on o.cond, which the events it waits for broadcast) ends then.
+func (o *outChan) wakeAt(deadline time.Time) *time.Timer {
+	return time.AfterFunc(time.Until(deadline), func() {
+		o.mu.Lock()
+		o.cond.Broadcast()
+		o.mu.Unlock()
+	})
 }
 
 // run connects when there is something to send and reconnects after cuts.

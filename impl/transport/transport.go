@@ -50,9 +50,8 @@ type FlowControl interface {
 	// run ahead of its receiver without bound.
 	SendNow(env wire.Envelope) error
 	// WaitRoom waits at most timeout until a Send on ch would not wait:
-	// nil then (the Send may still refuse); an error wrapping ErrNoRoom
-	// if it still would; ErrClosed or the channel's failure, as Send
-	// would return them, if it finds them while it waits.
+	// nil then; an error wrapping ErrNoRoom if it still would; ErrClosed
+	// or the channel's failure, as Send would return them.
 	WaitRoom(ch spec.Channel, timeout time.Duration) error
 }
 
