@@ -172,6 +172,14 @@ func TestSnapshotsErrors(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Equal(t, "markerwave snapshots: no snapshot store at "+absent+": the directory does not exist\n", errs)
 
+	// a directory of other files is no empty store (snapshots --dir /etc)
+	foreign := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(foreign, "hosts"), nil, 0o644))
+	code, out, errs = runCmd(runSnapshots, "--dir", foreign)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "markerwave snapshots: "+foreign+" is not a snapshot store: it holds 1 entry (hosts) and none of a store's (snap-<id>.json, parts/, catalog.json)\n", errs)
+
 	code, out, errs = runCmd(runSnapshots, "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, errs)

@@ -27,8 +27,8 @@ snapshot_dir, the nodes without a part are named, and the snapshot a
 recovery would restore (markerwave recover) is marked. With --config and
 --keep N, the snapshots older than the last N recoverable ones are
 removed first (global files and parts; impl/store's Prune), each named.
-Exit 0: listed (even if empty); 1: a removal failed; 2: bad usage, or
-no such directory.`
+Exit 0: listed (even if empty); 1: a removal failed; 2: bad usage, no
+such directory, or a directory that holds files but none of a store's.`
 
 // snapshotsOptions are snapshots' flags.
 type snapshotsOptions struct {
@@ -130,9 +130,10 @@ func (c *catalog) read() error {
 	return err
 }
 
-// openExisting opens the store in dir, which must exist: listing or
-// recovering from a directory that is not there is a mistake, not an
-// empty store.
+// openExisting opens the store in dir, which must exist and be a store
+// (store.Recognize): listing or recovering from a directory that is not
+// there, or that holds other things only, is a mistake, not an empty
+// store.
 func openExisting(dir string) (*store.Store, error) {
 	st, err := os.Stat(dir)
 	switch {
@@ -142,6 +143,9 @@ func openExisting(dir string) (*store.Store, error) {
 		return nil, err
 	case !st.IsDir():
 		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	if err := store.Recognize(dir); err != nil {
+		return nil, err
 	}
 	return store.Open(dir)
 }

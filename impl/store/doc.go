@@ -17,7 +17,9 @@
 // have none).
 //
 // Snapshot id lives in snap-<id>.json; process p's part of snapshot id in
-// parts/<id>/<p>.json.
+// parts/<id>/<p>.json. A tool that reads a directory someone named
+// (markerwave snapshots --dir) calls Recognize first: a directory holding
+// none of these entries, only others, is not an empty store.
 //
 // What it promises:
 //

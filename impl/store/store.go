@@ -159,6 +159,58 @@ func decodeGlobal(body []byte, h header, g *snapshot.Global) error {
 	return nil
 }
 
+// ErrNotAStore is wrapped by Recognize when a directory holds entries
+// but none of a store's.
+var ErrNotAStore = errors.New("not a snapshot store")
+
+// Recognize reports, without creating or changing anything, whether dir
+// can be read as a store: it is one if it is empty or holds at least one
+// of a store's entries (a snapshot file snap-<id>.json, the parts
+// directory, the catalog file, or a save's temporary file). A directory
+// that holds other things only (a mistyped --dir such as /etc) wraps
+// ErrNotAStore, naming a few of its entries, so that a listing of it is
+// not taken for an empty store.
+func Recognize(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	var foreign []string
+	for _, e := range ents {
+		if isStoreEntry(e) {
+			return nil
+		}
+		foreign = append(foreign, e.Name())
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign[:min(len(foreign), 3)]
+	more := ""
+	if len(foreign) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(foreign)-len(shown))
+	}
+	entries := "entries"
+	if len(foreign) == 1 {
+		entries = "entry"
+	}
+	return fmt.Errorf("%s is %w: it holds %d %s (%s%s) and none of a store's (snap-<id>.json, parts/, %s)",
+		dir, ErrNotAStore, len(foreign), entries, strings.Join(shown, ", "), more, CatalogFileName)
+}
+
+// isStoreEntry is whether e is one of the entries a store writes in its
+// directory (Path, PartPath's parts/, CatalogFileName, writeTemp's).
+func isStoreEntry(e fs.DirEntry) bool {
+	n := e.Name()
+	switch {
+	case e.IsDir():
+		return n == "parts"
+	case n == CatalogFileName, snapName.MatchString(n):
+		return true
+	}
+	return strings.HasPrefix(n, ".tmp-snap-") || strings.HasPrefix(n, ".tmp-"+CatalogFileName)
+}
+
 // List returns the ids of the stored snapshots, ascending. Temporary and
 // foreign files are ignored.
 func (s *Store) List() ([]spec.SnapID, error) {

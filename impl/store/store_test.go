@@ -319,3 +319,41 @@ func TestSavesSyncTheirDirectories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{root, parts, snap}, synced, "saving an abort")
 }
+
+// Recognize accepts an empty directory and every directory a store's
+// writes leave (each kind of save alone), and refuses one that holds
+// other things only, naming them: snapshots --dir /etc must not list "0
+// snapshots".
+func TestRecognize(t *testing.T) {
+	assert.NoError(t, store.Recognize(t.TempDir()), "an empty directory is an empty store")
+
+	g := sample(2)
+	writes := map[string]func(st *store.Store) error{
+		"Save": func(st *store.Store) error { _, err := st.Save(g); return err },
+		"SavePart": func(st *store.Store) error {
+			_, err := st.SavePart(snapshot.Part{Snap: 2, Node: g.Nodes[0]})
+			return err
+		},
+		"SaveAbort":    func(st *store.Store) error { _, err := st.SaveAbort(spec.AbortVerdict{Snap: 2, By: "P1"}); return err },
+		"WriteCatalog": func(st *store.Store) error { return st.WriteCatalog(g.Topology) },
+	}
+	for name, write := range writes {
+		dir := t.TempDir()
+		st, err := store.Open(dir)
+		require.NoError(t, err)
+		require.NoError(t, write(st), name)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644))
+		assert.NoError(t, store.Recognize(dir), "after %s, beside a foreign file", name)
+	}
+
+	foreign := t.TempDir()
+	for _, n := range []string{"passwd", "hosts", "parts", "snap-0.json", ".tmp-other"} {
+		require.NoError(t, os.WriteFile(filepath.Join(foreign, n), nil, 0o644))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(foreign, "snap-3.json"), 0o755))
+	err := store.Recognize(foreign)
+	require.ErrorIs(t, err, store.ErrNotAStore)
+	assert.EqualError(t, err, foreign+" is not a snapshot store: it holds 6 entries (.tmp-other, hosts, parts and 3 more) and none of a store's (snap-<id>.json, parts/, catalog.json)")
+
+	assert.ErrorContains(t, store.Recognize(filepath.Join(foreign, "absent")), "no such file or directory")
+}
