@@ -182,7 +182,7 @@ type process struct {
 	restarted atomic.Int64 // channels stopped because a peer restarted
 	nodeErrs  atomic.Int64 // errors the node reported
 	refused   atomic.Int64 // transfers refused: the receiver was suspected
-	held      atomic.Int64 // transfers not made: the receiver never heard from
+	held      heldBack     // transfers not made: the receiver never heard from
 	final     spec.LocalState
 	problems  []string // what went wrong while stopping
 
@@ -547,13 +547,54 @@ func (p *process) workload(ctx context.Context, w *Workload) {
 		if !ok {
 			return
 		}
+		pause := time.Duration(w.PauseMS) * time.Millisecond
 		if sent {
 			made++
+		} else {
+			pause = max(pause, heldRetry)
 		}
-		if !sleep(ctx, time.Duration(w.PauseMS)*time.Millisecond) {
+		if !sleep(ctx, pause) {
 			return
 		}
 	}
+}
+
+// heldRetry is the least pause after a transfer held back: with pause_ms
+// 0 the workload would otherwise spin, a core's worth of attempts, while
+// its peers start.
+const heldRetry = time.Millisecond
+
+// heldBack counts, receiver by receiver, the workload's transfers held
+// back because the receiver had never been heard from.
+type heldBack struct {
+	mu sync.Mutex
+	by map[spec.ProcID]int64
+}
+
+func (h *heldBack) add(q spec.ProcID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.by == nil {
+		h.by = map[spec.ProcID]int64{}
+	}
+	h.by[q]++
+}
+
+// neverHeard is how many transfers were held back for the receivers
+// never heard from when the node stopped (the dead peers with no last
+// heard time: the stop suspects every peer never heard from) and those
+// receivers, sorted: a transfer held back for a peer heard later was only
+// tried again once it had started, which is no failure.
+func (h *heldBack) neverHeard(dead []Fault) (n int64, peers []spec.ProcID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range dead {
+		if c := h.by[f.Peer]; c > 0 && f.Since.IsZero() {
+			n += c
+			peers = append(peers, f.Peer)
+		}
+	}
+	return n, peers
 }
 
 // send makes one workload transfer to peer to, unless to has never been
@@ -565,7 +606,7 @@ func (p *process) workload(ctx context.Context, w *Workload) {
 func (p *process) send(to spec.ProcID, msg []byte, heard map[spec.ProcID]bool) (made, ok bool) {
 	if !heard[to] {
 		if heard[to] = p.node.EverHeard(to); !heard[to] {
-			p.held.Add(1)
+			p.held.add(to)
 			return false, true
 		}
 	}

@@ -40,8 +40,12 @@ type StopSummary struct {
 	Refused int64
 	// HeldBack is the number of times the workload held a transfer back
 	// because its receiver had never been heard from (nothing was
-	// debited; the transfer is tried again): a peer that may not exist.
+	// debited; the transfer is tried again), counting only the receivers
+	// still never heard from when the node stopped, HeldFor: peers that
+	// may not exist. Attempts held back for a peer heard later (one
+	// starting after this node) are not counted.
 	HeldBack int64
+	HeldFor  []spec.ProcID
 	// Problems are the other things that went wrong (node errors,
 	// channels stopped by a peer restart, a drain that gave up).
 	Problems []string
@@ -79,12 +83,21 @@ func (s *StopSummary) Error() string {
 		fmt.Fprintf(&b, "\n  %d transfers to suspected peers refused (not debited)", s.Refused)
 	}
 	if s.HeldBack > 0 {
-		fmt.Fprintf(&b, "\n  %d transfers held back: their receiver was never heard from (not debited)", s.HeldBack)
+		fmt.Fprintf(&b, "\n  %d transfers held back: %s never heard from (not debited)", s.HeldBack, heldFor(s.HeldFor))
 	}
 	for _, p := range s.Problems {
 		fmt.Fprintf(&b, "\n  %s", p)
 	}
 	return b.String()
+}
+
+// heldFor names the receivers of held-back transfers: "their receiver
+// P2 was", "their receivers P2, P3 were".
+func heldFor(peers []spec.ProcID) string {
+	if len(peers) == 1 {
+		return "their receiver " + string(peers[0]) + " was"
+	}
+	return "their receivers " + procList(peers) + " were"
 }
 
 // abortLine is the summary's line of abort v, naming the node that
@@ -287,7 +300,7 @@ func (p *process) summary() *StopSummary {
 	}
 	p.faultMu.Lock()
 	defer p.faultMu.Unlock()
-	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), HeldBack: p.held.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
+	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
 	dead := map[spec.ProcID]bool{}
 	for _, q := range sortedIDs(keySet(p.suspects)) {
 		if f := p.suspects[q]; !f.Finished {
@@ -295,6 +308,7 @@ func (p *process) summary() *StopSummary {
 			dead[q] = true
 		}
 	}
+	s.HeldBack, s.HeldFor = p.held.neverHeard(s.Dead)
 	s.Unfinished = append(p.underWay(), p.partsMissing(dead)...)
 	s.Lost = p.lostFrames(dead)
 	s.Problems = append(s.Problems, p.broken...)
