@@ -27,134 +27,211 @@ type msgKey struct {
 // its channel states replayed.
 func TestPropertyRandomRuns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		nprocs := rapid.IntRange(2, 6).Draw(t, "procs")
-		topo := spectest.Topology(t, nprocs)
-		token := rapid.Bool().Draw(t, "token ring app")
-		var n *tnet
-		var total int64
-		if token {
-			n = newTokenNet(t, topo, rapid.SampledFrom(topo.Procs).Draw(t, "holder"))
-			total = 1
-		} else {
-			bal := map[spec.ProcID]int64{}
-			for _, p := range topo.Procs {
-				bal[p] = rapid.Int64Range(0, 100).Draw(t, "bal "+string(p))
-				total += bal[p]
-			}
-			n = newBankNet(t, topo, bal)
-		}
-
-		// Which snapshots had the sender / receiver recorded at each message's
-		// send / receipt.
-		sentBefore := map[msgKey]map[spec.SnapID]bool{}
-		recvAfter := map[msgKey]map[spec.SnapID]bool{}
-		recordedSet := func(p spec.ProcID, snaps []spec.SnapID) map[spec.SnapID]bool {
-			m := map[spec.SnapID]bool{}
-			for _, s := range snaps {
-				m[s] = n.Nodes[p].Phase(s) != core.Unknown
-			}
-			return m
-		}
-		var snaps []spec.SnapID
-		var sent []msgKey
-
+		r := startRandomRun(t)
 		steps := rapid.IntRange(0, 80).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
 			switch rapid.IntRange(0, 9).Draw(t, "action") {
-			case 0, 1, 2, 3: // send
-				p := rapid.SampledFrom(topo.Procs).Draw(t, "sender")
-				c := rapid.SampledFrom(topo.Out(p)).Draw(t, "send chan")
-				payload := app.TokenPayload
-				if !token {
-					payload = app.Transfer(rapid.Int64Range(1, 60).Draw(t, "amount"))
-				}
-				before := core.Fingerprint(n.Nodes[p], snaps...)
-				st, err := n.Send(p, c.To, payload)
-				if err != nil {
-					require.ErrorIs(t, err, core.ErrApp)
-					require.Equal(t, before, core.Fingerprint(n.Nodes[p], snaps...))
-					continue
-				}
-				k := msgKey{c, st.Event.Msg}
-				sentBefore[k] = recordedSet(p, snaps)
-				sent = append(sent, k)
-			case 4, 5, 6, 7: // deliver
-				var busy []spec.Channel
-				for _, c := range topo.Chans {
-					if len(n.Queues[c]) > 0 {
-						busy = append(busy, c)
-					}
-				}
-				if len(busy) == 0 {
-					continue
-				}
-				c := rapid.SampledFrom(busy).Draw(t, "deliver chan")
-				if f := n.Queues[c][0]; f.Kind == wire.KindApp {
-					recvAfter[msgKey{c, f.Seq}] = recordedSet(c.To, snaps)
-				}
-				n.deliver(c.From, c.To)
-			default: // initiate
-				if len(snaps) >= 4 {
-					continue
-				}
-				p := rapid.SampledFrom(topo.Procs).Draw(t, "initiator")
-				s := spec.SnapID(len(snaps) + 1)
-				snaps = append(snaps, s)
-				n.initiate(p, s)
-				_, err := n.Nodes[p].Initiate(s)
-				require.ErrorIs(t, err, core.ErrDuplicateSnap)
+			case 0, 1, 2, 3:
+				r.send()
+			case 4, 5, 6, 7:
+				r.deliver()
+			default:
+				r.initiate()
 			}
 		}
-		// Drain, recording receipts.
-		for n.InFlight() > 0 {
-			for _, c := range topo.Chans {
-				if len(n.Queues[c]) > 0 {
-					if f := n.Queues[c][0]; f.Kind == wire.KindApp {
-						recvAfter[msgKey{c, f.Seq}] = recordedSet(c.To, snaps)
-					}
-					n.deliver(c.From, c.To)
-				}
-			}
-		}
-		require.Equal(t, total, n.liveTotal())
-
-		for _, s := range snaps {
-			g := n.global(s) // fails unless every process completed s
-			require.Equal(t, total, g.Total(), "snapshot %d: %+v", s, g)
-			for _, c := range topo.Chans {
-				require.Equal(t, 1, n.MarkersSent(s, c), "snapshot %d: markers on %s", s, c)
-				var want []spec.AppMsg
-				for _, k := range sent {
-					if k.c == c && !sentBefore[k][s] && recvAfter[k][s] {
-						want = append(want, spec.AppMsg{Seq: k.seq})
-					}
-				}
-				got := g.Chans[c]
-				require.Len(t, got, len(want), "snapshot %d, channel %s: got %s", s, c, spec.FormatMsgs(got))
-				for i := range want {
-					require.Equal(t, want[i].Seq, got[i].Seq, "snapshot %d, channel %s: got %s", s, c, spec.FormatMsgs(got))
-				}
-			}
-		}
-		for _, e := range n.Events {
-			require.NoError(t, e.Validate(topo))
-		}
-		merged, err := spec.MergeCausal(topo, n.Logs)
-		require.NoError(t, err)
-		require.Len(t, merged, len(n.Events))
-
-		n.Take()
-		for _, s := range snaps {
-			checkSnapshotSeqs(t, topo, n.Parts[s])
-			restoreAndReplay(t, topo, n.Parts[s], token, total)
-		}
-		for _, p := range topo.Procs {
-			require.Empty(t, core.ActiveSnaps(n.Nodes[p]))
-			for _, s := range snaps {
-				require.Equal(t, core.Released, n.Nodes[p].Phase(s))
-			}
-		}
+		r.drain()
+		require.Equal(t, r.total, r.n.liveTotal())
+		r.checkSnapshots()
+		r.checkEvents()
+		r.checkRestores()
+		r.checkReleased()
 	})
+}
+
+// randomRun is one case of TestPropertyRandomRuns: the network, the
+// snapshots initiated, the messages sent, and which snapshots each
+// message's sender had recorded at its send and its receiver at its
+// receipt.
+type randomRun struct {
+	t          *rapid.T
+	topo       *spec.Topology
+	token      bool // the token ring app, else the bank
+	n          *tnet
+	total      int64 // the money (or the token) in the system
+	sentBefore map[msgKey]map[spec.SnapID]bool
+	recvAfter  map[msgKey]map[spec.SnapID]bool
+	snaps      []spec.SnapID
+	sent       []msgKey
+}
+
+// startRandomRun draws a topology and an app with its initial state, and
+// builds their network.
+func startRandomRun(t *rapid.T) *randomRun {
+	nprocs := rapid.IntRange(2, 6).Draw(t, "procs")
+	topo := spectest.Topology(t, nprocs)
+	token := rapid.Bool().Draw(t, "token ring app")
+	r := &randomRun{t: t, topo: topo, token: token,
+		sentBefore: map[msgKey]map[spec.SnapID]bool{}, recvAfter: map[msgKey]map[spec.SnapID]bool{}}
+	if r.token {
+		r.n = newTokenNet(t, topo, rapid.SampledFrom(topo.Procs).Draw(t, "holder"))
+		r.total = 1
+	} else {
+		bal := map[spec.ProcID]int64{}
+		for _, p := range topo.Procs {
+			bal[p] = rapid.Int64Range(0, 100).Draw(t, "bal "+string(p))
+			r.total += bal[p]
+		}
+		r.n = newBankNet(t, topo, bal)
+	}
+	return r
+}
+
+// recordedSet says, for each snapshot of snaps, whether p has recorded it.
+func (r *randomRun) recordedSet(p spec.ProcID, snaps []spec.SnapID) map[spec.SnapID]bool {
+	m := map[spec.SnapID]bool{}
+	for _, s := range snaps {
+		m[s] = r.n.Nodes[p].Phase(s) != core.Unknown
+	}
+	return m
+}
+
+// send draws a sender, a channel and a payload and sends it, checking
+// that a send the app refuses changes nothing.
+func (r *randomRun) send() {
+	t, n := r.t, r.n
+	p := rapid.SampledFrom(r.topo.Procs).Draw(t, "sender")
+	c := rapid.SampledFrom(r.topo.Out(p)).Draw(t, "send chan")
+	payload := app.TokenPayload
+	if !r.token {
+		payload = app.Transfer(rapid.Int64Range(1, 60).Draw(t, "amount"))
+	}
+	before := core.Fingerprint(n.Nodes[p], r.snaps...)
+	st, err := n.Send(p, c.To, payload)
+	if err != nil {
+		require.ErrorIs(t, err, core.ErrApp)
+		require.Equal(t, before, core.Fingerprint(n.Nodes[p], r.snaps...))
+		return
+	}
+	k := msgKey{c, st.Event.Msg}
+	r.sentBefore[k] = r.recordedSet(p, r.snaps)
+	r.sent = append(r.sent, k)
+}
+
+// deliver draws a channel with frames in flight, if any, and delivers its
+// first frame.
+func (r *randomRun) deliver() {
+	var busy []spec.Channel
+	for _, c := range r.topo.Chans {
+		if len(r.n.Queues[c]) > 0 {
+			busy = append(busy, c)
+		}
+	}
+	if len(busy) == 0 {
+		return
+	}
+	c := rapid.SampledFrom(busy).Draw(r.t, "deliver chan")
+	r.deliverOn(c)
+}
+
+// deliverOn delivers the first frame in flight on c, noting for an
+// application message which snapshots its receiver had recorded.
+func (r *randomRun) deliverOn(c spec.Channel) {
+	if f := r.n.Queues[c][0]; f.Kind == wire.KindApp {
+		r.recvAfter[msgKey{c, f.Seq}] = r.recordedSet(c.To, r.snaps)
+	}
+	r.n.deliver(c.From, c.To)
+}
+
+// initiate draws an initiator and initiates a new snapshot (at most four
+// in a run), checking that initiating it again is ErrDuplicateSnap.
+func (r *randomRun) initiate() {
+	if len(r.snaps) >= 4 {
+		return
+	}
+	p := rapid.SampledFrom(r.topo.Procs).Draw(r.t, "initiator")
+	s := spec.SnapID(len(r.snaps) + 1)
+	r.snaps = append(r.snaps, s)
+	r.n.initiate(p, s)
+	_, err := r.n.Nodes[p].Initiate(s)
+	require.ErrorIs(r.t, err, core.ErrDuplicateSnap)
+}
+
+// drain delivers every frame in flight, recording receipts.
+func (r *randomRun) drain() {
+	for r.n.InFlight() > 0 {
+		for _, c := range r.topo.Chans {
+			if len(r.n.Queues[c]) > 0 {
+				r.deliverOn(c)
+			}
+		}
+	}
+}
+
+// checkSnapshots checks that every snapshot completed, conserves the
+// total, sent one marker per channel, and recorded as each channel's
+// state exactly the messages sent before the sender recorded and
+// received after the receiver recorded.
+func (r *randomRun) checkSnapshots() {
+	t := r.t
+	for _, s := range r.snaps {
+		g := r.n.global(s) // fails unless every process completed s
+		require.Equal(t, r.total, g.Total(), "snapshot %d: %+v", s, g)
+		for _, c := range r.topo.Chans {
+			require.Equal(t, 1, r.n.MarkersSent(s, c), "snapshot %d: markers on %s", s, c)
+			want := r.wantChanState(s, c)
+			got := g.Chans[c]
+			require.Len(t, got, len(want), "snapshot %d, channel %s: got %s", s, c, spec.FormatMsgs(got))
+			for i := range want {
+				require.Equal(t, want[i].Seq, got[i].Seq, "snapshot %d, channel %s: got %s", s, c, spec.FormatMsgs(got))
+			}
+		}
+	}
+}
+
+// wantChanState is the state snapshot s must record for c: the messages
+// sent on c before their sender recorded s and received after their
+// receiver recorded it, in order.
+func (r *randomRun) wantChanState(s spec.SnapID, c spec.Channel) []spec.AppMsg {
+	var want []spec.AppMsg
+	for _, k := range r.sent {
+		if k.c == c && !r.sentBefore[k][s] && r.recvAfter[k][s] {
+			want = append(want, spec.AppMsg{Seq: k.seq})
+		}
+	}
+	return want
+}
+
+// checkEvents checks that every event of the run is valid and that the
+// processes' logs merge into one causal order of all of them.
+func (r *randomRun) checkEvents() {
+	t, n := r.t, r.n
+	for _, e := range n.Events {
+		require.NoError(t, e.Validate(r.topo))
+	}
+	merged, err := spec.MergeCausal(r.topo, n.Logs)
+	require.NoError(t, err)
+	require.Len(t, merged, len(n.Events))
+}
+
+// checkRestores takes each snapshot's parts, checks their seqs, and
+// restores and replays each snapshot.
+func (r *randomRun) checkRestores() {
+	r.n.Take()
+	for _, s := range r.snaps {
+		checkSnapshotSeqs(r.t, r.topo, r.n.Parts[s])
+		restoreAndReplay(r.t, r.topo, r.n.Parts[s], r.token, r.total)
+	}
+}
+
+// checkReleased checks that, taken, every snapshot is released by every
+// process and none is active.
+func (r *randomRun) checkReleased() {
+	for _, p := range r.topo.Procs {
+		require.Empty(r.t, core.ActiveSnaps(r.n.Nodes[p]))
+		for _, s := range r.snaps {
+			require.Equal(r.t, core.Released, r.n.Nodes[p].Phase(s))
+		}
+	}
 }
 
 // checkSnapshotSeqs: on every channel, the sender's next seq at its record

@@ -295,97 +295,157 @@ func TestSinkFlushAndErrorsProperty(t *testing.T) {
 		w := &failAfter{limit: rapid.OneOf(rapid.Just(-1), rapid.IntRange(0, 200<<10)).Draw(t, "fail after")}
 		s, err := trace.NewSink(w, h)
 		require.NoError(t, err)
-		var ok []spec.Event // the events whose Emit returned nil
-		var sticky error
+		r := &sinkRun{t: t, top: top, w: w, s: s}
 		nops := rapid.IntRange(0, 40).Draw(t, "ops")
 		for i := 0; i < nops; i++ {
 			switch kind := rapid.SampledFrom([]string{"emit", "emit", "emit", "big", "bad", "flush"}).Draw(t, "op"); kind {
 			case "emit", "big", "bad":
-				e := genEvent(t, top, "", uint64(len(ok)+1))
-				if kind == "big" {
-					e.Action, e.From, e.To, e.Snap, e.First = spec.SendApp, top.Chans[0].From, top.Chans[0].To, 0, false
-					e.Proc, e.Amount, e.Msg = e.From, 1, 1
-					e.Payload = json.RawMessage(`"` + strings.Repeat("x", rapid.IntRange(32<<10, 100<<10).Draw(t, "big payload")) + `"`)
-				}
-				if kind == "bad" {
-					switch rapid.IntRange(0, 2).Draw(t, "bad kind") {
-					case 0:
-						e.Payload = json.RawMessage("{not json")
-						e.Action, e.From, e.To, e.Snap, e.First = spec.SendApp, top.Chans[0].From, top.Chans[0].To, 0, false
-						e.Proc, e.Amount, e.Msg = e.From, 1, 1
-					case 1:
-						e.Proc = "Nobody"
-					default:
-						e.VC = append(e.VC, 0)
-					}
-				}
-				err := s.Emit(e)
-				switch {
-				case sticky != nil:
-					if err == nil || err.Error() != sticky.Error() {
-						t.Fatalf("op %d: Emit after the error %q returned %v, want the same error", i, sticky, err)
-					}
-				case kind == "bad":
-					if !errors.Is(err, trace.ErrInvalidEvent) {
-						t.Fatalf("op %d: Emit of an invalid event (%s) returned %v, want ErrInvalidEvent", i, e, err)
-					}
-					sticky = err
-				case err != nil:
-					if !errors.Is(err, errDiskFull) {
-						t.Fatalf("op %d: Emit of a valid event failed with %v, which is not the writer's error", i, err)
-					}
-					sticky = err
-				default:
-					ok = append(ok, e)
-				}
+				r.emit(i, kind)
 			case "flush":
-				err := s.Flush()
-				if sticky != nil {
-					if err == nil || err.Error() != sticky.Error() {
-						t.Fatalf("op %d: Flush after the error %q returned %v, want the same error", i, sticky, err)
-					}
+				if !r.flush(i) {
 					continue
 				}
-				if err != nil {
-					if !errors.Is(err, errDiskFull) {
-						t.Fatalf("op %d: Flush failed with %v, which is not the writer's error", i, err)
-					}
-					sticky = err
-					continue
-				}
-				checkHolds(t, fmt.Sprintf("after Flush (op %d)", i), w.buf.Bytes(), ok)
 			}
-			if c := s.Count(); c != len(ok) {
-				t.Fatalf("op %d: Count is %d, but %d Emits returned nil", i, c, len(ok))
-			}
+			r.checkCount(i)
 		}
-		err = s.Close()
-		if sticky == nil && err != nil && !errors.Is(err, errDiskFull) {
-			t.Fatalf("Close failed with %v, which is not the writer's error", err)
-		}
-		if sticky != nil && (err == nil || err.Error() != sticky.Error()) {
-			t.Fatalf("Close after the error %q returned %v, want the same error", sticky, err)
-		}
-		if w.closes != 1 {
-			t.Fatalf("Close closed the writer %d times, want once", w.closes)
-		}
-		if err == nil {
-			checkHolds(t, "after Close", w.buf.Bytes(), ok)
-		}
-		if err2 := s.Close(); fmt.Sprint(err2) != fmt.Sprint(err) || w.closes != 1 {
-			t.Fatalf("a second Close returned %v (the first %v) and closed the writer %d times in all, want the first's result and once", err2, err, w.closes)
-		}
-		err = s.Emit(genEvent(t, top, "", 1))
-		if sticky == nil && err != nil && !errors.Is(err, trace.ErrClosed) && !errors.Is(err, errDiskFull) {
-			t.Fatalf("Emit after Close returned %v, want ErrClosed", err)
-		}
-		if err == nil {
-			t.Fatalf("Emit after Close returned nil")
-		}
-		if c := s.Count(); c != len(ok) {
-			t.Fatalf("after Close, Count is %d, but %d Emits returned nil", c, len(ok))
-		}
+		err = r.checkClose()
+		r.checkAfterClose(err)
 	})
+}
+
+// sinkRun is one case of TestSinkFlushAndErrorsProperty: the sink, its
+// writer, and the model of the contract.
+type sinkRun struct {
+	t      *rapid.T
+	top    *spec.Topology
+	w      *failAfter
+	s      *trace.Sink
+	ok     []spec.Event // the events whose Emit returned nil
+	sticky error        // the first error the sink returned
+}
+
+// emit draws an event of kind ("emit", "big" or "bad") for op i, emits
+// it, and checks what Emit returned against the model.
+func (r *sinkRun) emit(i int, kind string) {
+	t := r.t
+	e := r.genOpEvent(kind)
+	err := r.s.Emit(e)
+	switch {
+	case r.sticky != nil:
+		if err == nil || err.Error() != r.sticky.Error() {
+			t.Fatalf("op %d: Emit after the error %q returned %v, want the same error", i, r.sticky, err)
+		}
+	case kind == "bad":
+		if !errors.Is(err, trace.ErrInvalidEvent) {
+			t.Fatalf("op %d: Emit of an invalid event (%s) returned %v, want ErrInvalidEvent", i, e, err)
+		}
+		r.sticky = err
+	case err != nil:
+		if !errors.Is(err, errDiskFull) {
+			t.Fatalf("op %d: Emit of a valid event failed with %v, which is not the writer's error", i, err)
+		}
+		r.sticky = err
+	default:
+		r.ok = append(r.ok, e)
+	}
+}
+
+// genOpEvent draws the event of an op of kind: a valid one, a valid one
+// large enough to spill the sink's buffer ("big"), or an invalid one
+// ("bad").
+func (r *sinkRun) genOpEvent(kind string) spec.Event {
+	t, top := r.t, r.top
+	e := genEvent(t, top, "", uint64(len(r.ok)+1))
+	if kind == "big" {
+		e.Action, e.From, e.To, e.Snap, e.First = spec.SendApp, top.Chans[0].From, top.Chans[0].To, 0, false
+		e.Proc, e.Amount, e.Msg = e.From, 1, 1
+		e.Payload = json.RawMessage(`"` + strings.Repeat("x", rapid.IntRange(32<<10, 100<<10).Draw(t, "big payload")) + `"`)
+	}
+	if kind == "bad" {
+		switch rapid.IntRange(0, 2).Draw(t, "bad kind") {
+		case 0:
+			e.Payload = json.RawMessage("{not json")
+			e.Action, e.From, e.To, e.Snap, e.First = spec.SendApp, top.Chans[0].From, top.Chans[0].To, 0, false
+			e.Proc, e.Amount, e.Msg = e.From, 1, 1
+		case 1:
+			e.Proc = "Nobody"
+		default:
+			e.VC = append(e.VC, 0)
+		}
+	}
+	return e
+}
+
+// flush flushes the sink for op i and checks what Flush returned and, if
+// nil, what the writer holds; it says whether Flush returned nil with no
+// error before it.
+func (r *sinkRun) flush(i int) bool {
+	t := r.t
+	err := r.s.Flush()
+	if r.sticky != nil {
+		if err == nil || err.Error() != r.sticky.Error() {
+			t.Fatalf("op %d: Flush after the error %q returned %v, want the same error", i, r.sticky, err)
+		}
+		return false
+	}
+	if err != nil {
+		if !errors.Is(err, errDiskFull) {
+			t.Fatalf("op %d: Flush failed with %v, which is not the writer's error", i, err)
+		}
+		r.sticky = err
+		return false
+	}
+	checkHolds(t, fmt.Sprintf("after Flush (op %d)", i), r.w.buf.Bytes(), r.ok)
+	return true
+}
+
+// checkCount checks that after op i Count is the number of Emits that
+// returned nil.
+func (r *sinkRun) checkCount(i int) {
+	if c := r.s.Count(); c != len(r.ok) {
+		r.t.Fatalf("op %d: Count is %d, but %d Emits returned nil", i, c, len(r.ok))
+	}
+}
+
+// checkClose closes the sink and checks that Close returned the sticky
+// error or the writer's, closed the writer once, and, returning nil, left
+// the writer holding every event; it returns what Close returned.
+func (r *sinkRun) checkClose() error {
+	t, w, sticky := r.t, r.w, r.sticky
+	err := r.s.Close()
+	if sticky == nil && err != nil && !errors.Is(err, errDiskFull) {
+		t.Fatalf("Close failed with %v, which is not the writer's error", err)
+	}
+	if sticky != nil && (err == nil || err.Error() != sticky.Error()) {
+		t.Fatalf("Close after the error %q returned %v, want the same error", sticky, err)
+	}
+	if w.closes != 1 {
+		t.Fatalf("Close closed the writer %d times, want once", w.closes)
+	}
+	if err == nil {
+		checkHolds(t, "after Close", w.buf.Bytes(), r.ok)
+	}
+	return err
+}
+
+// checkAfterClose checks, the first Close having returned err, that a
+// second Close returns the same without closing the writer again, that
+// Emit after Close fails (ErrClosed), and that Count is unchanged.
+func (r *sinkRun) checkAfterClose(err error) {
+	t, w, s := r.t, r.w, r.s
+	if err2 := s.Close(); fmt.Sprint(err2) != fmt.Sprint(err) || w.closes != 1 {
+		t.Fatalf("a second Close returned %v (the first %v) and closed the writer %d times in all, want the first's result and once", err2, err, w.closes)
+	}
+	err = s.Emit(genEvent(t, r.top, "", 1))
+	if r.sticky == nil && err != nil && !errors.Is(err, trace.ErrClosed) && !errors.Is(err, errDiskFull) {
+		t.Fatalf("Emit after Close returned %v, want ErrClosed", err)
+	}
+	if err == nil {
+		t.Fatalf("Emit after Close returned nil")
+	}
+	if c := s.Count(); c != len(r.ok) {
+		t.Fatalf("after Close, Count is %d, but %d Emits returned nil", c, len(r.ok))
+	}
 }
 
 // checkHolds fails t unless out is the header and exactly the events
