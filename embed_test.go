@@ -3,6 +3,9 @@ package markerwave_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/markerwave/markerwave"
+	"github.com/markerwave/markerwave/impl/snapshot"
+	"github.com/markerwave/markerwave/impl/store"
 	"github.com/markerwave/markerwave/impl/transport"
 	"github.com/markerwave/markerwave/spec"
 )
@@ -60,6 +65,96 @@ func TestStartNamesBadConfig(t *testing.T) {
 	assert.EqualError(t, err, "markerwave: Config.Topology is required")
 	_, err = markerwave.Start(markerwave.Config{Topology: markerwave.Complete(2)})
 	assert.EqualError(t, err, "markerwave: Config.NewApp is required")
+
+	// A topology written as a literal is checked, not taken as it is: a
+	// process listed twice used to panic in a node's goroutine ("close of
+	// closed channel"), killing the service; Complete(0) panicked.
+	for _, tc := range []struct {
+		top  *markerwave.Topology
+		want string
+	}{
+		{&markerwave.Topology{Procs: []markerwave.ProcID{"P1", "P1"}}, `markerwave: Config.Topology: topology: duplicate process id "P1"`},
+		{&markerwave.Topology{Procs: []markerwave.ProcID{"P1"}, Chans: []markerwave.Channel{{From: "P1", To: "P9"}}}, `markerwave: Config.Topology: topology: channel P1->P9: unknown process "P9"`},
+		{markerwave.Complete(0), "markerwave: Config.Topology: topology: no processes"},
+		{markerwave.Complete(-1), "markerwave: Config.Topology: topology: no processes"},
+	} {
+		_, err := markerwave.Start(markerwave.Config{Topology: tc.top, NewApp: kvApps(false)})
+		assert.EqualError(t, err, tc.want)
+	}
+}
+
+// A topology written as a literal, valid, runs as NewTopology's would.
+func TestStartLiteralTopology(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	top := &markerwave.Topology{Procs: []markerwave.ProcID{"P1", "P2"}, Chans: []markerwave.Channel{{From: "P1", To: "P2"}, {From: "P2", To: "P1"}}}
+	c, err := markerwave.Start(markerwave.Config{Topology: top, NewApp: kvApps(false)})
+	require.NoError(t, err)
+	require.NoError(t, c.Send("P1", "P2", move("a", "2")))
+	g, err := c.TakeSnapshot(ctx, "P1")
+	require.NoError(t, err)
+	assert.Len(t, g.Nodes, 2)
+	require.NoError(t, c.Stop(ctx))
+}
+
+// Recover never takes a mistyped or broken store for a fresh start: a
+// directory that does not exist (and is not created), one that is no
+// store, a store of another topology, a damaged part with no older
+// snapshot to fall back on, and a nil topology are errors saying so;
+// a store whose only snapshot never completed is a fresh start (nil), as
+// the spec's Recover goes back to the initial state.
+func TestRecoverRefusesWhatItCannotUse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	absent := filepath.Join(t.TempDir(), "absent")
+	_, err := markerwave.Recover(absent, markerwave.Complete(2))
+	assert.ErrorContains(t, err, "no such file or directory")
+	assert.NoDirExists(t, absent, "Recover creates nothing")
+
+	foreign := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(foreign, "hosts"), nil, 0o644))
+	_, err = markerwave.Recover(foreign, markerwave.Complete(2))
+	assert.ErrorIs(t, err, store.ErrNotAStore)
+
+	// one complete snapshot of a 2-process cluster
+	dir := t.TempDir()
+	c, err := markerwave.Start(markerwave.Config{Topology: markerwave.Complete(2), NewApp: kvApps(false), Store: dir})
+	require.NoError(t, err)
+	g, err := c.TakeSnapshot(ctx, "P1")
+	require.NoError(t, err)
+	require.NoError(t, c.Stop(ctx))
+
+	_, err = markerwave.Recover(dir, nil)
+	assert.EqualError(t, err, "markerwave: recover: markerwave: Config.Topology is required")
+	from, err := markerwave.Recover(dir, markerwave.Complete(2))
+	require.NoError(t, err)
+	require.NotNil(t, from)
+	assert.Equal(t, g.ID, from.ID)
+
+	from, err = markerwave.Recover(dir, markerwave.Complete(3))
+	assert.Nil(t, from)
+	require.ErrorIs(t, err, markerwave.ErrUnrecoverable)
+	assert.ErrorContains(t, err, fmt.Sprintf("snapshot %d: P3 holds no part of it; ", g.ID))
+	assert.ErrorContains(t, err, "a snapshot of another topology (processes P1, P2)")
+
+	part := filepath.Join(dir, "parts", fmt.Sprint(uint64(g.ID)), "P2.json")
+	require.NoError(t, os.WriteFile(part, []byte("{}"), 0o644))
+	from, err = markerwave.Recover(dir, markerwave.Complete(2))
+	assert.Nil(t, from)
+	require.ErrorIs(t, err, markerwave.ErrUnrecoverable)
+	assert.ErrorContains(t, err, "P2's part is damaged")
+
+	// a store holding only a part of a snapshot that never completed
+	fresh := t.TempDir()
+	st, err := store.Open(fresh)
+	require.NoError(t, err)
+	ls, ok := g.Local("P1")
+	require.True(t, ok)
+	_, err = st.SavePart(snapshot.PartOf(ls, true))
+	require.NoError(t, err)
+	from, err = markerwave.Recover(fresh, markerwave.Complete(2))
+	assert.NoError(t, err, "nothing usable, nothing damaged: start fresh")
+	assert.Nil(t, from)
 }
 
 // A fresh start on a store that holds snapshots numbers its own after

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/impl/runtime"
@@ -24,8 +26,11 @@ type (
 	ProcID = spec.ProcID
 	// SnapID numbers a snapshot.
 	SnapID = spec.SnapID
-	// Topology is the processes and the FIFO channels between them.
+	// Topology is the processes and the FIFO channels between them
+	// (NewTopology, Complete).
 	Topology = spec.Topology
+	// Channel is the FIFO channel From->To.
+	Channel = spec.Channel
 	// Invariant is a property of every global snapshot the service states.
 	Invariant = spec.Invariant
 	// AppSnapshot is a global snapshot as invariants see it: captured
@@ -50,8 +55,36 @@ type (
 )
 
 // Complete is the topology of n processes P1..Pn with a channel each way
-// between every two.
-func Complete(n int) *Topology { return spec.Complete(n) }
+// between every two. n must be at least 1: for n < 1 it is a topology of
+// no processes, which Start refuses.
+func Complete(n int) *Topology {
+	if n < 1 {
+		return &Topology{}
+	}
+	return spec.Complete(n)
+}
+
+// NewTopology is the topology of procs and chans, checked as the spec
+// assumes (spec.NewTopology): ids well formed and distinct, channels
+// between two distinct known processes, none twice, the graph strongly
+// connected. The error names what is wrong.
+func NewTopology(procs []ProcID, chans []Channel) (*Topology, error) {
+	return spec.NewTopology(procs, chans)
+}
+
+// checkTopology is t rebuilt by NewTopology: a Topology written as a
+// literal is indexed, one with duplicate processes or unknown channel
+// ends is refused, naming what is wrong, before any node starts.
+func checkTopology(t *Topology) (*Topology, error) {
+	if t == nil {
+		return nil, errors.New("markerwave: Config.Topology is required")
+	}
+	u, err := spec.NewTopology(t.Procs, t.Chans)
+	if err != nil {
+		return nil, fmt.Errorf("markerwave: Config.Topology: %w", err)
+	}
+	return u, nil
+}
 
 // Config is what Start needs: the topology, the application, and
 // optionally a transport, invariants and a store.
@@ -89,9 +122,11 @@ func Start(cfg Config) (*Cluster, error) { return start(cfg, nil) }
 // start is Start, each node's suspicions and aborts reported to onFault
 // (a supervised cluster's).
 func start(cfg Config, onFault func(runtime.Fault)) (*Cluster, error) {
-	if cfg.Topology == nil {
-		return nil, errors.New("markerwave: Config.Topology is required")
+	top, err := checkTopology(cfg.Topology)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Topology = top
 	if cfg.NewApp == nil {
 		return nil, errors.New("markerwave: Config.NewApp is required")
 	}
@@ -199,21 +234,72 @@ func (c *Cluster) Crash(p ProcID) error {
 // Stop delivers what is in flight (until ctx ends) and stops every node.
 func (c *Cluster) Stop(ctx context.Context) error { return c.rt.Stop(ctx) }
 
+// ErrUnrecoverable is wrapped by Recover when the store holds no
+// snapshot complete at every process but does hold a damaged one or one
+// of another topology: starting fresh would drop what it holds.
+var ErrUnrecoverable = errors.New("no snapshot to recover from, and the store holds one it cannot use")
+
 // Recover returns the latest snapshot in the store dir that is complete
-// at every process of t, for Config.From; nil if there is none (start
-// fresh).
+// at every process of t, for Config.From (tla/ChandyLamportFaults.tla's
+// Recover, lines 188-193: the latest complete snapshot, else the initial
+// state). It is nil, with no error, if the store holds none and nothing
+// else than snapshots that never completed or were aborted: start fresh,
+// as the spec's Recover does. The store's directory must exist and be a
+// store (nothing is created). If no snapshot is usable and one is damaged
+// or of another topology, the error wraps ErrUnrecoverable and says why
+// each was passed over: start fresh only if that is meant (From nil).
 func Recover(dir string, t *Topology) (*Snapshot, error) {
-	st, err := store.Open(dir)
+	top, err := checkTopology(t)
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: recover: %w", err)
 	}
-	r, err := st.LatestComplete(t)
-	if err != nil || r.From == nil {
-		return nil, err
+	st, err := openStoreDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("markerwave: recover: %w", err)
+	}
+	r, err := st.LatestComplete(top)
+	if err != nil {
+		return nil, fmt.Errorf("markerwave: recover: %w", err)
+	}
+	if r.From == nil {
+		return nil, unusable(dir, r.Passed)
 	}
 	g, err := st.Load(r.From.ID)
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: recover snapshot %d: %w", r.From.ID, err)
 	}
 	return &g, nil
+}
+
+// openStoreDir opens the store in dir, which must exist and be a store
+// (store.Recognize): recovering from a mistyped directory is an error,
+// not a fresh start.
+func openStoreDir(dir string) (*store.Store, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	if err := store.Recognize(dir); err != nil {
+		return nil, err
+	}
+	return store.Open(dir)
+}
+
+// unusable is Recover's error when no snapshot is usable: nil if each
+// passed over only never completed or was aborted (the spec recovers to
+// the initial state), else ErrUnrecoverable with every reason.
+func unusable(dir string, passed []store.Passed) error {
+	damaged := false
+	var why []string
+	for _, p := range passed {
+		damaged = damaged || p.Entry.Problem != "" || len(p.Entry.Damaged) > 0
+		why = append(why, fmt.Sprintf("snapshot %d: %s", p.Entry.ID, strings.Join(p.Why, "; ")))
+	}
+	if !damaged {
+		return nil
+	}
+	return fmt.Errorf("markerwave: recover from %s: %w:\n  %s", dir, ErrUnrecoverable, strings.Join(why, "\n  "))
 }

@@ -52,6 +52,10 @@ type SuperviseConfig struct {
 // restarts.
 var ErrRecovering = errors.New("markerwave: the cluster is recovering")
 
+// ErrStopped is returned by a supervised cluster's calls once Stop was
+// called.
+var ErrStopped = errors.New("markerwave: the cluster is stopped")
+
 // Supervised is a cluster that recovers on its own: when a node is found
 // dead (the detector's suspicion, or its lease in etcd gone) the
 // survivors stop and every node restarts from the latest complete
@@ -62,6 +66,11 @@ type Supervised struct {
 	nodes *inProcess
 	done  chan error
 	stop  context.CancelFunc
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed once Stop is called
+	stopErr  error         // Stop's result, once stopDone is closed
+	stopDone chan struct{}
 }
 
 // Supervise starts a supervised cluster: cfg.Store is required (the
@@ -73,6 +82,11 @@ func Supervise(ctx context.Context, cfg SuperviseConfig) (*Supervised, error) {
 	if cfg.Store == "" || cfg.Topology == nil || cfg.NewApp == nil {
 		return nil, errors.New("markerwave: Supervise needs Store, Topology and NewApp")
 	}
+	top, err := checkTopology(cfg.Topology)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Topology = top
 	if !cfg.Detector.Enabled() {
 		cfg.Detector = DetectorConfig{Interval: 50 * time.Millisecond, Timeout: 250 * time.Millisecond}
 	}
@@ -84,7 +98,8 @@ func Supervise(ctx context.Context, cfg SuperviseConfig) (*Supervised, error) {
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: %w", err)
 	}
-	s := &Supervised{co: co, nodes: &inProcess{cfg: cfg.Config, st: st}, done: make(chan error, 1)}
+	s := &Supervised{co: co, nodes: &inProcess{cfg: cfg.Config, st: st}, done: make(chan error, 1),
+		stopped: make(chan struct{}), stopDone: make(chan struct{})}
 	s.sup, err = coord.NewSupervisor(coord.SupervisorConfig{
 		Coord: co, Store: st, Topology: cfg.Topology, Procs: cfg.Topology.Procs,
 		LeaseTTL: cfg.LeaseTTL, Keep: cfg.Keep, Log: cfg.Log, OnRecovery: cfg.OnRecovery, Name: "markerwave.Supervise",
@@ -143,8 +158,14 @@ func (s *Supervised) WaitRunning(ctx context.Context, n uint64) error {
 	}
 }
 
-// cluster is the running incarnation's cluster, or ErrRecovering.
+// cluster is the running incarnation's cluster, ErrStopped once Stop
+// was called, or ErrRecovering.
 func (s *Supervised) cluster() (*Cluster, error) {
+	select {
+	case <-s.stopped:
+		return nil, ErrStopped
+	default:
+	}
 	if c := s.nodes.current(); c != nil {
 		return c, nil
 	}
@@ -208,16 +229,23 @@ func (s *Supervised) Crash(p ProcID) error {
 // Metrics serves the supervisor's recovery metrics for Prometheus.
 func (s *Supervised) Metrics() http.Handler { return s.sup.Metrics.Handler() }
 
-// Stop stops the cluster, gives up the leases and closes the client.
+// Stop stops the cluster, gives up the leases and closes the client. A
+// second Stop waits for the first (or ctx) and returns its result.
 func (s *Supervised) Stop(ctx context.Context) error {
-	s.stop()
-	var err error
+	s.stopOnce.Do(func() {
+		close(s.stopped)
+		s.stop()
+		go func() {
+			s.stopErr = errors.Join(<-s.done, s.co.Close())
+			close(s.stopDone)
+		}()
+	})
 	select {
-	case err = <-s.done:
+	case <-s.stopDone:
+		return s.stopErr
 	case <-ctx.Done():
-		err = ctx.Err()
+		return fmt.Errorf("markerwave: stop: %w", ctx.Err())
 	}
-	return errors.Join(err, s.co.Close())
 }
 
 // inProcess runs a supervised cluster's nodes as goroutines (coord.Nodes).

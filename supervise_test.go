@@ -406,3 +406,21 @@ func (l *testLog) String() string {
 	defer l.mu.Unlock()
 	return l.all.String()
 }
+
+// TestSupervisedStopTwice: a second Stop returns the first's result at
+// once (it used to wait for ctx, the first having drained the result),
+// and a stopped cluster says it is stopped, not recovering.
+func TestSupervisedStopTwice(t *testing.T) {
+	k := startKV(t, "kv-stop-twice")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first := k.Stop(ctx)
+	start := time.Now()
+	second := k.Stop(ctx)
+	assert.Less(t, time.Since(start), time.Second, "the second Stop waits for nothing")
+	assert.Equal(t, first, second)
+	require.NoError(t, ctx.Err())
+	assert.ErrorIs(t, k.Send("P1", "P2", move("a", "2")), markerwave.ErrStopped)
+	_, err := k.TakeSnapshot(ctx, "P1")
+	assert.ErrorIs(t, err, markerwave.ErrStopped)
+}
