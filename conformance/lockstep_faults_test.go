@@ -256,9 +256,25 @@ func (l *faultLockstep) abort(s spec.SnapID, q spec.ProcID) {
 // any of it (aborted).
 func (l *faultLockstep) check() {
 	l.t.Helper()
-	cfg, st, net := l.cfg, l.st, l.net
 	var diffs []string
 	bad := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
+	l.checkProcs(bad)
+	l.checkChans(bad)
+	for si, s := range l.cfg.Snap {
+		aborted := model.Aborted(l.st, si)
+		for i, p := range l.cfg.Topo.Procs {
+			l.checkSnapAt(bad, si, s, i, p, aborted)
+		}
+	}
+	if len(diffs) > 0 {
+		l.t.Fatalf("after %s the implementation is not the model:\n  %s", l.last, strings.Join(diffs, "\n  "))
+	}
+}
+
+// checkProcs compares every process's state with the model's, and each
+// live node's suspicions with the model's suspected.
+func (l *faultLockstep) checkProcs(bad func(format string, args ...any)) {
+	cfg, st, net := l.cfg, l.st, l.net
 	for i, p := range cfg.Topo.Procs {
 		if got := net.Nodes[p].State(); got != st.Proc[i] {
 			bad("proc[%s]: model %+v, implementation %+v", p, st.Proc[i], got)
@@ -272,6 +288,12 @@ func (l *faultLockstep) check() {
 			}
 		}
 	}
+}
+
+// checkChans compares every channel's frames in the network with the
+// model's chan.
+func (l *faultLockstep) checkChans(bad func(format string, args ...any)) {
+	cfg, st, net := l.cfg, l.st, l.net
 	for ci, c := range cfg.Topo.Chans {
 		var got []model.Msg
 		for _, f := range net.Queues[c] {
@@ -286,39 +308,47 @@ func (l *faultLockstep) check() {
 			bad("chan[%s]: model %s, network %s", c, fmtChan(cfg, st.Chan[ci]), fmtChan(cfg, got))
 		}
 	}
-	for si, s := range cfg.Snap {
-		aborted := model.Aborted(st, si)
-		for i, p := range cfg.Topo.Procs {
-			nd := net.Nodes[p]
-			ph := nd.Phase(s)
-			switch {
-			case aborted && !l.crashed[p]:
-				if _, held := nd.Snapshot(s); held || (ph != core.Aborted && ph != core.Released) {
-					bad("snapshot %d is aborted, %s still has it %s (recording held: %t)", s, p, ph, held)
-				}
-			case aborted:
-			case (ph != core.Unknown) != st.Recorded[si].Has(i):
-				bad("recorded[%d]: model has %s: %t, %s is %s", s, p, st.Recorded[si].Has(i), p, ph)
-			case ph != core.Unknown:
-				part, ok := nd.Snapshot(s)
-				if ph == core.Released {
-					part, ok = net.Parts[s][p]
-				}
-				if !ok || part.State != st.RecProc[si][i] {
-					bad("recProc[%d][%s]: model %+v, implementation %+v", s, p, st.RecProc[si][i], part.State)
-				}
-				for _, c := range cfg.Topo.In(p) {
-					ci := cfg.ChanIndex(c.From, c.To)
-					r, _ := part.Chan(c)
-					if r.Status.String() != st.RecChan[si][ci].String() || !slices.Equal(r.AppMsgs(), st.RecMsgs[si][ci]) {
-						bad("recChan/recMsgs[%d][%s]: model %s %s, implementation %s %s", s, c, st.RecChan[si][ci], spec.FormatMsgs(st.RecMsgs[si][ci]), r.Status, spec.FormatMsgs(r.AppMsgs()))
-					}
-				}
-			}
+}
+
+// checkSnapAt compares p's share of snapshot s (index si; p is process
+// i): of an aborted snapshot a live p holds nothing, else p recorded s
+// exactly when the model has it recorded, and what it recorded is the
+// model's.
+func (l *faultLockstep) checkSnapAt(bad func(format string, args ...any), si int, s spec.SnapID, i int, p spec.ProcID, aborted bool) {
+	st := l.st
+	nd := l.net.Nodes[p]
+	ph := nd.Phase(s)
+	switch {
+	case aborted && !l.crashed[p]:
+		if _, held := nd.Snapshot(s); held || (ph != core.Aborted && ph != core.Released) {
+			bad("snapshot %d is aborted, %s still has it %s (recording held: %t)", s, p, ph, held)
 		}
+	case aborted:
+	case (ph != core.Unknown) != st.Recorded[si].Has(i):
+		bad("recorded[%d]: model has %s: %t, %s is %s", s, p, st.Recorded[si].Has(i), p, ph)
+	case ph != core.Unknown:
+		l.checkRecording(bad, si, s, i, p, ph)
 	}
-	if len(diffs) > 0 {
-		l.t.Fatalf("after %s the implementation is not the model:\n  %s", l.last, strings.Join(diffs, "\n  "))
+}
+
+// checkRecording compares what p (process i, in phase ph of snapshot s,
+// index si) recorded, active or released, with the model's recProc,
+// recChan and recMsgs.
+func (l *faultLockstep) checkRecording(bad func(format string, args ...any), si int, s spec.SnapID, i int, p spec.ProcID, ph core.Phase) {
+	cfg, st, net := l.cfg, l.st, l.net
+	part, ok := net.Nodes[p].Snapshot(s)
+	if ph == core.Released {
+		part, ok = net.Parts[s][p]
+	}
+	if !ok || part.State != st.RecProc[si][i] {
+		bad("recProc[%d][%s]: model %+v, implementation %+v", s, p, st.RecProc[si][i], part.State)
+	}
+	for _, c := range cfg.Topo.In(p) {
+		ci := cfg.ChanIndex(c.From, c.To)
+		r, _ := part.Chan(c)
+		if r.Status.String() != st.RecChan[si][ci].String() || !slices.Equal(r.AppMsgs(), st.RecMsgs[si][ci]) {
+			bad("recChan/recMsgs[%d][%s]: model %s %s, implementation %s %s", s, c, st.RecChan[si][ci], spec.FormatMsgs(st.RecMsgs[si][ci]), r.Status, spec.FormatMsgs(r.AppMsgs()))
+		}
 	}
 }
 

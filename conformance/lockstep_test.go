@@ -423,87 +423,128 @@ func varProperty(v string, markersDiffer, balDiffers bool) spec.Property {
 	return spec.CheckState
 }
 
+// mismatches lists the model variables the implementation's abstraction
+// disagrees on, in order: every process's state, every channel's frames
+// and message numbering, then for each snapshot its processes'
+// recordings and its channels'.
 func (l *lockstep) mismatches() []mismatch {
-	cfg, st, net := l.cfg, l.st, l.net
 	var out []mismatch
 	bad := func(v string, prop spec.Property, format string, args ...any) {
 		out = append(out, mismatch{v: v, prop: prop, text: fmt.Sprintf(format, args...)})
 	}
-	for i, p := range cfg.Topo.Procs {
-		if got := net.Nodes[p].State(); got != st.Proc[i] {
-			bad("proc", varProperty("proc", false, false), "proc[%s]: model %+v, implementation %+v", p, st.Proc[i], got)
-		}
+	l.procMismatches(bad)
+	for ci, c := range l.cfg.Topo.Chans {
+		l.chanMismatches(bad, ci, c)
 	}
-	for ci, c := range cfg.Topo.Chans {
-		var got []model.Msg
-		for _, f := range net.Queues[c] {
-			switch f.Kind {
-			case wire.KindApp:
-				amt, err := core.AmountOf(net.Apps[c.To], f.Payload)
-				if err != nil {
-					bad("chan", spec.CheckMessage, "chan[%s]: frame %s: %v", c, f, err)
-				}
-				got = append(got, model.AppMsgOf(amt, f.Seq))
-			case wire.KindMarker:
-				si := cfg.SnapIndex(f.Snap)
-				if si < 0 {
-					bad("chan", spec.PropSnapshotsComplete, "chan[%s]: marker of unknown snapshot %d", c, f.Snap)
-				}
-				got = append(got, model.MarkerOf(si))
-			default:
-				bad("chan", spec.CheckMessage, "chan[%s]: frame of kind %d", c, f.Kind)
-			}
+	for si, s := range l.cfg.Snap {
+		for i, p := range l.cfg.Topo.Procs {
+			l.recordedMismatches(bad, s, si, i, p)
 		}
-		if fmtChan(cfg, got) != fmtChan(cfg, st.Chan[ci]) {
-			bad("chan", varProperty("chan", fmtMarkers(cfg, got) != fmtMarkers(cfg, st.Chan[ci]), false),
-				"chan[%s]: model %s, network %s", c, fmtChan(cfg, st.Chan[ci]), fmtChan(cfg, got))
-		}
-		if ns, _ := net.Nodes[c.From].NextSendSeq(c.To); ns-1 != st.NSent[ci] {
-			bad("nSent", varProperty("nSent", false, false), "nSent[%s]: model %d, %s's next send seq %d", c, st.NSent[ci], c.From, ns)
-		}
-		if nr, _ := net.Nodes[c.To].NextRecvSeq(c.From); nr-1 != uint64(len(st.Got[ci])) {
-			bad("Len(got)", varProperty("Len(got)", false, false), "Len(got[%s]): model %d, %s's next receive seq %d", c, len(st.Got[ci]), c.To, nr)
-		}
-	}
-	for si, s := range cfg.Snap {
-		for i, p := range cfg.Topo.Procs {
-			nd := net.Nodes[p]
-			ph := nd.Phase(s)
-			if rec := ph != core.Unknown; rec != st.Recorded[si].Has(i) {
-				bad("recorded", varProperty("recorded", false, false), "recorded[%d]: model has %s: %t, %s is %s", s, p, st.Recorded[si].Has(i), p, ph)
-				continue
-			}
-			if ph == core.Unknown {
-				continue
-			}
-			part, ok := l.part(s, p)
-			ls := part.State
-			if want := st.RecProc[si][i]; !ok || part.Proc != p || ls != want {
-				bad("recProc", varProperty("recProc", false, !ok || part.Proc != p || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
-			}
-			l.cutMismatches(bad, s, si, p, part, ok)
-		}
-		for ci, c := range cfg.Topo.Chans {
-			nd := net.Nodes[c.To]
-			recChan := varProperty("recChan", false, false)
-			status, msgs := core.Idle.String(), []spec.AppMsg(nil)
-			if nd.Phase(s) != core.Unknown {
-				part, _ := l.part(s, c.To)
-				r, ok := part.Chan(c)
-				if !ok {
-					bad("recChan", recChan, "recChan[%d][%s]: missing from %s's local snapshot", s, c, c.To)
-				}
-				status, msgs = r.Status.String(), r.AppMsgs()
-			}
-			if want := st.RecChan[si][ci].String(); status != want {
-				bad("recChan", recChan, "recChan[%d][%s]: model %s, implementation %s", s, c, want, status)
-			}
-			if !slices.Equal(msgs, st.RecMsgs[si][ci]) {
-				bad("recMsgs", varProperty("recMsgs", false, false), "recMsgs[%d][%s]: model %s, implementation %s", s, c, spec.FormatMsgs(st.RecMsgs[si][ci]), spec.FormatMsgs(msgs))
-			}
+		for ci, c := range l.cfg.Topo.Chans {
+			l.recChanMismatches(bad, s, si, ci, c)
 		}
 	}
 	return out
+}
+
+// procMismatches compares every process's state with the model's proc.
+func (l *lockstep) procMismatches(bad func(v string, prop spec.Property, format string, args ...any)) {
+	for i, p := range l.cfg.Topo.Procs {
+		if got := l.net.Nodes[p].State(); got != l.st.Proc[i] {
+			bad("proc", varProperty("proc", false, false), "proc[%s]: model %+v, implementation %+v", p, l.st.Proc[i], got)
+		}
+	}
+}
+
+// chanMismatches compares channel c (index ci) with the model: its
+// frames in the network with chan[c], its sender's next send seq with
+// nSent[c], its receiver's next receive seq with Len(got[c]).
+func (l *lockstep) chanMismatches(bad func(v string, prop spec.Property, format string, args ...any), ci int, c spec.Channel) {
+	cfg, st, net := l.cfg, l.st, l.net
+	got := l.queueMsgs(bad, c)
+	if fmtChan(cfg, got) != fmtChan(cfg, st.Chan[ci]) {
+		bad("chan", varProperty("chan", fmtMarkers(cfg, got) != fmtMarkers(cfg, st.Chan[ci]), false),
+			"chan[%s]: model %s, network %s", c, fmtChan(cfg, st.Chan[ci]), fmtChan(cfg, got))
+	}
+	if ns, _ := net.Nodes[c.From].NextSendSeq(c.To); ns-1 != st.NSent[ci] {
+		bad("nSent", varProperty("nSent", false, false), "nSent[%s]: model %d, %s's next send seq %d", c, st.NSent[ci], c.From, ns)
+	}
+	if nr, _ := net.Nodes[c.To].NextRecvSeq(c.From); nr-1 != uint64(len(st.Got[ci])) {
+		bad("Len(got)", varProperty("Len(got)", false, false), "Len(got[%s]): model %d, %s's next receive seq %d", c, len(st.Got[ci]), c.To, nr)
+	}
+}
+
+// queueMsgs is the model's view of the frames in flight on c, each frame
+// that has none (a payload that does not decode, a marker of an unknown
+// snapshot, a frame of another kind) reported as a chan mismatch.
+func (l *lockstep) queueMsgs(bad func(v string, prop spec.Property, format string, args ...any), c spec.Channel) []model.Msg {
+	var got []model.Msg
+	for _, f := range l.net.Queues[c] {
+		switch f.Kind {
+		case wire.KindApp:
+			amt, err := core.AmountOf(l.net.Apps[c.To], f.Payload)
+			if err != nil {
+				bad("chan", spec.CheckMessage, "chan[%s]: frame %s: %v", c, f, err)
+			}
+			got = append(got, model.AppMsgOf(amt, f.Seq))
+		case wire.KindMarker:
+			si := l.cfg.SnapIndex(f.Snap)
+			if si < 0 {
+				bad("chan", spec.PropSnapshotsComplete, "chan[%s]: marker of unknown snapshot %d", c, f.Snap)
+			}
+			got = append(got, model.MarkerOf(si))
+		default:
+			bad("chan", spec.CheckMessage, "chan[%s]: frame of kind %d", c, f.Kind)
+		}
+	}
+	return got
+}
+
+// recordedMismatches compares whether p (process i) recorded snapshot s
+// (index si) with the model's recorded[s], and if both say it did, its
+// recorded state with recProc[s][p] and its cut seqs with the ghost cut
+// (cutMismatches).
+func (l *lockstep) recordedMismatches(bad func(v string, prop spec.Property, format string, args ...any), s spec.SnapID, si, i int, p spec.ProcID) {
+	st := l.st
+	ph := l.net.Nodes[p].Phase(s)
+	if rec := ph != core.Unknown; rec != st.Recorded[si].Has(i) {
+		bad("recorded", varProperty("recorded", false, false), "recorded[%d]: model has %s: %t, %s is %s", s, p, st.Recorded[si].Has(i), p, ph)
+		return
+	}
+	if ph == core.Unknown {
+		return
+	}
+	part, ok := l.part(s, p)
+	ls := part.State
+	if want := st.RecProc[si][i]; !ok || part.Proc != p || ls != want {
+		bad("recProc", varProperty("recProc", false, !ok || part.Proc != p || ls.Bal != want.Bal), "recProc[%d][%s]: model %+v, implementation %+v", s, p, want, ls)
+	}
+	l.cutMismatches(bad, s, si, p, part, ok)
+}
+
+// recChanMismatches compares the recording of channel c (index ci) for
+// snapshot s (index si), as its receiver's local snapshot part holds it
+// (idle and empty if the receiver has not recorded s), with the model's
+// recChan[s][c] and recMsgs[s][c].
+func (l *lockstep) recChanMismatches(bad func(v string, prop spec.Property, format string, args ...any), s spec.SnapID, si, ci int, c spec.Channel) {
+	st := l.st
+	nd := l.net.Nodes[c.To]
+	recChan := varProperty("recChan", false, false)
+	status, msgs := core.Idle.String(), []spec.AppMsg(nil)
+	if nd.Phase(s) != core.Unknown {
+		part, _ := l.part(s, c.To)
+		r, ok := part.Chan(c)
+		if !ok {
+			bad("recChan", recChan, "recChan[%d][%s]: missing from %s's local snapshot", s, c, c.To)
+		}
+		status, msgs = r.Status.String(), r.AppMsgs()
+	}
+	if want := st.RecChan[si][ci].String(); status != want {
+		bad("recChan", recChan, "recChan[%d][%s]: model %s, implementation %s", s, c, want, status)
+	}
+	if !slices.Equal(msgs, st.RecMsgs[si][ci]) {
+		bad("recMsgs", varProperty("recMsgs", false, false), "recMsgs[%d][%s]: model %s, implementation %s", s, c, spec.FormatMsgs(st.RecMsgs[si][ci]), spec.FormatMsgs(msgs))
+	}
 }
 
 // cutMismatches compares p's cut seqs for snapshot s, as its local

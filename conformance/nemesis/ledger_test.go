@@ -72,106 +72,151 @@ func startBalance(evs []spec.Event) int64 {
 // node, the steps before the node's recording of the snapshot that ended
 // it (the kept history); the last keeps all its steps.
 func account(incs []incarnation) ledger {
-	var l ledger
-	sent := map[transferID]int64{}    // kept sends: amount
-	rcvd := map[transferID]int{}      // kept receptions: how many
-	rcvdAmt := map[transferID]int64{} // kept receptions: amount
+	a := accountant{sent: map[transferID]int64{}, rcvd: map[transferID]int{}, rcvdAmt: map[transferID]int64{}}
 	var recorded map[spec.ProcID]int64
 	for k, inc := range incs {
-		procs := make([]spec.ProcID, 0, len(inc.Logs))
-		for p := range inc.Logs {
-			procs = append(procs, p)
-		}
-		sort.Slice(procs, func(i, j int) bool { return procs[i] < procs[j] })
+		procs := sortedProcs(inc.Logs)
 		if recorded != nil {
 			// The restored nodes must resume where they recorded.
-			money := int64(0)
-			for _, p := range procs {
-				evs := inc.Logs[p]
-				if len(evs) == 0 {
-					l.Problems = append(l.Problems, fmt.Sprintf("incarnation %d: %s made no step: its restored balance is unknown", k+1, p))
-					continue
-				}
-				if b := startBalance(evs); b != recorded[p] {
-					l.Problems = append(l.Problems, fmt.Sprintf("incarnation %d: %s resumed with balance %d, recorded %d", k+1, p, b, recorded[p]))
-				}
-				money += startBalance(evs)
-			}
-			for id, amt := range sent {
-				if rcvd[id] == 0 {
-					money += amt
-				}
-			}
-			l.AfterRecovery = append(l.AfterRecovery, money)
+			a.l.AfterRecovery = append(a.l.AfterRecovery, a.resumed(k, inc, procs, recorded))
 		}
 		recorded = map[spec.ProcID]int64{}
 		for _, p := range procs {
-			evs := inc.Logs[p]
-			cut := len(evs)
-			if inc.EndedBy != 0 {
-				cut = recordIndex(evs, inc.EndedBy)
-				if cut < 0 {
-					l.Problems = append(l.Problems, fmt.Sprintf("incarnation %d: %s never recorded snapshot %d, restored from", k+1, p, inc.EndedBy))
-					cut = len(evs)
-				} else {
-					recorded[p] = evs[cut].After.Bal
-				}
-			}
-			for i, e := range evs {
-				id := transferID{From: e.From, To: e.To, Msg: e.Msg}
-				switch {
-				case e.Action == spec.SendApp && i >= cut:
-					l.Made++
-					l.RolledBack++
-				case e.Action == spec.SendApp:
-					l.Made++
-					l.Kept++
-					if _, dup := sent[id]; dup {
-						l.Problems = append(l.Problems, fmt.Sprintf("incarnation %d: transfer %s sent again after being kept", k+1, id))
-					}
-					sent[id] = e.Amount
-				case e.Action == spec.RecvApp && i < cut:
-					rcvd[id]++
-					rcvdAmt[id] = e.Amount
-				}
-			}
+			a.keep(k, inc, p, recorded)
 		}
 	}
-	ids := make([]transferID, 0, len(rcvd)+len(sent))
+	for _, id := range a.transfers() {
+		a.settle(id)
+	}
+	return a.l
+}
+
+// accountant is account's work in progress: the ledger so far and the
+// kept transfers seen so far.
+type accountant struct {
+	l       ledger
+	sent    map[transferID]int64 // kept sends: amount
+	rcvd    map[transferID]int   // kept receptions: how many
+	rcvdAmt map[transferID]int64 // kept receptions: amount
+}
+
+// sortedProcs lists the processes of logs in order.
+func sortedProcs(logs map[spec.ProcID][]spec.Event) []spec.ProcID {
+	procs := make([]spec.ProcID, 0, len(logs))
+	for p := range logs {
+		procs = append(procs, p)
+	}
+	sort.Slice(procs, func(i, j int) bool { return procs[i] < procs[j] })
+	return procs
+}
+
+// resumed checks that each node of incarnation k+1 (inc, restored)
+// resumed with the balance it recorded, and returns the money the
+// restored cluster holds: the balances it resumed with plus the kept
+// transfers in flight.
+func (a *accountant) resumed(k int, inc incarnation, procs []spec.ProcID, recorded map[spec.ProcID]int64) int64 {
+	money := int64(0)
+	for _, p := range procs {
+		evs := inc.Logs[p]
+		if len(evs) == 0 {
+			a.l.Problems = append(a.l.Problems, fmt.Sprintf("incarnation %d: %s made no step: its restored balance is unknown", k+1, p))
+			continue
+		}
+		if b := startBalance(evs); b != recorded[p] {
+			a.l.Problems = append(a.l.Problems, fmt.Sprintf("incarnation %d: %s resumed with balance %d, recorded %d", k+1, p, b, recorded[p]))
+		}
+		money += startBalance(evs)
+	}
+	for id, amt := range a.sent {
+		if a.rcvd[id] == 0 {
+			money += amt
+		}
+	}
+	return money
+}
+
+// keep accounts for p's steps in incarnation k+1 (inc), keeping those
+// before its cut, and notes in recorded the balance p recorded there.
+func (a *accountant) keep(k int, inc incarnation, p spec.ProcID, recorded map[spec.ProcID]int64) {
+	evs := inc.Logs[p]
+	cut := len(evs)
+	if inc.EndedBy != 0 {
+		cut = recordIndex(evs, inc.EndedBy)
+		if cut < 0 {
+			a.l.Problems = append(a.l.Problems, fmt.Sprintf("incarnation %d: %s never recorded snapshot %d, restored from", k+1, p, inc.EndedBy))
+			cut = len(evs)
+		} else {
+			recorded[p] = evs[cut].After.Bal
+		}
+	}
+	for i, e := range evs {
+		a.step(k, e, i < cut)
+	}
+}
+
+// step accounts for one step e of incarnation k+1: a send is kept or
+// rolled back, a kept one must not have been kept before, and a kept
+// reception is counted.
+func (a *accountant) step(k int, e spec.Event, kept bool) {
+	id := transferID{From: e.From, To: e.To, Msg: e.Msg}
+	switch {
+	case e.Action == spec.SendApp && !kept:
+		a.l.Made++
+		a.l.RolledBack++
+	case e.Action == spec.SendApp:
+		a.l.Made++
+		a.l.Kept++
+		if _, dup := a.sent[id]; dup {
+			a.l.Problems = append(a.l.Problems, fmt.Sprintf("incarnation %d: transfer %s sent again after being kept", k+1, id))
+		}
+		a.sent[id] = e.Amount
+	case e.Action == spec.RecvApp && kept:
+		a.rcvd[id]++
+		a.rcvdAmt[id] = e.Amount
+	}
+}
+
+// transfers lists the transfers kept sent or received, by channel, then
+// number.
+func (a *accountant) transfers() []transferID {
+	ids := make([]transferID, 0, len(a.rcvd)+len(a.sent))
 	seen := map[transferID]bool{}
-	for id := range sent {
+	for id := range a.sent {
 		ids, seen[id] = append(ids, id), true
 	}
-	for id := range rcvd {
+	for id := range a.rcvd {
 		if !seen[id] {
 			ids = append(ids, id)
 		}
 	}
 	sort.Slice(ids, func(i, j int) bool {
-		a, b := ids[i], ids[j]
-		if a.From != b.From {
-			return a.From < b.From
+		x, y := ids[i], ids[j]
+		if x.From != y.From {
+			return x.From < y.From
 		}
-		if a.To != b.To {
-			return a.To < b.To
+		if x.To != y.To {
+			return x.To < y.To
 		}
-		return a.Msg < b.Msg
+		return x.Msg < y.Msg
 	})
-	for _, id := range ids {
-		amt, ok := sent[id]
-		switch n := rcvd[id]; {
-		case !ok:
-			l.Unsent = append(l.Unsent, id)
-		case n == 0:
-			l.Lost = append(l.Lost, id)
-		case n > 1:
-			l.Duplicated = append(l.Duplicated, id)
-		default:
-			l.Delivered++
-			if rcvdAmt[id] != amt {
-				l.Problems = append(l.Problems, fmt.Sprintf("transfer %s sent %d, received %d", id, amt, rcvdAmt[id]))
-			}
+	return ids
+}
+
+// settle checks that the kept transfer id was received exactly once, for
+// its amount, if sent: else it is unsent, lost or duplicated.
+func (a *accountant) settle(id transferID) {
+	amt, ok := a.sent[id]
+	switch n := a.rcvd[id]; {
+	case !ok:
+		a.l.Unsent = append(a.l.Unsent, id)
+	case n == 0:
+		a.l.Lost = append(a.l.Lost, id)
+	case n > 1:
+		a.l.Duplicated = append(a.l.Duplicated, id)
+	default:
+		a.l.Delivered++
+		if a.rcvdAmt[id] != amt {
+			a.l.Problems = append(a.l.Problems, fmt.Sprintf("transfer %s sent %d, received %d", id, amt, a.rcvdAmt[id]))
 		}
 	}
-	return l
 }
