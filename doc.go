@@ -57,6 +57,11 @@
 //	from, err := markerwave.Recover(dir, topology) // nil: none, start fresh
 //	c, err := markerwave.Start(markerwave.Config{..., From: from})
 //
+// Recover's error is not a fresh start: a directory that is missing or
+// no store, or a store whose snapshots are all damaged or of another
+// topology (ErrUnrecoverable, naming why each was passed over), is
+// answered before anything starts; start fresh only on purpose.
+//
 // Every node then resumes from its recorded state, and every message in
 // flight across the snapshot's cut is delivered again, once.
 //
