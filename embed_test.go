@@ -215,3 +215,17 @@ func TestCrashedNodeAbortsSnapshot(t *testing.T) {
 	assert.NoError(t, ctx.Err(), "aborted before the context ended")
 	assert.EqualError(t, c.Crash("P9"), `markerwave: crash: unknown process "P9"`)
 }
+
+// A crashed node's calls name it.
+func TestCrashedNodeIsNamed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := markerwave.Start(markerwave.Config{Topology: markerwave.Complete(2), NewApp: kvApps(false)})
+	require.NoError(t, err)
+	require.NoError(t, c.Crash("P2"))
+	err = c.Send("P2", "P1", move("a", "1"))
+	assert.EqualError(t, err, "runtime: node stopped: P2")
+	_, err = c.TakeSnapshot(ctx, "P2")
+	assert.EqualError(t, err, "runtime: node stopped: P2")
+	c.Stop(ctx)
+}

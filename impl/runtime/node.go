@@ -15,8 +15,12 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// ErrStopped is returned by the commands of a stopped node.
+// ErrStopped is wrapped by the commands of a stopped node, which name it
+// ("runtime: node stopped: P2").
 var ErrStopped = errors.New("runtime: node stopped")
+
+// stopped is ErrStopped naming n.
+func (n *Node) stopped() error { return fmt.Errorf("%w: %s", ErrStopped, string(n.self)) }
 
 // NodeConfig configures a Node.
 type NodeConfig struct {
@@ -345,7 +349,7 @@ func (n *Node) exec(send bool, f func()) error {
 	select {
 	case n.cmds <- c:
 	case <-n.done:
-		return ErrStopped
+		return n.stopped()
 	}
 	select {
 	case <-c.done:
@@ -355,7 +359,7 @@ func (n *Node) exec(send bool, f func()) error {
 		case <-c.done:
 			return nil
 		default:
-			return ErrStopped
+			return n.stopped()
 		}
 	}
 }
@@ -531,7 +535,7 @@ func (n *Node) SendApp(to spec.ProcID, payload []byte) error {
 	n.cmu.Lock()
 	if n.exited {
 		n.cmu.Unlock()
-		return ErrStopped
+		return n.stopped()
 	}
 	if !n.paused {
 		err := n.sendApp(to, payload)
