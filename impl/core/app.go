@@ -15,13 +15,22 @@ import (
 // (snapshot.Invariant states them).
 type App interface {
 	// Capture encodes the application's state, for a local snapshot.
+	// An error on a marker's arrival, like an error from Apply, fails
+	// the channel the frame came on, for good: FIFO delivery cannot skip
+	// a frame, so it and every later frame of that channel are held
+	// undelivered, Quiesce and Stop name the channel, and the snapshots
+	// that need it never complete (the runtime's IncompleteError says
+	// why). Return an error only when the node cannot go on; the way
+	// back is a restart from a complete snapshot.
 	Capture() ([]byte, error)
 	// Restore replaces the application's state with a captured one.
 	Restore(state []byte) error
 	// Send is the local effect of sending payload to peer to (a bank
 	// debits; a key-value shard gives a key away). It may refuse.
 	Send(to spec.ProcID, payload []byte) error
-	// Apply is the effect of receiving payload from peer from.
+	// Apply is the effect of receiving payload from peer from. An error
+	// fails the channel from->this node for good (see Capture): the
+	// sender's Send had already succeeded, and is not told.
 	Apply(from spec.ProcID, payload []byte) error
 }
 
