@@ -54,6 +54,10 @@ func (e *FatalError) Error() string {
 // the restart took, and the catalog entries passed over (each naming
 // the part on disk that disagrees).
 type Recovery struct {
+	// Death is the death that caused the restart; the zero Death (no
+	// Proc) when this supervisor restarted its nodes to follow an
+	// incarnation another supervisor of the cluster started, none of
+	// its own nodes having died.
 	Death       Death
 	Incarnation Incarnation
 	// Detection is from the death (when known) to its detection.
