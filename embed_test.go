@@ -229,3 +229,23 @@ func TestCrashedNodeIsNamed(t *testing.T) {
 	assert.EqualError(t, err, "runtime: node stopped: P2")
 	c.Stop(ctx)
 }
+
+// A transport carries one running cluster: Start on one a stopped
+// cluster closed, or on one another cluster runs on, is refused naming
+// the process whose inbox it is (it used to start, its sends vanishing
+// or its frames crossing the other cluster's).
+func TestStartRefusesATransportInUse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	top := markerwave.Complete(2)
+	tr := transport.NewMemory(top, transport.MemoryConfig{})
+	c, err := markerwave.Start(markerwave.Config{Topology: top, NewApp: kvApps(false), Transport: tr})
+	require.NoError(t, err)
+	_, err = markerwave.Start(markerwave.Config{Topology: top, NewApp: kvApps(false), Transport: tr})
+	require.ErrorIs(t, err, transport.ErrInboxClaimed)
+	assert.ErrorContains(t, err, "node P1: its transport's inbox: inbox already has a reader")
+	require.NoError(t, c.Stop(ctx))
+
+	_, err = markerwave.Start(markerwave.Config{Topology: top, NewApp: kvApps(false), Transport: tr})
+	require.ErrorIs(t, err, transport.ErrClosed, "Stop closed the transport")
+}

@@ -209,6 +209,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		return nil, fmt.Errorf("runtime: node %s: failure detector: %w", string(cfg.Self), err)
 	}
 	n.fc, _ = cfg.Transport.(transport.FlowControl)
+	if err := inbox.Claim(); err != nil { // released by run when it ends
+		return nil, fmt.Errorf("runtime: node %s: its transport's inbox: %w (a transport carries one running node per process: a stopped cluster's transport is closed, and two clusters cannot share one)", string(cfg.Self), err)
+	}
 	n.det = newDetector(cfg.Detector, cfg.Incarnation, cfg.Topology, cfg.Self, time.Now())
 	n.cmu.Lock() // released by run once the restore is replayed
 	go n.run()
@@ -254,6 +257,7 @@ func (n *Node) ID() spec.ProcID { return n.self }
 
 func (n *Node) run() {
 	defer close(n.done)
+	defer n.inbox.Release()
 	defer n.det.stop()
 	defer func() {
 		if n.col != nil && !n.crashed.Load() {

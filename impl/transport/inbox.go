@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/markerwave/markerwave/impl/wire"
@@ -40,6 +41,37 @@ type Inbox struct {
 	free   [][]wire.Envelope // emptied arrays, reused for segments
 	closed bool
 	ready  chan struct{} // cap 1: "envelopes may be waiting"; closed by shut
+	// claimed: a reader holds the inbox (Claim, until Release).
+	claimed bool
+}
+
+// ErrInboxClaimed is wrapped by Claim when another reader holds the
+// inbox: two nodes reading one process's frames (two clusters started on
+// one transport) would each take some of them.
+var ErrInboxClaimed = errors.New("inbox already has a reader")
+
+// Claim makes the caller the inbox's one reader until Release. It fails
+// if another reader holds it (ErrInboxClaimed) or if the transport is
+// closed (ErrClosed): nothing would ever arrive.
+func (b *Inbox) Claim() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.closed:
+		return ErrClosed
+	case b.claimed:
+		return ErrInboxClaimed
+	}
+	b.claimed = true
+	return nil
+}
+
+// Release gives up the claim: a later reader (a node restarted on the
+// same transport) may Claim the inbox.
+func (b *Inbox) Release() {
+	b.mu.Lock()
+	b.claimed = false
+	b.mu.Unlock()
 }
 
 // segSize is the capacity of a segment that single pushes fill.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/markerwave/markerwave/impl/wire"
@@ -111,4 +112,17 @@ func TestInboxProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+// An inbox has one reader at a time: a second Claim fails until Release,
+// and a closed inbox cannot be claimed.
+func TestInboxClaim(t *testing.T) {
+	b := newInbox()
+	require.NoError(t, b.Claim())
+	require.ErrorIs(t, b.Claim(), ErrInboxClaimed)
+	b.Release()
+	require.NoError(t, b.Claim(), "claimed again once released")
+	b.Release()
+	b.shut()
+	require.ErrorIs(t, b.Claim(), ErrClosed)
 }
