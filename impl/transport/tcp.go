@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,8 +209,20 @@ func (tr *TCP) serveLocal() error {
 }
 
 // checkRemotes checks that every remote process a local one sends to
-// has an address.
+// has an address, and that every address (and listener) is of a process
+// of the topology: one for a process it lacks is a mistake in the
+// config (a typo, another cluster's), not an address to ignore.
 func (tr *TCP) checkRemotes() error {
+	for _, p := range sortedKeys(tr.cfg.Addrs) {
+		if !tr.top.Has(p) {
+			return fmt.Errorf("%w %q in Addrs", ErrUnknownProc, string(p))
+		}
+	}
+	for _, p := range sortedKeys(tr.cfg.Listeners) {
+		if !tr.top.Has(p) {
+			return fmt.Errorf("%w %q in Listeners", ErrUnknownProc, string(p))
+		}
+	}
 	for _, c := range tr.top.Chans {
 		if tr.local[c.From] && !tr.local[c.To] && tr.cfg.Addrs[c.To] == "" {
 			return fmt.Errorf("transport: no address for %s, needed by channel %s", string(c.To), c)
@@ -634,4 +648,11 @@ func (tr *TCP) leftOver() error {
 		return se
 	}
 	return nil
+}
+
+// sortedKeys are m's processes in order (so an error names the first).
+func sortedKeys[V any](m map[spec.ProcID]V) []spec.ProcID {
+	ps := slices.Collect(maps.Keys(m))
+	slices.Sort(ps)
+	return ps
 }

@@ -396,6 +396,18 @@ func TestTCPConfigErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnknownProc)
 	_, err = NewTCP(top, TCPConfig{Addrs: map[spec.ProcID]string{"P1": "127.0.0.1:0"}})
 	assert.ErrorContains(t, err, "P2")
+	// an address or a listener for a process the topology lacks is a
+	// mistake in the config, not ignored
+	addrs := loopback(top)
+	addrs["P9"] = "127.0.0.1:1"
+	_, err = NewTCP(top, TCPConfig{Addrs: addrs})
+	assert.ErrorIs(t, err, ErrUnknownProc)
+	assert.ErrorContains(t, err, `"P9" in Addrs`)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	_, err = NewTCP(top, TCPConfig{Addrs: loopback(top), Listeners: map[spec.ProcID]net.Listener{"P8": ln}})
+	assert.ErrorContains(t, err, `"P8" in Listeners`)
 }
 
 // restartRig runs channel P1->P2 of Ring(2) over separate sender (P1) and
