@@ -26,6 +26,9 @@ type outsiderReader struct {
 // readLine reads line b after the header: a snapshot, a restore or an
 // event.
 func (or *outsiderReader) readLine(b []byte, line int) error {
+	if err := notAnObject(b); err != nil {
+		return err
+	}
 	switch {
 	case hasFirstKey(b, "snapshot"):
 		return or.readSnapshot(b, line)
@@ -44,9 +47,31 @@ func hasFirstKey(b []byte, key string) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(b[1:], " \t\r\n"), []byte(`"`+key+`"`))
 }
 
+// notAnObject refuses line b (trimmed) when it is not a JSON object:
+// encoding/json reads null into a struct as an object with every field
+// missing, which would be reported as the first field missing.
+func notAnObject(b []byte) error {
+	if len(b) > 0 && b[0] == '{' {
+		return nil
+	}
+	kind := truncateJSON(b)
+	switch {
+	case string(b) == "null":
+		kind = "null"
+	case b[0] == '[':
+		kind = "an array"
+	case b[0] == '"':
+		kind = "a string"
+	}
+	return fmt.Errorf("the line is %s, not a JSON object", kind)
+}
+
 // readHeader reads and checks the header.
 func (or *outsiderReader) readHeader(b []byte) error {
 	h := &or.log.Header
+	if err := notAnObject(b); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
 	if err := DecodeStrict(b, h); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}

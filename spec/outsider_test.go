@@ -133,3 +133,21 @@ func FuzzReadOutsider(f *testing.F) {
 		}
 	})
 }
+
+// TestReadOutsiderNotAnObject: a line that is not a JSON object (null,
+// an array, a number) is refused as such, not read as an observation
+// with every field missing ("field \"node\": missing").
+func TestReadOutsiderNotAnObject(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{outsiderHeader + "\nnull", `trace line 2: the line is null, not a JSON object`},
+		{outsiderHeader + "\n[1,2]", `trace line 2: the line is an array, not a JSON object`},
+		{outsiderHeader + "\n7", `trace line 2: the line is 7, not a JSON object`},
+		{outsiderHeader + "\n\n\"send\"", `trace line 3: the line is a string, not a JSON object`},
+		{"null\n" + `{"ev":"send","to":"N2","amount":1}`, `trace line 1: header: the line is null, not a JSON object`},
+	} {
+		_, err := ReadOutsider(strings.NewReader(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
