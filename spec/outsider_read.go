@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
-// ReadOutsider reads an outsider trace strictly: unknown fields, a
-// missing required field and a field the observation's kind does not
-// have are errors, each naming its line and its JSON path ("trace line
-// 4: field \"amount\": missing: a send needs the amount it transfers").
+// ReadOutsider reads an outsider trace strictly: unknown fields, a key
+// given twice in one object or in another case than its field's
+// ("Amount"), a missing required field and a field the observation's
+// kind does not have are errors, each naming its line and its JSON path
+// ("trace line 4: field \"amount\": missing: a send needs the amount it
+// transfers").
 func ReadOutsider(r io.Reader) (OutsiderLog, error) {
 	or := &outsiderReader{}
 	err := readTraceFile(r, or.readHeader, or.readLine)
@@ -66,13 +69,23 @@ func notAnObject(b []byte) error {
 	return fmt.Errorf("the line is %s, not a JSON object", kind)
 }
 
+// decodeOutsider decodes line b into v as DecodeStrict does, and
+// refuses a key given twice or in another case than its field's
+// (checkKeys), which encoding/json would read without a word.
+func decodeOutsider(b []byte, v any) error {
+	if err := checkKeys(b, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	return DecodeStrict(b, v)
+}
+
 // readHeader reads and checks the header.
 func (or *outsiderReader) readHeader(b []byte) error {
 	h := &or.log.Header
 	if err := notAnObject(b); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
-	if err := DecodeStrict(b, h); err != nil {
+	if err := decodeOutsider(b, h); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
 	if err := h.Validate(); err != nil {
@@ -149,7 +162,7 @@ type obsFieldSet struct{ required, optional []string }
 // readEvent reads and checks an observation.
 func (or *outsiderReader) readEvent(b []byte, line int) error {
 	var e OutsiderEvent
-	if err := DecodeStrict(b, &e); err != nil {
+	if err := decodeOutsider(b, &e); err != nil {
 		return err
 	}
 	h := or.log.Header
@@ -287,7 +300,7 @@ func (or *outsiderReader) readSnapshot(b []byte, line int) error {
 	var sl struct {
 		Snapshot *OutsiderSnapshot `json:"snapshot"`
 	}
-	if err := DecodeStrict(b, &sl); err != nil {
+	if err := decodeOutsider(b, &sl); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	if sl.Snapshot == nil {
@@ -369,7 +382,7 @@ func (or *outsiderReader) readRestore(b []byte, line int) error {
 	var rl struct {
 		Restore *OutsiderRestore `json:"restore"`
 	}
-	if err := DecodeStrict(b, &rl); err != nil {
+	if err := decodeOutsider(b, &rl); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	if rl.Restore == nil || rl.Restore.Snap == nil {

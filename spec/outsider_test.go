@@ -151,3 +151,31 @@ func TestReadOutsiderNotAnObject(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOutsiderKeysExact: a key given twice in one object, and a key
+// that names a field only case-insensitively ("Amount"), are refused
+// naming the line and the key, at any depth: encoding/json keeps the
+// last of two keys and matches keys case-insensitively, so both were
+// read silently (f/dupkey.jsonl, f/casekey.jsonl of the audit review).
+func TestReadOutsiderKeysExact(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{outsiderHeader + "\n" + `{"ev":"send","to":"N2","amount":30,"amount":40}`, `trace line 2: field "amount": given twice`},
+		{outsiderHeader + "\n" + `{"ev":"send","to":"N2","Amount":30}`, `trace line 2: unknown field "Amount": keys are case-sensitive, the field is "amount"`},
+		{outsiderHeader + "\n" + `{"ev":"send","to":"N2","amount":30,"Amount":40}`, `trace line 2: unknown field "Amount": keys are case-sensitive, the field is "amount"`},
+		{outsiderHeader + "\n" + `{"ev":"record","snap":1,"state":{"bal":1,"bal":2}}`, `trace line 2: field "state.bal": given twice`},
+		{outsiderHeader + "\n" + `{"ev":"record","snap":1,"state":{"BAL":1}}`, `trace line 2: unknown field "state.BAL": keys are case-sensitive, the field is "state.bal"`},
+		{outsiderHeader + "\n" + `{"ev":"send","to":"N2","amount":3,"payload":{"memo":"a","memo":"b"}}`, `trace line 2: field "payload.memo": given twice`},
+		{outsiderHeader + "\n" + `{"snapshot":{"snap":1,"procs":{"N1":{"bal":1},"N1":{"bal":2}}}}`, `trace line 2: snapshot: field "snapshot.procs.N1": given twice`},
+		{outsiderHeader + "\n" + `{"snapshot":{"snap":1,"chans":{"N2->N1":{"ids":[1],"Ids":[2]}}}}`, `trace line 2: snapshot: unknown field "snapshot.chans.N2->N1.Ids": keys are case-sensitive, the field is "snapshot.chans.N2->N1.ids"`},
+		{outsiderHeader + "\n" + `{"restore":{"snap":1,"snap":2}}`, `trace line 2: restore: field "restore.snap": given twice`},
+		{`{"format":"markerwave-outsider/1","node":"N1","Node":"N2","topology":{"procs":["N1","N2"],"channels":[{"from":"N1","to":"N2"},{"from":"N2","to":"N1"}]},"init_bal":{"N1":1,"N2":1}}`, `trace line 1: header: unknown field "Node": keys are case-sensitive, the field is "node"`},
+		{`{"format":"markerwave-outsider/1","topology":{"procs":["N1","N2"],"channels":[{"from":"N1","to":"N2"},{"from":"N2","to":"N1"}]},"init_bal":{"N1":1,"N2":1,"N1":2}}`, `trace line 1: header: field "init_bal.N1": given twice`},
+		{`{"format":"markerwave-outsider/1","topology":{"procs":["N1","N2"],"channels":[{"from":"N1","to":"N2"},{"from":"N2","to":"N1"}],"Procs":["N1"]},"init_bal":{"N1":1,"N2":1}}`, `trace line 1: header: unknown field "topology.Procs": keys are case-sensitive, the field is "topology.procs"`},
+		{`{"format":"markerwave-outsider/1","topology":{"procs":["N1","N2"],"channels":[{"from":"N1","to":"N2","to":"N2"},{"from":"N2","to":"N1"}]},"init_bal":{"N1":1,"N2":1}}`, `trace line 1: header: field "topology.channels[0].to": given twice`},
+	} {
+		_, err := ReadOutsider(strings.NewReader(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.in[strings.LastIndex(c.in, "\n")+1:], err, c.want)
+		}
+	}
+}
