@@ -6,21 +6,29 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // checkKeys walks the JSON value b as DecodeStrict will decode it into a
 // value of type t, and refuses what encoding/json lets through without a
-// word: a key given twice in one object (it keeps the last) and a key
-// that names a field of t only case-insensitively (it matches "Amount"
-// to "amount"). Errors name the key by its JSON path, as DecodeStrict's
-// do. Malformed JSON and unknown fields are left to DecodeStrict.
+// word: a key given twice in one object (it keeps the last), a key that
+// names a field of t only case-insensitively (it matches "Amount" to
+// "amount"), bytes that are not UTF-8 and a \u escape of half a UTF-16
+// surrogate pair (it reads both as U+FFFD, so two ids that differ read
+// as one). Errors name the key by its JSON path, as DecodeStrict's do.
+// Other malformed JSON and unknown fields are left to DecodeStrict.
 func checkKeys(b []byte, t reflect.Type) error {
-	w := keyWalker{dec: json.NewDecoder(bytes.NewReader(b))}
+	w := keyWalker{b: b, dec: json.NewDecoder(bytes.NewReader(b)), bad: invalidUTF8(b)}
 	w.dec.UseNumber()
-	if err := w.value(t, ""); err != nil && !errors.Is(err, errMalformed) {
+	err := w.value(t, "")
+	switch {
+	case err != nil && !errors.Is(err, errMalformed):
 		return err
+	case w.bad >= 0: // outside any string: the JSON is malformed there
+		return w.utf8Error()
 	}
 	return nil
 }
@@ -30,7 +38,9 @@ var errMalformed = errors.New("malformed JSON")
 
 // keyWalker walks one JSON value token by token.
 type keyWalker struct {
+	b   []byte
 	dec *json.Decoder
+	bad int // the offset of b's first byte that is not UTF-8, or -1
 }
 
 // token reads the next token.
@@ -44,9 +54,13 @@ func (w *keyWalker) token() (json.Token, error) {
 
 // value walks the value at path, decoded into t (nil: not known).
 func (w *keyWalker) value(t reflect.Type, path string) error {
+	start := w.dec.InputOffset()
 	tok, err := w.token()
 	if err != nil {
 		return err
+	}
+	if _, ok := tok.(string); ok {
+		return w.checkString(start, fmt.Sprintf("field %q", path))
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -77,8 +91,12 @@ func (w *keyWalker) object(t reflect.Type, path string) error {
 	t = jsonForm(t)
 	seen := map[string]bool{}
 	for w.dec.More() {
+		start := w.dec.InputOffset()
 		tok, err := w.token()
 		if err != nil {
+			return err
+		}
+		if err := w.checkString(start, keyOf(path)); err != nil {
 			return err
 		}
 		k, _ := tok.(string)
@@ -97,6 +115,95 @@ func (w *keyWalker) object(t reflect.Type, path string) error {
 	}
 	_, err := w.token()
 	return err
+}
+
+// checkString checks the string token just read, from offset start,
+// for bytes that are not UTF-8 and halves of surrogate pairs; where
+// names it in errors.
+func (w *keyWalker) checkString(start int64, where string) error {
+	end := w.dec.InputOffset()
+	if w.bad >= 0 && int64(w.bad) < end {
+		return fmt.Errorf("%s: %w", where, w.utf8Error())
+	}
+	if s := loneSurrogate(w.b[start:end]); s != "" {
+		return fmt.Errorf("%s: %s is half a UTF-16 surrogate pair, no character", where, s)
+	}
+	return nil
+}
+
+// utf8Error says where b is not UTF-8.
+func (w *keyWalker) utf8Error() error {
+	return fmt.Errorf("invalid UTF-8: byte 0x%02x at byte %d (JSON text must be UTF-8)", w.b[w.bad], w.bad+1)
+}
+
+// keyOf names, in errors, a key of the object at path.
+func keyOf(path string) string {
+	if path == "" {
+		return "a key"
+	}
+	return fmt.Sprintf("a key in field %q", path)
+}
+
+// invalidUTF8 is the offset of the first byte of b that is not UTF-8,
+// or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// loneSurrogate is the first \u escape in the JSON text raw (a string
+// token) that is half a UTF-16 surrogate pair without its other half,
+// or "".
+func loneSurrogate(raw []byte) string {
+	for i := 0; i+1 < len(raw); i++ {
+		switch {
+		case raw[i] != '\\':
+			continue
+		case raw[i+1] != 'u':
+			i++ // an escape of one character: skip it
+			continue
+		}
+		switch r := hex4(raw[i+2:]); {
+		case r >= 0xd800 && r < 0xdc00 && lowSurrogate(raw[i+6:]):
+			i += 11 // a pair
+		case r >= 0xd800 && r < 0xe000:
+			return string(raw[i : i+6])
+		default:
+			i += 5
+		}
+	}
+	return ""
+}
+
+// lowSurrogate reports whether b begins with a \u escape of the second
+// half of a surrogate pair.
+func lowSurrogate(b []byte) bool {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return false
+	}
+	r := hex4(b[2:])
+	return r >= 0xdc00 && r < 0xe000
+}
+
+// hex4 is the value of the four hex digits b begins with, or -1.
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	if err != nil {
+		return -1
+	}
+	return int(n)
 }
 
 // memberType is the type member k of an object at path is decoded into

@@ -11,7 +11,7 @@ import (
 
 // ReadOutsider reads an outsider trace strictly: unknown fields, a key
 // given twice in one object or in another case than its field's
-// ("Amount"), a missing required field and a field the observation's
+// ("Amount"), text that is not UTF-8, a missing required field and a field the observation's
 // kind does not have are errors, each naming its line and its JSON path
 // ("trace line 4: field \"amount\": missing: a send needs the amount it
 // transfers").
@@ -70,8 +70,9 @@ func notAnObject(b []byte) error {
 }
 
 // decodeOutsider decodes line b into v as DecodeStrict does, and
-// refuses a key given twice or in another case than its field's
-// (checkKeys), which encoding/json would read without a word.
+// refuses a key given twice or in another case than its field's, bytes
+// that are not UTF-8 and halves of surrogate pairs (checkKeys), which
+// encoding/json would read without a word.
 func decodeOutsider(b []byte, v any) error {
 	if err := checkKeys(b, reflect.TypeOf(v)); err != nil {
 		return err

@@ -179,3 +179,33 @@ func TestReadOutsiderKeysExact(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOutsiderUTF8: a line that is not UTF-8, or a string that
+// escapes half a surrogate pair, is refused naming the line and the
+// field: encoding/json replaces both with U+FFFD, so the ids "t\xff1"
+// and "t\xfe1" were one id (f/nonutf8-id-differ2.jsonl of the audit
+// review) and ids that differ read as one sent twice.
+func TestReadOutsiderUTF8(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{outsiderHeader + "\n" + "{\"ev\":\"send\",\"to\":\"N2\",\"id\":\"t\xff1\",\"amount\":3}", `trace line 2: field "id": invalid UTF-8: byte 0xff at byte 31 (JSON text must be UTF-8)`},
+		{outsiderHeader + "\n\n" + "{\"ev\":\"send\",\"to\":\"N2\",\"amount\":3,\"payload\":{\"memo\":[\"ok\",\"r\xc3\"]}}", `trace line 3: field "payload.memo[1]": invalid UTF-8: byte 0xc3 at byte 61 (`},
+		{outsiderHeader + "\n" + "{\"ev\":\"record\",\"snap\":\"s\xed\xa0\x80\"}", `trace line 2: field "snap": invalid UTF-8: byte 0xed at byte 25 (`},
+		{outsiderHeader + "\n" + "{\"ev\":\"send\",\"to\":\"N2\",\"amount\":3,\"c\xffolour\":1}", `trace line 2: a key: invalid UTF-8: byte 0xff at byte 37 (`},
+		{outsiderHeader + "\n" + "{\"snapshot\":{\"snap\":1,\"procs\":{\"N\xff\":{\"bal\":1}}}}", `trace line 2: snapshot: a key in field "snapshot.procs": invalid UTF-8: byte 0xff at byte 34 (`},
+		{outsiderHeader + "\n" + "{\"ev\":\"send\",\xff\"to\":\"N2\",\"amount\":3}", `trace line 2: invalid UTF-8: byte 0xff at byte 14 (`},
+		{outsiderHeader + "\n" + `{"ev":"send","to":"N2","id":"t\ud800","amount":3}`, `trace line 2: field "id": \ud800 is half a UTF-16 surrogate pair, no character`},
+		{outsiderHeader + "\n" + `{"ev":"send","to":"N2","id":"\udc00\ud800","amount":3}`, `trace line 2: field "id": \udc00 is half a UTF-16 surrogate pair, no character`},
+		{"{\"format\":\"markerwave-outsider/1\",\"run\":\"r\xff\",\"topology\":{\"procs\":[\"N1\"]},\"init_bal\":{\"N1\":1}}", `trace line 1: header: field "run": invalid UTF-8: byte 0xff at byte 43 (`},
+	} {
+		_, err := ReadOutsider(strings.NewReader(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.in[strings.LastIndex(c.in, "\n")+1:], err, c.want)
+		}
+	}
+	// A pair is one character, and U+FFFD written as such is no error.
+	in := outsiderHeader + "\n" + `{"ev":"send","to":"N2","id":"t\ud83d\ude00","amount":3}` + "\n" + "{\"ev\":\"send\",\"to\":\"N2\",\"id\":\"\ufffd\\ufffd\u00e9\",\"amount\":3}"
+	l, err := ReadOutsider(strings.NewReader(in))
+	if err != nil || *l.Events[0].ID != "t\U0001F600" || *l.Events[1].ID != "\ufffd\ufffd\u00e9" {
+		t.Fatalf("got %v, %+v", err, l.Events)
+	}
+}
