@@ -23,7 +23,7 @@ import (
 func checkKeys(b []byte, t reflect.Type) error {
 	w := keyWalker{b: b, dec: json.NewDecoder(bytes.NewReader(b)), bad: invalidUTF8(b)}
 	w.dec.UseNumber()
-	err := w.value(t, "")
+	err := w.value(jsonField{t: t}, "")
 	switch {
 	case err != nil && !errors.Is(err, errMalformed):
 		return err
@@ -52,8 +52,9 @@ func (w *keyWalker) token() (json.Token, error) {
 	return tok, nil
 }
 
-// value walks the value at path, decoded into t (nil: not known).
-func (w *keyWalker) value(t reflect.Type, path string) error {
+// value walks the value at path, decoded into field f (f.t nil: not
+// known).
+func (w *keyWalker) value(f jsonField, path string) error {
 	start := w.dec.InputOffset()
 	tok, err := w.token()
 	if err != nil {
@@ -64,9 +65,12 @@ func (w *keyWalker) value(t reflect.Type, path string) error {
 	}
 	switch tok {
 	case json.Delim('{'):
-		return w.object(t, path)
+		return w.object(f.t, path)
 	case json.Delim('['):
-		return w.array(t, path)
+		return w.array(f.t, path)
+	}
+	if n, ok := tok.(json.Number); ok {
+		return f.checkCount(n, path)
 	}
 	return nil
 }
@@ -78,7 +82,7 @@ func (w *keyWalker) array(t reflect.Type, path string) error {
 		elem = t.Elem()
 	}
 	for i := 0; w.dec.More(); i++ {
-		if err := w.value(elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+		if err := w.value(jsonField{t: elem}, fmt.Sprintf("%s[%d]", path, i)); err != nil {
 			return err
 		}
 	}
@@ -105,11 +109,11 @@ func (w *keyWalker) object(t reflect.Type, path string) error {
 			return fmt.Errorf("field %q: given twice: a key may appear once in an object", p)
 		}
 		seen[k] = true
-		ft, err := memberType(t, k, path)
+		f, err := memberType(t, k, path)
 		if err != nil {
 			return err
 		}
-		if err := w.value(ft, p); err != nil {
+		if err := w.value(f, p); err != nil {
 			return err
 		}
 	}
@@ -206,19 +210,19 @@ func hex4(b []byte) int {
 	return int(n)
 }
 
-// memberType is the type member k of an object at path is decoded into
+// memberType is what member k of an object at path is decoded into
 // when the object is decoded into t: a map's element, or the struct
-// field whose JSON name is k exactly; nil where it is not known (an
+// field whose JSON name is k exactly; no type where it is not known (an
 // unknown field, a json.RawMessage). A key that is a field's name only
 // case-insensitively is an error.
-func memberType(t reflect.Type, k, path string) (reflect.Type, error) {
+func memberType(t reflect.Type, k, path string) (jsonField, error) {
 	switch {
 	case t == nil:
-		return nil, nil
+		return jsonField{}, nil
 	case t.Kind() == reflect.Map:
-		return t.Elem(), nil
+		return jsonField{t: t.Elem()}, nil
 	case t.Kind() != reflect.Struct:
-		return nil, nil
+		return jsonField{}, nil
 	}
 	fields := jsonFields(t)
 	if f, ok := fields[k]; ok {
@@ -226,10 +230,10 @@ func memberType(t reflect.Type, k, path string) (reflect.Type, error) {
 	}
 	for name := range fields {
 		if strings.EqualFold(name, k) {
-			return nil, fmt.Errorf("unknown field %q: keys are case-sensitive, the field is %q", joinPath(path, k), joinPath(path, name))
+			return jsonField{}, fmt.Errorf("unknown field %q: keys are case-sensitive, the field is %q", joinPath(path, k), joinPath(path, name))
 		}
 	}
-	return nil, nil
+	return jsonField{}, nil
 }
 
 // joinPath is the JSON path of member k of the object at path.
@@ -256,12 +260,44 @@ func jsonForm(t reflect.Type) reflect.Type {
 // jsonFieldCache holds jsonFields' answers by struct type.
 var jsonFieldCache sync.Map
 
-// jsonFields maps the JSON names of struct t's fields to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := jsonFieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
+// jsonField is what a JSON value is decoded into: a Go type, and the
+// least value a count of the outsider format may have there (a struct
+// field's tag min:"1": a field read into a uint64 with omitempty would
+// take 0 for none).
+type jsonField struct {
+	t   reflect.Type
+	min uint64
+}
+
+// maxCount bounds the outsider format's counts (step, seq, vc, a
+// channel's sent and got): the schema's maximum, a signed 64-bit
+// integer's, though they are read into uint64s.
+const maxCount = 1<<63 - 1
+
+// checkCount checks number n at path against f when f is a count (an
+// unsigned integer): at least f.min, at most maxCount. Numbers that are
+// not whole or are negative are left to DecodeStrict.
+func (f jsonField) checkCount(n json.Number, path string) error {
+	t := jsonForm(f.t)
+	if t == nil || t.Kind() != reflect.Uint64 || strings.ContainsAny(string(n), ".eE-") {
+		return nil
 	}
-	m := map[string]reflect.Type{}
+	v, err := strconv.ParseUint(string(n), 10, 64)
+	switch {
+	case err != nil || v > maxCount:
+		return fmt.Errorf("field %q: %s is out of range: at most %d", path, n, uint64(maxCount))
+	case v < f.min:
+		return fmt.Errorf("field %q: %d, want %d or more (leave it out to have it derived)", path, v, f.min)
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of struct t's fields to their types.
+func jsonFields(t reflect.Type) map[string]jsonField {
+	if m, ok := jsonFieldCache.Load(t); ok {
+		return m.(map[string]jsonField)
+	}
+	m := map[string]jsonField{}
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
@@ -270,7 +306,8 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		case name == "":
 			name = f.Name
 		}
-		m[name] = f.Type
+		min, _ := strconv.ParseUint(f.Tag.Get("min"), 10, 64)
+		m[name] = jsonField{t: f.Type, min: min}
 	}
 	jsonFieldCache.Store(t, m)
 	return m

@@ -209,3 +209,30 @@ func TestReadOutsiderUTF8(t *testing.T) {
 		t.Fatalf("got %v, %+v", err, l.Events)
 	}
 }
+
+// TestReadOutsiderCountsFrom1: a step or seq given as 0 is refused (the
+// schema's minimum is 1; read into a uint64 with omitempty it was taken
+// for none, so v/k-step0 and v/k-seq0 of the audit review conformed),
+// and the format's counts are bounded at 2^63-1 as the schema says
+// (step's bound was 2^64-1, v/a-stepbig).
+func TestReadOutsiderCountsFrom1(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"ev":"send","to":"N2","amount":1,"step":0}`, `trace line 2: field "step": 0, want 1 or more (leave it out to have it derived)`},
+		{`{"ev":"send","to":"N2","amount":1,"seq":0}`, `trace line 2: field "seq": 0, want 1 or more (leave it out to have it derived)`},
+		{`{"ev":"recv","from":"N2","seq":0}`, `trace line 2: field "seq": 0, want 1 or more`},
+		{`{"ev":"send","to":"N2","amount":1,"step":9223372036854775808}`, `trace line 2: field "step": 9223372036854775808 is out of range: at most 9223372036854775807`},
+		{`{"ev":"send","to":"N2","amount":1,"step":18446744073709551616}`, `trace line 2: field "step": 18446744073709551616 is out of range: at most 9223372036854775807`},
+		{`{"ev":"send","to":"N2","amount":1,"seq":18446744073709551615}`, `trace line 2: field "seq": 18446744073709551615 is out of range: at most 9223372036854775807`},
+		{`{"ev":"send","to":"N2","amount":1,"vc":[1,9223372036854775808]}`, `trace line 2: field "vc[1]": 9223372036854775808 is out of range: at most 9223372036854775807`},
+		{`{"snapshot":{"snap":1,"chans":{"N2->N1":{"sent":9223372036854775808}}}}`, `trace line 2: snapshot: field "snapshot.chans.N2->N1.sent": 9223372036854775808 is out of range`},
+	} {
+		_, err := ReadOutsider(strings.NewReader(outsiderHeader + "\n" + c.line))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.line, err, c.want)
+		}
+	}
+	l, err := ReadOutsider(strings.NewReader(outsiderHeader + "\n" + `{"ev":"send","to":"N2","amount":1,"step":9223372036854775807,"seq":1,"vc":[0,0]}`))
+	if err != nil || l.Events[0].Step != 1<<63-1 {
+		t.Fatalf("got %v, %+v", err, l.Events)
+	}
+}
