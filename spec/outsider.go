@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 // The outsider format (markerwave-outsider/1) is the trace an
@@ -255,5 +256,16 @@ type OutsiderRestoreAt struct {
 }
 
 // IsOutsiderTrace reports whether line (a trace's first non-blank line)
-// is an outsider header.
-func IsOutsiderTrace(line []byte) bool { return hasFormat(line, OutsiderFormat) }
+// is an outsider header: one naming the outsider format, of this version
+// or another ("markerwave-outsider/2"), which ReadOutsider then refuses
+// for its version, so that such a log is not read as a trace of another
+// format and refused for a field that format does not have.
+func IsOutsiderTrace(line []byte) bool {
+	var h struct {
+		Format string `json:"format"`
+	}
+	return json.Unmarshal(line, &h) == nil && strings.HasPrefix(h.Format, outsiderFamily)
+}
+
+// outsiderFamily begins every version's tag of the outsider format.
+const outsiderFamily = "markerwave-outsider/"

@@ -86,6 +86,9 @@ func (or *outsiderReader) readHeader(b []byte) error {
 	if err := notAnObject(b); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
+	if err := checkFormat(b, OutsiderFormat); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
 	if err := decodeOutsider(b, h); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}

@@ -236,3 +236,42 @@ func TestReadOutsiderCountsFrom1(t *testing.T) {
 		t.Fatalf("got %v, %+v", err, l.Events)
 	}
 }
+
+// TestOutsiderFormatNamed: a header with a wrong or missing format is
+// refused for its format, saying what it found and what is read, before
+// any field the format does not have: "markerwave-outsider/2" or no
+// format with a "run" said unknown field "run", and without one want
+// "markerwave-trace/3" alone (bf.jsonl, nof.jsonl, bf2.jsonl of the
+// audit review). A header of another outsider version is an outsider
+// trace, to be refused by ReadOutsider for its version.
+func TestOutsiderFormatNamed(t *testing.T) {
+	const rest = `"topology":{"procs":["N1","N2"],"channels":[{"from":"N1","to":"N2"},{"from":"N2","to":"N1"}]},"init_bal":{"N1":1,"N2":1}}`
+	const formats = `(the trace formats: markerwave-trace/3, markerwave-outsider/1, markerwave-barrier-trace/1, markerwave-sink-trace/1)`
+	for _, c := range []struct{ header, want string }{
+		{`{"format":"markerwave-outsider/2","run":"x",` + rest, `trace line 1: header: field "format": "markerwave-outsider/2", want "markerwave-outsider/1" ` + formats},
+		{`{"run":"x",` + rest, `trace line 1: header: field "format": missing, want "markerwave-outsider/1" ` + formats},
+		{`{"format":"markerwave-trace/3",` + rest, `trace line 1: header: field "format": "markerwave-trace/3", want "markerwave-outsider/1" ` + formats},
+	} {
+		_, err := ReadOutsider(strings.NewReader(c.header))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ReadOutsider %s:\n got %v\nwant %s", c.header, err, c.want)
+		}
+	}
+	for _, c := range []struct{ header, want string }{
+		{`{"format":"markerwave-outsider/2",` + rest, `trace line 1: header: field "format": "markerwave-outsider/2", want "markerwave-trace/3" ` + formats},
+		{`{"run":"x",` + rest, `trace line 1: header: field "format": missing, want "markerwave-trace/3" ` + formats},
+	} {
+		_, _, err := ReadTraceLines(strings.NewReader(c.header))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ReadTraceLines %s:\n got %v\nwant %s", c.header, err, c.want)
+		}
+	}
+	for h, want := range map[string]bool{
+		`{"format":"markerwave-outsider/1"}`: true, `{"format":"markerwave-outsider/2","run":1}`: true,
+		`{"format":"markerwave-trace/3"}`: false, `{"run":"x"}`: false, `{"format":"markerwave-outsiders"}`: false,
+	} {
+		if got := IsOutsiderTrace([]byte(h)); got != want {
+			t.Errorf("IsOutsiderTrace(%s) = %v, want %v", h, got, want)
+		}
+	}
+}
