@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,11 +17,13 @@ import (
 // names a field of t only case-insensitively (it matches "Amount" to
 // "amount"), bytes that are not UTF-8 and a \u escape of half a UTF-16
 // surrogate pair (it reads both as U+FFFD, so two ids that differ read
-// as one). Errors name the key by its JSON path, as DecodeStrict's do.
-// Other malformed JSON and unknown fields are left to DecodeStrict.
+// as one), and a count out of the outsider format's range (jsonField).
+// Errors name the key by its JSON path, as DecodeStrict's do. Other
+// malformed JSON and unknown fields are left to DecodeStrict. The walk
+// scans the bytes itself: json.Decoder's Token is several times slower
+// than the decoding.
 func checkKeys(b []byte, t reflect.Type) error {
-	w := keyWalker{b: b, dec: json.NewDecoder(bytes.NewReader(b)), bad: invalidUTF8(b)}
-	w.dec.UseNumber()
+	w := keyWalker{b: b, bad: invalidUTF8(b)}
 	err := w.value(jsonField{t: t}, "")
 	switch {
 	case err != nil && !errors.Is(err, errMalformed):
@@ -33,46 +34,49 @@ func checkKeys(b []byte, t reflect.Type) error {
 	return nil
 }
 
-// errMalformed stops a walk at JSON the decoder cannot read.
+// errMalformed stops a walk at JSON it cannot read.
 var errMalformed = errors.New("malformed JSON")
 
-// keyWalker walks one JSON value token by token.
+// keyWalker walks one JSON value.
 type keyWalker struct {
 	b   []byte
-	dec *json.Decoder
+	i   int // the offset of the next byte to read
 	bad int // the offset of b's first byte that is not UTF-8, or -1
 }
 
-// token reads the next token.
-func (w *keyWalker) token() (json.Token, error) {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return nil, errMalformed
+// next skips white space and reports whether the next byte is c (and
+// then reads it).
+func (w *keyWalker) next(c byte) bool {
+	for w.i < len(w.b) && (w.b[w.i] == ' ' || w.b[w.i] == '\t' || w.b[w.i] == '\n' || w.b[w.i] == '\r') {
+		w.i++
 	}
-	return tok, nil
+	if w.i < len(w.b) && w.b[w.i] == c {
+		w.i++
+		return true
+	}
+	return false
 }
 
 // value walks the value at path, decoded into field f (f.t nil: not
 // known).
 func (w *keyWalker) value(f jsonField, path string) error {
-	start := w.dec.InputOffset()
-	tok, err := w.token()
-	if err != nil {
+	switch {
+	case w.next('{'):
+		return w.object(f.t, path)
+	case w.next('['):
+		return w.array(f.t, path)
+	case w.next('"'):
+		_, err := w.str(path, false)
 		return err
 	}
-	if _, ok := tok.(string); ok {
-		return w.checkString(start, fmt.Sprintf("field %q", path))
+	start := w.i
+	for w.i < len(w.b) && !strings.ContainsRune(" \t\r\n,:]}", rune(w.b[w.i])) {
+		w.i++
 	}
-	switch tok {
-	case json.Delim('{'):
-		return w.object(f.t, path)
-	case json.Delim('['):
-		return w.array(f.t, path)
+	if lit := w.b[start:w.i]; len(lit) > 0 && (lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9') {
+		return f.checkCount(string(lit), path)
 	}
-	if n, ok := tok.(json.Number); ok {
-		return f.checkCount(n, path)
-	}
-	return nil
+	return nil // true, false, null, or malformed: DecodeStrict says so
 }
 
 // array walks the elements of the array at path, decoded into t.
@@ -81,58 +85,97 @@ func (w *keyWalker) array(t reflect.Type, path string) error {
 	if t = jsonForm(t); t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 		elem = t.Elem()
 	}
-	for i := 0; w.dec.More(); i++ {
-		if err := w.value(jsonField{t: elem}, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+	if w.next(']') {
+		return nil
+	}
+	for i := 0; ; i++ {
+		if err := w.value(jsonField{t: elem}, path+"["+strconv.Itoa(i)+"]"); err != nil {
 			return err
 		}
+		switch {
+		case w.next(']'):
+			return nil
+		case !w.next(','):
+			return errMalformed
+		}
 	}
-	_, err := w.token()
-	return err
 }
 
 // object walks the members of the object at path, decoded into t.
 func (w *keyWalker) object(t reflect.Type, path string) error {
 	t = jsonForm(t)
+	if w.next('}') {
+		return nil
+	}
 	seen := map[string]bool{}
-	for w.dec.More() {
-		start := w.dec.InputOffset()
-		tok, err := w.token()
-		if err != nil {
+	for {
+		if err := w.member(t, path, seen); err != nil {
 			return err
 		}
-		if err := w.checkString(start, keyOf(path)); err != nil {
-			return err
-		}
-		k, _ := tok.(string)
-		p := joinPath(path, k)
-		if seen[k] {
-			return fmt.Errorf("field %q: given twice: a key may appear once in an object", p)
-		}
-		seen[k] = true
-		f, err := memberType(t, k, path)
-		if err != nil {
-			return err
-		}
-		if err := w.value(f, p); err != nil {
-			return err
+		switch {
+		case w.next('}'):
+			return nil
+		case !w.next(','):
+			return errMalformed
 		}
 	}
-	_, err := w.token()
-	return err
 }
 
-// checkString checks the string token just read, from offset start,
-// for bytes that are not UTF-8 and halves of surrogate pairs; where
-// names it in errors.
-func (w *keyWalker) checkString(start int64, where string) error {
-	end := w.dec.InputOffset()
-	if w.bad >= 0 && int64(w.bad) < end {
-		return fmt.Errorf("%s: %w", where, w.utf8Error())
+// member walks one member of the object at path, decoded into t, whose
+// keys so far are seen.
+func (w *keyWalker) member(t reflect.Type, path string, seen map[string]bool) error {
+	if !w.next('"') {
+		return errMalformed
 	}
-	if s := loneSurrogate(w.b[start:end]); s != "" {
-		return fmt.Errorf("%s: %s is half a UTF-16 surrogate pair, no character", where, s)
+	k, err := w.str(path, true)
+	if err != nil {
+		return err
 	}
-	return nil
+	if !w.next(':') {
+		return errMalformed
+	}
+	p := joinPath(path, k)
+	if seen[k] {
+		return fmt.Errorf("field %q: given twice: a key may appear once in an object", p)
+	}
+	seen[k] = true
+	f, err := memberType(t, k, path)
+	if err != nil {
+		return err
+	}
+	return w.value(f, p)
+}
+
+// str reads the string whose opening quote was just read and checks it
+// for bytes that are not UTF-8 and halves of surrogate pairs: the value
+// at path, or a key of the object at path.
+func (w *keyWalker) str(path string, key bool) (string, error) {
+	start, escaped := w.i-1, false
+	for ; w.i < len(w.b) && w.b[w.i] != '"'; w.i++ {
+		if w.b[w.i] == '\\' {
+			escaped = true
+			w.i++
+		}
+	}
+	if w.i >= len(w.b) {
+		return "", errMalformed
+	}
+	w.i++
+	raw := w.b[start:w.i]
+	if w.bad >= start && w.bad < w.i {
+		return "", fmt.Errorf("%s: %w", where(path, key), w.utf8Error())
+	}
+	if !escaped {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	if s := loneSurrogate(raw); s != "" {
+		return "", fmt.Errorf("%s: %s is half a UTF-16 surrogate pair, no character", where(path, key), s)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", errMalformed
+	}
+	return s, nil
 }
 
 // utf8Error says where b is not UTF-8.
@@ -140,9 +183,13 @@ func (w *keyWalker) utf8Error() error {
 	return fmt.Errorf("invalid UTF-8: byte 0x%02x at byte %d (JSON text must be UTF-8)", w.b[w.bad], w.bad+1)
 }
 
-// keyOf names, in errors, a key of the object at path.
-func keyOf(path string) string {
-	if path == "" {
+// where names, in errors, the value at path or a key of the object at
+// path.
+func where(path string, key bool) string {
+	switch {
+	case !key:
+		return fmt.Sprintf("field %q", path)
+	case path == "":
 		return "a key"
 	}
 	return fmt.Sprintf("a key in field %q", path)
@@ -276,17 +323,17 @@ const maxCount = 1<<63 - 1
 
 // checkCount checks number n at path against f when f is a count (an
 // unsigned integer): at least f.min, at most maxCount. Numbers that are
-// not whole or are negative are left to DecodeStrict.
-func (f jsonField) checkCount(n json.Number, path string) error {
+// not whole, negative or malformed are left to DecodeStrict.
+func (f jsonField) checkCount(n, path string) error {
 	t := jsonForm(f.t)
-	if t == nil || t.Kind() != reflect.Uint64 || strings.ContainsAny(string(n), ".eE-") {
+	if t == nil || t.Kind() != reflect.Uint64 || strings.Trim(n, "0123456789") != "" {
 		return nil
 	}
-	v, err := strconv.ParseUint(string(n), 10, 64)
+	v, err := strconv.ParseUint(n, 10, 64)
 	switch {
-	case err != nil || v > maxCount:
+	case errors.Is(err, strconv.ErrRange) || err == nil && v > maxCount:
 		return fmt.Errorf("field %q: %s is out of range: at most %d", path, n, uint64(maxCount))
-	case v < f.min:
+	case err == nil && v < f.min:
 		return fmt.Errorf("field %q: %d, want %d or more (leave it out to have it derived)", path, v, f.min)
 	}
 	return nil
