@@ -90,6 +90,9 @@ func TestOutsiderSchema(t *testing.T) {
 		`{"ev":"jump"}`, `{"ev":"send","to":"N2","amount":0}`, `{"ev":"send","to":"N2","amount":1,"colour":"red"}`,
 		`{"snapshot":{"procs":{}}}`, `{"snapshot":{"snap":1,"chans":{"N1->N2":{"ids":[1],"amounts":[2]}}}}`,
 		`{"restore":{}}`, `{"ev":"record","snap":1,"state":{}}`,
+		`{"ev":"send","to":"N2","Amount":1}`, `{"ev":"record","snap":1,"state":{"Bal":1}}`,
+		`{"ev":"send","to":"N2","amount":1,"step":0}`, `{"ev":"send","to":"N2","amount":1,"seq":0}`,
+		`{"ev":"send","to":"N2","amount":1,"step":9223372036854775808}`,
 	} {
 		in := []byte(strings.Replace(string(logs[0]), "\n", "\n"+bad+"\n", 1))
 		_, err := spec.ReadOutsider(bytes.NewReader(in))

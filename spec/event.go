@@ -403,6 +403,9 @@ func (tr *traceReader) readLine(b []byte, line int) error {
 // readHeader reads the header: this format, with a topology.
 func (tr *traceReader) readHeader(b []byte) error {
 	h := &tr.t.Header
+	if err := checkFormat(b, TraceFormat); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
 	if err := decodeLine(b, h); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}

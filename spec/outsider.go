@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 // The outsider format (markerwave-outsider/1) is the trace an
@@ -184,8 +185,9 @@ type OutsiderEvent struct {
 	Node ProcID  `json:"node,omitempty"`
 	Ev   ObsKind `json:"ev"`
 	// Step numbers the node's observations from 1 (optional: the line
-	// order is the step order).
-	Step    uint64          `json:"step,omitempty"`
+	// order is the step order). The reader refuses a 0 given (min) and
+	// bounds it, as every count of the format, at 2^63-1.
+	Step    uint64          `json:"step,omitempty" min:"1"`
 	To      ProcID          `json:"to,omitempty"`
 	From    ProcID          `json:"from,omitempty"`
 	ID      *ObsID          `json:"id,omitempty"`
@@ -194,8 +196,9 @@ type OutsiderEvent struct {
 	Snap    *ObsID          `json:"snap,omitempty"`
 	Peer    ProcID          `json:"peer,omitempty"`
 	State   *ObsState       `json:"state,omitempty"`
-	// Seq is the message's number on its channel, from 1 in send order.
-	Seq uint64 `json:"seq,omitempty"`
+	// Seq is the message's number on its channel, from 1 in send order
+	// (a 0 given is refused, as for Step).
+	Seq uint64 `json:"seq,omitempty" min:"1"`
 	// First says a marker_recv is the node's first marker of Snap.
 	First *bool `json:"first,omitempty"`
 	// After is the node's state after the observation.
@@ -253,5 +256,16 @@ type OutsiderRestoreAt struct {
 }
 
 // IsOutsiderTrace reports whether line (a trace's first non-blank line)
-// is an outsider header.
-func IsOutsiderTrace(line []byte) bool { return hasFormat(line, OutsiderFormat) }
+// is an outsider header: one naming the outsider format, of this version
+// or another ("markerwave-outsider/2"), which ReadOutsider then refuses
+// for its version, so that such a log is not read as a trace of another
+// format and refused for a field that format does not have.
+func IsOutsiderTrace(line []byte) bool {
+	var h struct {
+		Format string `json:"format"`
+	}
+	return json.Unmarshal(line, &h) == nil && strings.HasPrefix(h.Format, outsiderFamily)
+}
+
+// outsiderFamily begins every version's tag of the outsider format.
+const outsiderFamily = "markerwave-outsider/"

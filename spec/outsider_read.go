@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
-// ReadOutsider reads an outsider trace strictly: unknown fields, a
-// missing required field and a field the observation's kind does not
-// have are errors, each naming its line and its JSON path ("trace line
-// 4: field \"amount\": missing: a send needs the amount it transfers").
+// ReadOutsider reads an outsider trace strictly: unknown fields, a key
+// given twice in one object or in another case than its field's
+// ("Amount"), text that is not UTF-8, a missing required field and a field the observation's
+// kind does not have are errors, each naming its line and its JSON path
+// ("trace line 4: field \"amount\": missing: a send needs the amount it
+// transfers").
 func ReadOutsider(r io.Reader) (OutsiderLog, error) {
 	or := &outsiderReader{}
 	err := readTraceFile(r, or.readHeader, or.readLine)
@@ -26,6 +29,9 @@ type outsiderReader struct {
 // readLine reads line b after the header: a snapshot, a restore or an
 // event.
 func (or *outsiderReader) readLine(b []byte, line int) error {
+	if err := notAnObject(b); err != nil {
+		return err
+	}
 	switch {
 	case hasFirstKey(b, "snapshot"):
 		return or.readSnapshot(b, line)
@@ -44,10 +50,46 @@ func hasFirstKey(b []byte, key string) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(b[1:], " \t\r\n"), []byte(`"`+key+`"`))
 }
 
+// notAnObject refuses line b (trimmed) when it is not a JSON object:
+// encoding/json reads null into a struct as an object with every field
+// missing, which would be reported as the first field missing.
+func notAnObject(b []byte) error {
+	if len(b) > 0 && b[0] == '{' {
+		return nil
+	}
+	kind := truncateJSON(b)
+	switch {
+	case string(b) == "null":
+		kind = "null"
+	case b[0] == '[':
+		kind = "an array"
+	case b[0] == '"':
+		kind = "a string"
+	}
+	return fmt.Errorf("the line is %s, not a JSON object", kind)
+}
+
+// decodeOutsider decodes line b into v as DecodeStrict does, and
+// refuses a key given twice or in another case than its field's, bytes
+// that are not UTF-8 and halves of surrogate pairs (checkKeys), which
+// encoding/json would read without a word.
+func decodeOutsider(b []byte, v any) error {
+	if err := checkKeys(b, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	return DecodeStrict(b, v)
+}
+
 // readHeader reads and checks the header.
 func (or *outsiderReader) readHeader(b []byte) error {
 	h := &or.log.Header
-	if err := DecodeStrict(b, h); err != nil {
+	if err := notAnObject(b); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if err := checkFormat(b, OutsiderFormat); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if err := decodeOutsider(b, h); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
 	if err := h.Validate(); err != nil {
@@ -124,7 +166,7 @@ type obsFieldSet struct{ required, optional []string }
 // readEvent reads and checks an observation.
 func (or *outsiderReader) readEvent(b []byte, line int) error {
 	var e OutsiderEvent
-	if err := DecodeStrict(b, &e); err != nil {
+	if err := decodeOutsider(b, &e); err != nil {
 		return err
 	}
 	h := or.log.Header
@@ -262,7 +304,7 @@ func (or *outsiderReader) readSnapshot(b []byte, line int) error {
 	var sl struct {
 		Snapshot *OutsiderSnapshot `json:"snapshot"`
 	}
-	if err := DecodeStrict(b, &sl); err != nil {
+	if err := decodeOutsider(b, &sl); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	if sl.Snapshot == nil {
@@ -344,7 +386,7 @@ func (or *outsiderReader) readRestore(b []byte, line int) error {
 	var rl struct {
 		Restore *OutsiderRestore `json:"restore"`
 	}
-	if err := DecodeStrict(b, &rl); err != nil {
+	if err := decodeOutsider(b, &rl); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	if rl.Restore == nil || rl.Restore.Snap == nil {

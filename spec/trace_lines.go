@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 )
 
 // readTraceFile is the one line loop of the trace formats that begin
@@ -38,6 +40,30 @@ func readTraceFile(r io.Reader, header func(b []byte) error, event func(b []byte
 		return fmt.Errorf("trace: empty, no header line")
 	}
 	return nil
+}
+
+// traceFormats are the trace formats markerwave reads, named in the
+// error for a header with another format or none.
+var traceFormats = []string{TraceFormat, OutsiderFormat, BarrierTraceFormat, SinkTraceFormat}
+
+// checkFormat refuses header line b when it names a format other than
+// want, or none, saying what it found and which formats there are. It
+// runs before the header's other fields are read, so that a header of
+// another format is refused for its format, not for a field of that
+// format this one does not have. A line that is not an object with a
+// string format is left to the header's strict decoding.
+func checkFormat(b []byte, want string) error {
+	var h struct {
+		Format *string `json:"format"`
+	}
+	if json.Unmarshal(b, &h) != nil || h.Format != nil && *h.Format == want {
+		return nil
+	}
+	got := "missing"
+	if h.Format != nil {
+		got = strconv.Quote(*h.Format)
+	}
+	return fmt.Errorf("field \"format\": %s, want %q (the trace formats: %s)", got, want, strings.Join(traceFormats, ", "))
 }
 
 // hasFormat reports whether first, a trace's first line, is a header of
