@@ -169,3 +169,50 @@ func TestAuditOutsiderNamesMessagesByID(t *testing.T) {
 	assert.Equal(t, `30 (id "t1")`, v.Divergence.Expected)
 	assert.Equal(t, `20 (id "t2")`, v.Divergence.Reported)
 }
+
+const ring3Dir = "../../traces/outsider/conforms/ring3"
+
+// ring3 copies the three-node example (A->B->C->A) into a temp
+// directory, each file's lines replaced by edits[file] where given (nil:
+// the file left out).
+func ring3(t *testing.T, edits map[string][]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(ring3Dir, "*.jsonl"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		lines, edited := edits[filepath.Base(f)]
+		if edited && lines == nil {
+			continue
+		}
+		if edited {
+			header, _, _ := strings.Cut(string(b), "\n")
+			b = []byte(strings.Join(append([]string{header}, lines...), "\n") + "\n")
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644))
+	}
+	return dir
+}
+
+// TestAuditOutsiderOneNodeLog: one node's own log alone (its header
+// names its node) is refused, exit 2, naming the nodes whose logs are
+// missing; it was a false Enabled violation (N1.jsonl) or a receive
+// "never sent" (N2.jsonl).
+func TestAuditOutsiderOneNodeLog(t *testing.T) {
+	cases := map[string]string{
+		filepath.Join(outsiderDir, "N1.jsonl"): `the node logs given are only N1's (` + filepath.Join(outsiderDir, "N1.jsonl") + `), and N2 of the topology has none`,
+		filepath.Join(outsiderDir, "N2.jsonl"): `the node logs given are only N2's (` + filepath.Join(outsiderDir, "N2.jsonl") + `), and N1 of the topology has none`,
+		filepath.Join(ring3Dir, "C.jsonl"):     `and A and B of the topology have none`,
+	}
+	for f, want := range cases {
+		code, out, errs := audit(f)
+		assert.Equal(t, 2, code, f+": "+out+errs)
+		assert.Contains(t, errs, want, f)
+		assert.Contains(t, errs, "give the directory of the run's node logs", f)
+	}
+	dir := ring3(t, map[string][]string{"B.jsonl": nil})
+	code, _, errs := audit(dir)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "and B of the topology has none")
+}
