@@ -216,3 +216,34 @@ func TestAuditOutsiderOneNodeLog(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "and B of the topology has none")
 }
+
+// TestAuditOutsiderRecordLineVsReport: a record line's state that
+// disagrees with the snapshot report is the node's own evidence of what
+// it recorded: wrong, it is a RecordedState violation (exit 1) as it is
+// without the report, and the note names the fields that differ.
+func TestAuditOutsiderRecordLineVsReport(t *testing.T) {
+	cases := map[string]struct {
+		record string
+		want   []string
+	}{
+		"balance": {`{"ev":"record","snap":"s1","state":{"bal":64}}`, []string{
+			`note: C logged its recorded state of snapshot "s1" as bal=64 (`, `C.jsonl: trace line 4), but reported bal=65 (`, `snapshots.jsonl: trace line 2)`}},
+		"counter": {`{"ev":"record","snap":"s1","state":{"bal":65,"sent":3}}`, []string{
+			`note: C logged its recorded state of snapshot "s1" as bal=65 sent=3 (`, `but reported bal=65 (sent not given) (`}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := ring3(t, map[string][]string{"C.jsonl": {
+				`{"ev":"send","to":"A","id":"c1","amount":5}`,
+				`{"ev":"marker_recv","from":"B","snap":"s1"}`,
+				c.record,
+				`{"ev":"marker_send","to":"A","snap":"s1"}`}})
+			code, out, errs := audit(dir)
+			assert.Equal(t, 1, code, out+errs)
+			assert.Contains(t, out, "check:    RecordedState")
+			for _, w := range c.want {
+				assert.Contains(t, out, w)
+			}
+		})
+	}
+}
