@@ -247,3 +247,26 @@ func TestAuditOutsiderRecordLineVsReport(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditOutsiderForgottenMarkerSend: a marker whose receipt is logged
+// and whose marker_send line is missing (in a run that logs them) is
+// bad input, exit 2, naming the sender's line and the receiver's; it was
+// a false SnapshotsComplete violation. A node that logs no marker event
+// at all is partial (its markers derived), not a marker never sent.
+func TestAuditOutsiderForgottenMarkerSend(t *testing.T) {
+	dir := ring3(t, map[string][]string{"B.jsonl": {
+		`{"ev":"recv","from":"A","id":"m1","amount":10}`,
+		`{"ev":"marker_recv","from":"A","snap":"s1"}`,
+		`{"ev":"record","snap":"s1","state":{"bal":60}}`}})
+	code, out, errs := audit(dir)
+	assert.Equal(t, 2, code, out+errs)
+	assert.Contains(t, errs, `B.jsonl: trace line 3: B logs no marker_send of snapshot "s1" on B->C after recording it here (its step 2), but C logs receiving that marker (`)
+	assert.Contains(t, errs, `C.jsonl: trace line 3): the log lacks the marker_send line`)
+
+	dir = ring3(t, map[string][]string{"B.jsonl": {
+		`{"ev":"recv","from":"A","id":"m1","amount":10}`,
+		`{"ev":"record","snap":"s1","state":{"bal":60}}`}})
+	code, out, errs = audit(dir)
+	assert.Equal(t, 0, code, out+errs)
+	assert.Contains(t, out, "marker sends, 2 of 3, the rest derived")
+}
