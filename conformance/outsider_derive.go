@@ -352,15 +352,37 @@ func (n *nodeDeriv) markerRecv(o obsAt) {
 }
 
 // markerSend notes a marker_send, checked against the recording point
-// later (checkMarkers).
+// later (checkMarkers). The spec sends a snapshot's markers in the
+// node's recording step, one on each outgoing channel: a marker_send
+// before the node recorded the snapshot, or a second one on a channel,
+// is a marker send no step of the model takes. It is reported as the
+// check a step the model cannot take fails (Enabled), at the marker_send
+// line, and as a divergence, not bad input: the log is well formed, the
+// implementation did what the spec does not (a marker sent early lets
+// the receiver record before messages its sender counts as sent before
+// its recording, which the replay would blame on the receiver).
 func (n *nodeDeriv) markerSend(o obsAt) {
 	s := n.d.snaps.of(*o.ev.Snap)
 	if n.markerSent[s] == nil {
 		n.markerSent[s] = map[spec.Channel]int{}
 	}
 	c := spec.Channel{From: n.p, To: o.ev.To}
-	if _, dup := n.markerSent[s][c]; !dup {
+	prev, dup := n.markerSent[s][c]
+	if !dup {
 		n.markerSent[s][c] = n.steps
+	}
+	_, recorded := n.model[s]
+	var why string
+	switch {
+	case dup:
+		why = fmt.Sprintf("%s sent snapshot %s's marker on %s twice (its steps %d and %d): the spec sends one on each channel, in the recording step", string(n.p), n.d.snaps.name(s), c, prev, n.steps)
+	case !recorded:
+		why = fmt.Sprintf("%s sent snapshot %s's marker on %s at its step %d, before recording the snapshot: the spec sends the markers in the recording step, after the state is recorded", string(n.p), n.d.snaps.name(s), c, n.steps)
+	default:
+		return
+	}
+	if n.d.finding == nil {
+		n.d.finding = &Divergence{Property: spec.CheckEnabled, Detail: why, Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), n.steps, o.where()), Line: o.line}
 	}
 }
 
