@@ -34,8 +34,11 @@ import (
 //
 // Every field the log gives instead is used as given, so the replay
 // checks it: seq, first and after go into the event, the cut counts into
-// the recorded snapshot; step and vc are compared with the derived ones
-// here (a difference is bad input, named by line and field).
+// the recorded snapshot; step is compared with the derived one here (a
+// difference is bad input, named by line and field), and vc with the
+// clocks the log gives before it, not with derived ones (mergeDerived: a
+// node's own entry must increase, else bad input; a receive's clock not
+// covering its send's is a note).
 
 // obsAt is one observation and where it was read.
 type obsAt struct {
