@@ -82,7 +82,11 @@ func (r OutsiderReport) String() string {
 	var b strings.Builder
 	body := r.Report.String()
 	if f := r.Derived.Finding; f != nil && r.Err == nil {
-		fmt.Fprintf(&b, "the implementation never sent a marker the spec sends: %s (%s)\n", f.Detail, f.Action)
+		head := "the implementation never sent a marker the spec sends"
+		if f.Property == spec.CheckEnabled {
+			head = "the implementation sent a marker the spec does not send"
+		}
+		fmt.Fprintf(&b, "%s: %s (%s)\n", head, f.Detail, f.Action)
 		body = strings.Replace(body, "property: "+string(r.Report.Property()), "property: "+string(r.Property()), 1)
 	}
 	b.WriteString(body)

@@ -124,6 +124,39 @@ func TestOutsiderExplains(t *testing.T) {
 			`{"snapshot":{"snap":7,"procs":{"N1":{"bal":100},"N2":{"bal":50},"N3":{"bal":15}}}}`},
 		prop: spec.PropExactChannelState,
 		want: []string{"recorded channel states, 3 of 3"},
+	}, {
+		// A marker sent twice on a channel, or before the node recorded
+		// its snapshot, is a marker send no step of the model takes.
+		name: "marker sent twice",
+		lines: []string{ring(`,"drained":true`),
+			`{"node":"N1","ev":"record","snap":0,"state":{"bal":100}}`,
+			`{"node":"N1","ev":"marker_send","to":"N2","snap":0}`,
+			`{"node":"N1","ev":"marker_send","to":"N2","snap":0}`,
+			`{"node":"N2","ev":"marker_recv","from":"N1","snap":0}`,
+			`{"node":"N2","ev":"record","snap":0,"state":{"bal":50}}`,
+			`{"node":"N2","ev":"marker_send","to":"N3","snap":0}`,
+			`{"node":"N3","ev":"marker_recv","from":"N2","snap":0}`,
+			`{"node":"N3","ev":"record","snap":0,"state":{"bal":20}}`,
+			`{"node":"N3","ev":"marker_send","to":"N1","snap":0}`,
+			`{"node":"N1","ev":"marker_recv","from":"N3","snap":0}`},
+		prop: spec.CheckEnabled,
+		want: []string{"the implementation sent a marker the spec does not send: N1 sent snapshot 0's marker on N1->N2 twice (its steps 2 and 3): the spec sends one on each channel, in the recording step (N1's step 3 (run.jsonl: trace line 4))"},
+	}, {
+		name: "marker sent before recording",
+		lines: []string{ring(`,"drained":true`),
+			`{"node":"N1","ev":"marker_send","to":"N2","snap":0}`,
+			`{"node":"N1","ev":"send","to":"N2","id":"a","amount":10}`,
+			`{"node":"N1","ev":"record","snap":0,"state":{"bal":90}}`,
+			`{"node":"N2","ev":"marker_recv","from":"N1","snap":0}`,
+			`{"node":"N2","ev":"record","snap":0,"state":{"bal":50}}`,
+			`{"node":"N2","ev":"marker_send","to":"N3","snap":0}`,
+			`{"node":"N2","ev":"recv","from":"N1","id":"a"}`,
+			`{"node":"N3","ev":"marker_recv","from":"N2","snap":0}`,
+			`{"node":"N3","ev":"record","snap":0,"state":{"bal":20}}`,
+			`{"node":"N3","ev":"marker_send","to":"N1","snap":0}`,
+			`{"node":"N1","ev":"marker_recv","from":"N3","snap":0}`},
+		prop: spec.CheckEnabled,
+		want: []string{"N1 sent snapshot 0's marker on N1->N2 at its step 1, before recording the snapshot: the spec sends the markers in the recording step, after the state is recorded (N1's step 1 (run.jsonl: trace line 2))"},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

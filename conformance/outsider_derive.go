@@ -34,8 +34,11 @@ import (
 //
 // Every field the log gives instead is used as given, so the replay
 // checks it: seq, first and after go into the event, the cut counts into
-// the recorded snapshot; step and vc are compared with the derived ones
-// here (a difference is bad input, named by line and field).
+// the recorded snapshot; step is compared with the derived one here (a
+// difference is bad input, named by line and field), and vc with the
+// clocks the log gives before it, not with derived ones (mergeDerived: a
+// node's own entry must increase, else bad input; a receive's clock not
+// covering its send's is a note).
 
 // obsAt is one observation and where it was read.
 type obsAt struct {
@@ -352,15 +355,37 @@ func (n *nodeDeriv) markerRecv(o obsAt) {
 }
 
 // markerSend notes a marker_send, checked against the recording point
-// later (checkMarkers).
+// later (checkMarkers). The spec sends a snapshot's markers in the
+// node's recording step, one on each outgoing channel: a marker_send
+// before the node recorded the snapshot, or a second one on a channel,
+// is a marker send no step of the model takes. It is reported as the
+// check a step the model cannot take fails (Enabled), at the marker_send
+// line, and as a divergence, not bad input: the log is well formed, the
+// implementation did what the spec does not (a marker sent early lets
+// the receiver record before messages its sender counts as sent before
+// its recording, which the replay would blame on the receiver).
 func (n *nodeDeriv) markerSend(o obsAt) {
 	s := n.d.snaps.of(*o.ev.Snap)
 	if n.markerSent[s] == nil {
 		n.markerSent[s] = map[spec.Channel]int{}
 	}
 	c := spec.Channel{From: n.p, To: o.ev.To}
-	if _, dup := n.markerSent[s][c]; !dup {
+	prev, dup := n.markerSent[s][c]
+	if !dup {
 		n.markerSent[s][c] = n.steps
+	}
+	_, recorded := n.model[s]
+	var why string
+	switch {
+	case dup:
+		why = fmt.Sprintf("%s sent snapshot %s's marker on %s twice (its steps %d and %d): the spec sends one on each channel, in the recording step", string(n.p), n.d.snaps.name(s), c, prev, n.steps)
+	case !recorded:
+		why = fmt.Sprintf("%s sent snapshot %s's marker on %s at its step %d, before recording the snapshot: the spec sends the markers in the recording step, after the state is recorded", string(n.p), n.d.snaps.name(s), c, n.steps)
+	default:
+		return
+	}
+	if n.d.finding == nil {
+		n.d.finding = &Divergence{Property: spec.CheckEnabled, Detail: why, Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), n.steps, o.where()), Line: o.line}
 	}
 }
 
@@ -401,44 +426,75 @@ func withObs(l spec.LocalState, a *spec.ObsState) spec.LocalState {
 // s's marker on every outgoing channel before any other message on it.
 // A marker never sent is a divergence (the snapshot cannot complete:
 // SnapshotsComplete, as MCNoForward finds); a message sent first is
-// explained (the replay then finds what it breaks).
-func (n *nodeDeriv) checkMarkers() *Divergence {
+// explained (the replay then finds what it breaks). A marker the node
+// has no marker_send line of but whose receiver logs receiving it (inc's
+// logs) was sent: the log lacks the line, an error.
+func (n *nodeDeriv) checkMarkers(inc outsiderInc) (*Divergence, error) {
 	for range n.model {
 		n.d.prov.count("marker sends", n.d.logsMarkerSends[n.p])
 	}
 	if !n.d.logsMarkerSends[n.p] {
-		return nil
+		return nil, nil
 	}
 	for _, s := range sortedSnaps(n.model) {
 		at := n.d.cut(s).at[n.p]
 		for _, c := range n.d.top.Out(n.p) {
-			if d := n.checkMarkerOn(s, c, at); d != nil {
-				return d
+			if d, err := n.checkMarkerOn(inc, s, c, at); d != nil || err != nil {
+				return d, err
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // checkMarkerOn checks the Marker Sending Rule for snapshot s, recorded
 // at the node's step at, on its outgoing channel c: the marker sent (a
-// divergence if not, unless the node was killed right after recording),
-// and no message before it (explained if one was).
-func (n *nodeDeriv) checkMarkerOn(s spec.SnapID, c spec.Channel, at int) *Divergence {
+// divergence if not, unless the node was killed right after recording;
+// an error if c's receiver logs receiving it), and no message before it
+// (explained if one was).
+func (n *nodeDeriv) checkMarkerOn(inc outsiderInc, s spec.SnapID, c spec.Channel, at int) (*Divergence, error) {
 	m, ok := n.markerSent[s][c]
 	if !ok {
+		rp := n.evs[n.model[s]].obs
+		if got, arrived := n.d.markerArrival(inc, s, c); arrived {
+			return nil, fmt.Errorf("%s: %s logs no marker_send of snapshot %s on %s after recording it here (its step %d), but %s logs receiving that marker (%s): the log lacks the marker_send line (%s)",
+				rp.where(), string(n.p), n.d.snaps.name(s), c, at, string(c.To), got.where(), n.whyLogsSends())
+		}
 		if n.d.crashed[n.p] && n.steps == at {
-			return nil // killed right after recording
+			return nil, nil // killed right after recording
 		}
 		return &Divergence{Property: spec.PropSnapshotsComplete,
 			Detail: fmt.Sprintf("%s never sent snapshot %s's marker on %s after recording at its step %d", string(n.p), n.d.snaps.name(s), c, at),
-			Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: n.evs[n.model[s]].obs.line}
+			Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: rp.line}, nil
 	}
 	if a := n.firstSendAfter(c, at); a > 0 && a < m {
 		n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d, after recording snapshot %s at its step %d and before that snapshot's marker on %s (its step %d)",
 			string(n.p), c, a, n.d.snaps.name(s), at, c, m))
 	}
-	return nil
+	return nil, nil
+}
+
+// whyLogsSends says why the node is taken to log its marker sends
+// (deriver.scan).
+func (n *nodeDeriv) whyLogsSends() string {
+	for _, m := range n.markerSent {
+		if len(m) > 0 {
+			return fmt.Sprintf("%s logs its other marker sends", string(n.p))
+		}
+	}
+	return fmt.Sprintf("%s logs marker receipts and the run logs marker_send lines: its sends are taken as logged", string(n.p))
+}
+
+// markerArrival is the observation in inc's logs of c's receiver that
+// receives (or drops) snapshot s's marker on c, if it logs one.
+func (d *deriver) markerArrival(inc outsiderInc, s spec.SnapID, c spec.Channel) (obsAt, bool) {
+	for _, o := range inc.nodes[c.To] {
+		e := o.ev
+		if (e.Ev == spec.ObsMarkerRecv || e.Ev == spec.ObsMarkerDrop) && e.From == c.From && d.snaps.of(*e.Snap) == s {
+			return o, true
+		}
+	}
+	return obsAt{}, false
 }
 
 // firstSendAfter is the node's observation number of its first send on

@@ -198,7 +198,11 @@ func (d *deriver) recordedSnapshot(s spec.SnapID, p *reportedPart) spec.Recorded
 
 // recordedState is q's recorded state: reported, else logged at its
 // record line, else derived at its recording point; its counters derived
-// when not given.
+// when not given. A record line and a report that disagree are both the
+// implementation's word on what q recorded: the one that differs from the
+// state the log derives at q's recording point is the one checked (the
+// report if both do), so that a wrong record line is a RecordedState
+// violation with the report as without it.
 func (d *deriver) recordedState(s spec.SnapID, k *snapCut, q spec.ProcID, p *reportedPart) spec.LocalState {
 	derived := k.state[q]
 	st, ok := p.procs[q]
@@ -206,14 +210,39 @@ func (d *deriver) recordedState(s spec.SnapID, k *snapCut, q spec.ProcID, p *rep
 	if !ok {
 		st, ok = lst, lok
 	}
-	if ok && lok && !sameObsState(lst, st) {
-		d.note(fmt.Sprintf("%s logged its recorded state of snapshot %s as bal=%d (%s), but reported bal=%d", string(q), d.snaps.name(s), *lst.Bal, o.where(), *st.Bal))
-	}
 	d.prov.count("recorded local states", ok)
 	if !ok {
 		return derived
 	}
-	return withObs(derived, &st)
+	rep := withObs(derived, &st)
+	if !lok || withObs(derived, &lst) == rep {
+		return rep // the same state, one giving counters the other derives
+	}
+	checked, out := "the report", rep
+	if rep == derived {
+		checked, out = "the record line, which differs from the state the log derives", withObs(derived, &lst)
+	}
+	d.note(fmt.Sprintf("%s logged its recorded state of snapshot %s as %s (%s), but reported %s (%s); the audit checks %s",
+		string(q), d.snaps.name(s), obsStateText(lst, st), o.where(), obsStateText(st, lst), p.where, checked))
+	return out
+}
+
+// obsStateText is state st as the log gives it ("bal=65 sent=3"), with
+// the counters other gives and st does not named as not given.
+func obsStateText(st, other spec.ObsState) string {
+	out := fmt.Sprintf("bal=%d", *st.Bal)
+	for _, f := range []struct {
+		name string
+		v, w *int
+	}{{"sent", st.Sent, other.Sent}, {"rcvd", st.Rcvd, other.Rcvd}} {
+		switch {
+		case f.v != nil:
+			out += fmt.Sprintf(" %s=%d", f.name, *f.v)
+		case f.w != nil:
+			out += fmt.Sprintf(" (%s not given)", f.name)
+		}
+	}
+	return out
 }
 
 // loggedState is q's recorded state as its record line logs it, with

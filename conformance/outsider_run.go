@@ -38,8 +38,9 @@ type snapshotAt struct {
 // NewOutsiderRun gathers the logs of one run (files[i] names logs[i],
 // for errors): logs naming different runs, or with different constants,
 // are refused as logs of different runs; two logs of one node in one
-// incarnation are refused; the incarnations are chained, each restored
-// from a snapshot recorded in the one before.
+// incarnation are refused, and so are one node's own logs without the
+// other nodes' (missingNodeLogs); the incarnations are chained, each
+// restored from a snapshot recorded in the one before.
 func NewOutsiderRun(logs []spec.OutsiderLog, files []string) (*OutsiderRun, error) {
 	if len(logs) == 0 {
 		return nil, fmt.Errorf("no outsider logs")
@@ -55,7 +56,51 @@ func NewOutsiderRun(logs []spec.OutsiderLog, files []string) (*OutsiderRun, erro
 			return nil, err
 		}
 	}
+	if err := missingNodeLogs(logs, files, r.Header.Topology); err != nil {
+		return nil, err
+	}
 	return r, r.chain(byKey)
+}
+
+// missingNodeLogs refuses one node's own logs (a header naming its
+// node) gathered without those of the other nodes: their sends, markers
+// and recordings are not in the run, and the replay would blame the
+// node's receives for them. A process counts as logged if a log's
+// header names it or a log without a node holds an observation of it
+// (a file holding every node's events leaves the header's node out; a
+// node of such a file that observed nothing is not missing).
+func missingNodeLogs(logs []spec.OutsiderLog, files []string, top *spec.Topology) error {
+	has := map[spec.ProcID]string{}
+	var own []string
+	for i, l := range logs {
+		if p := l.Header.Node; p != "" {
+			has[p] = fileOf(files, i)
+			own = append(own, fmt.Sprintf("%s's (%s)", string(p), fileOf(files, i)))
+			continue
+		}
+		for _, e := range l.Events {
+			has[e.Node] = fileOf(files, i)
+		}
+	}
+	var missing []string
+	for _, p := range top.Procs {
+		if _, ok := has[p]; !ok {
+			missing = append(missing, string(p))
+		}
+	}
+	if len(own) == 0 || len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("incomplete run: the node logs given are only %s, and %s of the topology %s none: give the directory of the run's node logs (or every node's file) to audit them as one run",
+		andList(slices.Compact(own)), andList(missing), map[bool]string{true: "has", false: "have"}[len(missing) == 1])
+}
+
+// andList joins names as "A", "A and B", "A, B and C".
+func andList(names []string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func fileOf(files []string, i int) string {

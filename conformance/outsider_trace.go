@@ -109,19 +109,26 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 	return out, nil
 }
 
-// scan notes whether the run logs its marker sends (any node's
-// marker_send line says every node logs them), and which nodes crashed (a
-// node still suspects them at the end: the crash rule of
-// traces/README.md).
+// scan notes which nodes log their marker sends, and which nodes
+// crashed (a node still suspects them at the end: the crash rule of
+// traces/README.md). A node logs its marker sends if it has a
+// marker_send line, or if it logs other marker events (a marker_recv or
+// marker_drop) in a run where some node logs marker_send lines (one
+// instrumentation for the run: such a node without marker_send lines
+// sent none). A node that logs no marker event at all (silentNodes) is
+// partial: its marker sends are derived, as its receipts are.
 func (d *deriver) scan() {
 	suspected := map[spec.ProcID]map[spec.ProcID]bool{}
-	logs := false
+	sends, marks := map[spec.ProcID]bool{}, map[spec.ProcID]bool{}
+	runLogs := false
 	for _, inc := range d.run.incs {
 		for p, obs := range inc.nodes {
 			for _, o := range obs {
-				logs = logs || o.ev.Ev == spec.ObsMarkerSend
+				sends[p] = sends[p] || o.ev.Ev == spec.ObsMarkerSend
+				marks[p] = marks[p] || isMarkerObs(o.ev.Ev)
 				noteSuspicion(suspected, p, o.ev)
 			}
+			runLogs = runLogs || sends[p]
 		}
 	}
 	for q, by := range suspected {
@@ -130,7 +137,7 @@ func (d *deriver) scan() {
 		}
 	}
 	for _, p := range d.top.Procs {
-		d.logsMarkerSends[p] = logs // one instrumentation for the run: a node without marker_send lines sent none
+		d.logsMarkerSends[p] = sends[p] || (marks[p] && runLogs)
 	}
 }
 
@@ -211,23 +218,29 @@ func (d *deriver) nodes(inc outsiderInc, base incBase) ([]*nodeDeriv, error) {
 		}
 		nodes[i] = n
 	}
-	d.settleMarkers(nodes)
-	return nodes, nil
+	return nodes, d.settleMarkers(inc, nodes)
 }
 
 // settleMarkers places the markers of the nodes that log none, then
-// checks every node's marker sends, keeping the first divergence found.
-func (d *deriver) settleMarkers(nodes []*nodeDeriv) {
+// checks every node's marker sends against inc's logs, keeping the first
+// divergence found; a marker whose receipt is logged and whose send is
+// not is bad input.
+func (d *deriver) settleMarkers(inc outsiderInc, nodes []*nodeDeriv) error {
 	for _, n := range nodes {
 		if d.silent[n.p] {
 			n.insertMarkers()
 		}
 	}
 	for _, n := range nodes {
-		if f := n.checkMarkers(); f != nil && d.finding == nil {
+		f, err := n.checkMarkers(inc)
+		if err != nil {
+			return err
+		}
+		if f != nil && d.finding == nil {
 			d.finding = f
 		}
 	}
+	return nil
 }
 
 // incBase is where an incarnation starts: each node's state and each

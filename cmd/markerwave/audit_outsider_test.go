@@ -169,3 +169,104 @@ func TestAuditOutsiderNamesMessagesByID(t *testing.T) {
 	assert.Equal(t, `30 (id "t1")`, v.Divergence.Expected)
 	assert.Equal(t, `20 (id "t2")`, v.Divergence.Reported)
 }
+
+const ring3Dir = "../../traces/outsider/conforms/ring3"
+
+// ring3 copies the three-node example (A->B->C->A) into a temp
+// directory, each file's lines replaced by edits[file] where given (nil:
+// the file left out).
+func ring3(t *testing.T, edits map[string][]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(ring3Dir, "*.jsonl"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		lines, edited := edits[filepath.Base(f)]
+		if edited && lines == nil {
+			continue
+		}
+		if edited {
+			header, _, _ := strings.Cut(string(b), "\n")
+			b = []byte(strings.Join(append([]string{header}, lines...), "\n") + "\n")
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644))
+	}
+	return dir
+}
+
+// TestAuditOutsiderOneNodeLog: one node's own log alone (its header
+// names its node) is refused, exit 2, naming the nodes whose logs are
+// missing; it was a false Enabled violation (N1.jsonl) or a receive
+// "never sent" (N2.jsonl).
+func TestAuditOutsiderOneNodeLog(t *testing.T) {
+	cases := map[string]string{
+		filepath.Join(outsiderDir, "N1.jsonl"): `the node logs given are only N1's (` + filepath.Join(outsiderDir, "N1.jsonl") + `), and N2 of the topology has none`,
+		filepath.Join(outsiderDir, "N2.jsonl"): `the node logs given are only N2's (` + filepath.Join(outsiderDir, "N2.jsonl") + `), and N1 of the topology has none`,
+		filepath.Join(ring3Dir, "C.jsonl"):     `and A and B of the topology have none`,
+	}
+	for f, want := range cases {
+		code, out, errs := audit(f)
+		assert.Equal(t, 2, code, f+": "+out+errs)
+		assert.Contains(t, errs, want, f)
+		assert.Contains(t, errs, "give the directory of the run's node logs", f)
+	}
+	dir := ring3(t, map[string][]string{"B.jsonl": nil})
+	code, _, errs := audit(dir)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "and B of the topology has none")
+}
+
+// TestAuditOutsiderRecordLineVsReport: a record line's state that
+// disagrees with the snapshot report is the node's own evidence of what
+// it recorded: wrong, it is a RecordedState violation (exit 1) as it is
+// without the report, and the note names the fields that differ.
+func TestAuditOutsiderRecordLineVsReport(t *testing.T) {
+	cases := map[string]struct {
+		record string
+		want   []string
+	}{
+		"balance": {`{"ev":"record","snap":"s1","state":{"bal":64}}`, []string{
+			`note: C logged its recorded state of snapshot "s1" as bal=64 (`, `C.jsonl: trace line 4), but reported bal=65 (`, `snapshots.jsonl: trace line 2)`}},
+		"counter": {`{"ev":"record","snap":"s1","state":{"bal":65,"sent":3}}`, []string{
+			`note: C logged its recorded state of snapshot "s1" as bal=65 sent=3 (`, `but reported bal=65 (sent not given) (`}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := ring3(t, map[string][]string{"C.jsonl": {
+				`{"ev":"send","to":"A","id":"c1","amount":5}`,
+				`{"ev":"marker_recv","from":"B","snap":"s1"}`,
+				c.record,
+				`{"ev":"marker_send","to":"A","snap":"s1"}`}})
+			code, out, errs := audit(dir)
+			assert.Equal(t, 1, code, out+errs)
+			assert.Contains(t, out, "check:    RecordedState")
+			for _, w := range c.want {
+				assert.Contains(t, out, w)
+			}
+		})
+	}
+}
+
+// TestAuditOutsiderForgottenMarkerSend: a marker whose receipt is logged
+// and whose marker_send line is missing (in a run that logs them) is
+// bad input, exit 2, naming the sender's line and the receiver's; it was
+// a false SnapshotsComplete violation. A node that logs no marker event
+// at all is partial (its markers derived), not a marker never sent.
+func TestAuditOutsiderForgottenMarkerSend(t *testing.T) {
+	dir := ring3(t, map[string][]string{"B.jsonl": {
+		`{"ev":"recv","from":"A","id":"m1","amount":10}`,
+		`{"ev":"marker_recv","from":"A","snap":"s1"}`,
+		`{"ev":"record","snap":"s1","state":{"bal":60}}`}})
+	code, out, errs := audit(dir)
+	assert.Equal(t, 2, code, out+errs)
+	assert.Contains(t, errs, `B.jsonl: trace line 3: B logs no marker_send of snapshot "s1" on B->C after recording it here (its step 2), but C logs receiving that marker (`)
+	assert.Contains(t, errs, `C.jsonl: trace line 3): the log lacks the marker_send line`)
+
+	dir = ring3(t, map[string][]string{"B.jsonl": {
+		`{"ev":"recv","from":"A","id":"m1","amount":10}`,
+		`{"ev":"record","snap":"s1","state":{"bal":60}}`}})
+	code, out, errs = audit(dir)
+	assert.Equal(t, 0, code, out+errs)
+	assert.Contains(t, out, "marker sends, 2 of 3, the rest derived")
+}
