@@ -108,7 +108,7 @@ func TestRecoverRefusesWhatItCannotUse(t *testing.T) {
 	defer cancel()
 	absent := filepath.Join(t.TempDir(), "absent")
 	_, err := markerwave.Recover(absent, markerwave.Complete(2))
-	assert.ErrorContains(t, err, "no such file or directory")
+	assert.ErrorContains(t, err, "no snapshot store at "+absent+": the directory does not exist")
 	assert.NoDirExists(t, absent, "Recover creates nothing")
 
 	foreign := t.TempDir()

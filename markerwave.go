@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/markerwave/markerwave/impl/core"
@@ -253,7 +252,7 @@ func Recover(dir string, t *Topology) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: recover: %w", err)
 	}
-	st, err := openStoreDir(dir)
+	st, err := store.OpenExisting(dir)
 	if err != nil {
 		return nil, fmt.Errorf("markerwave: recover: %w", err)
 	}
@@ -269,23 +268,6 @@ func Recover(dir string, t *Topology) (*Snapshot, error) {
 		return nil, fmt.Errorf("markerwave: recover snapshot %d: %w", r.From.ID, err)
 	}
 	return &g, nil
-}
-
-// openStoreDir opens the store in dir, which must exist and be a store
-// (store.Recognize): recovering from a mistyped directory is an error,
-// not a fresh start.
-func openStoreDir(dir string) (*store.Store, error) {
-	fi, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return nil, err
-	case !fi.IsDir():
-		return nil, fmt.Errorf("%s is not a directory", dir)
-	}
-	if err := store.Recognize(dir); err != nil {
-		return nil, err
-	}
-	return store.Open(dir)
 }
 
 // unusable is Recover's error when no snapshot is usable: nil if each

@@ -97,7 +97,7 @@ func recoveryPoint(f *cmdFlags, config string) (*runtime.FileConfig, store.Recov
 		reportConfig(f, config, err)
 		return nil, store.Recovery{}, exitUsage
 	}
-	st, err := openExisting(cfg.SnapshotDir)
+	st, err := store.OpenExisting(cfg.SnapshotDir)
 	if err != nil {
 		return nil, store.Recovery{}, f.fail(exitUsage, err)
 	}

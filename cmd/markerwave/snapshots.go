@@ -2,11 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/markerwave/markerwave/impl/runtime"
@@ -75,7 +72,7 @@ func (o snapshotsOptions) prune(f *cmdFlags) int {
 		reportConfig(f, o.config, err)
 		return exitUsage
 	}
-	st, err := openExisting(cfg.SnapshotDir)
+	st, err := store.OpenExisting(cfg.SnapshotDir)
 	if err != nil {
 		return f.fail(exitUsage, err)
 	}
@@ -118,7 +115,7 @@ func (o snapshotsOptions) catalog(f *cmdFlags) (catalog, int) {
 
 // read lists c's store and finds the recovery point (with a topology).
 func (c *catalog) read() error {
-	st, err := openExisting(c.dir)
+	st, err := store.OpenExisting(c.dir)
 	if err != nil {
 		return err
 	}
@@ -128,26 +125,6 @@ func (c *catalog) read() error {
 	r, err := st.LatestComplete(c.top)
 	c.latest = r.From
 	return err
-}
-
-// openExisting opens the store in dir, which must exist and be a store
-// (store.Recognize): listing or recovering from a directory that is not
-// there, or that holds other things only, is a mistake, not an empty
-// store.
-func openExisting(dir string) (*store.Store, error) {
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("no snapshot store at %s: the directory does not exist", dir)
-	case err != nil:
-		return nil, err
-	case !st.IsDir():
-		return nil, fmt.Errorf("%s is not a directory", dir)
-	}
-	if err := store.Recognize(dir); err != nil {
-		return nil, err
-	}
-	return store.Open(dir)
 }
 
 // printCatalog writes the listing for people.

@@ -18,8 +18,9 @@
 //
 // Snapshot id lives in snap-<id>.json; process p's part of snapshot id in
 // parts/<id>/<p>.json. A tool that reads a directory someone named
-// (markerwave snapshots --dir) calls Recognize first: a directory holding
-// none of these entries, only others, is not an empty store.
+// (markerwave snapshots --dir, Recover) opens it with OpenExisting, which
+// creates nothing and calls Recognize: a directory holding none of these
+// entries, only others, is not an empty store.
 //
 // What it promises:
 //

@@ -198,6 +198,27 @@ func Recognize(dir string) error {
 		dir, ErrNotAStore, len(foreign), entries, strings.Join(shown, ", "), more, CatalogFileName)
 }
 
+// OpenExisting opens the store in dir without creating anything: dir
+// must exist, be a directory and be a store (Recognize). A tool that
+// reads a store someone named (a listing, a recovery) calls it: a
+// directory that is not there, or that holds other things only, is a
+// mistake, not an empty store.
+func OpenExisting(dir string) (*Store, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("no snapshot store at %s: the directory does not exist", dir)
+	case err != nil:
+		return nil, fmt.Errorf("store: %w", err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	if err := Recognize(dir); err != nil {
+		return nil, err
+	}
+	return Open(dir)
+}
+
 // isStoreEntry is whether e is one of the entries a store writes in its
 // directory (Path, PartPath's parts/, CatalogFileName, writeTemp's).
 func isStoreEntry(e fs.DirEntry) bool {
