@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -84,7 +88,42 @@ func TestNodeFrozenPeer(t *testing.T) {
 	assertLostWindow(t, out)
 }
 
-// TestNodeFrozenPeerSIGTERM: SIGTERM a second after the peer froze, long
+// waitStalled waits, at most bound, until process pid's CPU time stops
+// growing (under 30 ms in each of two 250 ms intervals: its sender waits
+// on the full window), read from /proc/<pid>/stat: bounded by what it
+// waits for, not by a guess at how long a loaded machine's sender takes
+// to fill the window (a fixed second held 15304 of its 58255 frames at
+// load 15).
+func waitStalled(t *testing.T, pid int, bound time.Duration) {
+	t.Helper()
+	cpu := func() int64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		require.NoError(t, err)
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])) // fields from 3 on
+		ut, err1 := strconv.ParseInt(f[11], 10, 64)                    // utime, field 14
+		st, err2 := strconv.ParseInt(f[12], 10, 64)                    // stime, field 15
+		require.NoError(t, errors.Join(err1, err2))
+		return ut + st // clock ticks, 10 ms each
+	}
+	deadline := time.Now().Add(bound)
+	last, quiet := cpu(), 0
+	for quiet < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("P1 still busy %v after P2 froze: its sender never stalled on the full window", bound)
+		}
+		time.Sleep(250 * time.Millisecond)
+		now := cpu()
+		if now-last < 3 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		last = now
+	}
+}
+
+// TestNodeFrozenPeerSIGTERM: SIGTERM once the sender stalled on the full
+// window after the peer froze, long
 // before its 20 s timeout: the stop does not wait for the workload's
 // send stuck on the full window (it finishes first, which refuses that
 // send), drains for drain_ms and exits 1 within seconds, naming P2 as
@@ -96,7 +135,7 @@ func TestNodeFrozenPeerSIGTERM(t *testing.T) {
 	}
 	t.Parallel()
 	nodes, logs, frozen := frozenPeer(t, 20000)
-	time.Sleep(time.Second)
+	waitStalled(t, nodes["P1"].Process.Pid, 15*time.Second)
 	require.NoError(t, nodes["P1"].Process.Signal(syscall.SIGTERM))
 	out := waitExit(t, nodes, logs, "P1", frozen, 15*time.Second)
 	assert.Contains(t, out, "P1: got SIGTERM: stopping")
