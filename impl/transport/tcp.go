@@ -213,12 +213,12 @@ func (tr *TCP) serveLocal() error {
 // of the topology: one for a process it lacks is a mistake in the
 // config (a typo, another cluster's), not an address to ignore.
 func (tr *TCP) checkRemotes() error {
-	for _, p := range sortedKeys(tr.cfg.Addrs) {
+	for _, p := range slices.Sorted(maps.Keys(tr.cfg.Addrs)) {
 		if !tr.top.Has(p) {
 			return fmt.Errorf("%w %q in Addrs", ErrUnknownProc, string(p))
 		}
 	}
-	for _, p := range sortedKeys(tr.cfg.Listeners) {
+	for _, p := range slices.Sorted(maps.Keys(tr.cfg.Listeners)) {
 		if !tr.top.Has(p) {
 			return fmt.Errorf("%w %q in Listeners", ErrUnknownProc, string(p))
 		}
@@ -648,11 +648,4 @@ func (tr *TCP) leftOver() error {
 		return se
 	}
 	return nil
-}
-
-// sortedKeys are m's processes in order (so an error names the first).
-func sortedKeys[V any](m map[spec.ProcID]V) []spec.ProcID {
-	ps := slices.Collect(maps.Keys(m))
-	slices.Sort(ps)
-	return ps
 }
