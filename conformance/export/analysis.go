@@ -17,7 +17,8 @@ package export
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/markerwave/markerwave/spec"
 )
@@ -58,7 +59,7 @@ func (m Message) Worst() (Status, spec.SnapID) {
 	rank := map[Status]int{Orphan: 5, Missing: 4, Spurious: 3, Recorded: 2, Pending: 1}
 	var best Status
 	var bs spec.SnapID
-	for _, s := range sortedSnaps(m.Status) {
+	for _, s := range slices.Sorted(maps.Keys(m.Status)) {
 		if st := m.Status[s]; rank[st] > rank[best] {
 			best, bs = st, s
 		}
@@ -156,7 +157,7 @@ func Analyze(tr spec.Trace) (*Analysis, error) {
 	reported := reports(tr)
 	cuts := map[spec.SnapID]spec.SnapCut{}
 	initiator := snapshots(tr, x)
-	for _, s := range sortedSnaps(initiator) {
+	for _, s := range slices.Sorted(maps.Keys(initiator)) {
 		k := x.Cut(s)
 		cuts[s] = k
 		a.Cuts = append(a.Cuts, a.cut(k, initiator[s], reported[s]))
@@ -264,7 +265,7 @@ func markers(events []spec.Event, top *spec.Topology, cuts map[spec.SnapID]spec.
 		}
 		out = append(out, Marker{Chan: e.Chan(), Snap: e.Snap, Send: send, Recv: i})
 	}
-	for _, s := range sortedSnaps(cuts) {
+	for _, s := range slices.Sorted(maps.Keys(cuts)) {
 		out = append(out, unreceivedMarkers(s, cuts[s])...)
 	}
 	return out
@@ -334,14 +335,5 @@ func (a *Analysis) Orphans() []Message {
 			}
 		}
 	}
-	return out
-}
-
-func sortedSnaps[V any](m map[spec.SnapID]V) []spec.SnapID {
-	out := make([]spec.SnapID, 0, len(m))
-	for s := range m {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/markerwave/markerwave/spec"
@@ -260,7 +260,7 @@ func (d *barrierDrawing) replay(r *barrierReplay, i, c int) {
 // stop: at the end of the run, or rolled back by a restore.
 func (d *barrierDrawing) pending(r *barrierReplay, stop int) []string {
 	var arrows []string
-	for _, key := range sortedKeys(r.q) {
+	for _, key := range slices.Sorted(maps.Keys(r.q)) {
 		for _, it := range r.q[key] {
 			arrows = append(arrows, d.itemArrow(it, r.ends[key], 0, stop))
 		}
@@ -524,7 +524,7 @@ func (d *barrierDrawing) svg(w *bufio.Writer) {
 	W, H := d.width(), d.height()
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" id="diagram" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
 	fmt.Fprintf(w, "<title>%s</title>\n<defs>", esc(d.caption()))
-	for _, id := range sortedKeys(d.used) {
+	for _, id := range slices.Sorted(maps.Keys(d.used)) {
 		if strings.HasPrefix(id, "arrow-") {
 			fmt.Fprintf(w, `<marker id="%s" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#%s"/></marker>`, id, strings.TrimPrefix(id, "arrow-"))
 		}
@@ -599,13 +599,4 @@ func (d *barrierDrawing) switched() []string {
 		}
 	}
 	return sw
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

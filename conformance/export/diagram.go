@@ -7,8 +7,10 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -509,7 +511,7 @@ type snapStatus struct {
 // first, then by snapshot.
 func (d *drawing) statuses(m Message) []snapStatus {
 	var out []snapStatus
-	for _, s := range sortedSnaps(m.Status) {
+	for _, s := range slices.Sorted(maps.Keys(m.Status)) {
 		if d.drawn[s] {
 			out = append(out, snapStatus{s, m.Status[s]})
 		}
@@ -571,7 +573,7 @@ func (m Message) title(a *Analysis) string {
 	} else {
 		s += ", NOT RECEIVED by the end of the trace"
 	}
-	for _, snap := range sortedSnaps(m.Status) {
+	for _, snap := range slices.Sorted(maps.Keys(m.Status)) {
 		if note, ok := statusNotes[m.Status[snap]]; ok {
 			s += fmt.Sprintf("\nsnapshot %d: %s", snap, strings.ReplaceAll(note, "{state}", a.stateWord(snap)))
 		}

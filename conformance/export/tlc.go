@@ -293,7 +293,7 @@ func writeConstants(b *strings.Builder, top *spec.Topology, h spec.Header, k con
 // writeSnaps writes MCSnap and MCInitiator.
 func writeSnaps(b *strings.Builder, top *spec.Topology, snaps map[spec.SnapID]spec.ProcID) {
 	var sk, sv, unknown []string
-	for _, s := range sortedSnaps(snaps) {
+	for _, s := range slices.Sorted(maps.Keys(snaps)) {
 		sk = append(sk, strconv.FormatUint(uint64(s), 10))
 		p := snaps[s]
 		if p == "" {

@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 
@@ -103,7 +105,7 @@ type BankParams struct {
 // in an int64, and, with a workload, money to move and transfers no larger
 // than the total.
 func (b *BankParams) Check(t *spec.Topology, maxAmount int64, bad func(field, problem string)) {
-	for _, p := range sortedKeys(b.Balances) {
+	for _, p := range slices.Sorted(maps.Keys(b.Balances)) {
 		if !t.Has(p) {
 			bad("balances."+string(p), "not a process of the topology")
 		}
@@ -180,13 +182,4 @@ func (k *TokenParams) Message(*rand.Rand, int64) []byte { return TokenPayload }
 // Invariants: one token, always.
 func (k *TokenParams) Invariants(*spec.Topology) []spec.Invariant {
 	return []spec.Invariant{OneToken()}
-}
-
-func sortedKeys(m map[spec.ProcID]int64) []spec.ProcID {
-	ks := make([]spec.ProcID, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	return ks
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -357,7 +359,7 @@ func (c *Collector) aborted(s spec.SnapID, pr *progress) *AbortedError {
 	}
 	for i, p := range c.topo.Procs {
 		if by := c.suspects[p]; len(by) > 0 && !pr.part(i) {
-			ab.PartOf = append(ab.PartOf, by[sortedIDs(keySet(by))[0]]) // one suspicion names the cause
+			ab.PartOf = append(ab.PartOf, by[slices.Sorted(maps.Keys(keySet(by)))[0]]) // one suspicion names the cause
 		}
 	}
 	if len(ab.By)+len(ab.PartOf) == 0 {

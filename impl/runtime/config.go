@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -314,7 +316,7 @@ func orNull(b json.RawMessage) json.RawMessage {
 // host:port with a port in range, and no two share one.
 func (c *FileConfig) checkNodes(ps *problems) {
 	t := c.Topology
-	for _, p := range sortedIDs(keySet(c.Nodes)) {
+	for _, p := range slices.Sorted(maps.Keys(keySet(c.Nodes))) {
 		if !t.Has(p) {
 			ps.add("nodes."+string(p), "not a process of the topology (%s)", procList(t.Procs))
 		}

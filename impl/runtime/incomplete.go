@@ -3,7 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/markerwave/markerwave/spec"
@@ -34,7 +35,7 @@ func (e *IncompleteError) Error() string {
 	}
 	parts := e.neverRecorded(stopped) // takes out the processes it names
 	parts = append(parts, e.neverClosed()...)
-	for _, p := range sortedIDs(stopped) {
+	for _, p := range slices.Sorted(maps.Keys(stopped)) {
 		parts = append(parts, string(p)+" stopped before completing")
 	}
 	s := fmt.Sprintf("snapshot %d incomplete: %s", e.Snap, strings.Join(parts, ", "))
@@ -79,15 +80,6 @@ func (e *IncompleteError) neverClosed() []string {
 
 func (e *IncompleteError) Unwrap() error { return e.Cause }
 
-func sortedIDs(set map[spec.ProcID]bool) []spec.ProcID {
-	out := make([]spec.ProcID, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
 // ErrAborted is matched by an *AbortedError.
 var ErrAborted = errors.New("snapshot aborted")
 
@@ -126,5 +118,5 @@ func (e *AbortedError) Causes() []spec.ProcID {
 	for _, f := range append(e.By, e.PartOf...) {
 		set[f.Peer] = true
 	}
-	return sortedIDs(set)
+	return slices.Sorted(maps.Keys(set))
 }

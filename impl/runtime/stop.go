@@ -302,7 +302,7 @@ func (p *process) summary() *StopSummary {
 	defer p.faultMu.Unlock()
 	s := &StopSummary{Node: p.self, Refused: p.refused.Load(), Aborted: p.aborted, Problems: p.problems, Orphaned: p.orphan}
 	dead := map[spec.ProcID]bool{}
-	for _, q := range sortedIDs(keySet(p.suspects)) {
+	for _, q := range slices.Sorted(maps.Keys(keySet(p.suspects))) {
 		if f := p.suspects[q]; !f.Finished {
 			s.Dead = append(s.Dead, f)
 			dead[q] = true
@@ -342,7 +342,7 @@ func (p *process) underWay() []string {
 // could not deliver, noting the receivers that are dead.
 func (p *process) lostFrames(dead map[spec.ProcID]bool) []string {
 	var out []string
-	for _, q := range sortedIDs(keySet(p.lost)) {
+	for _, q := range slices.Sorted(maps.Keys(keySet(p.lost))) {
 		l := describeLost(p, p.lost[q])
 		if dead[q] {
 			l += " (" + string(q) + " dead)"
