@@ -17,14 +17,15 @@ import (
 // names a field of t only case-insensitively (it matches "Amount" to
 // "amount"), bytes that are not UTF-8 and a \u escape of half a UTF-16
 // surrogate pair (it reads both as U+FFFD, so two ids that differ read
-// as one), and a count out of the outsider format's range (jsonField).
-// Errors name the key by its JSON path, as DecodeStrict's do. Other
-// malformed JSON and unknown fields are left to DecodeStrict. The walk
-// scans the bytes itself: json.Decoder's Token is several times slower
-// than the decoding.
-func checkKeys(b []byte, t reflect.Type) error {
-	w := keyWalker{b: b, bad: invalidUTF8(b)}
-	err := w.value(jsonField{t: t}, "")
+// as one). With counts, a count out of the outsider format's range is
+// refused too (jsonField.checkCount); the project's own formats leave
+// their uint64s to the decoder. Errors name the key by its JSON path, as
+// DecodeStrict's do. Other malformed JSON and unknown fields are left to
+// DecodeStrict. The walk scans the bytes itself: json.Decoder's Token is
+// several times slower than the decoding.
+func checkKeys(b []byte, t reflect.Type, counts bool) error {
+	w := keyWalker{b: b, bad: invalidUTF8(b), counts: counts, path: make([]pathStep, 0, 8)}
+	err := w.value(jsonField{t: t})
 	switch {
 	case err != nil && !errors.Is(err, errMalformed):
 		return err
@@ -42,6 +43,37 @@ type keyWalker struct {
 	b   []byte
 	i   int // the offset of the next byte to read
 	bad int // the offset of b's first byte that is not UTF-8, or -1
+
+	counts bool // check counts against the outsider format's range
+
+	// path is where the walk is: the keys and array indexes from the
+	// value's root, spelled only when an error names it (pathString).
+	path []pathStep
+}
+
+// pathStep is one step of a JSON path: member key of an object (index
+// -1), or element index of an array.
+type pathStep struct {
+	key   []byte
+	index int
+}
+
+// pathString is the JSON path of the value being walked, as errors name
+// it: "nodes[2].port".
+func (w *keyWalker) pathString() string {
+	var sb strings.Builder
+	for _, s := range w.path {
+		switch {
+		case s.index >= 0:
+			sb.WriteString("[" + strconv.Itoa(s.index) + "]")
+		case sb.Len() > 0:
+			sb.WriteByte('.')
+			fallthrough
+		default:
+			sb.Write(s.key)
+		}
+	}
+	return sb.String()
 }
 
 // next skips white space and reports whether the next byte is c (and
@@ -57,30 +89,39 @@ func (w *keyWalker) next(c byte) bool {
 	return false
 }
 
-// value walks the value at path, decoded into field f (f.t nil: not
+// value walks the value at w's path, decoded into field f (f.t nil: not
 // known).
-func (w *keyWalker) value(f jsonField, path string) error {
+func (w *keyWalker) value(f jsonField) error {
 	switch {
 	case w.next('{'):
-		return w.object(f.t, path)
+		return w.object(f.t)
 	case w.next('['):
-		return w.array(f.t, path)
+		return w.array(f.t)
 	case w.next('"'):
-		_, err := w.str(path, false)
+		_, err := w.str(false)
 		return err
 	}
 	start := w.i
-	for w.i < len(w.b) && !strings.ContainsRune(" \t\r\n,:]}", rune(w.b[w.i])) {
+	for w.i < len(w.b) && !endsLiteral(w.b[w.i]) {
 		w.i++
 	}
-	if lit := w.b[start:w.i]; len(lit) > 0 && (lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9') {
-		return f.checkCount(string(lit), path)
+	if lit := w.b[start:w.i]; w.counts && len(lit) > 0 && (lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9') {
+		return f.checkCount(string(lit), w.pathString)
 	}
 	return nil // true, false, null, or malformed: DecodeStrict says so
 }
 
-// array walks the elements of the array at path, decoded into t.
-func (w *keyWalker) array(t reflect.Type, path string) error {
+// endsLiteral reports whether c ends a number or a true, false or null.
+func endsLiteral(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', ',', ':', ']', '}':
+		return true
+	}
+	return false
+}
+
+// array walks the elements of the array at w's path, decoded into t.
+func (w *keyWalker) array(t reflect.Type) error {
 	var elem reflect.Type
 	if t = jsonForm(t); t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 		elem = t.Elem()
@@ -88,12 +129,15 @@ func (w *keyWalker) array(t reflect.Type, path string) error {
 	if w.next(']') {
 		return nil
 	}
+	w.path = append(w.path, pathStep{})
 	for i := 0; ; i++ {
-		if err := w.value(jsonField{t: elem}, path+"["+strconv.Itoa(i)+"]"); err != nil {
+		w.path[len(w.path)-1].index = i
+		if err := w.value(jsonField{t: elem}); err != nil {
 			return err
 		}
 		switch {
 		case w.next(']'):
+			w.path = w.path[:len(w.path)-1]
 			return nil
 		case !w.next(','):
 			return errMalformed
@@ -101,15 +145,42 @@ func (w *keyWalker) array(t reflect.Type, path string) error {
 	}
 }
 
-// object walks the members of the object at path, decoded into t.
-func (w *keyWalker) object(t reflect.Type, path string) error {
+// smallObject is how many keys an object's duplicate check compares one
+// by one before it keeps them in a map.
+const smallObject = 16
+
+// object walks the members of the object at w's path, decoded into t:
+// each key once (a key given twice is an error), each value as the
+// field it names.
+func (w *keyWalker) object(t reflect.Type) error {
 	t = jsonForm(t)
 	if w.next('}') {
 		return nil
 	}
-	seen := map[string]bool{}
+	var few [smallObject][]byte
+	keys := few[:0]
+	var many map[string]bool
 	for {
-		if err := w.member(t, path, seen); err != nil {
+		k, err := w.key()
+		if err != nil {
+			return err
+		}
+		if seenKey(keys, many, k) {
+			w.path = append(w.path, pathStep{key: k, index: -1})
+			return fmt.Errorf("field %q: given twice: a key may appear once in an object", w.pathString())
+		}
+		switch {
+		case many != nil:
+			many[string(k)] = true
+		case len(keys) < smallObject:
+			keys = append(keys, k)
+		default:
+			many = map[string]bool{string(k): true}
+			for _, o := range keys {
+				many[string(o)] = true
+			}
+		}
+		if err := w.member(t, k); err != nil {
 			return err
 		}
 		switch {
@@ -121,35 +192,54 @@ func (w *keyWalker) object(t reflect.Type, path string) error {
 	}
 }
 
-// member walks one member of the object at path, decoded into t, whose
-// keys so far are seen.
-func (w *keyWalker) member(t reflect.Type, path string, seen map[string]bool) error {
-	if !w.next('"') {
-		return errMalformed
+// seenKey reports whether k is among an object's keys so far: keys, or
+// many once there are more than smallObject.
+func seenKey(keys [][]byte, many map[string]bool, k []byte) bool {
+	if many != nil {
+		return many[string(k)]
 	}
-	k, err := w.str(path, true)
-	if err != nil {
-		return err
+	for _, o := range keys {
+		if string(o) == string(k) {
+			return true
+		}
 	}
-	if !w.next(':') {
-		return errMalformed
-	}
-	p := joinPath(path, k)
-	if seen[k] {
-		return fmt.Errorf("field %q: given twice: a key may appear once in an object", p)
-	}
-	seen[k] = true
-	f, err := memberType(t, k, path)
-	if err != nil {
-		return err
-	}
-	return w.value(f, p)
+	return false
 }
 
-// str reads the string whose opening quote was just read and checks it
-// for bytes that are not UTF-8 and halves of surrogate pairs: the value
-// at path, or a key of the object at path.
-func (w *keyWalker) str(path string, key bool) (string, error) {
+// key reads an object member's key and the colon after it.
+func (w *keyWalker) key() ([]byte, error) {
+	if !w.next('"') {
+		return nil, errMalformed
+	}
+	k, err := w.str(true)
+	if err != nil {
+		return nil, err
+	}
+	if !w.next(':') {
+		return nil, errMalformed
+	}
+	return k, nil
+}
+
+// member walks the value of member k of the object at w's path, decoded
+// into t.
+func (w *keyWalker) member(t reflect.Type, k []byte) error {
+	f, err := memberType(t, k, w.pathString)
+	if err != nil {
+		return err
+	}
+	w.path = append(w.path, pathStep{key: k, index: -1})
+	if err := w.value(f); err != nil {
+		return err
+	}
+	w.path = w.path[:len(w.path)-1]
+	return nil
+}
+
+// str reads the string whose opening quote was just read, checks it for
+// bytes that are not UTF-8 and halves of surrogate pairs, and returns it
+// unquoted: the value at w's path, or a key of the object there.
+func (w *keyWalker) str(key bool) ([]byte, error) {
 	start, escaped := w.i-1, false
 	for ; w.i < len(w.b) && w.b[w.i] != '"'; w.i++ {
 		if w.b[w.i] == '\\' {
@@ -158,24 +248,24 @@ func (w *keyWalker) str(path string, key bool) (string, error) {
 		}
 	}
 	if w.i >= len(w.b) {
-		return "", errMalformed
+		return nil, errMalformed
 	}
 	w.i++
 	raw := w.b[start:w.i]
 	if w.bad >= start && w.bad < w.i {
-		return "", fmt.Errorf("%s: %w", where(path, key), w.utf8Error())
+		return nil, fmt.Errorf("%s: %w", where(w.pathString(), key), w.utf8Error())
 	}
 	if !escaped {
-		return string(raw[1 : len(raw)-1]), nil
+		return raw[1 : len(raw)-1], nil
 	}
 	if s := loneSurrogate(raw); s != "" {
-		return "", fmt.Errorf("%s: %s is half a UTF-16 surrogate pair, no character", where(path, key), s)
+		return nil, fmt.Errorf("%s: %s is half a UTF-16 surrogate pair, no character", where(w.pathString(), key), s)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		return "", errMalformed
+		return nil, errMalformed
 	}
-	return s, nil
+	return []byte(s), nil
 }
 
 // utf8Error says where b is not UTF-8.
@@ -257,12 +347,12 @@ func hex4(b []byte) int {
 	return int(n)
 }
 
-// memberType is what member k of an object at path is decoded into
-// when the object is decoded into t: a map's element, or the struct
-// field whose JSON name is k exactly; no type where it is not known (an
-// unknown field, a json.RawMessage). A key that is a field's name only
-// case-insensitively is an error.
-func memberType(t reflect.Type, k, path string) (jsonField, error) {
+// memberType is what member k of an object (at the path parent spells)
+// is decoded into when the object is decoded into t: a map's element, or
+// the struct field whose JSON name is k exactly; no type where it is not
+// known (an unknown field, a json.RawMessage). A key that is a field's
+// name only case-insensitively is an error.
+func memberType(t reflect.Type, k []byte, parent func() string) (jsonField, error) {
 	switch {
 	case t == nil:
 		return jsonField{}, nil
@@ -272,12 +362,13 @@ func memberType(t reflect.Type, k, path string) (jsonField, error) {
 		return jsonField{}, nil
 	}
 	fields := jsonFields(t)
-	if f, ok := fields[k]; ok {
+	if f, ok := fields[string(k)]; ok {
 		return f, nil
 	}
 	for name := range fields {
-		if strings.EqualFold(name, k) {
-			return jsonField{}, fmt.Errorf("unknown field %q: keys are case-sensitive, the field is %q", joinPath(path, k), joinPath(path, name))
+		if strings.EqualFold(name, string(k)) {
+			path := parent()
+			return jsonField{}, fmt.Errorf("unknown field %q: keys are case-sensitive, the field is %q", joinPath(path, string(k)), joinPath(path, name))
 		}
 	}
 	return jsonField{}, nil
@@ -292,17 +383,36 @@ func joinPath(path, k string) string {
 }
 
 // jsonForm is the type whose fields a JSON object decoded into t is
-// read into: t without its pointers, or the file form of a type that
-// reads itself (a Topology).
+// read into: t without its pointers, the file form of a Topology, and no
+// type (not known) for another type that reads itself (a json.Unmarshaler
+// whose file form is its own: RecordedSnapshot decodes its form through
+// DecodeStrict, which walks it there).
 func jsonForm(t reflect.Type) reflect.Type {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	if t == nil {
+		return nil
 	}
-	if t == reflect.TypeFor[Topology]() {
-		return reflect.TypeFor[topologyJSON]()
+	if f, ok := jsonFormCache.Load(t); ok {
+		return f.(jsonFormOf).t
 	}
-	return t
+	f := derefType(t)
+	switch {
+	case f == reflect.TypeFor[Topology]():
+		f = reflect.TypeFor[topologyJSON]()
+	case reflect.PointerTo(f).Implements(unmarshalerType):
+		f = nil
+	}
+	jsonFormCache.Store(t, jsonFormOf{f})
+	return f
 }
+
+// jsonFormCache holds jsonForm's answers by type.
+var jsonFormCache sync.Map
+
+// jsonFormOf is a jsonForm answer, which may be no type.
+type jsonFormOf struct{ t reflect.Type }
+
+// unmarshalerType is json.Unmarshaler's.
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // jsonFieldCache holds jsonFields' answers by struct type.
 var jsonFieldCache sync.Map
@@ -321,10 +431,11 @@ type jsonField struct {
 // integer's, though they are read into uint64s.
 const maxCount = 1<<63 - 1
 
-// checkCount checks number n at path against f when f is a count (an
-// unsigned integer): at least f.min, at most maxCount. Numbers that are
-// not whole, negative or malformed are left to DecodeStrict.
-func (f jsonField) checkCount(n, path string) error {
+// checkCount checks number n, at the JSON path that path spells, against
+// f when f is a count (an unsigned integer): at least f.min, at most
+// maxCount. Numbers that are not whole, negative or malformed are left
+// to DecodeStrict.
+func (f jsonField) checkCount(n string, path func() string) error {
 	t := jsonForm(f.t)
 	if t == nil || t.Kind() != reflect.Uint64 || strings.Trim(n, "0123456789") != "" {
 		return nil
@@ -332,21 +443,28 @@ func (f jsonField) checkCount(n, path string) error {
 	v, err := strconv.ParseUint(n, 10, 64)
 	switch {
 	case errors.Is(err, strconv.ErrRange) || err == nil && v > maxCount:
-		return fmt.Errorf("field %q: %s is out of range: at most %d", path, n, uint64(maxCount))
+		return fmt.Errorf("field %q: %s is out of range: at most %d", path(), n, uint64(maxCount))
 	case err == nil && v < f.min:
-		return fmt.Errorf("field %q: %d, want %d or more (leave it out to have it derived)", path, v, f.min)
+		return fmt.Errorf("field %q: %d, want %d or more (leave it out to have it derived)", path(), v, f.min)
 	}
 	return nil
 }
 
-// jsonFields maps the JSON names of struct t's fields to their types.
+// jsonFields maps the JSON names of struct t's fields to their types,
+// the fields of an embedded struct without a JSON name among them (as
+// encoding/json promotes them; t's own fields first).
 func jsonFields(t reflect.Type) map[string]jsonField {
 	if m, ok := jsonFieldCache.Load(t); ok {
 		return m.(map[string]jsonField)
 	}
 	m := map[string]jsonField{}
+	var promoted []map[string]jsonField
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if e := derefType(f.Type); f.Anonymous && name == "" && e.Kind() == reflect.Struct {
+			promoted = append(promoted, jsonFields(e))
+			continue
+		}
 		switch {
 		case !f.IsExported() || name == "-":
 			continue
@@ -356,6 +474,21 @@ func jsonFields(t reflect.Type) map[string]jsonField {
 		min, _ := strconv.ParseUint(f.Tag.Get("min"), 10, 64)
 		m[name] = jsonField{t: f.Type, min: min}
 	}
+	for _, p := range promoted {
+		for name, f := range p {
+			if _, ok := m[name]; !ok {
+				m[name] = f
+			}
+		}
+	}
 	jsonFieldCache.Store(t, m)
 	return m
+}
+
+// derefType is t without its pointers.
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }

@@ -14,10 +14,21 @@ import (
 // unknown field, trailing data after the value, and a value of the wrong
 // type are errors, and each error names the field by its JSON path
 // ("field \"nodes[2].port\": want a number, got string"), never a Go type.
-// Every file format of the project (traces, topologies, recorded
-// snapshots, cluster configs, stored snapshots, the TLC manifest) is read
-// through it.
+// So are what encoding/json reads without a word (checkKeys): a key given
+// twice in an object, a key that matches a field only case-insensitively,
+// bytes that are not UTF-8 and half a UTF-16 surrogate pair. Every file
+// format of the project (traces, topologies, recorded snapshots, cluster
+// configs, stored snapshots, the TLC manifest) is read through it.
 func DecodeStrict(b []byte, v any) error {
+	if err := checkKeys(b, reflect.TypeOf(v), false); err != nil {
+		return err
+	}
+	return decodeJSON(b, v)
+}
+
+// decodeJSON is DecodeStrict after the key walk: encoding/json's decoding
+// with unknown fields and trailing data refused.
+func decodeJSON(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -45,3 +45,45 @@ func TestDecodeStrict(t *testing.T) {
 		}
 	}
 }
+
+// DecodeStrict refuses, for every format, what encoding/json reads
+// without a word: a key given twice (it keeps the last), a key that
+// matches a field only case-insensitively, bytes that are not UTF-8 and
+// half a surrogate pair (both read as U+FFFD). Fields promoted from an
+// embedded struct are fields; a type that reads itself
+// (json.Unmarshaler) is left to its UnmarshalJSON.
+func TestDecodeStrictKeysExact(t *testing.T) {
+	type inner struct {
+		Port uint16 `json:"port"`
+	}
+	type outer struct {
+		inner
+		ID   string            `json:"id"`
+		Tags map[string]string `json:"tags"`
+		Rec  *RecordedSnapshot `json:"rec"`
+	}
+	var o outer
+	require.NoError(t, DecodeStrict([]byte(`{"id":"P1","port":7,"tags":{"a":"x"}}`), &o))
+	assert.Equal(t, uint16(7), o.Port)
+	for _, tc := range []struct{ in, want string }{
+		{`{"id":"P1","id":"P2"}`, `field "id": given twice`},
+		{`{"tags":{"a":"x","a":"y"}}`, `field "tags.a": given twice`},
+		{`{"ID":"P1"}`, `unknown field "ID": keys are case-sensitive, the field is "id"`},
+		{`{"Port":7}`, `unknown field "Port": keys are case-sensitive, the field is "port"`},
+		{"{\"id\":\"P\xff1\"}", `field "id": invalid UTF-8: byte 0xff at byte 9`},
+		{`{"id":"P\ud8001"}`, `field "id": \ud800 is half a UTF-16 surrogate pair`},
+		{`{"rec":{"snap":1,"snap":2}}`, `given twice`},
+	} {
+		err := DecodeStrict([]byte(tc.in), new(outer))
+		if assert.Error(t, err, tc.in) {
+			assert.Contains(t, err.Error(), tc.want, tc.in)
+		}
+	}
+	// Counts are the outsider format's to bound: a uint64 of another
+	// format may be as large as the type allows.
+	var big struct {
+		N uint64 `json:"n"`
+	}
+	require.NoError(t, DecodeStrict([]byte(`{"n":18446744073709551615}`), &big))
+	assert.Equal(t, uint64(1<<64-1), big.N)
+}

@@ -70,14 +70,13 @@ func notAnObject(b []byte) error {
 }
 
 // decodeOutsider decodes line b into v as DecodeStrict does, and
-// refuses a key given twice or in another case than its field's, bytes
-// that are not UTF-8 and halves of surrogate pairs (checkKeys), which
-// encoding/json would read without a word.
+// refuses counts out of the outsider format's range (checkKeys with
+// counts), which its schema bounds below the uint64s they are read into.
 func decodeOutsider(b []byte, v any) error {
-	if err := checkKeys(b, reflect.TypeOf(v)); err != nil {
+	if err := checkKeys(b, reflect.TypeOf(v), true); err != nil {
 		return err
 	}
-	return DecodeStrict(b, v)
+	return decodeJSON(b, v)
 }
 
 // readHeader reads and checks the header.
