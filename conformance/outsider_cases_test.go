@@ -176,3 +176,33 @@ func TestOutsiderExplains(t *testing.T) {
 		})
 	}
 }
+
+// TestOutsiderNoIncompleteAfterDivergence: B logs its record line after
+// a receive that follows its first marker, so the replay diverges at B's
+// marker receipt; the report says nothing of B or C never recording,
+// which their logs contradict.
+func TestOutsiderNoIncompleteAfterDivergence(t *testing.T) {
+	run := outsiderRun(t, ring(`,"drained":true`),
+		`{"node":"N1","ev":"send","to":"N2","id":"m1","amount":10}`,
+		`{"node":"N1","ev":"record","snap":"s1","state":{"bal":90}}`,
+		`{"node":"N1","ev":"marker_send","to":"N2","snap":"s1"}`,
+		`{"node":"N2","ev":"marker_recv","from":"N1","snap":"s1"}`,
+		`{"node":"N2","ev":"recv","from":"N1","id":"m1"}`,
+		`{"node":"N2","ev":"record","snap":"s1","state":{"bal":60}}`,
+		`{"node":"N2","ev":"marker_send","to":"N3","snap":"s1"}`,
+		`{"node":"N3","ev":"marker_recv","from":"N2","snap":"s1"}`,
+		`{"node":"N3","ev":"record","snap":"s1","state":{"bal":20}}`,
+		`{"node":"N3","ev":"marker_send","to":"N1","snap":"s1"}`,
+		`{"node":"N1","ev":"marker_recv","from":"N3","snap":"s1"}`)
+	rep, err := AuditOutsider(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := rep.String()
+	if rep.Divergence == nil || rep.Divergence.Step == 0 {
+		t.Fatalf("no divergence at a step:\n%s", out)
+	}
+	if len(rep.Incomplete) > 0 || strings.Contains(out, "incomplete:") || strings.Contains(out, "never recorded") {
+		t.Errorf("the report lists incomplete snapshots after the divergence:\n%s", out)
+	}
+}

@@ -230,19 +230,24 @@ func (d *deriver) givenSeq(o obsAt, derived uint64) uint64 {
 }
 
 // recv derives RecvApp: the message the id names, else the channel's
-// oldest not yet received.
+// oldest not yet received. A message no send gives (an id never sent, a
+// receive past the channel's sends) is noted and named (unsentMsgs), and
+// the replay judges the receive, as it does a message received twice.
 func (n *nodeDeriv) recv(o obsAt) error {
 	c := spec.Channel{From: o.ev.From, To: n.p}
 	m, ok := sentMsg{seq: n.gotOn[c] + 1}, false
 	if o.ev.ID != nil {
 		m, ok = n.d.tab.ids[c][*o.ev.ID]
 		if !ok {
-			return fmt.Errorf("%s: field \"id\": %s received on %s, but %s never sent a message with that id on it", o.where(), *o.ev.ID, c, string(c.From))
+			m.seq = n.d.unsent.fresh(c, unsentName(o.ev.Amount, o.ev.ID, "never sent", o.where()))
+			n.d.note(fmt.Sprintf("%s received message %s on %s at its step %d (%s), but %s never sent a message with that id on it",
+				string(n.p), *o.ev.ID, c, n.steps, o.where(), string(c.From)))
 		}
 	} else {
 		m, ok = n.d.tab.seqs[c][m.seq]
 		if !ok {
 			m.seq = n.gotOn[c] + 1
+			n.d.unsent.add(c, m.seq, unsentName(o.ev.Amount, nil, "never sent", o.where()))
 			n.d.note(fmt.Sprintf("%s received a message on %s at its step %d (%s), but %s had sent %s on it: in FIFO order it is number %d, which was never sent",
 				string(n.p), c, n.steps, o.where(), string(c.From), plural(len(n.d.tab.seqs[c]), "message"), m.seq))
 		}

@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,4 +97,76 @@ func TestMsgNamerForms(t *testing.T) {
 	}
 	assert.Equal(t, "30#1", msgNamer{}.name("30#1"), "no ids: as it was")
 	assert.False(t, strings.Contains(m.name("event 12"), "id"))
+}
+
+// TestOutsiderUnsentMessages: a message no send of the log gives is one
+// mistake whether the log names it by id or not, a violation the replay
+// judges (not bad input), and the report names it as the log does (its
+// id or amount, its line), never by the model's zero amount or seq.
+func TestOutsiderUnsentMessages(t *testing.T) {
+	const head = `{"node":"N1","ev":"record","snap":1,"state":{"bal":100}}`
+	rest := []string{
+		`{"node":"N1","ev":"marker_send","to":"N2","snap":1}`,
+		`{"node":"N2","ev":"marker_recv","from":"N1","snap":1}`,
+		`{"node":"N2","ev":"record","snap":1,"state":{"bal":%d}}`,
+		`{"node":"N2","ev":"marker_send","to":"N3","snap":1}`,
+		`{"node":"N3","ev":"marker_recv","from":"N2","snap":1}`,
+		`{"node":"N3","ev":"record","snap":1,"state":{"bal":20}}`,
+		`{"node":"N3","ev":"marker_send","to":"N1","snap":1}`,
+		`{"node":"N1","ev":"marker_recv","from":"N3","snap":1}`,
+	}
+	run := func(recv, report string, bal int) []string {
+		lines := []string{ring(`,"drained":true`)}
+		if recv != "" {
+			lines = append(lines, recv)
+		}
+		lines = append(lines, head)
+		for _, l := range rest {
+			if strings.Contains(l, "%d") {
+				l = fmt.Sprintf(l, bal)
+			}
+			lines = append(lines, l)
+		}
+		if report != "" {
+			lines = append(lines, report)
+		}
+		return lines
+	}
+	cases := []struct {
+		name  string
+		lines []string
+		check spec.Property // the divergence's
+		want  []string
+	}{
+		{"received by id", run(`{"node":"N2","ev":"recv","from":"N1","id":"zz","amount":10}`, "", 60), spec.CheckEnabled,
+			[]string{`RecvApp(N1, N2) 10 (id "zz", never sent: run.jsonl: trace line 2)`, `N2 received message "zz" on N1->N2 at its step 1 (run.jsonl: trace line 2), but N1 never sent a message with that id on it`}},
+		{"received with an amount", run(`{"node":"N2","ev":"recv","from":"N1","amount":10}`, "", 60), spec.CheckEnabled,
+			[]string{`RecvApp(N1, N2) 10 (never sent: run.jsonl: trace line 2)`}},
+		{"received bare", run(`{"node":"N2","ev":"recv","from":"N1"}`, "", 50), spec.CheckEnabled,
+			[]string{`RecvApp(N1, N2) a message (never sent: run.jsonl: trace line 2)`, `RecvApp("N1","N2") is not enabled: N1 never sent on N1->N2 the message N2 received`}},
+		{"recorded by id", run("", `{"snapshot":{"snap":1,"procs":{"N1":{"bal":100},"N2":{"bal":50},"N3":{"bal":20}},"chans":{"N3->N1":{"ids":["c9"]}}}}`, 50), spec.CheckRecordedState,
+			[]string{`N3->N1 = <<message "c9" (never sent: run.jsonl: trace line 11)>>`}},
+		{"recorded by amount", run("", `{"snapshot":{"snap":1,"procs":{"N1":{"bal":100},"N2":{"bal":50},"N3":{"bal":20}},"chans":{"N3->N1":{"amounts":[6]}}}}`, 50), spec.CheckRecordedState,
+			[]string{`N3->N1 = <<6 (matching no message sent: run.jsonl: trace line 11)>>`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := AuditOutsider(outsiderRun(t, c.lines...), Options{})
+			if err != nil {
+				t.Fatalf("bad input, want a violation: %v", err)
+			}
+			out := rep.String()
+			if rep.OK() || rep.Divergence == nil || rep.Divergence.Property != c.check {
+				t.Fatalf("want a divergence (%s):\n%s", c.check, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the report lacks %q:\n%s", w, out)
+				}
+			}
+			if m := regexp.MustCompile(`\b-?\d+#\d+\b|<<0#0>>`).FindString(out); m != "" {
+				t.Errorf("the report names a message by the model's amount#seq %q:\n%s", m, out)
+			}
+		})
+	}
 }

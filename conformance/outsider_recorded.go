@@ -270,20 +270,21 @@ func (d *deriver) recordedChan(s spec.SnapID, c spec.Channel, p *reportedPart) [
 		tab = d.tab
 	}
 	if len(rc.Amounts) > 0 {
-		return d.byAmounts(s, c, rc.Amounts, tab)
+		return d.byAmounts(s, c, rc.Amounts, tab, p.where)
 	}
-	return d.byIDs(s, c, rc.IDs, tab)
+	return d.byIDs(s, c, rc.IDs, tab, p.where)
 }
 
 // byIDs is the messages a channel state reported by ids stands for, each
 // looked up in tab; an id c's sender never sent is noted (and stands for
-// a message with no seq, which the replay then reports).
-func (d *deriver) byIDs(s spec.SnapID, c spec.Channel, ids []spec.ObsID, tab *msgTable) []spec.AppMsg {
+// a message no send gives, unsentMsgs, which the replay then reports).
+func (d *deriver) byIDs(s spec.SnapID, c spec.Channel, ids []spec.ObsID, tab *msgTable, where string) []spec.AppMsg {
 	var out []spec.AppMsg
 	for _, id := range ids {
 		m, known := tab.ids[c][id]
 		if !known {
-			d.note(fmt.Sprintf("snapshot %s reports message %s recorded on %s, which %s never sent on it", d.snaps.name(s), id, c, string(c.From)))
+			d.note(fmt.Sprintf("snapshot %s reports message %s recorded on %s (%s), which %s never sent on it", d.snaps.name(s), id, c, where, string(c.From)))
+			m.seq = d.unsent.fresh(c, unsentName(nil, &id, "never sent", where))
 		}
 		out = append(out, spec.AppMsg{Amt: m.amount, Seq: m.seq})
 	}
@@ -294,8 +295,9 @@ func (d *deriver) byIDs(s spec.SnapID, c spec.Channel, ids []spec.ObsID, tab *ms
 // stands for: the run of messages on c from the derived cut (got+1) on
 // whose amounts match, else the first run of consecutive messages that
 // does (a bounded search over the channel's messages), else the amounts
-// with no seq (matching no message sent, which the replay then reports).
-func (d *deriver) byAmounts(s spec.SnapID, c spec.Channel, amts []int64, tab *msgTable) []spec.AppMsg {
+// each a message no send gives (unsentMsgs, which the replay then
+// reports).
+func (d *deriver) byAmounts(s spec.SnapID, c spec.Channel, amts []int64, tab *msgTable, where string) []spec.AppMsg {
 	k := d.cut(s)
 	seqs := slices.Sorted(maps.Keys(tab.seqs[c]))
 	starts := append([]uint64{k.got[c] + 1}, seqs...)
@@ -306,9 +308,9 @@ func (d *deriver) byAmounts(s spec.SnapID, c spec.Channel, amts []int64, tab *ms
 	}
 	out := make([]spec.AppMsg, len(amts))
 	for i, a := range amts {
-		out[i] = spec.AppMsg{Amt: a}
+		out[i] = spec.AppMsg{Amt: a, Seq: d.unsent.fresh(c, unsentName(&a, nil, "matching no message sent", where))}
 	}
-	d.note(fmt.Sprintf("snapshot %s reports amounts %v recorded on %s, which match no run of messages %s sent on it", d.snaps.name(s), amts, c, string(c.From)))
+	d.note(fmt.Sprintf("snapshot %s reports amounts %v recorded on %s (%s), which match no run of messages %s sent on it", d.snaps.name(s), amts, c, where, string(c.From)))
 	return out
 }
 

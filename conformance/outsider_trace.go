@@ -38,6 +38,9 @@ type deriver struct {
 	inc     int
 	// fullCuts is every recorded snapshot's cut, reported or derived.
 	fullCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	// unsent names the messages received or reported recorded that no
+	// send gives (unsentMsgs).
+	unsent unsentMsgs
 }
 
 // Derived is a trace of the spec derived from an outsider run, with
@@ -55,6 +58,7 @@ type Derived struct {
 	cuts    map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	// msgIDs[i]: the message id event i's observation gave, nil if none.
 	msgIDs []*spec.ObsID
+	unsent unsentMsgs
 }
 
 // TraceFile is the derived trace as a markerwave-trace/3 file holds it:
@@ -105,7 +109,7 @@ func derive(run *OutsiderRun, choices map[choiceKey]spec.ProcID) (Derived, error
 		return out, err
 	}
 	out.Trace.Recorded = rec
-	out.Prov, out.Notes, out.Finding, out.cuts = d.prov.lines(), d.notes, d.finding, d.fullCuts
+	out.Prov, out.Notes, out.Finding, out.cuts, out.unsent = d.prov.lines(), d.notes, d.finding, d.fullCuts, d.unsent
 	return out, nil
 }
 

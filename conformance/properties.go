@@ -426,14 +426,19 @@ func (a *analysis) stable(rec, end spec.GlobalState) string {
 
 // finish counts the snapshots complete in the replay's last state st and
 // checks the run-wide properties (CheckRun) over the trace's events, the
-// recorded states rec and the reported cuts.
+// recorded states rec and the reported cuts. The snapshots incomplete
+// are listed only when the replay reached the end of the trace: after a
+// divergence at a step, st is the state before that step, and what it
+// lacks the rest of the trace may well have (the step judged among it).
 func (r *Report) finish(cfg *model.Config, st *model.State, tr spec.Trace, opts Options, rec map[spec.SnapID]spec.GlobalState, cuts map[spec.SnapID]reportedCut) {
 	for s := range cfg.Snap {
 		if model.Complete(cfg, st, s) {
 			r.Snapshots++
 		}
 	}
-	r.Incomplete = incompleteSnapshots(cfg, st)
+	if r.Divergence == nil || r.Divergence.Step == 0 {
+		r.Incomplete = incompleteSnapshots(cfg, st)
+	}
 	r.Aborted = abortedSnapshots(cfg, st)
 	var runCuts map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	if len(cuts) > 0 {

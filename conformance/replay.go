@@ -58,7 +58,8 @@ type Report struct {
 	Violations []Violation
 	// Incomplete lists the snapshots initiated and not complete at the
 	// end, with what each lacks: a violation of SnapshotsComplete in a
-	// drained run, a fact worth saying in any other.
+	// drained run, a fact worth saying in any other. It is empty after a
+	// divergence at a step: the replay stops there, short of the end.
 	Incomplete []IncompleteSnapshot
 	// Aborted lists the snapshots aborted at the end (by a node, or by the
 	// audit's own Abort where the spec's fairness takes it: see

@@ -315,3 +315,36 @@ func TestReplayChecksCutSeqs(t *testing.T) {
 	assert.Equal(t, spec.PropConsistentCut, rep.Property())
 	assert.Contains(t, rep.String(), fmt.Sprintf("(trace line %d)", len(bad.Events)+2))
 }
+
+// TestNoIncompleteAfterDivergence: a replay that diverges at a step stops
+// there, and what the model's state then lacks is no fact of the run (the
+// step judged may be the very marker it lacks), so the report lists no
+// incomplete snapshot; a replay that reached the end of its trace (a
+// divergence at the end, or an incarnation replayed whole before a
+// restore) still lists them.
+func TestNoIncompleteAfterDivergence(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want string // an incomplete line the report has, "" for none
+	}{
+		// Diverges at the marker receipt the stopped replay lacks.
+		{"../traces/rejects/ExactChannelState-missing-message.jsonl", ""},
+		// Diverges at P2's receive; P2 records at the next line.
+		{"../traces/rejects/ConsistentCut-orphan.jsonl", ""},
+		{"../traces/rejects/SnapshotsComplete-lost-marker.jsonl", "incomplete: snapshot 1 was initiated but never completed: P1 never received its marker on P2->P1"},
+		{"../traces/rejects/RecoveredFromComplete-incomplete-snapshot.jsonl", "incomplete: snapshot 1 was initiated but never completed: incarnation 1: P2 never received its marker on P1->P2"},
+	} {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			rep, err := AuditFile(c.path, Options{})
+			require.NoError(t, err)
+			require.NotNil(t, rep.Divergence)
+			out := rep.String()
+			if c.want == "" {
+				assert.Empty(t, rep.Incomplete, out)
+				assert.NotContains(t, out, "incomplete:")
+				return
+			}
+			assert.Contains(t, out, c.want)
+		})
+	}
+}

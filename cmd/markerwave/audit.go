@@ -56,7 +56,8 @@ stdout:
    model's, "reported": the implementation's, "diff"}, "violations": the
    run properties that fail: [{"property", "snapshot", "detail"}],
    "incomplete": the snapshots initiated and never completed:
-   [{"snapshot", "lacks": what each lacks], "aborted": the snapshots
+   [{"snapshot", "lacks": what each lacks] (empty after a divergence
+   at a step: the replay stops there), "aborted": the snapshots
    aborted (absent if none): [{"snapshot", "cause", "initiator",
    "incarnation" (a run with restores'), "why": in the words of the node
    logs and markerwave snapshots}], "notes": what the audit
