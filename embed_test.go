@@ -249,3 +249,25 @@ func TestStartRefusesATransportInUse(t *testing.T) {
 	_, err = markerwave.Start(markerwave.Config{Topology: top, NewApp: kvApps(false), Transport: tr})
 	require.ErrorIs(t, err, transport.ErrClosed, "Stop closed the transport")
 }
+
+// A snapshot of the key-value store, an application that moves no
+// quantity, prints each shard's state, not a balance and a total of the
+// message counts its bal abstracts to (it printed "P1   balance
+// 1099511627775" and "total 3298534883328 = ... in accounts").
+func TestSnapshotStringOfAnOpaqueApp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := markerwave.Start(markerwave.Config{Topology: markerwave.Complete(3), NewApp: kvApps(false)})
+	require.NoError(t, err)
+	defer c.Stop(ctx)
+	require.NoError(t, c.Send("P1", "P2", move("a", "1")))
+	require.NoError(t, c.Quiesce(ctx))
+	g, err := c.TakeSnapshot(ctx, "P3")
+	require.NoError(t, err)
+	assert.Equal(t, `snapshot 1 (initiated by P3)
+  P1   state {"b":"2","c":"3"}   (sent 1, received 0)
+  P2   state {"a":"1","d":"4"}   (sent 0, received 1)
+  P3   state {}   (sent 0, received 0)
+  in flight: nothing (all channels recorded empty)
+`, g.String())
+}

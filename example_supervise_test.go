@@ -7,19 +7,23 @@ import (
 	"time"
 
 	"github.com/markerwave/markerwave"
+	"github.com/markerwave/markerwave/impl/coord/etcdembed"
 )
 
 // The key-value store under supervision: a snapshot, a node killed, and
 // the store back on its own, every shard as the snapshot recorded it.
-// etcd is a real one, started in this process for the example
-// (impl/coord/etcdembed); a service names its own.
+// The etcd it coordinates through is a real one, started in this process
+// on loopback (impl/coord/etcdembed, a new temporary directory and free
+// ports); a service of several machines names its etcd cluster's
+// endpoints instead.
 func Example_supervise() {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	etcd, err := startSharedEtcd()
+	etcd, err := etcdembed.Start(etcdembed.Config{})
 	if err != nil {
 		panic(err)
 	}
+	defer etcd.Stop()
 	dir, _ := os.MkdirTemp("", "kv-supervised")
 	defer os.RemoveAll(dir)
 	recovered := make(chan markerwave.Recovery, 1)
@@ -30,7 +34,7 @@ func Example_supervise() {
 			Invariants: []markerwave.Invariant{oneOwner("a", "b", "c", "d")},
 			Store:      dir,
 		},
-		Etcd:       markerwave.Etcd{Endpoints: []string{etcd.Endpoint()}, Cluster: fmt.Sprint("example-", clusters.Add(1))},
+		Etcd:       markerwave.Etcd{Endpoints: []string{etcd.Endpoint()}, Cluster: "kv"},
 		OnRecovery: func(r markerwave.Recovery) { recovered <- r },
 	})
 	if err != nil {

@@ -52,6 +52,13 @@ type SuperviseConfig struct {
 // restarts.
 var ErrRecovering = errors.New("markerwave: the cluster is recovering")
 
+// ErrClaimed is wrapped by Supervise's error (a *coord.ClaimedError
+// naming the process and its holder's incarnation and lease) when a live
+// supervisor of the cluster (the same etcd and Cluster) already runs
+// one of its processes. Once that one stops, or its lease expires after
+// it died (LeaseTTL plus half a second), Supervise is accepted.
+var ErrClaimed = coord.ErrClaimed
+
 // ErrStopped is returned by a supervised cluster's calls once Stop was
 // called.
 var ErrStopped = errors.New("markerwave: the cluster is stopped")
@@ -77,7 +84,7 @@ type Supervised struct {
 // parts restarts read), the detector defaults to a 50 ms heartbeat and a
 // 250 ms timeout (a node is suspected within 300 ms; shorter ones make a
 // loaded machine suspect live nodes, and each suspicion is a restart). An etcd that does not answer within DialTimeout is an
-// error naming it.
+// error naming it; a process another live supervisor runs is ErrClaimed.
 func Supervise(ctx context.Context, cfg SuperviseConfig) (*Supervised, error) {
 	if cfg.Store == "" || cfg.Topology == nil || cfg.NewApp == nil {
 		return nil, errors.New("markerwave: Supervise needs Store, Topology and NewApp")
@@ -108,7 +115,10 @@ func Supervise(ctx context.Context, cfg SuperviseConfig) (*Supervised, error) {
 		co.Close()
 		return nil, err
 	}
-	return s, s.run()
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // run starts the supervisor's loop and waits for the first incarnation.

@@ -70,11 +70,22 @@ type shardView struct{ app markerwave.App }
 
 func startKV(t *testing.T, name string) *kvCluster {
 	t.Helper()
-	srv := sharedEtcd(t)
 	k := &kvCluster{shards: map[markerwave.ProcID]*shardView{}, recoveries: make(chan markerwave.Recovery, 4), dir: t.TempDir(),
 		cluster: fmt.Sprintf("%s-%d", name, clusters.Add(1))}
+	s, err := markerwave.Supervise(context.Background(), k.config(t))
+	require.NoError(t, err)
+	k.Supervised = s
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	return k
+}
+
+// config is what startKV supervises k with: its store, its cluster in
+// the shared etcd, its shards recorded as their apps are made.
+func (k *kvCluster) config(t *testing.T) markerwave.SuperviseConfig {
+	t.Helper()
+	srv := sharedEtcd(t)
 	newApp := kvApps(false)
-	cfg := markerwave.SuperviseConfig{
+	return markerwave.SuperviseConfig{
 		Config: markerwave.Config{
 			Topology: markerwave.Complete(3),
 			NewApp: func(p markerwave.ProcID) (markerwave.App, error) {
@@ -90,11 +101,6 @@ func startKV(t *testing.T, name string) *kvCluster {
 		Etcd:       markerwave.Etcd{Endpoints: []string{srv.Endpoint()}, Cluster: k.cluster},
 		OnRecovery: func(r markerwave.Recovery) { k.recoveries <- r },
 	}
-	s, err := markerwave.Supervise(context.Background(), cfg)
-	require.NoError(t, err)
-	k.Supervised = s
-	t.Cleanup(func() { s.Stop(context.Background()) })
-	return k
 }
 
 // owned is every shard's keys, read through the app's Capture.
@@ -207,6 +213,38 @@ func TestSuperviseNamesDamagedPart(t *testing.T) {
 	assert.Contains(t, r.PassedOver[0], "P3's part is damaged")
 	assert.Contains(t, r.PassedOver[0], "intact: the parts of P1, P2")
 	assert.Contains(t, r.PassedOver[0], "catalog in etcd")
+}
+
+// TestSuperviseOnce: a second Supervise of a cluster that runs (the
+// same etcd, cluster and processes) is refused with ErrClaimed, naming
+// the process and the holder's incarnation and lease, and leaves the
+// first running undisturbed (before the fix it was accepted, advanced
+// the incarnation and made the first follow it). Once the first stops,
+// Supervise is accepted again, from the first's snapshot.
+func TestSuperviseOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	k := startKV(t, "kv-once")
+	require.NoError(t, k.Send("P1", "P2", move("a", "1")))
+	require.NoError(t, k.Quiesce(ctx))
+	g, err := k.TakeSnapshot(ctx, "P1")
+	require.NoError(t, err)
+
+	second, err := markerwave.Supervise(ctx, k.config(t))
+	require.ErrorIs(t, err, markerwave.ErrClaimed)
+	assert.Nil(t, second)
+	assert.Regexp(t, fmt.Sprintf(`^coord: P1 of cluster "%s" is already run by a live member \(incarnation 1, lease [0-9a-f]+, since [^)]+\): another supervisor runs it; stop it, or wait for its lease to expire$`, k.cluster), err.Error())
+	require.NoError(t, k.Send("P2", "P3", move("a", "1")), "the first still runs")
+	require.NoError(t, k.Quiesce(ctx))
+	assert.Equal(t, uint64(1), k.Incarnation())
+	assert.Empty(t, k.recoveries, "the first never restarted")
+
+	require.NoError(t, k.Stop(ctx))
+	again, err := markerwave.Supervise(ctx, k.config(t))
+	require.NoError(t, err, "after a clean stop")
+	defer again.Stop(ctx)
+	assert.Equal(t, uint64(2), again.Incarnation())
+	assert.Equal(t, map[markerwave.ProcID]string{"P1": `{"b":"2","c":"3"}`, "P2": `{"a":"1","d":"4"}`, "P3": `{}`}, k.owned(t), "restarted from snapshot %d", g.ID)
 }
 
 // TestSuperviseUnreachableEtcd: no etcd at the address: an error naming

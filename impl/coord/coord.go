@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -143,9 +144,44 @@ type Membership struct {
 	crashed atomic.Bool
 }
 
+// ErrClaimed is wrapped by Join's error (a *ClaimedError) when a live
+// member already holds the process: two supervisors must never both
+// run it.
+var ErrClaimed = errors.New("already run by a live member")
+
+// ClaimedError is a process a live member already holds: its member
+// key, attached to a lease etcd still keeps, is the holder's.
+type ClaimedError struct {
+	Proc    spec.ProcID
+	Cluster string
+	Holder  Member
+	// Lease is the holder's lease in etcd (etcdctl shows it in hex).
+	Lease int64
+}
+
+func (e *ClaimedError) Error() string {
+	return fmt.Sprintf("coord: %s of cluster %q is %v (incarnation %d, lease %x, since %s): another supervisor runs it; stop it, or wait for its lease to expire",
+		e.Proc, e.Cluster, ErrClaimed, e.Holder.Incarnation, e.Lease, e.Holder.Since.Format("2006-01-02 15:04:05.000 UTC"))
+}
+
+func (e *ClaimedError) Unwrap() error { return ErrClaimed }
+
+// claimed is the *ClaimedError of p's member key, of value v attached
+// to lease.
+func (c *Coord) claimed(p spec.ProcID, v []byte, lease int64) error {
+	e := &ClaimedError{Proc: p, Cluster: c.cfg.Cluster, Lease: lease}
+	if err := json.Unmarshal(v, &e.Holder); err != nil {
+		return fmt.Errorf("coord: %s is held by member key %s (lease %x), whose value %q does not decode: %w", p, c.memberKey(p), lease, v, err)
+	}
+	return e
+}
+
 // Join registers p as a live member of incarnation inc with a lease of
 // ttl (rounded up to whole seconds, at least one), kept alive until
-// Leave or Crash.
+// Leave or Crash. A transaction puts the member key only if it does not
+// exist (etcd deletes it with its lease: a holder that left, or whose
+// lease expired, holds it no more); else the error is a *ClaimedError
+// naming the holder, and the lease granted for p is revoked.
 func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Duration) (*Membership, error) {
 	ctx, cancel := c.op(ctx)
 	defer cancel()
@@ -156,8 +192,23 @@ func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Du
 	}
 	m := Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()}
 	body, _ := json.Marshal(m)
-	if _, err := c.cli.Put(ctx, c.memberKey(p), string(body), clientv3.WithLease(g.ID)); err != nil {
+	key := c.memberKey(p)
+	r, err := c.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(body), clientv3.WithLease(g.ID))).
+		Else(clientv3.OpGet(key)).Commit()
+	if err != nil || !r.Succeeded {
+		c.cli.Revoke(ctx, g.ID) // unused; else it expires within ttl
+	}
+	if err != nil {
 		return nil, fmt.Errorf("coord: join %s: %w", p, err)
+	}
+	if !r.Succeeded {
+		kvs := r.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 0 { // the transaction is atomic: its Else reads the key its If found
+			return nil, fmt.Errorf("coord: join %s: member key %s existed, but its read found nothing", p, key)
+		}
+		return nil, c.claimed(p, kvs[0].Value, kvs[0].Lease)
 	}
 	kctx, cancel := context.WithCancel(context.Background())
 	ch, err := c.cli.KeepAlive(kctx, g.ID)
@@ -169,7 +220,28 @@ func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Du
 		for range ch { // drain the renewals
 		}
 	}()
-	return &Membership{c: c, lease: g.ID, cancel: cancel, key: c.memberKey(p), member: m}, nil
+	return &Membership{c: c, lease: g.ID, cancel: cancel, key: key, member: m}, nil
+}
+
+// Unclaimed checks that no live member holds any of procs: the first one
+// held is a *ClaimedError. A supervisor checks it before its first start,
+// so that a second supervisor of the same processes is refused before it
+// touches the cluster (Join's transaction is what keeps two that start
+// at once from both running one).
+func (c *Coord) Unclaimed(ctx context.Context, procs []spec.ProcID) error {
+	ctx, cancel := c.op(ctx)
+	defer cancel()
+	r, err := c.cli.Get(ctx, c.membersPrefix(), clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("coord: members: %w", err)
+	}
+	for _, kv := range r.Kvs {
+		p := spec.ProcID(strings.TrimPrefix(string(kv.Key), c.membersPrefix()))
+		if slices.Contains(procs, p) {
+			return c.claimed(p, kv.Value, kv.Lease)
+		}
+	}
+	return nil
 }
 
 // Leave marks p's member key as leaving, then revokes the lease: the

@@ -338,3 +338,77 @@ func TestEtcdOverTLS(t *testing.T) {
 		assert.Contains(t, err.Error(), srv.Endpoint(), name)
 	}
 }
+
+// TestJoinRefusesALiveClaim: a process a live member holds cannot be
+// joined again (two supervisors would both run it): the error names the
+// process and the holder's incarnation and lease. Of eight Joins of one
+// process at once, one wins. Once the holder leaves, the process can be
+// joined again.
+func TestJoinRefusesALiveClaim(t *testing.T) {
+	ctx := context.Background()
+	c, other := open(t, "claim"), open(t, "claim")
+	m, err := c.Join(ctx, "P1", 3, time.Second)
+	require.NoError(t, err)
+	_, err = other.Join(ctx, "P1", 4, time.Second)
+	require.ErrorIs(t, err, coord.ErrClaimed)
+	var ce *coord.ClaimedError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, spec.ProcID("P1"), ce.Proc)
+	assert.Equal(t, uint64(3), ce.Holder.Incarnation)
+	assert.NotZero(t, ce.Lease)
+	assert.Regexp(t, fmt.Sprintf(`^coord: P1 of cluster "claim-\d+-\d+" is already run by a live member \(incarnation 3, lease %x, since \d{4}-\d\d-\d\d [0-9:.]+ UTC\): another supervisor runs it; stop it, or wait for its lease to expire$`, ce.Lease), err.Error())
+	assert.Equal(t, err.Error(), other.Unclaimed(ctx, []spec.ProcID{"P2", "P1"}).Error(), "Unclaimed names the same holder")
+	require.NoError(t, other.Unclaimed(ctx, []spec.ProcID{"P2", "P3"}))
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var won []*coord.Membership
+	var refused int
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := open(t, "claim").Join(ctx, "P2", 3, time.Second)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				won = append(won, m)
+			} else if errors.Is(err, coord.ErrClaimed) {
+				refused++
+			} else {
+				t.Errorf("join P2: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, won, 1, "one of eight Joins at once holds P2")
+	assert.Equal(t, 7, refused)
+
+	require.NoError(t, m.Leave(ctx))
+	m, err = other.Join(ctx, "P1", 4, time.Second)
+	require.NoError(t, err, "a process left is free again")
+	require.NoError(t, m.Leave(ctx))
+	for _, w := range won {
+		require.NoError(t, w.Leave(ctx))
+	}
+}
+
+// TestJoinAfterTheHolderDied: a holder that stopped renewing its lease
+// (killed) holds the process until the lease expires, then no more.
+func TestJoinAfterTheHolderDied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a lease to expire (about 1.5 s)")
+	}
+	ctx := context.Background()
+	c := open(t, "claimdied")
+	m, err := c.Join(ctx, "P1", 1, time.Second)
+	require.NoError(t, err)
+	m.Crash()
+	_, err = c.Join(ctx, "P1", 2, time.Second)
+	require.ErrorIs(t, err, coord.ErrClaimed, "its lease has not expired yet")
+	require.Eventually(t, func() bool {
+		m, err = c.Join(ctx, "P1", 2, time.Second)
+		return err == nil
+	}, 5*time.Second, 50*time.Millisecond, "P1 never free after its holder's lease expired: %v", err)
+	require.NoError(t, m.Leave(ctx))
+}

@@ -150,7 +150,9 @@ func (s *Supervisor) logf(format string, a ...any) {
 // from the latest complete snapshot of the catalog that the parts on
 // disk agree with; it restarts them after every death, and follows
 // every incarnation another supervisor starts, until ctx ends; then it
-// stops them and gives up its leases.
+// stops them and gives up its leases. While a live member holds one of
+// its processes (another supervisor runs it) it returns a *ClaimedError
+// before it starts anything.
 func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
 	deaths := s.cfg.Coord.WatchDepartures(ctx)
 	incs := s.cfg.Coord.WatchIncarnation(ctx)
@@ -338,11 +340,19 @@ func (s *Supervisor) restartRetrying(ctx context.Context, nodes Nodes, ev event)
 
 // restart chooses the incarnation (the one followed, the running one
 // on a first start among live peers, else a new one), starts the nodes
-// in it, joins them and records them restored.
+// in it, joins them and records them restored. A first start is refused
+// (a *ClaimedError) while a live member holds one of its processes.
 func (s *Supervisor) restart(ctx context.Context, nodes Nodes, ev event, first bool) (Recovery, error) {
 	r := Recovery{Death: ev.death}
 	if !ev.death.Died.IsZero() {
 		r.Detection = ev.death.At.Sub(ev.death.Died)
+	}
+	if first {
+		// Before the incarnation is advanced: a second supervisor of
+		// live processes would make their supervisor follow it.
+		if err := s.cfg.Coord.Unclaimed(ctx, s.cfg.Procs); err != nil {
+			return r, err
+		}
 	}
 	inc, passed, err := s.incarnationFor(ctx, ev, first)
 	if err != nil {

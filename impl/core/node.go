@@ -576,7 +576,9 @@ func (n *Node) complete(st *snapState) spec.SnapID {
 
 // view renders st as a LocalSnapshot sharing its (immutable) recordings.
 func (n *Node) view(st *snapState) LocalSnapshot {
+	_, quantities := n.app.(Quantities)
 	ls := LocalSnapshot{
+		Opaque:   !quantities,
 		Snap:     st.id,
 		Proc:     n.self,
 		App:      st.app,

@@ -86,7 +86,10 @@ type LocalSnapshot struct {
 	Proc  spec.ProcID
 	App   []byte          // the application's captured state
 	State spec.LocalState // its abstraction, with the core's counters
-	Chans []ChanRecording // incoming channels, sorted as in spec.Topology
+	// Opaque: the application is no Quantities, so State.Bal counts
+	// messages (OpaqueBalance + Rcvd - Sent), no quantity of its own.
+	Opaque bool
+	Chans  []ChanRecording // incoming channels, sorted as in spec.Topology
 	// NextSend is, per outgoing channel, the seq of the first message sent
 	// after the node recorded its state.
 	NextSend []ChanSeq

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/markerwave/markerwave/impl/core"
 	"github.com/markerwave/markerwave/spec"
@@ -27,6 +29,9 @@ type NodeState struct {
 	Proc  spec.ProcID     `json:"proc"`
 	App   []byte          `json:"app"`   // the application's captured state
 	State spec.LocalState `json:"state"` // its abstraction
+	// Opaque: the application is no Quantities; State.Bal counts
+	// messages (core.OpaqueBalance), it is no balance.
+	Opaque bool `json:"opaque,omitempty"`
 	// NextSend is, per outgoing channel, the seq of the first message sent
 	// after the node recorded its state.
 	NextSend []ChanSeq `json:"next_send"`
@@ -286,7 +291,7 @@ func (g *Global) Local(p spec.ProcID) (core.LocalSnapshot, bool) {
 // local is n's core.LocalSnapshot given the states of its incoming
 // channels, in order.
 func (g *Global) local(n NodeState, in []ChanState) core.LocalSnapshot {
-	ls := core.LocalSnapshot{Snap: g.ID, Proc: n.Proc, App: n.App, State: n.State}
+	ls := core.LocalSnapshot{Snap: g.ID, Proc: n.Proc, App: n.App, State: n.State, Opaque: n.Opaque}
 	for _, cs := range n.NextSend {
 		ls.NextSend = append(ls.NextSend, core.ChanSeq{Chan: cs.Chan, Next: cs.Next})
 	}
@@ -306,7 +311,7 @@ func PartOf(ls core.LocalSnapshot, initiated bool) Part {
 	p := Part{
 		Snap:      ls.Snap,
 		Initiated: initiated,
-		Node:      NodeState{Proc: ls.Proc, App: ls.App, State: ls.State, NextSend: make([]ChanSeq, len(ls.NextSend))},
+		Node:      NodeState{Proc: ls.Proc, App: ls.App, State: ls.State, Opaque: ls.Opaque, NextSend: make([]ChanSeq, len(ls.NextSend))},
 		In:        make([]ChanState, len(ls.Chans)),
 	}
 	for j, cs := range ls.NextSend {
@@ -475,8 +480,12 @@ func (g *Global) Recorded() int {
 	return n
 }
 
-// String renders the snapshot for people: balances, money in flight per
-// non-empty channel, and the total.
+// String renders the snapshot for people. For an application moving a
+// quantity (core.Quantities: a bank's money) it is balances, the amount
+// in flight per non-empty channel, and the total. A node of an opaque
+// application shows its captured state instead (as text, shortened; or
+// its size, if it is not text), its channels their message counts, and
+// the snapshot no total: its bal counts messages.
 func (g Global) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "snapshot %d", g.ID)
@@ -485,35 +494,78 @@ func (g Global) String() string {
 	}
 	b.WriteString("\n")
 	w := 4
+	opaque := false
 	for _, n := range g.Nodes {
 		w = max(w, len(n.Proc))
+		opaque = opaque || n.Opaque
 	}
 	bal := g.writeBalances(&b, w)
-	g.writeChannels(&b, 2*w+2)
-	fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
+	g.writeChannels(&b, 2*w+2, opaque)
+	if !opaque {
+		fmt.Fprintf(&b, "  total %d = %d in accounts + %d in flight\n", g.Total(), bal, g.InFlight())
+	}
 	return b.String()
 }
 
 // writeBalances writes one line per node (its name padded to w): its
-// balance and counters; it returns the balances' sum.
+// balance, or an opaque application's state, and its counters; it
+// returns the balances' sum.
 func (g Global) writeBalances(b *strings.Builder, w int) int64 {
 	var bal int64
 	for _, n := range g.Nodes {
+		if n.Opaque {
+			fmt.Fprintf(b, "  %-*s state %s   (sent %d, received %d)\n", w, string(n.Proc), stateText(n.App), n.State.Sent, n.State.Rcvd)
+			continue
+		}
 		fmt.Fprintf(b, "  %-*s balance %10d   (sent %d, received %d)\n", w, string(n.Proc), n.State.Bal, n.State.Sent, n.State.Rcvd)
 		bal += n.State.Bal
 	}
 	return bal
 }
 
+// maxStateText is how much of a captured state String shows.
+const maxStateText = 60
+
+// stateText is a captured state for String: the text on one line (each
+// run of white space one blank), its first maxStateText bytes and "..."
+// if longer; its size if it is not text.
+func stateText(app []byte) string {
+	text := func(r rune) bool { return unicode.IsPrint(r) || unicode.IsSpace(r) }
+	if !utf8.Valid(app) || slices.ContainsFunc([]rune(string(app)), func(r rune) bool { return !text(r) }) {
+		return fmt.Sprintf("(%d bytes, not text)", len(app))
+	}
+	t := strings.Join(strings.Fields(string(app)), " ")
+	if len(t) <= maxStateText {
+		return t
+	}
+	cut := maxStateText
+	for !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut] + "..."
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // writeChannels writes a line per channel that recorded messages (its
-// name padded to w), or one saying none did.
-func (g Global) writeChannels(b *strings.Builder, w int) {
+// name padded to w; of an opaque application, only their count), or one
+// saying none did.
+func (g Global) writeChannels(b *strings.Builder, w int, opaque bool) {
 	busy := 0
 	for _, cs := range g.Chans {
 		if len(cs.Msgs) == 0 {
 			continue
 		}
 		busy++
+		if opaque {
+			fmt.Fprintf(b, "  in flight %-*s %d msg%s\n", w, cs.Chan.String(), len(cs.Msgs), plural(len(cs.Msgs)))
+			continue
+		}
 		writeInFlight(b, w, cs)
 	}
 	if busy == 0 {

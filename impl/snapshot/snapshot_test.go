@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,45 @@ func TestPartOfAssembleLocalRoundTrip(t *testing.T) {
 	both := []snapshot.Part{snapshot.PartOf(locals[1], true), snapshot.PartOf(locals[0], true)}
 	_, err = snapshot.Assemble(topo, 4, both)
 	assert.ErrorContains(t, err, "both P2 and P1 initiated it")
+}
+
+// TestStringOfAnOpaqueApp: a snapshot of an application that moves no
+// quantity (its nodes Opaque, their bal a message count) is rendered by
+// its captured states and message counts, with no balance or total (it
+// printed "balance 1099511627775" and a total of the counts); a state
+// that is not text is shown by its size, a long one shortened (never
+// within a character). The
+// Opaque mark survives Assemble and Local.
+func TestStringOfAnOpaqueApp(t *testing.T) {
+	p12, p21 := spec.Channel{From: "P1", To: "P2"}, spec.Channel{From: "P2", To: "P1"}
+	topo, err := spec.NewTopology([]spec.ProcID{"P1", "P2"}, []spec.Channel{p12, p21})
+	require.NoError(t, err)
+	long := `{"keys": [` + strings.Repeat(`"k", `, 9) + `"kkké"]}` // its 60th byte is within the é
+	ob := core.OpaqueBalance
+	locals := []core.LocalSnapshot{
+		{Snap: 2, Proc: "P1", App: []byte("{\n  \"a\": \"1\"\n}"), State: spec.LocalState{Bal: ob - 2, Sent: 2}, Opaque: true,
+			NextSend: []core.ChanSeq{{Chan: p12, Next: 3}},
+			Chans:    []core.ChanRecording{{Chan: p21, Status: core.Done, NextRecv: 1}}},
+		{Snap: 2, Proc: "P2", App: []byte(long), State: spec.LocalState{Bal: ob, Sent: 0, Rcvd: 0}, Opaque: true,
+			NextSend: []core.ChanSeq{{Chan: p21, Next: 1}},
+			Chans: []core.ChanRecording{{Chan: p12, Status: core.Done, NextRecv: 1, Msgs: []core.RecordedMsg{
+				{Seq: 1, Amt: 1, Payload: []byte(`"b"`)}, {Seq: 2, Amt: 1, Payload: []byte(`"c"`)}}}}},
+	}
+	g, err := snapshot.Assemble(topo, 2, []snapshot.Part{snapshot.PartOf(locals[0], true), snapshot.PartOf(locals[1], false)})
+	require.NoError(t, err)
+	ls, _ := g.Local("P2")
+	assert.True(t, ls.Opaque)
+	assert.Equal(t, `snapshot 2 (initiated by P1)
+  P1   state { "a": "1" }   (sent 2, received 0)
+  P2   state {"keys": ["k", "k", "k", "k", "k", "k", "k", "k", "k", "kkk...   (sent 0, received 0)
+  in flight P1->P2     2 msgs
+`, g.String())
+
+	g.Nodes[0].App = []byte{0xff, 0x00, 0x01}
+	g.Chans = []snapshot.ChanState{{Chan: p12, NextRecv: 1, Msgs: []snapshot.Msg{{Seq: 1, Amt: 1}}}, {Chan: p21, NextRecv: 1}}
+	assert.Equal(t, `snapshot 2 (initiated by P1)
+  P1   state (3 bytes, not text)   (sent 2, received 0)
+  P2   state {"keys": ["k", "k", "k", "k", "k", "k", "k", "k", "k", "kkk...   (sent 0, received 0)
+  in flight P1->P2     1 msg
+`, g.String())
 }
