@@ -17,14 +17,18 @@ import (
 // (dispatch.go) above it.
 
 // at places d at the trace's event e, its i-th (0-based): the step, the
-// action and, when opts has them, the file line. Both replays (without
-// and with failure events) stop there.
+// action and, when opts has them, the file and line. Both replays
+// (without and with failure events) stop there.
 func (d *Divergence) at(i int, e spec.Event, opts Options) *Divergence {
 	d.Step, d.Action = i+1, e.String()
-	if i < len(opts.Lines) {
-		d.Line = opts.Lines[i]
-	}
+	d.placeAt(i, opts)
 	return d
+}
+
+// placeAt sets d's line, and its file in a run gathered from several
+// files, to those of event i (0-based) as opts gives them.
+func (d *Divergence) placeAt(i int, opts Options) {
+	d.Line, d.File = lineOf(opts.Lines, i), fileAt(opts.Files, i)
 }
 
 // ConfigFromTrace builds the model a trace is replayed against: the

@@ -291,8 +291,8 @@ func (n *nodeDeriv) record(o obsAt) error {
 	k.logged[n.p] = o
 	if _, done := n.model[s]; done {
 		if n.lastApp > k.at[n.p] {
-			n.d.note(fmt.Sprintf("%s recorded snapshot %s at its step %d, after its first marker of it (step %d) and %s since: the spec records at the marker",
-				string(n.p), n.d.snaps.name(s), n.steps, k.at[n.p], plural(n.appSince(k.at[n.p]), "send or receive")))
+			n.d.note(fmt.Sprintf("%s recorded snapshot %s at its step %d (%s), after its first marker of it (step %d, %s) and %s since: the spec records at the marker",
+				string(n.p), n.d.snaps.name(s), n.steps, o.where(), k.at[n.p], n.evs[n.model[s]].obs.where(), plural(n.appSince(k.at[n.p]), "send or receive")))
 		}
 		return nil
 	}
@@ -385,7 +385,7 @@ func (n *nodeDeriv) markerSend(o obsAt) {
 		return
 	}
 	if n.d.finding == nil {
-		n.d.finding = &Divergence{Property: spec.CheckEnabled, Detail: why, Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), n.steps, o.where()), Line: o.line}
+		n.d.finding = &Divergence{Property: spec.CheckEnabled, Detail: why, Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), n.steps, o.where()), Line: o.line, File: o.file}
 	}
 }
 
@@ -465,11 +465,11 @@ func (n *nodeDeriv) checkMarkerOn(inc outsiderInc, s spec.SnapID, c spec.Channel
 		}
 		return &Divergence{Property: spec.PropSnapshotsComplete,
 			Detail: fmt.Sprintf("%s never sent snapshot %s's marker on %s after recording at its step %d", string(n.p), n.d.snaps.name(s), c, at),
-			Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: rp.line}, nil
+			Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), at, rp.where()), Line: rp.line, File: rp.file}, nil
 	}
-	if a := n.firstSendAfter(c, at); a > 0 && a < m {
-		n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d, after recording snapshot %s at its step %d and before that snapshot's marker on %s (its step %d)",
-			string(n.p), c, a, n.d.snaps.name(s), at, c, m))
+	if a, o := n.firstSendAfter(c, at); a > 0 && a < m {
+		n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d (%s), after recording snapshot %s at its step %d (%s) and before that snapshot's marker on %s (its step %d)",
+			string(n.p), c, a, o.where(), n.d.snaps.name(s), at, n.evs[n.model[s]].obs.where(), c, m))
 	}
 	return nil, nil
 }
@@ -498,14 +498,14 @@ func (d *deriver) markerArrival(inc outsiderInc, s spec.SnapID, c spec.Channel) 
 }
 
 // firstSendAfter is the node's observation number of its first send on
-// c after observation at, 0 if none.
-func (n *nodeDeriv) firstSendAfter(c spec.Channel, at int) int {
+// c after observation at, and that observation; 0 if none.
+func (n *nodeDeriv) firstSendAfter(c spec.Channel, at int) (int, obsAt) {
 	for _, e := range n.evs {
 		if e.step > at && e.e.Action == spec.SendApp && e.e.To == c.To {
-			return e.step
+			return e.step, e.obs
 		}
 	}
-	return 0
+	return 0, obsAt{}
 }
 
 func sortedSnaps[V any](m map[spec.SnapID]V) []spec.SnapID {

@@ -45,14 +45,16 @@ type deriver struct {
 // and which derived, notes on the run in its terms, a marker never sent,
 // and the implementation's snapshot ids.
 type Derived struct {
-	Trace   spec.Trace
-	Lines   []int // Lines[i]: the trace line of event i's observation
-	Files   []string
-	Prov    []ProvLine
-	Notes   []string
-	Finding *Divergence
-	names   *snapNames
-	cuts    map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	Trace spec.Trace
+	Lines []int // Lines[i]: the trace line of event i's observation
+	// LineFiles[i]: the file of Lines[i], the log of event i's node.
+	LineFiles []string
+	Files     []string
+	Prov      []ProvLine
+	Notes     []string
+	Finding   *Divergence
+	names     *snapNames
+	cuts      map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	// msgIDs[i]: the message id event i's observation gave, nil if none.
 	msgIDs []*spec.ObsID
 }
@@ -195,7 +197,7 @@ func (d *deriver) incarnation(k int, inc outsiderInc, prev *msgTable, out *Deriv
 	}
 	for _, e := range evs {
 		out.Trace.Events = append(out.Trace.Events, e.e)
-		out.Lines = append(out.Lines, e.obs.line)
+		out.Lines, out.LineFiles = append(out.Lines, e.obs.line), append(out.LineFiles, e.obs.file)
 		out.msgIDs = append(out.msgIDs, e.obs.ev.ID)
 	}
 	return nil

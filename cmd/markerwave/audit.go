@@ -51,7 +51,9 @@ stdout:
    "property": the property violated, "steps": events replayed,
    "snapshots": snapshots complete, "incarnations": a run with restores'
    incarnations (absent for one), "divergence": the first, or null:
-   {"step": from 1 (0: at the end), "line": its trace line (0: unknown),
+   {"step": from 1 in the run's order (a merged run's, 0: at the end),
+   "line": its trace line (0: unknown), "file": the file of that line
+   in a run of several outsider logs (its node's log; absent otherwise),
    "action", "check": the check that failed, "detail", "expected": the
    model's, "reported": the implementation's, "diff"}, "violations": the
    run properties that fail: [{"property", "snapshot", "detail"}],
@@ -474,6 +476,7 @@ type abortedJSON struct {
 type divergenceJSON struct {
 	Step     int           `json:"step"`
 	Line     int           `json:"line"`
+	File     string        `json:"file,omitempty"`
 	Action   string        `json:"action"`
 	Check    spec.Property `json:"check"`
 	Detail   string        `json:"detail"`
@@ -496,7 +499,7 @@ func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 		v.Error = rep.Err.Error()
 	}
 	if d := rep.Divergence; d != nil {
-		v.Divergence = &divergenceJSON{Step: d.Step, Line: d.Line, Action: d.Action, Check: d.Property,
+		v.Divergence = &divergenceJSON{Step: d.Step, Line: d.Line, File: d.File, Action: d.Action, Check: d.Property,
 			Detail: d.Detail, Expected: d.Expected, Reported: d.Reported, Diff: d.Diff}
 	}
 	for _, x := range rep.Violations {

@@ -95,7 +95,7 @@ func printOutsiderJSON(w io.Writer, r auditRun, rep conformance.OutsiderReport) 
 	_ = json.Unmarshal(b.b, &v.auditJSON) // printJSON wrote it
 	v.OK, v.Property, v.Format = rep.OK(), rep.Property(), "markerwave-outsider/1"
 	if f := rep.Derived.Finding; f != nil && v.Divergence == nil {
-		v.Divergence = &divergenceJSON{Action: f.Action, Line: f.Line, Check: f.Property, Detail: f.Detail}
+		v.Divergence = &divergenceJSON{Action: f.Action, Line: f.Line, File: f.File, Check: f.Property, Detail: f.Detail}
 	}
 	v.Provenance, v.Notes, v.Search = rep.Derived.Prov, rep.Derived.Notes, rep.Search
 	if v.Notes == nil {

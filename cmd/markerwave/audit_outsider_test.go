@@ -154,7 +154,7 @@ func TestAuditOutsiderNamesMessagesByID(t *testing.T) {
 	const dir = "../../traces/outsider/rejects/Message-delivered-out-of-order"
 	code, out, errs := audit(dir)
 	assert.Equal(t, 1, code, errs)
-	assert.Contains(t, out, `diverges at step 3 (trace line 2): RecvApp(N1, N2) 20 (id "t2")`)
+	assert.Contains(t, out, `diverges at step 3 (`+filepath.Join(dir, "N2.jsonl")+`: trace line 2): RecvApp(N1, N2) 20 (id "t2")`)
 	assert.Contains(t, out, "  model:    30 (id \"t1\")\n  reported: 20 (id \"t2\")\n")
 
 	code, out, errs = audit("--json", dir)
@@ -269,4 +269,50 @@ func TestAuditOutsiderForgottenMarkerSend(t *testing.T) {
 	code, out, errs = audit(dir)
 	assert.Equal(t, 0, code, out+errs)
 	assert.Contains(t, out, "marker sends, 2 of 3, the rest derived")
+}
+
+// TestAuditOutsiderMergedNamesFile: a divergence and a note of a run
+// merged from a directory name the node's log and the line there, in
+// the text and in --json ("file"); they named a bare "trace line 2",
+// which three of the four files have.
+func TestAuditOutsiderMergedNamesFile(t *testing.T) {
+	dir := ring3(t, map[string][]string{"B.jsonl": {
+		`{"ev":"marker_recv","from":"A","snap":"s1"}`,
+		`{"ev":"recv","from":"A","id":"m1","amount":10}`,
+		`{"ev":"record","snap":"s1","state":{"bal":60}}`,
+		`{"ev":"marker_send","to":"C","snap":"s1"}`}})
+	b := filepath.Join(dir, "B.jsonl")
+	code, out, errs := audit(dir)
+	assert.Equal(t, 1, code, out+errs)
+	assert.Contains(t, out, `diverges at step 3 (`+b+`: trace line 2): RecvMarker(A, B) [snap "s1"]`)
+	assert.Contains(t, out, `note: B recorded snapshot "s1" at its step 3 (`+b+`: trace line 4), after its first marker of it (step 1, `+b+`: trace line 2)`)
+
+	code, out, errs = audit("--json", dir)
+	assert.Equal(t, 1, code, errs)
+	var v struct {
+		Divergence struct {
+			Step, Line int
+			File       string
+		}
+		Notes []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Equal(t, 3, v.Divergence.Step)
+	assert.Equal(t, 2, v.Divergence.Line)
+	assert.Equal(t, b, v.Divergence.File)
+	require.Len(t, v.Notes, 1)
+	assert.Contains(t, v.Notes[0], b+": trace line 4")
+
+	// A divergence the derivation finds (a marker sent before recording).
+	dir = ring3(t, map[string][]string{"A.jsonl": {
+		`{"ev":"send","to":"B","id":"m1","amount":10}`,
+		`{"ev":"marker_send","to":"B","snap":"s1"}`,
+		`{"ev":"record","snap":"s1","state":{"bal":90}}`,
+		`{"ev":"recv","from":"C","id":"c1","amount":5}`,
+		`{"ev":"marker_recv","from":"C","snap":"s1"}`}})
+	code, out, errs = audit("--json", dir)
+	assert.Equal(t, 1, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Equal(t, 3, v.Divergence.Line)
+	assert.Equal(t, filepath.Join(dir, "A.jsonl"), v.Divergence.File)
 }
