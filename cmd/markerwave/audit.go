@@ -24,7 +24,8 @@ snapshot checked from its events (traces/README.md, "Barrier traces").
 A TRACE is a trace file, or a directory standing for the .jsonl files in
 it. Outsider logs (format markerwave-outsider/1: what each node of an
 implementation that is not this project's observes; docs/conformance.md)
-in one directory, node logs and reported snapshots alike, are one run:
+in one directory, node logs and reported snapshots alike, are one run
+(a file beside them without their header's format refuses it):
 the audit derives what they leave out, and says which checks ran on the
 implementation's own values and which on derived ones. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
 per-node logs of one run (the runtime's DIR/P1.jsonl, ..., each one
@@ -174,7 +175,9 @@ func (a *auditor) audit(r auditRun, several bool) {
 // (readProgressEvery).
 func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, progress bool, each func(r auditRun, several bool)) {
 	files := expandArgs(args)
-	g := runGatherer{f: f, each: each, several: len(files) > 1, progress: progress, logs: map[string][]auditRun{}, outsider: map[string][]string{}}
+	g := runGatherer{f: f, each: each, several: len(files) > 1, progress: progress, logs: map[string][]auditRun{}, outsider: map[string][]string{},
+		strays: map[string][]string{}}
+	g.findOutsider(files)
 	for _, file := range files {
 		if stopped(stop) {
 			return
@@ -185,7 +188,7 @@ func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, progress bool,
 		if stopped(stop) {
 			return
 		}
-		each(auditRun{name: d, files: g.outsider[d], outsider: true}, g.several)
+		each(auditRun{name: d, files: g.outsider[d], strays: g.strays[d], outsider: true}, g.several)
 	}
 	for _, d := range g.dirs {
 		for _, r := range mergeLogs(d, g.logs[d]) {
@@ -219,6 +222,26 @@ type runGatherer struct {
 	// directory, audited together as one run; outsiderDirs its keys.
 	outsider     map[string][]string
 	outsiderDirs []string
+	// isOutsider marks the files that are outsider logs, and
+	// outsiderIn the directories holding one (findOutsider); strays
+	// are, by directory, the other files of such a directory, which
+	// refuse its run (auditOutsider).
+	isOutsider map[string]bool
+	outsiderIn map[string]bool
+	strays     map[string][]string
+}
+
+// findOutsider marks the outsider logs among files, and the
+// directories that hold them, before any file is handed on: a file of
+// such a directory that is no outsider log (no format, or another) is
+// one of that run's files with a wrong header, not a run of its own.
+func (g *runGatherer) findOutsider(files []auditRun) {
+	g.isOutsider, g.outsiderIn = map[string]bool{}, map[string]bool{}
+	for _, r := range files {
+		if r.err == nil && conformance.IsOutsiderTraceFile(r.name) {
+			g.isOutsider[r.name], g.outsiderIn[filepath.Dir(r.name)] = true, true
+		}
+	}
 }
 
 // add reads file r and hands it on, or holds it if it is a node's log,
@@ -229,8 +252,8 @@ func (g *runGatherer) add(r auditRun) {
 		g.each(r, g.several)
 		return
 	}
-	if r.err == nil && conformance.IsOutsiderTraceFile(r.name) {
-		g.addOutsider(r.name)
+	if r.err == nil && g.outsiderIn[filepath.Dir(r.name)] {
+		g.addOutsider(r.name, g.isOutsider[r.name])
 		return
 	}
 	r = g.read(r)
@@ -274,8 +297,10 @@ type auditRun struct {
 	// barrier: a barrier or a sink trace, audited from its file
 	// (conformance.AuditFile)
 	barrier bool
-	// outsider: the outsider logs files, one run (auditOutsider)
+	// outsider: the outsider logs files, one run (auditOutsider);
+	// strays the files beside them that are no outsider logs
 	outsider bool
+	strays   []string
 }
 
 // expandArgs lists the files args name, as runs yet to read: a directory

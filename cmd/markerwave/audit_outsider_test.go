@@ -316,3 +316,28 @@ func TestAuditOutsiderMergedNamesFile(t *testing.T) {
 	assert.Equal(t, 3, v.Divergence.Line)
 	assert.Equal(t, filepath.Join(dir, "A.jsonl"), v.Divergence.File)
 }
+
+// TestAuditOutsiderStrayFormat: a file without the outsider header (no
+// format, or another) beside a directory's outsider logs is refused
+// once, exit 2, naming it and its header; it was audited as a run of
+// its own, and the logs without it reported incomplete: two unrelated
+// errors.
+func TestAuditOutsiderStrayFormat(t *testing.T) {
+	for name, to := range map[string]string{"none": ``, "another": `"format":"markerwave-trace/3",`} {
+		t.Run(name, func(t *testing.T) {
+			dir := ring3(t, nil)
+			b := filepath.Join(dir, "B.jsonl")
+			text, err := os.ReadFile(b)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(b, []byte(strings.Replace(string(text), `"format":"markerwave-outsider/1",`, to, 1)), 0o644))
+			for _, args := range [][]string{{dir}, {"--json", dir}} {
+				code, out, errs := audit(args...)
+				assert.Equal(t, 2, code, out+errs)
+				assert.Equal(t, 1, strings.Count(errs, "markerwave audit: "), errs)
+				assert.Contains(t, errs, b+` beside its outsider logs (`)
+				assert.Contains(t, errs, `has no "format":"markerwave-outsider/1" header, so the run is not audited: `+b+`: trace line 1: header: field "format": `)
+				assert.NotContains(t, errs, "incomplete run")
+			}
+		})
+	}
+}
