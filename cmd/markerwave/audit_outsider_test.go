@@ -341,3 +341,52 @@ func TestAuditOutsiderStrayFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditOutsiderGivenClocks: a given vector clock is checked against
+// the derivation's count of the logged steps and the clocks it depends
+// on, and one that fails is bad input, exit 2, naming the file, the line
+// and the entry. A receive's clock below its send's was a note only, exit
+// 0, and not even that when the sender gave no clock; a wild first clock
+// passed.
+func TestAuditOutsiderGivenClocks(t *testing.T) {
+	a := []string{
+		`{"ev":"send","to":"B","id":"m1","amount":10,"vc":[1,0,0]}`,
+		`{"ev":"record","snap":"s1","state":{"bal":90}}`,
+		`{"ev":"marker_send","to":"B","snap":"s1"}`,
+		`{"ev":"recv","from":"C","id":"c1","amount":5}`,
+		`{"ev":"marker_recv","from":"C","snap":"s1"}`}
+	b := func(vc string) []string {
+		return []string{
+			`{"ev":"recv","from":"A","id":"m1","amount":10,"vc":` + vc + `}`,
+			`{"ev":"marker_recv","from":"A","snap":"s1"}`,
+			`{"ev":"record","snap":"s1","state":{"bal":60}}`,
+			`{"ev":"marker_send","to":"C","snap":"s1"}`}
+	}
+	cases := map[string]struct {
+		edits map[string][]string
+		want  string
+	}{
+		"receive below its send": {map[string][]string{"A.jsonl": a, "B.jsonl": b("[0,1,0]")},
+			`B.jsonl: trace line 2: field "vc": [0 1 0]: entry A is 0, but it must cover [1 0 0], the clock of the step it receives from (`},
+		"receive below an unclocked send": {map[string][]string{"B.jsonl": b("[0,1,0]")},
+			`B.jsonl: trace line 2: field "vc": [0 1 0]: entry A is 0, but it must cover [1 0 0], the clock of the step it receives from (`},
+		"wild first clock": {map[string][]string{"A.jsonl": append([]string{`{"ev":"send","to":"B","id":"m1","amount":10,"vc":[7,9,9]}`}, a[1:]...)},
+			`A.jsonl: trace line 2: field "vc": [7 9 9]: entry A (its own) is 7, but this is A's step 1 of the incarnation`},
+		"another's entry past its steps": {map[string][]string{"A.jsonl": append([]string{`{"ev":"send","to":"B","id":"m1","amount":10,"vc":[1,9,0]}`}, a[1:]...)},
+			`A.jsonl: trace line 2: field "vc": [1 9 0]: entry B is 9, but B takes 2 steps in the incarnation`},
+		"a clock going back": {map[string][]string{"B.jsonl": append(b("[1,1,0]")[:3], `{"ev":"marker_send","to":"C","snap":"s1","vc":[0,2,0]}`)},
+			`B.jsonl: trace line 5: field "vc": [0 2 0]: entry A is 0, below the 1 of B's clock before (`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := ring3(t, c.edits)
+			code, out, errs := audit(dir)
+			assert.Equal(t, 2, code, out+errs)
+			assert.Contains(t, errs, c.want)
+		})
+	}
+	// Clocks that count as the derivation does conform.
+	dir := ring3(t, map[string][]string{"A.jsonl": a, "B.jsonl": append(b("[1,1,0]")[:3], `{"ev":"marker_send","to":"C","snap":"s1","vc":[2,2,0]}`)})
+	code, out, errs := audit(dir)
+	assert.Equal(t, 0, code, out+errs)
+}
