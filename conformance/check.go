@@ -31,6 +31,22 @@ func (d *Divergence) placeAt(i int, opts Options) {
 	d.Line, d.File = lineOf(opts.Lines, i), fileAt(opts.Files, i)
 }
 
+// lineOf is lines[i], 0 (unknown) if there is none.
+func lineOf(lines []int, i int) int {
+	if i >= 0 && i < len(lines) {
+		return lines[i]
+	}
+	return 0
+}
+
+// fileAt is files[i], "" (the trace's one file) if there is none.
+func fileAt(files []string, i int) string {
+	if i >= 0 && i < len(files) {
+		return files[i]
+	}
+	return ""
+}
+
 // ConfigFromTrace builds the model a trace is replayed against: the
 // header's topology and initial balances; Budget from the header, else
 // each process's number of SendApp events; Amount the amounts in the

@@ -178,21 +178,6 @@ func restoreAt(tr spec.Trace, k int) int {
 	return tr.Restores[k-1].At
 }
 
-func lineOf(lines []int, i int) int {
-	if i >= 0 && i < len(lines) {
-		return lines[i]
-	}
-	return 0
-}
-
-// fileAt is files[i], "" (the trace's one file) if there is none.
-func fileAt(files []string, i int) string {
-	if i >= 0 && i < len(files) {
-		return files[i]
-	}
-	return ""
-}
-
 // segmentTrace is the trace Replay checks for one incarnation: its
 // effective history, the recorded snapshots it initiates, and the drained
 // claim only for the last incarnation. The budget is each process's sends
