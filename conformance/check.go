@@ -17,14 +17,34 @@ import (
 // (dispatch.go) above it.
 
 // at places d at the trace's event e, its i-th (0-based): the step, the
-// action and, when opts has them, the file line. Both replays (without
-// and with failure events) stop there.
+// action and, when opts has them, the file and line. Both replays
+// (without and with failure events) stop there.
 func (d *Divergence) at(i int, e spec.Event, opts Options) *Divergence {
 	d.Step, d.Action = i+1, e.String()
-	if i < len(opts.Lines) {
-		d.Line = opts.Lines[i]
-	}
+	d.placeAt(i, opts)
 	return d
+}
+
+// placeAt sets d's line, and its file in a run gathered from several
+// files, to those of event i (0-based) as opts gives them.
+func (d *Divergence) placeAt(i int, opts Options) {
+	d.Line, d.File = lineOf(opts.Lines, i), fileAt(opts.Files, i)
+}
+
+// lineOf is lines[i], 0 (unknown) if there is none.
+func lineOf(lines []int, i int) int {
+	if i >= 0 && i < len(lines) {
+		return lines[i]
+	}
+	return 0
+}
+
+// fileAt is files[i], "" (the trace's one file) if there is none.
+func fileAt(files []string, i int) string {
+	if i >= 0 && i < len(files) {
+		return files[i]
+	}
+	return ""
 }
 
 // ConfigFromTrace builds the model a trace is replayed against: the

@@ -161,7 +161,7 @@ func searchNote(cs candidateSet, tried int, ok bool) string {
 
 // auditDerived replays one derived trace.
 func auditDerived(d Derived, opts Options) OutsiderReport {
-	opts.Lines = d.Lines
+	opts.Lines, opts.Files = d.Lines, d.LineFiles
 	r := Replay(d.Trace, opts)
 	if d.Finding != nil && r.Divergence == nil {
 		r.Divergence = d.Finding

@@ -106,7 +106,7 @@ func TestOutsiderExplains(t *testing.T) {
 			`{"node":"N3","ev":"marker_send","to":"N1","snap":7}`,
 			`{"node":"N1","ev":"marker_recv","from":"N3","snap":7}`},
 		prop: spec.PropConservation,
-		want: []string{"note: N2 recorded snapshot 7 at its step 3, after its first marker of it (step 1) and 1 send or receive since"},
+		want: []string{"note: N2 recorded snapshot 7 at its step 3 (run.jsonl: trace line 7), after its first marker of it (step 1, run.jsonl: trace line 5) and 1 send or receive since"},
 	}, {
 		name: "channel state by amounts, wrong",
 		lines: []string{ring(`,"drained":true`),

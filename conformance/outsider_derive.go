@@ -36,9 +36,8 @@ import (
 // checks it: seq, first and after go into the event, the cut counts into
 // the recorded snapshot; step is compared with the derived one here (a
 // difference is bad input, named by line and field), and vc with the
-// clocks the log gives before it, not with derived ones (mergeDerived: a
-// node's own entry must increase, else bad input; a receive's clock not
-// covering its send's is a note).
+// clocks of the logged steps in mergeDerived (checkGiven says what must
+// hold; a clock that fails is bad input, named by line, field and entry).
 
 // obsAt is one observation and where it was read.
 type obsAt struct {
@@ -67,6 +66,16 @@ type dEvent struct {
 	produces depKey
 	vc       []uint64 // as logged, nil if not
 	after    bool     // the after state is the implementation's own
+	// inserted: a marker receipt the audit placed (insertMarkers), no
+	// observation of the log.
+	inserted bool
+	// lo is the clock of the logged steps (mergeDerived): as the derived
+	// clock, without the inserted receipts' ticks and merges.
+	lo []uint64
+	// tail are the observations after this step that are no step of the
+	// spec (marker_send lines, a record after the first marker) and give
+	// a clock, checked against this step's (checkGiven).
+	tail []obsAt
 }
 
 // depKey is a causal dependency: message seq on channel c (marker: the
@@ -197,8 +206,23 @@ func (n *nodeDeriv) observe(o obsAt) error {
 		n.markerRecv(o)
 	case spec.ObsMarkerSend:
 		n.markerSend(o)
+		return n.noStep(o)
 	default:
 		n.fault(o)
+	}
+	return nil
+}
+
+// noStep files observation o, which is no step of the spec, with the
+// node's step before it, whose clock a clock o gives is checked against
+// (checkGiven); before any step, o's clock must be all zeros.
+func (n *nodeDeriv) noStep(o obsAt) error {
+	switch {
+	case o.ev.VC == nil:
+	case len(n.evs) > 0:
+		n.evs[len(n.evs)-1].tail = append(n.evs[len(n.evs)-1].tail, o)
+	case slices.Max(o.ev.VC) > 0:
+		return fmt.Errorf("%s: field \"vc\": %v, before any step of %s: want every entry 0 (marker_send lines and a record after the first marker are no steps)", o.where(), o.ev.VC, string(n.p))
 	}
 	return nil
 }
@@ -295,9 +319,12 @@ func (n *nodeDeriv) record(o obsAt) error {
 	}
 	k.logged[n.p] = o
 	if _, done := n.model[s]; done {
+		if err := n.noStep(o); err != nil {
+			return err
+		}
 		if n.lastApp > k.at[n.p] {
-			n.d.note(fmt.Sprintf("%s recorded snapshot %s at its step %d, after its first marker of it (step %d) and %s since: the spec records at the marker",
-				string(n.p), n.d.snaps.name(s), n.steps, k.at[n.p], plural(n.appSince(k.at[n.p]), "send or receive")))
+			n.d.note(fmt.Sprintf("%s recorded snapshot %s at its step %d (%s), after its first marker of it (step %d, %s) and %s since: the spec records at the marker",
+				string(n.p), n.d.snaps.name(s), n.steps, o.where(), k.at[n.p], n.evs[n.model[s]].obs.where(), plural(n.appSince(k.at[n.p]), "send or receive")))
 		}
 		return nil
 	}
@@ -390,7 +417,7 @@ func (n *nodeDeriv) markerSend(o obsAt) {
 		return
 	}
 	if n.d.finding == nil {
-		n.d.finding = &Divergence{Property: spec.CheckEnabled, Detail: why, Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), n.steps, o.where()), Line: o.line}
+		n.d.finding = &Divergence{Property: spec.CheckEnabled, Detail: why, Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), n.steps, o.where()), Line: o.line, File: o.file}
 	}
 }
 
@@ -470,11 +497,11 @@ func (n *nodeDeriv) checkMarkerOn(inc outsiderInc, s spec.SnapID, c spec.Channel
 		}
 		return &Divergence{Property: spec.PropSnapshotsComplete,
 			Detail: fmt.Sprintf("%s never sent snapshot %s's marker on %s after recording at its step %d", string(n.p), n.d.snaps.name(s), c, at),
-			Action: fmt.Sprintf("%s's step %d", string(n.p), at), Line: rp.line}, nil
+			Action: fmt.Sprintf("%s's step %d (%s)", string(n.p), at, rp.where()), Line: rp.line, File: rp.file}, nil
 	}
-	if a := n.firstSendAfter(c, at); a > 0 && a < m {
-		n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d, after recording snapshot %s at its step %d and before that snapshot's marker on %s (its step %d)",
-			string(n.p), c, a, n.d.snaps.name(s), at, c, m))
+	if a, o := n.firstSendAfter(c, at); a > 0 && a < m {
+		n.d.note(fmt.Sprintf("%s sent a message on %s at its step %d (%s), after recording snapshot %s at its step %d (%s) and before that snapshot's marker on %s (its step %d)",
+			string(n.p), c, a, o.where(), n.d.snaps.name(s), at, n.evs[n.model[s]].obs.where(), c, m))
 	}
 	return nil, nil
 }
@@ -503,14 +530,14 @@ func (d *deriver) markerArrival(inc outsiderInc, s spec.SnapID, c spec.Channel) 
 }
 
 // firstSendAfter is the node's observation number of its first send on
-// c after observation at, 0 if none.
-func (n *nodeDeriv) firstSendAfter(c spec.Channel, at int) int {
+// c after observation at, and that observation; 0 if none.
+func (n *nodeDeriv) firstSendAfter(c spec.Channel, at int) (int, obsAt) {
 	for _, e := range n.evs {
 		if e.step > at && e.e.Action == spec.SendApp && e.e.To == c.To {
-			return e.step
+			return e.step, e.obs
 		}
 	}
-	return 0
+	return 0, obsAt{}
 }
 
 func sortedSnaps[V any](m map[spec.SnapID]V) []spec.SnapID {
@@ -560,7 +587,7 @@ func (n *nodeDeriv) insertMarkers() {
 			k := n.d.cut(s)
 			pos := max(at+1, min(n.beforeRecv(c, k.sent[c]), n.beforeMarker(c, k.at[c.From])))
 			e := spec.Event{Proc: n.p, Action: spec.RecvMarker, From: c.From, To: n.p, Snap: s, After: n.evs[pos-1].e.After}
-			add = append(add, markerIns{at: pos, order: k.at[c.From], e: dEvent{e: e, obs: n.evs[pos-1].obs, step: n.evs[pos-1].step, dep: depKey{snap: s, c: spec.Channel{From: c.From}, ok: true}}})
+			add = append(add, markerIns{at: pos, order: k.at[c.From], e: dEvent{e: e, obs: n.evs[pos-1].obs, step: n.evs[pos-1].step, dep: depKey{snap: s, c: spec.Channel{From: c.From}, ok: true}, inserted: true}})
 		}
 	}
 	// From the back, and at one place the later-recorded sender's first:

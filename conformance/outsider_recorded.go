@@ -20,7 +20,11 @@ type reportedPart struct {
 	initiator spec.ProcID
 	procs     map[spec.ProcID]spec.ObsState
 	chans     map[spec.Channel]spec.ObsChan
-	where     string
+	// procAt and chanAt are where each process's and each channel's
+	// state was reported; where the part's first line.
+	procAt map[spec.ProcID]string
+	chanAt map[spec.Channel]string
+	where  string
 }
 
 // recorded builds the recorded snapshots the replay checks.
@@ -32,7 +36,7 @@ func (d *deriver) recorded() ([]spec.RecordedSnapshot, error) {
 	if len(order) == 0 {
 		order = d.loggedComplete()
 		for _, s := range order {
-			parts[s] = &reportedPart{procs: map[spec.ProcID]spec.ObsState{}, chans: map[spec.Channel]spec.ObsChan{}}
+			parts[s] = newReportedPart("")
 		}
 	}
 	var out []spec.RecordedSnapshot
@@ -52,7 +56,7 @@ func (d *deriver) reportedParts() (map[spec.SnapID]*reportedPart, []spec.SnapID,
 		where := fmt.Sprintf("%s: trace line %d", sa.file, sa.line)
 		p := parts[s]
 		if p == nil {
-			p = &reportedPart{procs: map[spec.ProcID]spec.ObsState{}, chans: map[spec.Channel]spec.ObsChan{}, where: where}
+			p = newReportedPart(where)
 			parts[s] = p
 			order = append(order, s)
 		}
@@ -61,6 +65,12 @@ func (d *deriver) reportedParts() (map[spec.SnapID]*reportedPart, []spec.SnapID,
 		}
 	}
 	return parts, order, nil
+}
+
+// newReportedPart is an empty part whose first line is where ("" for
+// none: the snapshot was not reported).
+func newReportedPart(where string) *reportedPart {
+	return &reportedPart{procs: map[spec.ProcID]spec.ObsState{}, chans: map[spec.Channel]spec.ObsChan{}, procAt: map[spec.ProcID]string{}, chanAt: map[spec.Channel]string{}, where: where}
 }
 
 // add merges one snapshot line into the part.
@@ -92,9 +102,9 @@ func (p *reportedPart) addInitiator(s spec.OutsiderSnapshot, where string) error
 func (p *reportedPart) addProcs(s spec.OutsiderSnapshot, where string) error {
 	for q, st := range s.Procs {
 		if prev, ok := p.procs[q]; ok && !sameObsState(prev, st) {
-			return fmt.Errorf("%s: field \"snapshot.procs.%s\": reported twice, differently (also %s)", where, string(q), p.where)
+			return fmt.Errorf("%s: field \"snapshot.procs.%s\": reported twice, differently (also %s)", where, string(q), p.procAt[q])
 		}
-		p.procs[q] = st
+		p.procs[q], p.procAt[q] = st, where
 	}
 	return nil
 }
@@ -104,9 +114,9 @@ func (p *reportedPart) addChans(t *spec.Topology, s spec.OutsiderSnapshot, where
 	for k, c := range s.Chans {
 		ch, _ := spec.ParseChanKey(t, k)
 		if _, ok := p.chans[ch]; ok {
-			return fmt.Errorf("%s: field \"snapshot.chans.%s\": reported twice (also %s)", where, k, p.where)
+			return fmt.Errorf("%s: field \"snapshot.chans.%s\": reported twice (also %s)", where, k, p.chanAt[ch])
 		}
-		p.chans[ch] = c
+		p.chans[ch], p.chanAt[ch] = c, where
 	}
 	return nil
 }
@@ -223,7 +233,7 @@ func (d *deriver) recordedState(s spec.SnapID, k *snapCut, q spec.ProcID, p *rep
 		checked, out = "the record line, which differs from the state the log derives", withObs(derived, &lst)
 	}
 	d.note(fmt.Sprintf("%s logged its recorded state of snapshot %s as %s (%s), but reported %s (%s); the audit checks %s",
-		string(q), d.snaps.name(s), obsStateText(lst, st), o.where(), obsStateText(st, lst), p.where, checked))
+		string(q), d.snaps.name(s), obsStateText(lst, st), o.where(), obsStateText(st, lst), p.procAt[q], checked))
 	return out
 }
 
@@ -270,14 +280,15 @@ func (d *deriver) recordedChan(s spec.SnapID, c spec.Channel, p *reportedPart) [
 		tab = d.tab
 	}
 	if len(rc.Amounts) > 0 {
-		return d.byAmounts(s, c, rc.Amounts, tab, p.where)
+		return d.byAmounts(s, c, rc.Amounts, tab, p.chanAt[c])
 	}
-	return d.byIDs(s, c, rc.IDs, tab, p.where)
+	return d.byIDs(s, c, rc.IDs, tab, p.chanAt[c])
 }
 
-// byIDs is the messages a channel state reported by ids stands for, each
-// looked up in tab; an id c's sender never sent is noted (and stands for
-// a message no send gives, unsentMsgs, which the replay then reports).
+// byIDs is the messages a channel state reported by ids (at where)
+// stands for, each looked up in tab; an id c's sender never sent is
+// noted (and stands for a message no send gives, unsentMsgs, which the
+// replay then reports).
 func (d *deriver) byIDs(s spec.SnapID, c spec.Channel, ids []spec.ObsID, tab *msgTable, where string) []spec.AppMsg {
 	var out []spec.AppMsg
 	for _, id := range ids {
@@ -291,8 +302,8 @@ func (d *deriver) byIDs(s spec.SnapID, c spec.Channel, ids []spec.ObsID, tab *ms
 	return out
 }
 
-// byAmounts finds the messages a channel state reported by amounts
-// stands for: the run of messages on c from the derived cut (got+1) on
+// byAmounts finds the messages a channel state reported by amounts (at
+// where) stands for: the run of messages on c from the derived cut (got+1) on
 // whose amounts match, else the first run of consecutive messages that
 // does (a bounded search over the channel's messages), else the amounts
 // each a message no send gives (unsentMsgs, which the replay then

@@ -48,14 +48,16 @@ type deriver struct {
 // and which derived, notes on the run in its terms, a marker never sent,
 // and the implementation's snapshot ids.
 type Derived struct {
-	Trace   spec.Trace
-	Lines   []int // Lines[i]: the trace line of event i's observation
-	Files   []string
-	Prov    []ProvLine
-	Notes   []string
-	Finding *Divergence
-	names   *snapNames
-	cuts    map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	Trace spec.Trace
+	Lines []int // Lines[i]: the trace line of event i's observation
+	// LineFiles[i]: the file of Lines[i], the log of event i's node.
+	LineFiles []string
+	Files     []string
+	Prov      []ProvLine
+	Notes     []string
+	Finding   *Divergence
+	names     *snapNames
+	cuts      map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	// msgIDs[i]: the message id event i's observation gave, nil if none.
 	msgIDs []*spec.ObsID
 	unsent unsentMsgs
@@ -187,19 +189,16 @@ func (d *deriver) incarnation(k int, inc outsiderInc, prev *msgTable, out *Deriv
 	if err != nil {
 		return err
 	}
-	evs, notes, err := mergeDerived(d.top, nodes)
+	evs, err := mergeDerived(d.top, nodes)
 	if err != nil {
 		return err
-	}
-	for _, n := range notes {
-		d.note(n)
 	}
 	if k > 0 {
 		out.Trace.Restores = append(out.Trace.Restores, spec.Restore{Snap: d.snaps.of(*inc.from), Incarnation: k + 1, At: len(out.Trace.Events)})
 	}
 	for _, e := range evs {
 		out.Trace.Events = append(out.Trace.Events, e.e)
-		out.Lines = append(out.Lines, e.obs.line)
+		out.Lines, out.LineFiles = append(out.Lines, e.obs.line), append(out.LineFiles, e.obs.file)
 		out.msgIDs = append(out.msgIDs, e.obs.ev.ID)
 	}
 	return nil
@@ -304,26 +303,26 @@ func (d *deriver) register(n *nodeDeriv) {
 // after its send, a marker's receipt after its sender's recording point;
 // each event gets its vector clock. A dependency no node produces (a
 // message restored in flight, or never sent) does not hold a step back:
-// the replay judges it. Clocks the log gives are checked: the node's own
-// entry must increase (else an error), and a receive's clock should
-// cover its send's (else a note, returned).
-func mergeDerived(top *spec.Topology, nodes []*nodeDeriv) ([]dEvent, []string, error) {
+// the replay judges it. Clocks the log gives are checked (checkGiven): a
+// clock that fails is an error.
+func mergeDerived(top *spec.Topology, nodes []*nodeDeriv) ([]dEvent, error) {
 	will, total := producedDeps(nodes)
-	m := &merger{top: top, nodes: nodes, will: will, done: map[depKey]dEvent{}, pos: make([]int, len(nodes)), vc: make([][]uint64, len(nodes))}
+	m := &merger{top: top, nodes: nodes, will: will, done: map[depKey]dEvent{}, pos: make([]int, len(nodes)),
+		vc: make([][]uint64, len(nodes)), lo: make([][]uint64, len(nodes)), given: make([]obsAt, len(nodes))}
 	for i := range m.vc {
-		m.vc[i] = make([]uint64, len(top.Procs))
+		m.vc[i], m.lo[i] = make([]uint64, len(top.Procs)), make([]uint64, len(top.Procs))
 	}
 	out := make([]dEvent, 0, total)
 	for len(out) < total {
 		took, err := m.pass(&out)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if !took {
-			return nil, nil, m.stuck()
+			return nil, m.stuck()
 		}
 	}
-	return out, m.notes, nil
+	return out, nil
 }
 
 // producedDeps is the set of dependencies some node's step produces, and
@@ -342,7 +341,8 @@ func producedDeps(nodes []*nodeDeriv) (map[depKey]bool, int) {
 	return will, total
 }
 
-// merger is mergeDerived's state: each node's next step, its clock, the
+// merger is mergeDerived's state: each node's next step, its clock and
+// its logged steps' clock (dEvent.lo), the last clock it gave, the
 // dependencies produced so far.
 type merger struct {
 	top   *spec.Topology
@@ -351,7 +351,8 @@ type merger struct {
 	done  map[depKey]dEvent
 	pos   []int
 	vc    [][]uint64
-	notes []string
+	lo    [][]uint64
+	given []obsAt
 }
 
 // pass takes, node by node, every next step whose dependency holds.
@@ -375,8 +376,8 @@ func (m *merger) pass(out *[]dEvent) (bool, error) {
 	return took, nil
 }
 
-// take stamps e, node i's next step, with its clock (src: the step it
-// depends on, if ok) and checks the clock the log gives.
+// take stamps e, node i's next step, with its clocks (src: the step it
+// depends on, if ok) and checks the clocks the log gives.
 func (m *merger) take(i int, e *dEvent, src dEvent, ok bool) error {
 	v := m.vc[i]
 	v[i]++
@@ -386,47 +387,91 @@ func (m *merger) take(i int, e *dEvent, src dEvent, ok bool) error {
 		}
 	}
 	e.e.VC = slices.Clone(v)
+	if !e.inserted {
+		lo := m.lo[i]
+		lo[i]++
+		if ok {
+			for j, x := range src.lo {
+				lo[j] = max(lo[j], x)
+			}
+		}
+	}
+	e.lo = slices.Clone(m.lo[i])
 	if e.produces.ok {
 		m.done[e.produces] = *e
 	}
-	return m.checkGiven(i, e, src, ok)
-}
-
-// checkGiven checks the clock the log gives e, node i's step (if any):
-// node i's own entry must increase (else an error), and it should cover
-// src's clock, the step e depends on if ok (else a note).
-func (m *merger) checkGiven(i int, e *dEvent, src dEvent, ok bool) error {
-	if e.vc == nil {
-		return nil
+	if e.vc != nil && !e.inserted {
+		if err := m.checkGiven(i, e.obs, e.lo, &src, ok); err != nil {
+			return err
+		}
 	}
-	if prev := m.lastGiven(i); prev != nil && e.vc[i] <= prev[i] {
-		return fmt.Errorf("%s: field \"vc\": %v: %s's own entry does not increase (the observation before says %v)", e.obs.where(), e.vc, string(m.top.Procs[i]), prev)
-	}
-	if ok && src.vc != nil && !clockCovers(e.vc, src.vc) {
-		m.notes = append(m.notes, fmt.Sprintf("%s: field \"vc\": %v does not cover %v, the clock of the step it follows (%s): the log's clocks disagree with its causality, which the audit follows", e.obs.where(), e.vc, src.vc, src.obs.where()))
-	}
-	return nil
-}
-
-// lastGiven is the clock the log gave node i's last step taken, nil if
-// none.
-func (m *merger) lastGiven(i int) []uint64 {
-	evs := m.nodes[i].evs
-	for k := m.pos[i] - 1; k >= 0; k-- {
-		if evs[k].vc != nil {
-			return evs[k].vc
+	for _, o := range e.tail {
+		if err := m.checkGiven(i, o, e.lo, nil, false); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func clockCovers(a, b []uint64) bool {
-	for j := range b {
-		if j >= len(a) || a[j] < b[j] {
-			return false
+// checkGiven checks the clock v observation o of node i gives, lo the
+// clock of i's logged steps up to o (counted from the incarnation's
+// start; src the step o depends on, if ok; nil if o is no step). What a
+// given clock must
+// satisfy, each entry named when it does not:
+//
+//   - i's own entry counts i's logged steps (lo[i]: sends, receives,
+//     marker receipts, recording points, failure steps; a marker_send
+//     line and a record after the first marker are no steps and give the
+//     step's before them); for a node that logs no marker events, whose
+//     marker receipts the audit places, at least that and increasing;
+//   - no entry is below the node's clock given before (a clock never
+//     goes back);
+//   - it covers the clock of the step it receives from (a receive's
+//     send, a marker receipt's sender's recording point): the clock that
+//     step's line gives, else lo there, which any clock counting as
+//     above is at least;
+//   - no entry of another process exceeds that process's steps in the
+//     incarnation.
+func (m *merger) checkGiven(i int, o obsAt, lo []uint64, src *dEvent, ok bool) error {
+	v, p := o.ev.VC, m.top.Procs[i]
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: field \"vc\": %v: %s", o.where(), v, fmt.Sprintf(format, args...))
+	}
+	prev := m.given[i]
+	m.given[i] = o
+	silent := m.nodes[i].d.silent[p]
+	switch {
+	case !silent && v[i] != lo[i]:
+		return bad("entry %s (its own) is %d, but this is %s's step %d of the incarnation (its sends, receives, marker receipts, recording points and failure steps count; marker_send lines and a record after the first marker do not)", string(p), v[i], string(p), lo[i])
+	case silent && v[i] < lo[i]:
+		return bad("entry %s (its own) is %d, but %s has logged %d steps of the incarnation by here", string(p), v[i], string(p), lo[i])
+	case silent && prev.ev.VC != nil && v[i] <= prev.ev.VC[i] && src != nil:
+		return bad("entry %s (its own) does not increase (%s gives %v)", string(p), prev.where(), prev.ev.VC)
+	}
+	if prev.ev.VC != nil {
+		for j, x := range prev.ev.VC {
+			if v[j] < x {
+				return bad("entry %s is %d, below the %d of %s's clock before (%s: %v): a clock never goes back", string(m.top.Procs[j]), v[j], x, string(p), prev.where(), prev.ev.VC)
+			}
 		}
 	}
-	return true
+	if ok {
+		want, whose := src.lo, "as the audit counts it (that line gives none)"
+		if src.vc != nil {
+			want, whose = src.vc, "as that line gives it"
+		}
+		for j, x := range want {
+			if v[j] < x {
+				return bad("entry %s is %d, but it must cover %v, the clock of the step it receives from (%s), %s: want at least %d", string(m.top.Procs[j]), v[j], want, src.obs.where(), whose, x)
+			}
+		}
+	}
+	for j, q := range m.top.Procs {
+		if n := uint64(len(m.nodes[j].evs)); j != i && v[j] > n {
+			return bad("entry %s is %d, but %s takes %d steps in the incarnation", string(q), v[j], string(q), n)
+		}
+	}
+	return nil
 }
 
 // stuck is the error of logs no causal order can merge: each node's next

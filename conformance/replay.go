@@ -15,6 +15,10 @@ type Options struct {
 	Drained bool
 	// Lines[i] is the trace file line of event i (0-based), for reports.
 	Lines []int
+	// Files[i] is the file of Lines[i] when the run was gathered from
+	// several files (an outsider run's node logs), for reports; none for
+	// a run read from one trace file.
+	Files []string
 	// RecordedLines[i] is the trace file line of recorded snapshot i.
 	RecordedLines []int
 	// RestoreLines[i] is the trace file line of restore i.
@@ -34,12 +38,25 @@ type Options struct {
 type Divergence struct {
 	Step     int           // 1-based event number; 0 after the last event
 	Line     int           // trace file line, 0 if unknown
+	File     string        // the file of Line in a run gathered from several files (Options.Files), "" otherwise
 	Action   string        // the event, as its TLA+ action
 	Property spec.Property // the check that failed: an invariant or a step check (spec.Check*)
 	Detail   string        // what is wrong, one sentence
 	Expected string        // what the model has
 	Reported string        // what the implementation reported
 	Diff     string        // spec.GlobalState.Diff lines (model vs implementation), if any
+}
+
+// where names the divergence's line ("trace line 4", "B.jsonl: trace
+// line 2" in a run gathered from several files), "" if unknown.
+func (d *Divergence) where() string {
+	switch {
+	case d.Line <= 0:
+		return ""
+	case d.File != "":
+		return fmt.Sprintf("%s: trace line %d", d.File, d.Line)
+	}
+	return fmt.Sprintf("trace line %d", d.Line)
 }
 
 // Report is Replay's verdict.
@@ -135,8 +152,8 @@ func (r Report) String() string {
 	if d := r.Divergence; d != nil {
 		if d.Step > 0 {
 			fmt.Fprintf(&b, "diverges at step %d", d.Step)
-			if d.Line > 0 {
-				fmt.Fprintf(&b, " (trace line %d)", d.Line)
+			if w := d.where(); w != "" {
+				fmt.Fprintf(&b, " (%s)", w)
 			}
 			fmt.Fprintf(&b, ": %s\n", d.Action)
 		} else {

@@ -107,7 +107,7 @@ func (h *historyReplay) restore(k int) (int, *Divergence) {
 		return 0, d
 	}
 	prefix, at := preRecording(h.eff, r.Snap)
-	if d := checkRestoredStates(h.tr, prefix, h.segs[k], r, h.opts.Lines); d != nil {
+	if d := checkRestoredStates(h.tr, prefix, h.segs[k], r, h.opts); d != nil {
 		return 0, d
 	}
 	pidx := make([]int, len(at))
@@ -178,13 +178,6 @@ func restoreAt(tr spec.Trace, k int) int {
 	return tr.Restores[k-1].At
 }
 
-func lineOf(lines []int, i int) int {
-	if i >= 0 && i < len(lines) {
-		return lines[i]
-	}
-	return 0
-}
-
 // segmentTrace is the trace Replay checks for one incarnation: its
 // effective history, the recorded snapshots it initiates, and the drained
 // claim only for the last incarnation. The budget is each process's sends
@@ -215,6 +208,9 @@ func segmentOptions(opts Options, idx []int, last bool) Options {
 	o := Options{Drained: opts.Drained && last}
 	for _, i := range idx {
 		o.Lines = append(o.Lines, lineOf(opts.Lines, i))
+		if opts.Files != nil {
+			o.Files = append(o.Files, fileAt(opts.Files, i))
+		}
 	}
 	return o
 }
@@ -253,8 +249,8 @@ func preRecording(evs []spec.Event, s spec.SnapID) (out []spec.Event, at []int) 
 // checkRestoredStates: every process of the new incarnation (seg) starts
 // in the state it recorded for snapshot r.Snap, its last state in prefix
 // (its pre-recording steps), or its initial state if it has none there
-// (RecoveryReachable). Lines are the trace's event lines.
-func checkRestoredStates(tr spec.Trace, prefix, seg []spec.Event, r spec.Restore, lines []int) *Divergence {
+// (RecoveryReachable). opts gives the trace's event lines.
+func checkRestoredStates(tr spec.Trace, prefix, seg []spec.Event, r spec.Restore, opts Options) *Divergence {
 	want := map[spec.ProcID]spec.LocalState{}
 	for _, p := range tr.Header.Topology.Procs {
 		want[p] = spec.LocalState{Bal: tr.Header.InitBal[p]}
@@ -273,9 +269,11 @@ func checkRestoredStates(tr spec.Trace, prefix, seg []spec.Event, r spec.Restore
 		if got == want[p] {
 			continue
 		}
-		return &Divergence{Step: r.At + i + 1, Line: lineOf(lines, r.At+i), Action: e.String(), Property: spec.PropRecoveryReachable,
+		d := &Divergence{Step: r.At + i + 1, Action: e.String(), Property: spec.PropRecoveryReachable,
 			Detail:   fmt.Sprintf("%s resumes incarnation %d in another state than it recorded for snapshot %d: the restored state is not the snapshot's, so it is not shown reachable from the initial state", string(p), r.Incarnation, r.Snap),
 			Expected: fmtLocal(p, want[p]), Reported: fmtLocal(p, got)}
+		d.placeAt(r.At+i, opts)
+		return d
 	}
 	return nil
 }

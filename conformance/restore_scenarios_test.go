@@ -165,10 +165,16 @@ func restoreScenarios() ([]Scenario, error) {
 
 // receiveTwice is tr with the first event of its second incarnation, a
 // receive, reported twice: the copy is the process's next step, and its
-// later steps count the extra amount and receive.
+// later steps count the extra amount and receive. Every later clock
+// that counts the process's steps past the original (its own, and those
+// of the steps that heard from it since) counts the copy too: only the
+// process's own clocks did, so P1's receipt of P2's marker of snapshot 2
+// said [3 3] below the [2 4] of P2's recording, which the outsider audit
+// refuses of the converted trace.
 func receiveTwice(tr spec.Trace) spec.Trace {
 	i := tr.Restores[0].At
 	dup := tr.Events[i]
+	k := tr.Header.Topology.ProcIndex(dup.Proc)
 	evs := append([]spec.Event(nil), tr.Events[:i+1]...)
 	evs = append(evs, dup)
 	evs = append(evs, tr.Events[i+1:]...)
@@ -177,12 +183,10 @@ func receiveTwice(tr spec.Trace) spec.Trace {
 			evs[j].Seq++
 			evs[j].After.Bal += dup.Amount
 			evs[j].After.Rcvd++
+		}
+		if j == i+1 || evs[j].VC[k] > dup.VC[k] { // the copy, and every clock past the original
 			evs[j].VC = append([]uint64(nil), evs[j].VC...) // shared with tr
-			for k := range evs[j].VC {
-				if tr.Header.Topology.Procs[k] == dup.Proc {
-					evs[j].VC[k]++
-				}
-			}
+			evs[j].VC[k]++
 		}
 	}
 	out := tr

@@ -24,7 +24,8 @@ snapshot checked from its events (traces/README.md, "Barrier traces").
 A TRACE is a trace file, or a directory standing for the .jsonl files in
 it. Outsider logs (format markerwave-outsider/1: what each node of an
 implementation that is not this project's observes; docs/conformance.md)
-in one directory, node logs and reported snapshots alike, are one run:
+in one directory, node logs and reported snapshots alike, are one run
+(a file beside them without their header's format refuses it):
 the audit derives what they leave out, and says which checks ran on the
 implementation's own values and which on derived ones. A trace file holds one run (the demo's out/demo-*/trace.jsonl). The
 per-node logs of one run (the runtime's DIR/P1.jsonl, ..., each one
@@ -51,7 +52,9 @@ stdout:
    "property": the property violated, "steps": events replayed,
    "snapshots": snapshots complete, "incarnations": a run with restores'
    incarnations (absent for one), "divergence": the first, or null:
-   {"step": from 1 (0: at the end), "line": its trace line (0: unknown),
+   {"step": from 1 in the run's order (a merged run's, 0: at the end),
+   "line": its trace line (0: unknown), "file": the file of that line
+   in a run of several outsider logs (its node's log; absent otherwise),
    "action", "check": the check that failed, "detail", "expected": the
    model's, "reported": the implementation's, "diff"}, "violations": the
    run properties that fail: [{"property", "snapshot", "detail"}],
@@ -173,7 +176,9 @@ func (a *auditor) audit(r auditRun, several bool) {
 // (readProgressEvery).
 func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, progress bool, each func(r auditRun, several bool)) {
 	files := expandArgs(args)
-	g := runGatherer{f: f, each: each, several: len(files) > 1, progress: progress, logs: map[string][]auditRun{}, outsider: map[string][]string{}}
+	g := runGatherer{f: f, each: each, several: len(files) > 1, progress: progress, logs: map[string][]auditRun{}, outsider: map[string][]string{},
+		strays: map[string][]string{}}
+	g.findOutsider(files)
 	for _, file := range files {
 		if stopped(stop) {
 			return
@@ -184,7 +189,7 @@ func gatherRuns(f *cmdFlags, args []string, stop <-chan struct{}, progress bool,
 		if stopped(stop) {
 			return
 		}
-		each(auditRun{name: d, files: g.outsider[d], outsider: true}, g.several)
+		each(auditRun{name: d, files: g.outsider[d], strays: g.strays[d], outsider: true}, g.several)
 	}
 	for _, d := range g.dirs {
 		for _, r := range mergeLogs(d, g.logs[d]) {
@@ -218,6 +223,26 @@ type runGatherer struct {
 	// directory, audited together as one run; outsiderDirs its keys.
 	outsider     map[string][]string
 	outsiderDirs []string
+	// isOutsider marks the files that are outsider logs, and
+	// outsiderIn the directories holding one (findOutsider); strays
+	// are, by directory, the other files of such a directory, which
+	// refuse its run (auditOutsider).
+	isOutsider map[string]bool
+	outsiderIn map[string]bool
+	strays     map[string][]string
+}
+
+// findOutsider marks the outsider logs among files, and the
+// directories that hold them, before any file is handed on: a file of
+// such a directory that is no outsider log (no format, or another) is
+// one of that run's files with a wrong header, not a run of its own.
+func (g *runGatherer) findOutsider(files []auditRun) {
+	g.isOutsider, g.outsiderIn = map[string]bool{}, map[string]bool{}
+	for _, r := range files {
+		if r.err == nil && conformance.IsOutsiderTraceFile(r.name) {
+			g.isOutsider[r.name], g.outsiderIn[filepath.Dir(r.name)] = true, true
+		}
+	}
 }
 
 // add reads file r and hands it on, or holds it if it is a node's log,
@@ -228,8 +253,8 @@ func (g *runGatherer) add(r auditRun) {
 		g.each(r, g.several)
 		return
 	}
-	if r.err == nil && conformance.IsOutsiderTraceFile(r.name) {
-		g.addOutsider(r.name)
+	if r.err == nil && g.outsiderIn[filepath.Dir(r.name)] {
+		g.addOutsider(r.name, g.isOutsider[r.name])
 		return
 	}
 	r = g.read(r)
@@ -273,8 +298,10 @@ type auditRun struct {
 	// barrier: a barrier or a sink trace, audited from its file
 	// (conformance.AuditFile)
 	barrier bool
-	// outsider: the outsider logs files, one run (auditOutsider)
+	// outsider: the outsider logs files, one run (auditOutsider);
+	// strays the files beside them that are no outsider logs
 	outsider bool
+	strays   []string
 }
 
 // expandArgs lists the files args name, as runs yet to read: a directory
@@ -475,6 +502,7 @@ type abortedJSON struct {
 type divergenceJSON struct {
 	Step     int           `json:"step"`
 	Line     int           `json:"line"`
+	File     string        `json:"file,omitempty"`
 	Action   string        `json:"action"`
 	Check    spec.Property `json:"check"`
 	Detail   string        `json:"detail"`
@@ -497,7 +525,7 @@ func printJSON(w io.Writer, r auditRun, rep conformance.Report) {
 		v.Error = rep.Err.Error()
 	}
 	if d := rep.Divergence; d != nil {
-		v.Divergence = &divergenceJSON{Step: d.Step, Line: d.Line, Action: d.Action, Check: d.Property,
+		v.Divergence = &divergenceJSON{Step: d.Step, Line: d.Line, File: d.File, Action: d.Action, Check: d.Property,
 			Detail: d.Detail, Expected: d.Expected, Reported: d.Reported, Diff: d.Diff}
 	}
 	for _, x := range rep.Violations {

@@ -11,14 +11,37 @@ import (
 	"github.com/markerwave/markerwave/spec"
 )
 
-// addOutsider holds outsider log file, to audit it with the others of
-// its directory as one run.
-func (g *runGatherer) addOutsider(file string) {
+// addOutsider holds file of a directory of outsider logs, to audit it
+// with the others as one run: as one of its logs if it is an outsider
+// log (ok), else as a stray that refuses the run.
+func (g *runGatherer) addOutsider(file string, ok bool) {
 	d := filepath.Dir(file)
-	if g.outsider[d] == nil {
+	if g.outsider[d] == nil && g.strays[d] == nil {
 		g.outsiderDirs = append(g.outsiderDirs, d)
 	}
+	if !ok {
+		g.strays[d] = append(g.strays[d], file)
+		return
+	}
 	g.outsider[d] = append(g.outsider[d], file)
+}
+
+// strayErr refuses a run of outsider logs beside which lie files that
+// are no outsider logs, naming each and what its header lacks (the
+// outsider reader's error: no format, or another); nil if there is none.
+func (r auditRun) strayErr() error {
+	if len(r.strays) == 0 {
+		return nil
+	}
+	why := make([]string, len(r.strays))
+	for i, f := range r.strays {
+		why[i] = fmt.Sprintf("%s: not an outsider log", f)
+		if _, err := conformance.ReadOutsiderFiles([]string{f}); err != nil {
+			why[i] = err.Error()
+		}
+	}
+	return fmt.Errorf("%s: %s beside its outsider logs (%s) %s no \"format\":%q header, so the run is not audited: %s",
+		r.name, strings.Join(r.strays, ", "), strings.Join(r.files, ", "), map[bool]string{true: "has", false: "have"}[len(r.strays) == 1], spec.OutsiderFormat, strings.Join(why, "; "))
 }
 
 // auditOutsider audits the outsider logs r.files as one run
@@ -47,7 +70,11 @@ func (r auditRun) auditOutsider(f *cmdFlags, o auditOpts, several bool) int {
 // readAndAudit reads and merges the outsider logs r.files and audits
 // them as one run; a failure to read or merge them is the report's Err.
 func (r auditRun) readAndAudit(f *cmdFlags, o auditOpts) conformance.OutsiderReport {
-	run, err := conformance.ReadOutsiderFiles(r.files)
+	err := r.strayErr()
+	var run *conformance.OutsiderRun
+	if err == nil {
+		run, err = conformance.ReadOutsiderFiles(r.files)
+	}
 	if err != nil {
 		var rep conformance.OutsiderReport
 		rep.Err = err
@@ -95,7 +122,7 @@ func printOutsiderJSON(w io.Writer, r auditRun, rep conformance.OutsiderReport) 
 	_ = json.Unmarshal(b.b, &v.auditJSON) // printJSON wrote it
 	v.OK, v.Property, v.Format = rep.OK(), rep.Property(), "markerwave-outsider/1"
 	if f := rep.Derived.Finding; f != nil && v.Divergence == nil {
-		v.Divergence = &divergenceJSON{Action: f.Action, Line: f.Line, Check: f.Property, Detail: f.Detail}
+		v.Divergence = &divergenceJSON{Action: f.Action, Line: f.Line, File: f.File, Check: f.Property, Detail: f.Detail}
 	}
 	v.Provenance, v.Notes, v.Search = rep.Derived.Prov, rep.Derived.Notes, rep.Search
 	if v.Notes == nil {

@@ -154,7 +154,7 @@ func TestAuditOutsiderNamesMessagesByID(t *testing.T) {
 	const dir = "../../traces/outsider/rejects/Message-delivered-out-of-order"
 	code, out, errs := audit(dir)
 	assert.Equal(t, 1, code, errs)
-	assert.Contains(t, out, `diverges at step 3 (trace line 2): RecvApp(N1, N2) 20 (id "t2")`)
+	assert.Contains(t, out, `diverges at step 3 (`+filepath.Join(dir, "N2.jsonl")+`: trace line 2): RecvApp(N1, N2) 20 (id "t2")`)
 	assert.Contains(t, out, "  model:    30 (id \"t1\")\n  reported: 20 (id \"t2\")\n")
 
 	code, out, errs = audit("--json", dir)
@@ -269,4 +269,124 @@ func TestAuditOutsiderForgottenMarkerSend(t *testing.T) {
 	code, out, errs = audit(dir)
 	assert.Equal(t, 0, code, out+errs)
 	assert.Contains(t, out, "marker sends, 2 of 3, the rest derived")
+}
+
+// TestAuditOutsiderMergedNamesFile: a divergence and a note of a run
+// merged from a directory name the node's log and the line there, in
+// the text and in --json ("file"); they named a bare "trace line 2",
+// which three of the four files have.
+func TestAuditOutsiderMergedNamesFile(t *testing.T) {
+	dir := ring3(t, map[string][]string{"B.jsonl": {
+		`{"ev":"marker_recv","from":"A","snap":"s1"}`,
+		`{"ev":"recv","from":"A","id":"m1","amount":10}`,
+		`{"ev":"record","snap":"s1","state":{"bal":60}}`,
+		`{"ev":"marker_send","to":"C","snap":"s1"}`}})
+	b := filepath.Join(dir, "B.jsonl")
+	code, out, errs := audit(dir)
+	assert.Equal(t, 1, code, out+errs)
+	assert.Contains(t, out, `diverges at step 3 (`+b+`: trace line 2): RecvMarker(A, B) [snap "s1"]`)
+	assert.Contains(t, out, `note: B recorded snapshot "s1" at its step 3 (`+b+`: trace line 4), after its first marker of it (step 1, `+b+`: trace line 2)`)
+
+	code, out, errs = audit("--json", dir)
+	assert.Equal(t, 1, code, errs)
+	var v struct {
+		Divergence struct {
+			Step, Line int
+			File       string
+		}
+		Notes []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Equal(t, 3, v.Divergence.Step)
+	assert.Equal(t, 2, v.Divergence.Line)
+	assert.Equal(t, b, v.Divergence.File)
+	require.Len(t, v.Notes, 1)
+	assert.Contains(t, v.Notes[0], b+": trace line 4")
+
+	// A divergence the derivation finds (a marker sent before recording).
+	dir = ring3(t, map[string][]string{"A.jsonl": {
+		`{"ev":"send","to":"B","id":"m1","amount":10}`,
+		`{"ev":"marker_send","to":"B","snap":"s1"}`,
+		`{"ev":"record","snap":"s1","state":{"bal":90}}`,
+		`{"ev":"recv","from":"C","id":"c1","amount":5}`,
+		`{"ev":"marker_recv","from":"C","snap":"s1"}`}})
+	code, out, errs = audit("--json", dir)
+	assert.Equal(t, 1, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Equal(t, 3, v.Divergence.Line)
+	assert.Equal(t, filepath.Join(dir, "A.jsonl"), v.Divergence.File)
+}
+
+// TestAuditOutsiderStrayFormat: a file without the outsider header (no
+// format, or another) beside a directory's outsider logs is refused
+// once, exit 2, naming it and its header; it was audited as a run of
+// its own, and the logs without it reported incomplete: two unrelated
+// errors.
+func TestAuditOutsiderStrayFormat(t *testing.T) {
+	for name, to := range map[string]string{"none": ``, "another": `"format":"markerwave-trace/3",`} {
+		t.Run(name, func(t *testing.T) {
+			dir := ring3(t, nil)
+			b := filepath.Join(dir, "B.jsonl")
+			text, err := os.ReadFile(b)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(b, []byte(strings.Replace(string(text), `"format":"markerwave-outsider/1",`, to, 1)), 0o644))
+			for _, args := range [][]string{{dir}, {"--json", dir}} {
+				code, out, errs := audit(args...)
+				assert.Equal(t, 2, code, out+errs)
+				assert.Equal(t, 1, strings.Count(errs, "markerwave audit: "), errs)
+				assert.Contains(t, errs, b+` beside its outsider logs (`)
+				assert.Contains(t, errs, `has no "format":"markerwave-outsider/1" header, so the run is not audited: `+b+`: trace line 1: header: field "format": `)
+				assert.NotContains(t, errs, "incomplete run")
+			}
+		})
+	}
+}
+
+// TestAuditOutsiderGivenClocks: a given vector clock is checked against
+// the derivation's count of the logged steps and the clocks it depends
+// on, and one that fails is bad input, exit 2, naming the file, the line
+// and the entry. A receive's clock below its send's was a note only, exit
+// 0, and not even that when the sender gave no clock; a wild first clock
+// passed.
+func TestAuditOutsiderGivenClocks(t *testing.T) {
+	a := []string{
+		`{"ev":"send","to":"B","id":"m1","amount":10,"vc":[1,0,0]}`,
+		`{"ev":"record","snap":"s1","state":{"bal":90}}`,
+		`{"ev":"marker_send","to":"B","snap":"s1"}`,
+		`{"ev":"recv","from":"C","id":"c1","amount":5}`,
+		`{"ev":"marker_recv","from":"C","snap":"s1"}`}
+	b := func(vc string) []string {
+		return []string{
+			`{"ev":"recv","from":"A","id":"m1","amount":10,"vc":` + vc + `}`,
+			`{"ev":"marker_recv","from":"A","snap":"s1"}`,
+			`{"ev":"record","snap":"s1","state":{"bal":60}}`,
+			`{"ev":"marker_send","to":"C","snap":"s1"}`}
+	}
+	cases := map[string]struct {
+		edits map[string][]string
+		want  string
+	}{
+		"receive below its send": {map[string][]string{"A.jsonl": a, "B.jsonl": b("[0,1,0]")},
+			`B.jsonl: trace line 2: field "vc": [0 1 0]: entry A is 0, but it must cover [1 0 0], the clock of the step it receives from (`},
+		"receive below an unclocked send": {map[string][]string{"B.jsonl": b("[0,1,0]")},
+			`B.jsonl: trace line 2: field "vc": [0 1 0]: entry A is 0, but it must cover [1 0 0], the clock of the step it receives from (`},
+		"wild first clock": {map[string][]string{"A.jsonl": append([]string{`{"ev":"send","to":"B","id":"m1","amount":10,"vc":[7,9,9]}`}, a[1:]...)},
+			`A.jsonl: trace line 2: field "vc": [7 9 9]: entry A (its own) is 7, but this is A's step 1 of the incarnation`},
+		"another's entry past its steps": {map[string][]string{"A.jsonl": append([]string{`{"ev":"send","to":"B","id":"m1","amount":10,"vc":[1,9,0]}`}, a[1:]...)},
+			`A.jsonl: trace line 2: field "vc": [1 9 0]: entry B is 9, but B takes 2 steps in the incarnation`},
+		"a clock going back": {map[string][]string{"B.jsonl": append(b("[1,1,0]")[:3], `{"ev":"marker_send","to":"C","snap":"s1","vc":[0,2,0]}`)},
+			`B.jsonl: trace line 5: field "vc": [0 2 0]: entry A is 0, below the 1 of B's clock before (`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := ring3(t, c.edits)
+			code, out, errs := audit(dir)
+			assert.Equal(t, 2, code, out+errs)
+			assert.Contains(t, errs, c.want)
+		})
+	}
+	// Clocks that count as the derivation does conform.
+	dir := ring3(t, map[string][]string{"A.jsonl": a, "B.jsonl": append(b("[1,1,0]")[:3], `{"ev":"marker_send","to":"C","snap":"s1","vc":[2,2,0]}`)})
+	code, out, errs := audit(dir)
+	assert.Equal(t, 0, code, out+errs)
 }
