@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -487,5 +489,44 @@ func TestConcurrentSavers(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, ids, writers+1)
 		noTempFiles(t, st.Dir())
+	}
+}
+
+// A header is read only as the store writes it, byte for byte: a header
+// that decodes to the same fields but is spelled otherwise (a space
+// after a colon, keys in another order) is refused as not as written,
+// naming the file. Single-byte damage is refused by the strict decoding
+// and the field checks too (TestEverySingleByteCorruptionRefused); this
+// is what only the canonical comparison sees.
+func TestHeaderOnlyAsWritten(t *testing.T) {
+	g := snapshottest.Global(3).Example(0)
+	st := freshStore(t, t.TempDir())
+	path, err := st.Save(g)
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	head, body, ok := bytes.Cut(b, []byte("\n"))
+	require.True(t, ok)
+	var fields map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(head, &fields))
+	reordered := []byte("{")
+	for _, k := range slices.Backward(slices.Sorted(maps.Keys(fields))) {
+		if len(reordered) > 1 {
+			reordered = append(reordered, ',')
+		}
+		reordered = append(reordered, strconv.Quote(k)+":"+string(fields[k])...)
+	}
+	reordered = append(reordered, '}')
+	for name, h := range map[string][]byte{
+		"a space after a colon": bytes.Replace(head, []byte(`":`), []byte(`": `), 1),
+		"keys in another order": reordered,
+	} {
+		require.NotEqual(t, head, h, name)
+		require.NoError(t, os.WriteFile(path, append(append(h, '\n'), body...), 0o644))
+		_, err := st.Load(g.ID)
+		if assert.ErrorIs(t, err, store.ErrCorrupt, name) {
+			assert.Contains(t, err.Error(), "is not as written", name)
+			assert.Contains(t, err.Error(), filepath.Base(path), name)
+		}
 	}
 }
