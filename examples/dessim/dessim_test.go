@@ -21,9 +21,10 @@ func audit(t *testing.T, res result) conformance.OutsiderReport {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, res.writeLogs(dir))
+	t.Chdir(dir) // the report names each log as it was given: N1.jsonl
 	var paths []string
 	for _, n := range res.names {
-		paths = append(paths, filepath.Join(dir, n+".jsonl"))
+		paths = append(paths, n+".jsonl")
 	}
 	run, err := conformance.ReadOutsiderFiles(paths)
 	require.NoError(t, err)
@@ -96,10 +97,10 @@ func TestDessimBugs(t *testing.T) {
 			`violates ExactChannelState (snapshot 0): N2->N1 recorded <<>>, want <<`,
 			`(sent before N2 recorded, received after N1 recorded)`}},
 		{channelAfterMarker, 7, spec.PropExactChannelState, []string{
-			`diverges at step 42 (trace line 17): RecvMarker(N2, N1) [snap 0]`,
+			`diverges at step 42 (N1.jsonl: trace line 17): RecvMarker(N2, N1) [snap 0]`,
 			`violates ExactChannelState (snapshot 0): N3->N1 recorded <<79 (id "N3/1"), 74 (id "N3/4")>>, want <<79 (id "N3/1")>>`}},
 		{lateState, 1, spec.PropConservation, []string{
-			`note: N2 recorded snapshot "b" at its step 9, after its first marker of it (step 5) and 1 send or receive since: the spec records at the marker`,
+			`note: N2 recorded snapshot "b" at its step 9 (N2.jsonl: trace line 10), after its first marker of it (step 5, N2.jsonl: trace line 6) and 1 send or receive since: the spec records at the marker`,
 			`proc N2: [bal=160 sent=2 rcvd=2] vs [bal=127 sent=2 rcvd=2]`}},
 		{noForwarding, 1, spec.PropSnapshotsComplete, []string{
 			`the implementation never sent a marker the spec sends: N1 never sent snapshot "b"'s marker on N1->N2 after recording at its step 11`}},
