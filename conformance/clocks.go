@@ -2,16 +2,20 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/markerwave/markerwave/spec"
 )
 
-// Given vector clocks. An outsider log's line may give the vector clock
-// of its step (optional, one entry per process in topology order). The
-// audit counts the clocks of the run's steps with stepClock and checks a
-// given clock against them with givenClocks.check (merger.take). Clocks
+// Given vector clocks. A markerwave-trace/3 event and an outsider log's
+// line may give the vector clock of its step (optional, one entry per
+// process in topology order). Both audits count the clocks of the run's
+// steps with one arithmetic (stepClock) and check a given clock against
+// them with one rule set (givenClocks.check): the trace/3 audit from its
+// events in file order (checkClocks, before the replay), the outsider
+// audit from the logged steps as it merges them (merger.take). Clocks
 // count from the start of an incarnation. A clock that fails is bad
-// input, named by line, field and entry.
+// input, named by line, process, field and entry.
 
 // stepClock advances v, process i's clock, past i's next step: its own
 // entry counts the step, and every entry is at least from's, the clock of
@@ -109,6 +113,116 @@ func (c *givenClocks[L]) check(i int, g clockAt[L], lo []uint64, from *clockFrom
 	for j, q := range c.procs {
 		if n := c.steps[j]; j != i && v[j] > n {
 			return bad("entry %s is %d, but %s takes %d steps in the incarnation", string(q), v[j], string(q), n)
+		}
+	}
+	return nil
+}
+
+// eventAt is event i (0-based) of a trace, placed by opts' lines (and
+// files, in a run gathered from several), for the clock checks' errors.
+type eventAt struct {
+	e    *spec.Event
+	i    int
+	opts *Options
+}
+
+// where names the event's line and what it is: "trace line 6, P1's
+// RecvMarker" ("event 6, ..." when the line is unknown).
+func (a eventAt) where() string {
+	place := fmt.Sprintf("event %d", a.i+1)
+	if line := lineOf(a.opts.Lines, a.i); line > 0 {
+		place = placeName(fileAt(a.opts.Files, a.i), line)
+	}
+	return fmt.Sprintf("%s, %s's %s", place, string(a.e.Proc), a.e.Action)
+}
+
+// checkClocks checks the vector clocks tr's events give (each event's
+// optional: the events that give none are counted, not checked) against
+// the clocks the events imply, incarnation by incarnation (a restore
+// starts every clock afresh): each event is a step of its process, a
+// RecvApp receives from its message's SendApp, a RecvMarker or
+// DropMarker from the sender's recording step of the marker's snapshot
+// (its Initiate or first RecvMarker of it, which sends the markers). An
+// event the replay finds ill-formed ends the check: the replay reports
+// it.
+func checkClocks(tr spec.Trace, opts Options) error {
+	top := tr.Header.Topology
+	if top == nil || !slices.ContainsFunc(tr.Events, func(e spec.Event) bool { return e.VC != nil }) {
+		return nil
+	}
+	at := 0
+	for _, seg := range tr.Segments() {
+		if err := checkIncarnationClocks(top, seg, at, &opts); err != nil {
+			return err
+		}
+		at += len(seg)
+	}
+	return nil
+}
+
+// checkIncarnationClocks is checkClocks of one incarnation's events,
+// seg, the first of which is the trace's event at.
+func checkIncarnationClocks(top *spec.Topology, seg []spec.Event, at int, opts *Options) error {
+	steps := make([]uint64, len(top.Procs))
+	lo := make([][]uint64, len(top.Procs))
+	for i := range lo {
+		lo[i] = make([]uint64, len(top.Procs))
+	}
+	for _, e := range seg {
+		if i := top.ProcIndex(e.Proc); i >= 0 {
+			steps[i]++
+		}
+	}
+	g := newGivenClocks[eventAt](top.Procs, steps, "each of its events is one")
+	type msgKey struct {
+		c   spec.Channel
+		msg uint64
+	}
+	type recKey struct {
+		p    spec.ProcID
+		snap spec.SnapID
+	}
+	sends, recs := map[msgKey]int{}, map[recKey]int{} // the step's index in seg
+	clocks := map[int][]uint64{}                      // those steps' clocks, as the events imply them
+	for k := range seg {
+		e := &seg[k]
+		if e.Validate(top) != nil {
+			return nil
+		}
+		i := top.ProcIndex(e.Proc)
+		src, ok := -1, false
+		switch e.Action {
+		case spec.RecvApp:
+			src, ok = sends[msgKey{e.Chan(), e.Msg}]
+		case spec.RecvMarker, spec.DropMarker:
+			src, ok = recs[recKey{e.From, e.Snap}]
+		}
+		var srcLo []uint64
+		if ok {
+			srcLo = clocks[src]
+		}
+		stepClock(lo[i], i, srcLo)
+		rec := recKey{e.Proc, e.Snap}
+		switch _, recorded := recs[rec]; {
+		case e.Action == spec.SendApp:
+			sends[msgKey{e.Chan(), e.Msg}] = k
+			clocks[k] = slices.Clone(lo[i])
+		case (e.Action == spec.Initiate || e.Action == spec.RecvMarker) && !recorded:
+			recs[rec] = k
+			clocks[k] = slices.Clone(lo[i])
+		}
+		if e.VC == nil {
+			continue
+		}
+		var from *clockFrom[eventAt]
+		if ok {
+			from = &clockFrom[eventAt]{clockAt: clockAt[eventAt]{vc: srcLo, at: eventAt{&seg[src], at + src, opts}}}
+			if v := seg[src].VC; v != nil {
+				from.vc, from.given = v, true
+			}
+		}
+		if err := g.check(i, clockAt[eventAt]{vc: e.VC, at: eventAt{e, at + k, opts}}, lo[i], from, true, false); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -63,7 +63,8 @@ type Report struct {
 	// Incarnations is the number of incarnations of a run with restores
 	// (spec.Restore), 0 for a run of one.
 	Incarnations int
-	// Err means the trace could not be replayed at all (bad constants).
+	// Err means the trace could not be replayed at all (bad constants,
+	// a vector clock its events do not bear out: bad input).
 	Err error
 	// Divergence is the model replay's first divergence, nil if none.
 	Divergence *Divergence
