@@ -31,6 +31,15 @@ func (d *Divergence) placeAt(i int, opts Options) {
 	d.Line, d.File = lineOf(opts.Lines, i), fileAt(opts.Files, i)
 }
 
+// placeName names line of file: "trace line 4", or "B.jsonl: trace
+// line 2" in a run gathered from several files (file not "").
+func placeName(file string, line int) string {
+	if file == "" {
+		return fmt.Sprintf("trace line %d", line)
+	}
+	return fmt.Sprintf("%s: trace line %d", file, line)
+}
+
 // lineOf is lines[i], 0 (unknown) if there is none.
 func lineOf(lines []int, i int) int {
 	if i >= 0 && i < len(lines) {

@@ -63,7 +63,12 @@ func hasFaults(tr spec.Trace) bool {
 // replayIncarnation. Every replay checks each step against the model
 // (enabled, the same message and state, the invariants, the recorded
 // states reported) and, independently, the run properties (CheckRun).
+// Before any of it, the vector clocks the events give are checked
+// (checkClocks): one the events do not bear out is bad input, Report.Err.
 func Replay(tr spec.Trace, opts Options) Report {
+	if err := checkClocks(tr, opts); err != nil {
+		return Report{Err: err}
+	}
 	if len(tr.Restores) > 0 {
 		return replayHistory(tr, opts, replayIncarnation)
 	}

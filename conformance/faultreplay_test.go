@@ -51,7 +51,7 @@ func TestReplayFalseSuspicionWithdrawn(t *testing.T) {
 
 	// Without the withdrawal, P1's transfer to P2 is one to a suspected
 	// peer.
-	tr := cloneTrace(sc.Trace)
+	tr := withoutClocks(sc.Trace)
 	for i, e := range tr.Events {
 		if e.Action == spec.Unsuspect {
 			tr.Events = append(tr.Events[:i], tr.Events[i+1:]...)
@@ -69,7 +69,7 @@ func TestReplayFalseSuspicionWithdrawn(t *testing.T) {
 func TestReplayAbortNeedsTheNodesOwnSuspicion(t *testing.T) {
 	sc, err := crashAbort(true).scenario("crash-abort", "", "", true)
 	require.NoError(t, err)
-	tr := cloneTrace(sc.Trace)
+	tr := withoutClocks(sc.Trace)
 	dropped := false
 	for i, e := range tr.Events {
 		if e.Action == spec.Suspect && e.Proc == p1 {

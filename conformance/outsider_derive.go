@@ -47,12 +47,7 @@ type obsAt struct {
 }
 
 // where names an observation's place, for errors.
-func (o obsAt) where() string {
-	if o.file == "" {
-		return fmt.Sprintf("trace line %d", o.line)
-	}
-	return fmt.Sprintf("%s: trace line %d", o.file, o.line)
-}
+func (o obsAt) where() string { return placeName(o.file, o.line) }
 
 // dEvent is a derived step of the spec, with its observation and the
 // cross-node step it must follow.

@@ -308,10 +308,13 @@ func (d *deriver) register(n *nodeDeriv) {
 func mergeDerived(top *spec.Topology, nodes []*nodeDeriv) ([]dEvent, error) {
 	will, total := producedDeps(nodes)
 	m := &merger{top: top, nodes: nodes, will: will, done: map[depKey]dEvent{}, pos: make([]int, len(nodes)),
-		vc: make([][]uint64, len(nodes)), lo: make([][]uint64, len(nodes)), given: make([]obsAt, len(nodes))}
-	for i := range m.vc {
+		vc: make([][]uint64, len(nodes)), lo: make([][]uint64, len(nodes))}
+	steps := make([]uint64, len(nodes))
+	for i, n := range nodes {
 		m.vc[i], m.lo[i] = make([]uint64, len(top.Procs)), make([]uint64, len(top.Procs))
+		steps[i] = uint64(len(n.evs))
 	}
+	m.given = newGivenClocks[obsAt](top.Procs, steps, "its sends, receives, marker receipts, recording points and failure steps count; marker_send lines and a record after the first marker do not")
 	out := make([]dEvent, 0, total)
 	for len(out) < total {
 		took, err := m.pass(&out)
@@ -352,7 +355,7 @@ type merger struct {
 	pos   []int
 	vc    [][]uint64
 	lo    [][]uint64
-	given []obsAt
+	given *givenClocks[obsAt]
 }
 
 // pass takes, node by node, every next step whose dependency holds.
@@ -379,96 +382,49 @@ func (m *merger) pass(out *[]dEvent) (bool, error) {
 // take stamps e, node i's next step, with its clocks (src: the step it
 // depends on, if ok) and checks the clocks the log gives.
 func (m *merger) take(i int, e *dEvent, src dEvent, ok bool) error {
-	v := m.vc[i]
-	v[i]++
+	var from, fromLo []uint64
 	if ok {
-		for j, x := range src.e.VC {
-			v[j] = max(v[j], x)
-		}
+		from, fromLo = src.e.VC, src.lo
 	}
-	e.e.VC = slices.Clone(v)
+	stepClock(m.vc[i], i, from)
+	e.e.VC = slices.Clone(m.vc[i])
 	if !e.inserted {
-		lo := m.lo[i]
-		lo[i]++
-		if ok {
-			for j, x := range src.lo {
-				lo[j] = max(lo[j], x)
-			}
-		}
+		stepClock(m.lo[i], i, fromLo)
 	}
 	e.lo = slices.Clone(m.lo[i])
 	if e.produces.ok {
 		m.done[e.produces] = *e
 	}
+	return m.checkGiven(i, e, src, ok)
+}
+
+// checkGiven checks the clocks the log gives e, node i's step, and the
+// observations after it that are no step (e.tail), against e.lo, the
+// clock of i's logged steps up to e (givenClocks.check says what must
+// hold). i's own entry counts its logged steps: sends, receives, marker
+// receipts, recording points, failure steps; a marker_send line and a
+// record after the first marker are no steps and give the clock of the
+// step before them. A node that logs no marker events (silent), whose
+// marker receipts the audit places, is checked loosely. The clock e
+// must cover is that of src, the step it depends on if ok: as src's line
+// gives it, else src.lo, which any clock counting as above is at least.
+func (m *merger) checkGiven(i int, e *dEvent, src dEvent, ok bool) error {
+	silent := m.nodes[i].d.silent[m.top.Procs[i]]
 	if e.vc != nil && !e.inserted {
-		if err := m.checkGiven(i, e.obs, e.lo, &src, ok); err != nil {
+		var from *clockFrom[obsAt]
+		if ok {
+			from = &clockFrom[obsAt]{clockAt: clockAt[obsAt]{vc: src.lo, at: src.obs}}
+			if src.vc != nil {
+				from.vc, from.given = src.vc, true
+			}
+		}
+		if err := m.given.check(i, clockAt[obsAt]{vc: e.vc, at: e.obs}, e.lo, from, true, silent); err != nil {
 			return err
 		}
 	}
 	for _, o := range e.tail {
-		if err := m.checkGiven(i, o, e.lo, nil, false); err != nil {
+		if err := m.given.check(i, clockAt[obsAt]{vc: o.ev.VC, at: o}, e.lo, nil, false, silent); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// checkGiven checks the clock v observation o of node i gives, lo the
-// clock of i's logged steps up to o (counted from the incarnation's
-// start; src the step o depends on, if ok; nil if o is no step). What a
-// given clock must
-// satisfy, each entry named when it does not:
-//
-//   - i's own entry counts i's logged steps (lo[i]: sends, receives,
-//     marker receipts, recording points, failure steps; a marker_send
-//     line and a record after the first marker are no steps and give the
-//     step's before them); for a node that logs no marker events, whose
-//     marker receipts the audit places, at least that and increasing;
-//   - no entry is below the node's clock given before (a clock never
-//     goes back);
-//   - it covers the clock of the step it receives from (a receive's
-//     send, a marker receipt's sender's recording point): the clock that
-//     step's line gives, else lo there, which any clock counting as
-//     above is at least;
-//   - no entry of another process exceeds that process's steps in the
-//     incarnation.
-func (m *merger) checkGiven(i int, o obsAt, lo []uint64, src *dEvent, ok bool) error {
-	v, p := o.ev.VC, m.top.Procs[i]
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: field \"vc\": %v: %s", o.where(), v, fmt.Sprintf(format, args...))
-	}
-	prev := m.given[i]
-	m.given[i] = o
-	silent := m.nodes[i].d.silent[p]
-	switch {
-	case !silent && v[i] != lo[i]:
-		return bad("entry %s (its own) is %d, but this is %s's step %d of the incarnation (its sends, receives, marker receipts, recording points and failure steps count; marker_send lines and a record after the first marker do not)", string(p), v[i], string(p), lo[i])
-	case silent && v[i] < lo[i]:
-		return bad("entry %s (its own) is %d, but %s has logged %d steps of the incarnation by here", string(p), v[i], string(p), lo[i])
-	case silent && prev.ev.VC != nil && v[i] <= prev.ev.VC[i] && src != nil:
-		return bad("entry %s (its own) does not increase (%s gives %v)", string(p), prev.where(), prev.ev.VC)
-	}
-	if prev.ev.VC != nil {
-		for j, x := range prev.ev.VC {
-			if v[j] < x {
-				return bad("entry %s is %d, below the %d of %s's clock before (%s: %v): a clock never goes back", string(m.top.Procs[j]), v[j], x, string(p), prev.where(), prev.ev.VC)
-			}
-		}
-	}
-	if ok {
-		want, whose := src.lo, "as the audit counts it (that line gives none)"
-		if src.vc != nil {
-			want, whose = src.vc, "as that line gives it"
-		}
-		for j, x := range want {
-			if v[j] < x {
-				return bad("entry %s is %d, but it must cover %v, the clock of the step it receives from (%s), %s: want at least %d", string(m.top.Procs[j]), v[j], want, src.obs.where(), whose, x)
-			}
-		}
-	}
-	for j, q := range m.top.Procs {
-		if n := uint64(len(m.nodes[j].evs)); j != i && v[j] > n {
-			return bad("entry %s is %d, but %s takes %d steps in the incarnation", string(q), v[j], string(q), n)
 		}
 	}
 	return nil

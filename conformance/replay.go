@@ -50,13 +50,10 @@ type Divergence struct {
 // where names the divergence's line ("trace line 4", "B.jsonl: trace
 // line 2" in a run gathered from several files), "" if unknown.
 func (d *Divergence) where() string {
-	switch {
-	case d.Line <= 0:
+	if d.Line <= 0 {
 		return ""
-	case d.File != "":
-		return fmt.Sprintf("%s: trace line %d", d.File, d.Line)
 	}
-	return fmt.Sprintf("trace line %d", d.Line)
+	return placeName(d.File, d.Line)
 }
 
 // Report is Replay's verdict.
@@ -66,7 +63,8 @@ type Report struct {
 	// Incarnations is the number of incarnations of a run with restores
 	// (spec.Restore), 0 for a run of one.
 	Incarnations int
-	// Err means the trace could not be replayed at all (bad constants).
+	// Err means the trace could not be replayed at all (bad constants,
+	// a vector clock its events do not bear out: bad input).
 	Err error
 	// Divergence is the model replay's first divergence, nil if none.
 	Divergence *Divergence

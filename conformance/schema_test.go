@@ -453,9 +453,7 @@ func TestTraceWithoutClocks(t *testing.T) {
 		tr, _, err := ReadTraceFile(p)
 		require.NoError(t, err)
 		want := Audit(tr, Options{}).Property()
-		for i := range tr.Events {
-			tr.Events[i].VC = nil
-		}
+		tr = withoutClocks(tr)
 		var b bytes.Buffer
 		require.NoError(t, spec.WriteTrace(&b, tr))
 		require.NotContains(t, b.String(), `"vc"`, p)

@@ -358,3 +358,20 @@ func TestAuditNamesStaleLogs(t *testing.T) {
 	code, _, errs = audit(dir)
 	assert.Equal(t, 0, code, errs)
 }
+
+// TestAuditTraceGivenClocks: a markerwave-trace/3 event's clock that its
+// events do not bear out is bad input (exit 2), named by file, line,
+// process and entry; the trace's verdict is not given.
+func TestAuditTraceGivenClocks(t *testing.T) {
+	b, err := os.ReadFile("../../traces/conforms/token-ring.jsonl")
+	require.NoError(t, err)
+	// P3's receipt of the token, whose send P2's clock [0,1,0] counts.
+	bad := bytes.Replace(b, []byte(`"vc":[0,1,1]`), []byte(`"vc":[0,0,1]`), 1)
+	require.NotEqual(t, b, bad)
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	require.NoError(t, os.WriteFile(p, bad, 0o644))
+	code, out, errs := audit(p)
+	assert.Equal(t, 2, code, out+errs)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, p+`: trace line 5, P3's RecvApp: field "vc": [0 0 1]: entry P2 is 0, but it must cover [0 1 0], the clock of the step it receives from (trace line 3, P2's SendApp), as that line gives it: want at least 1`)
+}
