@@ -118,6 +118,35 @@ func (k *kvCluster) owned(t *testing.T) map[markerwave.ProcID]string {
 	return out
 }
 
+// TestSuperviseRestartsItsOwnCrashedProcess: a supervisor restarting a
+// process of its own that crashed does not wait for the crashed node's
+// lease to expire: it ends that lease itself (it knows no node runs
+// behind it), so its claim is not refused for a holder it knows dead.
+// With a lease of a minute, a restart that waited for it would not come
+// within the 20 s this test waits.
+func TestSuperviseRestartsItsOwnCrashedProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	k := &kvCluster{shards: map[markerwave.ProcID]*shardView{}, recoveries: make(chan markerwave.Recovery, 4), dir: t.TempDir(),
+		cluster: fmt.Sprintf("own-crash-%d", clusters.Add(1))}
+	cfg := k.config(t)
+	cfg.LeaseTTL = time.Minute
+	s, err := markerwave.Supervise(ctx, cfg)
+	require.NoError(t, err)
+	k.Supervised = s
+	defer s.Stop(context.Background())
+
+	require.NoError(t, k.Crash("P2"))
+	select {
+	case r := <-k.recoveries:
+		assert.Equal(t, markerwave.ProcID("P2"), r.Death.Proc)
+		assert.Equal(t, uint64(2), r.Incarnation.N)
+	case <-ctx.Done():
+		t.Fatal("no restart within 20 s: the claim waited for the crashed node's lease (a minute)")
+	}
+	require.NoError(t, k.WaitRunning(ctx, 2))
+}
+
 // TestSuperviseRecoversKV: the sharded KV store snapshots, a node is
 // killed, and the cluster restarts on its own from the snapshot, in
 // incarnation 2, through a real etcd: every shard holds what the

@@ -106,6 +106,7 @@ type Supervisor struct {
 
 	mu        sync.Mutex
 	leases    map[spec.ProcID]*Membership
+	dead      []*Membership // crashed claims given up by stop, their leases not yet ended
 	inc       Incarnation
 	published map[spec.SnapID]bool
 	seen      map[spec.SnapID]time.Time // first seen incomplete
@@ -491,8 +492,11 @@ func (s *Supervisor) nextIncarnation(ctx context.Context, ev event) (Incarnation
 }
 
 // claim claims every process of the supervisor (Claim, its incarnation
-// not chosen yet) and keeps their leases, which stop gives up.
+// not chosen yet) and keeps their leases, which stop gives up. Its own
+// crashed claims it ends first (endDead): it restarts those processes
+// itself, and knows no node runs behind them.
 func (s *Supervisor) claim(ctx context.Context) ([]*Membership, error) {
+	s.endDead(ctx)
 	ms, err := s.cfg.Coord.Claim(ctx, s.cfg.Procs, 0, s.cfg.LeaseTTL)
 	if err != nil {
 		return nil, err
@@ -515,6 +519,11 @@ func (s *Supervisor) stop(nodes Nodes) error {
 	}
 	leases := s.leases
 	s.leases = map[spec.ProcID]*Membership{}
+	for _, m := range leases {
+		if m.crashed.Load() {
+			s.dead = append(s.dead, m)
+		}
+	}
 	s.mu.Unlock()
 	err := nodes.Stop(context.Background())
 	if err != nil {
@@ -529,8 +538,27 @@ func (s *Supervisor) stop(nodes Nodes) error {
 	return nil
 }
 
+// endDead ends the leases of the crashed claims stop gave up
+// (Membership.Expire): their member keys go now, as at their expiry, so
+// this supervisor's claim of those processes is not refused for a
+// holder it knows dead. A lease that cannot be ended now (etcd
+// unreachable) is left to expire, and the claim is refused until then.
+// A supervisor that never restarts (its machine's death) ends none.
+func (s *Supervisor) endDead(ctx context.Context) {
+	s.mu.Lock()
+	dead := s.dead
+	s.dead = nil
+	s.mu.Unlock()
+	for _, m := range dead {
+		if err := m.Expire(ctx); err != nil {
+			s.logf("%s's crashed lease left to expire: %v", m.member.Proc, err)
+		}
+	}
+}
+
 // CrashLease stops renewing p's lease, as p's machine dying would (for
-// tests and demos): the other supervisors find p dead when it expires.
+// tests and demos): the other supervisors find p dead when it expires,
+// or when this supervisor, restarting p itself, ends it (endDead).
 func (s *Supervisor) CrashLease(p spec.ProcID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
