@@ -53,10 +53,14 @@ type SuperviseConfig struct {
 var ErrRecovering = errors.New("markerwave: the cluster is recovering")
 
 // ErrClaimed is wrapped by Supervise's error (a *coord.ClaimedError
-// naming the process and its holder's incarnation and lease) when a live
-// supervisor of the cluster (the same etcd and Cluster) already runs
-// one of its processes. Once that one stops, or its lease expires after
-// it died (LeaseTTL plus half a second), Supervise is accepted.
+// naming the first process held and its holder's incarnation and lease)
+// when a live supervisor of the cluster (the same etcd and Cluster)
+// already runs, or is starting, one of its processes. A supervisor
+// claims all its processes in one etcd transaction before it starts a
+// node, so the refused Supervise has started none and changed nothing;
+// of two started at once, one runs every process and the other gets
+// ErrClaimed. Once the holder stops, or its lease expires after it died
+// (LeaseTTL plus half a second), Supervise is accepted.
 var ErrClaimed = coord.ErrClaimed
 
 // ErrStopped is returned by a supervised cluster's calls once Stop was

@@ -22,6 +22,8 @@ import (
 	"github.com/markerwave/markerwave"
 	"github.com/markerwave/markerwave/impl/coord"
 	"github.com/markerwave/markerwave/impl/coord/etcdembed"
+	"github.com/markerwave/markerwave/impl/transport"
+	"github.com/markerwave/markerwave/impl/wire"
 )
 
 // etcdServer is one real etcd for the package's tests, each test under a
@@ -114,6 +116,35 @@ func (k *kvCluster) owned(t *testing.T) map[markerwave.ProcID]string {
 		out[p] = string(b)
 	}
 	return out
+}
+
+// TestSuperviseRestartsItsOwnCrashedProcess: a supervisor restarting a
+// process of its own that crashed does not wait for the crashed node's
+// lease to expire: it ends that lease itself (it knows no node runs
+// behind it), so its claim is not refused for a holder it knows dead.
+// With a lease of a minute, a restart that waited for it would not come
+// within the 20 s this test waits.
+func TestSuperviseRestartsItsOwnCrashedProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	k := &kvCluster{shards: map[markerwave.ProcID]*shardView{}, recoveries: make(chan markerwave.Recovery, 4), dir: t.TempDir(),
+		cluster: fmt.Sprintf("own-crash-%d", clusters.Add(1))}
+	cfg := k.config(t)
+	cfg.LeaseTTL = time.Minute
+	s, err := markerwave.Supervise(ctx, cfg)
+	require.NoError(t, err)
+	k.Supervised = s
+	defer s.Stop(context.Background())
+
+	require.NoError(t, k.Crash("P2"))
+	select {
+	case r := <-k.recoveries:
+		assert.Equal(t, markerwave.ProcID("P2"), r.Death.Proc)
+		assert.Equal(t, uint64(2), r.Incarnation.N)
+	case <-ctx.Done():
+		t.Fatal("no restart within 20 s: the claim waited for the crashed node's lease (a minute)")
+	}
+	require.NoError(t, k.WaitRunning(ctx, 2))
 }
 
 // TestSuperviseRecoversKV: the sharded KV store snapshots, a node is
@@ -247,6 +278,97 @@ func TestSuperviseOnce(t *testing.T) {
 	assert.Equal(t, map[markerwave.ProcID]string{"P1": `{"b":"2","c":"3"}`, "P2": `{"a":"1","d":"4"}`, "P3": `{}`}, k.owned(t), "restarted from snapshot %d", g.ID)
 }
 
+// TestSuperviseAtOnce: two Supervise calls of one cluster started at
+// the same instant, 20 times: every time exactly one runs the whole
+// cluster in incarnation 1 and the other returns ErrClaimed having
+// started nothing: no app made, its transport never used, its store
+// left empty, the incarnation not advanced. Before the fix both
+// started their nodes before claiming.
+func TestSuperviseAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := sharedEtcd(t)
+	top := markerwave.Complete(3)
+	for round := range 20 {
+		cluster := fmt.Sprintf("kv-at-once-%d", clusters.Add(1))
+		type attempt struct {
+			s     *markerwave.Supervised
+			err   error
+			apps  atomic.Int64
+			tr    *watchedTransport
+			store string
+		}
+		var as [2]attempt
+		var ready, wg sync.WaitGroup
+		ready.Add(len(as))
+		start := make(chan struct{})
+		for i := range as {
+			a := &as[i]
+			a.tr, a.store = &watchedTransport{Transport: transport.NewMemory(top, transport.MemoryConfig{})}, t.TempDir()
+			newApp := kvApps(false)
+			cfg := markerwave.SuperviseConfig{
+				Config: markerwave.Config{Topology: top, Transport: a.tr, Store: a.store,
+					NewApp: func(p markerwave.ProcID) (markerwave.App, error) { a.apps.Add(1); return newApp(p) }},
+				Etcd:       markerwave.Etcd{Endpoints: []string{srv.Endpoint()}, Cluster: cluster},
+				OnRecovery: func(r markerwave.Recovery) { t.Errorf("round %d: a recovery: %+v", round, r) },
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ready.Done()
+				<-start
+				a.s, a.err = markerwave.Supervise(ctx, cfg)
+			}()
+		}
+		ready.Wait()
+		close(start)
+		wg.Wait()
+		var won, lost []*attempt
+		for i := range as {
+			if as[i].err == nil {
+				won = append(won, &as[i])
+			} else {
+				lost = append(lost, &as[i])
+			}
+		}
+		require.Len(t, won, 1, "round %d: exactly one Supervise runs the cluster (errors: %v, %v)", round, as[0].err, as[1].err)
+		w, l := won[0], lost[0]
+		require.ErrorIs(t, l.err, markerwave.ErrClaimed, "round %d", round)
+		assert.Nil(t, l.s)
+		require.NoError(t, l.tr.Transport.Close())
+		assert.Regexp(t, fmt.Sprintf(`^coord: P1 of cluster "%s" is already run by a live member`, cluster), l.err.Error(), "round %d: the first process, held", round)
+		assert.Zero(t, l.apps.Load(), "round %d: the loser made apps: it started nodes", round)
+		assert.Zero(t, l.tr.used.Load(), "round %d: the loser's transport was used", round)
+		files, err := os.ReadDir(l.store)
+		require.NoError(t, err)
+		assert.Empty(t, files, "round %d: the loser wrote to its store", round)
+		assert.Equal(t, int64(3), w.apps.Load(), "round %d: the winner made each app once", round)
+		assert.Equal(t, uint64(1), w.s.Incarnation(), "round %d", round)
+		inc, _, err := openCoord(t, cluster).Incarnation(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(1), inc.N, "round %d: the loser advanced no incarnation", round)
+		require.NoError(t, w.s.Send("P1", "P2", move("a", "1")), "round %d: the winner runs", round)
+		require.NoError(t, w.s.Quiesce(ctx))
+		require.NoError(t, w.s.Stop(ctx))
+	}
+}
+
+// watchedTransport counts the calls made to the transport it wraps.
+type watchedTransport struct {
+	markerwave.Transport
+	used atomic.Int64
+}
+
+func (w *watchedTransport) Send(env wire.Envelope) error {
+	w.used.Add(1)
+	return w.Transport.Send(env)
+}
+
+func (w *watchedTransport) Inbox(p markerwave.ProcID) (*transport.Inbox, error) {
+	w.used.Add(1)
+	return w.Transport.Inbox(p)
+}
+
 // TestSuperviseUnreachableEtcd: no etcd at the address: an error naming
 // it, within the dial timeout.
 func TestSuperviseUnreachableEtcd(t *testing.T) {
@@ -350,7 +472,7 @@ func TestSuperviseSurvivesEtcdOutage(t *testing.T) {
 	require.NoError(t, s.Crash("P1"))
 	time.Sleep(1500 * time.Millisecond) // the recovery meets no etcd
 	assert.Equal(t, uint64(1), s.Incarnation())
-	assert.Contains(t, log.String(), "restart failed: coord: incarnation: context deadline exceeded; trying again")
+	assert.Contains(t, log.String(), "restart failed: coord: claim P1,P2,P3: lease for P1: context deadline exceeded; trying again")
 	back := time.Now()
 	px.restore(t)
 	var r markerwave.Recovery

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -126,9 +126,11 @@ func (c *Coord) restoredPrefix(n uint64) string {
 // when it runs. The key is attached to the node's lease, so etcd deletes
 // it when the node stops renewing the lease (a killed node: suspected).
 type Member struct {
-	Proc        spec.ProcID `json:"proc"`
-	Incarnation uint64      `json:"incarnation"`
-	Since       time.Time   `json:"since"`
+	Proc spec.ProcID `json:"proc"`
+	// Incarnation is 0 from its supervisor's Claim to its Enter: the
+	// process is held, its node not started yet.
+	Incarnation uint64    `json:"incarnation"`
+	Since       time.Time `json:"since"`
 	// Leaving: its supervisor stops it (a restart, or the end), so its
 	// departure that follows is no death.
 	Leaving bool `json:"leaving,omitempty"`
@@ -144,9 +146,9 @@ type Membership struct {
 	crashed atomic.Bool
 }
 
-// ErrClaimed is wrapped by Join's error (a *ClaimedError) when a live
-// member already holds the process: two supervisors must never both
-// run it.
+// ErrClaimed is wrapped by Claim's error (a *ClaimedError) when a live
+// member already holds one of the processes: two supervisors must never
+// both run one.
 var ErrClaimed = errors.New("already run by a live member")
 
 // ClaimedError is a process a live member already holds: its member
@@ -160,8 +162,12 @@ type ClaimedError struct {
 }
 
 func (e *ClaimedError) Error() string {
-	return fmt.Sprintf("coord: %s of cluster %q is %v (incarnation %d, lease %x, since %s): another supervisor runs it; stop it, or wait for its lease to expire",
-		e.Proc, e.Cluster, ErrClaimed, e.Holder.Incarnation, e.Lease, e.Holder.Since.Format("2006-01-02 15:04:05.000 UTC"))
+	in := fmt.Sprintf("incarnation %d", e.Holder.Incarnation)
+	if e.Holder.Incarnation == 0 {
+		in = "claimed, its incarnation not chosen yet"
+	}
+	return fmt.Sprintf("coord: %s of cluster %q is %v (%s, lease %x, since %s): another supervisor runs it; stop it, or wait for its lease to expire",
+		e.Proc, e.Cluster, ErrClaimed, in, e.Lease, e.Holder.Since.Format("2006-01-02 15:04:05.000 UTC"))
 }
 
 func (e *ClaimedError) Unwrap() error { return ErrClaimed }
@@ -176,70 +182,117 @@ func (c *Coord) claimed(p spec.ProcID, v []byte, lease int64) error {
 	return e
 }
 
-// Join registers p as a live member of incarnation inc with a lease of
-// ttl (rounded up to whole seconds, at least one), kept alive until
-// Leave or Crash. A transaction puts the member key only if it does not
-// exist (etcd deletes it with its lease: a holder that left, or whose
-// lease expired, holds it no more); else the error is a *ClaimedError
-// naming the holder, and the lease granted for p is revoked.
-func (c *Coord) Join(ctx context.Context, p spec.ProcID, inc uint64, ttl time.Duration) (*Membership, error) {
+// Claim registers every process of procs as a live member of
+// incarnation inc (0: claimed, its incarnation not chosen yet; Enter
+// sets it), each with a lease of its own of ttl (rounded up to whole
+// seconds, at least one), kept alive until Leave or Crash. It is one
+// transaction: if no member key of procs exists (etcd deletes one with
+// its lease: a holder that left, or whose lease expired, holds it no
+// more), every key is put; else none is, the error is a *ClaimedError
+// naming the first process of procs held and its holder, and the
+// leases granted are revoked. Of two supervisors claiming processes in
+// common at once, one holds them all and the other none.
+func (c *Coord) Claim(ctx context.Context, procs []spec.ProcID, inc uint64, ttl time.Duration) ([]*Membership, error) {
 	ctx, cancel := c.op(ctx)
 	defer cancel()
+	if len(procs) == 0 {
+		return nil, errors.New("coord: claim: no process given")
+	}
 	secs := max(int64((ttl+time.Second-1)/time.Second), 1)
-	g, err := c.cli.Grant(ctx, secs)
-	if err != nil {
-		return nil, fmt.Errorf("coord: lease for %s: %w", p, err)
+	ms := make([]*Membership, 0, len(procs))
+	revoke := func() {
+		for _, m := range ms {
+			c.cli.Revoke(ctx, m.lease) // unused; else it expires within ttl
+		}
 	}
-	m := Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()}
-	body, _ := json.Marshal(m)
-	key := c.memberKey(p)
-	r, err := c.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(body), clientv3.WithLease(g.ID))).
-		Else(clientv3.OpGet(key)).Commit()
-	if err != nil || !r.Succeeded {
-		c.cli.Revoke(ctx, g.ID) // unused; else it expires within ttl
+	var ifs []clientv3.Cmp
+	var puts, gets []clientv3.Op
+	for _, p := range procs {
+		g, err := c.cli.Grant(ctx, secs)
+		if err != nil {
+			revoke()
+			return nil, fmt.Errorf("coord: claim %s: lease for %s: %w", procList(procs), p, err)
+		}
+		m := &Membership{c: c, lease: g.ID, cancel: func() {}, key: c.memberKey(p), member: Member{Proc: p, Incarnation: inc, Since: time.Now().UTC()}}
+		ms = append(ms, m)
+		body, _ := json.Marshal(m.member)
+		ifs = append(ifs, clientv3.Compare(clientv3.CreateRevision(m.key), "=", 0))
+		puts = append(puts, clientv3.OpPut(m.key, string(body), clientv3.WithLease(g.ID)))
+		gets = append(gets, clientv3.OpGet(m.key))
 	}
+	r, err := c.cli.Txn(ctx).If(ifs...).Then(puts...).Else(gets...).Commit()
 	if err != nil {
-		return nil, fmt.Errorf("coord: join %s: %w", p, err)
+		revoke()
+		return nil, fmt.Errorf("coord: claim %s: %w", procList(procs), err)
 	}
 	if !r.Succeeded {
-		kvs := r.Responses[0].GetResponseRange().Kvs
-		if len(kvs) == 0 { // the transaction is atomic: its Else reads the key its If found
-			return nil, fmt.Errorf("coord: join %s: member key %s existed, but its read found nothing", p, key)
+		revoke()
+		for i, p := range procs {
+			if kvs := r.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
+				return nil, c.claimed(p, kvs[0].Value, kvs[0].Lease)
+			}
 		}
-		return nil, c.claimed(p, kvs[0].Value, kvs[0].Lease)
+		// The transaction is atomic: its Else reads the keys its If found.
+		return nil, fmt.Errorf("coord: claim %s: a member key existed, but the reads found none", procList(procs))
 	}
-	kctx, cancel := context.WithCancel(context.Background())
-	ch, err := c.cli.KeepAlive(kctx, g.ID)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("coord: keep %s's lease alive: %w", p, err)
-	}
-	go func() {
-		for range ch { // drain the renewals
+	for _, m := range ms {
+		kctx, cancel := context.WithCancel(context.Background())
+		ch, err := c.cli.KeepAlive(kctx, m.lease)
+		if err != nil {
+			cancel()
+			for _, m := range ms {
+				m.Leave(ctx) // the keys put go with their leases
+			}
+			return nil, fmt.Errorf("coord: claim %s: keep %s's lease alive: %w", procList(procs), m.member.Proc, err)
 		}
-	}()
-	return &Membership{c: c, lease: g.ID, cancel: cancel, key: key, member: m}, nil
+		m.cancel = cancel
+		go func() {
+			for range ch { // drain the renewals
+			}
+		}()
+	}
+	return ms, nil
 }
 
-// Unclaimed checks that no live member holds any of procs: the first one
-// held is a *ClaimedError. A supervisor checks it before its first start,
-// so that a second supervisor of the same processes is refused before it
-// touches the cluster (Join's transaction is what keeps two that start
-// at once from both running one).
-func (c *Coord) Unclaimed(ctx context.Context, procs []spec.ProcID) error {
+// Enter makes the members ms, claimed by Claim, members of incarnation
+// inc, by one transaction: only if each one's key is still attached to
+// its lease. Else nothing is changed, and the error names the first
+// claim lost (its lease expired, a renewal missed on a loaded machine)
+// and who holds the process now, if anyone.
+func (c *Coord) Enter(ctx context.Context, ms []*Membership, inc uint64) error {
 	ctx, cancel := c.op(ctx)
 	defer cancel()
-	r, err := c.cli.Get(ctx, c.membersPrefix(), clientv3.WithPrefix())
-	if err != nil {
-		return fmt.Errorf("coord: members: %w", err)
+	since := time.Now().UTC()
+	var ifs []clientv3.Cmp
+	var puts, gets []clientv3.Op
+	var procs []spec.ProcID
+	for _, m := range ms {
+		in := m.member
+		in.Incarnation, in.Since = inc, since
+		body, _ := json.Marshal(in)
+		ifs = append(ifs, clientv3.Compare(clientv3.LeaseValue(m.key), "=", m.lease))
+		puts = append(puts, clientv3.OpPut(m.key, string(body), clientv3.WithLease(m.lease)))
+		gets = append(gets, clientv3.OpGet(m.key))
+		procs = append(procs, m.member.Proc)
 	}
-	for _, kv := range r.Kvs {
-		p := spec.ProcID(strings.TrimPrefix(string(kv.Key), c.membersPrefix()))
-		if slices.Contains(procs, p) {
-			return c.claimed(p, kv.Value, kv.Lease)
+	r, err := c.cli.Txn(ctx).If(ifs...).Then(puts...).Else(gets...).Commit()
+	if err != nil {
+		return fmt.Errorf("coord: enter %s in incarnation %d: %w", procList(procs), inc, err)
+	}
+	if !r.Succeeded {
+		for i, m := range ms {
+			kvs := r.Responses[i].GetResponseRange().Kvs
+			if len(kvs) == 0 {
+				return fmt.Errorf("coord: enter %s in incarnation %d: its claim is lost: member key %s is gone (lease %x expired)", m.member.Proc, inc, m.key, m.lease)
+			}
+			if kvs[0].Lease != int64(m.lease) {
+				return fmt.Errorf("coord: enter %s in incarnation %d: its claim (lease %x) is lost: %w", m.member.Proc, inc, m.lease, c.claimed(m.member.Proc, kvs[0].Value, kvs[0].Lease))
+			}
 		}
+		return fmt.Errorf("coord: enter %s in incarnation %d: a claim was lost, but the reads found every key on its lease", procList(procs), inc)
+	}
+	for _, m := range ms {
+		m.member.Incarnation, m.member.Since = inc, since
 	}
 	return nil
 }
@@ -261,6 +314,19 @@ func (m *Membership) Leave(ctx context.Context) error {
 		return err
 	}
 	_, err := m.c.cli.Revoke(ctx, m.lease)
+	return err
+}
+
+// Expire ends a crashed membership's lease now, as its expiry would:
+// the member key goes without a leaving mark, so its watchers know it
+// for a death. A lease already expired is no error.
+func (m *Membership) Expire(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.c.cfg.DialTimeout)
+	defer cancel()
+	_, err := m.c.cli.Revoke(ctx, m.lease)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return nil
+	}
 	return err
 }
 

@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -149,10 +151,9 @@ func TestLeaseExpiryIsDeparture(t *testing.T) {
 	defer cancel()
 	c := open(t, "lease")
 	deps := c.WatchDepartures(ctx).C
-	m1, err := c.Join(ctx, "P1", 3, time.Second)
+	claims, err := c.Claim(ctx, []spec.ProcID{"P1", "P2"}, 3, time.Second)
 	require.NoError(t, err)
-	m2, err := c.Join(ctx, "P2", 3, time.Second)
-	require.NoError(t, err)
+	m1, m2 := claims[0], claims[1]
 	ms, err := c.Members(ctx)
 	require.NoError(t, err)
 	assert.Len(t, ms, 2)
@@ -339,17 +340,27 @@ func TestEtcdOverTLS(t *testing.T) {
 	}
 }
 
-// TestJoinRefusesALiveClaim: a process a live member holds cannot be
-// joined again (two supervisors would both run it): the error names the
-// process and the holder's incarnation and lease. Of eight Joins of one
-// process at once, one wins. Once the holder leaves, the process can be
-// joined again.
-func TestJoinRefusesALiveClaim(t *testing.T) {
+// claim1 claims p alone, in incarnation inc.
+func claim1(ctx context.Context, c *coord.Coord, p spec.ProcID, inc uint64) (*coord.Membership, error) {
+	ms, err := c.Claim(ctx, []spec.ProcID{p}, inc, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// TestClaimRefusesALiveClaim: a process a live member holds cannot be
+// claimed again (two supervisors would both run it): the error names
+// the first process held and the holder's incarnation and lease, and
+// none of the processes claimed with it is put, even for a moment. Of eight claims at once
+// of two processes, four naming them in each order, one holds both and
+// seven none. Once the holder leaves, the process can be claimed again.
+func TestClaimRefusesALiveClaim(t *testing.T) {
 	ctx := context.Background()
 	c, other := open(t, "claim"), open(t, "claim")
-	m, err := c.Join(ctx, "P1", 3, time.Second)
+	m, err := claim1(ctx, c, "P1", 3)
 	require.NoError(t, err)
-	_, err = other.Join(ctx, "P1", 4, time.Second)
+	_, err = claim1(ctx, other, "P1", 4)
 	require.ErrorIs(t, err, coord.ErrClaimed)
 	var ce *coord.ClaimedError
 	require.ErrorAs(t, err, &ce)
@@ -357,57 +368,109 @@ func TestJoinRefusesALiveClaim(t *testing.T) {
 	assert.Equal(t, uint64(3), ce.Holder.Incarnation)
 	assert.NotZero(t, ce.Lease)
 	assert.Regexp(t, fmt.Sprintf(`^coord: P1 of cluster "claim-\d+-\d+" is already run by a live member \(incarnation 3, lease %x, since \d{4}-\d\d-\d\d [0-9:.]+ UTC\): another supervisor runs it; stop it, or wait for its lease to expire$`, ce.Lease), err.Error())
-	assert.Equal(t, err.Error(), other.Unclaimed(ctx, []spec.ProcID{"P2", "P1"}).Error(), "Unclaimed names the same holder")
-	require.NoError(t, other.Unclaimed(ctx, []spec.ProcID{"P2", "P3"}))
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	deps := other.WatchDepartures(wctx).C
+	_, err2 := other.Claim(ctx, []spec.ProcID{"P2", "P1", "P3"}, 4, time.Second)
+	require.Error(t, err2)
+	assert.Equal(t, err.Error(), err2.Error(), "the first process held, P1, named with its holder")
+	ms, err := other.Members(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []spec.ProcID{"P1"}, slices.Collect(maps.Keys(ms)), "nothing put: P2 and P3 unclaimed")
+	mark, err := claim1(ctx, other, "P9", 4)
+	require.NoError(t, err)
+	require.NoError(t, mark.Leave(ctx))
+	assert.Equal(t, spec.ProcID("P9"), (<-deps).Proc, "the first key gone is P9's: the refused claim put P2 not even for a moment")
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var won []*coord.Membership
+	var won [][]*coord.Membership
 	var refused int
-	for range 8 {
+	for i := range 8 {
+		procs := []spec.ProcID{"P2", "P3"}
+		if i%2 == 1 {
+			procs = []spec.ProcID{"P3", "P2"}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := open(t, "claim").Join(ctx, "P2", 3, time.Second)
+			ms, err := open(t, "claim").Claim(ctx, procs, 3, time.Second)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
-				won = append(won, m)
+				won = append(won, ms)
 			} else if errors.Is(err, coord.ErrClaimed) {
 				refused++
 			} else {
-				t.Errorf("join P2: %v", err)
+				t.Errorf("claim %v: %v", procs, err)
 			}
 		}()
 	}
 	wg.Wait()
-	assert.Len(t, won, 1, "one of eight Joins at once holds P2")
+	assert.Len(t, won, 1, "one of eight claims at once holds P2 and P3")
 	assert.Equal(t, 7, refused)
 
 	require.NoError(t, m.Leave(ctx))
-	m, err = other.Join(ctx, "P1", 4, time.Second)
+	m, err = claim1(ctx, other, "P1", 4)
 	require.NoError(t, err, "a process left is free again")
 	require.NoError(t, m.Leave(ctx))
 	for _, w := range won {
-		require.NoError(t, w.Leave(ctx))
+		for _, m := range w {
+			require.NoError(t, m.Leave(ctx))
+		}
 	}
 }
 
-// TestJoinAfterTheHolderDied: a holder that stopped renewing its lease
+// TestEnter: processes claimed before their incarnation is chosen are
+// members of incarnation 0 (a second claim names them so), and Enter
+// puts them in one; once one claim is lost (its lease revoked, or the
+// process claimed by another) Enter changes nothing and names it.
+func TestEnter(t *testing.T) {
+	ctx := context.Background()
+	c := open(t, "enter")
+	claims, err := c.Claim(ctx, []spec.ProcID{"P1", "P2"}, 0, time.Second)
+	require.NoError(t, err)
+	_, err = claim1(ctx, c, "P2", 0)
+	require.ErrorIs(t, err, coord.ErrClaimed)
+	assert.Contains(t, err.Error(), "P2 of cluster")
+	assert.Contains(t, err.Error(), "(claimed, its incarnation not chosen yet, lease ")
+	require.NoError(t, c.Enter(ctx, claims, 5))
+	ms, err := c.Members(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), ms["P1"].Incarnation)
+	assert.Equal(t, uint64(5), ms["P2"].Incarnation)
+
+	require.NoError(t, claims[1].Leave(ctx))
+	err = c.Enter(ctx, claims, 6)
+	require.Error(t, err)
+	assert.Regexp(t, `^coord: enter P2 in incarnation 6: its claim is lost: member key /markerwave/enter-\d+-\d+/members/P2 is gone \(lease [0-9a-f]+ expired\)$`, err.Error())
+	other, err := claim1(ctx, c, "P2", 7)
+	require.NoError(t, err)
+	err = c.Enter(ctx, claims, 6)
+	require.ErrorIs(t, err, coord.ErrClaimed)
+	assert.Regexp(t, `^coord: enter P2 in incarnation 6: its claim \(lease [0-9a-f]+\) is lost: coord: P2 of cluster "enter-\d+-\d+" is already run by a live member \(incarnation 7, `, err.Error())
+	ms, err = c.Members(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), ms["P1"].Incarnation, "nothing changed")
+	require.NoError(t, claims[0].Leave(ctx))
+	require.NoError(t, other.Leave(ctx))
+}
+
+// TestClaimAfterTheHolderDied: a holder that stopped renewing its lease
 // (killed) holds the process until the lease expires, then no more.
-func TestJoinAfterTheHolderDied(t *testing.T) {
+func TestClaimAfterTheHolderDied(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a lease to expire (about 1.5 s)")
 	}
 	ctx := context.Background()
 	c := open(t, "claimdied")
-	m, err := c.Join(ctx, "P1", 1, time.Second)
+	m, err := claim1(ctx, c, "P1", 1)
 	require.NoError(t, err)
 	m.Crash()
-	_, err = c.Join(ctx, "P1", 2, time.Second)
+	_, err = claim1(ctx, c, "P1", 2)
 	require.ErrorIs(t, err, coord.ErrClaimed, "its lease has not expired yet")
 	require.Eventually(t, func() bool {
-		m, err = c.Join(ctx, "P1", 2, time.Second)
+		m, err = claim1(ctx, c, "P1", 2)
 		return err == nil
 	}, 5*time.Second, 50*time.Millisecond, "P1 never free after its holder's lease expired: %v", err)
 	require.NoError(t, m.Leave(ctx))

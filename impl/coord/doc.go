@@ -5,8 +5,11 @@
 //
 // Under /markerwave/<cluster>/ etcd holds, each part of the recovery:
 //
-//   - members/<P>: detection. One key per running node, attached to a
-//     lease its supervisor renews (Join); a node whose supervisor dies
+//   - members/<P>: detection, and one supervisor per process. One key
+//     per node, attached to a lease its supervisor renews; a supervisor
+//     claims all its processes in one transaction before it starts a
+//     node (Claim: every key absent, or none put), then enters them in
+//     the incarnation chosen (Enter); a node whose supervisor dies
 //     stops renewing, etcd deletes the key when the lease expires
 //     (LeaseTTL + 0.5 s), and every supervisor watching members/ finds it
 //     dead (WatchDepartures).
@@ -22,9 +25,9 @@
 //   - restored/<N>/<P>: the recovery's completion. Which snapshot node P
 //     restored from in incarnation N (MarkRestored, Restored).
 //
-// A Supervisor runs the loop: start the nodes (Nodes: goroutines or
-// child processes) in a new incarnation from Choose's snapshot, hold
-// their leases, wait for a death (a node's own report: a child's exit,
+// A Supervisor runs the loop: claim its processes, start the nodes
+// (Nodes: goroutines or child processes) in a new incarnation from
+// Choose's snapshot, hold their leases, wait for a death (a node's own report: a child's exit,
 // the runtime's detector; or a departure from members/), stop the
 // survivors, and start again; Metrics exports the detection and restart
 // times.

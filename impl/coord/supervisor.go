@@ -106,6 +106,7 @@ type Supervisor struct {
 
 	mu        sync.Mutex
 	leases    map[spec.ProcID]*Membership
+	dead      []*Membership // crashed claims given up by stop, their leases not yet ended
 	inc       Incarnation
 	published map[spec.SnapID]bool
 	seen      map[spec.SnapID]time.Time // first seen incomplete
@@ -150,9 +151,11 @@ func (s *Supervisor) logf(format string, a ...any) {
 // from the latest complete snapshot of the catalog that the parts on
 // disk agree with; it restarts them after every death, and follows
 // every incarnation another supervisor starts, until ctx ends; then it
-// stops them and gives up its leases. While a live member holds one of
-// its processes (another supervisor runs it) it returns a *ClaimedError
-// before it starts anything.
+// stops them and gives up its leases. Every start first claims all its
+// processes at once (Claim): while a live member holds one of them
+// (another supervisor runs it, or starts it) the first start returns a
+// *ClaimedError having changed nothing, no node started, the
+// incarnation not advanced.
 func (s *Supervisor) Run(ctx context.Context, nodes Nodes) error {
 	deaths := s.cfg.Coord.WatchDepartures(ctx)
 	incs := s.cfg.Coord.WatchIncarnation(ctx)
@@ -338,21 +341,21 @@ func (s *Supervisor) restartRetrying(ctx context.Context, nodes Nodes, ev event)
 	}
 }
 
-// restart chooses the incarnation (the one followed, the running one
-// on a first start among live peers, else a new one), starts the nodes
-// in it, joins them and records them restored. A first start is refused
-// (a *ClaimedError) while a live member holds one of its processes.
+// restart claims every process of the supervisor, chooses the
+// incarnation (the one followed, the running one on a first start among
+// live peers, else a new one), enters the claims in it, starts the
+// nodes in it and records them restored. The claim comes first: while
+// a live member holds one of the processes the restart is refused (a
+// *ClaimedError) before it advances the incarnation (a supervisor of
+// live processes would follow it) or starts a node.
 func (s *Supervisor) restart(ctx context.Context, nodes Nodes, ev event, first bool) (Recovery, error) {
 	r := Recovery{Death: ev.death}
 	if !ev.death.Died.IsZero() {
 		r.Detection = ev.death.At.Sub(ev.death.Died)
 	}
-	if first {
-		// Before the incarnation is advanced: a second supervisor of
-		// live processes would make their supervisor follow it.
-		if err := s.cfg.Coord.Unclaimed(ctx, s.cfg.Procs); err != nil {
-			return r, err
-		}
+	ms, err := s.claim(ctx)
+	if err != nil {
+		return r, err
 	}
 	inc, passed, err := s.incarnationFor(ctx, ev, first)
 	if err != nil {
@@ -362,11 +365,16 @@ func (s *Supervisor) restart(ctx context.Context, nodes Nodes, ev event, first b
 	for _, p := range passed {
 		s.logf("passed over: %s", p)
 	}
+	if err := s.cfg.Coord.Enter(ctx, ms, inc.N); err != nil {
+		return r, err
+	}
 	if err := nodes.Start(ctx, inc); err != nil {
 		return r, fmt.Errorf("coord: start incarnation %d from %s: %w", inc.N, fromName(inc.From), err)
 	}
-	if err := s.join(ctx, inc); err != nil {
-		return r, err
+	for _, p := range s.cfg.Procs {
+		if err := s.cfg.Coord.MarkRestored(ctx, inc.N, p, inc.From); err != nil {
+			return r, err
+		}
 	}
 	s.mu.Lock()
 	s.inc = inc
@@ -418,7 +426,9 @@ func (s *Supervisor) afterOld(ctx context.Context, inc Incarnation) Incarnation 
 	}
 }
 
-// oldMembers names the members of incarnations before n.
+// oldMembers names the members of incarnations before n; a process
+// claimed whose incarnation is not chosen yet (this supervisor's own,
+// during its restart) runs no node, and is none.
 func (s *Supervisor) oldMembers(ctx context.Context, n uint64) []string {
 	ms, err := s.cfg.Coord.Members(ctx)
 	if err != nil {
@@ -426,7 +436,7 @@ func (s *Supervisor) oldMembers(ctx context.Context, n uint64) []string {
 	}
 	var left []string
 	for p, m := range ms {
-		if m.Incarnation < n {
+		if m.Incarnation != 0 && m.Incarnation < n {
 			left = append(left, fmt.Sprintf("%s (incarnation %d)", p, m.Incarnation))
 		}
 	}
@@ -481,22 +491,22 @@ func (s *Supervisor) nextIncarnation(ctx context.Context, ev event) (Incarnation
 	return inc, passed, err
 }
 
-// join takes a lease for every process of the supervisor and records
-// each restored in inc.
-func (s *Supervisor) join(ctx context.Context, inc Incarnation) error {
-	for _, p := range s.cfg.Procs {
-		m, err := s.cfg.Coord.Join(ctx, p, inc.N, s.cfg.LeaseTTL)
-		if err != nil {
-			return err
-		}
-		s.mu.Lock()
-		s.leases[p] = m
-		s.mu.Unlock()
-		if err := s.cfg.Coord.MarkRestored(ctx, inc.N, p, inc.From); err != nil {
-			return err
-		}
+// claim claims every process of the supervisor (Claim, its incarnation
+// not chosen yet) and keeps their leases, which stop gives up. Its own
+// crashed claims it ends first (endDead): it restarts those processes
+// itself, and knows no node runs behind them.
+func (s *Supervisor) claim(ctx context.Context) ([]*Membership, error) {
+	s.endDead(ctx)
+	ms, err := s.cfg.Coord.Claim(ctx, s.cfg.Procs, 0, s.cfg.LeaseTTL)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, p := range s.cfg.Procs {
+		s.leases[p] = ms[i]
+	}
+	return ms, nil
 }
 
 // stop stops the nodes and gives up the leases (revoked: a clean stop).
@@ -509,6 +519,11 @@ func (s *Supervisor) stop(nodes Nodes) error {
 	}
 	leases := s.leases
 	s.leases = map[spec.ProcID]*Membership{}
+	for _, m := range leases {
+		if m.crashed.Load() {
+			s.dead = append(s.dead, m)
+		}
+	}
 	s.mu.Unlock()
 	err := nodes.Stop(context.Background())
 	if err != nil {
@@ -523,8 +538,27 @@ func (s *Supervisor) stop(nodes Nodes) error {
 	return nil
 }
 
+// endDead ends the leases of the crashed claims stop gave up
+// (Membership.Expire): their member keys go now, as at their expiry, so
+// this supervisor's claim of those processes is not refused for a
+// holder it knows dead. A lease that cannot be ended now (etcd
+// unreachable) is left to expire, and the claim is refused until then.
+// A supervisor that never restarts (its machine's death) ends none.
+func (s *Supervisor) endDead(ctx context.Context) {
+	s.mu.Lock()
+	dead := s.dead
+	s.dead = nil
+	s.mu.Unlock()
+	for _, m := range dead {
+		if err := m.Expire(ctx); err != nil {
+			s.logf("%s's crashed lease left to expire: %v", m.member.Proc, err)
+		}
+	}
+}
+
 // CrashLease stops renewing p's lease, as p's machine dying would (for
-// tests and demos): the other supervisors find p dead when it expires.
+// tests and demos): the other supervisors find p dead when it expires,
+// or when this supervisor, restarting p itself, ends it (endDead).
 func (s *Supervisor) CrashLease(p spec.ProcID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
