@@ -3,6 +3,7 @@ package conformance
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -463,7 +464,7 @@ func (n *nodeDeriv) checkMarkers(inc outsiderInc) (*Divergence, error) {
 	if !n.d.logsMarkerSends[n.p] {
 		return nil, nil
 	}
-	for _, s := range sortedSnaps(n.model) {
+	for _, s := range slices.Sorted(maps.Keys(n.model)) {
 		at := n.d.cut(s).at[n.p]
 		for _, c := range n.d.top.Out(n.p) {
 			if d, err := n.checkMarkerOn(inc, s, c, at); d != nil || err != nil {
@@ -535,15 +536,6 @@ func (n *nodeDeriv) firstSendAfter(c spec.Channel, at int) (int, obsAt) {
 	return 0, obsAt{}
 }
 
-func sortedSnaps[V any](m map[spec.SnapID]V) []spec.SnapID {
-	out := make([]spec.SnapID, 0, len(m))
-	for s := range m {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // cut is snapshot s's cut record, created on first use.
 func (d *deriver) cut(s spec.SnapID) *snapCut {
 	k, ok := d.cuts[s]
@@ -572,7 +564,7 @@ func (d *deriver) note(s string) {
 // the spec observes).
 func (n *nodeDeriv) insertMarkers() {
 	var add []markerIns
-	for _, s := range sortedSnaps(n.model) {
+	for _, s := range slices.Sorted(maps.Keys(n.model)) {
 		at := n.model[s]
 		first := n.evs[at].e
 		for _, c := range n.d.top.In(n.p) {

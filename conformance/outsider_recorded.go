@@ -131,7 +131,7 @@ func sameObsState(a, b spec.ObsState) bool {
 // stands for the implementation's report when it reported none.
 func (d *deriver) loggedComplete() []spec.SnapID {
 	var out []spec.SnapID
-	for _, s := range sortedSnaps(d.cuts) {
+	for _, s := range slices.Sorted(maps.Keys(d.cuts)) {
 		k := d.cuts[s]
 		if len(k.logged) == len(d.top.Procs) && allStates(k) && d.markersIn(s) {
 			out = append(out, s)
