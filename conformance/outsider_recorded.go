@@ -17,9 +17,10 @@ import (
 
 // reportedPart gathers the snapshot lines of one snapshot.
 type reportedPart struct {
-	initiator spec.ProcID
-	procs     map[spec.ProcID]spec.ObsState
-	chans     map[spec.Channel]spec.ObsChan
+	initiator   spec.ProcID
+	initiatorAt string // the line that named the initiator first
+	procs       map[spec.ProcID]spec.ObsState
+	chans       map[spec.Channel]spec.ObsChan
 	// procAt and chanAt are where each process's and each channel's
 	// state was reported; where the part's first line.
 	procAt map[spec.ProcID]string
@@ -91,9 +92,11 @@ func (p *reportedPart) addInitiator(s spec.OutsiderSnapshot, where string) error
 		return nil
 	}
 	if p.initiator != "" && p.initiator != s.Initiator {
-		return fmt.Errorf("%s: field \"snapshot.initiator\": %s, but %s says %s", where, string(s.Initiator), p.where, string(p.initiator))
+		return fmt.Errorf("%s: field \"snapshot.initiator\": %s, but %s says %s", where, string(s.Initiator), p.initiatorAt, string(p.initiator))
 	}
-	p.initiator = s.Initiator
+	if p.initiator == "" {
+		p.initiator, p.initiatorAt = s.Initiator, where
+	}
 	return nil
 }
 

@@ -248,6 +248,21 @@ func TestAuditOutsiderRecordLineVsReport(t *testing.T) {
 	}
 }
 
+// TestAuditOutsiderInitiatorNamedTwice: a snapshot reported over
+// several lines that name two initiators is bad input, exit 2, naming
+// both lines that name one (not the report's first line, which names
+// none).
+func TestAuditOutsiderInitiatorNamedTwice(t *testing.T) {
+	dir := ring3(t, map[string][]string{"snapshots.jsonl": {
+		`{"snapshot":{"snap":"s1","procs":{"A":{"bal":90}},"chans":{"C->A":{"ids":["c1"]}}}}`,
+		`{"snapshot":{"snap":"s1","initiator":"A","procs":{"B":{"bal":60}}}}`,
+		`{"snapshot":{"snap":"s1","initiator":"B","procs":{"C":{"bal":65}}}}`}})
+	code, out, errs := audit(dir)
+	assert.Equal(t, 2, code, out+errs)
+	assert.Contains(t, errs, `snapshots.jsonl: trace line 4: field "snapshot.initiator": B, but `)
+	assert.Contains(t, errs, `snapshots.jsonl: trace line 3 says A`)
+}
+
 // TestAuditOutsiderForgottenMarkerSend: a marker whose receipt is logged
 // and whose marker_send line is missing (in a run that logs them) is
 // bad input, exit 2, naming the sender's line and the receiver's; it was
