@@ -37,6 +37,7 @@ func TestInitiatorDeathAbortsEverywhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	addrs := freeAddrs(t, 1)
 	px := startHoldProxy(t, addrs[0])
 	// P2 and P3 reach P1 through the proxy; P1 listens behind it.

@@ -25,6 +25,7 @@ func TestAuditKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	path := threeNodeConfig(t,
 		`"transfers": 400`, `"transfers": 5000`,
 		`"pause_ms": 2`, `"pause_ms": 5`,

@@ -42,6 +42,7 @@ func TestFlowSinkPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a PostgreSQL server and three flow runs; TestFlowSinkSQLite covers the demo")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	url := pgtest.Shared(t)
 	var stdout, errb bytes.Buffer
 	code := runFlow(append(smallFlow, "--sink-url", url), &stdout, &errb)

@@ -47,6 +47,7 @@ func TestNodeNeverSavesBrokenSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	path := threeNodeConfig(t, `"kind": "bank"`, `"kind": "test-broken-bank"`, `"every_ms": 250`, `"every_ms": 100`,
 		`"count": 3}`, `"count": 3}, "failures": {"timeout_ms": 20000, "drain_ms": 20000, "startup_ms": 20000}`) // no false suspicion on a loaded machine
 	cfg, err := runtime.LoadConfig(path, "")

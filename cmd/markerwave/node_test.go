@@ -193,6 +193,7 @@ func TestNodeRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two nodes over loopback TCP")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	path := twoNodeConfig(t,
 		`"transfers": 400`, `"transfers": 50`,
 		`"every_ms": 250`, `"every_ms": 100`,

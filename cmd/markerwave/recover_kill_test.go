@@ -88,6 +88,7 @@ func TestRecoverAfterKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	path := threeNodeConfig(t,
 		`"transfers": 400`, `"transfers": 5000`,
 		`"every_ms": 250`, `"every_ms": 100`,
@@ -182,6 +183,7 @@ func TestRecoverStartReportsDeath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs cluster nodes as OS processes")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	a := freeAddrs(t, 3)
 	path, _ := recoverFixture(t, `"transfers": 400`, `"transfers": 0`, `"count": 3`, `"count": 0`,
 		`"127.0.0.1:7101"`, `"`+a[0]+`"`, `"127.0.0.1:7102"`, `"`+a[1]+`"`, `"127.0.0.1:7103"`, `"`+a[2]+`"`,

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +31,30 @@ func TestMain(m *testing.M) {
 	if os.Getenv(recoverChildEnv) == "1" {
 		os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	waitersSideBySide()
 	code := m.Run()
 	pgtest.StopShared() // the PostgreSQL server of flowsink_test.go, if it started
 	os.Exit(code)
+}
+
+// waitersParallel is how many of the tests marked t.Parallel run at
+// once unless -parallel is given: they are the tests that wait on node
+// processes, failure detectors and databases (TestRecoverAfterKill9,
+// TestNodeFrozenPeer, ...), not ones that compute, so eight at a time on
+// any machine rather than go test's one per core. They run after every
+// sequential test (go test's order), so none of them meets a test that
+// swaps a package hook (notifyStop, notifyInterrupt, progressEvery).
+const waitersParallel = 8
+
+// waitersSideBySide sets -test.parallel to waitersParallel unless the
+// command line gave it.
+func waitersSideBySide() {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", fmt.Sprint(max(waitersParallel, goruntime.GOMAXPROCS(0))))
+	}
 }
 
 func runCmd(run func([]string, io.Writer, io.Writer) int, args ...string) (int, string, string) {

@@ -47,14 +47,20 @@ var serveSecurity = map[string]string{
 	"Cache-Control":           "no-cache",
 }
 
-// serveContext is canceled when serve must stop: on SIGINT or SIGTERM
-// (tests replace it).
-var serveContext = func() (context.Context, context.CancelFunc) {
+// serveContext is canceled when serve must stop: on SIGINT or SIGTERM.
+func serveContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// runServe runs `markerwave serve`.
+// runServe runs `markerwave serve` until SIGINT or SIGTERM.
 func runServe(args []string, stdout, stderr io.Writer) int {
+	return serveUntil(serveContext, args, stdout, stderr)
+}
+
+// serveUntil runs `markerwave serve` until the context that until
+// returns is canceled (tests pass their own, so that several can serve
+// side by side).
+func serveUntil(until func() (context.Context, context.CancelFunc), args []string, stdout, stderr io.Writer) int {
 	f := newFlags("serve", "[flags]", serveAbout, stdout, stderr)
 	addr := f.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one); a host that is not loopback needs --allow-remote")
 	remote := f.Bool("allow-remote", false, "allow an --addr that is not a loopback address: the page is then served to the network")
@@ -87,7 +93,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return f.fail(exitFail, err)
 	}
-	ctx, stop := serveContext()
+	ctx, stop := until()
 	defer stop()
 	srv := &http.Server{Handler: siteHandler(site), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)

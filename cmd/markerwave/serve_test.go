@@ -82,13 +82,12 @@ func TestServeFlags(t *testing.T) {
 func startServe(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	saved := serveContext
-	serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+	until := func() (context.Context, context.CancelFunc) { return ctx, cancel }
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	var errb strings.Builder
 	go func() {
-		done <- runServe([]string{"--addr", "127.0.0.1:0"}, pw, &errb)
+		done <- serveUntil(until, []string{"--addr", "127.0.0.1:0"}, pw, &errb)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -97,7 +96,6 @@ func startServe(t *testing.T) string {
 	t.Cleanup(func() {
 		cancel()
 		assert.Equal(t, exitOK, <-done, "serve stops cleanly on an interrupt")
-		serveContext = saved
 	})
 	return strings.TrimSpace(line)
 }
@@ -181,6 +179,7 @@ func TestPageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("NOT RUN in -short: starts a browser")
 	}
+	t.Parallel() // it waits on the browser (waitersParallel)
 	browser := browserPath(t)
 	base := startServe(t)
 	shots := os.Getenv("MARKERWAVE_SCREENSHOTS")

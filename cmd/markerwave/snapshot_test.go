@@ -51,6 +51,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two nodes over loopback TCP")
 	}
+	t.Parallel() // it waits on processes and timers (waitersParallel)
 	path := onDemandConfig(t)
 	var wg sync.WaitGroup
 	for _, id := range []string{"P1", "P2"} {
