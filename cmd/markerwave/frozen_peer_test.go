@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -88,38 +89,64 @@ func TestNodeFrozenPeer(t *testing.T) {
 	assertLostWindow(t, out)
 }
 
-// waitStalled waits, at most bound, until process pid's CPU time stops
-// growing (under 30 ms in each of two 250 ms intervals: its sender waits
-// on the full window), read from /proc/<pid>/stat: bounded by what it
-// waits for, not by a guess at how long a loaded machine's sender takes
-// to fill the window (a fixed second held 15304 of its 58255 frames at
-// load 15).
+// waitStalled waits, at most bound, until process pid is stalled in
+// each of two 250 ms intervals: its threads ran under 30 ms and were
+// runnable (running or waiting in the run queue) under half the
+// interval, summed over its threads, read from
+// /proc/<pid>/task/*/schedstat: its sender waits on the full window.
+// It is bounded by what it waits for, not by a guess at how long a
+// loaded machine's sender takes to fill the window (a fixed second held
+// 15304 of its 58255 frames at load 15). CPU time alone does not tell a
+// stalled sender from a starved one: beside eight other process tests,
+// a P1 that had used under 30 ms of CPU in each interval was still
+// sending, and held 9733 frames when the SIGTERM came; a starved sender
+// is runnable the whole interval, a stalled one only while its timers'
+// wake-ups wait for a core (under 16 busy loops, the run queue alone
+// held them over 30 ms an interval).
 func waitStalled(t *testing.T, pid int, bound time.Duration) {
 	t.Helper()
-	cpu := func() int64 {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		require.NoError(t, err)
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])) // fields from 3 on
-		ut, err1 := strconv.ParseInt(f[11], 10, 64)                    // utime, field 14
-		st, err2 := strconv.ParseInt(f[12], 10, 64)                    // stime, field 15
-		require.NoError(t, errors.Join(err1, err2))
-		return ut + st // clock ticks, 10 ms each
-	}
+	const interval = 250 * time.Millisecond
 	deadline := time.Now().Add(bound)
-	last, quiet := cpu(), 0
+	last, quiet := schedTimes(t, pid), 0
 	for quiet < 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("P1 still busy %v after P2 froze: its sender never stalled on the full window", bound)
 		}
-		time.Sleep(250 * time.Millisecond)
-		now := cpu()
-		if now-last < 3 {
+		time.Sleep(interval)
+		now := schedTimes(t, pid)
+		ran, waited := now.ran-last.ran, now.waited-last.waited
+		if ran >= 0 && waited >= 0 && ran < 30*time.Millisecond && ran+waited < interval/2 {
 			quiet++
 		} else {
-			quiet = 0
+			quiet = 0 // busy or starved, or a thread ended (its times left the sums)
 		}
 		last = now
 	}
+}
+
+// schedTimes are how long process pid's threads have run and waited in
+// the run queue: the first two fields of each
+// /proc/<pid>/task/<tid>/schedstat (nanoseconds), summed.
+func schedTimes(t *testing.T, pid int) (s struct{ ran, waited time.Duration }) {
+	t.Helper()
+	files, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "process %d has no threads in /proc", pid)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the thread ended
+		}
+		require.NoError(t, err)
+		fields := strings.Fields(string(b))
+		require.Len(t, fields, 3, "%s: %q", f, b)
+		ran, err1 := strconv.ParseInt(fields[0], 10, 64)
+		waited, err2 := strconv.ParseInt(fields[1], 10, 64)
+		require.NoError(t, errors.Join(err1, err2), "%s: %q", f, b)
+		s.ran += time.Duration(ran)
+		s.waited += time.Duration(waited)
+	}
+	return s
 }
 
 // TestNodeFrozenPeerSIGTERM: SIGTERM once the sender stalled on the full

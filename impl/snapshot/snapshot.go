@@ -30,7 +30,10 @@ type NodeState struct {
 	App   []byte          `json:"app"`   // the application's captured state
 	State spec.LocalState `json:"state"` // its abstraction
 	// Opaque: the application is no Quantities; State.Bal counts
-	// messages (core.OpaqueBalance), it is no balance.
+	// messages (core.OpaqueBalance), it is no balance. Written only when
+	// true, so a bank's files are byte for byte what they were before
+	// the field was added (2026-12-03), and a file without it reads as
+	// before: store.Version stays 1.
 	Opaque bool `json:"opaque,omitempty"`
 	// NextSend is, per outgoing channel, the seq of the first message sent
 	// after the node recorded its state.
