@@ -19,7 +19,16 @@ TLA2TOOLS ?=
 # are the first pass's; a make that the tests run (web's) adds nothing
 # twice. A debugger needs the tables: build with go build, not make.
 NODWARF = -gcflags=all=-dwarf=false
-override GOFLAGS := $(strip $(filter-out $(NODWARF),$(GOFLAGS)) $(NODWARF))
+#
+# The Go tools run with GOGC=400 (internal/toolexec/gogc, go's -toolexec):
+# the same compiled packages, in the same cache entries, for about a sixth
+# less CPU (go build ./... from an empty cache: 102.6 -> 84.0 CPU-s). Not
+# when GOFLAGS already names a -toolexec, nor from a directory whose path
+# has a space (GOFLAGS splits on them).
+ifeq ($(filter -toolexec=%,$(GOFLAGS))$(word 2,$(CURDIR)),)
+TOOLEXEC = -toolexec=$(CURDIR)/internal/toolexec/gogc
+endif
+override GOFLAGS := $(strip $(filter-out $(NODWARF),$(GOFLAGS)) $(NODWARF) $(TOOLEXEC))
 export GOFLAGS
 
 # The packages whose tests run under the race detector: the runtime, the
