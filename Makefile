@@ -118,10 +118,10 @@ page-long: wasm
 # The complete suite, what CI runs (.ci/run): gofmt and vet, every test
 # (the parity test against TLC's numbers and the mutation test included),
 # RACE_PKGS under the race detector. From a cold build cache in a fresh
-# clone on a 2-core machine under a load of 25 to 30 (2026-12-02, CI=true
-# .ci/run): 18 min 30 s wall, 515 CPU-seconds, against 579 for the
-# commit before run beside it; about 410 on a quiet machine, over the
-# 3-minute budget (docs/performance.md#the-test-suites-time).
+# clone on the project's 2-core machine with nothing else running
+# (2026-12-07, CI=true .ci/run): 3 min 4 s to 3 min 17 s, 340 to 367
+# CPU-seconds, around its 3-minute budget and mostly over it
+# (docs/performance.md#the-test-suites-time).
 #
 # -vet=off: make vet has vetted every package, tests included, with all
 # of vet's checks (go test's own vet runs a subset of them again).
@@ -164,7 +164,8 @@ wasm-vet: wasm
 # on sockets, node processes, etcd and timers rather than compute, so two
 # at a time left the cores half idle (a full rerun, -count=1, warm, load
 # 2: 42.5 s with -p 2, 27.7 s with -p 4, 28.3 s with -p 6; about 48
-# CPU-seconds each).
+# CPU-seconds each; on 2026-12-07's machine 20 runs in a row took a
+# median of 23.9 s, 38 CPU-seconds).
 test-short: wasm
 	$(GO) test -p 4 -short ./...
 
