@@ -167,6 +167,7 @@ func searchNote(cs candidateSet, tried int, ok bool) string {
 // auditDerived replays one derived trace.
 func auditDerived(d Derived, opts Options) OutsiderReport {
 	opts.Lines, opts.Files = d.Lines, d.LineFiles
+	opts.RestoreLines, opts.RestoreFiles = d.RestoreLines, d.RestoreFiles
 	r := Replay(d.Trace, opts)
 	if d.Finding != nil && r.Divergence == nil {
 		r.Divergence = d.Finding

@@ -18,6 +18,17 @@ type OutsiderRun struct {
 	Files  []string
 	incs   []outsiderInc
 	snaps  []snapshotAt
+	// restoreAt is where each incarnation's restore line was first read
+	// (by incKey; the logs' first file to hold one): none for the first
+	// incarnation, nor for one its logs name only in their headers
+	// (restored_from).
+	restoreAt map[string]linePlace
+}
+
+// linePlace is a line of one of the run's files.
+type linePlace struct {
+	file string
+	line int
 }
 
 // outsiderInc is one incarnation: the snapshot it was restored from
@@ -170,6 +181,9 @@ func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*
 	for i, s := range l.Snapshots {
 		r.snaps = append(r.snaps, snapshotAt{s: s, file: file, line: lineAt(l.SnapshotLines, i)})
 	}
+	for _, rs := range l.Restores {
+		r.noteRestore(rs, file)
+	}
 	from := l.Header.RestoredFrom
 	next, seen := 0, map[string]bool{}
 	for i, e := range l.Events {
@@ -188,6 +202,19 @@ func (r *OutsiderRun) addLog(l spec.OutsiderLog, file string, byKey map[string]*
 		inc.nodes[e.Node] = append(inc.nodes[e.Node], obsAt{ev: e, file: file, line: lineAt(l.EventLines, i)})
 	}
 	return nil
+}
+
+// noteRestore keeps where the restore line rs of file was read, unless
+// an earlier file's line for the same incarnation was kept.
+func (r *OutsiderRun) noteRestore(rs spec.OutsiderRestoreAt, file string) {
+	key := incKey(&rs.Snap)
+	if _, ok := r.restoreAt[key]; ok || rs.Line <= 0 {
+		return
+	}
+	if r.restoreAt == nil {
+		r.restoreAt = map[string]linePlace{}
+	}
+	r.restoreAt[key] = linePlace{file: file, line: rs.Line}
 }
 
 // incOf is the incarnation restored from from in byKey, added if new.

@@ -170,3 +170,39 @@ func FuzzAuditOutsider(f *testing.F) {
 		}
 	})
 }
+
+// TestOutsiderRestoreDivergenceNamesItsLine: a run restored from an
+// aborted or an incomplete snapshot, as an outsider log, diverges at its
+// restore line and names it, as the trace/3 audit names its restore
+// line (the derived trace used to carry no restore lines, so the
+// divergence named no line at all).
+func TestOutsiderRestoreDivergenceNamesItsLine(t *testing.T) {
+	for _, name := range []string{"RecoveredFromComplete-aborted-snapshot.jsonl", "RecoveredFromComplete-incomplete-snapshot.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			tr, _, err := ReadTraceFile(filepath.Join("..", "traces", "rejects", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := ToOutsider(tr, true)
+			var b bytes.Buffer
+			if err := spec.WriteOutsider(&b, l); err != nil {
+				t.Fatal(err)
+			}
+			restoreLine := 1 + slices.IndexFunc(strings.Split(b.String(), "\n"), func(line string) bool { return strings.HasPrefix(line, `{"restore":`) })
+			if restoreLine == 0 {
+				t.Fatalf("the outsider log has no restore line:\n%s", b.String())
+			}
+			rep, err := auditOutsiderLog(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := rep.Report.Divergence
+			if rep.Property() != spec.PropRecoveredFromComplete || d == nil {
+				t.Fatalf("property %q, want %q:\n%s", rep.Property(), spec.PropRecoveredFromComplete, rep.String())
+			}
+			if where := fmt.Sprintf("trace line %d", restoreLine); d.Line != restoreLine || !strings.Contains(rep.String(), where) {
+				t.Errorf("the divergence names line %d, want the restore line %d (%q):\n%s", d.Line, restoreLine, where, rep.String())
+			}
+		})
+	}
+}

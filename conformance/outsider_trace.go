@@ -52,12 +52,17 @@ type Derived struct {
 	Lines []int // Lines[i]: the trace line of event i's observation
 	// LineFiles[i]: the file of Lines[i], the log of event i's node.
 	LineFiles []string
-	Files     []string
-	Prov      []ProvLine
-	Notes     []string
-	Finding   *Divergence
-	names     *snapNames
-	cuts      map[spec.SnapID]map[spec.Channel]spec.ChanCut
+	// RestoreLines[k] and RestoreFiles[k]: the line and file of the
+	// restore line that starts incarnation k+2 (0 and "" if its logs name
+	// it only in their headers).
+	RestoreLines []int
+	RestoreFiles []string
+	Files        []string
+	Prov         []ProvLine
+	Notes        []string
+	Finding      *Divergence
+	names        *snapNames
+	cuts         map[spec.SnapID]map[spec.Channel]spec.ChanCut
 	// msgIDs[i]: the message id event i's observation gave, nil if none.
 	msgIDs []*spec.ObsID
 	unsent unsentMsgs
@@ -195,6 +200,8 @@ func (d *deriver) incarnation(k int, inc outsiderInc, prev *msgTable, out *Deriv
 	}
 	if k > 0 {
 		out.Trace.Restores = append(out.Trace.Restores, spec.Restore{Snap: d.snaps.of(*inc.from), Incarnation: k + 1, At: len(out.Trace.Events)})
+		at := d.run.restoreAt[incKey(inc.from)]
+		out.RestoreLines, out.RestoreFiles = append(out.RestoreLines, at.line), append(out.RestoreFiles, at.file)
 	}
 	for _, e := range evs {
 		out.Trace.Events = append(out.Trace.Events, e.e)

@@ -21,8 +21,10 @@ type Options struct {
 	Files []string
 	// RecordedLines[i] is the trace file line of recorded snapshot i.
 	RecordedLines []int
-	// RestoreLines[i] is the trace file line of restore i.
+	// RestoreLines[i] is the trace file line of restore i; RestoreFiles[i]
+	// its file in a run gathered from several files ("" otherwise).
 	RestoreLines []int
+	RestoreFiles []string
 	// Progress, if set, is called after each replayed event with the
 	// number of events replayed and the trace's length (the caller
 	// decides how often to report; Replay prints nothing).

@@ -101,9 +101,11 @@ func (h *historyReplay) restore(k int) (int, *Divergence) {
 	r := h.tr.Restores[k-1]
 	line := lineOf(h.opts.RestoreLines, k-1)
 	if d := checkNotAborted(h.segs[k-1], r, line); d != nil {
+		d.File = fileAt(h.opts.RestoreFiles, k-1)
 		return 0, d
 	}
 	if d := checkRestorable(h.tr.Header.Topology, h.segs[k-1], r, line); d != nil {
+		d.File = fileAt(h.opts.RestoreFiles, k-1)
 		return 0, d
 	}
 	prefix, at := preRecording(h.eff, r.Snap)
