@@ -20,11 +20,11 @@ TLA2TOOLS ?=
 # twice. A debugger needs the tables: build with go build, not make.
 NODWARF = -gcflags=all=-dwarf=false
 #
-# The Go tools run with GOGC=400 (internal/toolexec/gogc, go's -toolexec):
-# the same compiled packages, in the same cache entries, for about a sixth
-# less CPU (go build ./... from an empty cache: 102.6 -> 84.0 CPU-s). Not
-# when GOFLAGS already names a -toolexec, nor from a directory whose path
-# has a space (GOFLAGS splits on them).
+# The Go tools run through internal/toolexec/gogc (go's -toolexec; its
+# comment says what it saves): the same compiled packages, in the same
+# cache entries. Not when GOFLAGS already names a -toolexec (a make the
+# tests run inherits make's), nor from a directory whose path has a
+# space (GOFLAGS splits on them).
 ifeq ($(filter -toolexec=%,$(GOFLAGS))$(word 2,$(CURDIR)),)
 TOOLEXEC = -toolexec=$(CURDIR)/internal/toolexec/gogc
 endif

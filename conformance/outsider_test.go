@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -172,10 +173,10 @@ func FuzzAuditOutsider(f *testing.F) {
 }
 
 // TestOutsiderRestoreDivergenceNamesItsLine: a run restored from an
-// aborted or an incomplete snapshot, as an outsider log, diverges at its
-// restore line and names it, as the trace/3 audit names its restore
-// line (the derived trace used to carry no restore lines, so the
-// divergence named no line at all).
+// aborted or an incomplete snapshot, as an outsider log file, diverges
+// at its restore line and names it with its file, as the trace/3 audit
+// names its restore line (the derived trace used to carry no restore
+// lines, so the divergence named no line at all).
 func TestOutsiderRestoreDivergenceNamesItsLine(t *testing.T) {
 	for _, name := range []string{"RecoveredFromComplete-aborted-snapshot.jsonl", "RecoveredFromComplete-incomplete-snapshot.jsonl"} {
 		t.Run(name, func(t *testing.T) {
@@ -183,16 +184,23 @@ func TestOutsiderRestoreDivergenceNamesItsLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := ToOutsider(tr, true)
 			var b bytes.Buffer
-			if err := spec.WriteOutsider(&b, l); err != nil {
+			if err := spec.WriteOutsider(&b, ToOutsider(tr, true)); err != nil {
 				t.Fatal(err)
 			}
 			restoreLine := 1 + slices.IndexFunc(strings.Split(b.String(), "\n"), func(line string) bool { return strings.HasPrefix(line, `{"restore":`) })
 			if restoreLine == 0 {
 				t.Fatalf("the outsider log has no restore line:\n%s", b.String())
 			}
-			rep, err := auditOutsiderLog(l)
+			path := filepath.Join(t.TempDir(), "run.jsonl")
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run, err := ReadOutsiderFiles([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := AuditOutsider(run, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,8 +208,8 @@ func TestOutsiderRestoreDivergenceNamesItsLine(t *testing.T) {
 			if rep.Property() != spec.PropRecoveredFromComplete || d == nil {
 				t.Fatalf("property %q, want %q:\n%s", rep.Property(), spec.PropRecoveredFromComplete, rep.String())
 			}
-			if where := fmt.Sprintf("trace line %d", restoreLine); d.Line != restoreLine || !strings.Contains(rep.String(), where) {
-				t.Errorf("the divergence names line %d, want the restore line %d (%q):\n%s", d.Line, restoreLine, where, rep.String())
+			if where := placeName(path, restoreLine); d.Line != restoreLine || d.File != path || !strings.Contains(rep.String(), where) {
+				t.Errorf("the divergence names %s, want the restore line, %q:\n%s", placeName(d.File, d.Line), where, rep.String())
 			}
 		})
 	}

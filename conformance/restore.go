@@ -100,11 +100,11 @@ func (h *historyReplay) incarnation(k int) bool {
 func (h *historyReplay) restore(k int) (int, *Divergence) {
 	r := h.tr.Restores[k-1]
 	line := lineOf(h.opts.RestoreLines, k-1)
-	if d := checkNotAborted(h.segs[k-1], r, line); d != nil {
-		d.File = fileAt(h.opts.RestoreFiles, k-1)
-		return 0, d
+	d := checkNotAborted(h.segs[k-1], r, line)
+	if d == nil {
+		d = checkRestorable(h.tr.Header.Topology, h.segs[k-1], r, line)
 	}
-	if d := checkRestorable(h.tr.Header.Topology, h.segs[k-1], r, line); d != nil {
+	if d != nil {
 		d.File = fileAt(h.opts.RestoreFiles, k-1)
 		return 0, d
 	}
